@@ -1,0 +1,39 @@
+/* diag -- a list of validation problems, each with a field path and a message. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_DIAG_H
+#define SLUICE_DIAG_H
+
+#include "util/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct diag_s {
+    char *path;    /* owned, e.g. "spec.resourceGroups[0].flavors[1].resources[0].lendingLimit" */
+    char *message; /* owned, e.g. "must be less than or equal to the nominalQuota" */
+    bool warning;  /* true: reported but does not make the object invalid */
+} diag_t;
+
+typedef struct diags_s {
+    diag_t *items; /* owned */
+    size_t len;
+    size_t cap;
+    size_t nerrors; /* items with warning == false */
+    bool oom;       /* an append failed for lack of memory */
+} diags_t;
+
+/* Zero-initialise an empty list. */
+void diags_init(diags_t *d);
+
+/* Release every item; the list is empty afterwards. NULL-safe. */
+void diags_fini(diags_t *d);
+
+/* Append an error at `path` with a formatted message. On OOM sets d->oom and drops it. */
+void diags_error(diags_t *d, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Append a warning (does not count as an error). */
+void diags_warn(diags_t *d, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

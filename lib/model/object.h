@@ -1,0 +1,56 @@
+/* object -- decode any supported Kubernetes object from a jansson tree, with path-precise errors. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_OBJECT_H
+#define SLUICE_OBJECT_H
+
+#include "model/diag.h"
+#include "model/types.h"
+
+#include <jansson.h>
+
+typedef enum {
+    KIND_UNKNOWN = 0,
+    KIND_NAMESPACE,
+    KIND_RESOURCE_FLAVOR,
+    KIND_CLUSTER_QUEUE,
+    KIND_LOCAL_QUEUE,
+    KIND_COHORT,
+    KIND_WORKLOAD_PRIORITY_CLASS,
+    KIND_WORKLOAD,
+    KIND_PRIORITY_CLASS,
+    KIND_JOB,
+    KIND_CONFIGURATION,
+} kind_t;
+
+/* One decoded object of any supported kind. */
+typedef struct object_s {
+    kind_t kind;
+    char *api_version; /* owned, as written, e.g. "kueue.x-k8s.io/v1beta2" */
+    union {
+        namespace_t ns;
+        flavor_t flavor;
+        cluster_queue_t cq;
+        local_queue_t lq;
+        cohort_t cohort;
+        workload_priority_class_t wpc;
+        workload_t wl;
+        priority_class_t pc;
+        job_t job;
+        configuration_t config;
+    } u;
+} object_t;
+
+/* Kueue's kind name ("ClusterQueue") for `kind`; "" for KIND_UNKNOWN. */
+const char *kind_name(kind_t kind);
+
+/* Decode `root` (borrowed) into `out`. Every problem is appended to `diags` with its full field
+ * path (unknown kind, wrong types, missing required fields, bad enums and quantities; unknown
+ * fields are errors, known-but-unused Kueue fields are warnings). Returns ERR_OK when no error
+ * diagnostic was added, ERR_INVALID otherwise (out is then finalised and zeroed), ERR_NOMEM on
+ * allocation failure. */
+err_t object_decode(json_t *root, object_t *out, diags_t *diags);
+
+/* Release everything `obj` owns and zero it; NULL-safe. */
+void object_fini(object_t *obj);
+
+#endif

@@ -1,0 +1,349 @@
+/* types -- typed Kubernetes and Kueue objects, as decoded from JSON/YAML and used by the engine. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_TYPES_H
+#define SLUICE_TYPES_H
+
+#include "model/quantity.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every string and array here is owned by the struct that holds it and released by the kind's
+ * *_fini() (see object.h). Optional scalars carry a has_* flag; an absent string is NULL.
+ * Arrays are pointer + count. Enums hold Kueue's defaults when the field is absent.
+ */
+
+/* ---- small building blocks -------------------------------------------------------------- */
+
+typedef struct kv_s {
+    char *key;   /* owned */
+    char *value; /* owned */
+} kv_t;
+
+/* A string map (labels, annotations, nodeLabels, nodeSelector), sorted by key, keys unique. */
+typedef struct kv_list_s {
+    kv_t *items; /* owned */
+    size_t len;
+} kv_list_t;
+
+typedef struct resource_s {
+    char *name; /* owned, e.g. "nvidia.com/gpu" */
+    quantity_t value;
+} resource_t;
+
+/* A ResourceList, sorted by name, names unique. */
+typedef struct resource_list_s {
+    resource_t *items; /* owned */
+    size_t len;
+} resource_list_t;
+
+typedef enum {
+    TAINT_EFFECT_ANY = 0, /* "" (tolerations only: matches every effect) */
+    TAINT_EFFECT_NO_SCHEDULE,
+    TAINT_EFFECT_PREFER_NO_SCHEDULE,
+    TAINT_EFFECT_NO_EXECUTE,
+} taint_effect_t;
+
+typedef struct taint_s {
+    char *key;   /* owned */
+    char *value; /* owned, NULL when absent */
+    taint_effect_t effect;
+} taint_t;
+
+typedef enum {
+    TOLERATION_OP_EQUAL = 0, /* default */
+    TOLERATION_OP_EXISTS,
+} toleration_op_t;
+
+typedef struct toleration_s {
+    char *key;   /* owned, NULL or "" = every key (only with Exists) */
+    char *value; /* owned, NULL when absent */
+    toleration_op_t op;
+    taint_effect_t effect;
+    bool has_seconds;
+    int64_t seconds;
+} toleration_t;
+
+typedef enum {
+    SELECTOR_OP_IN = 0,
+    SELECTOR_OP_NOT_IN,
+    SELECTOR_OP_EXISTS,
+    SELECTOR_OP_DOES_NOT_EXIST,
+    SELECTOR_OP_GT, /* node selector terms only */
+    SELECTOR_OP_LT, /* node selector terms only */
+} selector_op_t;
+
+typedef struct selector_req_s {
+    char *key; /* owned */
+    selector_op_t op;
+    char **values; /* owned */
+    size_t nvalues;
+} selector_req_t;
+
+/* A metav1.LabelSelector. `present` false is a nil selector (selects nothing for a
+ * ClusterQueue's namespaceSelector); present with no terms is `{}` (selects everything). */
+typedef struct label_selector_s {
+    bool present;
+    kv_list_t match_labels;
+    selector_req_t *exprs; /* owned */
+    size_t nexprs;
+} label_selector_t;
+
+/* One term of a required node affinity (its matchExpressions are ANDed; terms are ORed). */
+typedef struct node_selector_term_s {
+    selector_req_t *exprs; /* owned */
+    size_t nexprs;
+} node_selector_term_t;
+
+typedef struct object_meta_s {
+    char *name;          /* owned */
+    char *namespace;     /* owned, NULL for cluster-scoped objects */
+    char *generate_name; /* owned */
+    char *uid;           /* owned */
+    char *resource_version; /* owned */
+    int64_t generation;
+    int64_t creation_time; /* seconds since the epoch, 0 when absent */
+    bool deleting;         /* metadata.deletionTimestamp set */
+    kv_list_t labels;
+    kv_list_t annotations;
+    char **finalizers; /* owned */
+    size_t nfinalizers;
+} object_meta_t;
+
+/* ---- pods ----------------------------------------------------------------------------- */
+
+typedef struct container_s {
+    char *name; /* owned */
+    resource_list_t requests;
+    resource_list_t limits;
+    bool restartable; /* init container with restartPolicy: Always (a sidecar) */
+} container_t;
+
+/* The parts of a PodSpec that admission looks at. */
+typedef struct pod_spec_s {
+    container_t *containers; /* owned */
+    size_t ncontainers;
+    container_t *init_containers; /* owned */
+    size_t ninit_containers;
+    resource_list_t overhead;
+    kv_list_t node_selector;
+    toleration_t *tolerations; /* owned */
+    size_t ntolerations;
+    node_selector_term_t *affinity_terms; /* owned: requiredDuringScheduling... terms */
+    size_t naffinity_terms;
+    char *priority_class_name; /* owned */
+} pod_spec_t;
+
+/* ---- Kueue queue objects ----------------------------------------------------------------- */
+
+typedef struct resource_quota_s {
+    char *name; /* owned */
+    quantity_t nominal;
+    bool has_borrowing_limit; /* absent = unlimited */
+    quantity_t borrowing_limit;
+    bool has_lending_limit; /* absent = lend everything */
+    quantity_t lending_limit;
+} resource_quota_t;
+
+typedef struct flavor_quotas_s {
+    char *name;                  /* owned: ResourceFlavor name */
+    resource_quota_t *resources; /* owned, same order as the group's covered resources */
+    size_t nresources;
+} flavor_quotas_t;
+
+typedef struct resource_group_s {
+    char **covered; /* owned: coveredResources */
+    size_t ncovered;
+    flavor_quotas_t *flavors; /* owned, in order of preference */
+    size_t nflavors;
+} resource_group_t;
+
+typedef enum {
+    QUEUEING_BEST_EFFORT_FIFO = 0, /* default */
+    QUEUEING_STRICT_FIFO,
+} queueing_strategy_t;
+
+typedef enum {
+    STOP_POLICY_NONE = 0,
+    STOP_POLICY_HOLD,
+    STOP_POLICY_HOLD_AND_DRAIN,
+} stop_policy_t;
+
+typedef enum {
+    PREEMPT_NEVER = 0,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY,
+    PREEMPT_ANY,
+} preempt_policy_t;
+
+typedef enum {
+    FUNGIBILITY_MAY_STOP_SEARCH = 0,
+    FUNGIBILITY_TRY_NEXT_FLAVOR,
+} fungibility_t;
+
+typedef enum {
+    FUNGIBILITY_PREF_UNSET = 0, /* behaves as BorrowingOverPreemption */
+    FUNGIBILITY_PREF_BORROWING_OVER_PREEMPTION,
+    FUNGIBILITY_PREF_PREEMPTION_OVER_BORROWING,
+} fungibility_pref_t;
+
+typedef struct flavor_s {
+    object_meta_t meta;
+    kv_list_t node_labels;
+    taint_t *taints; /* owned: spec.nodeTaints */
+    size_t ntaints;
+    toleration_t *tolerations; /* owned */
+    size_t ntolerations;
+    char *topology_name; /* owned */
+} flavor_t;
+
+typedef struct cluster_queue_s {
+    object_meta_t meta;
+    resource_group_t *groups; /* owned */
+    size_t ngroups;
+    char *cohort; /* owned: spec.cohortName (v1beta1 spec.cohort); NULL = none */
+    queueing_strategy_t queueing;
+    label_selector_t namespace_selector;
+    fungibility_t when_can_borrow;  /* default MayStopSearch */
+    fungibility_t when_can_preempt; /* default TryNextFlavor */
+    fungibility_pref_t preference;
+    preempt_policy_t reclaim_within_cohort; /* Never, LowerPriority, Any */
+    preempt_policy_t within_cluster_queue;  /* Never, LowerPriority, LowerOrNewerEqualPriority */
+    preempt_policy_t borrow_within_cohort;  /* policy: Never, LowerPriority */
+    bool has_max_priority_threshold;
+    int32_t max_priority_threshold;
+    stop_policy_t stop_policy;
+    bool has_fair_weight; /* absent = 1 */
+    quantity_t fair_weight;
+    char **admission_checks; /* owned: admissionChecksStrategy names */
+    size_t nadmission_checks;
+} cluster_queue_t;
+
+typedef struct cohort_s {
+    object_meta_t meta;
+    char *parent; /* owned: spec.parentName; NULL = root */
+    resource_group_t *groups;
+    size_t ngroups;
+    bool has_fair_weight;
+    quantity_t fair_weight;
+} cohort_t;
+
+typedef struct local_queue_s {
+    object_meta_t meta; /* namespace + name */
+    char *cluster_queue; /* owned */
+    stop_policy_t stop_policy;
+    bool has_fair_weight;
+    quantity_t fair_weight;
+} local_queue_t;
+
+typedef struct workload_priority_class_s {
+    object_meta_t meta;
+    int32_t value;
+    char *description; /* owned */
+} workload_priority_class_t;
+
+typedef struct priority_class_s {
+    object_meta_t meta;
+    int32_t value;
+    bool global_default;
+} priority_class_t;
+
+typedef struct namespace_s {
+    object_meta_t meta; /* labels are what ClusterQueue namespaceSelectors match */
+} namespace_t;
+
+/* ---- workloads ---------------------------------------------------------------------------- */
+
+typedef struct pod_set_s {
+    char *name; /* owned, default "main" */
+    int32_t count;
+    bool has_min_count;
+    int32_t min_count;
+    kv_list_t template_labels;
+    kv_list_t template_annotations;
+    pod_spec_t spec;
+    resource_list_t pod_requests; /* computed: effective requests of one pod (see pod_requests()) */
+} pod_set_t;
+
+typedef struct pod_set_assignment_s {
+    char *name;        /* owned: podset name */
+    kv_list_t flavors; /* resource name -> flavor name */
+    resource_list_t usage; /* total for all pods */
+    bool has_count;
+    int32_t count;
+} pod_set_assignment_t;
+
+typedef struct admission_s {
+    char *cluster_queue; /* owned */
+    pod_set_assignment_t *assignments; /* owned */
+    size_t nassignments;
+} admission_t;
+
+typedef enum {
+    PRIORITY_SOURCE_NONE = 0,
+    PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS, /* group kueue.x-k8s.io */
+    PRIORITY_SOURCE_PRIORITY_CLASS,          /* group scheduling.k8s.io */
+} priority_source_t;
+
+/* The conditions of a Workload status that admission cares about. */
+typedef struct workload_conditions_s {
+    bool quota_reserved;
+    bool admitted;
+    bool finished;
+    bool evicted;
+    bool preempted;
+    int64_t admitted_time; /* Admitted lastTransitionTime, seconds since epoch */
+} workload_conditions_t;
+
+typedef struct workload_s {
+    object_meta_t meta;
+    char *queue_name; /* owned: spec.queueName */
+    priority_source_t priority_source;
+    char *priority_class; /* owned: priorityClassRef.name (v1beta1 priorityClassName) */
+    bool has_priority;
+    int32_t priority;
+    bool active; /* default true */
+    bool has_max_exec_seconds;
+    int32_t max_exec_seconds;
+    pod_set_t *pod_sets; /* owned */
+    size_t npod_sets;
+    admission_t *admission; /* owned: status.admission, NULL when none */
+    workload_conditions_t conditions;
+    int32_t accumulated_exec_seconds; /* status.accumulatedPastExecutionTimeSeconds */
+} workload_t;
+
+typedef struct job_s {
+    object_meta_t meta;
+    int32_t parallelism; /* default 1 */
+    bool has_completions;
+    int32_t completions;
+    bool suspend;
+    kv_list_t template_labels;
+    kv_list_t template_annotations;
+    pod_spec_t spec; /* spec.template.spec */
+    /* status */
+    int32_t active;
+    int32_t succeeded;
+    int32_t failed;
+    bool complete;    /* condition Complete=True */
+    bool failed_cond; /* condition Failed=True */
+} job_t;
+
+/* config.kueue.x-k8s.io Configuration: the fields the engine and simulator act on. */
+typedef enum {
+    FS_STRATEGY_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = 0,
+    FS_STRATEGY_LESS_THAN_INITIAL_SHARE,
+} fair_strategy_t;
+
+typedef struct configuration_s {
+    object_meta_t meta;
+    bool fair_sharing;
+    fair_strategy_t strategies[2];
+    size_t nstrategies; /* 0 = Kueue's default (both, in order) */
+    bool manage_jobs_without_queue_name;
+    label_selector_t managed_jobs_namespace_selector;
+} configuration_t;
+
+#endif
