@@ -1,0 +1,74 @@
+/* diag -- a list of validation problems, each with a field path and a message. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diags_init(diags_t *d)
+{
+    memset(d, 0, sizeof(*d));
+}
+
+void diags_fini(diags_t *d)
+{
+    if (d == NULL)
+        return;
+    for (size_t i = 0; i < d->len; i++) {
+        free(d->items[i].path);
+        free(d->items[i].message);
+    }
+    free(d->items);
+    memset(d, 0, sizeof(*d));
+}
+
+static void diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
+{
+    char text[1024];
+    diag_t *item;
+
+    if (d->len == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        diag_t *items = realloc(d->items, cap * sizeof(*items));
+        if (items == NULL) {
+            d->oom = true;
+            return;
+        }
+        d->items = items;
+        d->cap = cap;
+    }
+    vsnprintf(text, sizeof(text), fmt, ap);
+    item = &d->items[d->len];
+    item->path = strdup(path ? path : "");
+    item->message = strdup(text);
+    item->warning = warning;
+    if (item->path == NULL || item->message == NULL) {
+        free(item->path);
+        free(item->message);
+        d->oom = true;
+        return;
+    }
+    d->len++;
+    if (!warning)
+        d->nerrors++;
+}
+
+void diags_error(diags_t *d, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    diags_vadd(d, false, path, fmt, ap);
+    va_end(ap);
+}
+
+void diags_warn(diags_t *d, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    diags_vadd(d, true, path, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,38 @@
+/* yaml -- turn (multi-document) YAML into jansson trees, one document at a time. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_YAML_H
+#define SLUICE_YAML_H
+
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Plain scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml over go-yaml v2, YAML
+ * 1.1 rules) resolves them: null/~/empty -> null, true/false/yes/no/on/off (any case variant
+ * go-yaml accepts) -> boolean, integers (decimal, 0x, 0o, 0b, with sign) -> integer (a string when
+ * beyond int64), floats -> real; everything quoted or otherwise -> string. Decoders that expect
+ * a string convert numbers and booleans back the way Kubernetes does (see model/jsonx.h).
+ * Anchors and aliases are expanded; merge keys ("<<") are honoured. Mapping keys are strings.
+ * Documents that are empty (only comments) are skipped, but still counted in `index`.
+ */
+
+/* Called once per document: `index` counts documents from 0, `line` is the 1-based line where
+ * the document starts, `doc` is borrowed (valid during the call; json_incref to keep it).
+ * A non-zero return stops loading and is returned by the loader. */
+typedef err_t (*yaml_doc_cb)(void *ctx, size_t index, int line, json_t *doc);
+
+/* Stream documents from `f`, holding at most one document's tree at a time. Syntax errors return
+ * ERR_PARSE with "line L, column C: problem" in `msg`; nesting deeper than YAML_MAX_DEPTH or a
+ * document of more than YAML_MAX_NODES nodes (alias expansion included) is ERR_PARSE too. */
+err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
+
+/* As yaml_load_file(), from memory. */
+err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
+
+#define YAML_MAX_DEPTH 128
+#define YAML_MAX_NODES 1000000
+
+#endif
