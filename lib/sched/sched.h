@@ -1,0 +1,328 @@
+/* sched -- the admission engine: Kueue's quotas, cohorts, queues, flavors, preemption. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_SCHED_H
+#define SLUICE_SCHED_H
+
+#include "model/types.h"
+#include "util/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * One engine instance holds every object the admission decision depends on and answers with
+ * decisions. It is pure and deterministic: no I/O, no clock, no randomness, no hash-order
+ * iteration. Time is an int64 count of MILLISECONDS on a scale the caller chooses (virtual time
+ * in the simulator, Unix epoch milliseconds in the operator); every call uses the same scale.
+ *
+ * Objects are passed as borrowed types.h structs; the engine copies what it needs, so the
+ * caller may free them as soon as the call returns. Objects are keyed by name (cluster-scoped)
+ * or "namespace/name" (LocalQueues, Workloads). Upserting an existing key is an update.
+ *
+ * Driving it (simulator and operator alike):
+ *   upsert/delete objects as they change
+ *   loop { n = out.len; sched_cycle(s, now, &out); if (out.len == n) break; }   -- quiescence
+ *   apply decisions: ADMIT -> write status.admission / start the job;
+ *                    PREEMPT, EVICT -> stop the job, then sched_evicted(s, key, now);
+ *                    DEACTIVATE -> set spec.active=false (quota is already free)
+ *   when the job ends: sched_workload_finish(s, key, now)
+ *   sched_next_deadline() tells when the next time-based event (max execution time) is due.
+ *
+ * A cycle that cannot admit parks its heads (BestEffortFIFO: inadmissible set; StrictFIFO: the
+ * head stays and blocks), so repeated cycles without any change yield no decision. Whatever
+ * frees or adds capacity (finish, delete, eviction, quota/cohort/flavor/namespace updates)
+ * requeues the parked workloads of the affected cohort tree, as Kueue does.
+ */
+
+typedef struct sched_s sched_t;
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+typedef struct sched_config_s {
+    bool fair_sharing;               /* Configuration.fairSharing present */
+    fair_strategy_t strategies[2];   /* fairSharing.preemptionStrategies */
+    size_t nstrategies;              /* 0 = Kueue's default (both, in order) */
+} sched_config_t;
+
+/* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults). */
+void sched_config_from(sched_config_t *cfg, const configuration_t *conf);
+
+/* A new engine with `cfg` (NULL = defaults: no fair sharing). NULL only on out-of-memory. */
+sched_t *sched_new(const sched_config_t *cfg);
+
+/* Release the engine and everything it holds; NULL-safe. */
+void sched_free(sched_t *s);
+
+/* Replace the configuration; takes effect at the next cycle. */
+void sched_set_config(sched_t *s, const sched_config_t *cfg);
+
+/* ---- objects (all: ERR_OK, ERR_NOMEM, ERR_INVALID with the object and field path in msg) --- */
+
+/* Create or update a ResourceFlavor (copied). */
+err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg);
+/* Delete a ResourceFlavor; ERR_NOT_FOUND when unknown. CQs referencing it become inactive. */
+err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a ClusterQueue (copied). Quota changes take effect at once; admitted
+ * workloads keep their quota when it shrinks. */
+err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *cq, err_msg_t *msg);
+/* Delete a ClusterQueue. Its admitted workloads keep running (and counting) until they finish
+ * or are deleted; its pending ones wait ("ClusterQueue <cq> doesn't exist"). */
+err_t sched_cq_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a Cohort object (copied). */
+err_t sched_cohort_upsert(sched_t *s, const cohort_t *c, err_msg_t *msg);
+/* Delete a Cohort object; it stays as an implicit cohort while something names it. */
+err_t sched_cohort_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a LocalQueue (copied; key meta.namespace/meta.name). */
+err_t sched_lq_upsert(sched_t *s, const local_queue_t *lq, err_msg_t *msg);
+/* Delete a LocalQueue; its pending workloads wait ("LocalQueue <lq> doesn't exist"). */
+err_t sched_lq_delete(sched_t *s, const char *ns, const char *name, err_msg_t *msg);
+
+/* Create or update a Namespace (its labels feed namespaceSelectors). */
+err_t sched_namespace_upsert(sched_t *s, const namespace_t *ns, err_msg_t *msg);
+/* Delete a Namespace. */
+err_t sched_namespace_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a WorkloadPriorityClass; a value change propagates to workloads using it. */
+err_t sched_wpc_upsert(sched_t *s, const workload_priority_class_t *wpc, err_msg_t *msg);
+/* Delete a WorkloadPriorityClass (workloads keep the value they had). */
+err_t sched_wpc_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a scheduling.k8s.io PriorityClass. */
+err_t sched_pc_upsert(sched_t *s, const priority_class_t *pc, err_msg_t *msg);
+/* Delete a PriorityClass. */
+err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* ---- workloads ---------------------------------------------------------------------------- */
+
+typedef struct sched_wl_opts_s {
+    int64_t created;     /* queue-order timestamp (ms): creation time */
+    int64_t admitted_at; /* only when the workload arrives already admitted (ms) */
+} sched_wl_opts_t;
+
+/*
+ * Create or update a workload (copied; key meta.namespace/meta.name; pod_sets[].pod_requests
+ * must hold the effective per-pod requests). Priority: the value of the referenced
+ * WorkloadPriorityClass / PriorityClass when it exists (and follows its changes), else
+ * wl->priority when has_priority, else the lowest globalDefault PriorityClass when no class is
+ * referenced, else 0.
+ *
+ * A new workload with wl->admission set, conditions.quota_reserved, not finished and active is
+ * taken as ALREADY ADMITTED to admission->cluster_queue with that assignment (state rebuilt
+ * after an operator restart; opts->admitted_at is its admission time). Otherwise it is pending.
+ * conditions.finished -> finished (holds no quota); active == false -> deactivated.
+ * An update of a pending workload replaces its spec; of an admitted one, only priority,
+ * active (false = deactivate, frees quota) and finished are taken.
+ */
+err_t sched_workload_upsert(sched_t *s, const workload_t *wl, const sched_wl_opts_t *opts,
+                            err_msg_t *msg);
+
+/* Remove a workload at `now` (its quota, if any, is freed). ERR_NOT_FOUND when unknown. */
+err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
+
+/* The workload finished at `now`: free its quota and keep it as finished until deleted. */
+err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
+
+/* A workload named by a PREEMPT or EVICT decision has stopped at `now`: free its quota and put
+ * it back in its queue. ERR_NOT_FOUND when unknown, ERR_INVALID when it is not being evicted. */
+err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
+
+/* ---- decisions ---------------------------------------------------------------------------- */
+
+typedef enum {
+    SCHED_DECISION_ADMIT = 0,   /* quota reserved + admitted; usage already counted */
+    SCHED_DECISION_PREEMPT,     /* stop `workload` to make room for `preemptor` */
+    SCHED_DECISION_EVICT,       /* stop `workload`: its ClusterQueue/LocalQueue is HoldAndDrain */
+    SCHED_DECISION_DEACTIVATE,  /* maximum execution time exceeded; quota already freed */
+} sched_decision_kind_t;
+
+typedef enum {
+    SCHED_PREEMPT_NONE = 0,
+    SCHED_PREEMPT_IN_CLUSTER_QUEUE,                  /* "InClusterQueue" */
+    SCHED_PREEMPT_IN_COHORT_RECLAMATION,             /* "InCohortReclamation" */
+    SCHED_PREEMPT_IN_COHORT_FAIR_SHARING,            /* "InCohortFairSharing" */
+    SCHED_PREEMPT_IN_COHORT_RECLAIM_WHILE_BORROWING, /* "InCohortReclaimWhileBorrowing" */
+} sched_preempt_reason_t;
+
+typedef struct sched_decision_s {
+    sched_decision_kind_t kind;
+    char *workload;      /* owned: "namespace/name" */
+    char *cluster_queue; /* owned */
+    int64_t time;        /* the `now` of the cycle */
+    /* ADMIT */
+    admission_t admission; /* owned: status.admission (per podset flavors, usage, count) */
+    bool borrowing;        /* the admission uses quota borrowed from the cohort */
+    /* PREEMPT */
+    char *preemptor;               /* owned: key of the workload that needs the room */
+    sched_preempt_reason_t reason; /* PREEMPT only */
+    /* all kinds: human text; PREEMPT: Kueue's "Preempted to accommodate ..." message;
+     * EVICT: "ClusterQueueStopped"/"LocalQueueStopped" reason text; DEACTIVATE: reason
+     * "MaximumExecutionTimeExceeded" */
+    char *reason_str; /* owned: Kueue's reason string for the condition/event */
+    char *message;    /* owned */
+} sched_decision_t;
+
+typedef struct sched_decisions_s {
+    sched_decision_t *items; /* owned */
+    size_t len;
+    size_t cap;
+} sched_decisions_t;
+
+/* An empty list. */
+void sched_decisions_init(sched_decisions_t *d);
+/* Release every decision; the list is empty (and reusable) afterwards. NULL-safe. */
+void sched_decisions_clear(sched_decisions_t *d);
+/* Release the list's memory; NULL-safe. */
+void sched_decisions_fini(sched_decisions_t *d);
+
+/* Kueue's name for a preemption reason ("InClusterQueue", ...; "" for NONE). */
+const char *sched_preempt_reason_str(sched_preempt_reason_t r);
+
+/*
+ * One scheduling cycle at `now` (Kueue's scheduler.schedule): first the workloads whose maximum
+ * execution time has run out are deactivated (DEACTIVATE decisions, quota freed), then one head
+ * per active ClusterQueue is nominated, entries are ordered and processed against the current
+ * usage; admissions are applied at once. Decisions are appended to `out`. A driver repeats
+ * until a cycle appends nothing. ERR_NOMEM leaves the engine consistent (the cycle stops early).
+ */
+err_t sched_cycle(sched_t *s, int64_t now, sched_decisions_t *out, err_msg_t *msg);
+
+/* The earliest instant > `now` at which a time-based event is due (an admitted workload reaching
+ * its maximum execution time), or INT64_MAX when none. */
+int64_t sched_next_deadline(const sched_t *s, int64_t now);
+
+/* ---- queries ------------------------------------------------------------------------------ */
+
+typedef enum {
+    SCHED_WL_PENDING = 0,  /* waiting in its queue */
+    SCHED_WL_ADMITTED,     /* holds quota */
+    SCHED_WL_EVICTING,     /* holds quota, PREEMPT/EVICT issued, waiting for sched_evicted() */
+    SCHED_WL_FINISHED,     /* done; holds nothing */
+    SCHED_WL_DEACTIVATED,  /* spec.active=false or max execution time exceeded */
+} sched_wl_state_t;
+
+/* Kueue's QuotaReserved=False reasons (FG UnadmittedWorkloadsObservability) and ours. */
+typedef enum {
+    SCHED_REASON_NONE = 0,
+    SCHED_REASON_PENDING_EVALUATION,         /* "PendingEvaluation": not tried yet */
+    SCHED_REASON_WAITING_FOR_QUOTA,          /* "WaitingForQuota" */
+    SCHED_REASON_NO_MATCHING_FLAVOR,         /* "NoMatchingFlavor" */
+    SCHED_REASON_EXCEEDS_MAX_QUOTA,          /* "ExceedsMaxQuota" */
+    SCHED_REASON_WAITING_FOR_PREEMPTED,      /* "WaitingForPreemptedWorkloads" */
+    SCHED_REASON_MISCONFIGURED,              /* "Misconfigured" */
+    SCHED_REASON_SUSPENDED,                  /* "Suspended" (CQ inactive/stopped) */
+    SCHED_REASON_ON_HOLD,                    /* "OnHold" (LocalQueue stopped) */
+    SCHED_REASON_INADMISSIBLE,               /* "Inadmissible" (legacy generic) */
+    SCHED_REASON_DEACTIVATED,                /* "Deactivated" */
+} sched_reason_t;
+
+/* Kueue's name for a reason ("WaitingForQuota", ...; "" for NONE). */
+const char *sched_reason_str(sched_reason_t r);
+
+/* A view of one workload. Every pointer is borrowed from the engine and valid until the next
+ * call that changes it (any upsert/delete/cycle). */
+typedef struct sched_wl_info_s {
+    const char *key;           /* "namespace/name" */
+    const char *local_queue;   /* spec.queueName */
+    const char *cluster_queue; /* admitted: admission CQ; pending: the LQ's CQ; NULL if none */
+    sched_wl_state_t state;
+    int32_t priority; /* effective */
+    int64_t created;  /* queue-order timestamp (ms) */
+    int64_t admitted_at; /* ADMITTED/EVICTING: ms */
+    bool borrowing;      /* ADMITTED/EVICTING: the admission borrows */
+    const admission_t *admission; /* ADMITTED/EVICTING, else NULL */
+    sched_reason_t reason;        /* PENDING: why it waits */
+    const char *message;          /* PENDING: human explanation, never NULL ("" when none) */
+    const char *preemptor;        /* EVICTING by preemption: preemptor key, else NULL */
+} sched_wl_info_t;
+
+/* Fill `out` for workload `key`; ERR_NOT_FOUND when unknown. */
+err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out,
+                          err_msg_t *msg);
+
+/* Called once per workload by the iterators below; return false to stop. */
+typedef bool (*sched_wl_cb)(const sched_wl_info_t *info, void *ud);
+
+/* Visit the workloads of ClusterQueue `cq` that hold quota there (admission order) and then its
+ * pending ones (queue order: priority desc, timestamp asc, key asc). ERR_NOT_FOUND if unknown. */
+err_t sched_cq_workloads(const sched_t *s, const char *cq, sched_wl_cb cb, void *ud,
+                         err_msg_t *msg);
+
+/* Visit every workload the engine knows, in key order. */
+void sched_workloads(const sched_t *s, sched_wl_cb cb, void *ud);
+
+/* Usage and quota of one (flavor, resource) of a ClusterQueue or Cohort. */
+typedef struct sched_fr_usage_s {
+    const char *flavor;   /* borrowed */
+    const char *resource; /* borrowed */
+    quantity_t nominal;   /* nominalQuota (cohort: its own nominalQuota) */
+    quantity_t subtree_quota; /* cohort: own nominal + what children lend; CQ: nominal */
+    bool has_borrowing_limit;
+    quantity_t borrowing_limit;
+    bool has_lending_limit;
+    quantity_t lending_limit;
+    quantity_t usage;    /* reserved quota (CQ: sum of workloads holding quota) */
+    quantity_t borrowed; /* max(0, usage - subtree_quota) (0 without a cohort) */
+    quantity_t available;           /* what a new workload could take now (Kueue Available) */
+    quantity_t potential_available; /* the most it could ever take (PotentialAvailable) */
+} sched_fr_usage_t;
+
+typedef struct sched_usage_list_s {
+    sched_fr_usage_t *items; /* owned; flavor order of the resource groups, then resource */
+    size_t len;
+} sched_usage_list_t;
+
+/* Release a usage list; NULL-safe. */
+void sched_usage_list_fini(sched_usage_list_t *l);
+
+/* Active reasons of a ClusterQueue (status condition Active). */
+typedef enum {
+    SCHED_CQ_READY = 0,         /* "Ready" */
+    SCHED_CQ_STOPPED,           /* "Stopped" */
+    SCHED_CQ_FLAVOR_NOT_FOUND,  /* "FlavorNotFound" */
+    SCHED_CQ_TERMINATING,       /* "Terminating" */
+    SCHED_CQ_COHORT_CYCLE,      /* "CohortCycle" (ours: Kueue only disables it) */
+    SCHED_CQ_NOT_FOUND,         /* "NotFound" (referenced but no object) */
+} sched_cq_reason_t;
+
+/* Kueue's name for an Active condition reason. */
+const char *sched_cq_reason_str(sched_cq_reason_t r);
+
+typedef struct sched_cq_status_s {
+    bool active;
+    sched_cq_reason_t reason;
+    char message[512]; /* e.g. "Can't admit new workloads: references missing ResourceFlavor(s): a." */
+    const char *cohort; /* borrowed: cohortName or NULL */
+    size_t pending;     /* queued (heap + inadmissible) */
+    size_t reserving;   /* holding quota (admitted + evicting) */
+    size_t admitted;    /* same as reserving: sluice has no admission checks yet */
+    /* fair sharing: weighted share as Kueue reports it (ceil, INT64_MAX for +Inf); 0 if off */
+    int64_t weighted_share;
+} sched_cq_status_t;
+
+/* Status of ClusterQueue `name`; ERR_NOT_FOUND when unknown. */
+err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out,
+                      err_msg_t *msg);
+
+/* Per (flavor, resource) usage of ClusterQueue `name` (every quota it declares, then any other
+ * fr it still has usage on); `out` is owned by the caller. ERR_NOT_FOUND, ERR_NOMEM. */
+err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
+                     err_msg_t *msg);
+
+/* One (flavor, resource) of ClusterQueue `name`; ERR_NOT_FOUND when the CQ, flavor or resource
+ * is unknown to the engine (an fr with no quota and no usage reports zeros). */
+err_t sched_cq_fr_usage(const sched_t *s, const char *name, const char *flavor,
+                        const char *resource, sched_fr_usage_t *out, err_msg_t *msg);
+
+/* Per (flavor, resource) usage of cohort `name` (explicit or implicit). */
+err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
+                         err_msg_t *msg);
+
+/* Names of all ClusterQueues in name order (borrowed, valid until the next change); returns
+ * the count, writes up to `max` pointers to `names`. */
+size_t sched_cq_names(const sched_t *s, const char **names, size_t max);
+
+#endif
