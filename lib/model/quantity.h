@@ -52,7 +52,8 @@ quantity_t quantity_zero(void);
 /* a + b into `out` (format of `a`, or of `b` when `a` is zero); ERR_OVERFLOW when out of range. */
 err_t quantity_add(quantity_t a, quantity_t b, quantity_t *out, err_msg_t *msg);
 
-/* a - b into `out` (format of `a`); ERR_OVERFLOW when out of range. */
+/* a - b into `out` (format of `a`, or of `b` when `a` is zero, as Kubernetes' Sub());
+ * ERR_OVERFLOW when out of range. */
 err_t quantity_sub(quantity_t a, quantity_t b, quantity_t *out, err_msg_t *msg);
 
 /* q * n into `out` (format of `q`), e.g. a per-pod request times a pod count. */
@@ -68,10 +69,11 @@ int quantity_sign(quantity_t q);
 quantity_t quantity_max(quantity_t a, quantity_t b);
 quantity_t quantity_min(quantity_t a, quantity_t b);
 
-/* Whole units, rounded up (Kubernetes Quantity.Value()); ERR_OVERFLOW beyond int64. */
+/* Whole units, rounded away from zero (Kubernetes Quantity.Value()); ERR_OVERFLOW beyond int64. */
 err_t quantity_value(quantity_t q, int64_t *out);
 
-/* Thousandths, rounded up (Kubernetes Quantity.MilliValue()); ERR_OVERFLOW beyond int64. */
+/* Thousandths, rounded away from zero (Kubernetes Quantity.MilliValue()); ERR_OVERFLOW beyond
+ * int64. */
 err_t quantity_milli_value(quantity_t q, int64_t *out);
 
 /* Write the canonical Kubernetes form ("1500m", "2Gi", "1k", "100M", "1e3") into buf, which
