@@ -134,6 +134,10 @@ typedef struct pod_spec_s {
     node_selector_term_t *affinity_terms; /* owned: requiredDuringScheduling... terms */
     size_t naffinity_terms;
     char *priority_class_name; /* owned */
+    /* spec.resources (pod-level resources, KEP-2837): when set they replace the container sum
+     * for cpu, memory and hugepages-* (see requests.h). Requests default to limits. */
+    resource_list_t pod_level_requests;
+    resource_list_t pod_level_limits;
 } pod_spec_t;
 
 /* ---- Kueue queue objects ----------------------------------------------------------------- */
@@ -301,6 +305,9 @@ typedef struct workload_s {
     object_meta_t meta;
     char *queue_name; /* owned: spec.queueName */
     priority_source_t priority_source;
+    /* What priorityClassRef.kind names, in the same terms (WorkloadPriorityClass or PriorityClass);
+     * Kueue's CEL rules reject a kind that does not match the group (priority_source). */
+    priority_source_t priority_kind;
     char *priority_class; /* owned: priorityClassRef.name (v1beta1 priorityClassName) */
     bool has_priority;
     int32_t priority;
@@ -320,6 +327,7 @@ typedef struct job_s {
     bool has_completions;
     int32_t completions;
     bool suspend;
+    bool indexed; /* spec.completionMode: Indexed (default NonIndexed) */
     kv_list_t template_labels;
     kv_list_t template_annotations;
     pod_spec_t spec; /* spec.template.spec */
