@@ -1,0 +1,48 @@
+/* validate -- Kueue's validation rules (CRD CEL rules and webhook rules) over typed objects. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_VALIDATE_H
+#define SLUICE_VALIDATE_H
+
+#include "model/diag.h"
+#include "model/object.h"
+
+#include <stdbool.h>
+
+/*
+ * These run after object_decode() has done the schema-level checks (types, required fields,
+ * enums, quantities, unknown fields). They add what the API server would enforce through the
+ * CRDs' x-kubernetes-validations (CEL, which Kubernetes before 1.25 ignores, so sluice's webhook
+ * enforces them) and what Kueue's validating webhooks enforce, with Kueue's messages. Every
+ * violation is appended to `d` with its full field path; nothing stops at the first one.
+ *
+ * Messages follow Kubernetes' field.Error: an Invalid error is just its detail
+ * ("must be less than or equal to the nominalQuota"); other types keep their type text
+ * ("Duplicate value: \"cpu\"", "Required value: ...", "Forbidden: ...", "Not found: \"x\"").
+ * A CEL rule reports at the path of the object that carries it (e.g. "spec" or
+ * "spec.resourceGroups[0]"), the root being the empty path "".
+ *
+ * No I/O, no global state: the webhooks and `sluice check` share this code.
+ */
+
+/* What the update rules may need to know about the rest of the cluster. Every member is
+ * optional; a rule whose answer is missing is skipped. */
+typedef struct validate_env_s {
+    /* Does namespace `ns` have a LocalQueue named "default"? (Job: removing the queue-name label
+     * is refused there.) */
+    bool (*default_queue_exists)(void *ctx, const char *ns);
+    void *ctx;
+} validate_env_t;
+
+/* Validate `obj` as it would be created. Appends every violation to `d`. */
+void validate_object(const object_t *obj, diags_t *d);
+
+/* Validate an update of `old` to `obj` (same kind). This is the whole check Kueue runs on an
+ * update: the create rules on `obj`, with Kueue's update relaxations, plus the rules that compare
+ * old and new (immutable fields). Call it instead of, not after, validate_object(). */
+void validate_update(const object_t *old, const object_t *obj, diags_t *d);
+
+/* As validate_update(), with cluster knowledge for the rules that need it (`env` may be NULL). */
+void validate_update_env(const object_t *old, const object_t *obj, const validate_env_t *env,
+                         diags_t *d);
+
+#endif
