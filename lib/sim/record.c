@@ -1,0 +1,623 @@
+/* record -- what happened during a run: per-workload, per-queue and per-flavor timelines. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/record.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Integrals are kept lazily: each (flavor, resource) entry remembers up to which instant its
+ * integrals are complete (`since`) and is brought forward only when one of its values changes,
+ * or at the end. A run touches O(changes) entries, never all of them per instant.
+ */
+
+/* ---- growth helpers ------------------------------------------------------------------------ */
+
+static bool grow(void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t ncap = *cap == 0 ? 16 : *cap * 2;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*items, ncap * size);
+    if (p == NULL)
+        return false;
+    *items = p;
+    *cap = ncap;
+    return true;
+}
+
+static void series_push(sim_rec_t *r, sim_series_t *s, sim_ms_t t, qnano_t v)
+{
+    if (s->len > 0 && s->t[s->len - 1] == t) {
+        s->v[s->len - 1] = v;
+        return;
+    }
+    if (s->len > 0 && s->v[s->len - 1] == v)
+        return;
+    if (s->len == s->cap) {
+        size_t ncap = s->cap == 0 ? 16 : s->cap * 2;
+        sim_ms_t *nt = realloc(s->t, ncap * sizeof(*nt));
+        if (nt == NULL) {
+            r->oom = true;
+            return;
+        }
+        s->t = nt;
+        qnano_t *nv = realloc(s->v, ncap * sizeof(*nv));
+        if (nv == NULL) {
+            r->oom = true;
+            return;
+        }
+        s->v = nv;
+        s->cap = ncap;
+    }
+    s->t[s->len] = t;
+    s->v[s->len] = v;
+    s->len++;
+}
+
+static void series_fini(sim_series_t *s)
+{
+    free(s->t);
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+qnano_t sim_series_at(const sim_series_t *s, sim_ms_t t)
+{
+    size_t lo = 0, hi = s->len;
+
+    /* Last point with time <= t. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->t[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo == 0 ? 0 : s->v[lo - 1];
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+void sim_rec_init(sim_rec_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    sim_strmap_init(&r->wl_index);
+    sim_strmap_init(&r->holder_index);
+    sim_strmap_init(&r->gfr_index);
+    sim_strmap_init(&r->reason_index);
+    r->end = -1;
+}
+
+void sim_rec_fini(sim_rec_t *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->nwls; i++) {
+        free(r->wls[i].name);
+        free(r->wls[i].ns);
+        free(r->wls[i].priority_class);
+        free(r->wls[i].holds);
+    }
+    free(r->wls);
+    for (size_t i = 0; i < r->nholders; i++) {
+        sim_holder_t *h = &r->holders[i];
+        for (size_t k = 0; k < h->nfrs; k++) {
+            free(h->frs[k].flavor);
+            free(h->frs[k].resource);
+        }
+        free(h->frs);
+        free(h->name);
+        series_fini(&h->pending_series);
+    }
+    free(r->holders);
+    for (size_t i = 0; i < r->ngfrs; i++) {
+        free(r->gfrs[i].flavor);
+        free(r->gfrs[i].resource);
+        series_fini(&r->gfrs[i].usage_series);
+        series_fini(&r->gfrs[i].nominal_series);
+    }
+    free(r->gfrs);
+    free(r->preemptions);
+    for (size_t i = 0; i < r->nreasons; i++)
+        free(r->reasons[i].text);
+    free(r->reasons);
+    sim_strmap_fini(&r->wl_index);
+    sim_strmap_fini(&r->holder_index);
+    sim_strmap_fini(&r->gfr_index);
+    sim_strmap_fini(&r->reason_index);
+    memset(r, 0, sizeof(*r));
+    r->end = -1;
+}
+
+/* ---- holders and (flavor, resource) entries -------------------------------------------------- */
+
+size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
+{
+    size_t len = strlen(name), idx;
+    char *key = malloc(len + 8);
+
+    if (key == NULL)
+        goto oom;
+    memcpy(key, is_cohort ? "cohort/" : "cq/", is_cohort ? 7 : 3);
+    memcpy(key + (is_cohort ? 7 : 3), name, len + 1);
+    if (sim_strmap_get(&r->holder_index, key, &idx)) {
+        free(key);
+        return idx;
+    }
+    if (!grow((void **)&r->holders, &r->capholders, r->nholders + 1, sizeof(sim_holder_t)))
+        goto oom;
+    sim_holder_t *h = &r->holders[r->nholders];
+    memset(h, 0, sizeof(*h));
+    h->name = strdup(name);
+    h->is_cohort = is_cohort;
+    if (h->name == NULL || sim_strmap_put(&r->holder_index, key, r->nholders) != ERR_OK) {
+        free(h->name);
+        goto oom;
+    }
+    free(key);
+    return r->nholders++;
+oom:
+    free(key);
+    r->oom = true;
+    return SIM_NONE;
+}
+
+static void fr_advance(sim_fr_rec_t *fr, sim_ms_t t)
+{
+    sim_ms_t dt = t - fr->since;
+    if (dt > 0) {
+        fr->usage_int += (sim_wide_t)fr->usage * dt;
+        fr->nominal_int += (sim_wide_t)fr->nominal * dt;
+        if (fr->usage > fr->nominal)
+            fr->borrowed_int += (sim_wide_t)(fr->usage - fr->nominal) * dt;
+    }
+    if (t > fr->since)
+        fr->since = t;
+}
+
+static void gfr_advance(sim_gfr_t *g, sim_ms_t t)
+{
+    sim_ms_t dt = t - g->since;
+    if (dt > 0) {
+        g->usage_int += (sim_wide_t)g->usage * dt;
+        g->nominal_int += (sim_wide_t)g->nominal * dt;
+    }
+    if (t > g->since)
+        g->since = t;
+}
+
+static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, sim_ms_t t)
+{
+    size_t fl = strlen(flavor), rl = strlen(resource), idx;
+    char *key = malloc(fl + rl + 2);
+
+    if (key == NULL)
+        goto oom;
+    memcpy(key, flavor, fl);
+    key[fl] = '\x1f';
+    memcpy(key + fl + 1, resource, rl + 1);
+    if (sim_strmap_get(&r->gfr_index, key, &idx)) {
+        free(key);
+        return idx;
+    }
+    if (!grow((void **)&r->gfrs, &r->capgfrs, r->ngfrs + 1, sizeof(sim_gfr_t)))
+        goto oom;
+    sim_gfr_t *g = &r->gfrs[r->ngfrs];
+    memset(g, 0, sizeof(*g));
+    g->flavor = strdup(flavor);
+    g->resource = strdup(resource);
+    g->since = t;
+    if (g->flavor == NULL || g->resource == NULL ||
+        sim_strmap_put(&r->gfr_index, key, r->ngfrs) != ERR_OK) {
+        free(g->flavor);
+        free(g->resource);
+        goto oom;
+    }
+    free(key);
+    return r->ngfrs++;
+oom:
+    free(key);
+    r->oom = true;
+    return SIM_NONE;
+}
+
+static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *resource,
+                     sim_ms_t t)
+{
+    sim_holder_t *h = &r->holders[hi];
+
+    for (size_t i = 0; i < h->nfrs; i++) {
+        if (strcmp(h->frs[i].flavor, flavor) == 0 && strcmp(h->frs[i].resource, resource) == 0)
+            return i;
+    }
+    size_t g = gfr_get(r, flavor, resource, t);
+    if (g == SIM_NONE)
+        return SIM_NONE;
+    if (!grow((void **)&h->frs, &h->cap, h->nfrs + 1, sizeof(sim_fr_rec_t))) {
+        r->oom = true;
+        return SIM_NONE;
+    }
+    sim_fr_rec_t *fr = &h->frs[h->nfrs];
+    memset(fr, 0, sizeof(*fr));
+    fr->flavor = strdup(flavor);
+    fr->resource = strdup(resource);
+    fr->gfr = g;
+    fr->since = t;
+    if (fr->flavor == NULL || fr->resource == NULL) {
+        free(fr->flavor);
+        free(fr->resource);
+        r->oom = true;
+        return SIM_NONE;
+    }
+    return h->nfrs++;
+}
+
+/* Change the usage of holder entry (hi, fi) by `delta` at `t`, keeping the global entry and its
+ * series in step. */
+static void usage_add(sim_rec_t *r, size_t hi, size_t fi, qnano_t delta, sim_ms_t t)
+{
+    sim_fr_rec_t *fr = &r->holders[hi].frs[fi];
+    sim_gfr_t *g = &r->gfrs[fr->gfr];
+
+    fr_advance(fr, t);
+    gfr_advance(g, t);
+    fr->usage += delta;
+    if (fr->usage > fr->peak)
+        fr->peak = fr->usage;
+    g->usage += delta;
+    series_push(r, &g->usage_series, t, g->usage);
+}
+
+static void nominal_set(sim_rec_t *r, size_t hi, size_t fi, qnano_t nominal, sim_ms_t t)
+{
+    sim_fr_rec_t *fr = &r->holders[hi].frs[fi];
+    sim_gfr_t *g = &r->gfrs[fr->gfr];
+
+    fr_advance(fr, t);
+    gfr_advance(g, t);
+    g->nominal += nominal - fr->nominal;
+    fr->nominal = nominal;
+    series_push(r, &g->nominal_series, t, g->nominal);
+    /* Keep a usage point at the same instant so both series of a chart start together. */
+    series_push(r, &g->usage_series, t, g->usage);
+}
+
+err_t sim_rec_set_quotas(sim_rec_t *r, size_t hi, const resource_group_t *groups, size_t ngroups,
+                         sim_ms_t t)
+{
+    if (hi == SIM_NONE)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < r->holders[hi].nfrs; i++)
+        nominal_set(r, hi, i, 0, t);
+    for (size_t g = 0; g < ngroups; g++) {
+        for (size_t f = 0; f < groups[g].nflavors; f++) {
+            const flavor_quotas_t *fq = &groups[g].flavors[f];
+            for (size_t k = 0; k < fq->nresources; k++) {
+                size_t fi = fr_get(r, hi, fq->name, fq->resources[k].name, t);
+                if (fi == SIM_NONE)
+                    return ERR_NOMEM;
+                nominal_set(r, hi, fi, fq->resources[k].nominal.nano, t);
+            }
+        }
+    }
+    return r->oom ? ERR_NOMEM : ERR_OK;
+}
+
+/* ---- workloads --------------------------------------------------------------------------- */
+
+static void pending_add(sim_rec_t *r, size_t hi, int delta, sim_ms_t t)
+{
+    if (hi == SIM_NONE)
+        return;
+    sim_holder_t *h = &r->holders[hi];
+    h->pending += delta;
+    series_push(r, &h->pending_series, t, h->pending);
+}
+
+size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
+                      int32_t priority, size_t cq, sim_ms_t t)
+{
+    if (!grow((void **)&r->wls, &r->capwls, r->nwls + 1, sizeof(sim_wl_rec_t)))
+        goto oom;
+    sim_wl_rec_t *w = &r->wls[r->nwls];
+    memset(w, 0, sizeof(*w));
+    w->name = strdup(name);
+    w->ns = strdup(ns != NULL ? ns : "");
+    w->priority_class = strdup(pclass != NULL ? pclass : "");
+    if (w->name == NULL || w->ns == NULL || w->priority_class == NULL ||
+        sim_strmap_put(&r->wl_index, name, r->nwls) != ERR_OK) {
+        free(w->name);
+        free(w->ns);
+        free(w->priority_class);
+        goto oom;
+    }
+    w->priority = priority;
+    w->cq = cq;
+    w->state = SIM_WL_PENDING;
+    w->submit = t;
+    w->first_admit = w->last_admit = w->finish = w->left = -1;
+    w->pending_since = t;
+    w->reason = SIM_NONE;
+    pending_add(r, cq, 1, t);
+    return r->nwls++;
+oom:
+    r->oom = true;
+    return SIM_NONE;
+}
+
+size_t sim_rec_wl_find(const sim_rec_t *r, const char *name)
+{
+    size_t idx;
+    return sim_strmap_get(&r->wl_index, name, &idx) ? idx : SIM_NONE;
+}
+
+void sim_rec_wl_retarget(sim_rec_t *r, size_t wi, size_t cq, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+
+    if (w->cq == cq)
+        return;
+    if (w->state == SIM_WL_PENDING) {
+        pending_add(r, w->cq, -1, t);
+        pending_add(r, cq, 1, t);
+    }
+    w->cq = cq;
+}
+
+static void reason_close(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+{
+    if (w->reason != SIM_NONE)
+        r->reasons[w->reason].total += t - w->reason_since;
+    w->reason = SIM_NONE;
+}
+
+static void stop_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+{
+    w->wait += t - w->pending_since;
+    reason_close(r, w, t);
+    pending_add(r, w->cq, -1, t);
+}
+
+static void stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+{
+    for (size_t i = 0; i < w->nholds; i++) {
+        const sim_hold_t *hd = &w->holds[i];
+        usage_add(r, w->cq, hd->fr, -hd->amount, t);
+        if (hd->gpu) {
+            sim_wide_t g = (sim_wide_t)hd->amount * (t - w->last_admit);
+            w->gpu_nano_ms += g;
+            r->holders[w->cq].gpu_nano_ms += g;
+        }
+    }
+    free(w->holds);
+    w->holds = NULL;
+    w->nholds = 0;
+}
+
+static const char *kv_find(const kv_list_t *l, const char *key)
+{
+    for (size_t i = 0; i < l->len; i++) {
+        if (strcmp(l->items[i].key, key) == 0)
+            return l->items[i].value;
+    }
+    return NULL;
+}
+
+err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *adm, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+    size_t n = 0, cap = 0;
+
+    if (cq == SIM_NONE)
+        return ERR_NOMEM;
+    if (w->state == SIM_WL_PENDING)
+        stop_pending(r, w, t);
+    w->cq = cq;
+    w->state = SIM_WL_RUNNING;
+    if (w->first_admit < 0)
+        w->first_admit = t;
+    w->last_admit = t;
+    r->holders[cq].admissions++;
+    for (size_t a = 0; adm != NULL && a < adm->nassignments; a++) {
+        const pod_set_assignment_t *pa = &adm->assignments[a];
+        for (size_t k = 0; k < pa->usage.len; k++) {
+            const resource_t *res = &pa->usage.items[k];
+            const char *flavor = kv_find(&pa->flavors, res->name);
+            if (flavor == NULL || res->value.nano == 0)
+                continue; /* not covered by the ClusterQueue: not quota-managed */
+            size_t fi = fr_get(r, cq, flavor, res->name, t);
+            if (fi == SIM_NONE)
+                return ERR_NOMEM;
+            if (!grow((void **)&w->holds, &cap, n + 1, sizeof(sim_hold_t))) {
+                r->oom = true;
+                return ERR_NOMEM;
+            }
+            w->holds[n].fr = fi;
+            w->holds[n].gfr = r->holders[cq].frs[fi].gfr;
+            w->holds[n].amount = res->value.nano;
+            w->holds[n].gpu = sim_resource_is_gpu(res->name);
+            n++;
+            w->nholds = n;
+            usage_add(r, cq, fi, res->value.nano, t);
+        }
+    }
+    return r->oom ? ERR_NOMEM : ERR_OK;
+}
+
+static void back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+{
+    stop_running(r, w, t);
+    w->state = SIM_WL_PENDING;
+    w->pending_since = t;
+    pending_add(r, w->cq, 1, t);
+}
+
+err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *reason,
+                         sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+
+    if (w->state != SIM_WL_RUNNING)
+        return ERR_INVALID;
+    back_to_pending(r, w, t);
+    w->preemptions++;
+    r->holders[w->cq].preemptions++;
+    if (!grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
+              sizeof(sim_preemption_t))) {
+        r->oom = true;
+        return ERR_NOMEM;
+    }
+    r->preemptions[r->npreemptions++] = (sim_preemption_t){t, wi, preemptor, w->cq, reason};
+    return ERR_OK;
+}
+
+void sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+
+    if (w->state != SIM_WL_RUNNING)
+        return;
+    back_to_pending(r, w, t);
+    w->evictions++;
+    r->holders[w->cq].evictions++;
+}
+
+void sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+
+    if (w->state == SIM_WL_RUNNING)
+        stop_running(r, w, t);
+    else if (w->state == SIM_WL_PENDING)
+        stop_pending(r, w, t);
+    else
+        return; /* already gone */
+    w->state = state;
+    w->left = t;
+    if (state == SIM_WL_FINISHED)
+        w->finish = t;
+    if (w->cq != SIM_NONE) {
+        sim_holder_t *h = &r->holders[w->cq];
+        if (state == SIM_WL_FINISHED)
+            h->finished++;
+        else if (state == SIM_WL_DEACTIVATED)
+            h->deactivated++;
+        else if (state == SIM_WL_DELETED)
+            h->deleted++;
+    }
+}
+
+err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+    size_t idx;
+    char *norm;
+
+    if (w->state != SIM_WL_PENDING || message == NULL || message[0] == '\0')
+        return ERR_OK;
+    norm = sim_reason_normalize(message);
+    if (norm == NULL)
+        goto oom;
+    if (!sim_strmap_get(&r->reason_index, norm, &idx)) {
+        if (!grow((void **)&r->reasons, &r->capreasons, r->nreasons + 1, sizeof(sim_reason_t)) ||
+            sim_strmap_put(&r->reason_index, norm, r->nreasons) != ERR_OK)
+            goto oom;
+        r->reasons[r->nreasons] = (sim_reason_t){norm, 0, 0};
+        norm = NULL;
+        idx = r->nreasons++;
+    }
+    free(norm);
+    if (w->reason == idx)
+        return ERR_OK;
+    reason_close(r, w, t);
+    w->reason = idx;
+    w->reason_since = t;
+    r->reasons[idx].waits++;
+    return ERR_OK;
+oom:
+    free(norm);
+    r->oom = true;
+    return ERR_NOMEM;
+}
+
+void sim_rec_end(sim_rec_t *r, sim_ms_t t)
+{
+    if (r->end >= 0)
+        return;
+    r->end = t;
+    for (size_t i = 0; i < r->nwls; i++) {
+        sim_wl_rec_t *w = &r->wls[i];
+        if (w->state == SIM_WL_PENDING) {
+            w->wait += t - w->pending_since;
+            w->pending_since = t;
+            reason_close(r, w, t);
+        } else if (w->state == SIM_WL_RUNNING) {
+            for (size_t k = 0; k < w->nholds; k++) {
+                if (!w->holds[k].gpu)
+                    continue;
+                sim_wide_t g = (sim_wide_t)w->holds[k].amount * (t - w->last_admit);
+                w->gpu_nano_ms += g;
+                r->holders[w->cq].gpu_nano_ms += g;
+            }
+        }
+    }
+    for (size_t h = 0; h < r->nholders; h++) {
+        for (size_t k = 0; k < r->holders[h].nfrs; k++)
+            fr_advance(&r->holders[h].frs[k], t);
+    }
+    for (size_t g = 0; g < r->ngfrs; g++)
+        gfr_advance(&r->gfrs[g], t);
+}
+
+/* ---- text helpers -------------------------------------------------------------------------- */
+
+bool sim_resource_is_gpu(const char *name)
+{
+    for (const char *p = name; p[0] != '\0'; p++) {
+        if (tolower((unsigned char)p[0]) == 'g' && tolower((unsigned char)p[1]) == 'p' &&
+            tolower((unsigned char)p[2]) == 'u')
+            return true;
+    }
+    return false;
+}
+
+/* A character that can be part of a name, so digits after it belong to the name ("h100"). */
+static bool namechar(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '/' || c == '-';
+}
+
+char *sim_reason_normalize(const char *msg)
+{
+    size_t len = strlen(msg), o = 0;
+    char *out = malloc(len + 1);
+
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < len;) {
+        bool start = i == 0 || !namechar(msg[i - 1]);
+        size_t j = i;
+        if (start && (msg[j] == '-' || msg[j] == '+') && j + 1 < len &&
+            isdigit((unsigned char)msg[j + 1]))
+            j++;
+        if (start && isdigit((unsigned char)msg[j])) {
+            while (j < len && (isdigit((unsigned char)msg[j]) ||
+                               (msg[j] == '.' && j + 1 < len && isdigit((unsigned char)msg[j + 1]))))
+                j++;
+            while (j < len && isalpha((unsigned char)msg[j]))
+                j++; /* a suffix: m, Ki, Gi, k, e */
+            while (j < len && isdigit((unsigned char)msg[j]))
+                j++; /* an exponent: 1e3 */
+            out[o++] = 'N';
+            i = j;
+            continue;
+        }
+        out[o++] = msg[i++];
+    }
+    out[o] = '\0';
+    return out;
+}
