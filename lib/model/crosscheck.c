@@ -1,0 +1,584 @@
+/* crosscheck -- checks across a set of objects: dangling references, cohort cycles, duplicates. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/crosscheck.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Every object is entered once in a table sorted by (kind, namespace, name, position), so that
+ * duplicates are neighbours and each reference is a binary search: a scenario with tens of
+ * thousands of Jobs stays O(n log n).
+ */
+
+#define CPATH 1024
+#define CYCLE_TEXT 512
+
+#define QUEUE_NAME_LABEL     "kueue.x-k8s.io/queue-name"
+#define PRIORITY_CLASS_LABEL "kueue.x-k8s.io/priority-class"
+
+typedef struct entry_s {
+    kind_t kind;
+    const char *ns;   /* "" for cluster-scoped kinds */
+    const char *name; /* never NULL: unnamed objects are not entered */
+    size_t idx;
+} entry_t;
+
+typedef struct cc_s {
+    const object_t *const *objs;
+    size_t n;
+    const crosscheck_opts_t *opts;
+    diags_t *diags;
+    entry_t *tab; /* owned */
+    size_t ntab;
+    size_t ncohorts;
+} cc_t;
+
+static const object_meta_t *meta_of(const object_t *o)
+{
+    switch (o->kind) {
+    case KIND_NAMESPACE:
+        return &o->u.ns.meta;
+    case KIND_RESOURCE_FLAVOR:
+        return &o->u.flavor.meta;
+    case KIND_CLUSTER_QUEUE:
+        return &o->u.cq.meta;
+    case KIND_LOCAL_QUEUE:
+        return &o->u.lq.meta;
+    case KIND_COHORT:
+        return &o->u.cohort.meta;
+    case KIND_WORKLOAD_PRIORITY_CLASS:
+        return &o->u.wpc.meta;
+    case KIND_WORKLOAD:
+        return &o->u.wl.meta;
+    case KIND_PRIORITY_CLASS:
+        return &o->u.pc.meta;
+    case KIND_JOB:
+        return &o->u.job.meta;
+    case KIND_CONFIGURATION:
+        return &o->u.config.meta;
+    default:
+        return NULL;
+    }
+}
+
+static bool namespaced(kind_t k)
+{
+    return k == KIND_LOCAL_QUEUE || k == KIND_WORKLOAD || k == KIND_JOB;
+}
+
+/* The namespace an object lives in: kubectl puts an unqualified namespaced object in
+ * "default" (the usual context namespace). */
+static const char *ns_of(const object_t *o)
+{
+    const object_meta_t *m = meta_of(o);
+
+    if (!namespaced(o->kind))
+        return "";
+    return m != NULL && m->namespace != NULL && m->namespace[0] != '\0' ? m->namespace
+                                                                          : "default";
+}
+
+/* Value of `key` in a string map (borrowed), NULL when absent. */
+static const char *kv_find(const kv_list_t *l, const char *key)
+{
+    for (size_t i = 0; i < l->len; i++)
+        if (l->items[i].key != NULL && strcmp(l->items[i].key, key) == 0)
+            return l->items[i].value ? l->items[i].value : "";
+    return NULL;
+}
+
+static bool is_partial(const cc_t *c, size_t i)
+{
+    return c->opts != NULL && c->opts->partial != NULL && c->opts->partial[i];
+}
+
+static void origin_of(const cc_t *c, size_t i, char *buf, size_t cap)
+{
+    if (c->opts != NULL && c->opts->origins != NULL && c->opts->origins[i] != NULL)
+        snprintf(buf, cap, "%s", c->opts->origins[i]);
+    else
+        snprintf(buf, cap, "object #%zu", i + 1);
+}
+
+static void cpathf(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void cpathf(char *buf, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, CPATH, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const entry_t *x = a, *y = b;
+    int r;
+
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    r = strcmp(x->ns, y->ns);
+    if (r == 0)
+        r = strcmp(x->name, y->name);
+    if (r == 0 && x->idx != y->idx)
+        r = x->idx < y->idx ? -1 : 1;
+    return r;
+}
+
+static bool build_table(cc_t *c)
+{
+    c->tab = calloc(c->n ? c->n : 1, sizeof(*c->tab));
+    if (c->tab == NULL)
+        return false;
+    for (size_t i = 0; i < c->n; i++) {
+        const object_t *o = c->objs[i];
+        const object_meta_t *m = o ? meta_of(o) : NULL;
+        if (m == NULL || m->name == NULL || m->name[0] == '\0')
+            continue;
+        c->tab[c->ntab++] = (entry_t){o->kind, ns_of(o), m->name, i};
+        if (o->kind == KIND_COHORT)
+            c->ncohorts++;
+    }
+    qsort(c->tab, c->ntab, sizeof(*c->tab), entry_cmp);
+    return true;
+}
+
+/* Position of the first table entry for (kind, ns, name), or CROSSCHECK_NONE. */
+static size_t find_pos(const cc_t *c, kind_t kind, const char *ns, const char *name)
+{
+    size_t lo = 0, hi = c->ntab;
+    entry_t key = {kind, ns ? ns : "", name ? name : "", 0};
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (entry_cmp(&c->tab[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->ntab && c->tab[lo].kind == kind && strcmp(c->tab[lo].ns, key.ns) == 0 &&
+        strcmp(c->tab[lo].name, key.name) == 0)
+        return lo;
+    return CROSSCHECK_NONE;
+}
+
+/* Index (into objs) of the first object (kind, ns, name), or CROSSCHECK_NONE. */
+static size_t find(const cc_t *c, kind_t kind, const char *ns, const char *name)
+{
+    size_t pos = find_pos(c, kind, ns, name);
+
+    return pos == CROSSCHECK_NONE ? CROSSCHECK_NONE : c->tab[pos].idx;
+}
+
+/* ---- durations (sim.sluice.dev/at) ------------------------------------------------------ */
+
+bool crosscheck_parse_duration(const char *s, int64_t *out_ns)
+{
+    static const struct {
+        const char *unit;
+        int64_t ns;
+    } units[] = {
+        {"ns", 1},
+        {"us", 1000},
+        {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
+        {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
+        {"ms", 1000000},
+        {"s", 1000000000},
+        {"m", 60LL * 1000000000},
+        {"h", 3600LL * 1000000000},
+    };
+    const char *p = s;
+    int64_t total = 0;
+
+    if (s == NULL)
+        return false;
+    if (*p == '+')
+        p++;
+    else if (*p == '-')
+        return false; /* a creation time is never negative */
+    if (strcmp(p, "0") == 0) {
+        *out_ns = 0;
+        return true;
+    }
+    if (*p == '\0')
+        return false;
+    while (*p != '\0') {
+        int64_t whole = 0, frac = 0, scale = 1, unit_ns = 0, part;
+        bool digits = false;
+        size_t ulen = 0;
+
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (whole > (INT64_MAX - 9) / 10)
+                return false;
+            whole = whole * 10 + (*p - '0');
+            digits = true;
+        }
+        if (*p == '.') {
+            for (p++; *p >= '0' && *p <= '9'; p++) {
+                digits = true;
+                if (scale <= INT64_MAX / 10 / 10) { /* extra digits beyond 1e17 are dropped */
+                    frac = frac * 10 + (*p - '0');
+                    scale *= 10;
+                }
+            }
+        }
+        if (!digits)
+            return false;
+        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+            size_t len = strlen(units[u].unit);
+            if (strncmp(p, units[u].unit, len) == 0 && len > ulen) {
+                /* longest match: "ms" before "m", "ns" before ... */
+                ulen = len;
+                unit_ns = units[u].ns;
+            }
+        }
+        if (ulen == 0)
+            return false;
+        p += ulen;
+        if (whole > INT64_MAX / unit_ns)
+            return false;
+        part = whole * unit_ns;
+        /* frac/scale of a unit, exact while frac * unit_ns fits; otherwise scale down first. */
+        if (frac > 0) {
+            int64_t f = frac, sc = scale;
+            while (f > INT64_MAX / unit_ns) {
+                f /= 10;
+                sc /= 10;
+            }
+            part += f * unit_ns / sc;
+        }
+        if (part > INT64_MAX - total)
+            return false;
+        total += part;
+    }
+    *out_ns = total;
+    return true;
+}
+
+/* ---- duplicates and updates -------------------------------------------------------------- */
+
+static const char *at_of(const object_t *o)
+{
+    const object_meta_t *m = meta_of(o);
+
+    return m ? kv_find(&m->annotations, CROSSCHECK_AT_ANNOTATION) : NULL;
+}
+
+/* Walk each run of equal identities; with `report`, add the duplicate and bad-duration errors. */
+static void scan_identities(cc_t *c, size_t *prev, bool report)
+{
+    bool timed = c->opts != NULL && c->opts->timed_updates;
+
+    for (size_t i = 0; i < c->ntab;) {
+        size_t j = i + 1;
+        size_t latest = c->tab[i].idx;
+        int64_t latest_at = 0;
+        const char *a;
+
+        while (j < c->ntab && c->tab[j].kind == c->tab[i].kind &&
+               strcmp(c->tab[j].ns, c->tab[i].ns) == 0 &&
+               strcmp(c->tab[j].name, c->tab[i].name) == 0)
+            j++;
+        if (timed) {
+            a = at_of(c->objs[latest]);
+            if (a != NULL && !crosscheck_parse_duration(a, &latest_at))
+                latest_at = 0;
+        }
+        for (size_t k = i + 1; k < j; k++) {
+            size_t idx = c->tab[k].idx;
+            int64_t at = 0;
+            bool at_ok = true;
+
+            if (timed) {
+                a = at_of(c->objs[idx]);
+                at_ok = a == NULL || crosscheck_parse_duration(a, &at);
+                if (at_ok && at > latest_at) {
+                    if (prev != NULL)
+                        prev[idx] = latest;
+                    latest = idx;
+                    latest_at = at;
+                    continue;
+                }
+            }
+            if (report && at_ok) {
+                char where[256], q[512];
+                snprintf(q, sizeof(q), "\"%s\"", c->tab[k].name);
+                origin_of(c, latest, where, sizeof(where));
+                diags_error(&c->diags[idx], "metadata.name",
+                            "Duplicate value: %s: also defined by %s%s", q, where,
+                            timed ? " with an earlier or equal " CROSSCHECK_AT_ANNOTATION : "");
+            }
+        }
+        i = j;
+    }
+    /* The creation time of every object must parse, named or not. */
+    for (size_t i = 0; report && timed && i < c->n; i++) {
+        const char *a = c->objs[i] ? at_of(c->objs[i]) : NULL;
+        int64_t ns;
+        if (a != NULL && !crosscheck_parse_duration(a, &ns))
+            diags_error(&c->diags[i], "metadata.annotations[" CROSSCHECK_AT_ANNOTATION "]",
+                        "invalid duration \"%s\" (want a Go duration such as 0s, 1.5s, 250ms, "
+                        "2m, 1h30m)",
+                        a);
+    }
+}
+
+void crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                        size_t *prev)
+{
+    cc_t c = {.objs = objs, .n = n, .opts = opts};
+
+    for (size_t i = 0; i < n; i++)
+        prev[i] = CROSSCHECK_NONE;
+    if (opts == NULL || !opts->timed_updates || !build_table(&c))
+        return;
+    scan_identities(&c, prev, false);
+    free(c.tab);
+}
+
+/* ---- cohort cycles ------------------------------------------------------------------------ */
+
+static const char *cohort_parent(const cc_t *c, const char *name)
+{
+    size_t i = find(c, KIND_COHORT, "", name);
+    const char *p;
+
+    if (i == CROSSCHECK_NONE)
+        return NULL;
+    p = c->objs[i]->u.cohort.parent;
+    return p != NULL && p[0] != '\0' ? p : NULL;
+}
+
+/*
+ * Follow parentName links from cohort `start`. If the chain loops, return true and write the
+ * loop into `text` ("a -> b -> a", starting at `start` when start is on it) and set *on_cycle.
+ * A chain longer than the number of Cohort objects must have revisited one of them.
+ */
+static bool cohort_cycle(const cc_t *c, const char *start, bool *on_cycle, char *text, size_t cap)
+{
+    const char *cur = start, *entry;
+    size_t steps = 0, len;
+
+    while (cur != NULL && steps <= c->ncohorts) {
+        cur = cohort_parent(c, cur);
+        steps++;
+        if (cur != NULL && strcmp(cur, start) == 0)
+            break;
+    }
+    if (cur == NULL)
+        return false;
+    *on_cycle = strcmp(cur, start) == 0;
+    entry = cur; /* on the loop either way */
+    len = (size_t)snprintf(text, cap, "%s", entry);
+    cur = cohort_parent(c, entry);
+    for (size_t k = 0; cur != NULL && k <= c->ncohorts && len < cap; k++) {
+        len += (size_t)snprintf(text + len, cap - len, " -> %s", cur);
+        if (strcmp(cur, entry) == 0)
+            break;
+        cur = cohort_parent(c, cur);
+    }
+    return true;
+}
+
+static void check_cycles(cc_t *c)
+{
+    char text[CYCLE_TEXT];
+    bool on;
+
+    if (c->ncohorts == 0)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        const object_t *o = c->objs[i];
+        if (o == NULL || is_partial(c, i))
+            continue;
+        if (o->kind == KIND_COHORT && o->u.cohort.meta.name != NULL &&
+            cohort_cycle(c, o->u.cohort.meta.name, &on, text, sizeof(text))) {
+            if (on)
+                diags_error(&c->diags[i], "spec.parentName",
+                            "cohort cycle %s: Kueue admits no workloads in a cohort cycle", text);
+            else
+                diags_error(&c->diags[i], "spec.parentName",
+                            "leads into the cohort cycle %s: Kueue admits no workloads in a "
+                            "cohort cycle",
+                            text);
+        } else if (o->kind == KIND_CLUSTER_QUEUE && o->u.cq.cohort != NULL &&
+                   o->u.cq.cohort[0] != '\0' &&
+                   find(c, KIND_COHORT, "", o->u.cq.cohort) != CROSSCHECK_NONE &&
+                   cohort_cycle(c, o->u.cq.cohort, &on, text, sizeof(text))) {
+            diags_error(&c->diags[i], "spec.cohortName",
+                        "cohort \"%s\" %s the cohort cycle %s: Kueue admits no workloads in a "
+                        "cohort cycle",
+                        o->u.cq.cohort, on ? "is in" : "leads into", text);
+        }
+    }
+}
+
+/* ---- references --------------------------------------------------------------------------- */
+
+static void check_cluster_queue(cc_t *c, size_t i, const cluster_queue_t *cq)
+{
+    char p[CPATH];
+
+    for (size_t g = 0; g < cq->ngroups; g++) {
+        for (size_t f = 0; f < cq->groups[g].nflavors; f++) {
+            const char *name = cq->groups[g].flavors[f].name;
+            if (name == NULL || find(c, KIND_RESOURCE_FLAVOR, "", name) != CROSSCHECK_NONE)
+                continue;
+            cpathf(p, "spec.resourceGroups[%zu].flavors[%zu].name", g, f);
+            diags_error(&c->diags[i], p, "references missing ResourceFlavor \"%s\"", name);
+        }
+    }
+}
+
+static void check_cohort(cc_t *c, size_t i, const cohort_t *co)
+{
+    char p[CPATH];
+
+    for (size_t g = 0; g < co->ngroups; g++) {
+        for (size_t f = 0; f < co->groups[g].nflavors; f++) {
+            const char *name = co->groups[g].flavors[f].name;
+            if (name == NULL || find(c, KIND_RESOURCE_FLAVOR, "", name) != CROSSCHECK_NONE)
+                continue;
+            cpathf(p, "spec.resourceGroups[%zu].flavors[%zu].name", g, f);
+            diags_warn(&c->diags[i], p,
+                       "references missing ResourceFlavor \"%s\" (this quota cannot be used)",
+                       name);
+        }
+    }
+}
+
+static void check_local_queue(cc_t *c, size_t i, const local_queue_t *lq)
+{
+    size_t cq;
+
+    if (lq->cluster_queue == NULL || lq->cluster_queue[0] == '\0')
+        return;
+    cq = find(c, KIND_CLUSTER_QUEUE, "", lq->cluster_queue);
+    if (cq == CROSSCHECK_NONE) {
+        diags_error(&c->diags[i], "spec.clusterQueue", "references missing ClusterQueue \"%s\"",
+                    lq->cluster_queue);
+        return;
+    }
+    if (!is_partial(c, cq) && !c->objs[cq]->u.cq.namespace_selector.present)
+        diags_warn(&c->diags[i], "spec.clusterQueue",
+                   "ClusterQueue \"%s\" has no namespaceSelector, so it admits no workloads "
+                   "(use namespaceSelector: {} for every namespace)",
+                   lq->cluster_queue);
+}
+
+/* Priority classes every cluster has. */
+static bool builtin_priority_class(const char *name)
+{
+    return strcmp(name, "system-cluster-critical") == 0 ||
+           strcmp(name, "system-node-critical") == 0;
+}
+
+static bool manages_unlabelled_jobs(const cc_t *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->objs[i] != NULL && c->objs[i]->kind == KIND_CONFIGURATION &&
+            c->objs[i]->u.config.manage_jobs_without_queue_name)
+            return true;
+    return false;
+}
+
+static void check_priority_class_name(cc_t *c, size_t i, const char *path, const char *name)
+{
+    if (name == NULL || name[0] == '\0' || builtin_priority_class(name) ||
+        find(c, KIND_PRIORITY_CLASS, "", name) != CROSSCHECK_NONE)
+        return;
+    diags_warn(&c->diags[i], path, "references missing PriorityClass \"%s\"", name);
+}
+
+static void check_job(cc_t *c, size_t i, const object_t *o)
+{
+    const job_t *j = &o->u.job;
+    const char *ns = ns_of(o);
+    const char *q = kv_find(&j->meta.labels, QUEUE_NAME_LABEL);
+    const char *pc = kv_find(&j->meta.labels, PRIORITY_CLASS_LABEL);
+
+    if (q == NULL || q[0] == '\0') {
+        if (find(c, KIND_LOCAL_QUEUE, ns, "default") == CROSSCHECK_NONE &&
+            !manages_unlabelled_jobs(c))
+            diags_warn(&c->diags[i], "metadata.labels",
+                       "no " QUEUE_NAME_LABEL " label and no LocalQueue \"default\" in namespace "
+                       "\"%s\": Kueue does not manage this Job",
+                       ns);
+    } else if (find(c, KIND_LOCAL_QUEUE, ns, q) == CROSSCHECK_NONE) {
+        diags_warn(&c->diags[i], "metadata.labels[" QUEUE_NAME_LABEL "]",
+                   "references missing LocalQueue \"%s\" in namespace \"%s\"", q, ns);
+    }
+    if (pc != NULL && pc[0] != '\0' &&
+        find(c, KIND_WORKLOAD_PRIORITY_CLASS, "", pc) == CROSSCHECK_NONE)
+        diags_warn(&c->diags[i], "metadata.labels[" PRIORITY_CLASS_LABEL "]",
+                   "references missing WorkloadPriorityClass \"%s\" (Kueue will not create "
+                   "the Workload)",
+                   pc);
+    else if (pc == NULL || pc[0] == '\0')
+        check_priority_class_name(c, i, "spec.template.spec.priorityClassName",
+                                  j->spec.priority_class_name);
+}
+
+static void check_workload(cc_t *c, size_t i, const object_t *o)
+{
+    const workload_t *wl = &o->u.wl;
+    const char *ns = ns_of(o);
+
+    if (wl->queue_name != NULL && wl->queue_name[0] != '\0' &&
+        find(c, KIND_LOCAL_QUEUE, ns, wl->queue_name) == CROSSCHECK_NONE)
+        diags_warn(&c->diags[i], "spec.queueName",
+                   "references missing LocalQueue \"%s\" in namespace \"%s\"", wl->queue_name, ns);
+    if (wl->priority_class == NULL || wl->priority_class[0] == '\0')
+        return;
+    if (wl->priority_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS &&
+        find(c, KIND_WORKLOAD_PRIORITY_CLASS, "", wl->priority_class) == CROSSCHECK_NONE)
+        diags_warn(&c->diags[i], "spec.priorityClassRef.name",
+                   "references missing WorkloadPriorityClass \"%s\"", wl->priority_class);
+    else if (wl->priority_source == PRIORITY_SOURCE_PRIORITY_CLASS)
+        check_priority_class_name(c, i, "spec.priorityClassRef.name", wl->priority_class);
+}
+
+void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                    diags_t *diags)
+{
+    cc_t c = {.objs = objs, .n = n, .opts = opts, .diags = diags};
+
+    if (!build_table(&c)) {
+        for (size_t i = 0; i < n; i++)
+            diags[i].oom = true;
+        return;
+    }
+    scan_identities(&c, NULL, true);
+    check_cycles(&c);
+    for (size_t i = 0; i < n; i++) {
+        const object_t *o = objs[i];
+        if (o == NULL || is_partial(&c, i))
+            continue;
+        switch (o->kind) {
+        case KIND_CLUSTER_QUEUE:
+            check_cluster_queue(&c, i, &o->u.cq);
+            break;
+        case KIND_COHORT:
+            check_cohort(&c, i, &o->u.cohort);
+            break;
+        case KIND_LOCAL_QUEUE:
+            check_local_queue(&c, i, &o->u.lq);
+            break;
+        case KIND_JOB:
+            check_job(&c, i, o);
+            break;
+        case KIND_WORKLOAD:
+            check_workload(&c, i, o);
+            break;
+        default:
+            break;
+        }
+    }
+    free(c.tab);
+}
