@@ -25,6 +25,9 @@ void diags_fini(diags_t *d)
 }
 
 static void diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static void diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
 {
     char text[1024];
     diag_t *item;

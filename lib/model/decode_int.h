@@ -1,0 +1,105 @@
+/* decode_int -- internals shared by the object decoders (decode_*.c, object.c); no other user. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_DECODE_INT_H
+#define SLUICE_DECODE_INT_H
+
+#include "model/jsonx.h"
+#include "model/object.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <string.h>
+
+/*
+ * Conventions of every decoder here:
+ * - the cursor's path already names the value being decoded (the caller pushed the key);
+ * - JSON null is treated as "absent", as encoding/json does for Kubernetes objects;
+ * - every problem is reported through the cursor and decoding continues, so one pass reports
+ *   everything; outputs hold Kueue's defaults where a field is absent.
+ */
+
+/* One decode pass: the cursor plus the API version being read. */
+typedef struct decode_s {
+    jsonx_t jx;
+    bool v1beta1; /* kueue.x-k8s.io/v1beta1 or config.kueue.x-k8s.io/v1beta1 */
+} decode_t;
+
+/* CRD list limits (kubebuilder MaxItems / MaxProperties of Kueue v1beta2). */
+#define DEC_MAX_RESOURCE_GROUPS  16
+#define DEC_MAX_FLAVORS          64
+#define DEC_MAX_RESOURCES        64
+#define DEC_MAX_POD_SETS         18
+#define DEC_MAX_NODE_LABELS      8
+#define DEC_MAX_TAINTS           8
+#define DEC_MAX_TOLERATIONS      8
+#define DEC_MAX_ADMISSION_CHECKS 64
+#define DEC_MAX_CONDITIONS       16
+#define DEC_MAX_SELECTOR_TERMS   64
+/* Lists of plain Kubernetes objects have no CRD bound; this ceiling keeps hostile input from
+ * costing unbounded memory while staying far above anything real. */
+#define DEC_MAX_LIST 4096
+
+/* Is member `key` of object `obj` missing or null? */
+bool decode__absent(const json_t *obj, const char *key);
+
+/* Is `key` one of the NULL-terminated `names`? */
+bool decode__in(const char *key, const char *const *names);
+
+/* metadata (ObjectMeta). `v` may be NULL (absent). `namespaced` kinds keep metadata.namespace;
+ * cluster-scoped kinds drop it with a warning. `need_name`: name or generateName required. */
+void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespaced, bool need_name);
+
+/* Pod template metadata: labels and annotations decoded, the other ObjectMeta fields tolerated. */
+void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels,
+                           kv_list_t *annotations);
+
+/* metav1.LabelSelector; sets present = true. */
+void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s);
+
+/* One selector requirement (matchExpressions item); `node` allows Gt/Lt (NodeSelectorRequirement). */
+bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_t *r);
+
+/* corev1.Taint list / Toleration list, at most `max` items. */
+void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, size_t *n);
+void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out,
+                         size_t *n);
+
+/* PodTemplateSpec: metadata labels/annotations + spec. `spec_required` reports a missing spec. */
+void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations,
+                          pod_spec_t *spec);
+
+/* PodSpec: the fields admission uses are decoded, other PodSpec fields tolerated. */
+void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec);
+
+/* Compute pod_requests of a decoded podset; reports overflow at the current path. */
+void decode__pod_set_requests(decode_t *d, pod_set_t *ps);
+
+/* Kinds. `root` is the whole object (apiVersion and kind already checked). */
+void decode__namespace(decode_t *d, const json_t *root, namespace_t *out);
+void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *out);
+void decode__configuration(decode_t *d, const json_t *root, configuration_t *out);
+void decode__flavor(decode_t *d, const json_t *root, flavor_t *out);
+void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out);
+void decode__cohort(decode_t *d, const json_t *root, cohort_t *out);
+void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out);
+void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out);
+void decode__workload(decode_t *d, const json_t *root, workload_t *out);
+void decode__job(decode_t *d, const json_t *root, job_t *out);
+
+/* Iterate the members of object `obj` with the key pushed on the path and nulls skipped:
+ *   DECODE_FIELDS(d, obj, key, val) { if (DECODE_IS(key, "x")) ...; else jsonx_unknown(...); }
+ * The body must not `break` or `return` (the key is popped after each iteration). */
+#define DECODE_CAT_(a, b) a##b
+#define DECODE_CAT(a, b)  DECODE_CAT_(a, b)
+#define DECODE_FIELDS(d, obj, key, val)                                                            \
+    DECODE_FIELDS_(d, obj, key, val, DECODE_CAT(it_, __LINE__), DECODE_CAT(mark_, __LINE__))
+#define DECODE_FIELDS_(d, obj, key, val, it, mark)                                                 \
+    for (void *it = json_object_iter((json_t *)(obj)); it != NULL;                                 \
+         it = json_object_iter_next((json_t *)(obj), it))                                          \
+        for (size_t mark = (key = json_object_iter_key(it), val = json_object_iter_value(it),     \
+                            json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key));       \
+             mark != (size_t)-1; jsonx_pop(&(d)->jx, mark), mark = (size_t)-1)
+
+#define DECODE_IS(key, name) (strcmp((key), (name)) == 0)
+
+#endif

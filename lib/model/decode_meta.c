@@ -1,0 +1,362 @@
+/* decode_meta -- ObjectMeta, label selectors, and the small cluster kinds (Namespace,
+ * PriorityClass, Configuration). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/decode_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool decode__absent(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+
+    return v == NULL || json_is_null(v);
+}
+
+bool decode__in(const char *key, const char *const *names)
+{
+    for (size_t i = 0; names[i] != NULL; i++)
+        if (strcmp(key, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* ObjectMeta fields that are legal in any manifest but carry nothing admission needs. */
+static const char *const meta_tolerated[] = {
+    "selfLink", "deletionGracePeriodSeconds", "ownerReferences", "managedFields", NULL,
+};
+
+/* The full ObjectMeta field list, for pod templates where only labels/annotations matter. */
+static const char *const meta_all[] = {
+    "name",        "generateName",     "namespace",         "selfLink",
+    "uid",         "resourceVersion",  "generation",        "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+    "ownerReferences", "finalizers",   "managedFields",     NULL,
+};
+
+void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespaced, bool need_name)
+{
+    jsonx_t *jx = &d->jx;
+    size_t mark = jsonx_push_key(jx, "metadata");
+    const char *key;
+    json_t *val;
+
+    if (v == NULL || json_is_null(v)) {
+        if (need_name)
+            jsonx_required(jx, "name");
+        jsonx_pop(jx, mark);
+        return;
+    }
+    if (!jsonx_want_object(jx, v)) {
+        jsonx_pop(jx, mark);
+        return;
+    }
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &m->name);
+        else if (DECODE_IS(key, "generateName"))
+            jsonx_string(jx, val, &m->generate_name);
+        else if (DECODE_IS(key, "namespace"))
+            jsonx_string(jx, val, &m->namespace);
+        else if (DECODE_IS(key, "uid"))
+            jsonx_string(jx, val, &m->uid);
+        else if (DECODE_IS(key, "resourceVersion"))
+            jsonx_string(jx, val, &m->resource_version);
+        else if (DECODE_IS(key, "generation"))
+            jsonx_int64(jx, val, &m->generation);
+        else if (DECODE_IS(key, "creationTimestamp"))
+            jsonx_time(jx, val, &m->creation_time);
+        else if (DECODE_IS(key, "deletionTimestamp")) {
+            int64_t t;
+            if (jsonx_time(jx, val, &t))
+                m->deleting = true;
+        } else if (DECODE_IS(key, "labels"))
+            jsonx_kv_map(jx, val, 0, &m->labels);
+        else if (DECODE_IS(key, "annotations"))
+            jsonx_kv_map(jx, val, 0, &m->annotations);
+        else if (DECODE_IS(key, "finalizers"))
+            jsonx_string_array(jx, val, DEC_MAX_LIST, false, &m->finalizers, &m->nfinalizers);
+        else if (!decode__in(key, meta_tolerated))
+            jsonx_unknown(jx, key);
+    }
+    /* A type error on name was reported already; "" counts as missing, as in Kubernetes. */
+    if (need_name && (decode__absent(v, "name") || (m->name != NULL && m->name[0] == '\0')) &&
+        (m->generate_name == NULL || m->generate_name[0] == '\0'))
+        jsonx_required(jx, "name");
+    if (!namespaced && m->namespace != NULL) {
+        /* The API server ignores metadata.namespace on cluster-scoped kinds; say so. */
+        jsonx_push_key(jx, "namespace");
+        jsonx_warn(jx, "ignored: this kind is cluster-scoped");
+        free(m->namespace);
+        m->namespace = NULL;
+    }
+    jsonx_pop(jx, mark);
+}
+
+void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "labels"))
+            jsonx_kv_map(jx, val, 0, labels);
+        else if (DECODE_IS(key, "annotations"))
+            jsonx_kv_map(jx, val, 0, annotations);
+        else if (!decode__in(key, meta_all))
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* ---- selectors ------------------------------------------------------------------------------ */
+
+static const char *const label_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", NULL};
+static const char *const node_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", NULL};
+
+bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_t *r)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    bool have_op = false, ok = true;
+    size_t errs = jx->diags->nerrors;
+
+    if (!jsonx_want_object(jx, v))
+        return false;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "key")) {
+            jsonx_string(jx, val, &r->key);
+        } else if (DECODE_IS(key, "operator")) {
+            int op;
+            if (jsonx_enum(jx, val, node ? node_ops : label_ops, &op)) {
+                r->op = (selector_op_t)op;
+                have_op = true;
+            }
+        } else if (DECODE_IS(key, "values")) {
+            jsonx_string_array(jx, val, DEC_MAX_LIST, true, &r->values, &r->nvalues);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "key")) {
+        jsonx_required(jx, "key");
+        ok = false;
+    }
+    if (!have_op && decode__absent(v, "operator")) {
+        jsonx_required(jx, "operator");
+        ok = false;
+    }
+    return ok && jx->diags->nerrors == errs;
+}
+
+static void decode_exprs(decode_t *d, const json_t *v, bool node, size_t max, selector_req_t **out,
+                         size_t *n)
+{
+    jsonx_t *jx = &d->jx;
+    size_t len;
+    selector_req_t *reqs;
+
+    if (!jsonx_want_array_max(jx, v, max))
+        return;
+    len = json_array_size(v);
+    if (len == 0)
+        return;
+    reqs = calloc(len, sizeof(*reqs));
+    if (reqs == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode__selector_req(d, json_array_get(v, i), node, &reqs[i]);
+        jsonx_pop(jx, mark);
+    }
+    *out = reqs;
+    *n = len;
+}
+
+void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    label_selector_fini(s);
+    s->present = true;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "matchLabels"))
+            jsonx_kv_map(jx, val, 0, &s->match_labels);
+        else if (DECODE_IS(key, "matchExpressions"))
+            decode_exprs(d, val, false, DEC_MAX_LIST, &s->exprs, &s->nexprs);
+        else
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* ---- Namespace --------------------------------------------------------------------------------- */
+
+void decode__namespace(decode_t *d, const json_t *root, namespace_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec") || DECODE_IS(key, "status"))
+            jsonx_want_object(jx, val); /* finalizers / phase: nothing admission uses */
+        else if (!decode__in(key, (const char *const[]){"apiVersion", "kind", "metadata", NULL}))
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* ---- PriorityClass (scheduling.k8s.io/v1) ----------------------------------------------------- */
+
+void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *out)
+{
+    static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    bool have_value = false;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "value")) {
+            have_value = true;
+            jsonx_int32(jx, val, &out->value);
+        } else if (DECODE_IS(key, "globalDefault")) {
+            jsonx_bool(jx, val, &out->global_default);
+        } else if (DECODE_IS(key, "description")) {
+            char *s = NULL;
+            jsonx_string(jx, val, &s);
+            free(s);
+        } else if (DECODE_IS(key, "preemptionPolicy")) {
+            int p;
+            jsonx_enum(jx, val, policies, &p);
+        } else if (!decode__in(key, (const char *const[]){"apiVersion", "kind", "metadata", NULL})) {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (!have_value)
+        jsonx_required(jx, "value");
+}
+
+/* ---- Configuration (config.kueue.x-k8s.io) ------------------------------------------------------ */
+
+/* Known Configuration fields sluice accepts without acting on them (warned). */
+static const char *const config_unused[] = {
+    "webhook",       "metrics",          "health",         "leaderElection",
+    "controller",    "clientConnection", "internalCertManagement", "waitForPodsReady",
+    "integrations",  "admissionFairSharing", "resources",  "objectRetentionPolicies",
+    "featureGates",  "multiKueue",       "tls",            "queueVisibility",
+    "visibilityServer", "pprofBindAddress", "gracefulShutdownTimeout", "cacheSyncTimeout",
+    NULL,
+};
+
+static void decode_fair_sharing(decode_t *d, const json_t *v, configuration_t *out)
+{
+    static const char *const strategies[] = {"LessThanOrEqualToFinalShare",
+                                             "LessThanInitialShare", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    out->fair_sharing = true; /* v1beta2: present means enabled */
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "enable") && d->v1beta1) {
+            jsonx_bool(jx, val, &out->fair_sharing);
+        } else if (DECODE_IS(key, "preemptionStrategies")) {
+            if (jsonx_want_array_max(jx, val, 2)) {
+                out->nstrategies = 0;
+                for (size_t i = 0; i < json_array_size(val); i++) {
+                    size_t mark = jsonx_push_index(jx, i);
+                    int s;
+                    if (jsonx_enum(jx, json_array_get(val, i), strategies, &s))
+                        out->strategies[out->nstrategies++] = (fair_strategy_t)s;
+                    jsonx_pop(jx, mark);
+                }
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (d->v1beta1 && json_object_get(v, "enable") == NULL)
+        out->fair_sharing = false; /* v1beta1: enable defaults to false */
+}
+
+/* Kueue's default managedJobsNamespaceSelector: kubernetes.io/metadata.name NotIn
+ * [kube-system, <kueue namespace>]. */
+static void default_managed_selector(decode_t *d, label_selector_t *s, const char *ns)
+{
+    selector_req_t *r = calloc(1, sizeof(*r));
+    char **values = calloc(2, sizeof(*values));
+
+    if (r == NULL || values == NULL)
+        goto oom;
+    r->key = strdup("kubernetes.io/metadata.name");
+    values[0] = strdup("kube-system");
+    values[1] = strdup(ns);
+    r->values = values;
+    r->nvalues = 2;
+    values = NULL;
+    r->op = SELECTOR_OP_NOT_IN;
+    if (r->key == NULL || r->values[0] == NULL || r->values[1] == NULL)
+        goto oom;
+    s->present = true;
+    s->exprs = r;
+    s->nexprs = 1;
+    return;
+oom:
+    if (r != NULL)
+        selector_req_fini(r);
+    free(r);
+    free(values);
+    jsonx_oom(&d->jx);
+}
+
+void decode__configuration(decode_t *d, const json_t *root, configuration_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    char *ns = NULL;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, false);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "apiVersion") || DECODE_IS(key, "kind") || DECODE_IS(key, "metadata")) {
+            /* checked by object_decode / above */
+        } else if (DECODE_IS(key, "namespace")) {
+            jsonx_string(jx, val, &ns);
+        } else if (DECODE_IS(key, "manageJobsWithoutQueueName")) {
+            jsonx_bool(jx, val, &out->manage_jobs_without_queue_name);
+        } else if (DECODE_IS(key, "managedJobsNamespaceSelector")) {
+            decode__label_selector(d, val, &out->managed_jobs_namespace_selector);
+        } else if (DECODE_IS(key, "fairSharing")) {
+            decode_fair_sharing(d, val, out);
+        } else if (decode__in(key, config_unused)) {
+            jsonx_unused(jx, key);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (!out->managed_jobs_namespace_selector.present)
+        default_managed_selector(d, &out->managed_jobs_namespace_selector,
+                                 ns ? ns : "kueue-system");
+    free(ns);
+}

@@ -1,0 +1,402 @@
+/* decode_pod -- PodTemplateSpec, PodSpec, containers, taints and tolerations. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/decode_int.h"
+
+#include "model/requests.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Pod templates are real Kubernetes PodSpecs: sluice decodes the fields admission looks at
+ * (resources, node selection, tolerations, priority class) and tolerates every other field of
+ * the Kubernetes API, so any Job manifest decodes. A name that is not a PodSpec/Container field
+ * at all (a typo like "resurces") is still an error, as the API server's strict decoding would
+ * report it. The lists follow k8s.io/api/core/v1 (v1.34).
+ */
+static const char *const podspec_tolerated[] = {
+    "volumes", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds", "dnsPolicy", "serviceAccountName", "serviceAccount",
+    "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC",
+    "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain",
+    "schedulerName", "hostAliases", "priority", "dnsConfig", "readinessGates",
+    "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "topologySpreadConstraints",
+    "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
+    "hostnameOverride", NULL,
+};
+
+static const char *const container_tolerated[] = {
+    "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resizePolicy",
+    "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
+    "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
+    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty", NULL,
+};
+
+static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+static const char *const tol_effects[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+
+/* ---- taints and tolerations ------------------------------------------------------------------ */
+
+static void decode_taint(decode_t *d, const json_t *v, taint_t *t)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    bool have_effect = false;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "key")) {
+            jsonx_string(jx, val, &t->key);
+        } else if (DECODE_IS(key, "value")) {
+            jsonx_string_conv(jx, val, &t->value);
+        } else if (DECODE_IS(key, "effect")) {
+            int e;
+            have_effect = true;
+            if (jsonx_enum(jx, val, effects, &e))
+                t->effect = (taint_effect_t)(e + 1);
+        } else if (DECODE_IS(key, "timeAdded")) {
+            int64_t ts;
+            jsonx_time(jx, val, &ts);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "key"))
+        jsonx_required(jx, "key");
+    if (!have_effect)
+        jsonx_required(jx, "effect");
+}
+
+void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, size_t *n)
+{
+    jsonx_t *jx = &d->jx;
+    taint_t *items;
+    size_t len;
+
+    if (!jsonx_want_array_max(jx, v, max))
+        return;
+    len = json_array_size(v);
+    if (len == 0)
+        return;
+    items = calloc(len, sizeof(*items));
+    if (items == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode_taint(d, json_array_get(v, i), &items[i]);
+        jsonx_pop(jx, mark);
+    }
+    *out = items;
+    *n = len;
+}
+
+static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t)
+{
+    static const char *const ops[] = {"Equal", "Exists", "", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "key")) {
+            jsonx_string(jx, val, &t->key);
+        } else if (DECODE_IS(key, "operator")) {
+            int op;
+            if (jsonx_enum(jx, val, ops, &op))
+                t->op = op == 1 ? TOLERATION_OP_EXISTS : TOLERATION_OP_EQUAL;
+        } else if (DECODE_IS(key, "value")) {
+            jsonx_string_conv(jx, val, &t->value);
+        } else if (DECODE_IS(key, "effect")) {
+            int e;
+            if (jsonx_enum(jx, val, tol_effects, &e))
+                t->effect = (taint_effect_t)e;
+        } else if (DECODE_IS(key, "tolerationSeconds")) {
+            if (jsonx_int64(jx, val, &t->seconds))
+                t->has_seconds = true;
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out, size_t *n)
+{
+    jsonx_t *jx = &d->jx;
+    toleration_t *items;
+    size_t len;
+
+    if (!jsonx_want_array_max(jx, v, max))
+        return;
+    len = json_array_size(v);
+    if (len == 0)
+        return;
+    items = calloc(len, sizeof(*items));
+    if (items == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode_toleration(d, json_array_get(v, i), &items[i]);
+        jsonx_pop(jx, mark);
+    }
+    *out = items;
+    *n = len;
+}
+
+/* ---- containers ---------------------------------------------------------------------------- */
+
+static void decode_resources(decode_t *d, const json_t *v, resource_list_t *requests,
+                             resource_list_t *limits)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "requests"))
+            jsonx_resource_list(jx, val, requests);
+        else if (DECODE_IS(key, "limits"))
+            jsonx_resource_list(jx, val, limits);
+        else if (DECODE_IS(key, "claims"))
+            jsonx_want_array(jx, val); /* DRA claims: not quota */
+        else
+            jsonx_unknown(jx, key);
+    }
+}
+
+static void decode_container(decode_t *d, const json_t *v, bool init, container_t *c)
+{
+    static const char *const policies[] = {"Always", "OnFailure", "Never", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name")) {
+            jsonx_string(jx, val, &c->name);
+        } else if (DECODE_IS(key, "resources")) {
+            decode_resources(d, val, &c->requests, &c->limits);
+        } else if (DECODE_IS(key, "restartPolicy")) {
+            int p;
+            /* Only an init container with restartPolicy Always is a sidecar. */
+            if (jsonx_enum(jx, val, policies, &p))
+                c->restartable = init && p == 0;
+        } else if (!decode__in(key, container_tolerated)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+}
+
+static void decode_containers(decode_t *d, const json_t *v, bool init, container_t **out,
+                              size_t *n)
+{
+    jsonx_t *jx = &d->jx;
+    container_t *items;
+    size_t len;
+
+    if (!jsonx_want_array_max(jx, v, DEC_MAX_LIST))
+        return;
+    len = json_array_size(v);
+    if (len == 0)
+        return;
+    items = calloc(len, sizeof(*items));
+    if (items == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode_container(d, json_array_get(v, i), init, &items[i]);
+        jsonx_pop(jx, mark);
+    }
+    *out = items;
+    *n = len;
+}
+
+/* ---- affinity ---------------------------------------------------------------------------------- */
+
+static void decode_term(decode_t *d, const json_t *v, node_selector_term_t *t)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "matchExpressions")) {
+            size_t len;
+            if (!jsonx_want_array_max(jx, val, DEC_MAX_LIST))
+                continue;
+            len = json_array_size(val);
+            if (len == 0)
+                continue;
+            t->exprs = calloc(len, sizeof(*t->exprs));
+            if (t->exprs == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            t->nexprs = len;
+            for (size_t i = 0; i < len; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode__selector_req(d, json_array_get(val, i), true, &t->exprs[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else if (DECODE_IS(key, "matchFields")) {
+            if (jsonx_want_array(jx, val) && json_array_size(val) > 0)
+                jsonx_warn(jx, "matchFields (node fields) are not evaluated by sluice");
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+static void decode_node_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "requiredDuringSchedulingIgnoredDuringExecution")) {
+            if (!jsonx_want_object(jx, val))
+                continue;
+            DECODE_FIELDS(d, val, k2, v2)
+            {
+                size_t len;
+                if (!DECODE_IS(k2, "nodeSelectorTerms")) {
+                    jsonx_unknown(jx, k2);
+                    continue;
+                }
+                if (!jsonx_want_array_max(jx, v2, DEC_MAX_SELECTOR_TERMS))
+                    continue;
+                len = json_array_size(v2);
+                if (len == 0)
+                    continue;
+                spec->affinity_terms = calloc(len, sizeof(*spec->affinity_terms));
+                if (spec->affinity_terms == NULL) {
+                    jsonx_oom(jx);
+                    continue;
+                }
+                spec->naffinity_terms = len;
+                for (size_t i = 0; i < len; i++) {
+                    size_t mark = jsonx_push_index(jx, i);
+                    decode_term(d, json_array_get(v2, i), &spec->affinity_terms[i]);
+                    jsonx_pop(jx, mark);
+                }
+            }
+        } else if (DECODE_IS(key, "preferredDuringSchedulingIgnoredDuringExecution")) {
+            jsonx_want_array(jx, val); /* preferences do not restrict flavors */
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+static void decode_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "nodeAffinity"))
+            decode_node_affinity(d, val, spec);
+        else if (DECODE_IS(key, "podAffinity") || DECODE_IS(key, "podAntiAffinity"))
+            jsonx_want_object(jx, val);
+        else
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* ---- PodSpec / PodTemplateSpec ------------------------------------------------------------------- */
+
+void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "containers"))
+            decode_containers(d, val, false, &spec->containers, &spec->ncontainers);
+        else if (DECODE_IS(key, "initContainers"))
+            decode_containers(d, val, true, &spec->init_containers, &spec->ninit_containers);
+        else if (DECODE_IS(key, "overhead"))
+            jsonx_resource_list(jx, val, &spec->overhead);
+        else if (DECODE_IS(key, "nodeSelector"))
+            jsonx_kv_map(jx, val, 0, &spec->node_selector);
+        else if (DECODE_IS(key, "tolerations"))
+            decode__tolerations(d, val, DEC_MAX_LIST, &spec->tolerations, &spec->ntolerations);
+        else if (DECODE_IS(key, "affinity"))
+            decode_affinity(d, val, spec);
+        else if (DECODE_IS(key, "priorityClassName"))
+            jsonx_string(jx, val, &spec->priority_class_name);
+        else if (DECODE_IS(key, "resources"))
+            decode_resources(d, val, &spec->pod_level_requests, &spec->pod_level_limits);
+        else if (!decode__in(key, podspec_tolerated))
+            jsonx_unknown(jx, key);
+    }
+    if (spec->ncontainers == 0 && decode__absent(v, "containers"))
+        jsonx_required(jx, "containers");
+}
+
+void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations,
+                          pod_spec_t *spec)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "metadata"))
+            decode__template_meta(d, val, labels, annotations);
+        else if (DECODE_IS(key, "spec"))
+            decode__pod_spec(d, val, spec);
+        else
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(v, "spec"))
+        jsonx_required(jx, "spec");
+}
+
+void decode__pod_set_requests(decode_t *d, pod_set_t *ps)
+{
+    err_msg_t msg;
+    err_t rc = requests_pod(&ps->spec, &ps->pod_requests, &msg);
+
+    if (rc == ERR_NOMEM)
+        jsonx_oom(&d->jx);
+    else if (rc != ERR_OK)
+        jsonx_error(&d->jx, "%s", msg.text);
+}

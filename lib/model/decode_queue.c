@@ -1,0 +1,523 @@
+/* decode_queue -- ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/decode_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const root_keys[] = {"apiVersion", "kind", "metadata", NULL};
+static const char *const stop_policies[] = {"None", "Hold", "HoldAndDrain", NULL};
+
+/* ---- resource groups (ClusterQueue and Cohort) ----------------------------------------------- */
+
+static void decode_quota(decode_t *d, const json_t *v, resource_quota_t *q)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    bool have_nominal = false;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name")) {
+            jsonx_string(jx, val, &q->name);
+        } else if (DECODE_IS(key, "nominalQuota")) {
+            have_nominal = true;
+            jsonx_quantity(jx, val, &q->nominal);
+        } else if (DECODE_IS(key, "borrowingLimit")) {
+            q->has_borrowing_limit = jsonx_quantity(jx, val, &q->borrowing_limit);
+        } else if (DECODE_IS(key, "lendingLimit")) {
+            q->has_lending_limit = jsonx_quantity(jx, val, &q->lending_limit);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+    if (!have_nominal)
+        jsonx_required(jx, "nominalQuota");
+}
+
+/* An array field with CRD bounds [1, max]: a missing or empty list is "Required value". */
+static size_t want_list(decode_t *d, const json_t *v, size_t max)
+{
+    if (!jsonx_want_array_max(&d->jx, v, max))
+        return 0;
+    if (json_array_size(v) == 0)
+        jsonx_error(&d->jx, "Required value: must have at least 1 item");
+    return json_array_size(v);
+}
+
+static void decode_flavor_quotas(decode_t *d, const json_t *v, flavor_quotas_t *f)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name")) {
+            jsonx_string(jx, val, &f->name);
+        } else if (DECODE_IS(key, "resources")) {
+            size_t n = want_list(d, val, DEC_MAX_RESOURCES);
+            if (n == 0)
+                continue;
+            f->resources = calloc(n, sizeof(*f->resources));
+            if (f->resources == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            f->nresources = n;
+            for (size_t i = 0; i < n; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode_quota(d, json_array_get(val, i), &f->resources[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+    if (decode__absent(v, "resources"))
+        jsonx_required(jx, "resources");
+}
+
+static void decode_group(decode_t *d, const json_t *v, resource_group_t *g)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "coveredResources")) {
+            if (want_list(d, val, DEC_MAX_RESOURCES) > 0)
+                jsonx_string_array(jx, val, DEC_MAX_RESOURCES, false, &g->covered, &g->ncovered);
+        } else if (DECODE_IS(key, "flavors")) {
+            size_t n = want_list(d, val, DEC_MAX_FLAVORS);
+            if (n == 0)
+                continue;
+            g->flavors = calloc(n, sizeof(*g->flavors));
+            if (g->flavors == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            g->nflavors = n;
+            for (size_t i = 0; i < n; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode_flavor_quotas(d, json_array_get(val, i), &g->flavors[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "coveredResources"))
+        jsonx_required(jx, "coveredResources");
+    if (decode__absent(v, "flavors"))
+        jsonx_required(jx, "flavors");
+}
+
+static void decode_groups(decode_t *d, const json_t *v, resource_group_t **out, size_t *n)
+{
+    jsonx_t *jx = &d->jx;
+    size_t len;
+
+    if (!jsonx_want_array_max(jx, v, DEC_MAX_RESOURCE_GROUPS))
+        return;
+    len = json_array_size(v);
+    if (len == 0)
+        return;
+    *out = calloc(len, sizeof(**out));
+    if (*out == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    *n = len;
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode_group(d, json_array_get(v, i), &(*out)[i]);
+        jsonx_pop(jx, mark);
+    }
+}
+
+/* fairSharing: {weight}. */
+static void decode_fair_weight(decode_t *d, const json_t *v, bool *has, quantity_t *weight)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "weight"))
+            *has = jsonx_quantity(jx, val, weight);
+        else
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* Kueue objects' status is written by the controller; sluice recomputes it, so a status in a
+ * manifest (e.g. from `kubectl get -o yaml`) is accepted and ignored. */
+static void ignore_status(decode_t *d, const json_t *v)
+{
+    jsonx_want_object(&d->jx, v);
+}
+
+/* ---- ResourceFlavor ------------------------------------------------------------------------------ */
+
+void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec")) {
+            if (!jsonx_want_object(jx, val))
+                continue;
+            DECODE_FIELDS(d, val, k2, v2)
+            {
+                if (DECODE_IS(k2, "nodeLabels")) {
+                    jsonx_kv_map(jx, v2, DEC_MAX_NODE_LABELS, &out->node_labels);
+                } else if (DECODE_IS(k2, "nodeTaints")) {
+                    decode__taints(d, v2, DEC_MAX_TAINTS, &out->taints, &out->ntaints);
+                } else if (DECODE_IS(k2, "tolerations")) {
+                    decode__tolerations(d, v2, DEC_MAX_TOLERATIONS, &out->tolerations,
+                                        &out->ntolerations);
+                } else if (DECODE_IS(k2, "topologyName")) {
+                    if (jsonx_string(jx, v2, &out->topology_name))
+                        jsonx_unused(jx, k2);
+                } else {
+                    jsonx_unknown(jx, k2);
+                }
+            }
+        } else if (DECODE_IS(key, "status")) {
+            ignore_status(d, val);
+        } else if (!decode__in(key, root_keys)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+/* ---- ClusterQueue ------------------------------------------------------------------------------- */
+
+static void decode_fungibility(decode_t *d, const json_t *v, cluster_queue_t *cq)
+{
+    /* v1beta1 also had Borrow (whenCanBorrow) and Preempt (whenCanPreempt); both convert to
+     * MayStopSearch (apis/kueue/v1beta1 conversion). */
+    static const char *const borrow2[] = {"MayStopSearch", "TryNextFlavor", NULL};
+    static const char *const borrow1[] = {"MayStopSearch", "TryNextFlavor", "Borrow", NULL};
+    static const char *const preempt1[] = {"MayStopSearch", "TryNextFlavor", "Preempt", NULL};
+    static const char *const prefs[] = {"BorrowingOverPreemption", "PreemptionOverBorrowing", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "whenCanBorrow")) {
+            if (jsonx_enum(jx, val, d->v1beta1 ? borrow1 : borrow2, &e))
+                cq->when_can_borrow = e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR
+                                             : FUNGIBILITY_MAY_STOP_SEARCH;
+        } else if (DECODE_IS(key, "whenCanPreempt")) {
+            if (jsonx_enum(jx, val, d->v1beta1 ? preempt1 : borrow2, &e))
+                cq->when_can_preempt = e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR
+                                              : FUNGIBILITY_MAY_STOP_SEARCH;
+        } else if (DECODE_IS(key, "preference")) {
+            if (jsonx_enum(jx, val, prefs, &e))
+                cq->preference = (fungibility_pref_t)(e + 1);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
+{
+    static const char *const reclaim[] = {"Never", "LowerPriority", "Any", NULL};
+    static const char *const within[] = {"Never", "LowerPriority", "LowerOrNewerEqualPriority",
+                                         NULL};
+    static const char *const borrow[] = {"Never", "LowerPriority", NULL};
+    static const preempt_policy_t reclaim_v[] = {PREEMPT_NEVER, PREEMPT_LOWER_PRIORITY,
+                                                 PREEMPT_ANY};
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "reclaimWithinCohort")) {
+            if (jsonx_enum(jx, val, reclaim, &e))
+                cq->reclaim_within_cohort = reclaim_v[e];
+        } else if (DECODE_IS(key, "withinClusterQueue")) {
+            if (jsonx_enum(jx, val, within, &e))
+                cq->within_cluster_queue = (preempt_policy_t)e;
+        } else if (DECODE_IS(key, "borrowWithinCohort")) {
+            if (!jsonx_want_object(jx, val))
+                continue;
+            DECODE_FIELDS(d, val, k2, v2)
+            {
+                if (DECODE_IS(k2, "policy")) {
+                    if (jsonx_enum(jx, v2, borrow, &e))
+                        cq->borrow_within_cohort = (preempt_policy_t)e;
+                } else if (DECODE_IS(k2, "maxPriorityThreshold")) {
+                    cq->has_max_priority_threshold =
+                        jsonx_int32(jx, v2, &cq->max_priority_threshold);
+                } else {
+                    jsonx_unknown(jx, k2);
+                }
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+/* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names are kept; sluice has no
+ * admission-check controllers, so the field is reported as not acted on. */
+static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t *cq)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        size_t n;
+        if (!DECODE_IS(key, "admissionChecks")) {
+            jsonx_unknown(jx, key);
+            continue;
+        }
+        if (!jsonx_want_array_max(jx, val, DEC_MAX_ADMISSION_CHECKS))
+            continue;
+        n = json_array_size(val);
+        if (n == 0)
+            continue;
+        strv_free(cq->admission_checks, cq->nadmission_checks);
+        cq->nadmission_checks = 0;
+        cq->admission_checks = calloc(n, sizeof(char *));
+        if (cq->admission_checks == NULL) {
+            jsonx_oom(jx);
+            continue;
+        }
+        cq->nadmission_checks = n;
+        for (size_t i = 0; i < n; i++) {
+            size_t mark = jsonx_push_index(jx, i);
+            json_t *item = json_array_get(val, i);
+            if (jsonx_want_object(jx, item)) {
+                DECODE_FIELDS(d, item, k2, v2)
+                {
+                    if (DECODE_IS(k2, "name")) {
+                        jsonx_string(jx, v2, &cq->admission_checks[i]);
+                    } else if (DECODE_IS(k2, "onFlavors")) {
+                        char **fl = NULL;
+                        size_t nfl = 0;
+                        jsonx_string_array(jx, v2, DEC_MAX_FLAVORS, false, &fl, &nfl);
+                        strv_free(fl, nfl);
+                    } else {
+                        jsonx_unknown(jx, k2);
+                    }
+                }
+                if (cq->admission_checks[i] == NULL)
+                    jsonx_required(jx, "name");
+            }
+            jsonx_pop(jx, mark);
+        }
+    }
+}
+
+static void decode_cq_spec(decode_t *d, const json_t *v, cluster_queue_t *cq)
+{
+    static const char *const queueing[] = {"BestEffortFIFO", "StrictFIFO", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "resourceGroups")) {
+            decode_groups(d, val, &cq->groups, &cq->ngroups);
+        } else if (DECODE_IS(key, d->v1beta1 ? "cohort" : "cohortName")) {
+            jsonx_string(jx, val, &cq->cohort);
+        } else if (DECODE_IS(key, "queueingStrategy")) {
+            if (jsonx_enum(jx, val, queueing, &e))
+                cq->queueing = (queueing_strategy_t)e;
+        } else if (DECODE_IS(key, "namespaceSelector")) {
+            decode__label_selector(d, val, &cq->namespace_selector);
+        } else if (DECODE_IS(key, "flavorFungibility")) {
+            decode_fungibility(d, val, cq);
+        } else if (DECODE_IS(key, "preemption")) {
+            decode_preemption(d, val, cq);
+        } else if (DECODE_IS(key, "stopPolicy")) {
+            if (jsonx_enum(jx, val, stop_policies, &e))
+                cq->stop_policy = (stop_policy_t)e;
+        } else if (DECODE_IS(key, "fairSharing")) {
+            decode_fair_weight(d, val, &cq->has_fair_weight, &cq->fair_weight);
+        } else if (DECODE_IS(key, "admissionChecksStrategy")) {
+            jsonx_unused(jx, key);
+            decode_checks_strategy(d, val, cq);
+        } else if (DECODE_IS(key, "admissionChecks") && d->v1beta1) {
+            /* v1beta1 []string, converted to admissionChecksStrategy in v1beta2. */
+            jsonx_unused(jx, key);
+            jsonx_string_array(jx, val, DEC_MAX_ADMISSION_CHECKS, false, &cq->admission_checks,
+                               &cq->nadmission_checks);
+        } else if (DECODE_IS(key, "admissionScope") ||
+                   (DECODE_IS(key, "concurrentAdmissionPolicy") && !d->v1beta1)) {
+            if (jsonx_want_object(jx, val))
+                jsonx_unused(jx, key);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    /* An empty cohort name means "no cohort". */
+    if (cq->cohort != NULL && cq->cohort[0] == '\0') {
+        free(cq->cohort);
+        cq->cohort = NULL;
+    }
+}
+
+void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    out->when_can_borrow = FUNGIBILITY_MAY_STOP_SEARCH;
+    out->when_can_preempt = FUNGIBILITY_TRY_NEXT_FLAVOR;
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec"))
+            decode_cq_spec(d, val, out);
+        else if (DECODE_IS(key, "status"))
+            ignore_status(d, val);
+        else if (!decode__in(key, root_keys))
+            jsonx_unknown(jx, key);
+    }
+}
+
+/* ---- Cohort ----------------------------------------------------------------------------------------- */
+
+void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec")) {
+            if (!jsonx_want_object(jx, val))
+                continue;
+            DECODE_FIELDS(d, val, k2, v2)
+            {
+                if (DECODE_IS(k2, "parentName"))
+                    jsonx_string(jx, v2, &out->parent);
+                else if (DECODE_IS(k2, "resourceGroups"))
+                    decode_groups(d, v2, &out->groups, &out->ngroups);
+                else if (DECODE_IS(k2, "fairSharing"))
+                    decode_fair_weight(d, v2, &out->has_fair_weight, &out->fair_weight);
+                else
+                    jsonx_unknown(jx, k2);
+            }
+            if (out->parent != NULL && out->parent[0] == '\0') {
+                free(out->parent);
+                out->parent = NULL;
+            }
+        } else if (DECODE_IS(key, "status")) {
+            ignore_status(d, val);
+        } else if (!decode__in(key, root_keys)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+/* ---- LocalQueue ------------------------------------------------------------------------------------- */
+
+void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key, *k2;
+    json_t *val, *v2;
+    const json_t *spec = json_object_get(root, "spec");
+    int e;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec")) {
+            if (!jsonx_want_object(jx, val))
+                continue;
+            DECODE_FIELDS(d, val, k2, v2)
+            {
+                if (DECODE_IS(k2, "clusterQueue")) {
+                    jsonx_string(jx, v2, &out->cluster_queue);
+                } else if (DECODE_IS(k2, "stopPolicy")) {
+                    if (jsonx_enum(jx, v2, stop_policies, &e))
+                        out->stop_policy = (stop_policy_t)e;
+                } else if (DECODE_IS(k2, "fairSharing")) {
+                    decode_fair_weight(d, v2, &out->has_fair_weight, &out->fair_weight);
+                } else {
+                    jsonx_unknown(jx, k2);
+                }
+            }
+        } else if (DECODE_IS(key, "status")) {
+            ignore_status(d, val);
+        } else if (!decode__in(key, root_keys)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (json_is_object(spec) && decode__absent(spec, "clusterQueue")) {
+        size_t mark = jsonx_push_key(jx, "spec");
+        jsonx_required(jx, "clusterQueue");
+        jsonx_pop(jx, mark);
+    } else if (spec == NULL || json_is_null(spec)) {
+        jsonx_required(jx, "spec");
+    }
+}
+
+/* ---- WorkloadPriorityClass ----------------------------------------------------------------------------- */
+
+void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "value"))
+            jsonx_int32(jx, val, &out->value);
+        else if (DECODE_IS(key, "description"))
+            jsonx_string(jx, val, &out->description);
+        else if (!decode__in(key, root_keys))
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(root, "value"))
+        jsonx_required(jx, "value");
+}

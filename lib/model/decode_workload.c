@@ -1,0 +1,467 @@
+/* decode_workload -- Workload (kueue.x-k8s.io) and batch/v1 Job. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/decode_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const root_keys[] = {"apiVersion", "kind", "metadata", NULL};
+
+/* ---- Workload spec ------------------------------------------------------------------------------ */
+
+static void decode_pod_set(decode_t *d, const json_t *v, pod_set_t *ps)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    ps->count = 1;
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name")) {
+            jsonx_string(jx, val, &ps->name);
+        } else if (DECODE_IS(key, "template")) {
+            decode__pod_template(d, val, &ps->template_labels, &ps->template_annotations,
+                                 &ps->spec);
+        } else if (DECODE_IS(key, "count")) {
+            jsonx_int32(jx, val, &ps->count);
+        } else if (DECODE_IS(key, "minCount")) {
+            ps->has_min_count = jsonx_int32(jx, val, &ps->min_count);
+        } else if (DECODE_IS(key, "topologyRequest")) {
+            if (jsonx_want_object(jx, val))
+                jsonx_unused(jx, key);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (ps->name == NULL) {
+        ps->name = strdup("main");
+        if (ps->name == NULL)
+            jsonx_oom(jx);
+    }
+    if (decode__absent(v, "template"))
+        jsonx_required(jx, "template");
+    else
+        decode__pod_set_requests(d, ps);
+}
+
+static void decode_priority_ref(decode_t *d, const json_t *v, workload_t *wl)
+{
+    static const char *const groups[] = {"kueue.x-k8s.io", "scheduling.k8s.io", NULL};
+    static const char *const kinds[] = {"WorkloadPriorityClass", "PriorityClass", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int group = -1, kind = -1;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "group"))
+            jsonx_enum(jx, val, groups, &group);
+        else if (DECODE_IS(key, "kind"))
+            jsonx_enum(jx, val, kinds, &kind);
+        else if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &wl->priority_class);
+        else
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(v, "group"))
+        jsonx_required(jx, "group");
+    if (decode__absent(v, "kind"))
+        jsonx_required(jx, "kind");
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+    /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate.c's. */
+    if (group >= 0)
+        wl->priority_source =
+            group == 0 ? PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS : PRIORITY_SOURCE_PRIORITY_CLASS;
+    if (kind >= 0)
+        wl->priority_kind =
+            kind == 0 ? PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS : PRIORITY_SOURCE_PRIORITY_CLASS;
+}
+
+static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
+{
+    static const char *const sources[] = {"kueue.x-k8s.io/workloadpriorityclass",
+                                          "scheduling.k8s.io/priorityclass", "", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "podSets")) {
+            size_t n;
+            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
+                continue;
+            n = json_array_size(val);
+            if (n == 0) {
+                jsonx_error(jx, "Required value: must have at least 1 item");
+                continue;
+            }
+            wl->pod_sets = calloc(n, sizeof(*wl->pod_sets));
+            if (wl->pod_sets == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            wl->npod_sets = n;
+            for (size_t i = 0; i < n; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode_pod_set(d, json_array_get(val, i), &wl->pod_sets[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else if (DECODE_IS(key, "queueName")) {
+            jsonx_string(jx, val, &wl->queue_name);
+        } else if (DECODE_IS(key, "priorityClassRef") && !d->v1beta1) {
+            decode_priority_ref(d, val, wl);
+        } else if (DECODE_IS(key, "priorityClassName") && d->v1beta1) {
+            jsonx_string(jx, val, &wl->priority_class);
+        } else if (DECODE_IS(key, "priorityClassSource") && d->v1beta1) {
+            if (jsonx_enum(jx, val, sources, &e)) {
+                wl->priority_source = e == 0   ? PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS
+                                      : e == 1 ? PRIORITY_SOURCE_PRIORITY_CLASS
+                                               : PRIORITY_SOURCE_NONE;
+                wl->priority_kind = wl->priority_source;
+            }
+        } else if (DECODE_IS(key, "priority")) {
+            wl->has_priority = jsonx_int32(jx, val, &wl->priority);
+        } else if (DECODE_IS(key, "active")) {
+            jsonx_bool(jx, val, &wl->active);
+        } else if (DECODE_IS(key, "maximumExecutionTimeSeconds")) {
+            wl->has_max_exec_seconds = jsonx_int32(jx, val, &wl->max_exec_seconds);
+        } else if (DECODE_IS(key, "preemptionGates") && !d->v1beta1) {
+            if (jsonx_want_array(jx, val))
+                jsonx_unused(jx, key);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "podSets"))
+        jsonx_required(jx, "podSets");
+    /* v1beta1: an empty name means no priority class, whatever the source says. */
+    if (wl->priority_class != NULL && wl->priority_class[0] == '\0') {
+        free(wl->priority_class);
+        wl->priority_class = NULL;
+        wl->priority_source = PRIORITY_SOURCE_NONE;
+        wl->priority_kind = PRIORITY_SOURCE_NONE;
+    }
+}
+
+/* ---- Workload status ------------------------------------------------------------------------------ */
+
+static void decode_assignment(decode_t *d, const json_t *v, pod_set_assignment_t *a)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &a->name);
+        else if (DECODE_IS(key, "flavors"))
+            jsonx_kv_map(jx, val, DEC_MAX_RESOURCES, &a->flavors);
+        else if (DECODE_IS(key, "resourceUsage"))
+            jsonx_resource_list(jx, val, &a->usage);
+        else if (DECODE_IS(key, "count"))
+            a->has_count = jsonx_int32(jx, val, &a->count);
+        else if (DECODE_IS(key, "topologyAssignment") || DECODE_IS(key, "delayedTopologyRequest"))
+            jsonx_unused(jx, key);
+        else
+            jsonx_unknown(jx, key);
+    }
+    if (a->name == NULL) {
+        a->name = strdup("main");
+        if (a->name == NULL)
+            jsonx_oom(jx);
+    }
+}
+
+static void decode_admission(decode_t *d, const json_t *v, workload_t *wl)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    admission_t *adm;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    adm = calloc(1, sizeof(*adm));
+    if (adm == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    wl->admission = adm;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "clusterQueue")) {
+            jsonx_string(jx, val, &adm->cluster_queue);
+        } else if (DECODE_IS(key, "podSetAssignments")) {
+            size_t n;
+            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
+                continue;
+            n = json_array_size(val);
+            if (n == 0)
+                continue;
+            adm->assignments = calloc(n, sizeof(*adm->assignments));
+            if (adm->assignments == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            adm->nassignments = n;
+            for (size_t i = 0; i < n; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode_assignment(d, json_array_get(val, i), &adm->assignments[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "clusterQueue"))
+        jsonx_required(jx, "clusterQueue");
+    if (decode__absent(v, "podSetAssignments"))
+        jsonx_required(jx, "podSetAssignments");
+}
+
+/* One metav1.Condition; sets *is_true when status is "True" and *when to lastTransitionTime. */
+static void decode_condition(decode_t *d, const json_t *v, char **type, bool *is_true,
+                             int64_t *when)
+{
+    static const char *const statuses[] = {"True", "False", "Unknown", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int st = -1;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "type")) {
+            jsonx_string(jx, val, type);
+        } else if (DECODE_IS(key, "status")) {
+            jsonx_enum(jx, val, statuses, &st);
+        } else if (DECODE_IS(key, "lastTransitionTime")) {
+            jsonx_time(jx, val, when);
+        } else if (DECODE_IS(key, "reason") || DECODE_IS(key, "message")) {
+            char *s = NULL;
+            jsonx_string(jx, val, &s);
+            free(s);
+        } else if (DECODE_IS(key, "observedGeneration") || DECODE_IS(key, "lastProbeTime") ||
+                   DECODE_IS(key, "lastHeartbeatTime")) {
+            /* observedGeneration (metav1.Condition), probe times (batch JobCondition) */
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "type"))
+        jsonx_required(jx, "type");
+    if (decode__absent(v, "status"))
+        jsonx_required(jx, "status");
+    *is_true = st == 0;
+}
+
+static void decode_wl_conditions(decode_t *d, const json_t *v, workload_conditions_t *c)
+{
+    jsonx_t *jx = &d->jx;
+
+    if (!jsonx_want_array_max(jx, v, DEC_MAX_CONDITIONS))
+        return;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        char *type = NULL;
+        bool is_true = false;
+        int64_t when = 0;
+
+        decode_condition(d, json_array_get(v, i), &type, &is_true, &when);
+        if (type != NULL) {
+            if (strcmp(type, "QuotaReserved") == 0) {
+                c->quota_reserved = is_true;
+            } else if (strcmp(type, "Admitted") == 0) {
+                c->admitted = is_true;
+                c->admitted_time = when;
+            } else if (strcmp(type, "Finished") == 0) {
+                c->finished = is_true;
+            } else if (strcmp(type, "Evicted") == 0) {
+                c->evicted = is_true;
+            } else if (strcmp(type, "Preempted") == 0) {
+                c->preempted = is_true;
+            }
+        }
+        free(type);
+        jsonx_pop(jx, mark);
+    }
+}
+
+/* Status fields the controller owns that admission does not read back. */
+static const char *const wl_status_ignored[] = {
+    "requeueState",   "reclaimablePods", "admissionChecks",       "resourceRequests",
+    "schedulingStats", "nominatedClusterNames", "clusterName",     "unhealthyNodes",
+    "preemptionGates", NULL,
+};
+
+static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    const char *accumulated = d->v1beta1 ? "accumulatedPastExexcutionTimeSeconds"
+                                         : "accumulatedPastExecutionTimeSeconds";
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "admission"))
+            decode_admission(d, val, wl);
+        else if (DECODE_IS(key, "conditions"))
+            decode_wl_conditions(d, val, &wl->conditions);
+        else if (DECODE_IS(key, accumulated))
+            jsonx_int32(jx, val, &wl->accumulated_exec_seconds);
+        else if (!decode__in(key, wl_status_ignored))
+            jsonx_unknown(jx, key);
+    }
+}
+
+void decode__workload(decode_t *d, const json_t *root, workload_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    out->active = true;
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec"))
+            decode_wl_spec(d, val, out);
+        else if (DECODE_IS(key, "status"))
+            decode_wl_status(d, val, out);
+        else if (!decode__in(key, root_keys))
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(root, "spec"))
+        jsonx_required(jx, "spec");
+}
+
+/* ---- batch/v1 Job ------------------------------------------------------------------------------------ */
+
+/* JobSpec / JobStatus fields of batch/v1 (v1.34) that admission does not read. */
+static const char *const job_spec_tolerated[] = {
+    "activeDeadlineSeconds", "podFailurePolicy", "successPolicy", "backoffLimit",
+    "backoffLimitPerIndex", "maxFailedIndexes", "selector", "manualSelector",
+    "ttlSecondsAfterFinished", "podReplacementPolicy", "managedBy", NULL,
+};
+static const char *const job_status_tolerated[] = {
+    "startTime", "completionTime", "ready", "terminating", "completedIndexes",
+    "failedIndexes", "uncountedTerminatedPods", NULL,
+};
+
+static void decode_job_spec(decode_t *d, const json_t *v, job_t *job)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    bool have_par = false;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "parallelism")) {
+            have_par = true;
+            jsonx_int32(jx, val, &job->parallelism);
+        } else if (DECODE_IS(key, "completions")) {
+            job->has_completions = jsonx_int32(jx, val, &job->completions);
+        } else if (DECODE_IS(key, "suspend")) {
+            jsonx_bool(jx, val, &job->suspend);
+        } else if (DECODE_IS(key, "completionMode")) {
+            int m;
+            if (jsonx_enum(jx, val, (const char *const[]){"NonIndexed", "Indexed", NULL}, &m))
+                job->indexed = m == 1;
+        } else if (DECODE_IS(key, "template")) {
+            decode__pod_template(d, val, &job->template_labels, &job->template_annotations,
+                                 &job->spec);
+        } else if (!decode__in(key, job_spec_tolerated)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+    /* Kubernetes SetDefaults_Job: both unset -> both 1; parallelism unset -> 1. */
+    if (!have_par && decode__absent(v, "completions")) {
+        job->has_completions = true;
+        job->completions = 1;
+    }
+    if (!have_par)
+        job->parallelism = 1;
+    if (decode__absent(v, "template"))
+        jsonx_required(jx, "template");
+}
+
+static void decode_job_status(decode_t *d, const json_t *v, job_t *job)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "active")) {
+            jsonx_int32(jx, val, &job->active);
+        } else if (DECODE_IS(key, "succeeded")) {
+            jsonx_int32(jx, val, &job->succeeded);
+        } else if (DECODE_IS(key, "failed")) {
+            jsonx_int32(jx, val, &job->failed);
+        } else if (DECODE_IS(key, "conditions")) {
+            if (!jsonx_want_array_max(jx, val, DEC_MAX_LIST))
+                continue;
+            for (size_t i = 0; i < json_array_size(val); i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                char *type = NULL;
+                bool is_true = false;
+                int64_t when = 0;
+                decode_condition(d, json_array_get(val, i), &type, &is_true, &when);
+                if (type != NULL && strcmp(type, "Complete") == 0)
+                    job->complete = is_true;
+                else if (type != NULL && strcmp(type, "Failed") == 0)
+                    job->failed_cond = is_true;
+                free(type);
+                jsonx_pop(jx, mark);
+            }
+        } else if (!decode__in(key, job_status_tolerated)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
+void decode__job(decode_t *d, const json_t *root, job_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    out->parallelism = 1;
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec"))
+            decode_job_spec(d, val, out);
+        else if (DECODE_IS(key, "status"))
+            decode_job_status(d, val, out);
+        else if (!decode__in(key, root_keys))
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(root, "spec"))
+        jsonx_required(jx, "spec");
+}
