@@ -1,0 +1,2 @@
+# Model area: exact quantities and the YAML loader (lib/model/quantity.c, lib/model/yaml.c).
+sluice_add_test(quantity LIBS sluice_model)
