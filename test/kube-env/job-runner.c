@@ -208,13 +208,14 @@ static json_t *job_next_status(json_t *job, time_t now, const char *where, err_m
         return json_pack("{s:{s:s,s:i,s:i,s:[]}}", "status", "startTime", ts, "active",
                          (json_int_t)parallelism, "ready", (json_int_t)parallelism, "conditions");
 
-    time_t started;
-    long runtime;
-    if (!json_is_string(start) || time_parse(json_string_value(start), &started, msg) != ERR_OK) {
-        if (msg != NULL && !json_is_string(start))
-            err_set(msg, ERR_PARSE, "%s: status.startTime: not a string", where);
-        else
-            err_prefix(msg, ERR_PARSE, "%s: status.startTime: ", where);
+    time_t started = 0;
+    long runtime = 0;
+    if (!json_is_string(start)) {
+        err_set(msg, ERR_PARSE, "%s: status.startTime: not a string", where);
+        return NULL;
+    }
+    if (time_parse(json_string_value(start), &started, msg) != ERR_OK) {
+        err_prefix(msg, ERR_PARSE, "%s: status.startTime: ", where);
         return NULL;
     }
     if (runtime_of(meta, where, &runtime, msg) != ERR_OK || now - started < runtime)
