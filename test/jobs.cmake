@@ -1,0 +1,2 @@
+# lib/jobs: Job -> Workload.
+sluice_add_test(job_workload LIBS sluice_jobs)
