@@ -55,7 +55,7 @@ err_t crd_pattern_compile(const char *pattern, regex_t *out, err_msg_t *msg);
 
 /* CRDs loaded from a directory. */
 typedef struct crd_set_s {
-    json_t *crds; /* owned: array of CustomResourceDefinition objects */
+    json_t *crds;  /* owned: array of CustomResourceDefinition objects */
     json_t *files; /* owned: array of the file path each CRD came from (same index) */
 } crd_set_t;
 

@@ -110,7 +110,8 @@ START_TEST(test_crds_are_accepted_and_structural)
 
     load_crds(&set);
     ck_assert_uint_eq(json_array_size(set.crds), 6);
-    json_array_foreach(set.crds, i, crd) {
+    json_array_foreach(set.crds, i, crd)
+    {
         diags_t d;
         const char *file = json_string_value(json_array_get(set.files, i));
         diags_init(&d);
@@ -129,13 +130,15 @@ START_TEST(test_crds_one_file_per_kind)
         const char *plural, *kind, *scope, *shorts, *versions;
         bool status;
     } want[] = {
-        {"resourceflavors", "ResourceFlavor", "Cluster", "flavor,flavors,rf", "v1beta2,v1beta1", false},
+        {"resourceflavors", "ResourceFlavor", "Cluster", "flavor,flavors,rf", "v1beta2,v1beta1",
+         false},
         {"clusterqueues", "ClusterQueue", "Cluster", "cq", "v1beta2", true},
         {"localqueues", "LocalQueue", "Namespaced", "queue,queues,lq", "v1beta2", true},
         {"cohorts", "Cohort", "Cluster", "co", "v1beta2,v1beta1", true},
         {"workloadpriorityclasses", "WorkloadPriorityClass", "Cluster", "wpc", "v1beta2,v1beta1",
          false},
-        {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads", "v1beta2", true},
+        {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads", "v1beta2",
+         true},
     };
     crd_set_t set;
 
@@ -149,16 +152,17 @@ START_TEST(test_crds_one_file_per_kind)
         ck_assert_msg(crd != NULL, "no CRD for %s", want[k].kind);
         json_array_foreach(set.crds, i, v) if (v == crd) idx = i;
         snprintf(file, sizeof(file), "/crds/kueue.x-k8s.io_%s.yaml", want[k].plural);
-        ck_assert_ptr_nonnull(
-            strstr(json_string_value(json_array_get(set.files, idx)), file));
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_array_get(set.files, idx)), file));
         ck_assert_str_eq(json_string_value(json_object_get(spec, "scope")), want[k].scope);
-        json_array_foreach(json_object_get(json_object_get(spec, "names"), "shortNames"), i, v) {
+        json_array_foreach(json_object_get(json_object_get(spec, "names"), "shortNames"), i, v)
+        {
             strcat(got, i ? "," : "");
             strcat(got, json_string_value(v));
         }
         ck_assert_str_eq(got, want[k].shorts);
         got[0] = '\0';
-        json_array_foreach(json_object_get(spec, "versions"), i, v) {
+        json_array_foreach(json_object_get(spec, "versions"), i, v)
+        {
             const json_t *sub = json_object_get(v, "subresources");
             strcat(got, i ? "," : "");
             strcat(got, json_string_value(json_object_get(v, "name")));
@@ -203,12 +207,14 @@ START_TEST(test_crds_printer_columns_as_kueue)
     load_crds(&set);
     for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
         const json_t *crd = crd_set_find(&set, "kueue.x-k8s.io", want[k].kind);
-        const json_t *ver = json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0);
+        const json_t *ver =
+            json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0);
         const json_t *col;
         char got[1024] = "";
         size_t i;
 
-        json_array_foreach(json_object_get(ver, "additionalPrinterColumns"), i, col) {
+        json_array_foreach(json_object_get(ver, "additionalPrinterColumns"), i, col)
+        {
             char one[256];
             const json_t *prio = json_object_get(col, "priority");
             snprintf(one, sizeof(one), "%s=%s%s;", json_string_value(json_object_get(col, "name")),
@@ -232,15 +238,16 @@ START_TEST(test_crds_defaults_and_cel_messages)
     load_crds(&set);
     cq = crd_version_schema(crd_set_find(&set, "kueue.x-k8s.io", "ClusterQueue"), "v1beta2");
     spec = json_object_get(json_object_get(cq, "properties"), "spec");
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(json_object_get(spec, "properties"), "queueingStrategy"),
-                         "default")),
-                     "BestEffortFIFO");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(spec, "properties"), "queueingStrategy"), "default")),
+        "BestEffortFIFO");
     dump = json_dumps(cq, JSON_COMPACT);
     ck_assert_ptr_nonnull(strstr(dump, "borrowingLimit must be nil when cohort is empty"));
     ck_assert_ptr_nonnull(
         strstr(dump, "flavors must have the same number of resources as the coveredResources"));
-    ck_assert_ptr_nonnull(strstr(dump, "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"));
+    ck_assert_ptr_nonnull(
+        strstr(dump, "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never"));
     ck_assert_ptr_nonnull(strstr(dump, "preference can only be set when both whenCanBorrow and "
                                        "whenCanPreempt are TryNextFlavor"));
     free(dump);
@@ -252,7 +259,8 @@ START_TEST(test_crds_defaults_and_cel_messages)
     dump = json_dumps(wl, JSON_COMPACT);
     ck_assert_ptr_nonnull(strstr(dump, "minCount should be positive and less or equal to count"));
     ck_assert_ptr_nonnull(strstr(dump, "priority should not be nil when priorityClassRef is set"));
-    ck_assert_ptr_nonnull(strstr(dump, "podSetAssignments must have the same number of podSets as the spec"));
+    ck_assert_ptr_nonnull(
+        strstr(dump, "podSetAssignments must have the same number of podSets as the spec"));
     free(dump);
     crd_set_fini(&set);
 }
@@ -295,15 +303,18 @@ START_TEST(test_schema_rejects_non_structural)
     expect_schema_error(ROOT("\"spec\":{\"description\":\"no type\"}"),
                         "properties[spec].type: Required value: must not be empty for specified "
                         "object fields");
-    expect_schema_error("{\"properties\":{}}", "type: Required value: must not be empty at the root");
+    expect_schema_error("{\"properties\":{}}",
+                        "type: Required value: must not be empty at the root");
     expect_schema_error("{\"type\":\"array\",\"items\":{\"type\":\"string\"}}",
                         "must be object at the root");
     expect_schema_error(ROOT("\"a\":{\"type\":\"array\",\"items\":{}}"),
                         "items.type: Required value: must not be empty for specified array items");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"array\"}"), "items: Required value: must be specified");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"}},"
-                             "\"additionalProperties\":{\"type\":\"string\"}}"),
-                        "additionalProperties and properties are mutual exclusive");
+    expect_schema_error(ROOT("\"a\":{\"type\":\"array\"}"),
+                        "items: Required value: must be specified");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"}},"
+             "\"additionalProperties\":{\"type\":\"string\"}}"),
+        "additionalProperties and properties are mutual exclusive");
     expect_schema_error(ROOT("\"a\":{\"type\":\"object\",\"additionalProperties\":false}"),
                         "additionalProperties: false is not structural");
     expect_schema_error("{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}",
@@ -311,9 +322,10 @@ START_TEST(test_schema_rejects_non_structural)
     expect_schema_error(ROOT("\"a\":{\"type\":\"string\",\"anyOf\":[{\"type\":\"string\"},"
                              "{\"maxLength\":3}]}"),
                         "anyOf[0].type: Forbidden: must be empty to be structural");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\"}},"
-                             "\"oneOf\":[{\"properties\":{\"y\":{\"maxLength\":1}}}]}"),
-                        "structural completeness");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":\"string\"}},"
+             "\"oneOf\":[{\"properties\":{\"y\":{\"maxLength\":1}}}]}"),
+        "structural completeness");
     expect_schema_error(ROOT("\"a\":{\"type\":\"string\",\"not\":{\"description\":\"d\"}}"),
                         "not.description: Forbidden");
     expect_schema_error(ROOT("\"metadata\":{\"type\":\"object\",\"properties\":{\"labels\":"
@@ -324,8 +336,9 @@ START_TEST(test_schema_rejects_non_structural)
     expect_schema_error(ROOT("\"q\":{\"x-kubernetes-int-or-string\":true,"
                              "\"x-kubernetes-preserve-unknown-fields\":true}"),
                         "must be false if x-kubernetes-int-or-string is true");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}"),
-                        "must be true or undefined");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"object\",\"x-kubernetes-preserve-unknown-fields\":false}"),
+        "must be true or undefined");
     expect_schema_error(ROOT("\"a\":{\"type\":\"string\",\"maxlength\":3}"),
                         "properties[a].maxlength: unknown field");
     expect_schema_error(ROOT("\"a\":{\"$ref\":\"#/definitions/x\"}"), "$ref is not supported");
@@ -346,8 +359,9 @@ END_TEST
 
 START_TEST(test_schema_rejects_bad_defaults_enums_and_lists)
 {
-    expect_schema_error(ROOT("\"a\":{\"type\":\"string\",\"enum\":[\"A\",\"B\"],\"default\":\"C\"}"),
-                        "properties[a].default: Unsupported value: \"C\"");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"string\",\"enum\":[\"A\",\"B\"],\"default\":\"C\"}"),
+        "properties[a].default: Unsupported value: \"C\"");
     expect_schema_error(ROOT("\"a\":{\"type\":\"integer\",\"minimum\":1,\"default\":0}"),
                         "default: Invalid value: 0: should be greater than or equal to 1");
     expect_schema_error(ROOT("\"a\":{\"type\":\"object\",\"default\":{\"x\":1},\"properties\":"
@@ -357,17 +371,19 @@ START_TEST(test_schema_rejects_bad_defaults_enums_and_lists)
                         "enum[1]: Invalid value: \"integer\": must be of type string");
     expect_schema_error(ROOT("\"metadata\":{\"type\":\"object\",\"default\":{}}"),
                         "Forbidden: must not be set inside metadata");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
-                             "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
-                             "\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
-                        "map keys must be required or have a default");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+             "\"x-kubernetes-list-map-keys\":[\"name\"],\"items\":{\"type\":\"object\","
+             "\"properties\":{\"name\":{\"type\":\"string\"}}}}"),
+        "map keys must be required or have a default");
     expect_schema_error(ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
                              "\"items\":{\"type\":\"object\"}}"),
                         "must not be empty if x-kubernetes-list-type is map");
-    expect_schema_error(ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
-                             "\"x-kubernetes-list-map-keys\":[\"n\"],\"items\":{\"type\":\"object\","
-                             "\"required\":[\"n\"],\"properties\":{\"n\":{\"type\":\"object\"}}}}"),
-                        "must be a scalar property");
+    expect_schema_error(
+        ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+             "\"x-kubernetes-list-map-keys\":[\"n\"],\"items\":{\"type\":\"object\","
+             "\"required\":[\"n\"],\"properties\":{\"n\":{\"type\":\"object\"}}}}"),
+        "must be a scalar property");
     expect_schema_error(ROOT("\"a\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\","
                              "\"items\":{\"type\":\"object\"}}"),
                         "items of a set must be scalars or atomic");
@@ -428,10 +444,10 @@ static void edit_v1beta1_renamed_field(json_t *crd)
 {
     json_t *v1 = json_deep_copy(first_version(crd));
     json_t *props = json_object_get(
-        json_object_get(json_object_get(json_object_get(json_object_get(v1, "schema"),
-                                                        "openAPIV3Schema"),
-                                        "properties"),
-                        "spec"),
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(v1, "schema"), "openAPIV3Schema"),
+                            "properties"),
+            "spec"),
         "properties");
     json_object_set(props, "cohort", json_object_get(props, "cohortName"));
     json_object_del(props, "cohortName");
@@ -442,7 +458,8 @@ static void edit_v1beta1_renamed_field(json_t *crd)
 
 static void edit_bad_column(json_t *crd)
 {
-    json_t *col = json_array_get(json_object_get(first_version(crd), "additionalPrinterColumns"), 0);
+    json_t *col =
+        json_array_get(json_object_get(first_version(crd), "additionalPrinterColumns"), 0);
     json_object_set_new(col, "jsonPath", json_string(".spec.cohort"));
 }
 
@@ -459,7 +476,8 @@ static void edit_bad_status(json_t *crd)
 
 static void edit_nonstructural_deep(json_t *crd)
 {
-    json_t *schema = json_object_get(json_object_get(first_version(crd), "schema"), "openAPIV3Schema");
+    json_t *schema =
+        json_object_get(json_object_get(first_version(crd), "schema"), "openAPIV3Schema");
     json_t *rg = json_object_get(
         json_object_get(json_object_get(json_object_get(schema, "properties"), "spec"),
                         "properties"),
@@ -494,13 +512,13 @@ END_TEST
 /* ------------------------------------------------------------------------------------------ */
 
 #define CQ(spec)                                                                                   \
-    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":"   \
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":" \
     "\"team-a\"},\"spec\":" spec "}"
-#define RG(flavors)                                                                                \
-    "{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/gpu\"],\"flavors\":[" flavors \
-    "]}]}"
-#define FLAVOR(name, cpu, gpu)                                                                     \
-    "{\"name\":\"" name "\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":" cpu "},"          \
+#define RG(flavors)                                                     \
+    "{\"resourceGroups\":[{\"coveredResources\":[\"cpu\",\"nvidia.com/" \
+    "gpu\"],\"flavors\":[" flavors "]}]}"
+#define FLAVOR(name, cpu, gpu)                                                           \
+    "{\"name\":\"" name "\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":" cpu "}," \
     "{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":" gpu "}]}"
 
 START_TEST(test_instances_valid)
@@ -510,9 +528,10 @@ START_TEST(test_instances_valid)
     load_crds(&set);
     expect_object(&set, CQ(RG(FLAVOR("a100", "\"1500m\"", "8"))), NULL);
     expect_object(&set, CQ(RG(FLAVOR("h100.sxm", "\"+1.5e3\"", "\"16\""))), NULL);
-    expect_object(&set, CQ("{\"cohortName\":\"research\",\"queueingStrategy\":\"StrictFIFO\","
-                           "\"preemption\":{\"reclaimWithinCohort\":\"Any\"},"
-                           "\"namespaceSelector\":{},\"fairSharing\":{\"weight\":\"0.5\"}}"),
+    expect_object(&set,
+                  CQ("{\"cohortName\":\"research\",\"queueingStrategy\":\"StrictFIFO\","
+                     "\"preemption\":{\"reclaimWithinCohort\":\"Any\"},"
+                     "\"namespaceSelector\":{},\"fairSharing\":{\"weight\":\"0.5\"}}"),
                   NULL);
     expect_object(&set,
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":"
@@ -550,17 +569,18 @@ START_TEST(test_instances_invalid)
                   "spec.resourceGroups[0].flavors[0].name: Invalid value: \"A100\": should match");
     expect_object(&set, CQ(RG(FLAVOR("a100", "1", "8") "," FLAVOR("a100", "2", "8"))),
                   "spec.resourceGroups[0].flavors[1]: Duplicate value: {\"name\":\"a100\"}");
-    expect_object(&set, CQ("{\"cohort\":\"research\"}"),
-                  "spec.cohort: unknown field \"cohort\"");
-    expect_object(&set, CQ("{\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":"
-                           "[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\"}]}]}]}"),
+    expect_object(&set, CQ("{\"cohort\":\"research\"}"), "spec.cohort: unknown field \"cohort\"");
+    expect_object(&set,
+                  CQ("{\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":"
+                     "[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\"}]}]}]}"),
                   "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Required value");
     expect_object(&set, CQ("{\"resourceGroups\":[{\"coveredResources\":[],\"flavors\":[]}]}"),
                   "spec.resourceGroups[0].coveredResources: Invalid value: 0 items: should have "
                   "at least 1 items");
     expect_object(&set, CQ("{\"cohortName\":\"-bad\"}"), "spec.cohortName: Invalid value");
-    expect_object(&set, CQ("{\"preemption\":{\"borrowWithinCohort\":{\"maxPriorityThreshold\":"
-                           "3000000000}}}"),
+    expect_object(&set,
+                  CQ("{\"preemption\":{\"borrowWithinCohort\":{\"maxPriorityThreshold\":"
+                     "3000000000}}}"),
                   "maxPriorityThreshold: Invalid value: 3000000000: must fit in a 32-bit integer");
     expect_object(&set,
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\","
@@ -606,12 +626,14 @@ START_TEST(test_instances_invalid)
                   "{\"name\":\"w\"},\"spec\":{\"podSets\":[{\"template\":{\"spec\":{}}}]}}",
                   "spec.podSets[0].template.spec.containers: Required value");
     /* Versions and kinds the CRDs do not serve. */
-    expect_object(&set, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
-                        "\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"x\"}}",
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"x\"}}",
                   "apiVersion: Invalid value: \"kueue.x-k8s.io/v1beta1\": version v1beta1 of "
                   "ClusterQueue is not served");
-    expect_object(&set, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
-                        "\"metadata\":{\"name\":\"a\"}}",
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
+                  "\"metadata\":{\"name\":\"a\"}}",
                   "kind: Invalid value: \"AdmissionCheck\": no CustomResourceDefinition");
     crd_set_fini(&set);
 }
@@ -646,27 +668,26 @@ END_TEST
 /* The tree scan reads YAML, names file, document and object, and skips other kinds. */
 START_TEST(test_tree_scan_reports_file_doc_and_object)
 {
-    static const char manifest[] =
-        "apiVersion: batch/v1\n"
-        "kind: Job\n"
-        "metadata: {name: train}\n"
-        "---\n"
-        "# only a comment\n"
-        "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\n"
-        "kind: ClusterQueue\n"
-        "metadata:\n"
-        "  name: cq-a\n"
-        "  annotations:\n"
-        "    sim.sluice.dev/at: 5s\n"
-        "spec:\n"
-        "  resourceGroups:\n"
-        "  - coveredResources: [cpu]\n"
-        "    flavors:\n"
-        "    - name: default\n"
-        "      resources:\n"
-        "      - name: cpu\n"
-        "        nominalQuota: 12x\n";
+    static const char manifest[] = "apiVersion: batch/v1\n"
+                                   "kind: Job\n"
+                                   "metadata: {name: train}\n"
+                                   "---\n"
+                                   "# only a comment\n"
+                                   "---\n"
+                                   "apiVersion: kueue.x-k8s.io/v1beta2\n"
+                                   "kind: ClusterQueue\n"
+                                   "metadata:\n"
+                                   "  name: cq-a\n"
+                                   "  annotations:\n"
+                                   "    sim.sluice.dev/at: 5s\n"
+                                   "spec:\n"
+                                   "  resourceGroups:\n"
+                                   "  - coveredResources: [cpu]\n"
+                                   "    flavors:\n"
+                                   "    - name: default\n"
+                                   "      resources:\n"
+                                   "      - name: cpu\n"
+                                   "        nominalQuota: 12x\n";
     char dir[] = "/tmp/sluice-crds-XXXXXX", sub[64], file[96];
     crd_set_t set;
     diags_t d;
@@ -738,10 +759,10 @@ START_TEST(test_patterns_translate_to_posix)
     static const char qty[] =
         "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+"
         "(\\.[0-9]*)?)|(\\.[0-9]+))))?$";
-    static const char *const qty_ok[] = {"0", "100m", "1Gi", "1.5", ".5", "1.", "+1e3", "-2E-2",
-                                         "8Ei", "250n", "1k", "3M"};
-    static const char *const qty_bad[] = {"", "Gi", "1iB", "1.2.3", "1 Gi", "1e", "1KI", "--1",
-                                          "1x"};
+    static const char *const qty_ok[] = {"0",    "100m",  "1Gi", "1.5",  ".5", "1.",
+                                         "+1e3", "-2E-2", "8Ei", "250n", "1k", "3M"};
+    static const char *const qty_bad[] = {"",   "Gi",  "1iB", "1.2.3", "1 Gi",
+                                          "1e", "1KI", "--1", "1x"};
     regex_t re;
     err_msg_t msg;
 
