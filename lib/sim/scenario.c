@@ -1,0 +1,501 @@
+/* scenario -- load a simulator scenario: a multi-document YAML file of Kubernetes objects with
+ * timing annotations (scenario-format.md, "Input"). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/scenario.h"
+
+#include "model/crosscheck.h"
+#include "model/diag.h"
+#include "model/validate.h"
+#include "model/yaml.h"
+#include "sim/strmap.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Loading is two passes over typed objects, never over text:
+ *
+ *   stream  yaml_load_file hands over one document's JSON tree at a time; we name generateName
+ *           objects, read the timing annotations and decode the tree into a typed object, then
+ *           drop the tree. Only the typed objects stay (the run needs them anyway).
+ *   check   with every object known: which document updates which (same kind/namespace/name,
+ *           later `at`), Kueue's create/update validation, cross-object checks (dangling
+ *           references, cohort cycles, duplicates) and the simulator's own rules.
+ *
+ * Every problem becomes one line "doc N (Kind name): path: message"; nothing stops at the first
+ * error, so a user fixes a scenario in one round. Documents count from 1 as a person counts
+ * them in the file (empty documents count too, so the number matches what an editor shows
+ * between `---` lines).
+ */
+
+typedef struct load_s {
+    sim_scenario_t *sc;
+    diags_t *diags; /* owned: one list per document in sc->docs */
+    size_t capdiags;
+    bool *partial; /* owned: per document, decode failed (only kind/name known) */
+    sim_strmap_t gen_counts; /* generateName -> last n */
+    sim_strmap_t warned;     /* "path: message" of warnings already reported */
+    bool oom;
+} load_t;
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    char *s;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    s = malloc((size_t)n + 1);
+    if (s == NULL)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+static bool push_str(char ***v, size_t *n, char *s)
+{
+    if (s == NULL)
+        return false;
+    char **nv = realloc(*v, (*n + 1) * sizeof(char *));
+    if (nv == NULL) {
+        free(s);
+        return false;
+    }
+    nv[(*n)++] = s;
+    *v = nv;
+    return true;
+}
+
+const object_meta_t *sim_object_meta(const object_t *obj)
+{
+    switch (obj->kind) {
+    case KIND_NAMESPACE:
+        return &obj->u.ns.meta;
+    case KIND_RESOURCE_FLAVOR:
+        return &obj->u.flavor.meta;
+    case KIND_CLUSTER_QUEUE:
+        return &obj->u.cq.meta;
+    case KIND_LOCAL_QUEUE:
+        return &obj->u.lq.meta;
+    case KIND_COHORT:
+        return &obj->u.cohort.meta;
+    case KIND_WORKLOAD_PRIORITY_CLASS:
+        return &obj->u.wpc.meta;
+    case KIND_WORKLOAD:
+        return &obj->u.wl.meta;
+    case KIND_PRIORITY_CLASS:
+        return &obj->u.pc.meta;
+    case KIND_JOB:
+        return &obj->u.job.meta;
+    case KIND_CONFIGURATION:
+        return &obj->u.config.meta;
+    case KIND_UNKNOWN:
+        break;
+    }
+    return NULL;
+}
+
+static object_meta_t *meta_mut(object_t *obj)
+{
+    return (object_meta_t *)sim_object_meta(obj);
+}
+
+static const char *json_str(const json_t *o, const char *key)
+{
+    const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static kind_t kind_from_name(const char *name)
+{
+    if (name == NULL)
+        return KIND_UNKNOWN;
+    for (int k = KIND_NAMESPACE; k <= KIND_CONFIGURATION; k++) {
+        if (strcmp(kind_name((kind_t)k), name) == 0)
+            return (kind_t)k;
+    }
+    return KIND_UNKNOWN;
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+void sim_scenario_init(sim_scenario_t *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+}
+
+void sim_scenario_fini(sim_scenario_t *sc)
+{
+    if (sc == NULL)
+        return;
+    for (size_t i = 0; i < sc->ndocs; i++) {
+        object_fini(&sc->docs[i].obj);
+        free(sc->docs[i].label);
+    }
+    free(sc->docs);
+    for (size_t i = 0; i < sc->nerrors; i++)
+        free(sc->errors[i]);
+    free(sc->errors);
+    for (size_t i = 0; i < sc->nwarnings; i++)
+        free(sc->warnings[i]);
+    free(sc->warnings);
+    memset(sc, 0, sizeof(*sc));
+}
+
+/* ---- pass 1: one document at a time -------------------------------------------------------- */
+
+/* Read one timing annotation of `doc` into *out; a malformed one is reported at its path. */
+static void read_duration(diags_t *d, const json_t *annotations, const char *key,
+                          bool *has, sim_ms_t *out)
+{
+    const json_t *v = json_object_get(annotations, key);
+    char path[128];
+    err_msg_t msg;
+
+    if (v == NULL)
+        return;
+    snprintf(path, sizeof(path), "metadata.annotations[%s]", key);
+    if (!json_is_string(v)) {
+        diags_error(d, path, "must be a duration string such as \"1h30m\"");
+        return;
+    }
+    const char *s = json_string_value(v);
+    if (sim_duration_parse(s, strlen(s), out, &msg) != ERR_OK) {
+        diags_error(d, path, "%s", msg.text);
+        return;
+    }
+    if (has != NULL)
+        *has = true;
+}
+
+/* Give a Job or Workload with generateName and no name its name `<generateName><n>`. */
+static void apply_generate_name(load_t *ld, json_t *meta)
+{
+    const char *name = json_str(meta, "name");
+    const char *gen = json_str(meta, "generateName");
+    size_t n = 0;
+    char *full;
+
+    if ((name != NULL && name[0] != '\0') || gen == NULL || gen[0] == '\0')
+        return;
+    sim_strmap_get(&ld->gen_counts, gen, &n);
+    n++;
+    full = xasprintf("%s%zu", gen, n);
+    if (full == NULL || sim_strmap_put(&ld->gen_counts, gen, n) != ERR_OK ||
+        json_object_set_new(meta, "name", json_string(full)) != 0)
+        ld->oom = true;
+    free(full);
+}
+
+static bool grow_docs(load_t *ld)
+{
+    sim_scenario_t *sc = ld->sc;
+    if (sc->ndocs < sc->cap)
+        return true;
+    size_t ncap = sc->cap == 0 ? 64 : sc->cap * 2;
+    sim_doc_t *nd = realloc(sc->docs, ncap * sizeof(*nd));
+    if (nd == NULL)
+        return false;
+    sc->docs = nd;
+    diags_t *ndg = realloc(ld->diags, ncap * sizeof(*ndg));
+    if (ndg == NULL)
+        return false;
+    ld->diags = ndg;
+    bool *np = realloc(ld->partial, ncap * sizeof(*np));
+    if (np == NULL)
+        return false;
+    ld->partial = np;
+    sc->cap = ncap;
+    return true;
+}
+
+static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
+{
+    load_t *ld = ctx;
+    sim_scenario_t *sc = ld->sc;
+    sim_doc_t *doc;
+    diags_t *d;
+    json_t *meta;
+    const char *kind, *ns, *name;
+    err_t rc;
+
+    if (!grow_docs(ld))
+        return ERR_NOMEM;
+    doc = &sc->docs[sc->ndocs];
+    d = &ld->diags[sc->ndocs];
+    memset(doc, 0, sizeof(*doc));
+    diags_init(d);
+    ld->partial[sc->ndocs] = false;
+    doc->number = index + 1;
+    doc->line = line;
+    doc->prev = SIM_DOC_NONE;
+
+    meta = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
+    kind = json_str(root, "kind");
+    if (json_is_object(meta) && kind != NULL &&
+        (strcmp(kind, "Job") == 0 || strcmp(kind, "Workload") == 0))
+        apply_generate_name(ld, meta);
+    ns = json_str(meta, "namespace");
+    name = json_str(meta, "name");
+    if (kind == NULL)
+        doc->label = xasprintf("doc %zu", doc->number);
+    else if (ns != NULL && name != NULL)
+        doc->label = xasprintf("doc %zu (%s %s/%s)", doc->number, kind, ns, name);
+    else if (name != NULL)
+        doc->label = xasprintf("doc %zu (%s %s)", doc->number, kind, name);
+    else
+        doc->label = xasprintf("doc %zu (%s)", doc->number, kind);
+    if (doc->label == NULL)
+        return ERR_NOMEM;
+    sc->ndocs++;
+
+    if (!json_is_object(root)) {
+        diags_error(d, "", "a document must be a Kubernetes object (a mapping), got %s",
+                    json_is_array(root) ? "a list" : "a scalar");
+        return ERR_OK;
+    }
+    const json_t *ann = json_is_object(meta) ? json_object_get(meta, "annotations") : NULL;
+    if (json_is_object(ann)) {
+        read_duration(d, ann, SIM_ANN_AT, NULL, &doc->at);
+        read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
+        read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
+    }
+    rc = object_decode(root, &doc->obj, d);
+    if (rc == ERR_NOMEM || ld->oom)
+        return ERR_NOMEM;
+    if (rc != ERR_OK) {
+        /* Keep what references need: the kind and the name. */
+        kind_t k = kind_from_name(kind);
+        ld->partial[sc->ndocs - 1] = true;
+        if (k != KIND_UNKNOWN) {
+            doc->obj.kind = k;
+            object_meta_t *m = meta_mut(&doc->obj);
+            m->name = name != NULL ? strdup(name) : NULL;
+            m->namespace = ns != NULL ? strdup(ns) : NULL;
+            if ((name != NULL && m->name == NULL) || (ns != NULL && m->namespace == NULL))
+                return ERR_NOMEM;
+        }
+    }
+    return ERR_OK;
+}
+
+/* ---- pass 2: checks over the whole set ------------------------------------------------------ */
+
+/* The simulator's own rules (scenario-format.md): runtime only on what runs, delete-at after at,
+ * one Configuration at 0s, one workload per namespace/name across Jobs and Workloads. */
+static void check_sim_rules(load_t *ld)
+{
+    sim_scenario_t *sc = ld->sc;
+    sim_strmap_t wl_names;
+    size_t config_doc = SIM_DOC_NONE;
+    char tbuf[SIM_TIME_STR_MAX];
+
+    sim_strmap_init(&wl_names);
+    for (size_t i = 0; i < sc->ndocs; i++) {
+        sim_doc_t *doc = &sc->docs[i];
+        diags_t *d = &ld->diags[i];
+        kind_t k = doc->obj.kind;
+
+        if (doc->has_runtime && k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_UNKNOWN)
+            diags_error(d, "metadata.annotations[" SIM_ANN_RUNTIME "]",
+                        "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
+        if (doc->has_delete_at && doc->delete_at <= doc->at)
+            diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
+                        "must be later than " SIM_ANN_AT " (%s)", sim_duration_format(doc->at, tbuf));
+        if (k == KIND_CONFIGURATION) {
+            if (config_doc != SIM_DOC_NONE)
+                diags_error(d, "", "a scenario has at most one Configuration (the first is doc %zu)",
+                            sc->docs[config_doc].number);
+            else
+                config_doc = i;
+            if (doc->at != 0)
+                diags_error(d, "metadata.annotations[" SIM_ANN_AT "]",
+                            "a Configuration applies from the start: must be 0s");
+            if (doc->has_delete_at)
+                diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
+                            "a Configuration cannot be deleted during a run");
+        }
+        if ((k == KIND_JOB || k == KIND_WORKLOAD) && doc->prev == SIM_DOC_NONE) {
+            const object_meta_t *m = sim_object_meta(&doc->obj);
+            if (m->name == NULL)
+                continue;
+            char *key = xasprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);
+            size_t other;
+            if (key == NULL) {
+                ld->oom = true;
+                continue;
+            }
+            if (sim_strmap_get(&wl_names, key, &other)) {
+                if (sc->docs[other].obj.kind != k)
+                    diags_error(d, "metadata.name",
+                                "workload %s is already the workload of %s (a Job's workload is "
+                                "named after the Job)",
+                                key, sc->docs[other].label);
+            } else if (sim_strmap_put(&wl_names, key, i) != ERR_OK) {
+                ld->oom = true;
+            }
+            free(key);
+        }
+    }
+    if (config_doc != SIM_DOC_NONE && !ld->partial[config_doc])
+        sc->config = &sc->docs[config_doc].obj.u.config;
+    sim_strmap_fini(&wl_names);
+}
+
+/* Turn the per-document diagnostics into the scenario's error and warning lines. */
+static void collect(load_t *ld)
+{
+    sim_scenario_t *sc = ld->sc;
+
+    for (size_t i = 0; i < sc->ndocs; i++) {
+        const diags_t *d = &ld->diags[i];
+        if (d->oom)
+            ld->oom = true;
+        for (size_t k = 0; k < d->len; k++) {
+            const diag_t *g = &d->items[k];
+            bool haspath = g->path != NULL && g->path[0] != '\0';
+            char *line = haspath ? xasprintf("%s: %s: %s", sc->docs[i].label, g->path, g->message)
+                                 : xasprintf("%s: %s", sc->docs[i].label, g->message);
+            if (line == NULL) {
+                ld->oom = true;
+                continue;
+            }
+            if (!g->warning) {
+                if (!push_str(&sc->errors, &sc->nerrors, line))
+                    ld->oom = true;
+                continue;
+            }
+            /* One warning per distinct field and message, not per document. */
+            const char *what = line + strlen(sc->docs[i].label) + 2;
+            size_t dummy;
+            if (sim_strmap_get(&ld->warned, what, &dummy)) {
+                free(line);
+                continue;
+            }
+            if (sim_strmap_put(&ld->warned, what, 0) != ERR_OK ||
+                !push_str(&sc->warnings, &sc->nwarnings, line))
+                ld->oom = true;
+        }
+    }
+}
+
+static void check_all(load_t *ld)
+{
+    sim_scenario_t *sc = ld->sc;
+    size_t n = sc->ndocs;
+    const object_t **objs = calloc(n + 1, sizeof(*objs));
+    const char **origins = calloc(n + 1, sizeof(*origins));
+    size_t *prev = calloc(n + 1, sizeof(*prev));
+    crosscheck_opts_t opts = {.timed_updates = true, .origins = origins, .partial = ld->partial};
+
+    if (objs == NULL || origins == NULL || prev == NULL) {
+        ld->oom = true;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        objs[i] = sc->docs[i].obj.kind == KIND_UNKNOWN ? NULL : &sc->docs[i].obj;
+        origins[i] = sc->docs[i].label;
+    }
+    crosscheck_updates(objs, n, &opts, prev);
+    for (size_t i = 0; i < n; i++) {
+        sc->docs[i].prev = prev[i] == CROSSCHECK_NONE ? SIM_DOC_NONE : prev[i];
+        if (objs[i] == NULL || ld->partial[i])
+            continue;
+        if (sc->docs[i].prev != SIM_DOC_NONE && !ld->partial[sc->docs[i].prev])
+            validate_update(objs[sc->docs[i].prev], objs[i], &ld->diags[i]);
+        else
+            validate_object(objs[i], &ld->diags[i]);
+    }
+    crosscheck_run(objs, n, &opts, ld->diags);
+    check_sim_rules(ld);
+out:
+    free(objs);
+    free(origins);
+    free(prev);
+}
+
+/* ---- entry points -------------------------------------------------------------------------- */
+
+typedef err_t (*load_fn)(void *src, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
+
+static err_t load_file_fn(void *src, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg)
+{
+    (void)len;
+    return yaml_load_file(src, cb, ctx, msg);
+}
+
+static err_t load_string_fn(void *src, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg)
+{
+    return yaml_load_string(src, len, cb, ctx, msg);
+}
+
+static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg_t *msg)
+{
+    load_t ld;
+    err_msg_t ymsg = {{0}};
+    err_t rc;
+
+    memset(&ld, 0, sizeof(ld));
+    ld.sc = sc;
+    sim_strmap_init(&ld.gen_counts);
+    sim_strmap_init(&ld.warned);
+    rc = fn(src, len, on_doc, &ld, &ymsg);
+    if (rc == ERR_PARSE) {
+        /* A syntax error ends the stream: report it against the document it is in. */
+        char *line = xasprintf("doc %zu: %s", sc->ndocs + 1, ymsg.text);
+        if (!push_str(&sc->errors, &sc->nerrors, line))
+            ld.oom = true;
+    } else if (rc == ERR_NOMEM) {
+        ld.oom = true;
+    } else if (rc != ERR_OK) {
+        err_set(msg, rc, "%s", ymsg.text);
+        goto out;
+    }
+    if (rc == ERR_OK && !ld.oom)
+        check_all(&ld);
+    collect(&ld);
+    if (rc == ERR_PARSE && sc->nerrors > 0) {
+        /* The syntax error was pushed before the per-document ones: move it last, so the lines
+         * stay in document order. */
+        char *syn = sc->errors[0];
+        memmove(sc->errors, sc->errors + 1, (sc->nerrors - 1) * sizeof(char *));
+        sc->errors[sc->nerrors - 1] = syn;
+    }
+    if (ld.oom)
+        rc = err_set(msg, ERR_NOMEM, "out of memory loading the scenario");
+    else if (sc->nerrors > 0)
+        rc = err_set(msg, ERR_INVALID, "%zu error%s in the scenario", sc->nerrors,
+                     sc->nerrors == 1 ? "" : "s");
+    else
+        rc = ERR_OK;
+out:
+    for (size_t i = 0; i < sc->ndocs; i++)
+        diags_fini(&ld.diags[i]);
+    free(ld.diags);
+    free(ld.partial);
+    sim_strmap_fini(&ld.gen_counts);
+    sim_strmap_fini(&ld.warned);
+    return rc;
+}
+
+err_t sim_scenario_load(FILE *f, sim_scenario_t *sc, err_msg_t *msg)
+{
+    return load(load_file_fn, f, 0, sc, msg);
+}
+
+err_t sim_scenario_load_string(const char *s, size_t len, sim_scenario_t *sc, err_msg_t *msg)
+{
+    return load(load_string_fn, (void *)(uintptr_t)s, len, sc, msg);
+}

@@ -1,0 +1,207 @@
+/* test_sim_scenario -- loading scenarios: timing annotations, generateName, updates, and every
+ * error reported as "doc N (Kind name): path: message" with nothing loaded half-way. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/scenario.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLAVOR                                                                                     \
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n"
+
+#define CQ(name, quota) CQA(name, quota, "")
+#define CQA(name, quota, meta)                                                                     \
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " name "\n" meta \
+    "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"             \
+    "    flavors:\n    - name: default\n      resources:\n      - name: cpu\n"                    \
+    "        nominalQuota: " quota "\n"
+
+#define LQ                                                                                         \
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\n"               \
+    "  namespace: team-a\nspec:\n  clusterQueue: cq-a\n"
+
+#define JOB(meta, annotations)                                                                     \
+    "apiVersion: batch/v1\nkind: Job\nmetadata:\n" meta "  namespace: team-a\n  labels:\n"         \
+    "    kueue.x-k8s.io/queue-name: lq\n  annotations:\n" annotations "spec:\n  template:\n"       \
+    "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n"                 \
+    "        image: busybox\n        resources:\n          requests:\n            cpu: 1\n"
+
+static err_t load(const char *yaml, sim_scenario_t *sc)
+{
+    err_msg_t msg = {{0}};
+    sim_scenario_init(sc);
+    return sim_scenario_load_string(yaml, strlen(yaml), sc, &msg);
+}
+
+static void dump(const sim_scenario_t *sc)
+{
+    for (size_t i = 0; i < sc->nerrors; i++)
+        fprintf(stderr, "error: %s\n", sc->errors[i]);
+}
+
+START_TEST(test_load_valid_with_timing_and_generate_name)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n"
+        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 1.5s\n"
+                                        "    sim.sluice.dev/runtime: 1h30m\n"
+                                        "    sim.sluice.dev/delete-at: 2h\n")
+        "---\n# only a comment\n---\n"
+        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 250ms\n")
+        "---\n" CQA("cq-a", "4", "  annotations:\n    sim.sluice.dev/at: 2m\n");
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 0);
+    ck_assert_uint_eq(sc.ndocs, 6); /* the comment-only document is not kept... */
+    ck_assert_uint_eq(sc.docs[4].number, 6); /* ...but it is counted */
+    ck_assert_str_eq(sc.docs[3].label, "doc 4 (Job team-a/train-1)");
+    ck_assert_str_eq(sc.docs[3].obj.u.job.meta.name, "train-1");
+    ck_assert_str_eq(sc.docs[4].obj.u.job.meta.name, "train-2");
+    ck_assert_int_eq(sc.docs[3].at, 1500);
+    ck_assert(sc.docs[3].has_runtime);
+    ck_assert_int_eq(sc.docs[3].runtime, 5400000);
+    ck_assert(sc.docs[3].has_delete_at);
+    ck_assert_int_eq(sc.docs[3].delete_at, 7200000);
+    ck_assert_int_eq(sc.docs[4].at, 250);
+    ck_assert(!sc.docs[4].has_runtime);
+    ck_assert(!sc.docs[4].has_delete_at);
+    /* The second ClusterQueue document, later, is an update of the first. */
+    ck_assert_uint_eq(sc.docs[5].prev, 1);
+    ck_assert_int_eq(sc.docs[5].at, 120000);
+    ck_assert_uint_eq(sc.docs[1].prev, SIM_DOC_NONE);
+    ck_assert_ptr_null(sc.config);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_collects_every_error_in_document_order)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "12x") "---\n" LQ "---\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n"
+        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 1.0005s\n"
+                                        "    sim.sluice.dev/runtime: forever\n");
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    ck_assert_uint_eq(sc.nerrors, 4);
+    ck_assert_str_eq(sc.errors[0], "doc 2 (ClusterQueue cq-a): spec.resourceGroups[0].flavors[0]."
+                                   "resources[0].nominalQuota: invalid quantity \"12x\"");
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 4 (Deployment web): kind: Unsupported value: "
+                                               "\"Deployment\""));
+    ck_assert_str_eq(sc.errors[2], "doc 5 (Job team-a/train-1): metadata.annotations[sim.sluice.dev"
+                                   "/at]: duration \"1.0005s\": finer than a millisecond");
+    ck_assert_ptr_nonnull(strstr(sc.errors[3], "doc 5 (Job team-a/train-1): metadata.annotations["
+                                               "sim.sluice.dev/runtime]: duration \"forever\""));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_simulator_rules)
+{
+    sim_scenario_t sc;
+    const char *yaml =
+        FLAVOR "  annotations:\n    sim.sluice.dev/runtime: 5m\n---\n"
+        CQA("cq-a", "10", "  annotations:\n    sim.sluice.dev/at: 10s\n"
+                          "    sim.sluice.dev/delete-at: 10s\n") "---\n" LQ "---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\n"
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmetadata:\n"
+        "  annotations:\n    sim.sluice.dev/at: 1m\n---\n"
+        JOB("  name: same\n", "    sim.sluice.dev/at: 0s\n") "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: same\n"
+        "  namespace: team-a\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n"
+        "    template:\n      spec:\n        containers:\n        - name: c\n"
+        "          resources:\n            requests:\n              cpu: 1\n";
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 5);
+    ck_assert_str_eq(sc.errors[0], "doc 1 (ResourceFlavor default): metadata.annotations[sim.sluice"
+                                   ".dev/runtime]: only a Job or a Workload runs; a ResourceFlavor "
+                                   "has no runtime");
+    ck_assert_str_eq(sc.errors[1], "doc 2 (ClusterQueue cq-a): metadata.annotations[sim.sluice.dev/"
+                                   "delete-at]: must be later than sim.sluice.dev/at (10s)");
+    ck_assert_str_eq(sc.errors[2], "doc 5 (Configuration): a scenario has at most one "
+                                   "Configuration (the first is doc 4)");
+    ck_assert_str_eq(sc.errors[3], "doc 5 (Configuration): metadata.annotations[sim.sluice.dev/at]"
+                                   ": a Configuration applies from the start: must be 0s");
+    ck_assert_str_eq(sc.errors[4], "doc 7 (Workload team-a/same): metadata.name: workload "
+                                   "team-a/same is already the workload of doc 6 (Job team-a/same) "
+                                   "(a Job's workload is named after the Job)");
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_syntax_error_and_non_objects)
+{
+    sim_scenario_t sc;
+
+    ck_assert_int_eq(load(FLAVOR "---\n- a list\n---\nkind: [unclosed\n", &sc), ERR_INVALID);
+    ck_assert_uint_eq(sc.nerrors, 2);
+    ck_assert_str_eq(sc.errors[0], "doc 2: a document must be a Kubernetes object (a mapping), "
+                                   "got a list");
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 3: line "));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_dangling_reference_and_duplicate)
+{
+    sim_scenario_t sc;
+
+    /* No ResourceFlavor "default"; the same ClusterQueue twice at the same time. */
+    ck_assert_int_eq(load(CQ("cq-a", "10") "---\n" CQ("cq-a", "10"), &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_ge(sc.nerrors, 2);
+    for (size_t i = 0; i < sc.nerrors; i++)
+        ck_assert_ptr_nonnull(strstr(sc.errors[i], "(ClusterQueue cq-a): "));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_warnings_once)
+{
+    sim_scenario_t sc;
+    const char *v1 = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n"
+                     "  name: a\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                     "metadata:\n  name: b\n";
+
+    ck_assert_int_eq(load(v1, &sc), ERR_OK);
+    ck_assert_uint_eq(sc.nwarnings, 1);
+    ck_assert_ptr_nonnull(strstr(sc.warnings[0], "doc 1 (ResourceFlavor a): apiVersion: "));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_empty)
+{
+    sim_scenario_t sc;
+
+    ck_assert_int_eq(load("", &sc), ERR_OK);
+    ck_assert_uint_eq(sc.ndocs, 0);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim_scenario");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_load_valid_with_timing_and_generate_name);
+    tcase_add_test(tc, test_load_collects_every_error_in_document_order);
+    tcase_add_test(tc, test_load_simulator_rules);
+    tcase_add_test(tc, test_load_syntax_error_and_non_objects);
+    tcase_add_test(tc, test_load_dangling_reference_and_duplicate);
+    tcase_add_test(tc, test_load_warnings_once);
+    tcase_add_test(tc, test_load_empty);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
