@@ -511,6 +511,468 @@ START_TEST(envelope)
 }
 END_TEST
 
+/* ---- Workload ---------------------------------------------------------------------------------- */
+
+#define WL_HEAD                                                                                    \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'wl',"         \
+    "'namespace':'ns','creationTimestamp':'2024-05-01T10:00:00Z'},"
+#define WL1_HEAD                                                                                   \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'wl',"         \
+    "'namespace':'ns'},"
+#define PODSET_MIN "{'template':{'spec':{'containers':[{'name':'c'}]}}}"
+
+START_TEST(workload_full)
+{
+    object_t obj;
+    char buf[QUANTITY_STR_MAX];
+    const workload_t *wl;
+    const pod_set_t *ps;
+
+    decode_ok(WL_HEAD "'spec':{'queueName':'lq','priorityClassRef':{'group':'kueue.x-k8s.io',"
+                      "'kind':'WorkloadPriorityClass','name':'high'},'priority':1000,"
+                      "'active':false,'maximumExecutionTimeSeconds':3600,'podSets':[{'name':"
+                      "'driver','count':1,'template':{'metadata':{'labels':{'app':'x'},"
+                      "'annotations':{'a':'b'}},'spec':{'containers':[{'name':'c','image':'i',"
+                      "'env':[{'name':'A','value':'1'}],'resources':{'requests':{'cpu':'2'},"
+                      "'limits':{'memory':'4Gi'}}}],'nodeSelector':{'pool':'gpu'},'tolerations':"
+                      "[{'key':'gpu','operator':'Exists'}],'affinity':{'nodeAffinity':{"
+                      "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':["
+                      "{'matchExpressions':[{'key':'zone','operator':'NotIn','values':['z1']},"
+                      "{'key':'cores','operator':'Gt','values':['8']}]}]}}},"
+                      "'priorityClassName':'pc','volumes':[],'restartPolicy':'Never'}}},"
+                      "{'count':4,'minCount':2,'template':{'spec':{'containers':[{'name':'w',"
+                      "'resources':{'requests':{'nvidia.com/gpu':'1'}}}]}}}]},"
+                      "'status':{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':"
+                      "'driver','flavors':{'cpu':'default'},'resourceUsage':{'cpu':'2'},"
+                      "'count':1},{'flavors':{'nvidia.com/gpu':'a100'},'resourceUsage':{"
+                      "'nvidia.com/gpu':'4'}}]},'conditions':[{'type':'QuotaReserved','status':"
+                      "'True','reason':'QuotaReserved','message':'m','lastTransitionTime':"
+                      "'2024-05-01T10:00:05Z'},{'type':'Admitted','status':'True','reason':'x',"
+                      "'message':'','lastTransitionTime':'2024-05-01T10:00:10+02:00',"
+                      "'observedGeneration':1},{'type':'Finished','status':'False','reason':'r',"
+                      "'message':'','lastTransitionTime':'2024-05-01T10:00:00Z'}],"
+                      "'accumulatedPastExecutionTimeSeconds':120,'requeueState':{'count':1}}}",
+              &obj);
+    wl = &obj.u.wl;
+    ck_assert_int_eq(obj.kind, KIND_WORKLOAD);
+    ck_assert_str_eq(wl->meta.namespace, "ns");
+    ck_assert_int_eq(wl->meta.creation_time, 1714557600);
+    ck_assert_str_eq(wl->queue_name, "lq");
+    ck_assert_int_eq(wl->priority_source, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS);
+    ck_assert_int_eq(wl->priority_kind, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS);
+    ck_assert_str_eq(wl->priority_class, "high");
+    ck_assert(wl->has_priority);
+    ck_assert_int_eq(wl->priority, 1000);
+    ck_assert(!wl->active);
+    ck_assert(wl->has_max_exec_seconds);
+    ck_assert_int_eq(wl->max_exec_seconds, 3600);
+    ck_assert_uint_eq(wl->npod_sets, 2);
+    ps = &wl->pod_sets[0];
+    ck_assert_str_eq(ps->name, "driver");
+    ck_assert_int_eq(ps->count, 1);
+    ck_assert_str_eq(kv_list_get(&ps->template_labels, "app"), "x");
+    ck_assert_str_eq(kv_list_get(&ps->template_annotations, "a"), "b");
+    ck_assert_str_eq(kv_list_get(&ps->spec.node_selector, "pool"), "gpu");
+    ck_assert_uint_eq(ps->spec.ntolerations, 1);
+    ck_assert_uint_eq(ps->spec.naffinity_terms, 1);
+    ck_assert_uint_eq(ps->spec.affinity_terms[0].nexprs, 2);
+    ck_assert_int_eq(ps->spec.affinity_terms[0].exprs[1].op, SELECTOR_OP_GT);
+    ck_assert_str_eq(ps->spec.priority_class_name, "pc");
+    ck_assert_uint_eq(ps->pod_requests.len, 2);
+    ck_assert_str_eq(fmtq(*resource_list_get(&ps->pod_requests, "memory"), buf), "4Gi");
+    ps = &wl->pod_sets[1];
+    ck_assert_str_eq(ps->name, "main"); /* default */
+    ck_assert_int_eq(ps->count, 4);
+    ck_assert(ps->has_min_count);
+    ck_assert_int_eq(ps->min_count, 2);
+    ck_assert_str_eq(fmtq(*resource_list_get(&ps->pod_requests, "nvidia.com/gpu"), buf), "1");
+    ck_assert_ptr_nonnull(wl->admission);
+    ck_assert_str_eq(wl->admission->cluster_queue, "cq");
+    ck_assert_uint_eq(wl->admission->nassignments, 2);
+    ck_assert_str_eq(wl->admission->assignments[1].name, "main");
+    ck_assert(wl->admission->assignments[0].has_count);
+    ck_assert(!wl->admission->assignments[1].has_count);
+    ck_assert_str_eq(kv_list_get(&wl->admission->assignments[1].flavors, "nvidia.com/gpu"),
+                     "a100");
+    ck_assert(wl->conditions.quota_reserved);
+    ck_assert(wl->conditions.admitted);
+    ck_assert(!wl->conditions.finished);
+    ck_assert_int_eq(wl->conditions.admitted_time, 1714557600 + 10 - 7200);
+    ck_assert_int_eq(wl->accumulated_exec_seconds, 120);
+    object_fini(&obj);
+}
+END_TEST
+
+START_TEST(workload_defaults_v1beta1)
+{
+    object_t obj;
+    diags_t d;
+
+    decode_ok(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]}}", &obj);
+    ck_assert(obj.u.wl.active);
+    ck_assert_int_eq(obj.u.wl.priority_source, PRIORITY_SOURCE_NONE);
+    ck_assert(!obj.u.wl.has_priority);
+    ck_assert_str_eq(obj.u.wl.pod_sets[0].name, "main");
+    ck_assert_int_eq(obj.u.wl.pod_sets[0].count, 1);
+    ck_assert_ptr_null(obj.u.wl.admission);
+    object_fini(&obj);
+
+    ck_assert_int_eq(decode(WL1_HEAD "'spec':{'priorityClassName':'pc','priorityClassSource':"
+                                     "'scheduling.k8s.io/priorityclass','priority':5,'podSets':["
+                            PODSET_MIN "]},'status':{'accumulatedPastExexcutionTimeSeconds':7}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert_uint_eq(d.nerrors, 0);
+    ck_assert_int_eq(obj.u.wl.priority_source, PRIORITY_SOURCE_PRIORITY_CLASS);
+    ck_assert_int_eq(obj.u.wl.priority_kind, PRIORITY_SOURCE_PRIORITY_CLASS);
+    ck_assert_str_eq(obj.u.wl.priority_class, "pc");
+    ck_assert_int_eq(obj.u.wl.accumulated_exec_seconds, 7);
+    object_fini(&obj);
+    diags_fini(&d);
+
+    ck_assert_int_eq(decode(WL1_HEAD "'spec':{'priorityClassName':'w','priorityClassSource':"
+                                     "'kueue.x-k8s.io/workloadpriorityclass','podSets':["
+                            PODSET_MIN "]}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert_int_eq(obj.u.wl.priority_source, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS);
+    object_fini(&obj);
+    diags_fini(&d);
+
+    /* Field names of the other version are unknown. */
+    ck_assert_int_eq(decode(WL1_HEAD "'spec':{'priorityClassRef':{},'podSets':[" PODSET_MIN
+                                     "]},'status':{'accumulatedPastExecutionTimeSeconds':1}}",
+                            &obj, &d),
+                     ERR_INVALID);
+    ASSERT_ERR(&d, "spec.priorityClassRef", "unknown field \"priorityClassRef\"");
+    ASSERT_ERR(&d, "status.accumulatedPastExecutionTimeSeconds",
+               "unknown field \"accumulatedPastExecutionTimeSeconds\"");
+    diags_fini(&d);
+    decode_one_error(WL_HEAD "'spec':{'priorityClassName':'x','podSets':[" PODSET_MIN "]}}",
+                     "spec.priorityClassName", "unknown field \"priorityClassName\"");
+    decode_one_error(WL1_HEAD "'spec':{'priorityClassSource':'x','podSets':[" PODSET_MIN "]}}",
+                     "spec.priorityClassSource",
+                     "Unsupported value: \"x\": supported values: "
+                     "\"kueue.x-k8s.io/workloadpriorityclass\", "
+                     "\"scheduling.k8s.io/priorityclass\", \"\"");
+}
+END_TEST
+
+START_TEST(workload_errors)
+{
+    object_t obj;
+    diags_t d;
+    char text[8192];
+    size_t n;
+
+    decode_one_error(WL_HEAD "'spec':{}}", "spec.podSets", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[]}}", "spec.podSets",
+                     "Required value: must have at least 1 item");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'count':1}]}}", "spec.podSets[0].template",
+                     "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{}}}]}}",
+                     "spec.podSets[0].template.spec.containers", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{}}]}}",
+                     "spec.podSets[0].template.spec", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'count':'3','template':{'spec':{'containers':"
+                             "[{'name':'c'}]}}}]}}",
+                     "spec.podSets[0].count", "must be of type integer, got string");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'count':2147483648,'template':{'spec':{"
+                             "'containers':[{'name':'c'}]}}}]}}",
+                     "spec.podSets[0].count", "Invalid value: 2147483648: must be a 32-bit integer");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
+                             "'resurces':{}}]}}}]}}",
+                     "spec.podSets[0].template.spec.containers[0].resurces",
+                     "unknown field \"resurces\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
+                             "'resources':{'requests':{'cpu':'1x'}}}]}}}]}}",
+                     "spec.podSets[0].template.spec.containers[0].resources.requests.cpu",
+                     "invalid quantity \"1x\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{"
+                             "'image':'x'}]}}}]}}",
+                     "spec.podSets[0].template.spec.containers[0].name", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'nodeSelectr':{},"
+                             "'containers':[{'name':'c'}]}}}]}}",
+                     "spec.podSets[0].template.spec.nodeSelectr", "unknown field \"nodeSelectr\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'priorityClassRef':{'group':"
+                             "'example.com','kind':'PriorityClass','name':'p'}}}",
+                     "spec.priorityClassRef.group",
+                     "Unsupported value: \"example.com\": supported values: \"kueue.x-k8s.io\", "
+                     "\"scheduling.k8s.io\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'priorityClassRef':{'group':"
+                             "'kueue.x-k8s.io','kind':'WorkloadPriorityClass'}}}",
+                     "spec.priorityClassRef.name", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{"
+                             "'type':'Admitted','status':'Maybe'}]}}",
+                     "status.conditions[0].status",
+                     "Unsupported value: \"Maybe\": supported values: \"True\", \"False\", "
+                     "\"Unknown\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admission':{"
+                             "'podSetAssignments':[]}}}",
+                     "status.admission.clusterQueue", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{"
+                             "'type':'Admitted','status':'True','lastTransitionTime':'yesterday'"
+                             "}]}}",
+                     "status.conditions[0].lastTransitionTime",
+                     "Invalid value: \"yesterday\": must be an RFC 3339 timestamp");
+
+    /* 19 podsets: beyond MaxPodSets 18. */
+    n = (size_t)snprintf(text, sizeof(text), WL_HEAD "'spec':{'podSets':[");
+    for (int i = 0; i < 19; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s" PODSET_MIN, i ? "," : "");
+    snprintf(text + n, sizeof(text) - n, "]}}");
+    decode_one_error(text, "spec.podSets", "Too many: 19: must have at most 18 items");
+
+    /* The group/kind mismatch decodes (validate.c reports it from priority_kind). */
+    ck_assert_int_eq(decode(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'priority':1,"
+                                    "'priorityClassRef':{'group':'scheduling.k8s.io','kind':"
+                                    "'WorkloadPriorityClass','name':'p'}}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert_int_eq(obj.u.wl.priority_source, PRIORITY_SOURCE_PRIORITY_CLASS);
+    ck_assert_int_eq(obj.u.wl.priority_kind, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS);
+    object_fini(&obj);
+    diags_fini(&d);
+
+    /* Known-but-unused Kueue fields are warnings. */
+    ck_assert_int_eq(decode(WL_HEAD "'spec':{'podSets':[{'topologyRequest':{'required':'rack'},"
+                                    "'template':{'spec':{'containers':[{'name':'c'}]}}}],"
+                                    "'preemptionGates':[]}}",
+                            &obj, &d),
+                     ERR_OK);
+    ASSERT_WARN(&d, "spec.podSets[0].topologyRequest",
+                "field \"topologyRequest\" is accepted but not supported by sluice; it has no "
+                "effect");
+    ASSERT_WARN(&d, "spec.preemptionGates",
+                "field \"preemptionGates\" is accepted but not supported by sluice; it has no "
+                "effect");
+    object_fini(&obj);
+    diags_fini(&d);
+}
+END_TEST
+
+/* ---- Job, PriorityClass, Configuration ------------------------------------------------------------- */
+
+START_TEST(job)
+{
+    object_t obj;
+    const job_t *j;
+
+    decode_ok("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'train','namespace':'ml',"
+              "'uid':'u-1','generation':2,'labels':{'kueue.x-k8s.io/queue-name':'lq'},"
+              "'annotations':{'kueue.x-k8s.io/job-min-parallelism':'2'}},'spec':{'parallelism':4,"
+              "'completions':8,'suspend':true,'backoffLimit':3,'completionMode':'Indexed',"
+              "'template':{'metadata':{'labels':{'app':'train'},'annotations':{'x':'y'}},"
+              "'spec':{'restartPolicy':'Never','initContainers':[{'name':'side','restartPolicy':"
+              "'Always','image':'s'}],'containers':[{'name':'c','image':'img','command':['a'],"
+              "'resources':{'limits':{'nvidia.com/gpu':1}}}]}}},'status':{'active':2,"
+              "'succeeded':1,'failed':3,'startTime':'2024-01-01T00:00:00Z','conditions':[{"
+              "'type':'Complete','status':'True','lastProbeTime':'2024-01-01T00:00:00Z'},{"
+              "'type':'Failed','status':'False'}]}}",
+              &obj);
+    j = &obj.u.job;
+    ck_assert_int_eq(obj.kind, KIND_JOB);
+    ck_assert_str_eq(j->meta.uid, "u-1");
+    ck_assert_int_eq(j->meta.generation, 2);
+    ck_assert_int_eq(j->parallelism, 4);
+    ck_assert(j->has_completions);
+    ck_assert_int_eq(j->completions, 8);
+    ck_assert(j->suspend);
+    ck_assert(j->indexed);
+    ck_assert_str_eq(kv_list_get(&j->template_labels, "app"), "train");
+    ck_assert_str_eq(kv_list_get(&j->template_annotations, "x"), "y");
+    ck_assert_uint_eq(j->spec.ninit_containers, 1);
+    ck_assert(j->spec.init_containers[0].restartable);
+    ck_assert_uint_eq(j->spec.containers[0].limits.len, 1);
+    ck_assert_int_eq(j->active, 2);
+    ck_assert_int_eq(j->succeeded, 1);
+    ck_assert_int_eq(j->failed, 3);
+    ck_assert(j->complete);
+    ck_assert(!j->failed_cond);
+    object_fini(&obj);
+
+    decode_one_error("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{}}",
+                     "spec.template", "Required value");
+    decode_one_error("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{"
+                     "'suspend':'yes','template':{'spec':{'containers':[{'name':'c'}]}}}}",
+                     "spec.suspend", "must be of type boolean, got string");
+    decode_one_error("{'apiVersion':'batch/v2','kind':'Job'}", "apiVersion",
+                     "Unsupported value: \"batch/v2\": supported values: \"batch/v1\"");
+    /* generateName stands in for name. */
+    decode_ok("{'apiVersion':'batch/v1','kind':'Job','metadata':{'generateName':'j-'},'spec':{"
+              "'template':{'spec':{'containers':[{'name':'c'}]}}}}",
+              &obj);
+    ck_assert_ptr_null(obj.u.job.meta.name);
+    ck_assert_str_eq(obj.u.job.meta.generate_name, "j-");
+    object_fini(&obj);
+}
+END_TEST
+
+START_TEST(priority_class)
+{
+    object_t obj;
+
+    decode_ok("{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{'name':"
+              "'high'},'value':100000,'globalDefault':true,'description':'d',"
+              "'preemptionPolicy':'Never'}",
+              &obj);
+    ck_assert_int_eq(obj.kind, KIND_PRIORITY_CLASS);
+    ck_assert_int_eq(obj.u.pc.value, 100000);
+    ck_assert(obj.u.pc.global_default);
+    object_fini(&obj);
+    decode_one_error("{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{"
+                     "'name':'x'}}",
+                     "value", "Required value");
+    decode_one_error("{'apiVersion':'scheduling.k8s.io/v1','kind':'PriorityClass','metadata':{"
+                     "'name':'x'},'value':1,'preemptionPolicy':'Always'}",
+                     "preemptionPolicy",
+                     "Unsupported value: \"Always\": supported values: \"PreemptLowerPriority\", "
+                     "\"Never\"");
+}
+END_TEST
+
+START_TEST(configuration)
+{
+    object_t obj;
+    diags_t d;
+    const configuration_t *c;
+
+    ck_assert_int_eq(decode("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':"
+                            "'Configuration','namespace':'sys','manageJobsWithoutQueueName':true,"
+                            "'fairSharing':{'preemptionStrategies':['LessThanInitialShare']},"
+                            "'integrations':{'frameworks':['batch/job']},'waitForPodsReady':{}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert_uint_eq(d.nerrors, 0);
+    ASSERT_WARN(&d, "integrations",
+                "field \"integrations\" is accepted but not supported by sluice; it has no effect");
+    c = &obj.u.config;
+    ck_assert(c->fair_sharing);
+    ck_assert_uint_eq(c->nstrategies, 1);
+    ck_assert_int_eq(c->strategies[0], FS_STRATEGY_LESS_THAN_INITIAL_SHARE);
+    ck_assert(c->manage_jobs_without_queue_name);
+    /* Default managedJobsNamespaceSelector: name NotIn [kube-system, <namespace>]. */
+    ck_assert(c->managed_jobs_namespace_selector.present);
+    ck_assert_uint_eq(c->managed_jobs_namespace_selector.nexprs, 1);
+    ck_assert_str_eq(c->managed_jobs_namespace_selector.exprs[0].key,
+                     "kubernetes.io/metadata.name");
+    ck_assert_int_eq(c->managed_jobs_namespace_selector.exprs[0].op, SELECTOR_OP_NOT_IN);
+    ck_assert_str_eq(c->managed_jobs_namespace_selector.exprs[0].values[1], "sys");
+    object_fini(&obj);
+    diags_fini(&d);
+
+    decode_ok("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration',"
+              "'managedJobsNamespaceSelector':{'matchLabels':{'managed':'yes'}}}",
+              &obj);
+    ck_assert(!obj.u.config.fair_sharing);
+    ck_assert_uint_eq(obj.u.config.nstrategies, 0);
+    ck_assert_str_eq(kv_list_get(&obj.u.config.managed_jobs_namespace_selector.match_labels,
+                                 "managed"),
+                     "yes");
+    object_fini(&obj);
+
+    /* v1beta1: fairSharing.enable decides. */
+    ck_assert_int_eq(decode("{'apiVersion':'config.kueue.x-k8s.io/v1beta1','kind':"
+                            "'Configuration','fairSharing':{'enable':false}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert(!obj.u.config.fair_sharing);
+    object_fini(&obj);
+    diags_fini(&d);
+    ck_assert_int_eq(decode("{'apiVersion':'config.kueue.x-k8s.io/v1beta1','kind':"
+                            "'Configuration','fairSharing':{'enable':true}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert(obj.u.config.fair_sharing);
+    object_fini(&obj);
+    diags_fini(&d);
+
+    decode_one_error("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration',"
+                     "'fairSharing':{'enable':true}}",
+                     "fairSharing.enable", "unknown field \"enable\"");
+    decode_one_error("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration',"
+                     "'fairSharing':{'preemptionStrategies':['Fair']}}",
+                     "fairSharing.preemptionStrategies[0]",
+                     "Unsupported value: \"Fair\": supported values: "
+                     "\"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\"");
+    decode_one_error("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration',"
+                     "'manageJobsWithoutQueueName':'true'}",
+                     "manageJobsWithoutQueueName", "must be of type boolean, got string");
+    decode_one_error("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration',"
+                     "'bogus':1}",
+                     "bogus", "unknown field \"bogus\"");
+}
+END_TEST
+
+/* ---- jsonx: Go float formatting, times, paths ---------------------------------------------------------- */
+
+START_TEST(go_floats)
+{
+    static const struct {
+        double f;
+        const char *want;
+    } cases[] = {
+        {1.5, "1.5"},        {1.0, "1"},          {0.1, "0.1"},          {100000, "100000"},
+        {123456, "123456"},  {1e6, "1e+06"},      {1234567, "1.234567e+06"},
+        {0.0001, "0.0001"},  {0.00001, "1e-05"},  {-2.5, "-2.5"},        {0.0, "0"},
+        {1e21, "1e+21"},     {3.14159, "3.14159"}, {1.5e-7, "1.5e-07"}, {123.456, "123.456"},
+        {0.3, "0.3"},        {2.0 / 3.0, "0.6666666666666666"},         {1e100, "1e+100"},
+    };
+    char buf[64];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        ck_assert_str_eq(jsonx_format_go_float(cases[i].f, buf, sizeof(buf)), cases[i].want);
+}
+END_TEST
+
+START_TEST(times)
+{
+    int64_t t;
+
+    ck_assert(jsonx_parse_time("1970-01-01T00:00:00Z", &t));
+    ck_assert_int_eq(t, 0);
+    ck_assert(jsonx_parse_time("2024-02-29T12:00:00.123456Z", &t));
+    ck_assert_int_eq(t, 1709208000);
+    ck_assert(jsonx_parse_time("2024-02-29T12:00:00-01:30", &t));
+    ck_assert_int_eq(t, 1709208000 + 5400);
+    ck_assert(!jsonx_parse_time("2023-02-29T12:00:00Z", &t));
+    ck_assert(!jsonx_parse_time("2024-01-01 00:00:00Z", &t));
+    ck_assert(!jsonx_parse_time("2024-01-01T00:00:00", &t));
+    ck_assert(!jsonx_parse_time("2024-01-01T24:00:00Z", &t));
+    ck_assert(!jsonx_parse_time("2024-01-01T00:00:00Zjunk", &t));
+    ck_assert(!jsonx_parse_time("", &t));
+}
+END_TEST
+
+START_TEST(paths)
+{
+    jsonx_t jx;
+    diags_t d;
+    char key[2000];
+    size_t m1, m2;
+
+    diags_init(&d);
+    jsonx_init(&jx, &d);
+    m1 = jsonx_push_key(&jx, "spec");
+    m2 = jsonx_push_index(&jx, 3);
+    ck_assert_str_eq(jx.path, "spec[3]");
+    jsonx_pop(&jx, m2);
+    jsonx_pop(&jx, m1);
+    ck_assert_str_eq(jx.path, "");
+    /* A hostile key longer than the path buffer is cut, and popping restores the parent. */
+    memset(key, 'k', sizeof(key) - 1);
+    key[sizeof(key) - 1] = '\0';
+    m1 = jsonx_push_key(&jx, "spec");
+    m2 = jsonx_push_key(&jx, key);
+    ck_assert_uint_eq(strlen(jx.path), JSONX_PATH_MAX - 1);
+    ck_assert_str_eq(jx.path + JSONX_PATH_MAX - 4, "...");
+    jsonx_pop(&jx, m2);
+    ck_assert_str_eq(jx.path, "spec");
+    jsonx_pop(&jx, m1);
+    diags_fini(&d);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -526,6 +988,15 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, local_queue);
     tcase_add_test(tc, wpc_and_namespace);
     tcase_add_test(tc, envelope);
+    tcase_add_test(tc, workload_full);
+    tcase_add_test(tc, workload_defaults_v1beta1);
+    tcase_add_test(tc, workload_errors);
+    tcase_add_test(tc, job);
+    tcase_add_test(tc, priority_class);
+    tcase_add_test(tc, configuration);
+    tcase_add_test(tc, go_floats);
+    tcase_add_test(tc, times);
+    tcase_add_test(tc, paths);
     suite_add_tcase(s, tc);
     return s;
 }
