@@ -1,0 +1,1093 @@
+/* test_validate -- every Kueue CEL and webhook rule of validate.c, through YAML and the decoder. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "model/object.h"
+#include "model/validate.h"
+#include "model/yaml.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Each case decodes one YAML document (which must decode cleanly, so the case exercises
+ * validate.c and not the decoder), validates it and compares the whole output, one
+ * "path: message" line per problem in order, with the exact expected text. A passing twin
+ * expects "".
+ */
+
+/* Kubernetes' messages, as validate.c must print them. */
+#define NAME_RE                                                                                    \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "   \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "        \
+    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define VALUE_RE                                                                                   \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "   \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "            \
+    "'my_value',  or '12345', regex used for validation is "                                      \
+    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+#define SUBDOMAIN_RE                                                                               \
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define EFFECTS "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+typedef struct loaded_s {
+    json_t *doc;
+    size_t n;
+} loaded_t;
+
+static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
+{
+    loaded_t *l = ctx;
+
+    (void)index;
+    (void)line;
+    if (l->n++ == 0)
+        l->doc = json_incref(doc);
+    return ERR_OK;
+}
+
+static void decode_yaml(const char *yaml, object_t *obj)
+{
+    loaded_t l = {NULL, 0};
+    err_msg_t msg = {{0}};
+    diags_t d;
+    err_t rc;
+
+    rc = yaml_load_string(yaml, strlen(yaml), on_doc, &l, &msg);
+    ck_assert_msg(rc == ERR_OK, "bad test YAML: %s\n%s", msg.text, yaml);
+    ck_assert_uint_eq(l.n, 1);
+    diags_init(&d);
+    rc = object_decode(l.doc, obj, &d);
+    json_decref(l.doc);
+    if (rc != ERR_OK || d.nerrors != 0) {
+        for (size_t i = 0; i < d.len; i++)
+            fprintf(stderr, "  %s: %s\n", d.items[i].path, d.items[i].message);
+        ck_abort_msg("test object does not decode:\n%s", yaml);
+    }
+    diags_fini(&d);
+}
+
+/* "path: message\n" per diagnostic (just "message\n" at the root); caller frees. */
+static char *render(const diags_t *d)
+{
+    size_t cap = 1, len = 0;
+    char *s;
+
+    for (size_t i = 0; i < d->len; i++)
+        cap += strlen(d->items[i].path) + strlen(d->items[i].message) + 16;
+    s = malloc(cap);
+    ck_assert_ptr_nonnull(s);
+    s[0] = '\0';
+    for (size_t i = 0; i < d->len; i++)
+        len += (size_t)snprintf(s + len, cap - len, "%s%s%s%s\n",
+                                d->items[i].warning ? "warning: " : "", d->items[i].path,
+                                d->items[i].path[0] ? ": " : "", d->items[i].message);
+    return s;
+}
+
+static char *check_create(const char *yaml)
+{
+    object_t o;
+    diags_t d;
+    char *s;
+
+    decode_yaml(yaml, &o);
+    diags_init(&d);
+    validate_object(&o, &d);
+    ck_assert(!d.oom);
+    s = render(&d);
+    diags_fini(&d);
+    object_fini(&o);
+    return s;
+}
+
+static bool has_default_queue(void *ctx, const char *ns)
+{
+    return strcmp(ns, (const char *)ctx) == 0;
+}
+
+static char *check_update(const char *old_yaml, const char *new_yaml, const validate_env_t *env)
+{
+    object_t o, n;
+    diags_t d;
+    char *s;
+
+    decode_yaml(old_yaml, &o);
+    decode_yaml(new_yaml, &n);
+    diags_init(&d);
+    if (env != NULL)
+        validate_update_env(&o, &n, env, &d);
+    else
+        validate_update(&o, &n, &d);
+    ck_assert(!d.oom);
+    s = render(&d);
+    diags_fini(&d);
+    object_fini(&o);
+    object_fini(&n);
+    return s;
+}
+
+#define EXPECT(yaml, want)                                                                         \
+    do {                                                                                           \
+        char *got_ = check_create(yaml);                                                           \
+        ck_assert_msg(strcmp(got_, want) == 0, "for\n%s\nwant:\n%s\ngot:\n%s", yaml, want, got_); \
+        free(got_);                                                                                \
+    } while (0)
+
+#define EXPECT_UPDATE(old, new, want)                                                              \
+    do {                                                                                           \
+        char *got_ = check_update(old, new, NULL);                                                 \
+        ck_assert_msg(strcmp(got_, want) == 0, "for update to\n%s\nwant:\n%s\ngot:\n%s", new,     \
+                      want, got_);                                                                 \
+        free(got_);                                                                                \
+    } while (0)
+
+/* printf into a rotating set of static buffers, for building YAML inline. */
+static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+static const char *fmt(const char *f, ...)
+{
+    static char bufs[64][8192];
+    static int next;
+    char *b = bufs[next++ % 64];
+    va_list ap;
+
+    va_start(ap, f);
+    vsnprintf(b, sizeof(bufs[0]), f, ap);
+    va_end(ap);
+    return b;
+}
+
+/* ---- ClusterQueue ---------------------------------------------------------------------------- */
+
+#define CQ "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+
+/* A ClusterQueue with `spec_extra` added to spec and one group covering cpu and memory whose
+ * flavor f1 has the given cpu resource fields. */
+static const char *cq_yaml(const char *spec_extra, const char *cpu_fields)
+{
+    return fmt(CQ "spec:\n"
+                  "  namespaceSelector: {}\n"
+                  "%s"
+                  "  resourceGroups:\n"
+                  "  - coveredResources: [cpu, memory]\n"
+                  "    flavors:\n"
+                  "    - name: f1\n"
+                  "      resources:\n"
+                  "      - {name: cpu, nominalQuota: \"10\"%s}\n"
+                  "      - {name: memory, nominalQuota: 10Gi}\n",
+               spec_extra, cpu_fields);
+}
+
+START_TEST(cq_valid)
+{
+    EXPECT(cq_yaml("", ""), "");
+    EXPECT(cq_yaml("  cohortName: co\n", ", borrowingLimit: \"5\", lendingLimit: \"10\""), "");
+}
+END_TEST
+
+START_TEST(cq_borrowing_limit_without_cohort)
+{
+    EXPECT(cq_yaml("", ", borrowingLimit: \"5\""),
+           "spec: borrowingLimit must be nil when cohort is empty\n"
+           "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be nil when "
+           "cohort is empty\n");
+    EXPECT(cq_yaml("  cohortName: co\n", ", borrowingLimit: \"5\""), "");
+}
+END_TEST
+
+START_TEST(cq_lending_limit_without_cohort)
+{
+    EXPECT(cq_yaml("", ", lendingLimit: \"5\""),
+           "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when cohort "
+           "is empty\n");
+    EXPECT(cq_yaml("  cohortName: co\n", ", lendingLimit: \"5\""), "");
+}
+END_TEST
+
+START_TEST(cq_lending_limit_above_nominal)
+{
+    const char *y = CQ "spec:\n"
+                       "  cohortName: co\n"
+                       "  resourceGroups:\n"
+                       "  - coveredResources: [nvidia.com/gpu]\n"
+                       "    flavors:\n"
+                       "    - name: a100\n"
+                       "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 8}]\n"
+                       "    - name: h100\n"
+                       "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: "
+                       "9}]\n";
+    EXPECT(y, "spec.resourceGroups[0].flavors[1].resources[0].lendingLimit: must be less than or "
+              "equal to the nominalQuota\n");
+}
+END_TEST
+
+START_TEST(cq_negative_quantities)
+{
+    EXPECT(cq_yaml("  cohortName: co\n", ", borrowingLimit: \"-1\", lendingLimit: -2"),
+           "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be greater than "
+           "or equal to 0\n"
+           "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be greater than or "
+           "equal to 0\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: -100m}]}]\n",
+           "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than or "
+           "equal to 0\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 0}]}]\n",
+           "");
+}
+END_TEST
+
+START_TEST(cq_resource_count_mismatch)
+{
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}, {name: memory, "
+              "nominalQuota: 1Gi}]}\n"
+              "    - {name: f2, resources: [{name: cpu, nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0]: flavors must have the same number of resources as the "
+           "coveredResources\n");
+}
+END_TEST
+
+START_TEST(cq_resource_name_mismatch)
+{
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: memory, nominalQuota: 1}, {name: cpu, "
+              "nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0].flavors[0].resources[0].name: must match the name in "
+           "coveredResources\n"
+           "spec.resourceGroups[0].flavors[0].resources[1].name: must match the name in "
+           "coveredResources\n");
+}
+END_TEST
+
+START_TEST(cq_covered_resource_name)
+{
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [cpu, -gpu]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}, {name: -gpu, "
+              "nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0].coveredResources[1]: name part " NAME_RE "\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [/gpu]\n"
+              "    flavors: [{name: f1, resources: [{name: /gpu, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[0].coveredResources[0]: prefix part must be non-empty\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [Example.com/gpu]\n"
+              "    flavors: [{name: f1, resources: [{name: Example.com/gpu, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[0].coveredResources[0]: prefix part " SUBDOMAIN_RE "\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [a/b/c]\n"
+              "    flavors: [{name: f1, resources: [{name: a/b/c, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[0].coveredResources[0]: a valid label key " NAME_RE
+           " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [example.com/a-0123456789012345678901234567890123456789012345678901234567890123]\n"
+              "    flavors: [{name: f1, resources: [{name: example.com/a-0123456789012345678901234567890123456789012345678901234567890123, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[0].coveredResources[0]: name part must be no more than 63 "
+           "bytes\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+              "    flavors: [{name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]\n",
+           "");
+}
+END_TEST
+
+START_TEST(cq_duplicates_across_groups)
+{
+    EXPECT(CQ "spec:\n  resourceGroups:\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f2, resources: [{name: cpu, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[1].coveredResources[0]: Duplicate value: \"cpu\"\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+              "  - coveredResources: [memory]\n"
+              "    flavors: [{name: f1, resources: [{name: memory, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[1].flavors[0].name: Duplicate value: \"f1\"\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+              "  - coveredResources: [memory]\n"
+              "    flavors: [{name: f2, resources: [{name: memory, nominalQuota: 1}]}]\n",
+           "");
+}
+END_TEST
+
+START_TEST(cq_fungibility_preference)
+{
+    EXPECT(cq_yaml("  flavorFungibility: {preference: PreemptionOverBorrowing}\n", ""),
+           "spec.flavorFungibility: preference can only be set when both whenCanBorrow and "
+           "whenCanPreempt are TryNextFlavor\n"
+           "spec.flavorFungibility.preference: preference \"PreemptionOverBorrowing\" requires "
+           "both whenCanBorrow and whenCanPreempt to be TryNextFlavor\n");
+    EXPECT(cq_yaml("  flavorFungibility: {whenCanBorrow: TryNextFlavor, preference: "
+                   "BorrowingOverPreemption}\n",
+                   ""),
+           "");
+    EXPECT(cq_yaml("  flavorFungibility: {whenCanBorrow: MayStopSearch}\n", ""), "");
+}
+END_TEST
+
+START_TEST(cq_preemption_rule)
+{
+    /* CRD and webhook state the same rule at the same path: reported once. */
+    EXPECT(cq_yaml("  preemption: {reclaimWithinCohort: Never, borrowWithinCohort: {policy: "
+                   "LowerPriority}}\n",
+                   ""),
+           "spec.preemption: reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never\n");
+    EXPECT(cq_yaml("  preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: "
+                   "LowerPriority}}\n",
+                   ""),
+           "");
+}
+END_TEST
+
+START_TEST(cq_namespace_selector)
+{
+    const char *y = CQ "spec:\n"
+                       "  namespaceSelector:\n"
+                       "    matchLabels: {team: \"-bad\"}\n"
+                       "    matchExpressions:\n"
+                       "    - {key: team, operator: In}\n"
+                       "    - {key: team, operator: Exists, values: [a]}\n"
+                       "    - {key: \"bad key\", operator: NotIn, values: [\"x y\"]}\n";
+    EXPECT(y, "spec.namespaceSelector.matchLabels: " VALUE_RE "\n"
+              "spec.namespaceSelector.matchExpressions[0].values: Required value: must be "
+              "specified when `operator` is 'In' or 'NotIn'\n"
+              "spec.namespaceSelector.matchExpressions[1].values: Forbidden: may not be "
+              "specified when `operator` is 'Exists' or 'DoesNotExist'\n"
+              "spec.namespaceSelector.matchExpressions[2].key: name part " NAME_RE "\n"
+              "spec.namespaceSelector.matchExpressions[2].values[0]: " VALUE_RE "\n");
+    EXPECT(CQ "spec:\n  namespaceSelector:\n    matchLabels: {team: a}\n"
+              "    matchExpressions: [{key: tier, operator: In, values: [gold]}]\n",
+           "");
+}
+END_TEST
+
+START_TEST(cq_fair_sharing_weight)
+{
+    EXPECT(cq_yaml("  fairSharing: {weight: \"-1\"}\n", ""),
+           "spec.fairSharing: must be greater than or equal to 0\n");
+    EXPECT(cq_yaml("  fairSharing: {weight: 1n}\n", ""),
+           "spec.fairSharing: When not 0, weight must be > 10e-9\n");
+    EXPECT(cq_yaml("  fairSharing: {weight: 0}\n", ""), "");
+    EXPECT(cq_yaml("  fairSharing: {weight: 2n}\n", ""), "");
+}
+END_TEST
+
+/* A ClusterQueue of `ngroups` groups, each covering `ncovered` resources with `nflavors`
+ * flavors; names are unique so only the totals can fail. */
+static char *big_cq(size_t ngroups, size_t ncovered, size_t nflavors)
+{
+    size_t cap = 4 << 20, len = 0;
+    char *s = malloc(cap);
+
+    ck_assert_ptr_nonnull(s);
+    len += (size_t)snprintf(s + len, cap - len, CQ "spec:\n  resourceGroups:\n");
+    for (size_t g = 0; g < ngroups; g++) {
+        len += (size_t)snprintf(s + len, cap - len, "  - coveredResources: [");
+        for (size_t r = 0; r < ncovered; r++)
+            len += (size_t)snprintf(s + len, cap - len, "%sr%zu-%zu", r ? ", " : "", g, r);
+        len += (size_t)snprintf(s + len, cap - len, "]\n    flavors:\n");
+        for (size_t f = 0; f < nflavors; f++) {
+            len += (size_t)snprintf(s + len, cap - len, "    - name: f%zu-%zu\n      resources: [",
+                                    g, f);
+            for (size_t r = 0; r < ncovered; r++)
+                len += (size_t)snprintf(s + len, cap - len, "%s{name: r%zu-%zu, nominalQuota: 1}",
+                                        r ? ", " : "", g, r);
+            len += (size_t)snprintf(s + len, cap - len, "]\n");
+        }
+    }
+    ck_assert_uint_lt(len, cap - 1);
+    return s;
+}
+
+START_TEST(cq_totals)
+{
+    char *y;
+
+    y = big_cq(16, 1, 17); /* 272 flavors */
+    EXPECT(y, "spec.resourceGroups: total number of flavors across all resourceGroups must be ≤ "
+              "256, got 272\n");
+    free(y);
+    y = big_cq(16, 17, 1); /* 272 covered resources */
+    EXPECT(y, "spec.resourceGroups: total number of covered resources across all resourceGroups "
+              "must be ≤ 256, got 272\n");
+    free(y);
+    y = big_cq(2, 9, 64); /* 576 combinations in each group */
+    EXPECT(y, "spec.resourceGroups[0]: number of flavor-resource combinations in a resourceGroup "
+              "must be ≤ 512, got 576\n"
+              "spec.resourceGroups[1]: number of flavor-resource combinations in a resourceGroup "
+              "must be ≤ 512, got 576\n");
+    free(y);
+    y = big_cq(16, 16, 16); /* exactly at the limits: 256, 256, 256 */
+    EXPECT(y, "");
+    free(y);
+}
+END_TEST
+
+START_TEST(cq_reports_all_violations)
+{
+    /* Three independent problems, three lines. */
+    EXPECT(CQ "spec:\n  cohortName: co\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 1, lendingLimit: 2}, "
+              "{name: memory, nominalQuota: -1}]}\n"
+              "  fairSharing: {weight: \"-3\"}\n",
+           "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be less than or "
+           "equal to the nominalQuota\n"
+           "spec.resourceGroups[0].flavors[0].resources[1].nominalQuota: must be greater than or "
+           "equal to 0\n"
+           "spec.fairSharing: must be greater than or equal to 0\n");
+}
+END_TEST
+
+START_TEST(cq_update_runs_create_rules)
+{
+    EXPECT_UPDATE(cq_yaml("", ""), cq_yaml("", ", lendingLimit: \"5\""),
+                  "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when "
+                  "cohort is empty\n");
+    EXPECT_UPDATE(cq_yaml("", ""), cq_yaml("  cohortName: other\n", ""), "");
+}
+END_TEST
+
+/* ---- Cohort ----------------------------------------------------------------------------------- */
+
+#define COHORT "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: co}\n"
+
+static const char *cohort_yaml(const char *spec_extra, const char *cpu_fields)
+{
+    return fmt(COHORT "spec:\n%s"
+                      "  resourceGroups:\n"
+                      "  - coveredResources: [cpu]\n"
+                      "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 4%s}]}]\n",
+               spec_extra, cpu_fields);
+}
+
+START_TEST(cohort_rules)
+{
+    EXPECT(cohort_yaml("", ", borrowingLimit: 1, lendingLimit: 1"),
+           "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: must be nil when "
+           "parent is empty\n"
+           "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: must be nil when parent "
+           "is empty\n");
+    /* With a parent, a Cohort may lend more than its nominal quota. */
+    EXPECT(cohort_yaml("  parentName: root\n", ", borrowingLimit: 1, lendingLimit: 10"), "");
+    EXPECT(cohort_yaml("  fairSharing: {weight: \"-1\"}\n", ""),
+           "spec.fairSharing: must be greater than or equal to 0\n");
+    EXPECT(COHORT "spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n"
+                  "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 1}]}]\n",
+           "spec.resourceGroups[0]: flavors must have the same number of resources as the "
+           "coveredResources\n");
+    EXPECT(COHORT "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+                  "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: \"-1\"}]}]\n",
+           "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than or "
+           "equal to 0\n");
+    EXPECT(cohort_yaml("", ""), "");
+}
+END_TEST
+
+/* ---- ResourceFlavor -------------------------------------------------------------------------- */
+
+#define RF "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: rf}\n"
+
+START_TEST(rf_topology_needs_node_labels)
+{
+    EXPECT(RF "spec: {topologyName: default}\n",
+           "spec: at least one nodeLabel is required when topology is set\n");
+    EXPECT(RF "spec: {topologyName: default, nodeLabels: {pool: a}}\n", "");
+}
+END_TEST
+
+START_TEST(rf_node_labels)
+{
+    EXPECT(RF "spec: {nodeLabels: {\"bad key\": \"bad value\"}}\n",
+           "spec.nodeLabels: name part " NAME_RE "\nspec.nodeLabels: " VALUE_RE "\n");
+    EXPECT(RF "spec: {nodeLabels: {cloud.example.com/pool: gpu-a100, empty: \"\"}}\n", "");
+}
+END_TEST
+
+START_TEST(rf_taints)
+{
+    EXPECT(RF "spec:\n  nodeTaints:\n"
+              "  - {key: \"bad key\", value: \"x y\", effect: NoSchedule}\n",
+           "spec.nodeTaints[0].key: name part " NAME_RE "\n"
+           "spec.nodeTaints[0].value: " VALUE_RE "\n");
+    EXPECT(RF "spec:\n  nodeTaints:\n"
+              "  - {key: gpu, value: \"true\", effect: NoSchedule}\n"
+              "  - {key: gpu, effect: NoExecute}\n"
+              "  - {key: gpu, value: \"false\", effect: NoSchedule}\n"
+              "  - {key: spot, effect: NoSchedule}\n"
+              "  - {key: spot, effect: NoSchedule}\n",
+           "spec.nodeTaints[2]: Duplicate value: {\"key\":\"gpu\",\"value\":\"false\","
+           "\"effect\":\"NoSchedule\"}: taints must be unique by key and effect pair\n"
+           "spec.nodeTaints[4]: Duplicate value: {\"key\":\"spot\",\"effect\":\"NoSchedule\"}: "
+           "taints must be unique by key and effect pair\n");
+    EXPECT(RF "spec:\n  nodeTaints: [{key: nvidia.com/gpu, value: present, effect: "
+              "NoSchedule}]\n",
+           "");
+}
+END_TEST
+
+START_TEST(rf_taint_effect_required_by_cel)
+{
+    /* The decoder rejects a missing or unknown effect first; the CEL rule still guards objects
+     * built in code (an unset effect). */
+    object_t o;
+    diags_t d;
+    char *got;
+
+    decode_yaml(RF "spec:\n  nodeTaints: [{key: gpu, effect: NoSchedule}]\n", &o);
+    o.u.flavor.taints[0].effect = TAINT_EFFECT_ANY;
+    diags_init(&d);
+    validate_object(&o, &d);
+    got = render(&d);
+    ck_assert_str_eq(got, "spec.nodeTaints: " EFFECTS "\n");
+    free(got);
+    diags_fini(&d);
+    object_fini(&o);
+}
+END_TEST
+
+START_TEST(rf_tolerations)
+{
+    EXPECT(RF "spec:\n  tolerations:\n  - {operator: Equal, value: x}\n",
+           "spec.tolerations: operator must be Exists when 'key' is empty, which means 'match "
+           "all values and all keys'\n");
+    EXPECT(RF "spec:\n  tolerations:\n  - {value: x}\n",
+           "spec.tolerations: operator must be Exists when 'key' is empty, which means 'match "
+           "all values and all keys'\n");
+    EXPECT(RF "spec:\n  tolerations:\n  - {key: a, effect: NoSchedule, tolerationSeconds: 5}\n",
+           "spec.tolerations: effect must be 'NoExecute' when 'tolerationSeconds' is set\n");
+    EXPECT(RF "spec:\n  tolerations:\n  - {key: a, operator: Exists, value: \"\"}\n",
+           "spec.tolerations: a value must be empty when 'operator' is 'Exists'\n");
+    EXPECT(RF "spec:\n  tolerations:\n  - {key: \"a b\", operator: Exists}\n",
+           "spec.tolerations[0].key: name part " NAME_RE "\n");
+    EXPECT(RF "spec:\n  tolerations:\n"
+              "  - {operator: Exists}\n"
+              "  - {key: a, operator: Equal, value: b, effect: NoExecute, tolerationSeconds: 30}\n"
+              "  - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n",
+           "");
+}
+END_TEST
+
+START_TEST(rf_topology_immutable)
+{
+    const char *with = RF "spec: {topologyName: t1, nodeLabels: {pool: a}}\n";
+    const char *other = RF "spec: {topologyName: t2, nodeLabels: {pool: a}}\n";
+    const char *without = RF "spec: {nodeLabels: {pool: a}}\n";
+
+    EXPECT_UPDATE(with, other, "spec: topologyName is immutable when topologyName is set\n");
+    EXPECT_UPDATE(with, without, "spec: topologyName is immutable when topologyName is set\n");
+    EXPECT_UPDATE(without, with, "");
+    EXPECT_UPDATE(with, with, "");
+}
+END_TEST
+
+/* ---- LocalQueue --------------------------------------------------------------------------- */
+
+START_TEST(lq_cluster_queue_immutable)
+{
+    const char *a = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+                    "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: a}\n";
+    const char *b = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+                    "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: b, stopPolicy: Hold}\n";
+    const char *a_held = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+                         "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: a, stopPolicy: "
+                         "Hold}\n";
+
+    EXPECT(a, "");
+    EXPECT_UPDATE(a, b, "spec.clusterQueue: field is immutable\n");
+    EXPECT_UPDATE(a, a_held, "");
+}
+END_TEST
+
+/* ---- Workload ----------------------------------------------------------------------------- */
+
+#define WL "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
+
+/* A Workload: metadata extras, spec extras, podSets text, status text. */
+static const char *wl_yaml(const char *meta, const char *spec, const char *pod_sets,
+                           const char *status)
+{
+    return fmt(WL "metadata: {name: wl, namespace: ns%s}\n"
+                  "spec:\n  queueName: lq\n%s"
+                  "  podSets:\n%s"
+                  "%s",
+               meta, spec, pod_sets, status);
+}
+
+#define PS_MAIN(count, extra)                                                                      \
+    "  - name: main\n    count: " #count "\n" extra                                                \
+    "    template: {spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "         \
+    "\"1\"}}}]}}\n"
+
+#define RESERVED(assignments)                                                                      \
+    "status:\n  conditions:\n"                                                                     \
+    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, "             \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
+    "  admission:\n    clusterQueue: cq\n    podSetAssignments:\n" assignments
+
+#define ADMITTED(assignments)                                                                      \
+    "status:\n  conditions:\n"                                                                     \
+    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, "             \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
+    "  - {type: Admitted, status: \"True\", reason: Admitted, message: m, "                       \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
+    "  admission:\n    clusterQueue: cq\n    podSetAssignments:\n" assignments
+
+#define MAIN_ASSIGNMENT                                                                            \
+    "    - {name: main, flavors: {cpu: f1}, resourceUsage: {cpu: \"2\"}, count: 2}\n"
+
+START_TEST(wl_valid)
+{
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""), ""), "");
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)), "");
+}
+END_TEST
+
+START_TEST(wl_priority_rules)
+{
+    EXPECT(wl_yaml("",
+                   "  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, "
+                   "name: high}\n",
+                   PS_MAIN(1, ""), ""),
+           "spec: priority should not be nil when priorityClassRef is set\n");
+    EXPECT(wl_yaml("",
+                   "  priority: 5\n  priorityClassRef: {group: scheduling.k8s.io, kind: "
+                   "WorkloadPriorityClass, name: high}\n",
+                   PS_MAIN(1, ""), ""),
+           "spec.priorityClassRef: only the PriorityClass kind is allowed for the "
+           "scheduling.k8s.io group\n");
+    EXPECT(wl_yaml("",
+                   "  priority: 5\n  priorityClassRef: {group: kueue.x-k8s.io, kind: "
+                   "PriorityClass, name: high}\n",
+                   PS_MAIN(1, ""), ""),
+           "spec.priorityClassRef: only the WorkloadPriorityClass kind is allowed for the "
+           "kueue.x-k8s.io group\n");
+    EXPECT(wl_yaml("",
+                   "  priority: 5\n  priorityClassRef: {group: scheduling.k8s.io, kind: "
+                   "PriorityClass, name: high}\n",
+                   PS_MAIN(1, ""), ""),
+           "");
+}
+END_TEST
+
+START_TEST(wl_min_count)
+{
+    EXPECT(wl_yaml("", "", PS_MAIN(2, "    minCount: 3\n"), ""),
+           "spec.podSets[0]: minCount should be positive and less or equal to count\n");
+    EXPECT(wl_yaml("", "", PS_MAIN(2, "    minCount: 2\n"), ""), "");
+    EXPECT(wl_yaml("", "",
+                   PS_MAIN(2, "    minCount: 1\n") "  - name: workers\n    count: 4\n    minCount: "
+                                                   "2\n    template: {spec: {containers: [{name: "
+                                                   "c, image: i}]}}\n",
+                   ""),
+           "spec.podSets: at most one podSet can use minCount\n");
+    EXPECT(wl_yaml(", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}", "",
+                   PS_MAIN(2, "    minCount: 1\n"), ""),
+           "spec.podSets: partial admission and elastic job cannot be used together\n");
+    EXPECT(wl_yaml(", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}", "", PS_MAIN(2, ""),
+                   ""),
+           "");
+}
+END_TEST
+
+START_TEST(wl_pod_template)
+{
+    const char *ps = "  - name: main\n    count: 1\n"
+                     "    template:\n"
+                     "      metadata:\n"
+                     "        labels: {\"a b\": ok}\n"
+                     "        annotations: {\"-x\": v, Example.com/Key: v}\n"
+                     "      spec:\n"
+                     "        initContainers:\n"
+                     "        - {name: init, image: i, resources: {requests: {pods: \"1\"}}}\n"
+                     "        containers:\n"
+                     "        - name: c\n"
+                     "          image: i\n"
+                     "          resources: {requests: {cpu: \"-1\"}, limits: {pods: \"1\", "
+                     "memory: -1Gi}}\n";
+
+    EXPECT(wl_yaml("", "", ps, ""),
+           "spec.podSets[0].template.metadata.labels: name part " NAME_RE "\n"
+           "spec.podSets[0].template.metadata.annotations: name part " NAME_RE "\n"
+           "spec.podSets[0].template.spec.initContainers[0].resources.requests[pods]: the key "
+           "is reserved for internal kueue use\n"
+           "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: must be "
+           "greater than or equal to 0\n"
+           "spec.podSets[0].template.spec.containers[0].resources.limits[memory]: must be "
+           "greater than or equal to 0\n"
+           "spec.podSets[0].template.spec.containers[0].resources.limits[pods]: the key is "
+           "reserved for internal kueue use\n");
+}
+END_TEST
+
+START_TEST(wl_admission)
+{
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
+                   "status:\n  conditions:\n"
+                   "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: "
+                   "m, lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"),
+           "status.admission: Required value: must be set while the QuotaReserved condition is "
+           "true\n");
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
+                   RESERVED("    - {name: other, flavors: {cpu: f1}, resourceUsage: {cpu: "
+                            "\"2\"}, count: 2}\n")),
+           "status.admission.podSetAssignments[0].name: Not found: \"other\"\n");
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT MAIN_ASSIGNMENT)),
+           "podSetAssignments must have the same number of podSets as the spec\n");
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
+                   RESERVED("    - {name: main, flavors: {cpu: f1, memory: f1}, resourceUsage: "
+                            "{cpu: 3m, memory: \"3\"}, count: 2}\n")),
+           "status.admission.podSetAssignments[0].resourceUsage[cpu]: is not a multiple of 2\n"
+           "status.admission.podSetAssignments[0].resourceUsage[memory]: is not a multiple of "
+           "2\n");
+    /* CPU is compared in milli-units: 3 CPUs over 2 pods is 1500m each. */
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
+                   RESERVED("    - {name: main, flavors: {cpu: f1}, resourceUsage: {cpu: \"3\"}, "
+                            "count: 2}\n")),
+           "");
+    /* Not reserved: the admission is not checked. */
+    EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
+                   "status:\n  admission:\n    clusterQueue: cq\n    podSetAssignments:\n"
+                   "    - {name: other, resourceUsage: {memory: \"3\"}, count: 2}\n"),
+           "");
+}
+END_TEST
+
+START_TEST(wl_update_quota_reserved)
+{
+    const char *base = wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT));
+    const char *wpc = "  priority: 5\n  priorityClassRef: {group: kueue.x-k8s.io, kind: "
+                      "WorkloadPriorityClass, name: high}\n";
+    const char *wpc2 = "  priority: 5\n  priorityClassRef: {group: kueue.x-k8s.io, kind: "
+                       "WorkloadPriorityClass, name: low}\n";
+    const char *pc = "  priority: 5\n  priorityClassRef: {group: scheduling.k8s.io, kind: "
+                     "PriorityClass, name: high}\n";
+    const char *pc2 = "  priority: 5\n  priorityClassRef: {group: scheduling.k8s.io, kind: "
+                      "PriorityClass, name: low}\n";
+    const char *pending = wl_yaml("", "", PS_MAIN(2, ""), "");
+
+    EXPECT_UPDATE(base, wl_yaml("", wpc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  "priorityClassRef is immutable while workload quota reserved\n");
+    EXPECT_UPDATE(wl_yaml("", wpc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  wl_yaml("", pc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  "priorityClassRef.group is immutable while workload quota reserved\n"
+                  "priorityClassRef.kind is immutable while workload quota reserved\n");
+    EXPECT_UPDATE(wl_yaml("", pc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  wl_yaml("", pc2, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  "priorityClassRef.name is immutable for scheduling.k8s.io/priorityclass while "
+                  "workload quota reserved\n");
+    /* A WorkloadPriorityClass may be swapped for another. */
+    EXPECT_UPDATE(wl_yaml("", wpc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
+                  wl_yaml("", wpc2, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)), "");
+    EXPECT_UPDATE(base,
+                  fmt("%s", base) /* same */, "");
+    /* queueName */
+    EXPECT_UPDATE(base,
+                  fmt(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: other\n"
+                         "  podSets:\n" PS_MAIN(2, "") RESERVED(MAIN_ASSIGNMENT)),
+                  "queueName is immutable while workload quota reserved\n");
+    EXPECT_UPDATE(pending,
+                  fmt(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: other\n"
+                         "  podSets:\n" PS_MAIN(2, "")),
+                  "");
+    /* podSets */
+    EXPECT_UPDATE(base,
+                  wl_yaml("", "", PS_MAIN(3, ""),
+                          RESERVED("    - {name: main, flavors: {cpu: f1}, resourceUsage: {cpu: "
+                                   "\"3\"}, count: 3}\n")),
+                  "spec.podSets.0: field is immutable\nstatus.admission: field is immutable\n");
+    EXPECT_UPDATE(pending, wl_yaml("", "", PS_MAIN(3, ""), ""), "");
+    /* Admission may be set and unset but not changed. */
+    EXPECT_UPDATE(pending, base, "");
+    EXPECT_UPDATE(base, pending, "");
+    /* Reserved without admission stays acceptable on update (it must converge). */
+    EXPECT_UPDATE(wl_yaml("", "", PS_MAIN(2, ""),
+                          "status:\n  conditions:\n  - {type: QuotaReserved, status: \"True\", "
+                          "reason: r, message: m, lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"),
+                  wl_yaml("", "", PS_MAIN(2, ""),
+                          "status:\n  conditions:\n  - {type: QuotaReserved, status: \"True\", "
+                          "reason: r, message: m, lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"),
+                  "");
+}
+END_TEST
+
+START_TEST(wl_update_podsets_count_changes)
+{
+    const char *base = wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT));
+    const char *two = wl_yaml("", "",
+                              PS_MAIN(2, "") "  - name: b\n    count: 1\n    template: {spec: "
+                                             "{containers: [{name: c, image: i}]}}\n",
+                              RESERVED(MAIN_ASSIGNMENT));
+
+    EXPECT_UPDATE(base, two,
+                  "podSetAssignments must have the same number of podSets as the spec\n"
+                  "spec.podSets: field is immutable\n");
+}
+END_TEST
+
+START_TEST(wl_update_max_exec_time)
+{
+    const char *a = wl_yaml("", "  maximumExecutionTimeSeconds: 60\n", PS_MAIN(2, ""),
+                            ADMITTED(MAIN_ASSIGNMENT));
+    const char *b = wl_yaml("", "  maximumExecutionTimeSeconds: 120\n", PS_MAIN(2, ""),
+                            ADMITTED(MAIN_ASSIGNMENT));
+    const char *b_reserved = wl_yaml("", "  maximumExecutionTimeSeconds: 120\n", PS_MAIN(2, ""),
+                                     RESERVED(MAIN_ASSIGNMENT));
+
+    EXPECT_UPDATE(a, b, "maximumExecutionTimeSeconds is immutable while workload quota reserved\n");
+    /* Kueue's rule reads the Admitted condition of both versions. */
+    EXPECT_UPDATE(a, b_reserved, "");
+}
+END_TEST
+
+/* ---- Job ---------------------------------------------------------------------------------- */
+
+static const char *job_yaml(const char *labels, const char *annotations, const char *spec)
+{
+    return fmt("apiVersion: batch/v1\nkind: Job\n"
+               "metadata: {name: j, namespace: ns, labels: {%s}, annotations: {%s}}\n"
+               "spec: {%s%stemplate: {spec: {restartPolicy: Never, containers: [{name: c, image: "
+               "i}]}}}\n",
+               labels, annotations, spec, spec[0] ? ", " : "");
+}
+
+#define Q "kueue.x-k8s.io/queue-name"
+#define MINP "kueue.x-k8s.io/job-min-parallelism"
+#define SYNC "kueue.x-k8s.io/job-completions-equal-parallelism"
+
+START_TEST(job_labels)
+{
+    EXPECT(job_yaml(Q ": Team_A", "", ""),
+           "metadata.labels[" Q "]: " SUBDOMAIN_RE "\n");
+    EXPECT(job_yaml("kueue.x-k8s.io/prebuilt-workload-name: Wl", "", ""),
+           "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: " SUBDOMAIN_RE "\n");
+    EXPECT(job_yaml("kueue.x-k8s.io/max-exec-time-seconds: abc", "", ""),
+           "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: strconv.Atoi: parsing "
+           "\"abc\": invalid syntax\n");
+    EXPECT(job_yaml("kueue.x-k8s.io/max-exec-time-seconds: \"0\"", "", ""),
+           "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than 0\n");
+    EXPECT(job_yaml("kueue.x-k8s.io/max-exec-time-seconds: \"99999999999999999999\"", "", ""),
+           "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: strconv.Atoi: parsing "
+           "\"99999999999999999999\": value out of range\n");
+    EXPECT(job_yaml(Q ": team-a, kueue.x-k8s.io/max-exec-time-seconds: \"3600\"", "", ""), "");
+}
+END_TEST
+
+START_TEST(job_min_parallelism)
+{
+    EXPECT(job_yaml("", MINP ": x", "parallelism: 3"),
+           "metadata.annotations[" MINP "]: strconv.Atoi: parsing \"x\": invalid syntax\n");
+    EXPECT(job_yaml("", MINP ": \"3\"", "parallelism: 3"),
+           "metadata.annotations[" MINP "]: should be between 0 and 2\n");
+    EXPECT(job_yaml("", MINP ": \"0\"", "parallelism: 3"),
+           "metadata.annotations[" MINP "]: should be between 0 and 2\n");
+    /* The pod count is min(parallelism, completions). */
+    EXPECT(job_yaml("", MINP ": \"2\"", "parallelism: 3, completions: 2"),
+           "metadata.annotations[" MINP "]: should be between 0 and 1\n");
+    EXPECT(job_yaml("", MINP ": \"2\", kueue.x-k8s.io/elastic-job: \"true\"", "parallelism: 3"),
+           "metadata.annotations[" MINP "]: partial admission and elastic job cannot be used "
+           "together\n");
+    EXPECT(job_yaml("", MINP ": \"2\"", "parallelism: 3"), "");
+}
+END_TEST
+
+START_TEST(job_completions_equal_parallelism)
+{
+    EXPECT(job_yaml("", SYNC ": maybe", "completionMode: Indexed"),
+           "metadata.annotations[" SYNC "]: strconv.ParseBool: parsing \"maybe\": invalid "
+           "syntax\n");
+    EXPECT(job_yaml("", SYNC ": \"true\"", "parallelism: 2, completions: 2"),
+           "metadata.annotations[" SYNC "]: should not be enabled for NonIndexed jobs\n");
+    EXPECT(job_yaml("", SYNC ": \"true\"",
+                    "completionMode: Indexed, parallelism: 2, completions: 4"),
+           "spec.completions: should be equal to parallelism when " SYNC
+           " annotation is true\n");
+    EXPECT(job_yaml("", SYNC ": \"true\"",
+                    "completionMode: Indexed, parallelism: 4, completions: 4"),
+           "");
+    EXPECT(job_yaml("", SYNC ": \"false\"", "parallelism: 2, completions: 4"), "");
+}
+END_TEST
+
+START_TEST(job_update_queue_name)
+{
+    validate_env_t env = {has_default_queue, (void *)"ns"};
+    char *got;
+
+    EXPECT_UPDATE(job_yaml(Q ": a", "", "suspend: false"), job_yaml(Q ": b", "", "suspend: false"),
+                  "metadata.labels[" Q "]: field is immutable\n");
+    EXPECT_UPDATE(job_yaml(Q ": a", "", "suspend: true"), job_yaml(Q ": b", "", "suspend: true"),
+                  "");
+    /* Suspended with the stopping annotation still counts as running. */
+    EXPECT_UPDATE(job_yaml(Q ": a", "", "suspend: true"),
+                  job_yaml(Q ": b", "kueue.x-k8s.io/stopping: \"true\"", "suspend: true"),
+                  "metadata.labels[" Q "]: field is immutable\n");
+    got = check_update(job_yaml(Q ": a", "", "suspend: true"), job_yaml("", "", "suspend: true"),
+                       &env);
+    ck_assert_str_eq(got, "metadata.labels[" Q "]: queue-name must not be empty in namespace "
+                          "with default queue\n");
+    free(got);
+    env.ctx = (void *)"elsewhere";
+    got = check_update(job_yaml(Q ": a", "", "suspend: true"), job_yaml("", "", "suspend: true"),
+                       &env);
+    ck_assert_str_eq(got, "");
+    free(got);
+}
+END_TEST
+
+START_TEST(job_update_immutable_labels)
+{
+    const char *pw = "kueue.x-k8s.io/prebuilt-workload-name";
+    const char *met = "kueue.x-k8s.io/max-exec-time-seconds";
+
+    EXPECT_UPDATE(job_yaml(fmt("%s: a", pw), "", "suspend: false"),
+                  job_yaml(fmt("%s: b", pw), "", "suspend: false"),
+                  "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: field is immutable\n");
+    EXPECT_UPDATE(job_yaml(fmt("%s: a", pw), "", "suspend: true"),
+                  job_yaml(fmt("%s: b", pw), "", "suspend: true"), "");
+    EXPECT_UPDATE(job_yaml(fmt("%s: \"60\"", met), "", "suspend: true"),
+                  job_yaml(fmt("%s: \"90\"", met), "", "suspend: false"),
+                  "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: field is immutable\n");
+    EXPECT_UPDATE(job_yaml(fmt("%s: \"60\"", met), "", "suspend: true"),
+                  job_yaml(fmt("%s: \"90\"", met), "", "suspend: true"), "");
+}
+END_TEST
+
+START_TEST(job_update_priority_class)
+{
+    const char *pc = "kueue.x-k8s.io/priority-class";
+
+    EXPECT_UPDATE(job_yaml("", "", "suspend: false"),
+                  job_yaml(fmt("%s: high", pc), "", "suspend: false"),
+                  "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot "
+                  "be added to a non-suspended workload\n");
+    EXPECT_UPDATE(job_yaml("", "", "suspend: true"),
+                  job_yaml(fmt("%s: high", pc), "", "suspend: true"), "");
+    EXPECT_UPDATE(job_yaml(fmt("%s: high", pc), "", "suspend: true"),
+                  job_yaml("", "", "suspend: true"),
+                  "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot "
+                  "be removed from a workload\n");
+    EXPECT_UPDATE(job_yaml(fmt("%s: high", pc), "", "suspend: false"),
+                  job_yaml(fmt("%s: low", pc), "", "suspend: false"), "");
+}
+END_TEST
+
+START_TEST(job_update_partial_admission)
+{
+    EXPECT_UPDATE(job_yaml("", MINP ": \"1\"", "suspend: false, parallelism: 3"),
+                  job_yaml("", MINP ": \"1\"", "suspend: false, parallelism: 2"),
+                  "spec.parallelism: Forbidden: cannot change when partial admission is enabled "
+                  "and the job is not suspended\n");
+    EXPECT_UPDATE(job_yaml("", MINP ": \"1\"", "suspend: true, parallelism: 3"),
+                  job_yaml("", MINP ": \"1\"", "suspend: true, parallelism: 2"), "");
+    /* An unchanged invalid min-parallelism is not re-reported on update... */
+    EXPECT_UPDATE(job_yaml("", MINP ": \"5\"", "suspend: true, parallelism: 3"),
+                  job_yaml("", MINP ": \"5\"", "suspend: true, parallelism: 3"), "");
+    /* ...a changed one is. */
+    EXPECT_UPDATE(job_yaml("", MINP ": \"1\"", "suspend: true, parallelism: 3"),
+                  job_yaml("", MINP ": \"5\"", "suspend: true, parallelism: 3"),
+                  "metadata.annotations[" MINP "]: should be between 0 and 2\n");
+    EXPECT_UPDATE(job_yaml("", SYNC ": \"false\"",
+                           "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
+                  job_yaml("", SYNC ": \"true\"",
+                           "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
+                  "metadata.annotations[" SYNC "]: Forbidden: field is immutable while the job is "
+                  "not suspended\n");
+    EXPECT_UPDATE(job_yaml("", "", "suspend: false"),
+                  job_yaml("", "kueue.x-k8s.io/elastic-job: \"true\"", "suspend: false"),
+                  "metadata.annotations[kueue.x-k8s.io/elastic-job]: field is immutable\n");
+}
+END_TEST
+
+/* ---- kinds without rules -------------------------------------------------------------------- */
+
+START_TEST(other_kinds_have_no_rules)
+{
+    EXPECT("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: "
+           "p}\nvalue: 5\n",
+           "");
+    EXPECT("apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {team: a}}\n", "");
+    EXPECT("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: "
+           "5\n",
+           "");
+}
+END_TEST
+
+static Suite *validate_suite(void)
+{
+    Suite *s = suite_create("validate");
+    TCase *cq = tcase_create("cluster_queue");
+    TCase *other = tcase_create("flavor_cohort_queue");
+    TCase *wl = tcase_create("workload");
+    TCase *job = tcase_create("job");
+
+    tcase_set_timeout(cq, 60);
+    tcase_add_test(cq, cq_valid);
+    tcase_add_test(cq, cq_borrowing_limit_without_cohort);
+    tcase_add_test(cq, cq_lending_limit_without_cohort);
+    tcase_add_test(cq, cq_lending_limit_above_nominal);
+    tcase_add_test(cq, cq_negative_quantities);
+    tcase_add_test(cq, cq_resource_count_mismatch);
+    tcase_add_test(cq, cq_resource_name_mismatch);
+    tcase_add_test(cq, cq_covered_resource_name);
+    tcase_add_test(cq, cq_duplicates_across_groups);
+    tcase_add_test(cq, cq_fungibility_preference);
+    tcase_add_test(cq, cq_preemption_rule);
+    tcase_add_test(cq, cq_namespace_selector);
+    tcase_add_test(cq, cq_fair_sharing_weight);
+    tcase_add_test(cq, cq_totals);
+    tcase_add_test(cq, cq_reports_all_violations);
+    tcase_add_test(cq, cq_update_runs_create_rules);
+    suite_add_tcase(s, cq);
+
+    tcase_add_test(other, cohort_rules);
+    tcase_add_test(other, rf_topology_needs_node_labels);
+    tcase_add_test(other, rf_node_labels);
+    tcase_add_test(other, rf_taints);
+    tcase_add_test(other, rf_taint_effect_required_by_cel);
+    tcase_add_test(other, rf_tolerations);
+    tcase_add_test(other, rf_topology_immutable);
+    tcase_add_test(other, lq_cluster_queue_immutable);
+    tcase_add_test(other, other_kinds_have_no_rules);
+    suite_add_tcase(s, other);
+
+    tcase_add_test(wl, wl_valid);
+    tcase_add_test(wl, wl_priority_rules);
+    tcase_add_test(wl, wl_min_count);
+    tcase_add_test(wl, wl_pod_template);
+    tcase_add_test(wl, wl_admission);
+    tcase_add_test(wl, wl_update_quota_reserved);
+    tcase_add_test(wl, wl_update_podsets_count_changes);
+    tcase_add_test(wl, wl_update_max_exec_time);
+    suite_add_tcase(s, wl);
+
+    tcase_add_test(job, job_labels);
+    tcase_add_test(job, job_min_parallelism);
+    tcase_add_test(job, job_completions_equal_parallelism);
+    tcase_add_test(job, job_update_queue_name);
+    tcase_add_test(job, job_update_immutable_labels);
+    tcase_add_test(job, job_update_priority_class);
+    tcase_add_test(job, job_update_partial_admission);
+    suite_add_tcase(s, job);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(validate_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,2 @@
+# Validation (lib/model validate, crosscheck) and the `sluice check` command.
+sluice_add_test(validate LIBS sluice_model)
