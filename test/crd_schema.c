@@ -278,14 +278,15 @@ static bool rfc3339(const char *s)
  * escaping: ERE leaves "\." and friends undefined, so every escaped punctuation character
  * becomes a one-character bracket expression, and \d \w \s become their classes. Lazy
  * quantifiers only change which match is found, never whether one exists, so they are dropped;
- * "(?:" becomes "(". Flags, named groups, \b, \p{..} and backslashes inside brackets are refused.
+ * "(?:" becomes "(" and a leading "(?i)" becomes REG_ICASE. Other flags, named groups, \b, \p{..}
+ * and backslashes inside brackets are refused.
  */
 err_t crd_pattern_compile(const char *pattern, regex_t *out, err_msg_t *msg)
 {
-    size_t n = strlen(pattern), o = 0;
+    size_t n = strlen(pattern), o = 0, start = 0;
     char *ere = malloc(n * 12 + 1);
     bool in_bracket = false;
-    int rc;
+    int rc, cflags = REG_EXTENDED | REG_NOSUB;
 
     if (ere == NULL)
         return err_set(msg, ERR_NOMEM, "pattern %s: out of memory", pattern);
@@ -295,7 +296,16 @@ err_t crd_pattern_compile(const char *pattern, regex_t *out, err_msg_t *msg)
         memcpy(ere + o, (str), l_); \
         o += l_;                    \
     } while (0)
-    for (size_t i = 0; i < n; i++) {
+    /* A leading case-insensitive flag, before or after the anchor: REG_ICASE. */
+    if (strncmp(pattern, "(?i)", 4) == 0) {
+        cflags |= REG_ICASE;
+        start = 4;
+    } else if (strncmp(pattern, "^(?i)", 5) == 0) {
+        cflags |= REG_ICASE;
+        ere[o++] = '^';
+        start = 5;
+    }
+    for (size_t i = start; i < n; i++) {
         char c = pattern[i];
         if (in_bracket) {
             if (c == '\\') {
@@ -371,7 +381,7 @@ err_t crd_pattern_compile(const char *pattern, regex_t *out, err_msg_t *msg)
         return err_set(msg, ERR_PARSE, "pattern %s: unterminated bracket expression", pattern);
     }
     ere[o] = '\0';
-    rc = regcomp(out, ere, REG_EXTENDED | REG_NOSUB);
+    rc = regcomp(out, ere, cflags);
     if (rc != 0) {
         char why[128];
         regerror(rc, NULL, why, sizeof(why));

@@ -134,6 +134,28 @@ static void check_field_kinds(const json_t *s, const char *path, diags_t *d)
     }
 }
 
+/* A pattern must compile (Go RE2 in the API server; here its POSIX translation). */
+static void check_pattern(const json_t *s, const char *path, diags_t *d)
+{
+    const char *pattern = crd__jstr(s, "pattern");
+    regex_t re;
+    err_msg_t msg;
+    err_t rc;
+    char p[CRD_PATH_LEN];
+
+    if (pattern == NULL)
+        return;
+    rc = crd_pattern_compile(pattern, &re, &msg);
+    if (rc == ERR_OK) {
+        regfree(&re);
+        return;
+    }
+    crd__path_field(p, path, "pattern");
+    diags_error(d, p, "Invalid value: %s: %s", msg.text,
+                rc == ERR_UNSUPPORTED ? "this checker cannot translate it to POSIX"
+                                      : "must be a valid regular expression");
+}
+
 static void check_bounds(const json_t *s, const char *path, const char *min_name,
                          const char *max_name, diags_t *d)
 {
@@ -257,14 +279,7 @@ static void check_nested(const json_t *n, const json_t *outer, const char *path,
         crd__path_field(p, path, "items");
         check_nested(json_object_get(n, "items"), json_object_get(outer, "items"), p, d);
     }
-    if (crd__jstr(n, "pattern") != NULL) {
-        regex_t re;
-        err_msg_t msg;
-        if (crd_pattern_compile(crd__jstr(n, "pattern"), &re, &msg) == ERR_OK)
-            regfree(&re);
-        else
-            diags_error(d, path, "Invalid value: must be a valid regular expression: %s", msg.text);
-    }
+    check_pattern(n, path, d);
 }
 
 static void check_junctors(const json_t *s, const char *path, diags_t *d)
@@ -553,15 +568,7 @@ static void check_node(const json_t *s, const char *path, level_t lvl, bool in_m
                     "Forbidden: uniqueItems cannot be set to true since the runtime "
                     "complexity becomes quadratic");
     }
-    if (crd__jstr(s, "pattern") != NULL) {
-        regex_t re;
-        err_msg_t msg;
-        crd__path_field(p, path, "pattern");
-        if (crd_pattern_compile(crd__jstr(s, "pattern"), &re, &msg) == ERR_OK)
-            regfree(&re);
-        else
-            diags_error(d, p, "Invalid value: must be a valid regular expression: %s", msg.text);
-    }
+    check_pattern(s, path, d);
     check_bounds(s, path, "minimum", "maximum", d);
     check_bounds(s, path, "minLength", "maxLength", d);
     check_bounds(s, path, "minItems", "maxItems", d);
