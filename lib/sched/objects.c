@@ -1,0 +1,710 @@
+/* sched objects -- engine lifetime and create/update/delete of the non-workload objects. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- configuration and lifetime ------------------------------------------------------------ */
+
+void sched_config_from(sched_config_t *cfg, const configuration_t *conf)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    if (conf == NULL)
+        return;
+    cfg->fair_sharing = conf->fair_sharing;
+    cfg->nstrategies = conf->nstrategies > 2 ? 2 : conf->nstrategies;
+    for (size_t i = 0; i < cfg->nstrategies; i++)
+        cfg->strategies[i] = conf->strategies[i];
+}
+
+sched_t *sched_new(const sched_config_t *cfg)
+{
+    sched_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    if (cfg != NULL)
+        sched_set_config(s, cfg);
+    s->wls_sorted = true;
+    return s;
+}
+
+void sched_set_config(sched_t *s, const sched_config_t *cfg)
+{
+    s->cfg = *cfg;
+    if (s->cfg.nstrategies > 2)
+        s->cfg.nstrategies = 2;
+    s->requeue_all = true;
+}
+
+static void prio_free(prio_rec_t *p)
+{
+    if (p == NULL)
+        return;
+    free(p->name);
+    free(p);
+}
+
+static void cq_free(cq_t *cq)
+{
+    if (cq == NULL)
+        return;
+    sched__node_fini(&cq->node);
+    free(cq->name);
+    free(cq->cohort_name);
+    for (size_t g = 0; g < cq->ngroups; g++) {
+        free(cq->groups[g].res);
+        free(cq->groups[g].flavors);
+    }
+    free(cq->groups);
+    free(cq->quotas);
+    free(cq->rg_by_res);
+    sched__selector_fini(&cq->ns_selector);
+    free(cq->inactive_msg);
+    sched__wlvec_fini(&cq->heap);
+    sched__wlvec_fini(&cq->inadm);
+    sched__wlvec_fini(&cq->admitted);
+    free(cq);
+}
+
+static void flavor_free(flavor_rec_t *f)
+{
+    if (f == NULL)
+        return;
+    free(f->name);
+    sched__kv_fini(&f->node_labels);
+    sched__taints_fini(f->taints, f->ntaints);
+    sched__tolerations_fini(f->tolerations, f->ntolerations);
+    free(f->fr_by_res);
+    free(f);
+}
+
+void sched_free(sched_t *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->nwls; i++)
+        sched__wl_free(s->wls[i]);
+    free(s->wls);
+    sched__smap_fini(&s->wl_map);
+    for (size_t i = 0; i < s->ncqs; i++)
+        cq_free(s->cqs[i]);
+    free(s->cqs);
+    sched__smap_fini(&s->cq_map);
+    for (size_t i = 0; i < s->ncohorts; i++) {
+        cohort_rec_t *c = s->cohorts[i];
+        sched__node_fini(&c->node);
+        free(c->name);
+        free(c->parent_name);
+        free(c->quotas);
+        free(c);
+    }
+    free(s->cohorts);
+    sched__smap_fini(&s->cohort_map);
+    for (size_t i = 0; i < s->nlqs; i++) {
+        free(s->lqs[i]->key);
+        free(s->lqs[i]->cq);
+        free(s->lqs[i]);
+    }
+    free(s->lqs);
+    sched__smap_fini(&s->lq_map);
+    for (size_t i = 0; i < s->nnss; i++) {
+        free(s->nss[i]->name);
+        sched__kv_fini(&s->nss[i]->labels);
+        free(s->nss[i]);
+    }
+    free(s->nss);
+    sched__smap_fini(&s->ns_map);
+    for (size_t i = 0; i < s->nwpcs; i++)
+        prio_free(s->wpcs[i]);
+    free(s->wpcs);
+    sched__smap_fini(&s->wpc_map);
+    for (size_t i = 0; i < s->npcs; i++)
+        prio_free(s->pcs[i]);
+    free(s->pcs);
+    sched__smap_fini(&s->pc_map);
+    for (size_t i = 0; i < s->nflavors; i++)
+        flavor_free(s->flavors[i]);
+    free(s->flavors);
+    sched__smap_fini(&s->flavor_map);
+    for (size_t i = 0; i < s->nres; i++)
+        free(s->res_names[i]);
+    free(s->res_names);
+    sched__smap_fini(&s->res_map);
+    free(s->frs);
+    free(s->roots);
+    free(s->requeue_roots);
+    sched__wlvec_fini(&s->expiring);
+    free(s);
+}
+
+/* After an object change: rebuild structure and quotas now (so queries are exact at once) and
+ * let the next cycle requeue every pending workload. */
+static err_t objects_changed(sched_t *s, bool queues)
+{
+    if (queues)
+        s->queues_dirty = true;
+    s->requeue_all = true;
+    return sched__tree_rebuild(s);
+}
+
+/* ---- ResourceFlavor ---------------------------------------------------------------------------- */
+
+err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg)
+{
+    if (f->meta.name == NULL || f->meta.name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "ResourceFlavor: metadata.name: required");
+    flavor_rec_t *rec;
+    if (sched__intern_flavor(s, f->meta.name, &rec) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    kv_list_t labels;
+    taint_t *taints = NULL;
+    toleration_t *tols = NULL;
+    if (sched__kv_copy(&labels, &f->node_labels) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    if (sched__taints_copy(&taints, f->taints, f->ntaints) != ERR_OK ||
+        sched__tolerations_copy(&tols, f->tolerations, f->ntolerations) != ERR_OK) {
+        sched__kv_fini(&labels);
+        sched__taints_fini(taints, f->ntaints);
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    }
+    sched__kv_fini(&rec->node_labels);
+    sched__taints_fini(rec->taints, rec->ntaints);
+    sched__tolerations_fini(rec->tolerations, rec->ntolerations);
+    rec->node_labels = labels;
+    rec->taints = taints;
+    rec->ntaints = f->ntaints;
+    rec->tolerations = tols;
+    rec->ntolerations = f->ntolerations;
+    rec->exists = true;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    return ERR_OK;
+}
+
+err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    flavor_rec_t *rec = sched__smap_get(&s->flavor_map, name);
+    if (rec == NULL || !rec->exists)
+        return err_set(msg, ERR_NOT_FOUND, "ResourceFlavor %s not found", name);
+    rec->exists = false;
+    sched__kv_fini(&rec->node_labels);
+    sched__taints_fini(rec->taints, rec->ntaints);
+    sched__tolerations_fini(rec->tolerations, rec->ntolerations);
+    rec->taints = NULL;
+    rec->tolerations = NULL;
+    rec->ntaints = rec->ntolerations = 0;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", name);
+    return ERR_OK;
+}
+
+/* ---- resource groups (ClusterQueue and Cohort) -------------------------------------------------- */
+
+static err_t parse_groups(sched_t *s, const char *kind, const char *name,
+                          const resource_group_t *groups, size_t ngroups, rgroup_t **out_groups,
+                          quota_decl_t **out_quotas, size_t *out_nquotas, err_msg_t *msg)
+{
+    rgroup_t *rg = NULL;
+    quota_decl_t *q = NULL;
+    size_t nq = 0, cq_ = 0;
+    err_t rc = ERR_INVALID;
+    if (out_groups != NULL && ngroups > 0) {
+        rg = calloc(ngroups, sizeof(*rg));
+        if (rg == NULL)
+            goto nomem;
+    }
+    for (size_t g = 0; g < ngroups; g++) {
+        const resource_group_t *src = &groups[g];
+        int *res_ids = calloc(src->ncovered ? src->ncovered : 1, sizeof(int));
+        if (res_ids == NULL)
+            goto nomem;
+        for (size_t r = 0; r < src->ncovered; r++) {
+            if (sched__intern_res(s, src->covered[r], &res_ids[r]) != ERR_OK) {
+                free(res_ids);
+                goto nomem;
+            }
+        }
+        if (rg != NULL) {
+            rg[g].res = res_ids;
+            rg[g].nres = src->ncovered;
+            rg[g].flavors = calloc(src->nflavors ? src->nflavors : 1, sizeof(int));
+            if (rg[g].flavors == NULL)
+                goto nomem;
+            rg[g].nflavors = src->nflavors;
+        }
+        for (size_t f = 0; f < src->nflavors; f++) {
+            const flavor_quotas_t *fq = &src->flavors[f];
+            flavor_rec_t *frec;
+            if (fq->name == NULL) {
+                if (rg == NULL)
+                    free(res_ids);
+                err_set(msg, ERR_INVALID, "%s %s: spec.resourceGroups[%zu].flavors[%zu].name: required",
+                        kind, name, g, f);
+                goto fail;
+            }
+            if (sched__intern_flavor(s, fq->name, &frec) != ERR_OK) {
+                if (rg == NULL)
+                    free(res_ids);
+                goto nomem;
+            }
+            if (rg != NULL)
+                rg[g].flavors[f] = frec->id;
+            if (fq->nresources != src->ncovered) {
+                if (rg == NULL)
+                    free(res_ids);
+                err_set(msg, ERR_INVALID,
+                        "%s %s: spec.resourceGroups[%zu].flavors[%zu].resources: flavors must have "
+                        "the same number of resources as the coveredResources",
+                        kind, name, g, f);
+                goto fail;
+            }
+            for (size_t r = 0; r < fq->nresources; r++) {
+                const resource_quota_t *rq = &fq->resources[r];
+                int res;
+                if (sched__intern_res(s, rq->name ? rq->name : src->covered[r], &res) != ERR_OK) {
+                    if (rg == NULL)
+                        free(res_ids);
+                    goto nomem;
+                }
+                int fr;
+                if (sched__intern_fr(s, frec->id, res, &fr) != ERR_OK) {
+                    if (rg == NULL)
+                        free(res_ids);
+                    goto nomem;
+                }
+                if (sched__grow((void **)&q, &cq_, nq + 1, sizeof(*q)) != ERR_OK) {
+                    if (rg == NULL)
+                        free(res_ids);
+                    goto nomem;
+                }
+                q[nq].fr = fr;
+                q[nq].nominal = rq->nominal.nano;
+                q[nq].has_bl = rq->has_borrowing_limit;
+                q[nq].borrowing_limit = rq->borrowing_limit.nano;
+                q[nq].has_ll = rq->has_lending_limit;
+                q[nq].lending_limit = rq->lending_limit.nano;
+                nq++;
+            }
+        }
+        if (rg == NULL)
+            free(res_ids);
+    }
+    if (out_groups != NULL)
+        *out_groups = rg;
+    *out_quotas = q;
+    *out_nquotas = nq;
+    return ERR_OK;
+nomem:
+    rc = err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
+fail:
+    if (rg != NULL) {
+        for (size_t g = 0; g < ngroups; g++) {
+            free(rg[g].res);
+            free(rg[g].flavors);
+        }
+        free(rg);
+    }
+    free(q);
+    return rc;
+}
+
+/* ---- ClusterQueue -------------------------------------------------------------------------------- */
+
+static cq_t *cq_get(sched_t *s, const char *name, bool create)
+{
+    cq_t *cq = sched__smap_get(&s->cq_map, name);
+    if (cq != NULL || !create)
+        return cq;
+    if (sched__grow((void **)&s->cqs, &s->ccqs, s->ncqs + 1, sizeof(void *)) != ERR_OK)
+        return NULL;
+    cq = calloc(1, sizeof(*cq));
+    if (cq == NULL)
+        return NULL;
+    cq->name = sched__strdup(name);
+    if (cq->name == NULL || sched__smap_put(&s->cq_map, cq->name, cq) != ERR_OK) {
+        free(cq->name);
+        free(cq);
+        return NULL;
+    }
+    cq->node.is_cq = true;
+    cq->node.name = cq->name;
+    cq->node.weight = 1000000000;
+    cq->when_can_preempt = FUNGIBILITY_TRY_NEXT_FLAVOR;
+    size_t i = s->ncqs;
+    while (i > 0 && strcmp(s->cqs[i - 1]->name, name) > 0) {
+        s->cqs[i] = s->cqs[i - 1];
+        i--;
+    }
+    s->cqs[i] = cq;
+    s->ncqs++;
+    return cq;
+}
+
+cq_t *sched__cq_record(sched_t *s, const char *name);
+cq_t *sched__cq_record(sched_t *s, const char *name)
+{
+    return cq_get(s, name, true);
+}
+
+err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
+{
+    const char *name = in->meta.name;
+    if (name == NULL || name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "ClusterQueue: metadata.name: required");
+    rgroup_t *groups = NULL;
+    quota_decl_t *quotas = NULL;
+    size_t nquotas = 0;
+    err_t rc = parse_groups(s, "ClusterQueue", name, in->groups, in->ngroups, &groups, &quotas,
+                            &nquotas, msg);
+    if (rc != ERR_OK)
+        return rc;
+    label_selector_t sel;
+    char *cohort = NULL;
+    int *rg_by_res = NULL;
+    if (sched__selector_copy(&sel, &in->namespace_selector) != ERR_OK)
+        goto nomem_groups;
+    cohort = in->cohort && in->cohort[0] ? sched__strdup(in->cohort) : NULL;
+    rg_by_res = malloc((s->nres ? s->nres : 1) * sizeof(int));
+    if ((in->cohort && in->cohort[0] && cohort == NULL) || rg_by_res == NULL)
+        goto nomem_sel;
+    for (size_t r = 0; r < s->nres; r++)
+        rg_by_res[r] = SCHED__NONE;
+    for (size_t g = 0; g < in->ngroups; g++)
+        for (size_t r = 0; r < groups[g].nres; r++)
+            rg_by_res[groups[g].res[r]] = (int)g;
+    cq_t *cq = cq_get(s, name, true);
+    if (cq == NULL)
+        goto nomem_sel;
+    for (size_t g = 0; g < cq->ngroups; g++) {
+        free(cq->groups[g].res);
+        free(cq->groups[g].flavors);
+    }
+    free(cq->groups);
+    free(cq->quotas);
+    free(cq->rg_by_res);
+    free(cq->cohort_name);
+    sched__selector_fini(&cq->ns_selector);
+    cq->groups = groups;
+    cq->ngroups = in->ngroups;
+    cq->quotas = quotas;
+    cq->nquotas = nquotas;
+    cq->rg_by_res = rg_by_res;
+    cq->nrg_by_res = s->nres;
+    cq->cohort_name = cohort;
+    cq->ns_selector = sel;
+    cq->queueing = in->queueing;
+    cq->when_can_borrow = in->when_can_borrow;
+    cq->when_can_preempt = in->when_can_preempt;
+    cq->preference = in->preference;
+    cq->reclaim_within_cohort = in->reclaim_within_cohort;
+    cq->within_cluster_queue = in->within_cluster_queue;
+    cq->borrow_within_cohort = in->borrow_within_cohort;
+    cq->has_max_prio_threshold = in->has_max_priority_threshold;
+    cq->max_prio_threshold = in->max_priority_threshold;
+    cq->stop_policy = in->stop_policy;
+    cq->deleting = in->meta.deleting;
+    cq->node.weight = in->has_fair_weight ? in->fair_weight.nano : 1000000000;
+    cq->exists = true;
+    if (objects_changed(s, true) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
+    return ERR_OK;
+nomem_sel:
+    sched__selector_fini(&sel);
+    free(cohort);
+    free(rg_by_res);
+nomem_groups:
+    for (size_t g = 0; g < in->ngroups; g++) {
+        free(groups[g].res);
+        free(groups[g].flavors);
+    }
+    free(groups);
+    free(quotas);
+    return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
+}
+
+err_t sched_cq_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    cq_t *cq = cq_get(s, name, false);
+    if (cq == NULL || !cq->exists)
+        return err_set(msg, ERR_NOT_FOUND, "ClusterQueue %s not found", name);
+    cq->exists = false;
+    if (objects_changed(s, true) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
+    return ERR_OK;
+}
+
+/* ---- Cohort --------------------------------------------------------------------------------------- */
+
+err_t sched_cohort_upsert(sched_t *s, const cohort_t *in, err_msg_t *msg)
+{
+    const char *name = in->meta.name;
+    if (name == NULL || name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "Cohort: metadata.name: required");
+    quota_decl_t *quotas = NULL;
+    size_t nquotas = 0;
+    err_t rc = parse_groups(s, "Cohort", name, in->groups, in->ngroups, NULL, &quotas, &nquotas,
+                            msg);
+    if (rc != ERR_OK)
+        return rc;
+    char *parent = in->parent && in->parent[0] ? sched__strdup(in->parent) : NULL;
+    cohort_rec_t *c = sched__cohort_get(s, name, true);
+    if (c == NULL || (in->parent && in->parent[0] && parent == NULL)) {
+        free(parent);
+        free(quotas);
+        return err_set(msg, ERR_NOMEM, "Cohort %s: out of memory", name);
+    }
+    free(c->parent_name);
+    free(c->quotas);
+    c->parent_name = parent;
+    c->quotas = quotas;
+    c->nquotas = nquotas;
+    c->exists = true;
+    c->node.weight = in->has_fair_weight ? in->fair_weight.nano : 1000000000;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Cohort %s: out of memory", name);
+    return ERR_OK;
+}
+
+err_t sched_cohort_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    cohort_rec_t *c = sched__cohort_get(s, name, false);
+    if (c == NULL || !c->exists)
+        return err_set(msg, ERR_NOT_FOUND, "Cohort %s not found", name);
+    c->exists = false;
+    free(c->parent_name);
+    free(c->quotas);
+    c->parent_name = NULL;
+    c->quotas = NULL;
+    c->nquotas = 0;
+    c->node.weight = 1000000000;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Cohort %s: out of memory", name);
+    return ERR_OK;
+}
+
+/* ---- LocalQueue, Namespace, priority classes ------------------------------------------------------ */
+
+static char *join_key(const char *ns, const char *name)
+{
+    return sched__asprintf("%s/%s", ns ? ns : "default", name);
+}
+
+err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
+{
+    if (in->meta.name == NULL || in->cluster_queue == NULL)
+        return err_set(msg, ERR_INVALID, "LocalQueue %s: %s: required",
+                       in->meta.name ? in->meta.name : "", in->meta.name ? "spec.clusterQueue"
+                                                                          : "metadata.name");
+    char *key = join_key(in->meta.namespace, in->meta.name);
+    char *cqn = sched__strdup(in->cluster_queue);
+    if (key == NULL || cqn == NULL)
+        goto nomem;
+    lq_t *lq = sched__smap_get(&s->lq_map, key);
+    if (lq == NULL) {
+        if (sched__grow((void **)&s->lqs, &s->clqs, s->nlqs + 1, sizeof(void *)) != ERR_OK)
+            goto nomem;
+        lq = calloc(1, sizeof(*lq));
+        if (lq == NULL)
+            goto nomem;
+        lq->key = key;
+        key = NULL;
+        if (sched__smap_put(&s->lq_map, lq->key, lq) != ERR_OK) {
+            free(lq->key);
+            free(lq);
+            goto nomem;
+        }
+        s->lqs[s->nlqs++] = lq;
+    }
+    free(key);
+    free(lq->cq);
+    lq->cq = cqn;
+    lq->stop_policy = in->stop_policy;
+    s->queues_dirty = true;
+    return ERR_OK;
+nomem:
+    free(key);
+    free(cqn);
+    return err_set(msg, ERR_NOMEM, "LocalQueue %s: out of memory", in->meta.name);
+}
+
+err_t sched_lq_delete(sched_t *s, const char *ns, const char *name, err_msg_t *msg)
+{
+    char *key = join_key(ns, name);
+    if (key == NULL)
+        return err_set(msg, ERR_NOMEM, "LocalQueue %s: out of memory", name);
+    lq_t *lq = sched__smap_get(&s->lq_map, key);
+    free(key);
+    if (lq == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "LocalQueue %s/%s not found", ns ? ns : "default", name);
+    sched__smap_del(&s->lq_map, lq->key);
+    for (size_t i = 0; i < s->nlqs; i++) {
+        if (s->lqs[i] == lq) {
+            memmove(&s->lqs[i], &s->lqs[i + 1], (s->nlqs - i - 1) * sizeof(void *));
+            s->nlqs--;
+            break;
+        }
+    }
+    free(lq->key);
+    free(lq->cq);
+    free(lq);
+    s->queues_dirty = true;
+    return ERR_OK;
+}
+
+err_t sched_namespace_upsert(sched_t *s, const namespace_t *in, err_msg_t *msg)
+{
+    if (in->meta.name == NULL)
+        return err_set(msg, ERR_INVALID, "Namespace: metadata.name: required");
+    ns_rec_t *ns = sched__smap_get(&s->ns_map, in->meta.name);
+    kv_list_t labels;
+    if (sched__kv_copy(&labels, &in->meta.labels) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Namespace %s: out of memory", in->meta.name);
+    if (ns == NULL) {
+        if (sched__grow((void **)&s->nss, &s->cnss, s->nnss + 1, sizeof(void *)) != ERR_OK)
+            goto nomem;
+        ns = calloc(1, sizeof(*ns));
+        if (ns == NULL)
+            goto nomem;
+        ns->name = sched__strdup(in->meta.name);
+        if (ns->name == NULL || sched__smap_put(&s->ns_map, ns->name, ns) != ERR_OK) {
+            free(ns->name);
+            free(ns);
+            goto nomem;
+        }
+        s->nss[s->nnss++] = ns;
+    }
+    sched__kv_fini(&ns->labels);
+    ns->labels = labels;
+    s->queues_dirty = true;
+    s->requeue_all = true;
+    return ERR_OK;
+nomem:
+    sched__kv_fini(&labels);
+    return err_set(msg, ERR_NOMEM, "Namespace %s: out of memory", in->meta.name);
+}
+
+err_t sched_namespace_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    ns_rec_t *ns = sched__smap_get(&s->ns_map, name);
+    if (ns == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Namespace %s not found", name);
+    sched__smap_del(&s->ns_map, name);
+    for (size_t i = 0; i < s->nnss; i++) {
+        if (s->nss[i] == ns) {
+            s->nss[i] = s->nss[--s->nnss];
+            break;
+        }
+    }
+    free(ns->name);
+    sched__kv_fini(&ns->labels);
+    free(ns);
+    s->queues_dirty = true;
+    return ERR_OK;
+}
+
+static err_t prio_upsert(sched_t *s, prio_rec_t ***arr, size_t *n, size_t *cap, smap_t *map,
+                         const char *kind, const char *name, int32_t value, bool global_default,
+                         err_msg_t *msg)
+{
+    if (name == NULL)
+        return err_set(msg, ERR_INVALID, "%s: metadata.name: required", kind);
+    prio_rec_t *p = sched__smap_get(map, name);
+    if (p == NULL) {
+        if (sched__grow((void **)arr, cap, *n + 1, sizeof(void *)) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
+        p = calloc(1, sizeof(*p));
+        if (p == NULL)
+            return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
+        p->name = sched__strdup(name);
+        if (p->name == NULL || sched__smap_put(map, p->name, p) != ERR_OK) {
+            free(p->name);
+            free(p);
+            return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
+        }
+        (*arr)[(*n)++] = p;
+    }
+    p->value = value;
+    p->global_default = global_default;
+    (void)s;
+    return ERR_OK;
+}
+
+static void prio_delete(prio_rec_t **arr, size_t *n, smap_t *map, prio_rec_t *p)
+{
+    sched__smap_del(map, p->name);
+    for (size_t i = 0; i < *n; i++) {
+        if (arr[i] == p) {
+            memmove(&arr[i], &arr[i + 1], (*n - i - 1) * sizeof(void *));
+            (*n)--;
+            break;
+        }
+    }
+    prio_free(p);
+}
+
+/* Priorities changed: recompute every workload's effective priority and re-order the heaps. */
+static void priorities_changed(sched_t *s)
+{
+    for (size_t i = 0; i < s->nwls; i++) {
+        wl_t *w = s->wls[i];
+        w->priority = sched__resolve_priority(s, w);
+    }
+    for (size_t i = 0; i < s->ncqs; i++)
+        sched__queue_rebuild_heap(s->cqs[i]);
+    s->requeue_all = true;
+}
+
+err_t sched_wpc_upsert(sched_t *s, const workload_priority_class_t *in, err_msg_t *msg)
+{
+    err_t rc = prio_upsert(s, &s->wpcs, &s->nwpcs, &s->cwpcs, &s->wpc_map,
+                           "WorkloadPriorityClass", in->meta.name, in->value, false, msg);
+    if (rc == ERR_OK)
+        priorities_changed(s);
+    return rc;
+}
+
+err_t sched_wpc_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    prio_rec_t *p = sched__smap_get(&s->wpc_map, name);
+    if (p == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "WorkloadPriorityClass %s not found", name);
+    /* workloads keep the value they had: freeze it as explicit before the class goes */
+    for (size_t i = 0; i < s->nwls; i++) {
+        wl_t *w = s->wls[i];
+        if (w->prio_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS && w->prio_class &&
+            strcmp(w->prio_class, name) == 0) {
+            w->has_explicit_prio = true;
+            w->explicit_prio = w->priority;
+        }
+    }
+    prio_delete(s->wpcs, &s->nwpcs, &s->wpc_map, p);
+    return ERR_OK;
+}
+
+err_t sched_pc_upsert(sched_t *s, const priority_class_t *in, err_msg_t *msg)
+{
+    err_t rc = prio_upsert(s, &s->pcs, &s->npcs, &s->cpcs, &s->pc_map, "PriorityClass",
+                           in->meta.name, in->value, in->global_default, msg);
+    if (rc == ERR_OK)
+        priorities_changed(s);
+    return rc;
+}
+
+err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    prio_rec_t *p = sched__smap_get(&s->pc_map, name);
+    if (p == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "PriorityClass %s not found", name);
+    for (size_t i = 0; i < s->nwls; i++) {
+        wl_t *w = s->wls[i];
+        if (w->prio_source == PRIORITY_SOURCE_PRIORITY_CLASS && w->prio_class &&
+            strcmp(w->prio_class, name) == 0) {
+            w->has_explicit_prio = true;
+            w->explicit_prio = w->priority;
+        }
+    }
+    prio_delete(s->pcs, &s->npcs, &s->pc_map, p);
+    priorities_changed(s);
+    return ERR_OK;
+}

@@ -1,0 +1,383 @@
+/* sched preempt -- classical preemption: candidates, ordering, remove-then-fill-back. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Reference §4.7 (Kueue preemption/classical/...). Targets are searched by simulation on the live
+ * quota tree: candidates' usage is removed one by one until the preemptor fits, then re-added in
+ * reverse order (except the last) while it still fits; every simulated removal is undone before
+ * returning, so the tree is unchanged.
+ */
+
+typedef enum {
+    V_NEVER = 0,
+    V_WITHIN_CQ,
+    V_HIERARCHICAL_RECLAIM,
+    V_RECLAIM_WITHOUT_BORROWING,
+    V_RECLAIM_WHILE_BORROWING,
+} variant_t;
+
+typedef struct cand_s {
+    wl_t *w;
+    node_t *lca; /* subtree root the candidate was collected under (NULL: same CQ) */
+    variant_t v;
+} cand_t;
+
+typedef struct cands_s {
+    cand_t *items;
+    size_t len, cap;
+} cands_t;
+
+typedef struct pctx_s {
+    sched_t *s;
+    cq_t *cq;
+    wl_t *w;
+    const use_t *use;
+    size_t nuse;
+    const int *frs;
+    size_t nfrs;
+    bool oom;
+} pctx_t;
+
+static sched_preempt_reason_t variant_reason(variant_t v)
+{
+    switch (v) {
+    case V_WITHIN_CQ:
+        return SCHED_PREEMPT_IN_CLUSTER_QUEUE;
+    case V_HIERARCHICAL_RECLAIM:
+    case V_RECLAIM_WITHOUT_BORROWING:
+        return SCHED_PREEMPT_IN_COHORT_RECLAMATION;
+    case V_RECLAIM_WHILE_BORROWING:
+        return SCHED_PREEMPT_IN_COHORT_RECLAIM_WHILE_BORROWING;
+    default:
+        return SCHED_PREEMPT_NONE;
+    }
+}
+
+static bool uses_frs(const wl_t *c, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < c->nuse; i++)
+        for (size_t j = 0; j < nfrs; j++)
+            if (c->use[i].fr == frs[j])
+                return true;
+    return false;
+}
+
+/* Kueue priorityTooHighToPreempt, inverted: may `policy` preempt candidate c for w? */
+static bool policy_allows(preempt_policy_t policy, const wl_t *w, const wl_t *c)
+{
+    switch (policy) {
+    case PREEMPT_LOWER_PRIORITY:
+        return c->priority < w->priority;
+    case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return c->priority < w->priority ||
+               (c->priority == w->priority && w->created < c->created);
+    case PREEMPT_ANY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static variant_t classify(const pctx_t *x, const wl_t *c, bool advantage)
+{
+    if (!uses_frs(c, x->frs, x->nfrs))
+        return V_NEVER;
+    bool same = c->acq == x->cq;
+    preempt_policy_t pol = same ? x->cq->within_cluster_queue : x->cq->reclaim_within_cohort;
+    if (!policy_allows(pol, x->w, c))
+        return V_NEVER;
+    if (same)
+        return V_WITHIN_CQ;
+    if (advantage)
+        return V_HIERARCHICAL_RECLAIM;
+    if (x->cq->borrow_within_cohort == PREEMPT_NEVER)
+        return V_RECLAIM_WITHOUT_BORROWING;
+    if (c->priority >= x->w->priority)
+        return V_RECLAIM_WITHOUT_BORROWING;
+    if (x->cq->has_max_prio_threshold && c->priority > x->cq->max_prio_threshold)
+        return V_RECLAIM_WITHOUT_BORROWING;
+    return V_RECLAIM_WHILE_BORROWING;
+}
+
+static void cands_add(pctx_t *x, cands_t *l, wl_t *c, node_t *lca, variant_t v)
+{
+    if (sched__grow((void **)&l->items, &l->cap, l->len + 1, sizeof(cand_t)) != ERR_OK) {
+        x->oom = true;
+        return;
+    }
+    l->items[l->len++] = (cand_t){c, lca, v};
+}
+
+static void from_cq(pctx_t *x, cq_t *cq, node_t *lca, bool advantage, cands_t *out)
+{
+    for (size_t i = 0; i < cq->admitted.len; i++) {
+        wl_t *c = cq->admitted.items[i];
+        variant_t v = classify(x, c, advantage);
+        if (v != V_NEVER)
+            cands_add(x, out, c, lca, v);
+    }
+}
+
+static bool within_nominal_frs(const node_t *n, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < nfrs; i++)
+        if (!sched__within_nominal(n, frs[i]))
+            return false;
+    return true;
+}
+
+static void in_subtree(pctx_t *x, node_t *cur, node_t *root, node_t *skip, bool advantage,
+                       cands_t *out)
+{
+    for (size_t i = 0; i < cur->nchildren; i++) {
+        node_t *ch = cur->children[i];
+        if (ch->is_cq || ch == skip)
+            continue;
+        if (within_nominal_frs(ch, x->frs, x->nfrs))
+            continue;
+        in_subtree(x, ch, root, skip, advantage, out);
+    }
+    for (size_t i = 0; i < cur->nchildren; i++) {
+        node_t *ch = cur->children[i];
+        if (!ch->is_cq || ch == &x->cq->node)
+            continue;
+        if (!within_nominal_frs(ch, x->frs, x->nfrs))
+            from_cq(x, container_of(ch, cq_t, node), root, advantage, out);
+    }
+}
+
+/* Kueue QuantitiesFitInQuota: does `req` fit in n's subtree quota; rem = what spills up. */
+static bool fit_in_quota(const node_t *n, const use_t *req, qnano_t *rem, size_t nreq)
+{
+    bool fits = true;
+    for (size_t i = 0; i < nreq; i++) {
+        const qfr_t *q = sched__qfr(n, req[i].fr);
+        qnano_t v = rem[i];
+        if (q->usage + v > q->subtree)
+            fits = false;
+        qnano_t la = sched__local_quota(n, req[i].fr) - q->usage;
+        if (la < 0)
+            la = 0;
+        rem[i] = v - la > 0 ? v - la : 0;
+    }
+    return fits;
+}
+
+/* CandidatesOrdering: evicted first, other CQs first, lower priority, newest admission, key. */
+static int cand_cmp(const void *pa, const void *pb, const void *ctx)
+{
+    const cand_t *a = pa, *b = pb;
+    const cq_t *order_cq = ctx;
+    bool ea = a->w->state == SCHED_WL_EVICTING, eb = b->w->state == SCHED_WL_EVICTING;
+    if (ea != eb)
+        return ea ? -1 : 1;
+    bool oa = a->w->acq != order_cq, ob = b->w->acq != order_cq;
+    if (oa != ob)
+        return oa ? -1 : 1;
+    if (a->w->priority != b->w->priority)
+        return a->w->priority < b->w->priority ? -1 : 1;
+    if (a->w->admitted_at != b->w->admitted_at)
+        return a->w->admitted_at > b->w->admitted_at ? -1 : 1;
+    return strcmp(a->w->key, b->w->key);
+}
+
+static void sort_cands(pctx_t *x, cands_t *l)
+{
+    if (sched__sort(l->items, l->len, sizeof(cand_t), cand_cmp, x->cq) != ERR_OK)
+        x->oom = true;
+}
+
+bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing)
+{
+    for (size_t i = 0; i < nuse; i++) {
+        if (!allow_borrowing && sched__borrowing_with(&cq->node, use[i].fr, use[i].v))
+            return false;
+        if (use[i].v > sched__available(&cq->node, use[i].fr))
+            return false;
+    }
+    return true;
+}
+
+static bool cand_valid(const pctx_t *x, const cand_t *c, bool allow_borrowing)
+{
+    if (c->w->acq == x->cq)
+        return true;
+    if (allow_borrowing && c->v == V_RECLAIM_WITHOUT_BORROWING)
+        return false;
+    const node_t *n = &c->w->acq->node;
+    if (within_nominal_frs(n, x->frs, x->nfrs))
+        return false;
+    for (n = n->parent; n != NULL && n != c->lca; n = n->parent)
+        if (within_nominal_frs(n, x->frs, x->nfrs))
+            return false;
+    return true;
+}
+
+static err_t targets_push(targets_t *t, wl_t *w, sched_preempt_reason_t r)
+{
+    if (sched__grow((void **)&t->items, &t->cap, t->len + 1, sizeof(target_t)) != ERR_OK)
+        return ERR_NOMEM;
+    t->items[t->len++] = (target_t){w, r};
+    return ERR_OK;
+}
+
+void sched__targets_fini(targets_t *t)
+{
+    free(t->items);
+    memset(t, 0, sizeof(*t));
+}
+
+/* One attempt: remove candidates until fit, then fill back. Leaves the tree unchanged. */
+static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets_t *out)
+{
+    targets_t tmp = {0};
+    bool fits = false;
+    for (size_t i = 0; i < all->len; i++) {
+        const cand_t *c = &all->items[i];
+        if (!cand_valid(x, c, allow_borrowing))
+            continue;
+        sched__wl_usage_apply(c->w, -1);
+        if (targets_push(&tmp, c->w, variant_reason(c->v)) != ERR_OK) {
+            sched__wl_usage_apply(c->w, +1);
+            x->oom = true;
+            break;
+        }
+        if (sched__quota_fits(x->cq, x->use, x->nuse, allow_borrowing)) {
+            fits = true;
+            break;
+        }
+    }
+    if (fits && tmp.len >= 2) {
+        for (size_t i = tmp.len - 1; i-- > 0;) {
+            sched__wl_usage_apply(tmp.items[i].w, +1);
+            if (sched__quota_fits(x->cq, x->use, x->nuse, allow_borrowing)) {
+                memmove(&tmp.items[i], &tmp.items[i + 1], (tmp.len - i - 1) * sizeof(target_t));
+                tmp.len--;
+            } else {
+                sched__wl_usage_apply(tmp.items[i].w, -1);
+            }
+        }
+    }
+    for (size_t i = 0; i < tmp.len; i++)
+        sched__wl_usage_apply(tmp.items[i].w, +1);
+    if (fits) {
+        sched__targets_fini(out);
+        *out = tmp;
+        return true;
+    }
+    sched__targets_fini(&tmp);
+    return false;
+}
+
+static bool under_nominal_frs(const cq_t *cq, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < nfrs; i++) {
+        const qfr_t *q = sched__qfr(&cq->node, frs[i]);
+        if (q->usage >= q->nominal)
+            return false;
+    }
+    return true;
+}
+
+err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
+                         const int *frs_need, size_t nfrs_need, targets_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (nfrs_need == 0)
+        return ERR_OK;
+    if (s->cfg.fair_sharing)
+        return sched__fair_targets(s, cq, w, use, nuse, frs_need, nfrs_need, out);
+    pctx_t x = {s, cq, w, use, nuse, frs_need, nfrs_need, false};
+    cands_t same = {0}, hier = {0}, prio = {0}, all = {0};
+    if (cq->within_cluster_queue != PREEMPT_NEVER)
+        from_cq(&x, cq, NULL, false, &same);
+    if (cq->node.parent != NULL && cq->reclaim_within_cohort != PREEMPT_NEVER) {
+        qnano_t *rem = calloc(nuse ? nuse : 1, sizeof(qnano_t));
+        if (rem == NULL) {
+            x.oom = true;
+        } else {
+            for (size_t i = 0; i < nuse; i++)
+                rem[i] = use[i].v;
+            bool adv = fit_in_quota(&cq->node, use, rem, nuse);
+            node_t *prev = NULL;
+            for (node_t *n = cq->node.parent; n != NULL; n = n->parent) {
+                in_subtree(&x, n, n, prev, adv, adv ? &hier : &prio);
+                adv = fit_in_quota(n, use, rem, nuse) || adv;
+                prev = n;
+            }
+            free(rem);
+        }
+    }
+    sort_cands(&x, &same);
+    sort_cands(&x, &hier);
+    sort_cands(&x, &prio);
+    cands_t *lists[3] = {&hier, &prio, &same};
+    for (int pass = 0; pass < 2 && !x.oom; pass++) {
+        for (int l = 0; l < 3; l++) {
+            for (size_t i = 0; i < lists[l]->len; i++) {
+                cand_t *c = &lists[l]->items[i];
+                bool ev = c->w->state == SCHED_WL_EVICTING;
+                if ((pass == 0) == ev)
+                    cands_add(&x, &all, c->w, c->lca, c->v);
+            }
+        }
+    }
+    bool forbidden = cq->borrow_within_cohort == PREEMPT_NEVER;
+    bool attempts[2];
+    size_t nattempts;
+    if ((hier.len == 0 && prio.len == 0) ||
+        (forbidden && !under_nominal_frs(cq, frs_need, nfrs_need))) {
+        attempts[0] = true;
+        nattempts = 1;
+    } else if (forbidden && hier.len == 0) {
+        attempts[0] = false;
+        attempts[1] = true;
+        nattempts = 2;
+    } else {
+        attempts[0] = true;
+        attempts[1] = false;
+        nattempts = 2;
+    }
+    for (size_t a = 0; a < nattempts && !x.oom; a++)
+        if (minimal(&x, &all, attempts[a], out))
+            break;
+    free(same.items);
+    free(hier.items);
+    free(prio.items);
+    free(all.items);
+    if (x.oom) {
+        sched__targets_fini(out);
+        return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+/* Kueue's preemption oracle, used by the flavor assigner for one (flavor, resource). */
+pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t val,
+                                   int *borrow_after)
+{
+    use_t one = {fr, val};
+    int frs[1] = {fr};
+    targets_t t;
+    *borrow_after = 0;
+    if (sched__get_targets(s, cq, w, &one, 1, frs, 1, &t) != ERR_OK || t.len == 0) {
+        sched__targets_fini(&t);
+        return PM_NO_CANDIDATES;
+    }
+    bool all_other = true;
+    for (size_t i = 0; i < t.len; i++) {
+        if (t.items[i].w->acq == cq)
+            all_other = false;
+        sched__wl_usage_apply(t.items[i].w, -1);
+    }
+    bool mr;
+    *borrow_after = sched__lowest_fit_height(&cq->node, fr, val, &mr);
+    for (size_t i = 0; i < t.len; i++)
+        sched__wl_usage_apply(t.items[i].w, +1);
+    sched__targets_fini(&t);
+    return all_other ? PM_RECLAIM : PM_PREEMPT;
+}

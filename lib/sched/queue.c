@@ -1,0 +1,239 @@
+/* sched queue -- per-ClusterQueue pending heaps, inadmissible sets and admitted lists. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Queue order (Kueue's baseCompareFunc with PrioritySortingWithinCohort): higher effective
+ * priority first, then earlier queue-order timestamp (creation time), then the workload key.
+ * Kueue breaks the last tie by UID; the key is our stable, documented substitute.
+ */
+int sched__wl_cmp(const wl_t *a, const wl_t *b)
+{
+    if (a->priority != b->priority)
+        return a->priority > b->priority ? -1 : 1;
+    if (a->created != b->created)
+        return a->created < b->created ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+err_t sched__wlvec_push(wlvec_t *v, wl_t *w)
+{
+    if (sched__grow((void **)&v->items, &v->cap, v->len + 1, sizeof(wl_t *)) != ERR_OK)
+        return ERR_NOMEM;
+    v->items[v->len++] = w;
+    return ERR_OK;
+}
+
+void sched__wlvec_fini(wlvec_t *v)
+{
+    free(v->items);
+    memset(v, 0, sizeof(*v));
+}
+
+static void heap_set(wlvec_t *h, size_t i, wl_t *w)
+{
+    h->items[i] = w;
+    w->qidx = i;
+}
+
+static void sift_up(wlvec_t *h, size_t i)
+{
+    wl_t *w = h->items[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (sched__wl_cmp(h->items[p], w) <= 0)
+            break;
+        heap_set(h, i, h->items[p]);
+        i = p;
+    }
+    heap_set(h, i, w);
+}
+
+static void sift_down(wlvec_t *h, size_t i)
+{
+    wl_t *w = h->items[i];
+    for (;;) {
+        size_t l = 2 * i + 1, best = i;
+        wl_t *bw = w;
+        if (l < h->len && sched__wl_cmp(h->items[l], bw) < 0) {
+            best = l;
+            bw = h->items[l];
+        }
+        if (l + 1 < h->len && sched__wl_cmp(h->items[l + 1], bw) < 0) {
+            best = l + 1;
+            bw = h->items[l + 1];
+        }
+        if (best == i)
+            break;
+        heap_set(h, i, bw);
+        i = best;
+    }
+    heap_set(h, i, w);
+}
+
+err_t sched__queue_push(cq_t *cq, wl_t *w)
+{
+    if (sched__grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + 1, sizeof(void *)) !=
+        ERR_OK)
+        return ERR_NOMEM;
+    w->qcq = cq;
+    w->where = WQ_HEAP;
+    cq->heap.items[cq->heap.len] = w;
+    w->qidx = cq->heap.len++;
+    sift_up(&cq->heap, w->qidx);
+    return ERR_OK;
+}
+
+err_t sched__queue_park(cq_t *cq, wl_t *w)
+{
+    if (sched__wlvec_push(&cq->inadm, w) != ERR_OK)
+        return ERR_NOMEM;
+    w->qcq = cq;
+    w->where = WQ_INADM;
+    w->qidx = cq->inadm.len - 1;
+    return ERR_OK;
+}
+
+void sched__queue_remove(wl_t *w)
+{
+    cq_t *cq = w->qcq;
+    if (cq == NULL || w->where == WQ_NONE)
+        return;
+    if (w->where == WQ_HEAP) {
+        wlvec_t *h = &cq->heap;
+        size_t i = w->qidx;
+        wl_t *last = h->items[--h->len];
+        if (i < h->len) {
+            heap_set(h, i, last);
+            sift_up(h, i);
+            sift_down(h, last->qidx);
+        }
+    } else {
+        wlvec_t *v = &cq->inadm;
+        size_t i = w->qidx;
+        wl_t *last = v->items[--v->len];
+        if (i < v->len) {
+            v->items[i] = last;
+            last->qidx = i;
+        }
+    }
+    if (cq->sticky == w)
+        cq->sticky = NULL;
+    w->qcq = NULL;
+    w->where = WQ_NONE;
+}
+
+wl_t *sched__queue_pop(cq_t *cq)
+{
+    wl_t *w = NULL;
+    if (cq->sticky != NULL && cq->sticky->where == WQ_HEAP && cq->sticky->qcq == cq)
+        w = cq->sticky;
+    else if (cq->heap.len > 0)
+        w = cq->heap.items[0];
+    if (w == NULL)
+        return NULL;
+    wl_t *sticky = cq->sticky;
+    sched__queue_remove(w);
+    cq->sticky = sticky == w ? w : sticky;
+    return w;
+}
+
+/* Parked workloads go back to the heap (Kueue's QueueInadmissibleWorkloads). The parked
+ * vector's order does not matter: the heap orders them. */
+err_t sched__queue_requeue_all(cq_t *cq)
+{
+    if (cq->inadm.len == 0)
+        return ERR_OK;
+    if (sched__grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + cq->inadm.len,
+                    sizeof(void *)) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < cq->inadm.len; i++) {
+        wl_t *w = cq->inadm.items[i];
+        w->where = WQ_HEAP;
+        heap_set(&cq->heap, cq->heap.len++, w);
+    }
+    cq->inadm.len = 0;
+    sched__queue_rebuild_heap(cq);
+    return ERR_OK;
+}
+
+void sched__queue_rebuild_heap(cq_t *cq)
+{
+    wlvec_t *h = &cq->heap;
+    for (size_t i = 0; i < h->len; i++)
+        h->items[i]->qidx = i;
+    for (size_t i = h->len / 2; i-- > 0;)
+        sift_down(h, i);
+}
+
+err_t sched__admitted_add(cq_t *cq, wl_t *w)
+{
+    if (sched__wlvec_push(&cq->admitted, w) != ERR_OK)
+        return ERR_NOMEM;
+    w->acq = cq;
+    w->aidx = cq->admitted.len - 1;
+    return ERR_OK;
+}
+
+void sched__admitted_remove(wl_t *w)
+{
+    cq_t *cq = w->acq;
+    if (cq == NULL)
+        return;
+    /* order-preserving removal: the admitted list is in admission order, which candidate
+     * ordering and the query API rely on for determinism */
+    wlvec_t *v = &cq->admitted;
+    memmove(&v->items[w->aidx], &v->items[w->aidx + 1], (v->len - w->aidx - 1) * sizeof(wl_t *));
+    v->len--;
+    for (size_t i = w->aidx; i < v->len; i++)
+        v->items[i]->aidx = i;
+    w->acq = NULL;
+}
+
+/* Where does a pending workload wait? In the heap of its LocalQueue's ClusterQueue, when both
+ * exist and the LocalQueue is not stopped; otherwise nowhere, with the reason recorded. */
+err_t sched__wl_enqueue(sched_t *s, wl_t *w)
+{
+    sched__queue_remove(w);
+    if (w->state != SCHED_WL_PENDING)
+        return ERR_OK;
+    lq_t *lq = sched__lq_of(s, w);
+    if (lq == NULL) {
+        sched__wl_set_reason(w, SCHED_REASON_MISCONFIGURED, "LocalQueue %s doesn't exist",
+                             w->lq_name ? w->lq_name : "");
+        return ERR_OK;
+    }
+    if (lq->stop_policy != STOP_POLICY_NONE) {
+        sched__wl_set_reason(w, SCHED_REASON_ON_HOLD, "LocalQueue %s is stopped", w->lq_name);
+        return ERR_OK;
+    }
+    cq_t *cq = sched__smap_get(&s->cq_map, lq->cq);
+    if (cq == NULL || !cq->exists) {
+        sched__wl_set_reason(w, SCHED_REASON_MISCONFIGURED, "ClusterQueue %s doesn't exist",
+                             lq->cq);
+        return ERR_OK;
+    }
+    if (!cq->active)
+        sched__wl_set_reason(w, SCHED_REASON_SUSPENDED, "ClusterQueue %s is inactive", cq->name);
+    else if (w->reason == SCHED_REASON_NONE || w->reason == SCHED_REASON_MISCONFIGURED ||
+             w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED)
+        sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
+                             "Workload is pending evaluation in the scheduling queue");
+    return sched__queue_push(cq, w);
+}
+
+/* Recompute every pending workload's queue (after LocalQueue/ClusterQueue/namespace changes).
+ * All of them land in heaps: an object change is a reason to try again, as in Kueue. */
+err_t sched__requeue_pending(sched_t *s)
+{
+    for (size_t i = 0; i < s->nwls; i++) {
+        wl_t *w = s->wls[i];
+        if (w->state == SCHED_WL_PENDING && sched__wl_enqueue(s, w) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    s->queues_dirty = false;
+    return ERR_OK;
+}

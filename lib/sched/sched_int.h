@@ -1,0 +1,471 @@
+/* sched_int -- internals shared by the files of the scheduling engine (lib/sched only). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_SCHED_INT_H
+#define SLUICE_SCHED_INT_H
+
+#include "sched/sched.h"
+#include "util/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Data model (see docs/engine.md):
+ *
+ *  - Every resource name and flavor name is interned to a small integer; every (flavor, resource)
+ *    pair that ever appears gets an "fr" id. Quota and usage live in dense per-node arrays
+ *    indexed by fr id, as exact nano-unit integers (qnano_t): no floating point anywhere.
+ *  - The cohort forest is made of node_t: ClusterQueues are leaves, Cohorts (explicit objects
+ *    or implicit names) are inner nodes. Structure and SubtreeQuota are rebuilt when an object
+ *    changes (rare); usage is updated incrementally on admission/eviction (frequent), walking
+ *    up the parents exactly as Kueue's resource_node.go does.
+ *  - Each ClusterQueue has a binary heap of pending workloads (the active queue), a vector of
+ *    inadmissible ones and a vector of workloads holding quota.
+ *  - Lookups by name use an open-addressing string map; nothing is ever iterated in hash order:
+ *    ordered iteration uses sorted arrays (CQs by name, children by name, workloads by key).
+ */
+
+#define SCHED__NONE (-1)
+
+/* ---- small containers ------------------------------------------------------------------- */
+
+typedef struct smap_entry_s {
+    const char *key; /* borrowed from the value */
+    void *value;
+} smap_entry_t;
+
+/* String -> pointer map for lookups only (never iterated). */
+typedef struct smap_s {
+    smap_entry_t *slots;
+    size_t cap; /* power of two or 0 */
+    size_t len;
+    size_t tombs;
+} smap_t;
+
+void *sched__smap_get(const smap_t *m, const char *key);
+err_t sched__smap_put(smap_t *m, const char *key, void *value);
+void sched__smap_del(smap_t *m, const char *key);
+void sched__smap_fini(smap_t *m);
+
+/* Grow *arr (element size `sz`) so that it holds at least `need` elements. */
+err_t sched__grow(void **arr, size_t *cap, size_t need, size_t sz);
+
+char *sched__strdup(const char *s);
+
+typedef int (*sched_cmp_fn)(const void *a, const void *b, const void *ctx);
+err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx);
+
+/* ---- interning -------------------------------------------------------------------------- */
+
+typedef struct flavor_rec_s {
+    char *name; /* owned */
+    int id;
+    bool exists; /* a ResourceFlavor object is present */
+    kv_list_t node_labels;     /* owned copy */
+    taint_t *taints;           /* owned copy */
+    size_t ntaints;
+    toleration_t *tolerations; /* owned copy */
+    size_t ntolerations;
+    int *fr_by_res; /* res id -> fr id or -1 */
+    size_t nfr_by_res;
+} flavor_rec_t;
+
+typedef struct fr_rec_s {
+    int flavor;
+    int res;
+} fr_rec_t;
+
+/* ---- the cohort forest ------------------------------------------------------------------- */
+
+typedef struct qfr_s {
+    qnano_t nominal;
+    qnano_t borrowing_limit;
+    qnano_t lending_limit;
+    bool has_borrowing_limit;
+    bool has_lending_limit;
+    bool declared; /* listed in the node's resource groups */
+    qnano_t subtree; /* SubtreeQuota */
+    qnano_t usage;   /* Usage */
+} qfr_t;
+
+typedef struct node_s node_t;
+struct node_s {
+    bool is_cq;
+    const char *name; /* borrowed from the owner record */
+    node_t *parent;
+    node_t **children; /* sorted: cohorts by name, then CQs by name */
+    size_t nchildren, cchildren;
+    int height;        /* distance to the furthest leaf (Kueue getNodeHeight) */
+    bool disabled;     /* in or under a cohort cycle */
+    qfr_t *fr;         /* dense by fr id, length nfr */
+    size_t nfr;
+    qnano_t weight;    /* fairSharing.weight in nano (default 1e9) */
+    int visit;         /* scratch for cycle detection */
+};
+
+/* A cohort: an explicit Cohort object, or only a name referenced by someone. */
+typedef struct cohort_rec_s {
+    node_t node;
+    char *name;        /* owned */
+    bool exists;       /* Cohort object present */
+    char *parent_name; /* owned, from the object */
+    struct quota_decl_s *quotas; /* owned: from spec.resourceGroups */
+    size_t nquotas;
+    int refs;          /* scratch during rebuild */
+} cohort_rec_t;
+
+typedef struct quota_decl_s {
+    int fr;
+    qnano_t nominal, borrowing_limit, lending_limit;
+    bool has_bl, has_ll;
+} quota_decl_t;
+
+typedef struct rgroup_s {
+    int *res;    /* covered resource ids */
+    size_t nres;
+    int *flavors; /* flavor ids in order */
+    size_t nflavors;
+} rgroup_t;
+
+typedef struct wl_s wl_t;
+
+typedef struct wlvec_s {
+    wl_t **items;
+    size_t len, cap;
+} wlvec_t;
+
+typedef struct cq_s {
+    node_t node;
+    char *name;   /* owned */
+    bool exists;  /* ClusterQueue object present (false: deleted, kept while it holds quota) */
+    bool in_tree; /* linked into the forest */
+    char *cohort_name; /* owned */
+    rgroup_t *groups;  /* owned */
+    size_t ngroups;
+    quota_decl_t *quotas; /* owned */
+    size_t nquotas;
+    int *rg_by_res; /* res id -> group index or -1 */
+    size_t nrg_by_res;
+    queueing_strategy_t queueing;
+    label_selector_t ns_selector; /* owned copy */
+    fungibility_t when_can_borrow, when_can_preempt;
+    fungibility_pref_t preference;
+    preempt_policy_t reclaim_within_cohort, within_cluster_queue, borrow_within_cohort;
+    bool has_max_prio_threshold;
+    int32_t max_prio_threshold;
+    stop_policy_t stop_policy;
+    bool deleting;
+    /* status */
+    bool active;
+    sched_cq_reason_t reason;
+    char *inactive_msg; /* owned */
+    /* queue */
+    wlvec_t heap;   /* pending, heap-ordered */
+    wlvec_t inadm;  /* pending, parked */
+    wlvec_t admitted; /* holding quota here */
+    wl_t *sticky;   /* preemptor waiting for its victims (BestEffortFIFO) */
+    uint64_t alloc_gen; /* bumped when quota grows or usage is freed */
+    size_t sorted_idx;
+} cq_t;
+
+typedef struct lq_s {
+    char *key;  /* owned ns/name */
+    char *cq;   /* owned */
+    stop_policy_t stop_policy;
+} lq_t;
+
+typedef struct ns_rec_s {
+    char *name;
+    kv_list_t labels;
+} ns_rec_t;
+
+typedef struct prio_rec_s {
+    char *name;
+    int32_t value;
+    bool global_default;
+} prio_rec_t;
+
+/* ---- workloads ---------------------------------------------------------------------------- */
+
+typedef struct req_s {
+    int res;
+    qnano_t per_pod;
+} req_t;
+
+typedef struct wps_s {
+    char *name;
+    int32_t count;
+    bool has_min;
+    int32_t min_count;
+    req_t *reqs; /* sorted by resource name */
+    size_t nreqs;
+    kv_list_t node_selector;
+    toleration_t *tolerations;
+    size_t ntolerations;
+    node_selector_term_t *terms;
+    size_t nterms;
+} wps_t;
+
+typedef struct use_s {
+    int fr;
+    qnano_t v;
+} use_t;
+
+typedef enum {
+    WQ_NONE = 0, /* not queued */
+    WQ_HEAP,
+    WQ_INADM,
+} wq_where_t;
+
+struct wl_s {
+    char *key;       /* owned ns/name */
+    char *ns;        /* owned */
+    char *lq_key;    /* owned ns/queueName, NULL when no queue */
+    char *lq_name;   /* owned queueName */
+    priority_source_t prio_source;
+    char *prio_class; /* owned */
+    bool has_explicit_prio;
+    int32_t explicit_prio;
+    int32_t priority;
+    int64_t created;
+    wps_t *ps;
+    size_t nps;
+    uint64_t shape; /* equivalence hash */
+    sched_wl_state_t state;
+    bool deact_by_engine; /* deactivated by max exec time; stays so until spec.active flips */
+    bool seen_inactive;
+    /* queue membership */
+    cq_t *qcq;
+    wq_where_t where;
+    size_t qidx;
+    /* quota */
+    cq_t *acq; /* CQ holding its quota */
+    size_t aidx;
+    admission_t adm; /* owned */
+    use_t *use;
+    size_t nuse;
+    int64_t admitted_at;
+    bool borrowing;
+    char *preemptor; /* owned, EVICTING by preemption */
+    /* max execution time */
+    bool has_max_exec;
+    int64_t max_exec_ms;
+    int64_t accumulated_ms;
+    /* flavor assignment progress: per podset per group, last tried index (-1 = none) */
+    int *last_tried;
+    size_t nlast_tried;
+    uint64_t last_gen;
+    /* explanation */
+    sched_reason_t reason;
+    char *message; /* owned */
+    /* scratch */
+    int mark;
+    size_t sorted_idx;
+};
+
+/* ---- the engine ----------------------------------------------------------------------------- */
+
+struct sched_s {
+    sched_config_t cfg;
+    /* interning */
+    char **res_names; size_t nres, cres; smap_t res_map; /* name -> (id+1) */
+    flavor_rec_t **flavors; size_t nflavors, cflavors; smap_t flavor_map;
+    fr_rec_t *frs; size_t nfr, cfr;
+    /* objects */
+    cq_t **cqs; size_t ncqs, ccqs; smap_t cq_map; /* cqs sorted by name */
+    cohort_rec_t **cohorts; size_t ncohorts, ccohorts; smap_t cohort_map; /* sorted by name */
+    lq_t **lqs; size_t nlqs, clqs; smap_t lq_map;
+    ns_rec_t **nss; size_t nnss, cnss; smap_t ns_map;
+    prio_rec_t **wpcs; size_t nwpcs, cwpcs; smap_t wpc_map;
+    prio_rec_t **pcs; size_t npcs, cpcs; smap_t pc_map;
+    wl_t **wls; size_t nwls, cwls; smap_t wl_map; /* wls sorted by key */
+    bool wls_sorted;
+    node_t **roots; size_t nroots, croots;
+    bool tree_dirty;     /* structure must be rebuilt before the next cycle */
+    bool requeue_all;    /* every inadmissible workload goes back (object change) */
+    node_t **requeue_roots; size_t nrequeue, crequeue; /* trees to requeue */
+    bool queues_dirty;   /* workload -> CQ mapping must be recomputed */
+    wlvec_t expiring;    /* admitted workloads with a maximum execution time */
+    int64_t now;
+    uint64_t cycle_no;
+};
+
+/* ---- tree.c: structure and quota math ------------------------------------------------------- */
+
+err_t sched__intern_res(sched_t *s, const char *name, int *out);
+err_t sched__intern_flavor(sched_t *s, const char *name, flavor_rec_t **out);
+err_t sched__intern_fr(sched_t *s, int flavor, int res, int *out);
+int sched__find_res(const sched_t *s, const char *name);
+int sched__find_fr(const sched_t *s, int flavor, int res);
+err_t sched__node_reserve(sched_t *s, node_t *n);
+err_t sched__tree_rebuild(sched_t *s);
+cohort_rec_t *sched__cohort_get(sched_t *s, const char *name, bool create);
+void sched__node_fini(node_t *n);
+
+qnano_t sched__local_quota(const node_t *n, int fr);
+qnano_t sched__available(const node_t *n, int fr);
+qnano_t sched__potential_available(const node_t *n, int fr);
+bool sched__borrowing_with(const node_t *n, int fr, qnano_t val);
+bool sched__within_nominal(const node_t *n, int fr);
+void sched__usage_add(node_t *n, int fr, qnano_t val);
+void sched__usage_remove(node_t *n, int fr, qnano_t val);
+/* Height of the lowest subtree that fits val more; *may_reclaim as Kueue. */
+int sched__lowest_fit_height(const node_t *cq, int fr, qnano_t val, bool *may_reclaim);
+qnano_t sched__fr_get_usage(const node_t *n, int fr);
+const qfr_t *sched__qfr(const node_t *n, int fr);
+node_t *sched__root(node_t *n);
+void sched__mark_requeue(sched_t *s, node_t *n);
+
+/* ---- queue.c -------------------------------------------------------------------------------- */
+
+int sched__wl_cmp(const wl_t *a, const wl_t *b);
+err_t sched__queue_push(cq_t *cq, wl_t *w);
+err_t sched__queue_park(cq_t *cq, wl_t *w);
+void sched__queue_remove(wl_t *w);
+wl_t *sched__queue_pop(cq_t *cq);
+err_t sched__queue_requeue_all(cq_t *cq);
+void sched__queue_rebuild_heap(cq_t *cq);
+err_t sched__wlvec_push(wlvec_t *v, wl_t *w);
+void sched__wlvec_fini(wlvec_t *v);
+err_t sched__admitted_add(cq_t *cq, wl_t *w);
+void sched__admitted_remove(wl_t *w);
+/* Put pending workload w in the right queue (or none); err only on OOM. */
+err_t sched__wl_enqueue(sched_t *s, wl_t *w);
+err_t sched__requeue_pending(sched_t *s);
+
+/* ---- workload.c ----------------------------------------------------------------------------- */
+
+lq_t *sched__lq_of(const sched_t *s, const wl_t *w);
+cq_t *sched__cq_of(const sched_t *s, const wl_t *w);
+void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int32_t sched__resolve_priority(const sched_t *s, const wl_t *w);
+/* Free quota of an admitted/evicting workload (does not change state). */
+void sched__wl_release(sched_t *s, wl_t *w, int64_t now);
+err_t sched__wl_apply_admission(sched_t *s, wl_t *w, cq_t *cq, use_t *use, size_t nuse);
+void sched__wl_free(wl_t *w);
+void sched__admission_fini(admission_t *a);
+err_t sched__admission_copy(admission_t *dst, const admission_t *src);
+
+/* ---- match.c: selectors, taints --------------------------------------------------------------- */
+
+bool sched__label_selector_matches(const label_selector_t *sel, const kv_list_t *labels);
+/* NULL when tolerated, else the first untolerated NoSchedule/NoExecute taint. */
+const taint_t *sched__untolerated_taint(const flavor_rec_t *f, const wps_t *ps);
+bool sched__affinity_matches(const flavor_rec_t *f, const wps_t *ps);
+const char *sched__kv_get(const kv_list_t *l, const char *key);
+err_t sched__kv_copy(kv_list_t *dst, const kv_list_t *src);
+void sched__kv_fini(kv_list_t *l);
+err_t sched__selector_copy(label_selector_t *dst, const label_selector_t *src);
+void sched__selector_fini(label_selector_t *sel);
+err_t sched__tolerations_copy(toleration_t **dst, const toleration_t *src, size_t n);
+void sched__tolerations_fini(toleration_t *t, size_t n);
+err_t sched__taints_copy(taint_t **dst, const taint_t *src, size_t n);
+void sched__taints_fini(taint_t *t, size_t n);
+err_t sched__terms_copy(node_selector_term_t **dst, const node_selector_term_t *src, size_t n);
+void sched__terms_fini(node_selector_term_t *t, size_t n);
+
+/* ---- assign.c: flavor assignment ------------------------------------------------------------ */
+
+typedef enum {
+    PM_NOFIT = 0,
+    PM_NO_CANDIDATES,
+    PM_PREEMPT,
+    PM_RECLAIM,
+    PM_FIT,
+} pmode_t;
+
+typedef enum {
+    AM_NOFIT = 0,
+    AM_PREEMPT,
+    AM_FIT,
+} amode_t;
+
+typedef struct ps_assign_s {
+    int32_t count;
+    size_t nreqs;     /* requests of the podset for `count` pods (+ "pods" when covered) */
+    int *res;         /* resource id per request */
+    qnano_t *total;   /* total for all pods */
+    int *flavor;      /* chosen flavor id or -1 (resource not covered, zero request) */
+    int *fr;          /* fr id or -1 */
+    pmode_t *mode;    /* per request: the resource's own mode in the chosen flavor */
+    int *tried;       /* per resource group: TriedFlavorIdx (-1 = start over) */
+} ps_assign_t;
+
+typedef struct assignment_s {
+    amode_t mode;
+    int borrow; /* max borrowing level */
+    ps_assign_t *ps;
+    size_t nps;
+    use_t *use; /* total usage per fr */
+    size_t nuse;
+    sched_reason_t reason;
+    char *message; /* owned; NULL when it fits */
+    bool pending_flavors;
+} assignment_t;
+
+/* counts: NULL = full counts. */
+err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, assignment_t *out);
+void sched__assignment_fini(assignment_t *a);
+err_t sched__use_add(use_t **use, size_t *n, int fr, qnano_t v);
+
+/* ---- preempt.c ---------------------------------------------------------------------------- */
+
+typedef struct target_s {
+    wl_t *w;
+    sched_preempt_reason_t reason;
+} target_t;
+
+typedef struct targets_s {
+    target_t *items;
+    size_t len, cap;
+} targets_t;
+
+/* Targets that make `use` fit for `w` in `cq` (empty = none). frs_need: fr ids needing it. */
+err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
+                         const int *frs_need, size_t nfrs_need, targets_t *out);
+void sched__targets_fini(targets_t *t);
+/* Kueue's preemption oracle for one fr: PM_NO_CANDIDATES, PM_RECLAIM or PM_PREEMPT, and the
+ * borrowing level after the preemptions. */
+pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t val,
+                                   int *borrow_after);
+bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
+void sched__wl_usage_apply(wl_t *w, int sign);
+/* Fair sharing variant (fairshare.c). */
+err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
+                          const int *frs_need, size_t nfrs_need, targets_t *out);
+
+/* ---- cycle.c: one nominated head --------------------------------------------------------- */
+
+typedef struct entry_s {
+    wl_t *w;
+    cq_t *cq;
+    assignment_t a;
+    targets_t t;
+    bool nominated; /* false: inadmissible before assignment (reason already set) */
+    bool ns_mismatch;
+    bool done;
+} entry_t;
+
+/* ---- fairshare.c ---------------------------------------------------------------------------- */
+
+/* An exact non-negative rational share; inf marks zero-weight borrowing. */
+typedef struct share_s {
+    qnano_t num;
+    qnano_t den; /* > 0 */
+    bool inf;
+} share_t;
+
+share_t sched__drs(const sched_t *s, const node_t *n, const use_t *extra, size_t nextra);
+int sched__share_cmp(share_t a, share_t b);
+int64_t sched__share_status(share_t sh);
+/* Fair-sharing tournament: index of the next entry to process among those not done. */
+size_t sched__fair_next(sched_t *s, entry_t *e, size_t n);
+
+/* ---- cycle.c / messages ----------------------------------------------------------------------- */
+
+char *sched__fmt_q(qnano_t v, char *buf); /* QUANTITY_STR_MAX bytes */
+char *sched__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,594 @@
+/* sched workload -- workload records: create/update/delete/finish/evicted, quota bookkeeping. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cq_t *sched__cq_record(sched_t *s, const char *name);
+
+/* ---- small helpers --------------------------------------------------------------------------- */
+
+lq_t *sched__lq_of(const sched_t *s, const wl_t *w)
+{
+    return w->lq_key ? sched__smap_get(&s->lq_map, w->lq_key) : NULL;
+}
+
+cq_t *sched__cq_of(const sched_t *s, const wl_t *w)
+{
+    const lq_t *lq = sched__lq_of(s, w);
+    if (lq == NULL)
+        return NULL;
+    cq_t *cq = sched__smap_get(&s->cq_map, lq->cq);
+    return cq != NULL && cq->exists ? cq : NULL;
+}
+
+void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    w->reason = r;
+    if (w->message != NULL && strcmp(w->message, buf) == 0)
+        return;
+    char *m = sched__strdup(buf);
+    if (m == NULL)
+        return; /* keep the previous explanation rather than fail an admission decision */
+    free(w->message);
+    w->message = m;
+}
+
+/* Reference §3.3: a referenced class that exists gives its value (and follows its changes);
+ * else spec.priority; else, with no class referenced, the lowest globalDefault PriorityClass;
+ * else 0. */
+int32_t sched__resolve_priority(const sched_t *s, const wl_t *w)
+{
+    if (w->prio_class != NULL) {
+        const prio_rec_t *p = NULL;
+        if (w->prio_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS)
+            p = sched__smap_get(&s->wpc_map, w->prio_class);
+        else if (w->prio_source == PRIORITY_SOURCE_PRIORITY_CLASS)
+            p = sched__smap_get(&s->pc_map, w->prio_class);
+        if (p != NULL)
+            return p->value;
+    }
+    if (w->has_explicit_prio)
+        return w->explicit_prio;
+    if (w->prio_class == NULL) {
+        bool found = false;
+        int32_t v = 0;
+        for (size_t i = 0; i < s->npcs; i++) {
+            if (s->pcs[i]->global_default && (!found || s->pcs[i]->value < v)) {
+                v = s->pcs[i]->value;
+                found = true;
+            }
+        }
+        return v;
+    }
+    return 0;
+}
+
+void sched__admission_fini(admission_t *a)
+{
+    if (a == NULL)
+        return;
+    free(a->cluster_queue);
+    for (size_t i = 0; i < a->nassignments; i++) {
+        pod_set_assignment_t *p = &a->assignments[i];
+        free(p->name);
+        sched__kv_fini(&p->flavors);
+        for (size_t r = 0; r < p->usage.len; r++)
+            free(p->usage.items[r].name);
+        free(p->usage.items);
+    }
+    free(a->assignments);
+    memset(a, 0, sizeof(*a));
+}
+
+err_t sched__admission_copy(admission_t *dst, const admission_t *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->cluster_queue = sched__strdup(src->cluster_queue);
+    if (dst->cluster_queue == NULL)
+        goto nomem;
+    if (src->nassignments) {
+        dst->assignments = calloc(src->nassignments, sizeof(pod_set_assignment_t));
+        if (dst->assignments == NULL)
+            goto nomem;
+    }
+    dst->nassignments = src->nassignments;
+    for (size_t i = 0; i < src->nassignments; i++) {
+        const pod_set_assignment_t *s = &src->assignments[i];
+        pod_set_assignment_t *d = &dst->assignments[i];
+        d->has_count = s->has_count;
+        d->count = s->count;
+        d->name = sched__strdup(s->name ? s->name : "main");
+        if (d->name == NULL || sched__kv_copy(&d->flavors, &s->flavors) != ERR_OK)
+            goto nomem;
+        if (s->usage.len) {
+            d->usage.items = calloc(s->usage.len, sizeof(resource_t));
+            if (d->usage.items == NULL)
+                goto nomem;
+            d->usage.len = s->usage.len;
+            for (size_t r = 0; r < s->usage.len; r++) {
+                d->usage.items[r].value = s->usage.items[r].value;
+                d->usage.items[r].name = sched__strdup(s->usage.items[r].name);
+                if (d->usage.items[r].name == NULL)
+                    goto nomem;
+            }
+        }
+    }
+    return ERR_OK;
+nomem:
+    sched__admission_fini(dst);
+    return ERR_NOMEM;
+}
+
+static void wps_fini(wps_t *p)
+{
+    free(p->name);
+    free(p->reqs);
+    sched__kv_fini(&p->node_selector);
+    sched__tolerations_fini(p->tolerations, p->ntolerations);
+    sched__terms_fini(p->terms, p->nterms);
+}
+
+static void wl_spec_fini(wl_t *w)
+{
+    for (size_t i = 0; i < w->nps; i++)
+        wps_fini(&w->ps[i]);
+    free(w->ps);
+    w->ps = NULL;
+    w->nps = 0;
+    free(w->lq_key);
+    free(w->lq_name);
+    free(w->prio_class);
+    w->lq_key = w->lq_name = w->prio_class = NULL;
+    free(w->last_tried);
+    w->last_tried = NULL;
+    w->nlast_tried = 0;
+}
+
+void sched__wl_free(wl_t *w)
+{
+    if (w == NULL)
+        return;
+    wl_spec_fini(w);
+    free(w->key);
+    free(w->ns);
+    sched__admission_fini(&w->adm);
+    free(w->use);
+    free(w->preemptor);
+    free(w->message);
+    free(w);
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    return s ? fnv(h, s, strlen(s) + 1) : fnv(h, "\xff", 1);
+}
+
+/* Kueue's SchedulingEquivalenceHashing: priority, pod shapes, counts, requests, minCount. */
+static uint64_t shape_hash(const wl_t *w)
+{
+    uint64_t h = 1469598103934665603ULL;
+    h = fnv(h, &w->priority, sizeof(w->priority));
+    for (size_t i = 0; i < w->nps; i++) {
+        const wps_t *p = &w->ps[i];
+        h = fnv(h, &p->count, sizeof(p->count));
+        int32_t mc = p->has_min ? p->min_count : -1;
+        h = fnv(h, &mc, sizeof(mc));
+        for (size_t r = 0; r < p->nreqs; r++) {
+            h = fnv(h, &p->reqs[r].res, sizeof(int));
+            h = fnv(h, &p->reqs[r].per_pod, sizeof(qnano_t));
+        }
+        for (size_t k = 0; k < p->node_selector.len; k++) {
+            h = fnv_str(h, p->node_selector.items[k].key);
+            h = fnv_str(h, p->node_selector.items[k].value);
+        }
+        for (size_t k = 0; k < p->ntolerations; k++) {
+            h = fnv_str(h, p->tolerations[k].key);
+            h = fnv_str(h, p->tolerations[k].value);
+            h = fnv(h, &p->tolerations[k].op, sizeof(int));
+            h = fnv(h, &p->tolerations[k].effect, sizeof(int));
+        }
+        for (size_t t = 0; t < p->nterms; t++)
+            for (size_t e = 0; e < p->terms[t].nexprs; e++) {
+                const selector_req_t *r = &p->terms[t].exprs[e];
+                h = fnv_str(h, r->key);
+                h = fnv(h, &r->op, sizeof(int));
+                for (size_t v = 0; v < r->nvalues; v++)
+                    h = fnv_str(h, r->values[v]);
+            }
+    }
+    return h;
+}
+
+static int req_cmp_name(const sched_t *s, const req_t *a, const req_t *b)
+{
+    return strcmp(s->res_names[a->res], s->res_names[b->res]);
+}
+
+/* Copy the admission-relevant spec of `in` into `w` (replacing any previous spec). */
+static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
+{
+    wl_spec_fini(w);
+    if (in->queue_name != NULL && in->queue_name[0] != '\0') {
+        w->lq_name = sched__strdup(in->queue_name);
+        w->lq_key = sched__asprintf("%s/%s", w->ns, in->queue_name);
+        if (w->lq_name == NULL || w->lq_key == NULL)
+            return ERR_NOMEM;
+    }
+    w->prio_source = in->priority_source;
+    if (in->priority_class != NULL && in->priority_source != PRIORITY_SOURCE_NONE) {
+        w->prio_class = sched__strdup(in->priority_class);
+        if (w->prio_class == NULL)
+            return ERR_NOMEM;
+    }
+    w->has_explicit_prio = in->has_priority;
+    w->explicit_prio = in->priority;
+    w->has_max_exec = in->has_max_exec_seconds && in->max_exec_seconds > 0;
+    w->max_exec_ms = (int64_t)in->max_exec_seconds * 1000;
+    if (in->npod_sets) {
+        w->ps = calloc(in->npod_sets, sizeof(wps_t));
+        if (w->ps == NULL)
+            return ERR_NOMEM;
+    }
+    w->nps = in->npod_sets;
+    for (size_t i = 0; i < in->npod_sets; i++) {
+        const pod_set_t *src = &in->pod_sets[i];
+        wps_t *p = &w->ps[i];
+        p->name = sched__strdup(src->name ? src->name : "main");
+        if (p->name == NULL)
+            return ERR_NOMEM;
+        p->count = src->count;
+        p->has_min = src->has_min_count;
+        p->min_count = src->min_count;
+        if (src->pod_requests.len) {
+            p->reqs = calloc(src->pod_requests.len, sizeof(req_t));
+            if (p->reqs == NULL)
+                return ERR_NOMEM;
+        }
+        for (size_t r = 0; r < src->pod_requests.len; r++) {
+            const resource_t *rs = &src->pod_requests.items[r];
+            int id;
+            if (sched__intern_res(s, rs->name, &id) != ERR_OK)
+                return ERR_NOMEM;
+            /* merge duplicates, keep sorted by name */
+            size_t k = 0;
+            while (k < p->nreqs && p->reqs[k].res != id)
+                k++;
+            if (k < p->nreqs) {
+                p->reqs[k].per_pod += rs->value.nano;
+                continue;
+            }
+            req_t nr = {.res = id, .per_pod = rs->value.nano};
+            size_t j = p->nreqs++;
+            while (j > 0 && req_cmp_name(s, &p->reqs[j - 1], &nr) > 0) {
+                p->reqs[j] = p->reqs[j - 1];
+                j--;
+            }
+            p->reqs[j] = nr;
+        }
+        p->ntolerations = src->spec.ntolerations;
+        p->nterms = src->spec.naffinity_terms;
+        if (sched__kv_copy(&p->node_selector, &src->spec.node_selector) != ERR_OK ||
+            sched__tolerations_copy(&p->tolerations, src->spec.tolerations,
+                                    src->spec.ntolerations) != ERR_OK ||
+            sched__terms_copy(&p->terms, src->spec.affinity_terms, src->spec.naffinity_terms) !=
+                ERR_OK) {
+            if (p->tolerations == NULL)
+                p->ntolerations = 0;
+            if (p->terms == NULL)
+                p->nterms = 0;
+            return ERR_NOMEM;
+        }
+    }
+    w->priority = sched__resolve_priority(s, w);
+    w->shape = shape_hash(w);
+    w->last_gen = 0;
+    return ERR_OK;
+}
+
+/* ---- quota bookkeeping --------------------------------------------------------------------- */
+
+static void expiring_remove(sched_t *s, wl_t *w)
+{
+    for (size_t i = 0; i < s->expiring.len; i++) {
+        if (s->expiring.items[i] == w) {
+            memmove(&s->expiring.items[i], &s->expiring.items[i + 1],
+                    (s->expiring.len - i - 1) * sizeof(wl_t *));
+            s->expiring.len--;
+            return;
+        }
+    }
+}
+
+err_t sched__wl_apply_admission(sched_t *s, wl_t *w, cq_t *cq, use_t *use, size_t nuse)
+{
+    if (s->tree_dirty && sched__tree_rebuild(s) != ERR_OK)
+        return ERR_NOMEM;
+    for (node_t *n = &cq->node; n != NULL; n = n->parent)
+        if (sched__node_reserve(s, n) != ERR_OK)
+            return ERR_NOMEM;
+    if (sched__admitted_add(cq, w) != ERR_OK)
+        return ERR_NOMEM;
+    if (w->has_max_exec && sched__wlvec_push(&s->expiring, w) != ERR_OK) {
+        sched__admitted_remove(w);
+        return ERR_NOMEM;
+    }
+    free(w->use);
+    w->use = use;
+    w->nuse = nuse;
+    for (size_t i = 0; i < nuse; i++)
+        sched__usage_add(&cq->node, use[i].fr, use[i].v);
+    return ERR_OK;
+}
+
+void sched__wl_usage_apply(wl_t *w, int sign)
+{
+    for (size_t i = 0; i < w->nuse; i++) {
+        if (sign > 0)
+            sched__usage_add(&w->acq->node, w->use[i].fr, w->use[i].v);
+        else
+            sched__usage_remove(&w->acq->node, w->use[i].fr, w->use[i].v);
+    }
+}
+
+void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
+{
+    cq_t *cq = w->acq;
+    if (cq == NULL)
+        return;
+    sched__wl_usage_apply(w, -1);
+    sched__admitted_remove(w);
+    if (w->has_max_exec)
+        expiring_remove(s, w);
+    if (now > w->admitted_at)
+        w->accumulated_ms += now - w->admitted_at;
+    free(w->use);
+    w->use = NULL;
+    w->nuse = 0;
+    sched__admission_fini(&w->adm);
+    free(w->preemptor);
+    w->preemptor = NULL;
+    w->borrowing = false;
+    cq->alloc_gen++;
+    sched__mark_requeue(s, &cq->node);
+    if (!cq->exists && cq->admitted.len == 0)
+        s->tree_dirty = true; /* a deleted ClusterQueue leaves the forest with its last workload */
+}
+
+/* Usage of an admission given from outside (operator restart): fr ids from the assignments. */
+static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, size_t *nout)
+{
+    use_t *use = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < a->nassignments; i++) {
+        const pod_set_assignment_t *p = &a->assignments[i];
+        for (size_t r = 0; r < p->usage.len; r++) {
+            const char *res = p->usage.items[r].name;
+            const char *flv = sched__kv_get(&p->flavors, res);
+            if (flv == NULL)
+                continue; /* not quota-managed */
+            int rid;
+            flavor_rec_t *f;
+            int fr;
+            if (sched__intern_res(s, res, &rid) != ERR_OK ||
+                sched__intern_flavor(s, flv, &f) != ERR_OK ||
+                sched__intern_fr(s, f->id, rid, &fr) != ERR_OK ||
+                sched__use_add(&use, &n, fr, p->usage.items[r].value.nano) != ERR_OK) {
+                free(use);
+                return ERR_NOMEM;
+            }
+        }
+    }
+    *out = use;
+    *nout = n;
+    return ERR_OK;
+}
+
+/* ---- the wls array ------------------------------------------------------------------------- */
+
+static err_t wls_add(sched_t *s, wl_t *w)
+{
+    if (sched__grow((void **)&s->wls, &s->cwls, s->nwls + 1, sizeof(void *)) != ERR_OK)
+        return ERR_NOMEM;
+    if (sched__smap_put(&s->wl_map, w->key, w) != ERR_OK)
+        return ERR_NOMEM;
+    w->sorted_idx = s->nwls;
+    s->wls[s->nwls++] = w;
+    if (s->nwls > 1 && strcmp(s->wls[s->nwls - 2]->key, w->key) > 0)
+        s->wls_sorted = false;
+    return ERR_OK;
+}
+
+static void wls_remove(sched_t *s, wl_t *w)
+{
+    sched__smap_del(&s->wl_map, w->key);
+    size_t i = w->sorted_idx;
+    s->wls[i] = s->wls[--s->nwls];
+    s->wls[i]->sorted_idx = i;
+    if (i < s->nwls)
+        s->wls_sorted = false;
+}
+
+/* ---- public workload API -------------------------------------------------------------------- */
+
+static void set_deactivated(sched_t *s, wl_t *w, int64_t now)
+{
+    sched__queue_remove(w);
+    sched__wl_release(s, w, now);
+    w->state = SCHED_WL_DEACTIVATED;
+    sched__wl_set_reason(w, SCHED_REASON_DEACTIVATED, "The workload is deactivated");
+}
+
+err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opts_t *opts,
+                            err_msg_t *msg)
+{
+    if (in->meta.name == NULL || in->meta.name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "Workload: metadata.name: required");
+    const char *ns = in->meta.namespace ? in->meta.namespace : "default";
+    char *key = sched__asprintf("%s/%s", ns, in->meta.name);
+    if (key == NULL)
+        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
+    wl_t *w = sched__smap_get(&s->wl_map, key);
+    int64_t now = opts ? opts->created : 0;
+    if (w != NULL) {
+        free(key);
+        /* ---- update ---- */
+        if (w->state == SCHED_WL_FINISHED)
+            return ERR_OK;
+        if (in->conditions.finished)
+            return sched_workload_finish(s, w->key, now, msg);
+        if (w->state == SCHED_WL_PENDING || w->state == SCHED_WL_DEACTIVATED) {
+            bool was_deact = w->state == SCHED_WL_DEACTIVATED;
+            if (wl_load_spec(s, w, in) != ERR_OK)
+                return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+            if (!in->active) {
+                w->seen_inactive = true;
+                set_deactivated(s, w, now);
+                return ERR_OK;
+            }
+            if (was_deact && w->deact_by_engine && !w->seen_inactive)
+                return ERR_OK; /* our DEACTIVATE has not reached the object yet */
+            w->state = SCHED_WL_PENDING;
+            w->deact_by_engine = false;
+            w->seen_inactive = false;
+            if (was_deact)
+                sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
+                                     "Workload is pending evaluation in the scheduling queue");
+            if (sched__wl_enqueue(s, w) != ERR_OK)
+                return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+            return ERR_OK;
+        }
+        /* admitted or evicting: only priority and active matter */
+        w->prio_source = in->priority_source;
+        free(w->prio_class);
+        w->prio_class = in->priority_class && in->priority_source != PRIORITY_SOURCE_NONE
+                            ? sched__strdup(in->priority_class)
+                            : NULL;
+        w->has_explicit_prio = in->has_priority;
+        w->explicit_prio = in->priority;
+        w->priority = sched__resolve_priority(s, w);
+        if (!in->active) {
+            w->seen_inactive = true;
+            set_deactivated(s, w, now);
+        }
+        return ERR_OK;
+    }
+    /* ---- create ---- */
+    w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        free(key);
+        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
+    }
+    w->key = key;
+    w->ns = sched__strdup(ns);
+    w->created = opts ? opts->created : in->meta.creation_time * 1000;
+    w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
+    if (w->ns == NULL || wl_load_spec(s, w, in) != ERR_OK || wls_add(s, w) != ERR_OK) {
+        sched__smap_del(&s->wl_map, w->key);
+        sched__wl_free(w);
+        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
+    }
+    if (in->conditions.finished) {
+        w->state = SCHED_WL_FINISHED;
+        return ERR_OK;
+    }
+    if (!in->active) {
+        w->state = SCHED_WL_DEACTIVATED;
+        w->seen_inactive = true;
+        sched__wl_set_reason(w, SCHED_REASON_DEACTIVATED, "The workload is deactivated");
+        return ERR_OK;
+    }
+    if (in->admission != NULL && in->conditions.quota_reserved &&
+        in->admission->cluster_queue != NULL) {
+        use_t *use = NULL;
+        size_t nuse = 0;
+        cq_t *cq = sched__cq_record(s, in->admission->cluster_queue);
+        if (cq == NULL || use_from_admission(s, in->admission, &use, &nuse) != ERR_OK ||
+            sched__admission_copy(&w->adm, in->admission) != ERR_OK) {
+            free(use);
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+        }
+        bool rebuild = !cq->in_tree;
+        w->admitted_at = opts ? opts->admitted_at : in->conditions.admitted_time * 1000;
+        if (sched__wl_apply_admission(s, w, cq, use, nuse) != ERR_OK) {
+            free(use);
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+        }
+        w->state = SCHED_WL_ADMITTED;
+        if (rebuild && sched__tree_rebuild(s) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+        for (size_t i = 0; i < nuse; i++)
+            if (sched__borrowing_with(&cq->node, use[i].fr, 0) && cq->node.parent != NULL)
+                w->borrowing = true;
+        return ERR_OK;
+    }
+    w->state = SCHED_WL_PENDING;
+    sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
+                         "Workload is pending evaluation in the scheduling queue");
+    if (sched__wl_enqueue(s, w) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+    return ERR_OK;
+}
+
+err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
+{
+    wl_t *w = sched__smap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    sched__queue_remove(w);
+    sched__wl_release(s, w, now);
+    /* a preemptor waiting for this workload no longer waits for it */
+    for (size_t i = 0; i < s->ncqs; i++)
+        if (s->cqs[i]->sticky == w)
+            s->cqs[i]->sticky = NULL;
+    wls_remove(s, w);
+    sched__wl_free(w);
+    return ERR_OK;
+}
+
+err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
+{
+    wl_t *w = sched__smap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    sched__queue_remove(w);
+    sched__wl_release(s, w, now);
+    w->state = SCHED_WL_FINISHED;
+    w->reason = SCHED_REASON_NONE;
+    return ERR_OK;
+}
+
+err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
+{
+    wl_t *w = sched__smap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    if (w->state != SCHED_WL_EVICTING)
+        return err_set(msg, ERR_INVALID, "Workload %s is not being evicted", key);
+    sched__wl_release(s, w, now);
+    w->state = SCHED_WL_PENDING;
+    w->last_gen = 0;
+    sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
+                         "Workload is pending evaluation in the scheduling queue");
+    if (sched__wl_enqueue(s, w) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", key);
+    return ERR_OK;
+}
