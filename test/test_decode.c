@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/jsonx.h"
 #include "model/object.h"
+#include "model/yaml.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -973,6 +974,89 @@ START_TEST(paths)
 }
 END_TEST
 
+/* ---- YAML 1.1 scalars through the YAML loader ---------------------------------------------------- */
+
+typedef struct yaml_docs_s {
+    object_t objs[4];
+    size_t n;
+    size_t nerrors;
+} yaml_docs_t;
+
+static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
+{
+    yaml_docs_t *y = ctx;
+    diags_t d;
+
+    (void)index;
+    (void)line;
+    ck_assert_uint_lt(y->n, 4);
+    diags_init(&d);
+    if (object_decode(doc, &y->objs[y->n], &d) != ERR_OK) {
+        dump(&d);
+        y->nerrors += d.nerrors;
+    }
+    y->n++;
+    diags_fini(&d);
+    return ERR_OK;
+}
+
+START_TEST(yaml_scalars)
+{
+    static const char text[] =
+        "apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "kind: ResourceFlavor\n"
+        "metadata:\n"
+        "  name: a100\n"
+        "  labels: {tier: 1, spot: yes, ratio: 1.50, flag: off, quoted: \"007\"}\n"
+        "spec:\n"
+        "  nodeLabels:\n"
+        "    gpu-count: 8\n"
+        "    spot: true\n"
+        "    gen: 3.0\n"
+        "---\n"
+        "# a comment-only document in between is skipped\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\n"
+        "kind: ClusterQueue\n"
+        "metadata: {name: cq}\n"
+        "spec:\n"
+        "  namespaceSelector: {}\n"
+        "  resourceGroups:\n"
+        "  - coveredResources: [cpu, memory]\n"
+        "    flavors:\n"
+        "    - name: a100\n"
+        "      resources:\n"
+        "      - {name: cpu, nominalQuota: 1.5}\n"
+        "      - {name: memory, nominalQuota: 64Gi, lendingLimit: 0}\n";
+    yaml_docs_t y;
+    err_msg_t msg;
+    char buf[QUANTITY_STR_MAX];
+    const flavor_t *f;
+    const resource_quota_t *q;
+
+    memset(&y, 0, sizeof(y));
+    ck_assert_int_eq(yaml_load_string(text, strlen(text), on_doc, &y, &msg), ERR_OK);
+    ck_assert_uint_eq(y.n, 2);
+    ck_assert_uint_eq(y.nerrors, 0);
+    f = &y.objs[0].u.flavor;
+    ck_assert_str_eq(kv_list_get(&f->meta.labels, "tier"), "1");
+    ck_assert_str_eq(kv_list_get(&f->meta.labels, "spot"), "true"); /* YAML 1.1 yes */
+    ck_assert_str_eq(kv_list_get(&f->meta.labels, "ratio"), "1.5");
+    ck_assert_str_eq(kv_list_get(&f->meta.labels, "flag"), "false");
+    ck_assert_str_eq(kv_list_get(&f->meta.labels, "quoted"), "007");
+    ck_assert_str_eq(kv_list_get(&f->node_labels, "gpu-count"), "8");
+    ck_assert_str_eq(kv_list_get(&f->node_labels, "spot"), "true");
+    ck_assert_str_eq(kv_list_get(&f->node_labels, "gen"), "3");
+    q = y.objs[1].u.cq.groups[0].flavors[0].resources;
+    ck_assert_str_eq(quantity_format(q[0].nominal, buf), "1500m");
+    ck_assert_str_eq(quantity_format(q[1].nominal, buf), "64Gi");
+    ck_assert(q[1].has_lending_limit);
+    ck_assert_int_eq(quantity_sign(q[1].lending_limit), 0);
+    for (size_t i = 0; i < y.n; i++)
+        object_fini(&y.objs[i]);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -997,6 +1081,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, go_floats);
     tcase_add_test(tc, times);
     tcase_add_test(tc, paths);
+    tcase_add_test(tc, yaml_scalars);
     suite_add_tcase(s, tc);
     return s;
 }
