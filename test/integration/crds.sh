@@ -7,8 +7,11 @@
 
 files=$(find "$src/crds" -name '*.yaml' | sort)
 [ -n "$files" ] || fail "no CRD manifests in $src/crds"
-k apply -f "$src/crds/" || fail "kubectl apply -f crds/"
-names=$(k apply -f "$src/crds/" --dry-run=client -o name) # customresourcedefinition.../<name>
+# --validate=false: before Kubernetes 1.23 the CRD API has no x-kubernetes-validations (nor
+# selectableFields); kubectl's client-side validation would refuse them as unknown fields, while
+# the server itself drops them (docs/crds.md, "Older clusters").
+k apply --validate=false -f "$src/crds/" || fail "kubectl apply -f crds/"
+names=$(k apply --validate=false -f "$src/crds/" --dry-run=client -o name) # customresourcedefinition.../<name>
 for n in $names; do
     k wait --for condition=Established --timeout=60s "$n" >/dev/null || fail "$n not Established"
     # NamesAccepted too: no shortName/plural conflicts
