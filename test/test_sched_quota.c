@@ -1,0 +1,244 @@
+/* test_sched_quota -- cohort tree and Kueue's quota math (reference §4.4). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched_fixtures.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sched_t *s;
+static sched_decisions_t out;
+
+static void setup(void)
+{
+    s = sched_new(NULL);
+    ck_assert_ptr_nonnull(s);
+    sched_decisions_init(&out);
+}
+
+static void teardown(void)
+{
+    sched_decisions_fini(&out);
+    sched_free(s);
+}
+
+static int64_t units(quantity_t v)
+{
+    return (int64_t)(v.nano / 1000000000);
+}
+
+/* Reference §4.4 worked example: cohort C (no own quota) with CQ A (nominal 10, lendingLimit 4)
+ * and CQ B (nominal 6, borrowingLimit 5); A uses 8. */
+START_TEST(worked_example)
+{
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:10/l4", &(fx_cq_opts_t){.cohort = "c"});
+    fx_cq(s, "b", "cpu|f:6/b5", &(fx_cq_opts_t){.cohort = "c"});
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w8", "qa", 0, 1, "cpu=8", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w8"), SCHED_WL_ADMITTED);
+
+    sched_fr_usage_t ua, ub;
+    ck_assert_int_eq(sched_cq_fr_usage(s, "a", "f", "cpu", &ua, NULL), ERR_OK);
+    ck_assert_int_eq(sched_cq_fr_usage(s, "b", "f", "cpu", &ub, NULL), ERR_OK);
+    ck_assert_int_eq(units(ua.usage), 8);
+    /* available(A) = LocalAvailable 0 + available(C) 8 = 8 */
+    ck_assert_int_eq(units(ua.available), 8);
+    /* available(B) = 0 + min(8, (6-0)-0+5 = 11) = 8 */
+    ck_assert_int_eq(units(ub.available), 8);
+    /* potentialAvailable: A = 6 + 10 = 16; B = min(0 + 10, 6 + 5) = 10 */
+    ck_assert_int_eq(units(ua.potential_available), 16);
+    ck_assert_int_eq(units(ub.potential_available), 10);
+
+    sched_usage_list_t cu;
+    ck_assert_int_eq(sched_cohort_usage(s, "c", &cu, NULL), ERR_OK);
+    ck_assert_uint_eq(cu.len, 1);
+    /* SubtreeQuota(C) = (10-6) + (6-0) = 10; Usage(C) = max(0, 8-6) + 0 = 2 */
+    ck_assert_int_eq(units(cu.items[0].subtree_quota), 10);
+    ck_assert_int_eq(units(cu.items[0].usage), 2);
+    sched_usage_list_fini(&cu);
+
+    /* B can take at most 10: an 11-cpu workload exceeds its maximum capacity */
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_wl(s, "ns/b11", "qb", 0, 2, "cpu=11", NULL);
+    fx_wl(s, "ns/b8", "qb", 0, 3, "cpu=8", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/b11"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/b11"), SCHED_REASON_EXCEEDS_MAX_QUOTA);
+    ck_assert_int_eq(fx_state(s, "ns/b8"), SCHED_WL_ADMITTED);
+    int i = fx_find(&out, SCHED_DECISION_ADMIT, "ns/b8");
+    ck_assert_int_ge(i, 0);
+    ck_assert(out.items[i].borrowing); /* 8 > nominal 6 */
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu") + fx_usage(s, "b", "f", "cpu"), 16);
+}
+END_TEST
+
+START_TEST(no_cohort_nominal_only)
+{
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w1", "q", 0, 1, "cpu=3", NULL);
+    fx_wl(s, "ns/w2", "q", 0, 2, "cpu=3", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w1"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/w2"), SCHED_REASON_WAITING_FOR_QUOTA);
+    ck_assert_str_eq(fx_message(s, "ns/w2"),
+                     "couldn't assign flavors to pod set main: insufficient quota for cpu in "
+                     "flavor f: requested 3, available 1 (nominal 4, used 3, borrowing limit 0)");
+    /* finishing w1 frees quota and w2 gets in */
+    ck_assert_int_eq(sched_workload_finish(s, "ns/w1", 10, NULL), ERR_OK);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 0);
+    fx_run(s, 10, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 3);
+}
+END_TEST
+
+START_TEST(hierarchical_cohorts)
+{
+    /* root (own quota 4) -> mid -> {a (2), b (2)}; a can borrow from b and from root's quota */
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cohort(s, "root", NULL, "cpu|f:4", NULL);
+    fx_cohort(s, "mid", "root", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:2", &(fx_cq_opts_t){.cohort = "mid"});
+    fx_cq(s, "b", "cpu|f:2", &(fx_cq_opts_t){.cohort = "mid"});
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/big", "q", 0, 1, "cpu=8", NULL);
+    fx_wl(s, "ns/one", "q", 0, 2, "cpu=1", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/big"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/one"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/one"), SCHED_REASON_WAITING_FOR_QUOTA);
+    sched_usage_list_t cu;
+    ck_assert_int_eq(sched_cohort_usage(s, "root", &cu, NULL), ERR_OK);
+    ck_assert_int_eq(units(cu.items[0].subtree_quota), 8);
+    ck_assert_int_eq(units(cu.items[0].usage), 8);
+    sched_usage_list_fini(&cu);
+    /* deleting the Cohort object "root" leaves "mid" with an implicit parent without quota:
+     * 8 used > 4 available, nothing else fits; the running workload keeps its quota */
+    ck_assert_int_eq(sched_cohort_delete(s, "root", NULL), ERR_OK);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 8);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/one"), SCHED_WL_PENDING);
+}
+END_TEST
+
+START_TEST(cohort_cycle_disables)
+{
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cohort(s, "x", "y", NULL, NULL);
+    fx_cohort(s, "y", "x", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:2", &(fx_cq_opts_t){.cohort = "x"});
+    fx_cq(s, "solo", "cpu|f:2", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "q2", "solo", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w", "q", 0, 1, "cpu=1", NULL);
+    fx_wl(s, "ns/w2", "q2", 0, 1, "cpu=1", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_ADMITTED);
+    sched_cq_status_t st;
+    ck_assert_int_eq(sched_cq_status(s, "a", &st, NULL), ERR_OK);
+    ck_assert(!st.active);
+    ck_assert_int_eq(st.reason, SCHED_CQ_COHORT_CYCLE);
+    ck_assert_int_eq(st.pending, 1);
+    /* breaking the cycle activates the queue and the workload is admitted */
+    fx_cohort(s, "y", NULL, NULL, NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+START_TEST(quota_shrink_keeps_running)
+{
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:10", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w", "q", 0, 1, "cpu=8", NULL);
+    fx_run(s, 0, &out, true);
+    fx_cq(s, "a", "cpu|f:2", NULL);
+    ck_assert_int_eq(fx_state(s, "ns/w"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 8);
+    fx_wl(s, "ns/w2", "q", 0, 2, "cpu=1", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_PENDING);
+    /* growing the quota again lets w2 in at once */
+    fx_cq(s, "a", "cpu|f:9", NULL);
+    fx_run(s, 2, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+START_TEST(restart_rebuilds_admitted)
+{
+    /* a workload that arrives already admitted (operator restart) counts at once, even before
+     * its ClusterQueue object is known */
+    workload_t w;
+    memset(&w, 0, sizeof(w));
+    w.meta.name = (char *)"old";
+    w.meta.namespace = (char *)"ns";
+    w.queue_name = (char *)"q";
+    w.active = true;
+    pod_set_t ps;
+    memset(&ps, 0, sizeof(ps));
+    ps.name = (char *)"main";
+    ps.count = 1;
+    resource_t req = {.name = (char *)"cpu", .value = quantity_from_int(3, QUANTITY_DECIMAL_SI)};
+    ps.pod_requests.items = &req;
+    ps.pod_requests.len = 1;
+    w.pod_sets = &ps;
+    w.npod_sets = 1;
+    kv_t fl = {.key = (char *)"cpu", .value = (char *)"f"};
+    pod_set_assignment_t psa;
+    memset(&psa, 0, sizeof(psa));
+    psa.name = (char *)"main";
+    psa.flavors.items = &fl;
+    psa.flavors.len = 1;
+    psa.usage.items = &req;
+    psa.usage.len = 1;
+    admission_t adm = {.cluster_queue = (char *)"a", .assignments = &psa, .nassignments = 1};
+    w.admission = &adm;
+    w.conditions.quota_reserved = true;
+    w.conditions.admitted = true;
+    sched_wl_opts_t o = {.created = 1, .admitted_at = 5};
+    ck_assert_int_eq(sched_workload_upsert(s, &w, &o, NULL), ERR_OK);
+    ck_assert_int_eq(fx_state(s, "ns/old"), SCHED_WL_ADMITTED);
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 3);
+    fx_wl(s, "ns/new", "q", 0, 2, "cpu=2", NULL);
+    fx_run(s, 10, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/new"), SCHED_WL_PENDING);
+    ck_assert_int_eq(sched_workload_finish(s, "ns/old", 20, NULL), ERR_OK);
+    fx_run(s, 20, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/new"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *su = suite_create("sched_quota");
+    TCase *tc = tcase_create("quota");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, worked_example);
+    tcase_add_test(tc, no_cohort_nominal_only);
+    tcase_add_test(tc, hierarchical_cohorts);
+    tcase_add_test(tc, cohort_cycle_disables);
+    tcase_add_test(tc, quota_shrink_keeps_running);
+    tcase_add_test(tc, restart_rebuilds_admitted);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
