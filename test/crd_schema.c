@@ -1007,10 +1007,17 @@ err_t crd_set_validate_tree(const crd_set_t *set, const char *dir, diags_t *d,
     for (size_t i = 0; i < n && rc == ERR_OK; i++) {
         char path[CRD_PATH_LEN];
         struct stat st;
+        bool link;
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-        if (stat(path, &st) != 0)
+        /* Symlinked directories are not followed (no loops); symlinked files are read. */
+        if (lstat(path, &st) != 0)
+            continue;
+        link = S_ISLNK(st.st_mode);
+        if (link && stat(path, &st) != 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
+            if (link)
+                continue;
             rc = crd_set_validate_tree(set, path, d, stats, msg);
         } else if (S_ISREG(st.st_mode) && yaml_name(names[i])) {
             FILE *f = fopen(path, "r");

@@ -688,7 +688,7 @@ START_TEST(test_tree_scan_reports_file_doc_and_object)
                                    "      resources:\n"
                                    "      - name: cpu\n"
                                    "        nominalQuota: 12x\n";
-    char dir[] = "/tmp/sluice-crds-XXXXXX", sub[64], file[96];
+    char dir[] = "/tmp/sluice-crds-XXXXXX", sub[64], file[96], link[96];
     crd_set_t set;
     diags_t d;
     crd_scan_stats_t stats = {0, 0, 0};
@@ -703,6 +703,8 @@ START_TEST(test_tree_scan_reports_file_doc_and_object)
     ck_assert_ptr_nonnull(f);
     fputs(manifest, f);
     fclose(f);
+    snprintf(link, sizeof(link), "%s/loop", sub); /* a symlinked directory is not followed */
+    ck_assert_int_eq(symlink(dir, link), 0);
 
     load_crds(&set);
     diags_init(&d);
@@ -731,6 +733,7 @@ START_TEST(test_tree_scan_reports_file_doc_and_object)
     crd_set_fini(&set);
 
     unlink(file);
+    unlink(link);
     snprintf(sub, sizeof(sub), "%s/team", dir);
     rmdir(sub);
     rmdir(dir);
