@@ -355,26 +355,45 @@ static const char *cohort_parent(const cc_t *c, const char *name)
     return p != NULL && p[0] != '\0' ? p : NULL;
 }
 
-/*
- * Follow parentName links from cohort `start`. If the chain loops, return true and write the
- * loop into `text` ("a -> b -> a", starting at `start` when start is on it) and set *on_cycle.
- * A chain longer than the number of Cohort objects must have revisited one of them.
- */
-static bool cohort_cycle(const cc_t *c, const char *start, bool *on_cycle, char *text, size_t cap)
+/* Is cohort `name` (a Cohort object) on a parentName loop? Following its parents for at most
+ * as many steps as there are Cohort objects must lead back to it. */
+static bool cohort_on_loop(const cc_t *c, const char *name)
 {
-    const char *cur = start, *entry;
-    size_t steps = 0, len;
+    const char *cur = cohort_parent(c, name);
 
-    while (cur != NULL && steps <= c->ncohorts) {
+    for (size_t steps = 0; cur != NULL && steps <= c->ncohorts; steps++) {
+        if (strcmp(cur, name) == 0)
+            return true;
         cur = cohort_parent(c, cur);
-        steps++;
-        if (cur != NULL && strcmp(cur, start) == 0)
-            break;
     }
-    if (cur == NULL)
+    return false;
+}
+
+/*
+ * Follow parentName links from cohort `start`. If the chain runs into a loop, return true,
+ * write the loop into `text` starting where the chain enters it ("a -> b -> a") and set
+ * *on_cycle when `start` itself is on the loop. `loop` flags, per object index, the Cohorts
+ * that are on a loop (computed once by check_cycles).
+ */
+static bool cohort_cycle(const cc_t *c, const bool *loop, const char *start, bool *on_cycle,
+                         char *text, size_t cap)
+{
+    const char *cur = start, *entry = NULL;
+    size_t len;
+
+    for (size_t steps = 0; cur != NULL && steps <= c->ncohorts; steps++) {
+        size_t i = find(c, KIND_COHORT, "", cur);
+        if (i == CROSSCHECK_NONE)
+            return false; /* an implicit cohort ends the chain */
+        if (loop[i]) {
+            entry = cur;
+            break;
+        }
+        cur = cohort_parent(c, cur);
+    }
+    if (entry == NULL)
         return false;
-    *on_cycle = strcmp(cur, start) == 0;
-    entry = cur; /* on the loop either way */
+    *on_cycle = strcmp(entry, start) == 0;
     len = (size_t)snprintf(text, cap, "%s", entry);
     cur = cohort_parent(c, entry);
     for (size_t k = 0; cur != NULL && k <= c->ncohorts && len < cap; k++) {
@@ -389,16 +408,27 @@ static bool cohort_cycle(const cc_t *c, const char *start, bool *on_cycle, char 
 static void check_cycles(cc_t *c)
 {
     char text[CYCLE_TEXT];
-    bool on;
+    bool on, *loop;
 
     if (c->ncohorts == 0)
         return;
+    loop = calloc(c->n, sizeof(*loop));
+    if (loop == NULL) {
+        for (size_t i = 0; i < c->n; i++)
+            c->diags[i].oom = true;
+        return;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const object_t *o = c->objs[i];
+        if (o != NULL && o->kind == KIND_COHORT && o->u.cohort.meta.name != NULL)
+            loop[i] = cohort_on_loop(c, o->u.cohort.meta.name);
+    }
     for (size_t i = 0; i < c->n; i++) {
         const object_t *o = c->objs[i];
         if (o == NULL || is_partial(c, i))
             continue;
         if (o->kind == KIND_COHORT && o->u.cohort.meta.name != NULL &&
-            cohort_cycle(c, o->u.cohort.meta.name, &on, text, sizeof(text))) {
+            cohort_cycle(c, loop, o->u.cohort.meta.name, &on, text, sizeof(text))) {
             if (on)
                 diags_error(&c->diags[i], "spec.parentName",
                             "cohort cycle %s: Kueue admits no workloads in a cohort cycle", text);
@@ -409,14 +439,14 @@ static void check_cycles(cc_t *c)
                             text);
         } else if (o->kind == KIND_CLUSTER_QUEUE && o->u.cq.cohort != NULL &&
                    o->u.cq.cohort[0] != '\0' &&
-                   find(c, KIND_COHORT, "", o->u.cq.cohort) != CROSSCHECK_NONE &&
-                   cohort_cycle(c, o->u.cq.cohort, &on, text, sizeof(text))) {
+                   cohort_cycle(c, loop, o->u.cq.cohort, &on, text, sizeof(text))) {
             diags_error(&c->diags[i], "spec.cohortName",
                         "cohort \"%s\" %s the cohort cycle %s: Kueue admits no workloads in a "
                         "cohort cycle",
                         o->u.cq.cohort, on ? "is in" : "leads into", text);
         }
     }
+    free(loop);
 }
 
 /* ---- references --------------------------------------------------------------------------- */
