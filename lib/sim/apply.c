@@ -1,0 +1,339 @@
+/* apply -- apply one scenario change to the engine: objects, and workloads with their events. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/run_int.h"
+
+#include "jobs/job_workload.h"
+#include "model/object.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Kubernetes objects map one to one onto engine calls, except Jobs: a managed Job becomes the
+ * Workload Kueue would build for it (lib/jobs), renamed after the Job so that events name it
+ * `namespace/jobname` as the contract says. A Workload object runs as written, minus any status
+ * it carries: every workload of a scenario starts pending at its `at`.
+ */
+
+static const char default_ns[] = "default";
+
+static const char *ns_or_default(const char *ns)
+{
+    return ns != NULL && ns[0] != '\0' ? ns : default_ns;
+}
+
+/* ---- priority lookups for Jobs (Kueue's ExtractPriority, via lib/jobs) ---------------------- */
+
+typedef struct prio_ctx_s {
+    sim_run_t *r;
+} prio_ctx_t;
+
+/* The live document of class `name` in `live` (name -> doc index + 1, 0 = deleted). */
+static const object_t *live_object(sim_run_t *r, const sim_strmap_t *live, const char *name)
+{
+    size_t v = 0;
+    if (!sim_strmap_get(live, name, &v) || v == 0)
+        return NULL;
+    return &r->sc->docs[v - 1].obj;
+}
+
+static const workload_priority_class_t *lookup_wpc(void *ctx, const char *name)
+{
+    sim_run_t *r = ((prio_ctx_t *)ctx)->r;
+    const object_t *o = live_object(r, &r->wpc_live, name);
+    return o != NULL ? &o->u.wpc : NULL;
+}
+
+static const priority_class_t *lookup_pc(void *ctx, const char *name)
+{
+    sim_run_t *r = ((prio_ctx_t *)ctx)->r;
+    const object_t *o = live_object(r, &r->pc_live, name);
+    return o != NULL ? &o->u.pc : NULL;
+}
+
+/* The idx-th live PriorityClass, in document order. */
+static const priority_class_t *lookup_pc_at(void *ctx, size_t idx)
+{
+    sim_run_t *r = ((prio_ctx_t *)ctx)->r;
+    size_t seen = 0;
+
+    for (size_t i = 0; i < r->npc_docs; i++) {
+        const object_t *o = &r->sc->docs[r->pc_docs[i]].obj;
+        if (o->u.pc.meta.name == NULL || live_object(r, &r->pc_live, o->u.pc.meta.name) != o)
+            continue;
+        if (seen++ == idx)
+            return &o->u.pc;
+    }
+    return NULL;
+}
+
+/* ---- workloads ----------------------------------------------------------------------------- */
+
+/* Is LocalQueue ns/name alive now? */
+static bool lq_alive(sim_run_t *r, const char *ns, const char *name)
+{
+    char key[512];
+    size_t v = 0;
+
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    return sim_strmap_get(&r->lq_live, key, &v) && v == 1;
+}
+
+/* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller).
+ * Returns ERR_NOT_FOUND for a Job Kueue would not manage (no queue, or a missing priority
+ * class): it then has no workload at all. */
+static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out, err_msg_t *msg)
+{
+    const object_t *o = &doc->obj;
+    err_t rc;
+
+    if (o->kind == KIND_WORKLOAD) {
+        /* Shallow copy: the engine copies what it keeps, and nothing here is freed. */
+        *out = o->u.wl;
+        out->meta.namespace = (char *)ns_or_default(o->u.wl.meta.namespace);
+        out->admission = NULL;
+        memset(&out->conditions, 0, sizeof(out->conditions));
+        out->accumulated_exec_seconds = 0;
+        return ERR_OK;
+    }
+
+    const job_t *job = &o->u.job;
+    const char *ns = ns_or_default(job->meta.namespace);
+    const char *queue = kv_list_get(&job->meta.labels, JOB_LABEL_QUEUE_NAME);
+    const configuration_t *conf = r->sc->config;
+    job_t copy = *job;
+    kv_list_t labels = {NULL, 0};
+    prio_ctx_t pctx = {r};
+    job_priority_lookup_t lookup = {&pctx, lookup_wpc, lookup_pc, lookup_pc_at};
+    char *name = NULL;
+
+    copy.meta.namespace = (char *)ns;
+    if (queue == NULL) {
+        /* Kueue's defaulting webhook gives a Job without a queue the LocalQueue "default" of its
+         * namespace when one exists; manageJobsWithoutQueueName manages it anyway (it then waits
+         * for a LocalQueue that does not exist). Otherwise Kueue leaves the Job alone. */
+        if (lq_alive(r, ns, "default")) {
+            if (kv_list_copy(&labels, &job->meta.labels) != ERR_OK ||
+                kv_list_set(&labels, JOB_LABEL_QUEUE_NAME, "default") != ERR_OK) {
+                kv_list_fini(&labels);
+                return ERR_NOMEM;
+            }
+            copy.meta.labels = labels;
+        } else if (conf == NULL || !conf->manage_jobs_without_queue_name) {
+            return ERR_NOT_FOUND;
+        }
+    }
+    rc = job_workload_build(&copy, out, msg);
+    if (rc == ERR_OK) {
+        rc = job_workload_priority(&copy, &lookup, out, msg);
+        if (rc == ERR_OK) {
+            name = strdup(job->meta.name);
+            if (name == NULL)
+                rc = ERR_NOMEM;
+        }
+        if (rc == ERR_OK) {
+            free(out->meta.name);
+            out->meta.name = name;
+        } else {
+            workload_fini(out);
+        }
+    }
+    kv_list_fini(&labels);
+    return rc;
+}
+
+static void free_workload(const sim_doc_t *doc, workload_t *wl)
+{
+    if (doc->obj.kind == KIND_JOB)
+        workload_fini(wl);
+}
+
+static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_changed,
+                            err_msg_t *msg)
+{
+    const sim_doc_t *doc = &r->sc->docs[di];
+    workload_t wl;
+    char key[600];
+    size_t w;
+    sched_wl_info_t info;
+    err_t rc;
+
+    memset(&wl, 0, sizeof(wl));
+    rc = build_workload(r, doc, &wl, msg);
+    if (rc == ERR_NOT_FOUND)
+        return ERR_OK; /* not managed: Kueue leaves it alone, and so do we */
+    if (rc != ERR_OK)
+        return err_prefix(msg, rc, "%s: ", doc->label);
+    snprintf(key, sizeof(key), "%s/%s", wl.meta.namespace, wl.meta.name);
+    w = sim_rec_wl_find(r->rec, key);
+    if (w != SIM_NONE && r->rec->wls[w].state != SIM_WL_DELETED) {
+        /* An update. A workload that has finished or was deactivated stays so. */
+        if (r->rec->wls[w].state == SIM_WL_FINISHED || r->rec->wls[w].state == SIM_WL_DEACTIVATED)
+            goto out;
+        sched_wl_opts_t opts = {.created = r->rec->wls[w].submit};
+        rc = sched_workload_upsert(r->s, &wl, &opts, msg);
+        if (rc != ERR_OK)
+            goto fail;
+        r->wr[w].doc = di;
+        r->wr[w].runtime = doc->has_runtime ? doc->runtime : -1;
+        if (sched_workload_info(r->s, key, &info, NULL) == ERR_OK)
+            r->rec->wls[w].priority = info.priority;
+        *queues_changed = true;
+        rc = sim__run_sample_later(r, w);
+        goto out;
+    }
+    sched_wl_opts_t opts = {.created = now};
+    rc = sched_workload_upsert(r->s, &wl, &opts, msg);
+    if (rc != ERR_OK)
+        goto fail;
+    rc = sched_workload_info(r->s, key, &info, msg);
+    if (rc != ERR_OK)
+        goto fail;
+    size_t h = sim__run_holder(r, info.cluster_queue);
+    w = sim_rec_wl_add(r->rec, key, wl.meta.namespace,
+                       wl.priority_class != NULL ? wl.priority_class : "", info.priority, h, now);
+    if (w == SIM_NONE || sim__run_wr_grow(r) != ERR_OK) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0};
+    if (info.state == SCHED_WL_DEACTIVATED) {
+        /* Created with spec.active: false -- it never queues. */
+        sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, now);
+        r->done++;
+        goto out;
+    }
+    rc = sim__run_sample_later(r, w);
+    goto out;
+fail:
+    if (rc != ERR_NOMEM)
+        rc = err_prefix(msg, rc, "%s: ", doc->label);
+out:
+    free_workload(doc, &wl);
+    return rc;
+}
+
+static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *msg)
+{
+    const sim_doc_t *doc = &r->sc->docs[di];
+    const object_meta_t *m = sim_object_meta(&doc->obj);
+    char key[600];
+    size_t w;
+    sim_wl_rec_t *rw;
+    const char *cq = "";
+
+    snprintf(key, sizeof(key), "%s/%s", ns_or_default(m->namespace), m->name);
+    w = sim_rec_wl_find(r->rec, key);
+    if (w == SIM_NONE)
+        return ERR_OK; /* never managed */
+    rw = &r->rec->wls[w];
+    if (rw->state == SIM_WL_DELETED)
+        return ERR_OK;
+    if (rw->state == SIM_WL_PENDING || rw->state == SIM_WL_RUNNING) {
+        if (rw->cq != SIM_NONE)
+            cq = r->rec->holders[rw->cq].name;
+        sim_events_deleted(&r->ev, now, key, cq);
+        sim_rec_wl_leave(r->rec, w, SIM_WL_DELETED, now);
+        r->wr[w].gen++;
+        r->done++;
+    } else {
+        /* Finished or deactivated: the object goes, nothing happens. */
+        rw->state = SIM_WL_DELETED;
+    }
+    err_t rc = sched_workload_delete(r->s, key, now, msg);
+    if (rc != ERR_OK && rc != ERR_NOT_FOUND)
+        return err_prefix(msg, rc, "%s: ", doc->label);
+    return ERR_OK;
+}
+
+/* ---- everything else ------------------------------------------------------------------------ */
+
+static err_t set_lq_live(sim_run_t *r, const local_queue_t *lq, bool live)
+{
+    char key[512];
+    snprintf(key, sizeof(key), "%s/%s", ns_or_default(lq->meta.namespace), lq->meta.name);
+    return sim_strmap_put(&r->lq_live, key, live ? 1 : 0);
+}
+
+static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool del,
+                          bool *queues_changed, err_msg_t *msg)
+{
+    const object_t *o = &doc->obj;
+    const object_meta_t *m = sim_object_meta(o);
+    err_t rc = ERR_OK;
+    size_t h;
+
+    switch (o->kind) {
+    case KIND_NAMESPACE:
+        rc = del ? sched_namespace_delete(r->s, m->name, msg)
+                 : sched_namespace_upsert(r->s, &o->u.ns, msg);
+        *queues_changed = true;
+        break;
+    case KIND_RESOURCE_FLAVOR:
+        rc = del ? sched_flavor_delete(r->s, m->name, msg)
+                 : sched_flavor_upsert(r->s, &o->u.flavor, msg);
+        break;
+    case KIND_CLUSTER_QUEUE:
+        rc = del ? sched_cq_delete(r->s, m->name, msg) : sched_cq_upsert(r->s, &o->u.cq, msg);
+        h = sim_rec_holder(r->rec, m->name, false);
+        if (h == SIM_NONE ||
+            sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups, del ? 0 : o->u.cq.ngroups,
+                               now) != ERR_OK)
+            return ERR_NOMEM;
+        *queues_changed = true;
+        break;
+    case KIND_COHORT:
+        rc = del ? sched_cohort_delete(r->s, m->name, msg)
+                 : sched_cohort_upsert(r->s, &o->u.cohort, msg);
+        h = sim_rec_holder(r->rec, m->name, true);
+        if (h == SIM_NONE ||
+            sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
+                               del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
+            return ERR_NOMEM;
+        break;
+    case KIND_LOCAL_QUEUE:
+        if (del) {
+            rc = sched_lq_delete(r->s, ns_or_default(m->namespace), m->name, msg);
+        } else {
+            local_queue_t lq = o->u.lq;
+            lq.meta.namespace = (char *)ns_or_default(m->namespace);
+            rc = sched_lq_upsert(r->s, &lq, msg);
+        }
+        if (set_lq_live(r, &o->u.lq, !del) != ERR_OK)
+            return ERR_NOMEM;
+        *queues_changed = true;
+        break;
+    case KIND_WORKLOAD_PRIORITY_CLASS:
+        rc = del ? sched_wpc_delete(r->s, m->name, msg) : sched_wpc_upsert(r->s, &o->u.wpc, msg);
+        if (sim_strmap_put(&r->wpc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+            ERR_OK)
+            return ERR_NOMEM;
+        break;
+    case KIND_PRIORITY_CLASS:
+        rc = del ? sched_pc_delete(r->s, m->name, msg) : sched_pc_upsert(r->s, &o->u.pc, msg);
+        if (sim_strmap_put(&r->pc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+            ERR_OK)
+            return ERR_NOMEM;
+        break;
+    case KIND_JOB:
+    case KIND_WORKLOAD:
+        return del ? workload_delete(r, (size_t)(doc - r->sc->docs), now, msg)
+                   : workload_apply(r, (size_t)(doc - r->sc->docs), now, queues_changed, msg);
+    case KIND_CONFIGURATION:
+    case KIND_UNKNOWN:
+        break;
+    }
+    /* Deleting what is already gone (an object deleted twice by two of its versions) is fine. */
+    if (del && rc == ERR_NOT_FOUND)
+        return ERR_OK;
+    if (rc != ERR_OK && rc != ERR_NOMEM)
+        return err_prefix(msg, rc, "%s: ", doc->label);
+    return rc;
+}
+
+err_t sim__run_apply(sim_run_t *r, const sim_change_t *c, sim_ms_t now, bool *queues_changed,
+                     err_msg_t *msg)
+{
+    return object_apply(r, &r->sc->docs[c->doc], now, c->del, queues_changed, msg);
+}

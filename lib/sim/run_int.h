@@ -1,0 +1,76 @@
+/* run_int -- internals shared by run.c (the clock) and apply.c (object changes). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_SIM_RUN_INT_H
+#define SLUICE_SIM_RUN_INT_H
+
+#include "sched/sched.h"
+#include "sim/events.h"
+#include "sim/record.h"
+#include "sim/scenario.h"
+#include "sim/strmap.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One scheduled object change: document `doc` is applied (or deleted) at `t`. */
+typedef struct sim_change_s {
+    sim_ms_t t;
+    size_t doc;
+    bool del;
+} sim_change_t;
+
+/* A running workload's runtime ends at `t`; valid while its generation is still `gen`. */
+typedef struct sim_finish_s {
+    sim_ms_t t;
+    size_t wl; /* record index: creation order breaks ties */
+    uint32_t gen;
+} sim_finish_t;
+
+/* Run-only state of a workload, parallel to rec->wls. */
+typedef struct sim_wlrun_s {
+    size_t doc;       /* document of its current version */
+    sim_ms_t runtime; /* -1 = runs forever */
+    uint32_t gen;     /* bumped on every admission and stop: stale finish entries are dropped */
+} sim_wlrun_t;
+
+typedef struct sim_run_s {
+    const sim_scenario_t *sc; /* borrowed */
+    sim_rec_t *rec;           /* borrowed */
+    sched_t *s;               /* owned */
+    sim_events_t ev;
+    sched_decisions_t dec;
+    sim_change_t *changes; /* owned, sorted by (t, doc, apply before delete) */
+    size_t nchanges, next_change, last_wl_change;
+    sim_finish_t *fin; /* owned: binary min-heap */
+    size_t nfin, capfin;
+    sim_wlrun_t *wr; /* owned */
+    size_t capwr;
+    size_t done; /* workloads finished, deactivated or deleted */
+    char **touched; /* owned: ClusterQueues where something happened this instant */
+    size_t ntouched, captouched;
+    sim_strmap_t touched_index;
+    size_t *sample; /* owned: workloads whose wait reason to read this instant */
+    size_t nsample, capsample;
+    sim_strmap_t lq_live; /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
+    sim_strmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
+    sim_strmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
+    size_t *pc_docs;       /* owned: documents holding PriorityClasses, in file order */
+    size_t npc_docs;
+} sim_run_t;
+
+/* Apply change `c` at `now`: upsert or delete its object in the engine, create/update/delete
+ * workloads (with their events and records). Sets *queues_changed when LocalQueues,
+ * ClusterQueues or a workload's queue changed. */
+err_t sim__run_apply(sim_run_t *r, const sim_change_t *c, sim_ms_t now, bool *queues_changed,
+                     err_msg_t *msg);
+
+/* Holder index of ClusterQueue `cq` (created on first use); SIM_NONE for NULL/"" or OOM. */
+size_t sim__run_holder(sim_run_t *r, const char *cq);
+
+/* Make r->wr as long as rec->wls. */
+err_t sim__run_wr_grow(sim_run_t *r);
+
+/* Read workload `w`'s wait reason at the end of this instant. */
+err_t sim__run_sample_later(sim_run_t *r, size_t w);
+
+#endif

@@ -1,0 +1,43 @@
+/* view -- ordered views of a run record shared by the summary, human and report writers. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_SIM_VIEW_H
+#define SLUICE_SIM_VIEW_H
+
+#include "sim/record.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Every output lists things in a fixed order that does not depend on hashing or on the order the
+ * engine happened to mention them: ClusterQueues by name, (flavor, resource) pairs by flavor then
+ * resource, workloads in creation order.
+ */
+
+/* Holder indices of the ClusterQueues (not Cohorts), sorted by name; *n gets the count. Caller
+ * frees; NULL on OOM (or when there are none, with *n == 0). */
+size_t *sim_view_cqs(const sim_rec_t *r, size_t *n);
+
+/* Global (flavor, resource) indices sorted by flavor then resource. Caller frees. */
+size_t *sim_view_gfrs(const sim_rec_t *r, size_t *n);
+
+/* Indices into holder `h`'s frs sorted by flavor then resource. Caller frees. */
+size_t *sim_view_frs(const sim_rec_t *r, size_t h, size_t *n);
+
+/* The waits (ms) of every workload attributed to holder `h` (SIM_NONE: workloads leading to no
+ * ClusterQueue), sorted ascending. Caller frees; *n may be 0 (then NULL is not an error). */
+sim_ms_t *sim_view_waits(const sim_rec_t *r, size_t h, size_t *n);
+
+/* Why the run stopped: "completed" (every workload gone), "until" (--until reached) or "stalled"
+ * (nothing could change any more while workloads remained). */
+const char *sim_view_end_reason(const sim_rec_t *r);
+
+/* Workload state names as the summary writes them ("Pending", "Running", "Finished", ...). */
+const char *sim_view_state(sim_wl_state_t s);
+
+/* The ClusterQueue's dominant time-averaged share of nominal quota (max over its (flavor,
+ * resource) pairs with nominal quota of usage integral / nominal integral) as num/den; false
+ * when it never had nominal quota. */
+bool sim_view_dominant_share(const sim_rec_t *r, size_t h, sim_wide_t *num, sim_wide_t *den);
+
+#endif
