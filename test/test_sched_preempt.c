@@ -1,0 +1,205 @@
+/* test_sched_preempt -- classical preemption: policies, candidate order, fill-back, reasons. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched_fixtures.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sched_t *s;
+static sched_decisions_t out;
+
+static void setup(void)
+{
+    s = sched_new(NULL);
+    ck_assert_ptr_nonnull(s);
+    sched_decisions_init(&out);
+    fx_flavor(s, "f", NULL, NULL);
+}
+
+static void teardown(void)
+{
+    sched_decisions_fini(&out);
+    sched_free(s);
+}
+
+static size_t count_kind(sched_decision_kind_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < out.len; i++)
+        n += out.items[i].kind == k;
+    return n;
+}
+
+START_TEST(within_cq_lower_priority_minimal)
+{
+    fx_cq(s, "cq", "cpu|f:6", &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    fx_wl(s, "ns/low-old", "q", 1, 1, "cpu=2", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "ns/low-new", "q", 1, 2, "cpu=2", NULL);
+    fx_run(s, 10, &out, true);
+    fx_wl(s, "ns/mid", "q", 5, 3, "cpu=2", NULL);
+    fx_run(s, 20, &out, true);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_ADMIT), 3);
+    /* a priority-10 workload needing 2 cpu: exactly one victim, the lowest priority and, among
+     * equals, the most recently admitted one (low-new, admitted at t=10) */
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/high", "q", 10, 4, "cpu=2", NULL);
+    ck_assert_int_eq(sched_cycle(s, 100, &out, NULL), ERR_OK);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_PREEMPT), 1);
+    int p = fx_find(&out, SCHED_DECISION_PREEMPT, "ns/low-new");
+    ck_assert_int_ge(p, 0);
+    ck_assert_str_eq(out.items[p].preemptor, "ns/high");
+    ck_assert_int_eq(out.items[p].reason, SCHED_PREEMPT_IN_CLUSTER_QUEUE);
+    /* the victim keeps its quota until it is evicted; the preemptor waits */
+    ck_assert_int_eq(fx_state(s, "ns/low-new"), SCHED_WL_EVICTING);
+    ck_assert_int_eq(fx_usage(s, "cq", "f", "cpu"), 6);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_PREEMPTED);
+    size_t n = out.len;
+    ck_assert_int_eq(sched_cycle(s, 100, &out, NULL), ERR_OK);
+    ck_assert_uint_eq(out.len, n); /* no new decision while the victim is stopping */
+    ck_assert_int_eq(sched_evicted(s, "ns/low-new", 101, NULL), ERR_OK);
+    fx_run(s, 101, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/low-new"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_usage(s, "cq", "f", "cpu"), 6);
+}
+END_TEST
+
+START_TEST(fill_back_keeps_unneeded)
+{
+    /* candidates in order: a(1 cpu, prio 1), b(3 cpu, prio 2). Removing a is not enough, removing
+     * b too fits; then a is added back (fill-back), so only b is preempted. */
+    fx_cq(s, "cq", "cpu|f:4", &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    fx_wl(s, "ns/a", "q", 1, 1, "cpu=1", NULL);
+    fx_wl(s, "ns/b", "q", 2, 2, "cpu=3", NULL);
+    fx_run(s, 0, &out, true);
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/hi", "q", 10, 3, "cpu=3", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_lt(fx_find(&out, SCHED_DECISION_PREEMPT, "ns/a"), 0);
+    ck_assert_int_ge(fx_find(&out, SCHED_DECISION_PREEMPT, "ns/b"), 0);
+    ck_assert_int_eq(fx_state(s, "ns/hi"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/a"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+START_TEST(never_preempts_equal_priority)
+{
+    fx_cq(s, "cq", "cpu|f:2", &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    fx_wl(s, "ns/a", "q", 5, 1, "cpu=2", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "ns/b", "q", 5, 2, "cpu=2", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_PREEMPT), 0);
+    ck_assert_int_eq(fx_state(s, "ns/b"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/b"), SCHED_REASON_WAITING_FOR_QUOTA);
+}
+END_TEST
+
+START_TEST(newer_equal_priority_policy)
+{
+    /* LowerOrNewerEqualPriority: an OLDER workload of equal priority preempts a newer one */
+    fx_cq(s, "cq", "cpu|f:2", &(fx_cq_opts_t){.within = PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY});
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    fx_wl(s, "ns/newer", "q", 5, 50, "cpu=2", NULL);
+    fx_run(s, 60, &out, true);
+    fx_wl(s, "ns/older", "q", 5, 10, "cpu=2", NULL);
+    fx_run(s, 61, &out, true);
+    ck_assert_int_ge(fx_find(&out, SCHED_DECISION_PREEMPT, "ns/newer"), 0);
+    ck_assert_int_eq(fx_state(s, "ns/older"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+START_TEST(reclaim_within_cohort)
+{
+    /* b borrows a's idle quota; when a needs its nominal back it reclaims (any priority) */
+    fx_cq(s, "a", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
+    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_wl(s, "ns/b1", "qb", 100, 1, "cpu=4", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "ns/b2", "qb", 100, 2, "cpu=4", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_usage(s, "b", "f", "cpu"), 8);
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/a1", "qa", 0, 3, "cpu=2", NULL);
+    fx_run(s, 1, &out, true);
+    int p = fx_find(&out, SCHED_DECISION_PREEMPT, "ns/b2");
+    ck_assert_int_ge(p, 0); /* newest admission of the borrowing CQ */
+    ck_assert_int_eq(out.items[p].reason, SCHED_PREEMPT_IN_COHORT_RECLAMATION);
+    ck_assert_int_eq(fx_state(s, "ns/a1"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/b1"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+START_TEST(reclaim_lower_priority_only)
+{
+    fx_cq(s, "a", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_LOWER_PRIORITY});
+    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_wl(s, "ns/b1", "qb", 100, 1, "cpu=4", NULL);
+    fx_wl(s, "ns/b2", "qb", 100, 2, "cpu=4", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "ns/a1", "qa", 0, 3, "cpu=2", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_PREEMPT), 0);
+    ck_assert_int_eq(fx_state(s, "ns/a1"), SCHED_WL_PENDING);
+}
+END_TEST
+
+START_TEST(borrow_within_cohort)
+{
+    /* a (nominal 2) needs 4: it must borrow. borrowWithinCohort LowerPriority lets it preempt a
+     * lower-priority workload of borrowing CQ b while a itself ends up borrowing. */
+    fx_cq(s, "a", "cpu|f:2",
+          &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY, .borrow = PREEMPT_LOWER_PRIORITY});
+    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_wl(s, "ns/b1", "qb", 1, 1, "cpu=2", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "ns/b2", "qb", 1, 2, "cpu=3", NULL);
+    fx_run(s, 1, &out, true);
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/a1", "qa", 10, 3, "cpu=4", NULL);
+    fx_run(s, 1, &out, true);
+    int p = fx_find(&out, SCHED_DECISION_PREEMPT, "ns/b2");
+    ck_assert_int_ge(p, 0);
+    ck_assert_int_eq(out.items[p].reason, SCHED_PREEMPT_IN_COHORT_RECLAIM_WHILE_BORROWING);
+    int a = fx_find(&out, SCHED_DECISION_ADMIT, "ns/a1");
+    ck_assert_int_ge(a, 0);
+    ck_assert(out.items[a].borrowing);
+    ck_assert_int_eq(fx_state(s, "ns/b1"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *su = suite_create("sched_preempt");
+    TCase *tc = tcase_create("preempt");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, within_cq_lower_priority_minimal);
+    tcase_add_test(tc, fill_back_keeps_unneeded);
+    tcase_add_test(tc, never_preempts_equal_priority);
+    tcase_add_test(tc, newer_equal_priority_policy);
+    tcase_add_test(tc, reclaim_within_cohort);
+    tcase_add_test(tc, reclaim_lower_priority_only);
+    tcase_add_test(tc, borrow_within_cohort);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
