@@ -1,0 +1,98 @@
+/* server -- an HTTP/1.1 server (optionally TLS) on the libuv loop for webhooks, metrics, health. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_HOOK_SERVER_H
+#define SLUICE_HOOK_SERVER_H
+
+#include "hook/tls.h"
+#include "util/err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+/*
+ * One server type serves the admission webhooks (TLS), /metrics and the health probes. Requests
+ * are parsed by nodejs' http-parser (Debian libhttp-parser); the handler runs synchronously on
+ * the loop and fills a response, so it must be quick (validation is microseconds). Connections
+ * are kept alive and pipelined requests are answered in order.
+ *
+ * The process must ignore SIGPIPE (signal(SIGPIPE, SIG_IGN)): libuv does not, and a peer
+ * that resets its connection would otherwise kill the loop.
+ *
+ * Limits (all enforced; a violation gets a 4xx with a plain-text reason, then the connection is
+ * closed): header bytes (431), body bytes (413), requests that take too long to arrive (408),
+ * malformed HTTP (400). Connections beyond max_connections are closed at accept.
+ */
+
+typedef struct hook_server_s hook_server_t;
+
+typedef struct hook_header_s {
+    const char *name;  /* lower-cased */
+    const char *value; /* as received, trimmed */
+} hook_header_t;
+
+#define HOOK_MAX_HEADERS 32
+
+/* A received request; every pointer is borrowed and valid during the handler call only. */
+typedef struct hook_request_s {
+    const char *method; /* "GET", "POST", ... */
+    const char *path;   /* URL path without the query */
+    const char *query;  /* after '?', "" when none */
+    hook_header_t headers[HOOK_MAX_HEADERS];
+    size_t nheaders; /* headers beyond HOOK_MAX_HEADERS are counted in the size limit only */
+    const char *body;
+    size_t body_len;
+    const char *peer; /* "ip:port" of the client */
+} hook_request_t;
+
+/* The handler's answer. Body memory is copied by the server after the handler returns. */
+typedef struct hook_response_s {
+    int status;               /* default 200 */
+    const char *content_type; /* default "application/json" */
+    const char *body;         /* borrowed until the handler returns; NULL = empty */
+    size_t body_len;
+    char *owned_body; /* alternatively: a malloc'ed body the server frees */
+} hook_response_t;
+
+/* Fills `resp` for `req`; `ud` is hook_server_config_t.ud. */
+typedef void (*hook_handler_fn)(void *ud, const hook_request_t *req, hook_response_t *resp);
+
+typedef struct hook_server_config_s {
+    const char *host;            /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
+    int port;                    /* 0 = pick a free port (see hook_server_port) */
+    hook_tls_t *tls;             /* borrowed; NULL = plain HTTP */
+    size_t max_header_bytes;     /* default 16 KiB */
+    size_t max_body_bytes;       /* default 3 MiB (the API server's request limit) */
+    size_t max_connections;      /* default 256 */
+    uint64_t request_timeout_ms; /* a request must arrive whole within this; default 10 s */
+    uint64_t idle_timeout_ms;    /* keep-alive idle close; default 90 s */
+    hook_handler_fn handler;
+    void *ud;
+} hook_server_config_t;
+
+/* Statistics, for tests and metrics. */
+typedef struct hook_server_stats_s {
+    uint64_t accepted;
+    uint64_t rejected_connections; /* over max_connections */
+    uint64_t requests;
+    uint64_t errors_4xx; /* answered by the server itself (limits, malformed) */
+    uint64_t tls_failures;
+    size_t open_connections;
+} hook_server_stats_t;
+
+/* Create a listening server on `loop`. On error nothing is left open. */
+err_t hook_server_start(uv_loop_t *loop, const hook_server_config_t *cfg, hook_server_t **out,
+                        err_msg_t *msg);
+
+/* The bound port (useful with port 0). */
+int hook_server_port(const hook_server_t *srv);
+
+/* Counters so far. */
+void hook_server_stats(const hook_server_t *srv, hook_server_stats_t *out);
+
+/* Stop listening, close every connection; `on_closed` (may be NULL) runs once everything is
+ * closed, after which the server memory is freed. */
+void hook_server_close(hook_server_t *srv, void (*on_closed)(void *ud), void *ud);
+
+#endif

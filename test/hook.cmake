@@ -1,0 +1,3 @@
+# lib/hook tests.
+find_package(Threads REQUIRED)
+sluice_add_test(hook_server LIBS sluice_hook Threads::Threads)
