@@ -468,7 +468,7 @@ int cmd_check(int argc, char **argv)
     if (!quiet) {
         fprintf(stderr, "sluice check: %zu object%s in %zu file%s: ", c.ndocs,
                 c.ndocs == 1 ? "" : "s", c.nfiles, c.nfiles == 1 ? "" : "s");
-        if (nerr)
+        if (nerr || c.nbad_files)
             fprintf(stderr, "%zu error%s", nerr, nerr == 1 ? "" : "s");
         else
             fprintf(stderr, "ok");
