@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- helpers ---------------------------------------------------------------------------------- */
+/* ---- helpers ----------------------------------------------------------------------------------
+ */
 
 /* JSON written with single quotes for readability; turned into real JSON here. */
 static json_t *load(const char *text)
@@ -57,20 +58,20 @@ static void dump(const diags_t *d)
                 d->items[i].message);
 }
 
-#define ASSERT_ERR(d, path, msg)                                                                   \
-    do {                                                                                           \
-        if (!has(d, false, path, msg)) {                                                           \
-            dump(d);                                                                               \
-            ck_abort_msg("missing error %s: %s", path, msg);                                       \
-        }                                                                                          \
+#define ASSERT_ERR(d, path, msg)                             \
+    do {                                                     \
+        if (!has(d, false, path, msg)) {                     \
+            dump(d);                                         \
+            ck_abort_msg("missing error %s: %s", path, msg); \
+        }                                                    \
     } while (0)
 
-#define ASSERT_WARN(d, path, msg)                                                                  \
-    do {                                                                                           \
-        if (!has(d, true, path, msg)) {                                                            \
-            dump(d);                                                                               \
-            ck_abort_msg("missing warning %s: %s", path, msg);                                     \
-        }                                                                                          \
+#define ASSERT_WARN(d, path, msg)                              \
+    do {                                                       \
+        if (!has(d, true, path, msg)) {                        \
+            dump(d);                                           \
+            ck_abort_msg("missing warning %s: %s", path, msg); \
+        }                                                      \
     } while (0)
 
 /* Decode `text` expecting success without diagnostics of any kind. */
@@ -108,13 +109,16 @@ static char *fmtq(quantity_t q, char *buf)
     return quantity_format(q, buf);
 }
 
-#define CQ_HEAD "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq'},"
-#define CQ1_HEAD "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},"
-#define RG_OK                                                                                      \
-    "'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':[{'name':'f1',"           \
+#define CQ_HEAD \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq'},"
+#define CQ1_HEAD \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},"
+#define RG_OK                                                                         \
+    "'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':[{'name':'f1'," \
     "'resources':[{'name':'cpu','nominalQuota':'10'},{'name':'memory','nominalQuota':'64Gi'}]}]}]"
 
-/* ---- ClusterQueue ------------------------------------------------------------------------------- */
+/* ---- ClusterQueue -------------------------------------------------------------------------------
+ */
 
 START_TEST(cq_full)
 {
@@ -323,7 +327,8 @@ START_TEST(cq_sizes)
 }
 END_TEST
 
-/* ---- ResourceFlavor, Cohort, LocalQueue, WorkloadPriorityClass, Namespace ------------------------ */
+/* ---- ResourceFlavor, Cohort, LocalQueue, WorkloadPriorityClass, Namespace
+ * ------------------------ */
 
 START_TEST(flavor)
 {
@@ -481,7 +486,8 @@ START_TEST(wpc_and_namespace)
 }
 END_TEST
 
-/* ---- object_decode envelope ----------------------------------------------------------------------- */
+/* ---- object_decode envelope
+ * ----------------------------------------------------------------------- */
 
 START_TEST(envelope)
 {
@@ -493,8 +499,7 @@ START_TEST(envelope)
                      "\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"Cohort\", "
                      "\"WorkloadPriorityClass\", \"Workload\", \"PriorityClass\", \"Job\", "
                      "\"Configuration\"");
-    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1alpha1','kind':'ClusterQueue'}",
-                     "apiVersion",
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1alpha1','kind':'ClusterQueue'}", "apiVersion",
                      "Unsupported value: \"kueue.x-k8s.io/v1alpha1\": supported values: "
                      "\"kueue.x-k8s.io/v1beta2\", \"kueue.x-k8s.io/v1beta1\"");
     decode_one_error("{'kind':'ClusterQueue'}", "apiVersion", "Required value");
@@ -504,21 +509,22 @@ START_TEST(envelope)
                      "foo", "unknown field \"foo\"");
 
     /* Several problems are all reported in one pass. */
-    ck_assert_int_eq(decode(CQ_HEAD "'spec':{'queueingStrategy':'X','stopPolicy':'Y','foo':1}}",
-                            &obj, &d),
-                     ERR_INVALID);
+    ck_assert_int_eq(
+        decode(CQ_HEAD "'spec':{'queueingStrategy':'X','stopPolicy':'Y','foo':1}}", &obj, &d),
+        ERR_INVALID);
     ck_assert_uint_eq(d.nerrors, 3);
     diags_fini(&d);
 }
 END_TEST
 
-/* ---- Workload ---------------------------------------------------------------------------------- */
+/* ---- Workload ----------------------------------------------------------------------------------
+ */
 
-#define WL_HEAD                                                                                    \
-    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'wl',"         \
+#define WL_HEAD                                                                         \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':{'name':'wl'," \
     "'namespace':'ns','creationTimestamp':'2024-05-01T10:00:00Z'},"
-#define WL1_HEAD                                                                                   \
-    "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'wl',"         \
+#define WL1_HEAD                                                                        \
+    "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'wl'," \
     "'namespace':'ns'},"
 #define PODSET_MIN "{'template':{'spec':{'containers':[{'name':'c'}]}}}"
 
@@ -593,8 +599,7 @@ START_TEST(workload_full)
     ck_assert_str_eq(wl->admission->assignments[1].name, "main");
     ck_assert(wl->admission->assignments[0].has_count);
     ck_assert(!wl->admission->assignments[1].has_count);
-    ck_assert_str_eq(kv_list_get(&wl->admission->assignments[1].flavors, "nvidia.com/gpu"),
-                     "a100");
+    ck_assert_str_eq(kv_list_get(&wl->admission->assignments[1].flavors, "nvidia.com/gpu"), "a100");
     ck_assert(wl->conditions.quota_reserved);
     ck_assert(wl->conditions.admitted);
     ck_assert(!wl->conditions.finished);
@@ -618,9 +623,10 @@ START_TEST(workload_defaults_v1beta1)
     ck_assert_ptr_null(obj.u.wl.admission);
     object_fini(&obj);
 
-    ck_assert_int_eq(decode(WL1_HEAD "'spec':{'priorityClassName':'pc','priorityClassSource':"
-                                     "'scheduling.k8s.io/priorityclass','priority':5,'podSets':["
-                            PODSET_MIN "]},'status':{'accumulatedPastExexcutionTimeSeconds':7}}",
+    ck_assert_int_eq(decode(WL1_HEAD
+                            "'spec':{'priorityClassName':'pc','priorityClassSource':"
+                            "'scheduling.k8s.io/priorityclass','priority':5,'podSets':[" PODSET_MIN
+                            "]},'status':{'accumulatedPastExexcutionTimeSeconds':7}}",
                             &obj, &d),
                      ERR_OK);
     ck_assert_uint_eq(d.nerrors, 0);
@@ -632,8 +638,8 @@ START_TEST(workload_defaults_v1beta1)
     diags_fini(&d);
 
     ck_assert_int_eq(decode(WL1_HEAD "'spec':{'priorityClassName':'w','priorityClassSource':"
-                                     "'kueue.x-k8s.io/workloadpriorityclass','podSets':["
-                            PODSET_MIN "]}}",
+                                     "'kueue.x-k8s.io/workloadpriorityclass','podSets':[" PODSET_MIN
+                                     "]}}",
                             &obj, &d),
                      ERR_OK);
     ck_assert_int_eq(obj.u.wl.priority_source, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS);
@@ -680,7 +686,8 @@ START_TEST(workload_errors)
                      "spec.podSets[0].count", "must be of type integer, got string");
     decode_one_error(WL_HEAD "'spec':{'podSets':[{'count':2147483648,'template':{'spec':{"
                              "'containers':[{'name':'c'}]}}}]}}",
-                     "spec.podSets[0].count", "Invalid value: 2147483648: must be a 32-bit integer");
+                     "spec.podSets[0].count",
+                     "Invalid value: 2147483648: must be a 32-bit integer");
     decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
                              "'resurces':{}}]}}}]}}",
                      "spec.podSets[0].template.spec.containers[0].resurces",
@@ -752,7 +759,8 @@ START_TEST(workload_errors)
 }
 END_TEST
 
-/* ---- Job, PriorityClass, Configuration ------------------------------------------------------------- */
+/* ---- Job, PriorityClass, Configuration
+ * ------------------------------------------------------------- */
 
 START_TEST(job)
 {
@@ -867,9 +875,8 @@ START_TEST(configuration)
               &obj);
     ck_assert(!obj.u.config.fair_sharing);
     ck_assert_uint_eq(obj.u.config.nstrategies, 0);
-    ck_assert_str_eq(kv_list_get(&obj.u.config.managed_jobs_namespace_selector.match_labels,
-                                 "managed"),
-                     "yes");
+    ck_assert_str_eq(
+        kv_list_get(&obj.u.config.managed_jobs_namespace_selector.match_labels, "managed"), "yes");
     object_fini(&obj);
 
     /* v1beta1: fairSharing.enable decides. */
@@ -905,7 +912,8 @@ START_TEST(configuration)
 }
 END_TEST
 
-/* ---- jsonx: Go float formatting, times, paths ---------------------------------------------------------- */
+/* ---- jsonx: Go float formatting, times, paths
+ * ---------------------------------------------------------- */
 
 START_TEST(go_floats)
 {
@@ -913,11 +921,24 @@ START_TEST(go_floats)
         double f;
         const char *want;
     } cases[] = {
-        {1.5, "1.5"},        {1.0, "1"},          {0.1, "0.1"},          {100000, "100000"},
-        {123456, "123456"},  {1e6, "1e+06"},      {1234567, "1.234567e+06"},
-        {0.0001, "0.0001"},  {0.00001, "1e-05"},  {-2.5, "-2.5"},        {0.0, "0"},
-        {1e21, "1e+21"},     {3.14159, "3.14159"}, {1.5e-7, "1.5e-07"}, {123.456, "123.456"},
-        {0.3, "0.3"},        {2.0 / 3.0, "0.6666666666666666"},         {1e100, "1e+100"},
+        {1.5, "1.5"},
+        {1.0, "1"},
+        {0.1, "0.1"},
+        {100000, "100000"},
+        {123456, "123456"},
+        {1e6, "1e+06"},
+        {1234567, "1.234567e+06"},
+        {0.0001, "0.0001"},
+        {0.00001, "1e-05"},
+        {-2.5, "-2.5"},
+        {0.0, "0"},
+        {1e21, "1e+21"},
+        {3.14159, "3.14159"},
+        {1.5e-7, "1.5e-07"},
+        {123.456, "123.456"},
+        {0.3, "0.3"},
+        {2.0 / 3.0, "0.6666666666666666"},
+        {1e100, "1e+100"},
     };
     char buf[64];
 
@@ -974,7 +995,8 @@ START_TEST(paths)
 }
 END_TEST
 
-/* ---- YAML 1.1 scalars through the YAML loader ---------------------------------------------------- */
+/* ---- YAML 1.1 scalars through the YAML loader
+ * ---------------------------------------------------- */
 
 typedef struct yaml_docs_s {
     object_t objs[4];

@@ -49,14 +49,12 @@ START_TEST(name_hash)
     char big[301], expect[320];
 
     /* printf 'Job\nbatch\nmyjob\nuid1' | sha1sum -> af4e6078... */
-    ck_assert_int_eq(job_workload_name("myjob", "uid1", JOB_WORKLOAD_NAME_MAX, buf, sizeof(buf),
-                                       NULL),
-                     ERR_OK);
+    ck_assert_int_eq(
+        job_workload_name("myjob", "uid1", JOB_WORKLOAD_NAME_MAX, buf, sizeof(buf), NULL), ERR_OK);
     ck_assert_str_eq(buf, "job-myjob-af4e6");
     /* No uid hashes an empty one: printf 'Job\nbatch\ntrain\n' | sha1sum -> e5b0e... */
-    ck_assert_int_eq(job_workload_name("train", NULL, JOB_WORKLOAD_NAME_MAX, buf, sizeof(buf),
-                                       NULL),
-                     ERR_OK);
+    ck_assert_int_eq(
+        job_workload_name("train", NULL, JOB_WORKLOAD_NAME_MAX, buf, sizeof(buf), NULL), ERR_OK);
     ck_assert_str_eq(buf, "job-train-e5b0e");
 
     /* A 300-byte name: prefix cut to 247 bytes, total 253; hash over the full name. */
@@ -78,9 +76,8 @@ START_TEST(name_hash)
 
     /* Short names (63): prefix 57 bytes. */
     memset(big, 'a', 300);
-    ck_assert_int_eq(job_workload_name(big, "u", JOB_WORKLOAD_NAME_MAX_SHORT, buf, sizeof(buf),
-                                       NULL),
-                     ERR_OK);
+    ck_assert_int_eq(
+        job_workload_name(big, "u", JOB_WORKLOAD_NAME_MAX_SHORT, buf, sizeof(buf), NULL), ERR_OK);
     ck_assert_uint_eq(strlen(buf), 63);
     ck_assert_str_eq(buf + 57, "-fd46f");
 
@@ -88,14 +85,14 @@ START_TEST(name_hash)
 }
 END_TEST
 
-#define JOB_TRAIN                                                                                  \
+#define JOB_TRAIN                                                                               \
     "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'train','namespace':'ns1',"       \
     "'uid':'U','labels':{'kueue.x-k8s.io/queue-name':'lq-a','kueue.x-k8s.io/priority-class':"   \
-    "'high','kueue.x-k8s.io/max-exec-time-seconds':'600'},'annotations':{"                       \
+    "'high','kueue.x-k8s.io/max-exec-time-seconds':'600'},'annotations':{"                      \
     "'kueue.x-k8s.io/job-min-parallelism':'2','provreq.kueue.x-k8s.io/x':'y','other':'z'}},"    \
-    "'spec':{'parallelism':4,'completions':8,'suspend':true,'template':{'metadata':{'labels':{"  \
+    "'spec':{'parallelism':4,'completions':8,'suspend':true,'template':{'metadata':{'labels':{" \
     "'job-name':'train','controller-uid':'U','batch.kubernetes.io/controller-uid':'U',"         \
-    "'batch.kubernetes.io/job-name':'train','app':'t'}},'spec':{'containers':[{'name':'c',"      \
+    "'batch.kubernetes.io/job-name':'train','app':'t'}},'spec':{'containers':[{'name':'c',"     \
     "'image':'busybox','resources':{'requests':{'cpu':'1'},'limits':{'memory':'2Gi'}}}],"       \
     "'restartPolicy':'Never','priorityClassName':'pc-high'}}}}"
 
@@ -108,9 +105,8 @@ START_TEST(build_worked_example)
     const pod_set_t *ps;
 
     ck_assert_int_eq(job_workload_build(job, &wl, NULL), ERR_OK);
-    ck_assert_int_eq(job_workload_name("train", "U", JOB_WORKLOAD_NAME_MAX, name, sizeof(name),
-                                       NULL),
-                     ERR_OK);
+    ck_assert_int_eq(
+        job_workload_name("train", "U", JOB_WORKLOAD_NAME_MAX, name, sizeof(name), NULL), ERR_OK);
     ck_assert_str_eq(wl.meta.name, name);
     ck_assert_str_eq(wl.meta.namespace, "ns1");
     ck_assert_uint_eq(wl.meta.nfinalizers, 1);

@@ -59,9 +59,9 @@ START_TEST(requirements)
         {"size", SELECTOR_OP_GT, "8", NULL, false},
         {"size", SELECTOR_OP_LT, "9", NULL, true},
         {"size", SELECTOR_OP_LT, "-1", NULL, false},
-        {"size", SELECTOR_OP_GT, "4", "5", false},  /* exactly one value */
+        {"size", SELECTOR_OP_GT, "4", "5", false},     /* exactly one value */
         {"size", SELECTOR_OP_GT, "four", NULL, false}, /* not an integer */
-        {"gpu", SELECTOR_OP_GT, "1", NULL, false},   /* label not an integer */
+        {"gpu", SELECTOR_OP_GT, "1", NULL, false},     /* label not an integer */
         {"missing", SELECTOR_OP_LT, "100", NULL, false},
     };
 
@@ -114,7 +114,7 @@ START_TEST(node_terms)
     kv_list_t l = labels();
     node_selector_term_t terms[2] = {{0}, {0}};
 
-    ck_assert(selector_terms_match(NULL, 0, &l)); /* no affinity: no constraint */
+    ck_assert(selector_terms_match(NULL, 0, &l));     /* no affinity: no constraint */
     ck_assert(!selector_term_matches(&terms[0], &l)); /* an empty term matches nothing */
     ck_assert(!selector_terms_match(terms, 2, &l));
     terms[0].exprs = calloc(2, sizeof(selector_req_t));
@@ -142,7 +142,7 @@ START_TEST(tolerations)
     taint_t t_noval = {gpu, NULL, TAINT_EFFECT_NO_EXECUTE};
     taint_t t_pref = {other, NULL, TAINT_EFFECT_PREFER_NO_SCHEDULE};
     static const struct {
-        int key; /* 0 NULL, 1 gpu, 2 other, 3 "" */
+        int key;   /* 0 NULL, 1 gpu, 2 other, 3 "" */
         int value; /* 0 NULL, 1 true, 2 false */
         toleration_op_t op;
         taint_effect_t effect;
@@ -163,18 +163,18 @@ START_TEST(tolerations)
     char *values[] = {NULL, yes, no};
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        toleration_t tol = {keys[cases[i].key], values[cases[i].value], cases[i].op,
-                            cases[i].effect, false, 0};
+        toleration_t tol = {
+            keys[cases[i].key], values[cases[i].value], cases[i].op, cases[i].effect, false, 0};
         ck_assert_msg(selector_tolerates(&tol, &t) == cases[i].want_t, "case %zu (t)", i);
-        ck_assert_msg(selector_tolerates(&tol, &t_noval) == cases[i].want_noval,
-                      "case %zu (noval)", i);
+        ck_assert_msg(selector_tolerates(&tol, &t_noval) == cases[i].want_noval, "case %zu (noval)",
+                      i);
     }
 
     {
         taint_t taints[3] = {t_pref, t, t_noval};
         toleration_t pod[1] = {{gpu, yes, TOLERATION_OP_EQUAL, TAINT_EFFECT_ANY, false, 0}};
-        toleration_t flavor[1] = {{gpu, NULL, TOLERATION_OP_EXISTS, TAINT_EFFECT_NO_EXECUTE,
-                                   false, 0}};
+        toleration_t flavor[1] = {
+            {gpu, NULL, TOLERATION_OP_EXISTS, TAINT_EFFECT_NO_EXECUTE, false, 0}};
         /* PreferNoSchedule never blocks; NoSchedule needs the pod's, NoExecute the flavor's. */
         ck_assert_ptr_eq(selector_untolerated(taints, 3, NULL, 0, NULL, 0), &taints[1]);
         ck_assert_ptr_eq(selector_untolerated(taints, 3, pod, 1, NULL, 0), &taints[2]);

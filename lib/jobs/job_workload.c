@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- name ------------------------------------------------------------------------------------- */
+/* ---- name -------------------------------------------------------------------------------------
+ */
 
 /*
  * Kueue (pkg/controller/jobframework/workload_names.go) hashes kind, group, owner name and uid
@@ -37,8 +38,7 @@ err_t job_workload_name(const char *job_name, const char *uid, size_t max, char 
     ctx = EVP_MD_CTX_new();
     if (ctx == NULL)
         return err_set(msg, ERR_NOMEM, "workload name: out of memory");
-    ok = EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
-         EVP_DigestUpdate(ctx, "Job\nbatch\n", 10) &&
+    ok = EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) && EVP_DigestUpdate(ctx, "Job\nbatch\n", 10) &&
          EVP_DigestUpdate(ctx, job_name, strlen(job_name)) && EVP_DigestUpdate(ctx, "\n", 1) &&
          EVP_DigestUpdate(ctx, uid, strlen(uid)) && EVP_DigestFinal_ex(ctx, md, &mdlen);
     EVP_MD_CTX_free(ctx);
@@ -56,7 +56,8 @@ err_t job_workload_name(const char *job_name, const char *uid, size_t max, char 
     return ERR_OK;
 }
 
-/* ---- build ------------------------------------------------------------------------------------ */
+/* ---- build ------------------------------------------------------------------------------------
+ */
 
 /* strconv.ParseInt(s, 10, 32) with Kueue's "> 0" rule; false when unusable. */
 static bool positive_int32(const char *s, int32_t *out)
@@ -185,7 +186,8 @@ fail:
     return rc;
 }
 
-/* ---- priority ---------------------------------------------------------------------------------- */
+/* ---- priority ----------------------------------------------------------------------------------
+ */
 
 static err_t set_priority(workload_t *wl, priority_source_t src, const char *name, int32_t value,
                           err_msg_t *msg)
@@ -217,8 +219,8 @@ err_t job_workload_priority(const job_t *job, const job_priority_lookup_t *looku
         const workload_priority_class_t *w =
             lookup && lookup->wpc ? lookup->wpc(lookup->ctx, wpc_name) : NULL;
         if (w == NULL)
-            return err_set(msg, ERR_NOT_FOUND, "WorkloadPriorityClass.kueue.x-k8s.io \"%s\" not found",
-                           wpc_name);
+            return err_set(msg, ERR_NOT_FOUND,
+                           "WorkloadPriorityClass.kueue.x-k8s.io \"%s\" not found", wpc_name);
         return set_priority(wl, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS, wpc_name, w->value, msg);
     }
     if (pc_name != NULL && pc_name[0] != '\0') {

@@ -8,10 +8,10 @@
 
 #include <stddef.h>
 
-#define JOB_LABEL_QUEUE_NAME      "kueue.x-k8s.io/queue-name"
-#define JOB_LABEL_PRIORITY_CLASS  "kueue.x-k8s.io/priority-class"
-#define JOB_LABEL_MAX_EXEC_TIME   "kueue.x-k8s.io/max-exec-time-seconds"
-#define JOB_LABEL_JOB_UID         "kueue.x-k8s.io/job-uid"
+#define JOB_LABEL_QUEUE_NAME           "kueue.x-k8s.io/queue-name"
+#define JOB_LABEL_PRIORITY_CLASS       "kueue.x-k8s.io/priority-class"
+#define JOB_LABEL_MAX_EXEC_TIME        "kueue.x-k8s.io/max-exec-time-seconds"
+#define JOB_LABEL_JOB_UID              "kueue.x-k8s.io/job-uid"
 #define JOB_ANNOTATION_MIN_PARALLELISM "kueue.x-k8s.io/job-min-parallelism"
 #define JOB_FINALIZER_RESOURCE_IN_USE  "kueue.x-k8s.io/resource-in-use"
 

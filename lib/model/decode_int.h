@@ -50,19 +50,18 @@ bool decode__in(const char *key, const char *const *names);
 void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespaced, bool need_name);
 
 /* Pod template metadata: labels and annotations decoded, the other ObjectMeta fields tolerated. */
-void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels,
-                           kv_list_t *annotations);
+void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations);
 
 /* metav1.LabelSelector; sets present = true. */
 void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s);
 
-/* One selector requirement (matchExpressions item); `node` allows Gt/Lt (NodeSelectorRequirement). */
+/* One selector requirement (matchExpressions item); `node` allows Gt/Lt (NodeSelectorRequirement).
+ */
 bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_t *r);
 
 /* corev1.Taint list / Toleration list, at most `max` items. */
 void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, size_t *n);
-void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out,
-                         size_t *n);
+void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out, size_t *n);
 
 /* PodTemplateSpec: metadata labels/annotations + spec. `spec_required` reports a missing spec. */
 void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations,
@@ -91,13 +90,13 @@ void decode__job(decode_t *d, const json_t *root, job_t *out);
  * The body must not `break` or `return` (the key is popped after each iteration). */
 #define DECODE_CAT_(a, b) a##b
 #define DECODE_CAT(a, b)  DECODE_CAT_(a, b)
-#define DECODE_FIELDS(d, obj, key, val)                                                            \
+#define DECODE_FIELDS(d, obj, key, val) \
     DECODE_FIELDS_(d, obj, key, val, DECODE_CAT(it_, __LINE__), DECODE_CAT(mark_, __LINE__))
-#define DECODE_FIELDS_(d, obj, key, val, it, mark)                                                 \
-    for (void *it = json_object_iter((json_t *)(obj)); it != NULL;                                 \
-         it = json_object_iter_next((json_t *)(obj), it))                                          \
-        for (size_t mark = (key = json_object_iter_key(it), val = json_object_iter_value(it),     \
-                            json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key));       \
+#define DECODE_FIELDS_(d, obj, key, val, it, mark)                                            \
+    for (void *it = json_object_iter((json_t *)(obj)); it != NULL;                            \
+         it = json_object_iter_next((json_t *)(obj), it))                                     \
+        for (size_t mark = (key = json_object_iter_key(it), val = json_object_iter_value(it), \
+                           json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key));   \
              mark != (size_t)-1; jsonx_pop(&(d)->jx, mark), mark = (size_t)-1)
 
 #define DECODE_IS(key, name) (strcmp((key), (name)) == 0)

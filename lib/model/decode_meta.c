@@ -28,10 +28,22 @@ static const char *const meta_tolerated[] = {
 
 /* The full ObjectMeta field list, for pod templates where only labels/annotations matter. */
 static const char *const meta_all[] = {
-    "name",        "generateName",     "namespace",         "selfLink",
-    "uid",         "resourceVersion",  "generation",        "creationTimestamp",
-    "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers",   "managedFields",     NULL,
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+    NULL,
 };
 
 void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespaced, bool need_name)
@@ -202,7 +214,8 @@ void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
     }
 }
 
-/* ---- Namespace --------------------------------------------------------------------------------- */
+/* ---- Namespace ---------------------------------------------------------------------------------
+ */
 
 void decode__namespace(decode_t *d, const json_t *root, namespace_t *out)
 {
@@ -220,7 +233,8 @@ void decode__namespace(decode_t *d, const json_t *root, namespace_t *out)
     }
 }
 
-/* ---- PriorityClass (scheduling.k8s.io/v1) ----------------------------------------------------- */
+/* ---- PriorityClass (scheduling.k8s.io/v1) -----------------------------------------------------
+ */
 
 void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *out)
 {
@@ -245,7 +259,8 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
         } else if (DECODE_IS(key, "preemptionPolicy")) {
             int p;
             jsonx_enum(jx, val, policies, &p);
-        } else if (!decode__in(key, (const char *const[]){"apiVersion", "kind", "metadata", NULL})) {
+        } else if (!decode__in(key,
+                               (const char *const[]){"apiVersion", "kind", "metadata", NULL})) {
             jsonx_unknown(jx, key);
         }
     }
@@ -253,22 +268,38 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
         jsonx_required(jx, "value");
 }
 
-/* ---- Configuration (config.kueue.x-k8s.io) ------------------------------------------------------ */
+/* ---- Configuration (config.kueue.x-k8s.io) ------------------------------------------------------
+ */
 
 /* Known Configuration fields sluice accepts without acting on them (warned). */
 static const char *const config_unused[] = {
-    "webhook",       "metrics",          "health",         "leaderElection",
-    "controller",    "clientConnection", "internalCertManagement", "waitForPodsReady",
-    "integrations",  "admissionFairSharing", "resources",  "objectRetentionPolicies",
-    "featureGates",  "multiKueue",       "tls",            "queueVisibility",
-    "visibilityServer", "pprofBindAddress", "gracefulShutdownTimeout", "cacheSyncTimeout",
+    "webhook",
+    "metrics",
+    "health",
+    "leaderElection",
+    "controller",
+    "clientConnection",
+    "internalCertManagement",
+    "waitForPodsReady",
+    "integrations",
+    "admissionFairSharing",
+    "resources",
+    "objectRetentionPolicies",
+    "featureGates",
+    "multiKueue",
+    "tls",
+    "queueVisibility",
+    "visibilityServer",
+    "pprofBindAddress",
+    "gracefulShutdownTimeout",
+    "cacheSyncTimeout",
     NULL,
 };
 
 static void decode_fair_sharing(decode_t *d, const json_t *v, configuration_t *out)
 {
-    static const char *const strategies[] = {"LessThanOrEqualToFinalShare",
-                                             "LessThanInitialShare", NULL};
+    static const char *const strategies[] = {"LessThanOrEqualToFinalShare", "LessThanInitialShare",
+                                             NULL};
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;

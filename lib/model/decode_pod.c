@@ -15,21 +15,66 @@
  * report it. The lists follow k8s.io/api/core/v1 (v1.34).
  */
 static const char *const podspec_tolerated[] = {
-    "volumes", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds",
-    "activeDeadlineSeconds", "dnsPolicy", "serviceAccountName", "serviceAccount",
-    "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC",
-    "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname", "subdomain",
-    "schedulerName", "hostAliases", "priority", "dnsConfig", "readinessGates",
-    "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "topologySpreadConstraints",
-    "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
-    "hostnameOverride", NULL,
+    "volumes",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "subdomain",
+    "schedulerName",
+    "hostAliases",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "topologySpreadConstraints",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "schedulingGates",
+    "resourceClaims",
+    "hostnameOverride",
+    NULL,
 };
 
 static const char *const container_tolerated[] = {
-    "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resizePolicy",
-    "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
-    "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
-    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty", NULL,
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "ports",
+    "envFrom",
+    "env",
+    "resizePolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
+    NULL,
 };
 
 static const char *const effects[] = {"NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
@@ -204,8 +249,7 @@ static void decode_container(decode_t *d, const json_t *v, bool init, container_
         jsonx_required(jx, "name");
 }
 
-static void decode_containers(decode_t *d, const json_t *v, bool init, container_t **out,
-                              size_t *n)
+static void decode_containers(decode_t *d, const json_t *v, bool init, container_t **out, size_t *n)
 {
     jsonx_t *jx = &d->jx;
     container_t *items;
@@ -230,7 +274,8 @@ static void decode_containers(decode_t *d, const json_t *v, bool init, container
     *n = len;
 }
 
-/* ---- affinity ---------------------------------------------------------------------------------- */
+/* ---- affinity ----------------------------------------------------------------------------------
+ */
 
 static void decode_term(decode_t *d, const json_t *v, node_selector_term_t *t)
 {
@@ -333,7 +378,8 @@ static void decode_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
     }
 }
 
-/* ---- PodSpec / PodTemplateSpec ------------------------------------------------------------------- */
+/* ---- PodSpec / PodTemplateSpec
+ * ------------------------------------------------------------------- */
 
 void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
 {

@@ -173,7 +173,8 @@ static void ignore_status(decode_t *d, const json_t *v)
     jsonx_want_object(&d->jx, v);
 }
 
-/* ---- ResourceFlavor ------------------------------------------------------------------------------ */
+/* ---- ResourceFlavor
+ * ------------------------------------------------------------------------------ */
 
 void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
 {
@@ -211,7 +212,8 @@ void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
     }
 }
 
-/* ---- ClusterQueue ------------------------------------------------------------------------------- */
+/* ---- ClusterQueue -------------------------------------------------------------------------------
+ */
 
 static void decode_fungibility(decode_t *d, const json_t *v, cluster_queue_t *cq)
 {
@@ -232,12 +234,12 @@ static void decode_fungibility(decode_t *d, const json_t *v, cluster_queue_t *cq
     {
         if (DECODE_IS(key, "whenCanBorrow")) {
             if (jsonx_enum(jx, val, d->v1beta1 ? borrow1 : borrow2, &e))
-                cq->when_can_borrow = e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR
-                                             : FUNGIBILITY_MAY_STOP_SEARCH;
+                cq->when_can_borrow =
+                    e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR : FUNGIBILITY_MAY_STOP_SEARCH;
         } else if (DECODE_IS(key, "whenCanPreempt")) {
             if (jsonx_enum(jx, val, d->v1beta1 ? preempt1 : borrow2, &e))
-                cq->when_can_preempt = e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR
-                                              : FUNGIBILITY_MAY_STOP_SEARCH;
+                cq->when_can_preempt =
+                    e == 1 ? FUNGIBILITY_TRY_NEXT_FLAVOR : FUNGIBILITY_MAY_STOP_SEARCH;
         } else if (DECODE_IS(key, "preference")) {
             if (jsonx_enum(jx, val, prefs, &e))
                 cq->preference = (fungibility_pref_t)(e + 1);
@@ -419,7 +421,8 @@ void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out
     }
 }
 
-/* ---- Cohort ----------------------------------------------------------------------------------------- */
+/* ---- Cohort
+ * ----------------------------------------------------------------------------------------- */
 
 void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
 {
@@ -456,7 +459,8 @@ void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
     }
 }
 
-/* ---- LocalQueue ------------------------------------------------------------------------------------- */
+/* ---- LocalQueue
+ * ------------------------------------------------------------------------------------- */
 
 void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
 {
@@ -500,7 +504,8 @@ void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
     }
 }
 
-/* ---- WorkloadPriorityClass ----------------------------------------------------------------------------- */
+/* ---- WorkloadPriorityClass
+ * ----------------------------------------------------------------------------- */
 
 void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out)
 {

@@ -7,7 +7,8 @@
 
 static const char *const root_keys[] = {"apiVersion", "kind", "metadata", NULL};
 
-/* ---- Workload spec ------------------------------------------------------------------------------ */
+/* ---- Workload spec ------------------------------------------------------------------------------
+ */
 
 static void decode_pod_set(decode_t *d, const json_t *v, pod_set_t *ps)
 {
@@ -154,7 +155,8 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
     }
 }
 
-/* ---- Workload status ------------------------------------------------------------------------------ */
+/* ---- Workload status
+ * ------------------------------------------------------------------------------ */
 
 static void decode_assignment(decode_t *d, const json_t *v, pod_set_assignment_t *a)
 {
@@ -305,8 +307,10 @@ static void decode_wl_conditions(decode_t *d, const json_t *v, workload_conditio
 
 /* Status fields the controller owns that admission does not read back. */
 static const char *const wl_status_ignored[] = {
-    "requeueState",   "reclaimablePods", "admissionChecks",       "resourceRequests",
-    "schedulingStats", "nominatedClusterNames", "clusterName",     "unhealthyNodes",
+    "requeueState",    "reclaimablePods",
+    "admissionChecks", "resourceRequests",
+    "schedulingStats", "nominatedClusterNames",
+    "clusterName",     "unhealthyNodes",
     "preemptionGates", NULL,
 };
 
@@ -315,8 +319,8 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
-    const char *accumulated = d->v1beta1 ? "accumulatedPastExexcutionTimeSeconds"
-                                         : "accumulatedPastExecutionTimeSeconds";
+    const char *accumulated =
+        d->v1beta1 ? "accumulatedPastExexcutionTimeSeconds" : "accumulatedPastExecutionTimeSeconds";
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -354,16 +358,17 @@ void decode__workload(decode_t *d, const json_t *root, workload_t *out)
         jsonx_required(jx, "spec");
 }
 
-/* ---- batch/v1 Job ------------------------------------------------------------------------------------ */
+/* ---- batch/v1 Job
+ * ------------------------------------------------------------------------------------ */
 
 /* JobSpec / JobStatus fields of batch/v1 (v1.34) that admission does not read. */
 static const char *const job_spec_tolerated[] = {
-    "activeDeadlineSeconds", "podFailurePolicy", "successPolicy", "backoffLimit",
-    "backoffLimitPerIndex", "maxFailedIndexes", "selector", "manualSelector",
-    "ttlSecondsAfterFinished", "podReplacementPolicy", "managedBy", NULL,
+    "activeDeadlineSeconds",   "podFailurePolicy",     "successPolicy", "backoffLimit",
+    "backoffLimitPerIndex",    "maxFailedIndexes",     "selector",      "manualSelector",
+    "ttlSecondsAfterFinished", "podReplacementPolicy", "managedBy",     NULL,
 };
 static const char *const job_status_tolerated[] = {
-    "startTime", "completionTime", "ready", "terminating", "completedIndexes",
+    "startTime",     "completionTime",          "ready", "terminating", "completedIndexes",
     "failedIndexes", "uncountedTerminatedPods", NULL,
 };
 

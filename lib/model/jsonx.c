@@ -247,10 +247,10 @@ char *jsonx_format_go_float(double f, char *buf, size_t size)
     while (nd > 1 && digits[nd - 1] == '0')
         digits[--nd] = '\0';
 
-#define PUT(c)                                                                                     \
-    do {                                                                                           \
-        if (o < end)                                                                               \
-            *o++ = (c);                                                                            \
+#define PUT(c)          \
+    do {                \
+        if (o < end)    \
+            *o++ = (c); \
     } while (0)
     if (f < 0)
         PUT('-');
@@ -488,8 +488,7 @@ bool jsonx_kv_map(jsonx_t *jx, const json_t *v, size_t max, kv_list_t *out)
     return true;
 }
 
-bool jsonx_string_array(jsonx_t *jx, const json_t *v, size_t max, bool conv, char ***out,
-                        size_t *n)
+bool jsonx_string_array(jsonx_t *jx, const json_t *v, size_t max, bool conv, char ***out, size_t *n)
 {
     char **items = NULL;
     size_t len = json_is_array(v) ? json_array_size(v) : 0, i;
@@ -570,7 +569,8 @@ bool jsonx_resource_list(jsonx_t *jx, const json_t *v, resource_list_t *out)
     return true;
 }
 
-/* ---- time ------------------------------------------------------------------------------------- */
+/* ---- time -------------------------------------------------------------------------------------
+ */
 
 static bool digits(const char *s, int n, int *out)
 {
@@ -600,8 +600,7 @@ bool jsonx_parse_time(const char *s, int64_t *out)
         !digits(s + 11, 2, &hour) || s[13] != ':' || !digits(s + 14, 2, &min) || s[16] != ':' ||
         !digits(s + 17, 2, &sec))
         return false;
-    if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] || hour > 23 || min > 59 ||
-        sec > 59)
+    if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] || hour > 23 || min > 59 || sec > 59)
         return false;
     if (mon == 2 && day == 29 && !((year % 4 == 0 && year % 100 != 0) || year % 400 == 0))
         return false;

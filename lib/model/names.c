@@ -8,22 +8,22 @@
 #include <string.h>
 
 /* The regex texts and examples are part of the messages users search for. */
-#define NAME_RE_MSG                                                                                \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "   \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "        \
+#define NAME_RE_MSG                                                                             \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "      \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define VALUE_RE_MSG                                                                               \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "   \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "            \
-    "'my_value',  or '12345', regex used for validation is "                                      \
+#define VALUE_RE_MSG                                                                            \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
+    "'my_value',  or '12345', regex used for validation is "                                    \
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-#define SUBDOMAIN_RE_MSG                                                                           \
+#define SUBDOMAIN_RE_MSG                                                                          \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-#define LABEL_RE_MSG                                                                               \
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "  \
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "    \
+#define LABEL_RE_MSG                                                                             \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and " \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "   \
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 
 static void add(names_msgs_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

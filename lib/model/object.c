@@ -122,8 +122,7 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags)
             jsonx_warn(&d.jx, "%s is deprecated; use %s", info->versions[1], info->versions[0]);
         jsonx_pop(&d.jx, mark);
     } else if (!json_is_string(av)) {
-        jsonx_error_at(&d.jx, "apiVersion", "must be of type string, got %s",
-                       jsonx_type_name(av));
+        jsonx_error_at(&d.jx, "apiVersion", "must be of type string, got %s", jsonx_type_name(av));
     }
 
     if (info != NULL) {
@@ -146,7 +145,8 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags)
     return ERR_OK;
 }
 
-/* ---- lifetimes ---------------------------------------------------------------------------------- */
+/* ---- lifetimes ----------------------------------------------------------------------------------
+ */
 
 void strv_free(char **v, size_t n)
 {
@@ -471,7 +471,8 @@ void object_fini(object_t *obj)
     memset(obj, 0, sizeof(*obj));
 }
 
-/* ---- copies and lookups -------------------------------------------------------------------------- */
+/* ---- copies and lookups
+ * -------------------------------------------------------------------------- */
 
 static char *dup_or_null(const char *s, bool *fail)
 {

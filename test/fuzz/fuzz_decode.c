@@ -11,12 +11,12 @@
 #include <string.h>
 
 /* Unlike assert(), active in every build type (fuzz builds may define NDEBUG). */
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond);           \
-            abort();                                                                               \
-        }                                                                                          \
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
+            abort();                                                                     \
+        }                                                                                \
     } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,7 +64,8 @@ static void use_object(const object_t *obj)
             for (size_t j = 1; j < ps->pod_requests.len; j++)
                 CHECK(strcmp(ps->pod_requests.items[j - 1].name, ps->pod_requests.items[j].name) <
                       0);
-            if (ps->count >= 0 && requests_total(&ps->pod_requests, ps->count, &out, NULL) == ERR_OK)
+            if (ps->count >= 0 &&
+                requests_total(&ps->pod_requests, ps->count, &out, NULL) == ERR_OK)
                 resource_list_fini(&out);
             (void)selector_terms_match(ps->spec.affinity_terms, ps->spec.naffinity_terms,
                                        &ps->template_labels);
