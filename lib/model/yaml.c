@@ -65,10 +65,33 @@ typedef struct frame_s {
     char *anchor;        /* owned: anchor to register when the collection ends, or NULL */
     size_t nodes_before; /* loader's node count when the collection started */
     size_t height;       /* 1 + the largest height among the children so far */
+    yaml_mark_t start;   /* where the collection starts, for errors about it */
 } frame_t;
+
+/*
+ * Input. libyaml places a reader error (invalid UTF-8, a control character) only by byte offset,
+ * so the loader finds its line and column itself: from the text when loading a string, and for a
+ * FILE from the last two chunks its read handler passed on (libyaml decodes at most one raw buffer
+ * of them behind the newest read, so the offset always falls in one of the two).
+ */
+#define READ_CHUNK 16384
+
+typedef struct input_s {
+    const unsigned char *str; /* borrowed: string input, or NULL */
+    size_t str_len;
+    FILE *f; /* borrowed: file input, or NULL */
+    unsigned char chunk[2][READ_CHUNK];
+    size_t chunk_len[2];
+    size_t chunk_off[2];              /* offset of the chunk's first byte */
+    size_t chunk_line[2], chunk_col[2]; /* 0-based position of that byte */
+    int cur;                          /* the newest chunk */
+    size_t total, line, col;          /* position after the last byte read */
+    int io_errno;                     /* non-zero: reading failed with this errno */
+} input_t;
 
 typedef struct loader_s {
     yaml_parser_t parser;
+    input_t in;
     frame_t stack[YAML_MAX_DEPTH];
     size_t depth;
     json_t *root; /* owned: the finished root of the current document, or NULL */
@@ -386,8 +409,10 @@ static err_t scalar_value(loader_t *ld, const yaml_event_t *ev, json_t **out)
                  (want == RES_FLOAT && res.kind == RES_FLOAT_SPECIAL);
         if (!ok) {
             char what[256];
-            snprintf(what, sizeof(what), "cannot decode %s `%.*s%s` as a !!%s",
-                     res.kind == RES_STR ? "!!str" : "a scalar",
+            static const char *const kind_tag[] = {"str", "null", "bool", "int",
+                                                   "int", "float", "float"};
+            snprintf(what, sizeof(what), "cannot decode !!%s `%.*s%s` as a !!%s",
+                     kind_tag[res.kind],
                      (int)(len > KEY_QUOTE_MAX ? KEY_QUOTE_MAX : len), text,
                      len > KEY_QUOTE_MAX ? "..." : "", short_tag(tag));
             return at(ld, ERR_PARSE, ev->start_mark, what);
@@ -689,6 +714,7 @@ static err_t on_start(loader_t *ld, const yaml_event_t *ev, int is_map)
     memset(f, 0, sizeof(*f));
     f->is_map = is_map;
     f->height = 1;
+    f->start = ev->start_mark;
     f->nodes_before = ld->nodes - 1;
     f->node = is_map ? json_object() : json_array();
     if (anchor != NULL)
@@ -720,10 +746,10 @@ static err_t apply_merges(loader_t *ld, frame_t *f)
     return ERR_OK;
 }
 
-static err_t on_end(loader_t *ld, const yaml_event_t *ev)
+static err_t on_end(loader_t *ld)
 {
     frame_t *f = &ld->stack[ld->depth - 1];
-    node_t nd = {NULL, NULL, 0, 0, ev->start_mark, 0};
+    node_t nd = {NULL, NULL, 0, 0, f->start, 0};
     char *anchor;
     size_t nodes;
     err_t rc;
@@ -760,6 +786,74 @@ static err_t on_document_end(loader_t *ld, size_t index, int line)
     return rc;
 }
 
+/* Move (line, col) over n bytes: a line break is LF, CR or CR LF; a column is one character
+ * (UTF-8 continuation bytes do not count), as in libyaml's marks. */
+static void advance(const unsigned char *p, size_t n, size_t *line, size_t *col)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n' || p[i] == '\r') {
+            if (p[i] == '\r' && i + 1 < n && p[i + 1] == '\n')
+                i++;
+            (*line)++;
+            *col = 0;
+        } else if ((p[i] & 0xC0) != 0x80) {
+            (*col)++;
+        }
+    }
+}
+
+static int on_read(void *data, unsigned char *buffer, size_t size, size_t *size_read)
+{
+    input_t *in = data;
+    int next = in->cur ^ 1;
+    size_t n = fread(in->chunk[next], 1, size < READ_CHUNK ? size : READ_CHUNK, in->f);
+
+    *size_read = 0;
+    if (n == 0) {
+        if (ferror(in->f)) {
+            in->io_errno = errno != 0 ? errno : EIO;
+            return 0;
+        }
+        return 1; /* end of file */
+    }
+    in->chunk_len[next] = n;
+    in->chunk_off[next] = in->total;
+    in->chunk_line[next] = in->line;
+    in->chunk_col[next] = in->col;
+    in->cur = next;
+    memcpy(buffer, in->chunk[next], n);
+    advance(buffer, n, &in->line, &in->col);
+    in->total += n;
+    *size_read = n;
+    return 1;
+}
+
+/* 0-based line and column of byte `off` of the input; -1 when no longer known. */
+static int input_position(const input_t *in, size_t off, size_t *line, size_t *col)
+{
+    *line = *col = 0;
+    if (in->f == NULL) {
+        advance(in->str, off < in->str_len ? off : in->str_len, line, col);
+        return 0;
+    }
+    for (int k = 0; k < 2; k++) {
+        int c = k == 0 ? in->cur ^ 1 : in->cur; /* older chunk first */
+        if (in->chunk_len[c] > 0 && off >= in->chunk_off[c] &&
+            off < in->chunk_off[c] + in->chunk_len[c]) {
+            *line = in->chunk_line[c];
+            *col = in->chunk_col[c];
+            advance(in->chunk[c], off - in->chunk_off[c], line, col);
+            return 0;
+        }
+    }
+    if (off == in->total) {
+        *line = in->line;
+        *col = in->col;
+        return 0;
+    }
+    return -1;
+}
+
 static err_t parser_error(loader_t *ld)
 {
     const yaml_parser_t *p = &ld->parser;
@@ -768,9 +862,15 @@ static err_t parser_error(loader_t *ld)
     switch (p->error) {
     case YAML_MEMORY_ERROR:
         return nomem(ld);
-    case YAML_READER_ERROR:
-        return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (byte %zu)",
-                       p->mark.line + 1, p->mark.column + 1, problem, p->problem_offset);
+    case YAML_READER_ERROR: {
+        size_t line, col;
+        if (ld->in.io_errno != 0)
+            return err_set(ld->msg, ERR_IO, "reading YAML: %s", strerror(ld->in.io_errno));
+        if (input_position(&ld->in, p->problem_offset, &line, &col) != 0)
+            return err_set(ld->msg, ERR_PARSE, "byte %zu: %s", p->problem_offset, problem);
+        return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (byte %zu)", line + 1,
+                       col + 1, problem, p->problem_offset);
+    }
     default:
         if (p->context != NULL)
             return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (%s at line %zu, column %zu)",
@@ -814,7 +914,7 @@ static err_t run(loader_t *ld)
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
-            rc = on_end(ld, &ev);
+            rc = on_end(ld);
             break;
         case YAML_STREAM_END_EVENT:
             done = 1;
@@ -842,6 +942,7 @@ static loader_t *loader_new(yaml_doc_cb cb, void *ctx, err_msg_t *msg)
     ld->cb = cb;
     ld->ctx = ctx;
     ld->msg = msg;
+    ld->in.cur = 1;
     return ld;
 }
 
@@ -866,10 +967,11 @@ err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg)
     ld = loader_new(cb, ctx, msg);
     if (ld == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory while loading YAML");
-    yaml_parser_set_input_file(&ld->parser, f);
+    /* Our own read handler (rather than yaml_parser_set_input_file) keeps the recent bytes for
+     * error positions; either way the file is read in chunks, never whole. */
+    ld->in.f = f;
+    yaml_parser_set_input(&ld->parser, on_read, &ld->in);
     rc = run(ld);
-    if (rc == ERR_PARSE && ld->parser.error == YAML_READER_ERROR && ferror(f))
-        rc = err_set(msg, ERR_IO, "reading YAML: %s", strerror(errno));
     loader_free(ld);
     return rc;
 }
@@ -884,7 +986,9 @@ err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err
     ld = loader_new(cb, ctx, msg);
     if (ld == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory while loading YAML");
-    yaml_parser_set_input_string(&ld->parser, (const unsigned char *)(s ? s : ""), len);
+    ld->in.str = (const unsigned char *)(s ? s : "");
+    ld->in.str_len = len;
+    yaml_parser_set_input_string(&ld->parser, ld->in.str, len);
     rc = run(ld);
     loader_free(ld);
     return rc;
