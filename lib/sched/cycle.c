@@ -371,11 +371,17 @@ static err_t nominate(sched_t *s, entry_t *e)
 
 /* ---- ordering ------------------------------------------------------------------------------------ */
 
-/* Classical order (§4.5): lower borrowing level, higher priority, earlier timestamp, key. */
+/* Classical order (§4.5): preemptors whose victims are gone first (Kueue's alpha feature gate
+ * PrioritizePreemptorWorkloads, on in sluice: without it a victim released at once can retake the
+ * freed quota before its preemptor and the pair preempts forever), then lower borrowing level,
+ * higher priority, earlier timestamp, key. */
 static int entry_cmp(const void *pa, const void *pb, const void *ctx)
 {
     const entry_t *a = pa, *b = pb;
     (void)ctx;
+    bool pa_ = a->cq->sticky == a->w, pb_ = b->cq->sticky == b->w;
+    if (pa_ != pb_)
+        return pa_ ? -1 : 1;
     int ba = a->nominated ? a->a.borrow : 0, bb = b->nominated ? b->a.borrow : 0;
     if (ba != bb)
         return ba < bb ? -1 : 1;

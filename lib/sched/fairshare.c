@@ -124,6 +124,9 @@ static bool borrowing_on(const node_t *n, const entry_t *e)
 static bool better(const sched_t *s, const entry_t *a, const node_t *ca, const entry_t *b,
                    const node_t *cb)
 {
+    bool pa = a->cq->sticky == a->w, pb = b->cq->sticky == b->w;
+    if (pa != pb)
+        return pa; /* preemptors first (see cycle.c entry_cmp) */
     bool ba = borrowing_on(ca, a), bb = borrowing_on(cb, b);
     if (ba != bb)
         return !ba;
