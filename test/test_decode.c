@@ -1079,6 +1079,165 @@ START_TEST(yaml_scalars)
 }
 END_TEST
 
+/* ---- more error paths, table-driven
+ * ------------------------------------------------------------------ */
+
+START_TEST(error_table)
+{
+    static const struct {
+        const char *json, *path, *msg;
+    } cases[] = {
+        {CQ_HEAD "'spec':{'namespaceSelector':{'matchExpressions':[{'operator':'Exists'}]}}}",
+         "spec.namespaceSelector.matchExpressions[0].key", "Required value"},
+        {CQ_HEAD "'spec':{'namespaceSelector':{'matchExpressions':[{'key':'a'}]}}}",
+         "spec.namespaceSelector.matchExpressions[0].operator", "Required value"},
+        {CQ_HEAD "'spec':{'namespaceSelector':{'matchExpressions':[{'key':'a','operator':'In',"
+                 "'values':'x'}]}}}",
+         "spec.namespaceSelector.matchExpressions[0].values", "must be of type array, got string"},
+        {CQ_HEAD "'spec':{'namespaceSelector':{'matchLabel':{}}}}",
+         "spec.namespaceSelector.matchLabel", "unknown field \"matchLabel\""},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[]}]}}",
+         "spec.resourceGroups[0].flavors", "Required value: must have at least 1 item"},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+                 "'resources':[]}]}]}}",
+         "spec.resourceGroups[0].flavors[0].resources",
+         "Required value: must have at least 1 item"},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f'}]}"
+                 "]}}",
+         "spec.resourceGroups[0].flavors[0].resources", "Required value"},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'flavors':[{'name':'f','resources':[{'name':'cpu',"
+                 "'nominalQuota':1}]}]}]}}",
+         "spec.resourceGroups[0].coveredResources", "Required value"},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':[1],'flavors':[{'name':'f',"
+                 "'resources':[{'name':'cpu','nominalQuota':1}]}]}]}}",
+         "spec.resourceGroups[0].coveredResources[0]", "must be of type string, got integer"},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+                 "'resources':[{'name':'cpu','nominalQuota':'1','lendingLimit':'-'}]}]}]}}",
+         "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit", "invalid quantity \"-\""},
+        {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
+                 "'resources':[{'name':'cpu','nominalQuota':'1','extra':1}]}]}]}}",
+         "spec.resourceGroups[0].flavors[0].resources[0].extra", "unknown field \"extra\""},
+        {CQ_HEAD "'spec':{'admissionChecksStrategy':{'admissionChecks':[{'onFlavors':[]}]}}}",
+         "spec.admissionChecksStrategy.admissionChecks[0].name", "Required value"},
+        {CQ_HEAD "'spec':{'flavorFungibility':{'preference':'Cheapest'}}}",
+         "spec.flavorFungibility.preference",
+         "Unsupported value: \"Cheapest\": supported values: \"BorrowingOverPreemption\", "
+         "\"PreemptionOverBorrowing\""},
+        {CQ_HEAD "'spec':{'stopPolicy':true}}", "spec.stopPolicy",
+         "must be of type string, got boolean"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq',"
+         "'creationTimestamp':'2024-13-01T00:00:00Z'}}",
+         "metadata.creationTimestamp",
+         "Invalid value: \"2024-13-01T00:00:00Z\": must be an RFC 3339 timestamp"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq',"
+         "'labels':{'a':null}}}",
+         "metadata.labels.a", "must be of type string, got null"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq',"
+         "'finalizers':'x'}}",
+         "metadata.finalizers", "must be of type array, got string"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq',"
+         "'nam':'x'}}",
+         "metadata.nam", "unknown field \"nam\""},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':''}}",
+         "metadata.name", "Required value"},
+        {"{'apiVersion':3,'kind':'ClusterQueue'}", "apiVersion",
+         "must be of type string, got integer"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':"
+         "'f'},'spec':{'nodeTaints':[{'effect':'NoSchedule'}]}}",
+         "spec.nodeTaints[0].key", "Required value"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':"
+         "'f'},'spec':{'tolerations':[{'key':'a','operator':'Exists','tolerationSeconds':'30'}]"
+         "}}",
+         "spec.tolerations[0].tolerationSeconds", "must be of type integer, got string"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':"
+         "'f'},'spec':{'tolerations':[{},{},{},{},{},{},{},{},{}]}}",
+         "spec.tolerations", "Too many: 9: must have at most 8 items"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':"
+         "'f'},'spec':{'nodeTaints':[{'key':'a','effect':'NoSchedule','tainted':1}]}}",
+         "spec.nodeTaints[0].tainted", "unknown field \"tainted\""},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'q'}}",
+         "spec", "Required value"},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'q'},"
+         "'spec':{'clusterQueue':'c','fairSharing':{'weight':'x'}}}",
+         "spec.fairSharing.weight", "invalid quantity \"x\""},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
+         "'spec':{'fairSharing':{'wieght':1}}}",
+         "spec.fairSharing.wieght", "unknown field \"wieght\""},
+        {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
+         "'status':[]}",
+         "status", "must be of type object, got array"},
+        {WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c'}],"
+                 "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
+                 "'nodeSelectorTerms':[{'matchExpressions':[{'key':'k','operator':'Gte'}]}]}}}}}"
+                 "}]}}",
+         "spec.podSets[0].template.spec.affinity.nodeAffinity."
+         "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+         ".operator",
+         "Unsupported value: \"Gte\": supported values: \"In\", \"NotIn\", \"Exists\", "
+         "\"DoesNotExist\", \"Gt\", \"Lt\""},
+        {WL_HEAD "'spec':{'podSets':[{'template':{'metadata':{'labels':[]},'spec':{'containers':"
+                 "[{'name':'c'}]}}}]}}",
+         "spec.podSets[0].template.metadata.labels", "must be of type object, got array"},
+        {WL_HEAD "'spec':{'podSets':[{'template':{'metadata':{'lables':{}},'spec':{'containers':"
+                 "[{'name':'c'}]}}}]}}",
+         "spec.podSets[0].template.metadata.lables", "unknown field \"lables\""},
+        {WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
+                 "'restartPolicy':'Sometimes'}]}}}]}}",
+         "spec.podSets[0].template.spec.containers[0].restartPolicy",
+         "Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", "
+         "\"Never\""},
+        {WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
+                 "'resources':{'request':{}}}]}}}]}}",
+         "spec.podSets[0].template.spec.containers[0].resources.request",
+         "unknown field \"request\""},
+        {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'active':'yes'}}", "spec.active",
+         "must be of type boolean, got string"},
+        {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admission':{'clusterQueue':'c',"
+                 "'podSetAssignments':[{'resourceUsage':{'cpu':'1q'}}]}}}",
+         "status.admission.podSetAssignments[0].resourceUsage.cpu", "invalid quantity \"1q\""},
+        {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{'status':'True'}]}}",
+         "status.conditions[0].type", "Required value"},
+        {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'bogus':1}}", "status.bogus",
+         "unknown field \"bogus\""},
+        {"{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{'template':{"
+         "'spec':{'containers':[{'name':'c'}]}},'completionMode':'Random'}}",
+         "spec.completionMode",
+         "Unsupported value: \"Random\": supported values: \"NonIndexed\", \"Indexed\""},
+        {"{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{'template':{"
+         "'spec':{'containers':[{'name':'c'}]}}},'status':{'active':'1'}}",
+         "status.active", "must be of type integer, got string"},
+        {"{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{'template':{"
+         "'spec':{'containers':[{'name':'c'}]}},'paralelism':2}}",
+         "spec.paralelism", "unknown field \"paralelism\""},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        decode_one_error(cases[i].json, cases[i].path, cases[i].msg);
+}
+END_TEST
+
+START_TEST(quantity_overflow_and_numbers)
+{
+    object_t obj;
+    char buf[QUANTITY_STR_MAX];
+
+    decode_one_error(CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':["
+                             "{'name':'f','resources':[{'name':'cpu','nominalQuota':'1e40'}]}]}]}}",
+                     "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+                     "invalid quantity \"1e40\": value out of range");
+    /* JSON numbers are quantities, formatted the Go way first. */
+    decode_ok(CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu','memory'],'flavors':["
+                      "{'name':'f','resources':[{'name':'cpu','nominalQuota':0.25},{'name':"
+                      "'memory','nominalQuota':1e9}]}]}]}}",
+              &obj);
+    ck_assert_str_eq(fmtq(obj.u.cq.groups[0].flavors[0].resources[0].nominal, buf), "250m");
+    ck_assert_int_eq(quantity_cmp(obj.u.cq.groups[0].flavors[0].resources[1].nominal,
+                                  quantity_from_int(1000000000, QUANTITY_DECIMAL_SI)),
+                     0);
+    object_fini(&obj);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -1104,6 +1263,8 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, times);
     tcase_add_test(tc, paths);
     tcase_add_test(tc, yaml_scalars);
+    tcase_add_test(tc, error_table);
+    tcase_add_test(tc, quantity_overflow_and_numbers);
     suite_add_tcase(s, tc);
     return s;
 }
