@@ -44,8 +44,7 @@ static void load(set_t *s, const char *yaml)
     err_msg_t msg = {{0}};
 
     memset(s, 0, sizeof(*s));
-    ck_assert_msg(yaml_load_string(yaml, strlen(yaml), on_doc, s, &msg) == ERR_OK, "%s",
-                  msg.text);
+    ck_assert_msg(yaml_load_string(yaml, strlen(yaml), on_doc, s, &msg) == ERR_OK, "%s", msg.text);
 }
 
 static void set_fini(set_t *s)
@@ -89,31 +88,32 @@ static char *run(const char *yaml, const crosscheck_opts_t *opts)
     return out;
 }
 
-#define EXPECT_OPTS(yaml, opts, want)                                                              \
-    do {                                                                                           \
-        char *got_ = run(yaml, opts);                                                              \
+#define EXPECT_OPTS(yaml, opts, want)                                                             \
+    do {                                                                                          \
+        char *got_ = run(yaml, opts);                                                             \
         ck_assert_msg(strcmp(got_, want) == 0, "for\n%s\nwant:\n%s\ngot:\n%s", yaml, want, got_); \
-        free(got_);                                                                                \
+        free(got_);                                                                               \
     } while (0)
 #define EXPECT(yaml, want) EXPECT_OPTS(yaml, NULL, want)
 
-#define K "apiVersion: kueue.x-k8s.io/v1beta2\n"
+#define K        "apiVersion: kueue.x-k8s.io/v1beta2\n"
 #define RF(name) K "kind: ResourceFlavor\nmetadata: {name: " name "}\n---\n"
-#define CQ(name, extra)                                                                            \
-    K "kind: ClusterQueue\nmetadata: {name: " name "}\nspec:\n  namespaceSelector: {}\n" extra    \
+#define CQ(name, extra)                                                                        \
+    K "kind: ClusterQueue\nmetadata: {name: " name "}\nspec:\n  namespaceSelector: {}\n" extra \
       "---\n"
-#define CQ_FLAVOR(flavor)                                                                          \
-    "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: " flavor                 \
+#define CQ_FLAVOR(flavor)                                                          \
+    "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: " flavor \
     ", resources: [{name: cpu, nominalQuota: 1}]}]\n"
-#define COHORT(name, parent)                                                                       \
+#define COHORT(name, parent) \
     K "kind: Cohort\nmetadata: {name: " name "}\nspec: {parentName: " parent "}\n---\n"
-#define LQ(ns, name, cq)                                                                           \
+#define LQ(ns, name, cq)                                                                          \
     K "kind: LocalQueue\nmetadata: {name: " name ", namespace: " ns "}\nspec: {clusterQueue: " cq \
       "}\n---\n"
 #define WPC(name) K "kind: WorkloadPriorityClass\nmetadata: {name: " name "}\nvalue: 1\n---\n"
-#define JOB(meta, tmpl)                                                                            \
-    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns" meta "}\n"                \
-    "spec: {template: {spec: {restartPolicy: Never" tmpl ", containers: [{name: c, image: i}]}}}\n" \
+#define JOB(meta, tmpl)                                                             \
+    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns" meta "}\n" \
+    "spec: {template: {spec: {restartPolicy: Never" tmpl                            \
+    ", containers: [{name: c, image: i}]}}}\n"                                      \
     "---\n"
 
 START_TEST(missing_flavor)
@@ -134,8 +134,8 @@ START_TEST(local_queue_references)
     EXPECT(LQ("ns", "q", "nope"), "doc1: spec.clusterQueue: references missing ClusterQueue "
                                   "\"nope\"\n");
     EXPECT(CQ("cq", "") LQ("ns", "q", "cq"), "");
-    EXPECT(K "kind: ClusterQueue\nmetadata: {name: closed}\nspec: {}\n---\n" LQ("ns", "q",
-                                                                                  "closed"),
+    EXPECT(K
+           "kind: ClusterQueue\nmetadata: {name: closed}\nspec: {}\n---\n" LQ("ns", "q", "closed"),
            "doc2: warning: spec.clusterQueue: ClusterQueue \"closed\" has no namespaceSelector, "
            "so it admits no workloads (use namespaceSelector: {} for every namespace)\n");
 }
@@ -178,8 +178,8 @@ START_TEST(duplicates)
     /* Same name, other kind or namespace: different objects. */
     EXPECT(RF("a") CQ("a", "") LQ("ns1", "q", "a") LQ("ns2", "q", "a"), "");
     /* An unqualified namespaced object lives in "default". */
-    EXPECT(CQ("a", "") K "kind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: a}\n---\n"
-               LQ("default", "q", "a"),
+    EXPECT(CQ("a", "") K "kind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: a}\n---\n" LQ(
+               "default", "q", "a"),
            "doc3: metadata.name: Duplicate value: \"q\": also defined by object #2\n");
 }
 END_TEST
@@ -194,9 +194,9 @@ START_TEST(duplicates_name_origins)
 }
 END_TEST
 
-#define AT_RF(name, at)                                                                            \
-    K "kind: ResourceFlavor\nmetadata: {name: " name                                              \
-      ", annotations: {sim.sluice.dev/at: \"" at "\"}}\n---\n"
+#define AT_RF(name, at)                                                                         \
+    K "kind: ResourceFlavor\nmetadata: {name: " name ", annotations: {sim.sluice.dev/at: \"" at \
+      "\"}}\n---\n"
 
 START_TEST(timed_updates)
 {
@@ -237,12 +237,10 @@ END_TEST
 
 START_TEST(job_references)
 {
-    EXPECT(CQ("cq", "") LQ("ns", "q", "cq") WPC("high")
-               JOB(", labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: high}",
-                   ""),
+    EXPECT(CQ("cq", "") LQ("ns", "q", "cq") WPC("high") JOB(
+               ", labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: high}", ""),
            "");
-    EXPECT(JOB(", labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: high}",
-               ""),
+    EXPECT(JOB(", labels: {kueue.x-k8s.io/queue-name: q, kueue.x-k8s.io/priority-class: high}", ""),
            "doc1: warning: metadata.labels[kueue.x-k8s.io/queue-name]: references missing "
            "LocalQueue \"q\" in namespace \"ns\"\n"
            "doc1: warning: metadata.labels[kueue.x-k8s.io/priority-class]: references missing "
@@ -262,16 +260,17 @@ START_TEST(job_references)
     EXPECT(CQ("cq", "") LQ("ns", "default", "cq")
                JOB("", ", priorityClassName: system-cluster-critical"),
            "");
-    EXPECT(CQ("cq", "") LQ("ns", "default", "cq")
-               "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
-               "batch-high}\nvalue: 10\n---\n" JOB("", ", priorityClassName: batch-high"),
+    EXPECT(CQ("cq", "")
+               LQ("ns", "default",
+                  "cq") "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: "
+                        "batch-high}\nvalue: 10\n---\n" JOB("", ", priorityClassName: batch-high"),
            "");
 }
 END_TEST
 
-#define WL_REF(ref)                                                                                \
-    K "kind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: q\n" ref           \
-      "  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, image: "      \
+#define WL_REF(ref)                                                                         \
+    K "kind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: q\n" ref     \
+      "  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c, image: " \
       "i}]}}}]\n---\n"
 
 START_TEST(workload_references)
@@ -302,8 +301,8 @@ START_TEST(partial_and_missing_objects)
 
     /* doc1 stands for a ClusterQueue whose document did not decode: it still satisfies the
      * LocalQueue's reference, and is not itself checked (no namespaceSelector warning). */
-    load(&s, K "kind: ClusterQueue\nmetadata: {name: cq}\nspec: {}\n---\n"
-                LQ("ns", "q", "cq") LQ("ns", "r", "gone"));
+    load(&s, K "kind: ClusterQueue\nmetadata: {name: cq}\nspec: {}\n---\n" LQ("ns", "q", "cq")
+                 LQ("ns", "r", "gone"));
     partial[0] = true;
     s.ptrs[2] = NULL; /* and a document that decoded to nothing at all */
     crosscheck_run(s.ptrs, s.n, &opts, s.diags);

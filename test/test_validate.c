@@ -18,16 +18,16 @@
  */
 
 /* Kubernetes' messages, as validate.c must print them. */
-#define NAME_RE                                                                                    \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "   \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "        \
+#define NAME_RE                                                                                 \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "      \
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define VALUE_RE                                                                                   \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "   \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "            \
-    "'my_value',  or '12345', regex used for validation is "                                      \
+#define VALUE_RE                                                                                \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
+    "'my_value',  or '12345', regex used for validation is "                                    \
     "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-#define SUBDOMAIN_RE                                                                               \
+#define SUBDOMAIN_RE                                                                              \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
@@ -132,19 +132,19 @@ static char *check_update(const char *old_yaml, const char *new_yaml, const vali
     return s;
 }
 
-#define EXPECT(yaml, want)                                                                         \
-    do {                                                                                           \
-        char *got_ = check_create(yaml);                                                           \
+#define EXPECT(yaml, want)                                                                        \
+    do {                                                                                          \
+        char *got_ = check_create(yaml);                                                          \
         ck_assert_msg(strcmp(got_, want) == 0, "for\n%s\nwant:\n%s\ngot:\n%s", yaml, want, got_); \
-        free(got_);                                                                                \
+        free(got_);                                                                               \
     } while (0)
 
-#define EXPECT_UPDATE(old, new, want)                                                              \
-    do {                                                                                           \
-        char *got_ = check_update(old, new, NULL);                                                 \
-        ck_assert_msg(strcmp(got_, want) == 0, "for update to\n%s\nwant:\n%s\ngot:\n%s", new,     \
-                      want, got_);                                                                 \
-        free(got_);                                                                                \
+#define EXPECT_UPDATE(old, new, want)                                                         \
+    do {                                                                                      \
+        char *got_ = check_update(old, new, NULL);                                            \
+        ck_assert_msg(strcmp(got_, want) == 0, "for update to\n%s\nwant:\n%s\ngot:\n%s", new, \
+                      want, got_);                                                            \
+        free(got_);                                                                           \
     } while (0)
 
 /* printf into a rotating set of static buffers, for building YAML inline. */
@@ -212,16 +212,17 @@ END_TEST
 
 START_TEST(cq_lending_limit_above_nominal)
 {
-    const char *y = CQ "spec:\n"
-                       "  cohortName: co\n"
-                       "  resourceGroups:\n"
-                       "  - coveredResources: [nvidia.com/gpu]\n"
-                       "    flavors:\n"
-                       "    - name: a100\n"
-                       "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 8}]\n"
-                       "    - name: h100\n"
-                       "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: "
-                       "9}]\n";
+    const char *y =
+        CQ "spec:\n"
+           "  cohortName: co\n"
+           "  resourceGroups:\n"
+           "  - coveredResources: [nvidia.com/gpu]\n"
+           "    flavors:\n"
+           "    - name: a100\n"
+           "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: 8}]\n"
+           "    - name: h100\n"
+           "      resources: [{name: nvidia.com/gpu, nominalQuota: 8, lendingLimit: "
+           "9}]\n";
     EXPECT(y, "spec.resourceGroups[0].flavors[1].resources[0].lendingLimit: must be less than or "
               "equal to the nominalQuota\n");
 }
@@ -286,8 +287,11 @@ START_TEST(cq_covered_resource_name)
               "    flavors: [{name: f1, resources: [{name: a/b/c, nominalQuota: 1}]}]\n",
            "spec.resourceGroups[0].coveredResources[0]: a valid label key " NAME_RE
            " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')\n");
-    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [example.com/a-0123456789012345678901234567890123456789012345678901234567890123]\n"
-              "    flavors: [{name: f1, resources: [{name: example.com/a-0123456789012345678901234567890123456789012345678901234567890123, nominalQuota: 1}]}]\n",
+    EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: "
+              "[example.com/a-0123456789012345678901234567890123456789012345678901234567890123]\n"
+              "    flavors: [{name: f1, resources: [{name: "
+              "example.com/a-0123456789012345678901234567890123456789012345678901234567890123, "
+              "nominalQuota: 1}]}]\n",
            "spec.resourceGroups[0].coveredResources[0]: name part must be no more than 63 "
            "bytes\n");
     EXPECT(CQ "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
@@ -457,7 +461,8 @@ START_TEST(cq_update_runs_create_rules)
 }
 END_TEST
 
-/* ---- Cohort ----------------------------------------------------------------------------------- */
+/* ---- Cohort -----------------------------------------------------------------------------------
+ */
 
 #define COHORT "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: co}\n"
 
@@ -596,8 +601,9 @@ START_TEST(lq_cluster_queue_immutable)
 {
     const char *a = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
                     "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: a}\n";
-    const char *b = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
-                    "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: b, stopPolicy: Hold}\n";
+    const char *b =
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: b, stopPolicy: Hold}\n";
     const char *a_held = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
                          "metadata: {name: q, namespace: ns}\nspec: {clusterQueue: a, stopPolicy: "
                          "Hold}\n";
@@ -623,26 +629,26 @@ static const char *wl_yaml(const char *meta, const char *spec, const char *pod_s
                meta, spec, pod_sets, status);
 }
 
-#define PS_MAIN(count, extra)                                                                      \
-    "  - name: main\n    count: " #count "\n" extra                                                \
-    "    template: {spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "         \
+#define PS_MAIN(count, extra)                                                             \
+    "  - name: main\n    count: " #count "\n" extra                                       \
+    "    template: {spec: {containers: [{name: c, image: i, resources: {requests: {cpu: " \
     "\"1\"}}}]}}\n"
 
-#define RESERVED(assignments)                                                                      \
-    "status:\n  conditions:\n"                                                                     \
-    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, "             \
-    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
+#define RESERVED(assignments)                                                         \
+    "status:\n  conditions:\n"                                                        \
+    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, " \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                 \
     "  admission:\n    clusterQueue: cq\n    podSetAssignments:\n" assignments
 
-#define ADMITTED(assignments)                                                                      \
-    "status:\n  conditions:\n"                                                                     \
-    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, "             \
-    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
-    "  - {type: Admitted, status: \"True\", reason: Admitted, message: m, "                       \
-    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                              \
+#define ADMITTED(assignments)                                                         \
+    "status:\n  conditions:\n"                                                        \
+    "  - {type: QuotaReserved, status: \"True\", reason: QuotaReserved, message: m, " \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                 \
+    "  - {type: Admitted, status: \"True\", reason: Admitted, message: m, "           \
+    "lastTransitionTime: \"2024-01-01T00:00:00Z\"}\n"                                 \
     "  admission:\n    clusterQueue: cq\n    podSetAssignments:\n" assignments
 
-#define MAIN_ASSIGNMENT                                                                            \
+#define MAIN_ASSIGNMENT \
     "    - {name: main, flavors: {cpu: f1}, resourceUsage: {cpu: \"2\"}, count: 2}\n"
 
 START_TEST(wl_valid)
@@ -693,8 +699,7 @@ START_TEST(wl_min_count)
     EXPECT(wl_yaml(", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}", "",
                    PS_MAIN(2, "    minCount: 1\n"), ""),
            "spec.podSets: partial admission and elastic job cannot be used together\n");
-    EXPECT(wl_yaml(", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}", "", PS_MAIN(2, ""),
-                   ""),
+    EXPECT(wl_yaml(", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}", "", PS_MAIN(2, ""), ""),
            "");
 }
 END_TEST
@@ -788,8 +793,7 @@ START_TEST(wl_update_quota_reserved)
     /* A WorkloadPriorityClass may be swapped for another. */
     EXPECT_UPDATE(wl_yaml("", wpc, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)),
                   wl_yaml("", wpc2, PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT)), "");
-    EXPECT_UPDATE(base,
-                  fmt("%s", base) /* same */, "");
+    EXPECT_UPDATE(base, fmt("%s", base) /* same */, "");
     /* queueName */
     EXPECT_UPDATE(base,
                   fmt(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: other\n"
@@ -860,14 +864,13 @@ static const char *job_yaml(const char *labels, const char *annotations, const c
                labels, annotations, spec, spec[0] ? ", " : "");
 }
 
-#define Q "kueue.x-k8s.io/queue-name"
+#define Q    "kueue.x-k8s.io/queue-name"
 #define MINP "kueue.x-k8s.io/job-min-parallelism"
 #define SYNC "kueue.x-k8s.io/job-completions-equal-parallelism"
 
 START_TEST(job_labels)
 {
-    EXPECT(job_yaml(Q ": Team_A", "", ""),
-           "metadata.labels[" Q "]: " SUBDOMAIN_RE "\n");
+    EXPECT(job_yaml(Q ": Team_A", "", ""), "metadata.labels[" Q "]: " SUBDOMAIN_RE "\n");
     EXPECT(job_yaml("kueue.x-k8s.io/prebuilt-workload-name: Wl", "", ""),
            "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]: " SUBDOMAIN_RE "\n");
     EXPECT(job_yaml("kueue.x-k8s.io/max-exec-time-seconds: abc", "", ""),
@@ -907,13 +910,12 @@ START_TEST(job_completions_equal_parallelism)
            "syntax\n");
     EXPECT(job_yaml("", SYNC ": \"true\"", "parallelism: 2, completions: 2"),
            "metadata.annotations[" SYNC "]: should not be enabled for NonIndexed jobs\n");
-    EXPECT(job_yaml("", SYNC ": \"true\"",
-                    "completionMode: Indexed, parallelism: 2, completions: 4"),
-           "spec.completions: should be equal to parallelism when " SYNC
-           " annotation is true\n");
-    EXPECT(job_yaml("", SYNC ": \"true\"",
-                    "completionMode: Indexed, parallelism: 4, completions: 4"),
-           "");
+    EXPECT(
+        job_yaml("", SYNC ": \"true\"", "completionMode: Indexed, parallelism: 2, completions: 4"),
+        "spec.completions: should be equal to parallelism when " SYNC " annotation is true\n");
+    EXPECT(
+        job_yaml("", SYNC ": \"true\"", "completionMode: Indexed, parallelism: 4, completions: 4"),
+        "");
     EXPECT(job_yaml("", SYNC ": \"false\"", "parallelism: 2, completions: 4"), "");
 }
 END_TEST
@@ -996,12 +998,13 @@ START_TEST(job_update_partial_admission)
     EXPECT_UPDATE(job_yaml("", MINP ": \"1\"", "suspend: true, parallelism: 3"),
                   job_yaml("", MINP ": \"5\"", "suspend: true, parallelism: 3"),
                   "metadata.annotations[" MINP "]: should be between 0 and 2\n");
-    EXPECT_UPDATE(job_yaml("", SYNC ": \"false\"",
-                           "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
-                  job_yaml("", SYNC ": \"true\"",
-                           "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
-                  "metadata.annotations[" SYNC "]: Forbidden: field is immutable while the job is "
-                  "not suspended\n");
+    EXPECT_UPDATE(
+        job_yaml("", SYNC ": \"false\"",
+                 "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
+        job_yaml("", SYNC ": \"true\"",
+                 "suspend: false, completionMode: Indexed, parallelism: 2, completions: 2"),
+        "metadata.annotations[" SYNC "]: Forbidden: field is immutable while the job is "
+        "not suspended\n");
     EXPECT_UPDATE(job_yaml("", "", "suspend: false"),
                   job_yaml("", "kueue.x-k8s.io/elastic-job: \"true\"", "suspend: false"),
                   "metadata.annotations[kueue.x-k8s.io/elastic-job]: field is immutable\n");

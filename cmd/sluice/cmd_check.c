@@ -238,8 +238,7 @@ static void read_stream(check_t *c, FILE *f, const char *display)
     if (e == ERR_NOMEM || c->oom) {
         c->oom = true;
     } else if (e != ERR_OK) {
-        fprintf(stderr, "sluice check: %s: %s\n", display,
-                msg.text[0] ? msg.text : err_str(e));
+        fprintf(stderr, "sluice check: %s: %s\n", display, msg.text[0] ? msg.text : err_str(e));
         c->nbad_files++;
     }
 }
@@ -391,8 +390,8 @@ static void print_doc(const check_doc_t *cd, size_t *nerr, size_t *nwarn)
         const diag_t *dg = &cd->diags.items[k];
         printf("%s: doc %zu (%s %s): %s%s%s%s\n", cd->file, cd->doc,
                cd->kind ? cd->kind : "<no kind>", cd->name ? cd->name : "<no name>",
-               dg->warning ? "warning: " : "", dg->path[0] ? dg->path : "",
-               dg->path[0] ? ": " : "", dg->message);
+               dg->warning ? "warning: " : "", dg->path[0] ? dg->path : "", dg->path[0] ? ": " : "",
+               dg->message);
         if (dg->warning)
             (*nwarn)++;
         else

@@ -13,7 +13,7 @@
  * thousands of Jobs stays O(n log n).
  */
 
-#define CPATH 1024
+#define CPATH      1024
 #define CYCLE_TEXT 512
 
 #define QUEUE_NAME_LABEL     "kueue.x-k8s.io/queue-name"
@@ -77,8 +77,7 @@ static const char *ns_of(const object_t *o)
 
     if (!namespaced(o->kind))
         return "";
-    return m != NULL && m->namespace != NULL && m->namespace[0] != '\0' ? m->namespace
-                                                                          : "default";
+    return m != NULL && m->namespace != NULL && m->namespace[0] != '\0' ? m->namespace : "default";
 }
 
 /* Value of `key` in a string map (borrowed), NULL when absent. */

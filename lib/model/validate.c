@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/validate.h"
 
+#include "model/names.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,8 +35,8 @@
 #define ELASTIC_JOB_ANN         "kueue.x-k8s.io/elastic-job"
 #define STOPPING_ANN            "kueue.x-k8s.io/stopping"
 
-#define MSG_IMMUTABLE   "field is immutable"
-#define MSG_NEGATIVE    "must be greater than or equal to 0"
+#define MSG_IMMUTABLE    "field is immutable"
+#define MSG_NEGATIVE     "must be greater than or equal to 0"
 #define MSG_LEND_NOMINAL "must be less than or equal to the nominalQuota"
 
 #define ANNOTATIONS_MAX_BYTES (256 * 1024)
@@ -142,136 +144,11 @@ static const char *meta_label(const object_meta_t *m, const char *key)
 /* ---- names: label keys and values, DNS-1123 ----------------------------------------------- */
 
 /*
- * Kubernetes (k8s.io/apimachinery pkg/api/validate/content) returns a list of messages per
- * value; callers either emit one error per message (ValidateLabelName) or join them (the taint
- * value uses ";", the Job's queue-name label ","). The texts, regexes and examples included,
- * are Kubernetes' own, so a user can search for them.
+ * model/names.h gives Kubernetes' messages for a value (k8s.io/apimachinery
+ * pkg/api/validate/content); callers either emit one error per message (ValidateLabelName) or
+ * join them (the taint value uses ";", the Job's queue-name label ",").
  */
-#define NAME_RE_MSG                                                                                \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "   \
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "        \
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-#define VALUE_RE_MSG                                                                               \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "   \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "            \
-    "'my_value',  or '12345', regex used for validation is "                                      \
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-#define SUBDOMAIN_RE_MSG                                                                           \
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-
-typedef struct msgs_s {
-    char text[4][sizeof(SUBDOMAIN_RE_MSG) + 64];
-    int n;
-} msgs_t;
-
-static void msgs_add(msgs_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void msgs_add(msgs_t *m, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (m->n >= 4)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(m->text[m->n++], sizeof(m->text[0]), fmt, ap);
-    va_end(ap);
-}
-
-static bool is_alnum(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] over s[0..len) */
-static bool match_label_name(const char *s, size_t len)
-{
-    if (len == 0 || !is_alnum((unsigned char)s[0]) || !is_alnum((unsigned char)s[len - 1]))
-        return false;
-    for (size_t i = 1; i + 1 < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!is_alnum(c) && c != '-' && c != '_' && c != '.')
-            return false;
-    }
-    return true;
-}
-
-static bool is_lower_alnum(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* */
-static bool match_subdomain(const char *s, size_t len)
-{
-    size_t start = 0;
-
-    if (len == 0)
-        return false;
-    for (size_t i = 0; i <= len; i++) {
-        if (i == len || s[i] == '.') {
-            size_t n = i - start;
-            if (n == 0 || !is_lower_alnum((unsigned char)s[start]) ||
-                !is_lower_alnum((unsigned char)s[i - 1]))
-                return false;
-            for (size_t k = start; k < i; k++) {
-                unsigned char c = (unsigned char)s[k];
-                if (!is_lower_alnum(c) && c != '-')
-                    return false;
-            }
-            start = i + 1;
-        }
-    }
-    return true;
-}
-
-static void dns_subdomain_msgs(const char *v, size_t len, const char *prefix, msgs_t *m)
-{
-    if (len > 253)
-        msgs_add(m, "%smust be no more than 253 bytes", prefix);
-    if (!match_subdomain(v, len))
-        msgs_add(m, "%s" SUBDOMAIN_RE_MSG, prefix);
-}
-
-/* content.IsLabelKey (a.k.a. IsQualifiedName). */
-static void label_key_msgs(const char *key, msgs_t *m)
-{
-    const char *slash = strchr(key, '/');
-    const char *name = key;
-
-    if (slash != NULL && strchr(slash + 1, '/') != NULL) {
-        msgs_add(m, "a valid label key " NAME_RE_MSG
-                    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-        return;
-    }
-    if (slash != NULL) {
-        size_t plen = (size_t)(slash - key);
-        if (plen == 0)
-            msgs_add(m, "prefix part must be non-empty");
-        else
-            dns_subdomain_msgs(key, plen, "prefix part ", m);
-        name = slash + 1;
-    }
-    size_t nlen = strlen(name);
-    if (nlen == 0)
-        msgs_add(m, "name part must be non-empty");
-    else if (nlen > 63)
-        msgs_add(m, "name part must be no more than 63 bytes");
-    if (!match_label_name(name, nlen))
-        msgs_add(m, "name part " NAME_RE_MSG);
-}
-
-/* content.IsLabelValue. */
-static void label_value_msgs(const char *value, msgs_t *m)
-{
-    size_t len = strlen(value);
-
-    if (len > 63)
-        msgs_add(m, "must be no more than 63 bytes");
-    if (len > 0 && !match_label_name(value, len))
-        msgs_add(m, VALUE_RE_MSG);
-}
+typedef names_msgs_t msgs_t;
 
 /* One error per message at `path` (field.Invalid per message, as ValidateLabelName does). */
 static void emit_each(diags_t *d, const char *path, const msgs_t *m)
@@ -298,7 +175,7 @@ static void check_label_name(diags_t *d, const char *path, const char *key)
 {
     msgs_t m = {.n = 0};
 
-    label_key_msgs(key ? key : "", &m);
+    names_label_key(key ? key : "", &m);
     emit_each(d, path, &m);
 }
 
@@ -308,7 +185,7 @@ static void check_labels(diags_t *d, const char *path, const kv_list_t *labels)
     for (size_t i = 0; i < labels->len; i++) {
         msgs_t m = {.n = 0};
         check_label_name(d, path, labels->items[i].key);
-        label_value_msgs(labels->items[i].value ? labels->items[i].value : "", &m);
+        names_label_value(labels->items[i].value ? labels->items[i].value : "", &m);
         emit_each(d, path, &m);
     }
 }
@@ -331,7 +208,7 @@ static void check_annotations(diags_t *d, const char *path, const kv_list_t *ann
         }
         for (size_t j = 0; j <= len; j++)
             lower[j] = (k[j] >= 'A' && k[j] <= 'Z') ? (char)(k[j] - 'A' + 'a') : k[j];
-        label_key_msgs(lower, &m);
+        names_label_key(lower, &m);
         free(lower);
         emit_each(d, path, &m);
         total += len + strlen(ann->items[i].value ? ann->items[i].value : "");
@@ -379,7 +256,7 @@ static void check_label_selector(diags_t *d, const char *path, const label_selec
         for (size_t j = 0; j < r->nvalues; j++) {
             msgs_t m = {.n = 0};
             pathf(q, "%s.values[%zu]", p, j);
-            label_value_msgs(r->values[j] ? r->values[j] : "", &m);
+            names_label_value(r->values[j] ? r->values[j] : "", &m);
             emit_each(d, q, &m);
         }
     }
@@ -465,7 +342,7 @@ static void validate_flavor(const flavor_t *rf, diags_t *d)
         pathf(p, "spec.nodeTaints[%zu].key", i);
         check_label_name(d, p, t->key);
         pathf(p, "spec.nodeTaints[%zu].value", i);
-        label_value_msgs(t->value ? t->value : "", &m);
+        names_label_value(t->value ? t->value : "", &m);
         emit_joined(d, p, &m, ";");
         for (size_t j = 0; j < i; j++) {
             if (rf->taints[j].effect == t->effect && str_eq_empty(rf->taints[j].key, t->key)) {
@@ -530,8 +407,9 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
         for (size_t j = 0; j < g[i].nflavors; j++) {
             if (g[i].flavors[j].nresources != g[i].ncovered) {
                 pathf(p, "spec.resourceGroups[%zu]", i);
-                verr(d, p, "flavors must have the same number of resources as the "
-                           "coveredResources");
+                verr(d, p,
+                     "flavors must have the same number of resources as the "
+                     "coveredResources");
                 break;
             }
         }
@@ -543,7 +421,7 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
             msgs_t m = {.n = 0};
             bool dup = false;
             pathf(p, "spec.resourceGroups[%zu].coveredResources[%zu]", i, j);
-            label_key_msgs(rg->covered[j] ? rg->covered[j] : "", &m);
+            names_label_key(rg->covered[j] ? rg->covered[j] : "", &m);
             emit_each(d, p, &m);
             for (size_t i2 = 0; i2 <= i && !dup; i2++)
                 for (size_t j2 = 0; j2 < (i2 == i ? j : g[i2].ncovered) && !dup; j2++)
@@ -558,8 +436,7 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
             bool dup = false;
             for (size_t k = 0; k < fq->nresources && k < rg->ncovered; k++) {
                 const resource_quota_t *rq = &fq->resources[k];
-                pathf(p, "spec.resourceGroups[%zu].flavors[%zu].resources[%zu]", i,
-                         j, k);
+                pathf(p, "spec.resourceGroups[%zu].flavors[%zu].resources[%zu]", i, j, k);
                 if (!str_eq(rq->name, rg->covered[k])) {
                     pathf(q, "%s.name", p);
                     verr(d, q, "must match the name in coveredResources");
@@ -650,7 +527,8 @@ static void validate_cluster_queue(const cluster_queue_t *cq, diags_t *d)
              "preference can only be set when both whenCanBorrow and whenCanPreempt are "
              "TryNextFlavor");
     if (cq->reclaim_within_cohort == PREEMPT_NEVER && cq->borrow_within_cohort != PREEMPT_NEVER)
-        verr(d, "spec.preemption", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never");
+        verr(d, "spec.preemption",
+             "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never");
 
     /* Webhook: validateClusterQueueSpec, in Kueue's order. */
     check_resource_groups(d, cq->groups, cq->ngroups, has_cohort, false);
@@ -855,16 +733,14 @@ static bool tolerations_eq(const toleration_t *a, size_t na, const toleration_t 
     if (na != nb)
         return false;
     for (size_t i = 0; i < na; i++)
-        if (!str_eq(a[i].key, b[i].key) || !str_eq(a[i].value, b[i].value) ||
-            a[i].op != b[i].op || a[i].effect != b[i].effect ||
-            a[i].has_seconds != b[i].has_seconds ||
+        if (!str_eq(a[i].key, b[i].key) || !str_eq(a[i].value, b[i].value) || a[i].op != b[i].op ||
+            a[i].effect != b[i].effect || a[i].has_seconds != b[i].has_seconds ||
             (a[i].has_seconds && a[i].seconds != b[i].seconds))
             return false;
     return true;
 }
 
-static bool selector_reqs_eq(const selector_req_t *a, size_t na, const selector_req_t *b,
-                             size_t nb)
+static bool selector_reqs_eq(const selector_req_t *a, size_t na, const selector_req_t *b, size_t nb)
 {
     if (na != nb)
         return false;
@@ -1061,7 +937,7 @@ static void check_crd_name_label(diags_t *d, const char *path, const char *value
 
     if (value == NULL)
         return;
-    dns_subdomain_msgs(value, strlen(value), "", &m);
+    names_dns1123_subdomain(value, &m);
     emit_joined(d, path, &m, ",");
 }
 
