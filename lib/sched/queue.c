@@ -7,7 +7,8 @@
 
 /*
  * Queue order (Kueue's baseCompareFunc with PrioritySortingWithinCohort): higher effective
- * priority first, then earlier queue-order timestamp (creation time), then the workload key.
+ * priority first, then earlier queue-order timestamp (creation time), then the caller's sequence
+ * number (sched_wl_opts_t.seq: document order in the simulator), then the workload key.
  * Kueue breaks the last tie by UID; the key is our stable, documented substitute.
  */
 int sched__wl_cmp(const wl_t *a, const wl_t *b)
@@ -16,6 +17,8 @@ int sched__wl_cmp(const wl_t *a, const wl_t *b)
         return a->priority > b->priority ? -1 : 1;
     if (a->created != b->created)
         return a->created < b->created ? -1 : 1;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
     return strcmp(a->key, b->key);
 }
 

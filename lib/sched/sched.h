@@ -101,6 +101,8 @@ err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg);
 typedef struct sched_wl_opts_s {
     int64_t created;     /* queue-order timestamp (ms): creation time */
     int64_t admitted_at; /* only when the workload arrives already admitted (ms) */
+    uint64_t seq;        /* queue-order tie-break after `created`, lower first (the simulator
+                            passes document order); equal seqs fall back to the key */
 } sched_wl_opts_t;
 
 /*

@@ -229,6 +229,7 @@ struct wl_s {
     int32_t explicit_prio;
     int32_t priority;
     int64_t created;
+    uint64_t seq; /* tie-break after created (sched_wl_opts_t.seq) */
     wps_t *ps;
     size_t nps;
     uint64_t shape; /* equivalence hash */

@@ -500,6 +500,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     w->key = key;
     w->ns = sched__strdup(ns);
     w->created = opts ? opts->created : in->meta.creation_time * 1000;
+    w->seq = opts ? opts->seq : 0;
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
     if (w->ns == NULL || wl_load_spec(s, w, in) != ERR_OK || wls_add(s, w) != ERR_OK) {
         sched__smap_del(&s->wl_map, w->key);

@@ -5,6 +5,7 @@
 #include "jobs/job_workload.h"
 #include "model/object.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +172,7 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
         /* An update. A workload that has finished or was deactivated stays so. */
         if (r->rec->wls[w].state == SIM_WL_FINISHED || r->rec->wls[w].state == SIM_WL_DEACTIVATED)
             goto out;
-        sched_wl_opts_t opts = {.created = r->rec->wls[w].submit};
+        sched_wl_opts_t opts = {.created = r->rec->wls[w].submit, .seq = r->wr[w].seq};
         rc = sched_workload_upsert(r->s, &wl, &opts, msg);
         if (rc != ERR_OK)
             goto fail;
@@ -183,7 +184,8 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
         rc = sim__run_sample_later(r, w);
         goto out;
     }
-    sched_wl_opts_t opts = {.created = now};
+    /* Ties of creation time keep document order (scenario-format.md): seq is the document. */
+    sched_wl_opts_t opts = {.created = now, .seq = (uint64_t)di + 1};
     rc = sched_workload_upsert(r->s, &wl, &opts, msg);
     if (rc != ERR_OK)
         goto fail;
@@ -197,7 +199,7 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
         rc = ERR_NOMEM;
         goto out;
     }
-    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0};
+    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, (uint64_t)di + 1};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
         sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, now);

@@ -31,6 +31,7 @@ typedef struct sim_wlrun_s {
     size_t doc;       /* document of its current version */
     sim_ms_t runtime; /* -1 = runs forever */
     uint32_t gen;     /* bumped on every admission and stop: stale finish entries are dropped */
+    uint64_t seq;     /* queue-order tie-break: its first document's position + 1 */
 } sim_wlrun_t;
 
 typedef struct sim_run_s {
