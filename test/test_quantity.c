@@ -198,7 +198,8 @@ START_TEST(test_parse_signed)
     quantity_t q, plus;
     err_msg_t msg;
 
-    snprintf(in, sizeof(in), "-%s", canon[_i].in + (canon[_i].in[0] == '-' || canon[_i].in[0] == '+'));
+    snprintf(in, sizeof(in), "-%s",
+             canon[_i].in + (canon[_i].in[0] == '-' || canon[_i].in[0] == '+'));
     snprintf(want, sizeof(want), strcmp(canon[_i].out, "0") ? "-%s" : "%s", canon[_i].out);
     ck_assert_msg(quantity_parse(in, strlen(in), &q, &msg) == ERR_OK, "%s: %s", in, msg.text);
     ck_assert_str_eq(quantity_format(q, buf), want);
@@ -486,11 +487,10 @@ static const struct {
     const char *a, *b;
     int cmp;
 } cmps[] = {
-    {"0", "0", 0},          {"100m", "50m", 1},      {"50m", "100m", -1},
-    {"10000T", "100Gi", 1}, {"1Ki", "1024", 0},      {"1k", "1Ki", -1},
-    {"1e3", "1k", 0},       {"-1", "1n", -1},        {"-1n", "-2n", 1},
-    {"0Gi", "-0", 0},       {"1e27", "-1e27", 1},    {"9.01", "9010m", 0},
-    {"800m", "1", -1},      {"800m", "790m", 1},     {"1.000000001", "1", 1},
+    {"0", "0", 0},      {"100m", "50m", 1},  {"50m", "100m", -1},     {"10000T", "100Gi", 1},
+    {"1Ki", "1024", 0}, {"1k", "1Ki", -1},   {"1e3", "1k", 0},        {"-1", "1n", -1},
+    {"-1n", "-2n", 1},  {"0Gi", "-0", 0},    {"1e27", "-1e27", 1},    {"9.01", "9010m", 0},
+    {"800m", "1", -1},  {"800m", "790m", 1}, {"1.000000001", "1", 1},
 };
 
 START_TEST(test_cmp_min_max_sign)
@@ -516,8 +516,7 @@ START_TEST(test_constructors)
     ck_assert_str_eq(quantity_format(quantity_from_int(1234000, QUANTITY_DECIMAL_SI), buf),
                      "1234k");
     ck_assert_str_eq(quantity_format(quantity_from_int(1024, QUANTITY_BINARY_SI), buf), "1Ki");
-    ck_assert_str_eq(quantity_format(quantity_from_int(1000000, QUANTITY_DECIMAL_EXP), buf),
-                     "1e6");
+    ck_assert_str_eq(quantity_format(quantity_from_int(1000000, QUANTITY_DECIMAL_EXP), buf), "1e6");
     ck_assert_str_eq(quantity_format(quantity_from_int(1024 * 1024, QUANTITY_BINARY_SI), buf),
                      "1Mi");
     ck_assert_str_eq(quantity_format(quantity_from_int(5, QUANTITY_BINARY_SI), buf), "5");

@@ -19,9 +19,8 @@ static err_t collect(void *ctx, size_t index, int line, json_t *doc)
 {
     collect_t *c = ctx;
 
-    ck_assert_int_eq(json_array_append_new(c->docs, json_pack("[iiO]", (json_int_t)index,
-                                                              line, doc)),
-                     0);
+    ck_assert_int_eq(
+        json_array_append_new(c->docs, json_pack("[iiO]", (json_int_t)index, line, doc)), 0);
     if (c->stop_at != 0 && json_array_size(c->docs) == c->stop_at)
         return ERR_CONFLICT;
     return ERR_OK;
@@ -317,6 +316,7 @@ static const struct {
     {"!!float 1", "1.0"},
     {"!!float \"2.5\"", "2.5"},
     {"!!float .inf", "\".inf\""},
+    {"!!float 18_446_744_073_709_551_615", "1.8446744073709552e19"},
     {"!!bool yes", "true"},
     {"!!bool \"off\"", "false"},
     {"!!null ~", "null"},
@@ -470,7 +470,8 @@ static const struct {
     {"ok: 1\n---\nbad: \"x\n", "line 4, column 1: found unexpected end of stream (while scanning a "
                                "quoted scalar at line 3, column 6)"},
     {"a: \xff\n", "line 1, column 4: invalid leading UTF-8 octet (byte 3)"},
-    {"a: 1\nb: \xc3\xa9\xc3\xa9 \x01\n", "line 2, column 7: control characters are not allowed (byte 13)"},
+    {"a: 1\nb: \xc3\xa9\xc3\xa9 \x01\n",
+     "line 2, column 7: control characters are not allowed (byte 13)"},
     {"a: *b\n*c\n", "line 1, column 4: unknown anchor \"b\""},
 };
 
@@ -611,10 +612,10 @@ START_TEST(test_load_file_streams)
     rewind(f);
     ck_assert_int_eq(yaml_load_file(f, collect, &c, &msg), ERR_OK);
     ck_assert_int_eq(json_array_size(c.docs), 2000);
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(json_array_get(json_array_get(c.docs, 1999), 2), "data"),
-                         "v")),
-                     "1999");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_array_get(json_array_get(c.docs, 1999), 2), "data"), "v")),
+        "1999");
     ck_assert_int_eq(json_integer_value(json_array_get(json_array_get(c.docs, 1999), 1)),
                      1999 * 4 + 1);
     json_decref(c.docs);

@@ -87,7 +87,7 @@ static int parse_suffix(const char *p, const char *end, parsed_t *out)
     static const struct {
         char c;
         int exp;
-    } dec[] = {{'n', -9}, {'u', -6}, {'m', -3}, {'k', 3},  {'M', 6},
+    } dec[] = {{'n', -9}, {'u', -6}, {'m', -3}, {'k', 3}, {'M', 6},
                {'G', 9},  {'T', 12}, {'P', 15}, {'E', 18}};
     size_t n = (size_t)(end - p);
 

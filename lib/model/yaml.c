@@ -42,9 +42,8 @@
  * - Documents whose root is null (empty, only comments, "~") are skipped but counted.
  */
 
-#define KEY_QUOTE_MAX 64 /* bytes of a key or scalar quoted in an error message */
-#define YAML_BINARY_TAG "tag:yaml.org,2002:binary"
-#define YAML_MERGE_TAG  "tag:yaml.org,2002:merge"
+#define KEY_QUOTE_MAX  64 /* bytes of a key or scalar quoted in an error message */
+#define YAML_MERGE_TAG "tag:yaml.org,2002:merge"
 
 typedef struct anchor_s {
     char *name;    /* owned */
@@ -82,11 +81,11 @@ typedef struct input_s {
     FILE *f; /* borrowed: file input, or NULL */
     unsigned char chunk[2][READ_CHUNK];
     size_t chunk_len[2];
-    size_t chunk_off[2];              /* offset of the chunk's first byte */
+    size_t chunk_off[2];                /* offset of the chunk's first byte */
     size_t chunk_line[2], chunk_col[2]; /* 0-based position of that byte */
-    int cur;                          /* the newest chunk */
-    size_t total, line, col;          /* position after the last byte read */
-    int io_errno;                     /* non-zero: reading failed with this errno */
+    int cur;                            /* the newest chunk */
+    size_t total, line, col;            /* position after the last byte read */
+    int io_errno;                       /* non-zero: reading failed with this errno */
 } input_t;
 
 typedef struct loader_s {
@@ -94,7 +93,7 @@ typedef struct loader_s {
     input_t in;
     frame_t stack[YAML_MAX_DEPTH];
     size_t depth;
-    json_t *root; /* owned: the finished root of the current document, or NULL */
+    json_t *root;      /* owned: the finished root of the current document, or NULL */
     anchor_t *anchors; /* owned array */
     size_t nanchors, anchors_cap;
     size_t nodes; /* nodes of the current document, alias expansions included */
@@ -115,8 +114,7 @@ typedef struct node_s {
 
 static err_t at(loader_t *ld, err_t code, yaml_mark_t mark, const char *what)
 {
-    return err_set(ld->msg, code, "line %zu, column %zu: %s", mark.line + 1, mark.column + 1,
-                   what);
+    return err_set(ld->msg, code, "line %zu, column %zu: %s", mark.line + 1, mark.column + 1, what);
 }
 
 static err_t nomem(loader_t *ld)
@@ -162,7 +160,7 @@ typedef enum {
     RES_NULL,
     RES_BOOL,
     RES_INT,
-    RES_BIGINT,        /* an integer in (INT64_MAX, UINT64_MAX]: kept as a string */
+    RES_BIGINT,        /* an integer in (INT64_MAX, UINT64_MAX]: kept as a string, real set */
     RES_FLOAT,         /* finite */
     RES_FLOAT_SPECIAL, /* .inf, -.inf, .nan: kept as a string */
 } res_kind_t;
@@ -179,20 +177,43 @@ static const struct {
     res_kind_t kind;
     int boolean;
 } resolve_words[] = {
-    {"y", RES_BOOL, 1},     {"Y", RES_BOOL, 1},     {"yes", RES_BOOL, 1},
-    {"Yes", RES_BOOL, 1},   {"YES", RES_BOOL, 1},   {"true", RES_BOOL, 1},
-    {"True", RES_BOOL, 1},  {"TRUE", RES_BOOL, 1},  {"on", RES_BOOL, 1},
-    {"On", RES_BOOL, 1},    {"ON", RES_BOOL, 1},    {"n", RES_BOOL, 0},
-    {"N", RES_BOOL, 0},     {"no", RES_BOOL, 0},    {"No", RES_BOOL, 0},
-    {"NO", RES_BOOL, 0},    {"false", RES_BOOL, 0}, {"False", RES_BOOL, 0},
-    {"FALSE", RES_BOOL, 0}, {"off", RES_BOOL, 0},   {"Off", RES_BOOL, 0},
-    {"OFF", RES_BOOL, 0},   {"~", RES_NULL, 0},     {"null", RES_NULL, 0},
-    {"Null", RES_NULL, 0},  {"NULL", RES_NULL, 0},  {".nan", RES_FLOAT_SPECIAL, 0},
-    {".NaN", RES_FLOAT_SPECIAL, 0}, {".NAN", RES_FLOAT_SPECIAL, 0},
-    {".inf", RES_FLOAT_SPECIAL, 0}, {".Inf", RES_FLOAT_SPECIAL, 0},
-    {".INF", RES_FLOAT_SPECIAL, 0}, {"+.inf", RES_FLOAT_SPECIAL, 0},
-    {"+.Inf", RES_FLOAT_SPECIAL, 0}, {"+.INF", RES_FLOAT_SPECIAL, 0},
-    {"-.inf", RES_FLOAT_SPECIAL, 0}, {"-.Inf", RES_FLOAT_SPECIAL, 0},
+    {"y", RES_BOOL, 1},
+    {"Y", RES_BOOL, 1},
+    {"yes", RES_BOOL, 1},
+    {"Yes", RES_BOOL, 1},
+    {"YES", RES_BOOL, 1},
+    {"true", RES_BOOL, 1},
+    {"True", RES_BOOL, 1},
+    {"TRUE", RES_BOOL, 1},
+    {"on", RES_BOOL, 1},
+    {"On", RES_BOOL, 1},
+    {"ON", RES_BOOL, 1},
+    {"n", RES_BOOL, 0},
+    {"N", RES_BOOL, 0},
+    {"no", RES_BOOL, 0},
+    {"No", RES_BOOL, 0},
+    {"NO", RES_BOOL, 0},
+    {"false", RES_BOOL, 0},
+    {"False", RES_BOOL, 0},
+    {"FALSE", RES_BOOL, 0},
+    {"off", RES_BOOL, 0},
+    {"Off", RES_BOOL, 0},
+    {"OFF", RES_BOOL, 0},
+    {"~", RES_NULL, 0},
+    {"null", RES_NULL, 0},
+    {"Null", RES_NULL, 0},
+    {"NULL", RES_NULL, 0},
+    {".nan", RES_FLOAT_SPECIAL, 0},
+    {".NaN", RES_FLOAT_SPECIAL, 0},
+    {".NAN", RES_FLOAT_SPECIAL, 0},
+    {".inf", RES_FLOAT_SPECIAL, 0},
+    {".Inf", RES_FLOAT_SPECIAL, 0},
+    {".INF", RES_FLOAT_SPECIAL, 0},
+    {"+.inf", RES_FLOAT_SPECIAL, 0},
+    {"+.Inf", RES_FLOAT_SPECIAL, 0},
+    {"+.INF", RES_FLOAT_SPECIAL, 0},
+    {"-.inf", RES_FLOAT_SPECIAL, 0},
+    {"-.Inf", RES_FLOAT_SPECIAL, 0},
     {"-.INF", RES_FLOAT_SPECIAL, 0},
 };
 
@@ -261,6 +282,7 @@ static int parse_go_int(const char *s, size_t len, res_t *out)
     if (sign)
         return -1; /* ParseUint takes no sign */
     out->kind = RES_BIGINT;
+    out->real = (double)mag; /* for !!float */
     return 0;
 }
 
@@ -398,22 +420,16 @@ static err_t scalar_value(loader_t *ld, const yaml_event_t *ev, json_t **out)
             res.kind = RES_FLOAT; /* go-yaml: an int under !!float becomes a float */
             res.real = (double)res.integer;
         } else if (want == RES_FLOAT && res.kind == RES_BIGINT) {
-            char *z = dup_n(text, len);
-            if (z == NULL)
-                return nomem(ld);
-            res.kind = RES_FLOAT;
-            res.real = strtod(z, NULL);
-            free(z);
+            res.kind = RES_FLOAT; /* res.real holds the value */
         }
         int ok = res.kind == want || (want == RES_INT && res.kind == RES_BIGINT) ||
                  (want == RES_FLOAT && res.kind == RES_FLOAT_SPECIAL);
         if (!ok) {
             char what[256];
-            static const char *const kind_tag[] = {"str", "null", "bool", "int",
+            static const char *const kind_tag[] = {"str", "null",  "bool", "int",
                                                    "int", "float", "float"};
             snprintf(what, sizeof(what), "cannot decode !!%s `%.*s%s` as a !!%s",
-                     kind_tag[res.kind],
-                     (int)(len > KEY_QUOTE_MAX ? KEY_QUOTE_MAX : len), text,
+                     kind_tag[res.kind], (int)(len > KEY_QUOTE_MAX ? KEY_QUOTE_MAX : len), text,
                      len > KEY_QUOTE_MAX ? "..." : "", short_tag(tag));
             return at(ld, ERR_PARSE, ev->start_mark, what);
         }
@@ -645,8 +661,8 @@ static int is_merge_scalar(const yaml_event_t *ev)
 
 static err_t on_scalar(loader_t *ld, const yaml_event_t *ev)
 {
-    node_t nd = {NULL, (const char *)ev->data.scalar.value, ev->data.scalar.length, 0,
-                 ev->start_mark, 0};
+    node_t nd = {
+        NULL, (const char *)ev->data.scalar.value, ev->data.scalar.length, 0, ev->start_mark, 0};
     err_t rc = count_nodes(ld, 1, ev->start_mark);
 
     if (rc != ERR_OK)
@@ -868,12 +884,13 @@ static err_t parser_error(loader_t *ld)
             return err_set(ld->msg, ERR_IO, "reading YAML: %s", strerror(ld->in.io_errno));
         if (input_position(&ld->in, p->problem_offset, &line, &col) != 0)
             return err_set(ld->msg, ERR_PARSE, "byte %zu: %s", p->problem_offset, problem);
-        return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (byte %zu)", line + 1,
-                       col + 1, problem, p->problem_offset);
+        return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (byte %zu)", line + 1, col + 1,
+                       problem, p->problem_offset);
     }
     default:
         if (p->context != NULL)
-            return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s (%s at line %zu, column %zu)",
+            return err_set(ld->msg, ERR_PARSE,
+                           "line %zu, column %zu: %s (%s at line %zu, column %zu)",
                            p->problem_mark.line + 1, p->problem_mark.column + 1, problem,
                            p->context, p->context_mark.line + 1, p->context_mark.column + 1);
         return err_set(ld->msg, ERR_PARSE, "line %zu, column %zu: %s", p->problem_mark.line + 1,
