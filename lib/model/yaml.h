@@ -13,10 +13,13 @@
  * Plain scalars are resolved as Kubernetes' YAML reader (sigs.k8s.io/yaml over go-yaml v2, YAML
  * 1.1 rules) resolves them: null/~/empty -> null, true/false/yes/no/on/off (any case variant
  * go-yaml accepts) -> boolean, integers (decimal, 0x, 0o, 0b, with sign) -> integer (a string when
- * beyond int64), floats -> real; everything quoted or otherwise -> string. Decoders that expect
- * a string convert numbers and booleans back the way Kubernetes does (see model/jsonx.h).
- * Anchors and aliases are expanded; merge keys ("<<") are honoured. Mapping keys are strings.
- * Documents that are empty (only comments) are skipped, but still counted in `index`.
+ * beyond int64), floats -> real (.inf/.nan stay strings: JSON cannot hold them); everything
+ * quoted or otherwise -> string. Decoders that expect a string convert numbers and booleans back
+ * the way Kubernetes does (see model/jsonx.h). Anchors and aliases are expanded (as copies);
+ * merge keys ("<<") are honoured. Mapping keys are strings ("yes:" -> "true", "0x10:" -> "16");
+ * a duplicate key, a null key or a collection as a key is ERR_PARSE.
+ * Documents that are empty (only comments, or a null root) are skipped, but still counted in
+ * `index`.
  */
 
 /* Called once per document: `index` counts documents from 0, `line` is the 1-based line where
@@ -26,7 +29,8 @@ typedef err_t (*yaml_doc_cb)(void *ctx, size_t index, int line, json_t *doc);
 
 /* Stream documents from `f`, holding at most one document's tree at a time. Syntax errors return
  * ERR_PARSE with "line L, column C: problem" in `msg`; nesting deeper than YAML_MAX_DEPTH or a
- * document of more than YAML_MAX_NODES nodes (alias expansion included) is ERR_PARSE too. */
+ * document of more than YAML_MAX_NODES nodes (alias expansion included) is ERR_PARSE too; a read
+ * error is ERR_IO. Documents before the error have been delivered. */
 err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 
 /* As yaml_load_file(), from memory. */
