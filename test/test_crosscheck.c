@@ -141,6 +141,27 @@ START_TEST(local_queue_references)
 }
 END_TEST
 
+#define NS(name, labels) \
+    "apiVersion: v1\nkind: Namespace\nmetadata: {name: " name ", labels: " labels "}\n---\n"
+#define CQ_SEL(name, sel) \
+    K "kind: ClusterQueue\nmetadata: {name: " name "}\nspec:\n  namespaceSelector: " sel "\n---\n"
+
+START_TEST(namespace_selector_matches)
+{
+    /* The namespace's labels, including the automatic kubernetes.io/metadata.name. */
+    EXPECT(NS("ns", "{team: a}") CQ_SEL("cq", "{matchLabels: {team: a}}") LQ("ns", "q", "cq"), "");
+    EXPECT(NS("ns", "{team: b}") CQ_SEL("cq", "{matchLabels: {team: a}}") LQ("ns", "q", "cq"),
+           "doc3: warning: spec.clusterQueue: the namespaceSelector of ClusterQueue \"cq\" does "
+           "not select namespace \"ns\", so it admits no workloads from this LocalQueue\n");
+    EXPECT(NS("ns", "{}")
+               CQ_SEL("cq", "{matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, "
+                            "values: [ns, other]}]}") LQ("ns", "q", "cq"),
+           "");
+    /* Without a Namespace document there is nothing to compare with. */
+    EXPECT(CQ_SEL("cq", "{matchLabels: {team: a}}") LQ("ns", "q", "cq"), "");
+}
+END_TEST
+
 START_TEST(cohort_cycles)
 {
     EXPECT(COHORT("a", "b") COHORT("b", "a"),
@@ -360,6 +381,7 @@ static Suite *crosscheck_suite(void)
 
     tcase_add_test(tc, missing_flavor);
     tcase_add_test(tc, local_queue_references);
+    tcase_add_test(tc, namespace_selector_matches);
     tcase_add_test(tc, cohort_cycles);
     tcase_add_test(tc, duplicates);
     tcase_add_test(tc, duplicates_name_origins);

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/crosscheck.h"
 
+#include "model/selector.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,23 +484,55 @@ static void check_cohort(cc_t *c, size_t i, const cohort_t *co)
     }
 }
 
-static void check_local_queue(cc_t *c, size_t i, const local_queue_t *lq)
+/* Does the ClusterQueue's namespaceSelector select namespace `ns`? Kubernetes gives every
+ * namespace the label kubernetes.io/metadata.name=<name>, which selectors often use. */
+static bool selects_namespace(const cluster_queue_t *cq, const namespace_t *ns, bool *oom)
 {
-    size_t cq;
+    kv_list_t labels = {NULL, 0};
+    bool match;
+
+    if (kv_list_copy(&labels, &ns->meta.labels) != ERR_OK ||
+        kv_list_set(&labels, "kubernetes.io/metadata.name", ns->meta.name) != ERR_OK) {
+        kv_list_fini(&labels);
+        *oom = true;
+        return true;
+    }
+    match = selector_matches(&cq->namespace_selector, &labels);
+    kv_list_fini(&labels);
+    return match;
+}
+
+static void check_local_queue(cc_t *c, size_t i, const object_t *o)
+{
+    const local_queue_t *lq = &o->u.lq;
+    const cluster_queue_t *cq;
+    size_t cqi, nsi;
 
     if (lq->cluster_queue == NULL || lq->cluster_queue[0] == '\0')
         return;
-    cq = find(c, KIND_CLUSTER_QUEUE, "", lq->cluster_queue);
-    if (cq == CROSSCHECK_NONE) {
+    cqi = find(c, KIND_CLUSTER_QUEUE, "", lq->cluster_queue);
+    if (cqi == CROSSCHECK_NONE) {
         diags_error(&c->diags[i], "spec.clusterQueue", "references missing ClusterQueue \"%s\"",
                     lq->cluster_queue);
         return;
     }
-    if (!is_partial(c, cq) && !c->objs[cq]->u.cq.namespace_selector.present)
+    if (is_partial(c, cqi))
+        return;
+    cq = &c->objs[cqi]->u.cq;
+    if (!cq->namespace_selector.present) {
         diags_warn(&c->diags[i], "spec.clusterQueue",
                    "ClusterQueue \"%s\" has no namespaceSelector, so it admits no workloads "
                    "(use namespaceSelector: {} for every namespace)",
                    lq->cluster_queue);
+        return;
+    }
+    nsi = find(c, KIND_NAMESPACE, "", ns_of(o));
+    if (nsi != CROSSCHECK_NONE && !is_partial(c, nsi) &&
+        !selects_namespace(cq, &c->objs[nsi]->u.ns, &c->diags[i].oom))
+        diags_warn(&c->diags[i], "spec.clusterQueue",
+                   "the namespaceSelector of ClusterQueue \"%s\" does not select namespace "
+                   "\"%s\", so it admits no workloads from this LocalQueue",
+                   lq->cluster_queue, ns_of(o));
 }
 
 /* Priority classes every cluster has. */
@@ -597,7 +631,7 @@ void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts
             check_cohort(&c, i, &o->u.cohort);
             break;
         case KIND_LOCAL_QUEUE:
-            check_local_queue(&c, i, &o->u.lq);
+            check_local_queue(&c, i, o);
             break;
         case KIND_JOB:
             check_job(&c, i, o);

@@ -20,7 +20,8 @@
  *            kind/namespace/name defined twice.
  *   warnings Job or Workload naming a missing LocalQueue, WorkloadPriorityClass or PriorityClass;
  *            Job with no queue-name label where no "default" LocalQueue exists (Kueue ignores
- *            it); LocalQueue whose ClusterQueue has no namespaceSelector (admits nothing).
+ *            it); LocalQueue whose ClusterQueue has no namespaceSelector (admits nothing) or
+ *            one that does not select the LocalQueue's Namespace (when the set defines it).
  *
  * A cohortName or parentName naming no Cohort object is not a problem: Kueue creates the cohort
  * implicitly. Entries of `objs` may be NULL (documents that failed to decode); an object whose
