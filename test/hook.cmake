@@ -1,3 +1,4 @@
 # lib/hook tests.
 find_package(Threads REQUIRED)
 sluice_add_test(hook_server LIBS sluice_hook Threads::Threads)
+sluice_add_test(hook_admission LIBS sluice_hook)

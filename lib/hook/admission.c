@@ -1,0 +1,567 @@
+/* admission -- AdmissionReview v1 webhooks: Kueue's validating and mutating endpoints. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "hook/admission.h"
+
+#include "model/object.h"
+#include "model/validate.h"
+#include "util/util.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FINALIZER      "kueue.x-k8s.io/resource-in-use"
+#define LABEL_QUEUE    "kueue.x-k8s.io/queue-name"
+#define LABEL_PRIORITY "kueue.x-k8s.io/priority-class"
+
+typedef enum {
+    HOOK_VALIDATE = 0,
+    HOOK_MUTATE,
+} hook_type_t;
+
+typedef struct route_s {
+    const char *path;
+    hook_type_t type;
+    kind_t kind;
+    bool audited; /* quota, queue mapping or priority: recorded in the audit trail */
+} route_t;
+
+static const route_t routes[] = {
+    {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", HOOK_MUTATE, KIND_CLUSTER_QUEUE, false},
+    {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", HOOK_VALIDATE, KIND_CLUSTER_QUEUE, true},
+    {"/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", HOOK_MUTATE, KIND_RESOURCE_FLAVOR, false},
+    {"/validate-kueue-x-k8s-io-v1beta2-resourceflavor", HOOK_VALIDATE, KIND_RESOURCE_FLAVOR, false},
+    {"/validate-kueue-x-k8s-io-v1beta2-cohort", HOOK_VALIDATE, KIND_COHORT, true},
+    {"/validate-kueue-x-k8s-io-v1beta2-localqueue", HOOK_VALIDATE, KIND_LOCAL_QUEUE, true},
+    {"/validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass", HOOK_VALIDATE,
+     KIND_WORKLOAD_PRIORITY_CLASS, true},
+    {"/mutate-kueue-x-k8s-io-v1beta2-workload", HOOK_MUTATE, KIND_WORKLOAD, false},
+    {"/validate-kueue-x-k8s-io-v1beta2-workload", HOOK_VALIDATE, KIND_WORKLOAD, true},
+    {"/mutate-batch-v1-job", HOOK_MUTATE, KIND_JOB, false},
+    {"/validate-batch-v1-job", HOOK_VALIDATE, KIND_JOB, true},
+};
+
+/* The parsed request part of an AdmissionReview (borrowed from the document). */
+typedef struct review_s {
+    const route_t *route;
+    const char *uid;
+    const char *operation;
+    const char *kind;
+    const char *sub_resource;
+    const char *namespace;
+    const char *name;
+    const char *user;
+    json_t *groups;
+    json_t *object;     /* NULL on DELETE */
+    json_t *old_object; /* NULL on CREATE */
+} review_t;
+
+/* What one review decided. */
+typedef struct verdict_s {
+    bool allowed;
+    int code;         /* status code when denied */
+    char *message;    /* owned, denial text */
+    json_t *patch;    /* owned, JSONPatch operations, NULL = none */
+    json_t *warnings; /* owned, array of strings */
+} verdict_t;
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static const char *str_at(json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static bool counts(const diag_t *it, bool skip_unknown_fields)
+{
+    return !it->warning && !(skip_unknown_fields && strncmp(it->message, "unknown field", 13) == 0);
+}
+
+/* Join the error diagnostics the way controller-runtime prints a field.ErrorList aggregate:
+ * one error as "path: detail", several as "[p1: d1, p2: d2]". NULL when there is none (or on
+ * OOM, which the caller tells apart through d->oom being false). */
+static char *join_errors(const diags_t *d, bool skip_unknown_fields)
+{
+    size_t n = 0, len = 0, cap = 3;
+    char *out;
+
+    for (size_t i = 0; i < d->len; i++) {
+        if (counts(&d->items[i], skip_unknown_fields)) {
+            n++;
+            cap += strlen(d->items[i].path) + strlen(d->items[i].message) + 4;
+        }
+    }
+    if (n == 0)
+        return NULL;
+    out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    if (n > 1)
+        out[len++] = '[';
+    for (size_t i = 0; i < d->len; i++) {
+        const diag_t *it = &d->items[i];
+        if (!counts(it, skip_unknown_fields))
+            continue;
+        len +=
+            (size_t)snprintf(out + len, cap - len, "%s%s%s%s", len > (n > 1 ? 1u : 0u) ? ", " : "",
+                             it->path, it->path[0] ? ": " : "", it->message);
+    }
+    if (n > 1)
+        out[len++] = ']';
+    out[len] = '\0';
+    return out;
+}
+
+static int patch_add(json_t *patch, const char *path, json_t *value)
+{
+    json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value);
+    return op == NULL ? -1 : json_array_append_new(patch, op);
+}
+
+/* Escape a map key for a JSON Pointer (RFC 6901): "~" -> "~0", "/" -> "~1". */
+static void pointer_escape(const char *key, char *out, size_t cap)
+{
+    size_t o = 0;
+
+    for (const char *p = key; *p && o + 3 < cap; p++) {
+        if (*p == '~') {
+            out[o++] = '~';
+            out[o++] = '0';
+        } else if (*p == '/') {
+            out[o++] = '~';
+            out[o++] = '1';
+        } else {
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Add the label key=value to `obj` at "/metadata/labels". `have_labels` tracks whether the map
+ * exists (in the object or through an earlier operation of the same patch). */
+static int patch_label(json_t *patch, bool *have_labels, const char *key, const char *value)
+{
+    char esc[320], path[400];
+
+    if (!*have_labels) {
+        *have_labels = true;
+        return patch_add(patch, "/metadata/labels", json_pack("{s:s}", key, value));
+    }
+    pointer_escape(key, esc, sizeof(esc));
+    snprintf(path, sizeof(path), "/metadata/labels/%s", esc);
+    return patch_add(patch, path, json_string(value));
+}
+
+/* ---- mutating webhooks ---------------------------------------------------------------------- */
+
+/* ClusterQueue and ResourceFlavor: add Kueue's finalizer so deletion waits for their users. */
+static int mutate_finalizer(const review_t *r, verdict_t *v)
+{
+    json_t *fins = json_object_get(json_object_get(r->object, "metadata"), "finalizers");
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(fins, i, f)
+    {
+        if (json_is_string(f) && strcmp(json_string_value(f), FINALIZER) == 0)
+            return 0;
+    }
+    if (json_is_array(fins))
+        return patch_add(v->patch, "/metadata/finalizers/-", json_string(FINALIZER));
+    return patch_add(v->patch, "/metadata/finalizers", json_pack("[s]", FINALIZER));
+}
+
+/* batch/v1 Job (Kueue's jobframework defaults, reference §3.2): default LocalQueue, default
+ * WorkloadPriorityClass, and spec.suspend=true for managed Jobs. */
+static int mutate_job(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
+{
+    json_t *meta = json_object_get(r->object, "metadata");
+    json_t *labels = json_object_get(meta, "labels");
+    json_t *spec = json_object_get(r->object, "spec");
+    const char *ns = r->namespace ? r->namespace : str_at(meta, "namespace");
+    bool have_labels = json_is_object(labels);
+    const char *queue = str_at(labels, LABEL_QUEUE);
+    bool managed;
+
+    if (strcmp(r->operation, "CREATE") != 0)
+        return 0;
+    if ((queue == NULL || queue[0] == '\0') && ns != NULL && env->local_queue_exists &&
+        env->local_queue_exists(env->ctx, ns, "default")) {
+        if (patch_label(v->patch, &have_labels, LABEL_QUEUE, "default") != 0)
+            return -1;
+        queue = "default";
+    }
+    managed =
+        (queue != NULL && queue[0] != '\0') || (ns != NULL && env->manage_without_queue_name &&
+                                                env->manage_without_queue_name(env->ctx, ns));
+    if (managed && str_at(labels, LABEL_PRIORITY) == NULL && env->wpc_exists &&
+        env->wpc_exists(env->ctx, "default")) {
+        if (patch_label(v->patch, &have_labels, LABEL_PRIORITY, "default") != 0)
+            return -1;
+    }
+    if (managed && !json_is_true(json_object_get(spec, "suspend")))
+        return patch_add(v->patch, "/spec/suspend", json_true());
+    return 0;
+}
+
+/* ---- validating webhooks ------------------------------------------------------------------- */
+
+static bool default_queue_exists(void *ctx, const char *ns)
+{
+    const hook_admission_env_t *env = ctx;
+    return env->local_queue_exists && env->local_queue_exists(env->ctx, ns, "default");
+}
+
+static const flavor_quotas_t *find_flavor(const cluster_queue_t *cq, const char *name)
+{
+    for (size_t g = 0; g < cq->ngroups; g++)
+        for (size_t f = 0; f < cq->groups[g].nflavors; f++)
+            if (strcmp(cq->groups[g].flavors[f].name, name) == 0)
+                return &cq->groups[g].flavors[f];
+    return NULL;
+}
+
+/* A quota decrease below what admitted workloads use is allowed (they keep running, as in
+ * Kueue) but the person making it is told, naming the ClusterQueue and resource. */
+static int quota_warnings(const hook_admission_env_t *env, const cluster_queue_t *old,
+                          const cluster_queue_t *cq, json_t *warnings)
+{
+    if (env->cq_usage == NULL)
+        return 0;
+    for (size_t g = 0; g < cq->ngroups; g++) {
+        for (size_t f = 0; f < cq->groups[g].nflavors; f++) {
+            const flavor_quotas_t *fq = &cq->groups[g].flavors[f];
+            const flavor_quotas_t *ofq = old ? find_flavor(old, fq->name) : NULL;
+            for (size_t r = 0; r < fq->nresources; r++) {
+                const resource_quota_t *rq = &fq->resources[r];
+                quantity_t used;
+                char u[QUANTITY_STR_MAX], n[QUANTITY_STR_MAX], text[700];
+
+                if (ofq != NULL) {
+                    bool decreased = true;
+                    for (size_t o = 0; o < ofq->nresources; o++)
+                        if (strcmp(ofq->resources[o].name, rq->name) == 0)
+                            decreased = quantity_cmp(rq->nominal, ofq->resources[o].nominal) < 0;
+                    if (!decreased)
+                        continue;
+                }
+                if (!env->cq_usage(env->ctx, cq->meta.name, fq->name, rq->name, &used) ||
+                    quantity_cmp(used, rq->nominal) <= 0)
+                    continue;
+                snprintf(text, sizeof(text),
+                         "ClusterQueue %s: admitted workloads use %s of %s in flavor %s, more "
+                         "than the new nominalQuota %s; they keep running, and new workloads "
+                         "wait until usage falls below it",
+                         cq->meta.name, quantity_format(used, u), rq->name, fq->name,
+                         quantity_format(rq->nominal, n));
+                if (json_array_append_new(warnings, json_string(text)) != 0)
+                    return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int validate(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
+{
+    object_t obj, old;
+    diags_t d;
+    bool have_obj = false, have_old = false;
+    validate_env_t venv = {.default_queue_exists = default_queue_exists, .ctx = (void *)env};
+    int rc = 0;
+
+    if (strcmp(r->operation, "DELETE") == 0 || strcmp(r->operation, "CONNECT") == 0)
+        return 0; /* registered for DELETE only to audit it */
+    memset(&obj, 0, sizeof(obj));
+    memset(&old, 0, sizeof(old));
+    diags_init(&d);
+    have_obj = object_decode(r->object, &obj, &d) == ERR_OK;
+    if (have_obj && r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0) {
+        diags_t old_diags;
+        diags_init(&old_diags);
+        /* The stored object was valid when written; decode problems of it are not the user's. */
+        have_old = object_decode(r->old_object, &old, &old_diags) == ERR_OK;
+        diags_fini(&old_diags);
+    }
+    if (have_obj && obj.kind != r->route->kind) {
+        v->allowed = false;
+        v->code = 400;
+        v->message = malloc(128);
+        if (v->message == NULL) {
+            rc = -1;
+            goto out;
+        }
+        snprintf(v->message, 128, "expected a %s, got a %s", kind_name(r->route->kind),
+                 kind_name(obj.kind));
+        goto out;
+    }
+    if (have_obj && have_old)
+        validate_update_env(&old, &obj, &venv, &d);
+    else if (have_obj)
+        validate_object(&obj, &d);
+    if (d.oom) {
+        rc = -1;
+        goto out;
+    }
+    /* For built-in kinds the API server has already dropped fields it does not know; a field
+     * sluice does not know is only newer than sluice, never a reason to refuse a Job. */
+    v->message = join_errors(&d, r->route->kind == KIND_JOB);
+    if (v->message != NULL) {
+        v->allowed = false;
+        v->code = 403;
+    } else if (have_obj && obj.kind == KIND_CLUSTER_QUEUE) {
+        rc = quota_warnings(env, have_old ? &old.u.cq : NULL, &obj.u.cq, v->warnings);
+    }
+out:
+    if (have_obj)
+        object_fini(&obj);
+    if (have_old)
+        object_fini(&old);
+    diags_fini(&d);
+    return rc;
+}
+
+/* ---- the review -------------------------------------------------------------------------------
+ */
+
+static char *base64(const char *data, size_t len)
+{
+    size_t cap = 4 * ((len + 2) / 3) + 1;
+    char *out = malloc(cap);
+
+    if (out != NULL)
+        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)data, (int)len);
+    return out;
+}
+
+static json_t *response_json(const review_t *r, const verdict_t *v)
+{
+    json_t *resp = json_pack("{s:s, s:b}", "uid", r->uid, "allowed", v->allowed);
+    json_t *review;
+
+    if (resp == NULL)
+        return NULL;
+    if (!v->allowed &&
+        json_object_set_new(resp, "status",
+                            json_pack("{s:i, s:s, s:s}", "code", v->code, "reason",
+                                      v->code == 400 ? "BadRequest" : "Forbidden", "message",
+                                      v->message ? v->message : "denied")) != 0)
+        goto fail;
+    if (v->allowed && v->patch != NULL && json_array_size(v->patch) > 0) {
+        char *text = json_dumps(v->patch, JSON_COMPACT);
+        char *b64 = text ? base64(text, strlen(text)) : NULL;
+        int bad = b64 == NULL || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
+                  json_object_set_new(resp, "patch", json_string(b64));
+        free(text);
+        free(b64);
+        if (bad)
+            goto fail;
+    }
+    if (json_array_size(v->warnings) > 0 && json_object_set(resp, "warnings", v->warnings) != 0)
+        goto fail;
+    review = json_pack("{s:s, s:s, s:o}", "apiVersion", "admission.k8s.io/v1", "kind",
+                       "AdmissionReview", "response", resp);
+    return review;
+fail:
+    json_decref(resp);
+    return NULL;
+}
+
+static const route_t *route_find(const char *path)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(routes); i++)
+        if (strcmp(routes[i].path, path) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+/* Fill `r` from the AdmissionReview `doc`; ERR_PARSE names what is wrong. */
+static err_t review_parse(json_t *doc, review_t *r, err_msg_t *msg)
+{
+    json_t *req = json_object_get(doc, "request");
+    json_t *user;
+    const char *api = str_at(doc, "apiVersion");
+
+    if (!json_is_object(doc))
+        return err_set(msg, ERR_PARSE, "malformed AdmissionReview: not a JSON object");
+    if (api == NULL || strcmp(api, "admission.k8s.io/v1") != 0 ||
+        strcmp(str_at(doc, "kind") ? str_at(doc, "kind") : "", "AdmissionReview") != 0)
+        return err_set(msg, ERR_PARSE,
+                       "malformed AdmissionReview: apiVersion must be admission.k8s.io/v1 and "
+                       "kind AdmissionReview");
+    if (!json_is_object(req))
+        return err_set(msg, ERR_PARSE, "malformed AdmissionReview: request: Required value");
+    r->uid = str_at(req, "uid");
+    r->operation = str_at(req, "operation");
+    if (r->uid == NULL || r->uid[0] == '\0')
+        return err_set(msg, ERR_PARSE, "malformed AdmissionReview: request.uid: Required value");
+    if (r->operation == NULL ||
+        (strcmp(r->operation, "CREATE") != 0 && strcmp(r->operation, "UPDATE") != 0 &&
+         strcmp(r->operation, "DELETE") != 0 && strcmp(r->operation, "CONNECT") != 0))
+        return err_set(msg, ERR_PARSE,
+                       "malformed AdmissionReview: request.operation: must be CREATE, UPDATE, "
+                       "DELETE or CONNECT");
+    r->kind = str_at(json_object_get(req, "kind"), "kind");
+    r->sub_resource = str_at(req, "subResource");
+    r->namespace = str_at(req, "namespace");
+    r->name = str_at(req, "name");
+    user = json_object_get(req, "userInfo");
+    r->user = str_at(user, "username");
+    r->groups = json_object_get(user, "groups");
+    r->object = json_object_get(req, "object");
+    r->old_object = json_object_get(req, "oldObject");
+    if (json_is_null(r->object))
+        r->object = NULL;
+    if (json_is_null(r->old_object))
+        r->old_object = NULL;
+    if (r->object == NULL && strcmp(r->operation, "DELETE") != 0)
+        return err_set(msg, ERR_PARSE, "malformed AdmissionReview: request.object: Required value");
+    if (r->object != NULL && !json_is_object(r->object))
+        return err_set(msg, ERR_PARSE,
+                       "malformed AdmissionReview: request.object: must be an object");
+    if (r->old_object != NULL && !json_is_object(r->old_object))
+        return err_set(msg, ERR_PARSE,
+                       "malformed AdmissionReview: request.oldObject: must be an object");
+    return ERR_OK;
+}
+
+static void audit(const hook_admission_env_t *env, const review_t *r, const verdict_t *v)
+{
+    hook_audit_event_t ev;
+    json_t *any = r->object ? r->object : r->old_object;
+    json_t *meta = json_object_get(any, "metadata");
+
+    if (env->audit == NULL || !r->route->audited)
+        return;
+    memset(&ev, 0, sizeof(ev));
+    ev.operation = r->operation;
+    ev.kind = kind_name(r->route->kind);
+    ev.namespace = r->namespace ? r->namespace : str_at(meta, "namespace");
+    ev.name = r->name ? r->name : str_at(meta, "name");
+    ev.user = r->user ? r->user : "";
+    ev.groups = r->groups;
+    ev.old_object = r->old_object;
+    ev.object = r->object;
+    ev.allowed = v->allowed;
+    ev.reason = v->allowed ? NULL : v->message;
+    ev.warnings = v->warnings;
+    env->audit(env->ctx, &ev);
+}
+
+err_t hook_admission_review(const hook_admission_env_t *env, const char *path, const char *body,
+                            size_t len, int *status, char **response, err_msg_t *msg)
+{
+    static const hook_admission_env_t no_env;
+    review_t r;
+    verdict_t v;
+    json_error_t jerr;
+    json_t *doc = NULL, *out = NULL;
+    err_t rc = ERR_OK;
+    int bad;
+
+    if (env == NULL)
+        env = &no_env;
+    memset(&r, 0, sizeof(r));
+    memset(&v, 0, sizeof(v));
+    r.route = route_find(path);
+    if (r.route == NULL) {
+        *status = 404;
+        return err_set(msg, ERR_NOT_FOUND, "no webhook at %s", path);
+    }
+    doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc == NULL) {
+        *status = 400;
+        return err_set(msg, ERR_PARSE, "malformed AdmissionReview: invalid JSON at line %d: %s",
+                       jerr.line, jerr.text);
+    }
+    rc = review_parse(doc, &r, msg);
+    if (rc != ERR_OK) {
+        *status = 400;
+        goto out;
+    }
+    v.allowed = true;
+    v.warnings = json_array();
+    v.patch = r.route->type == HOOK_MUTATE ? json_array() : NULL;
+    if (v.warnings == NULL || (r.route->type == HOOK_MUTATE && v.patch == NULL)) {
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+        *status = 500;
+        goto out;
+    }
+    if (r.route->type == HOOK_MUTATE) {
+        bad = 0;
+        if (r.object != NULL && strcmp(r.operation, "CREATE") == 0) {
+            if (r.route->kind == KIND_JOB)
+                bad = mutate_job(env, &r, &v);
+            else if (r.route->kind == KIND_CLUSTER_QUEUE || r.route->kind == KIND_RESOURCE_FLAVOR)
+                bad = mutate_finalizer(&r, &v);
+        }
+    } else {
+        bad = validate(env, &r, &v);
+        audit(env, &r, &v);
+    }
+    if (bad) {
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+        *status = 500;
+        goto out;
+    }
+    out = response_json(&r, &v);
+    *response = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    if (*response == NULL) {
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+        *status = 500;
+        goto out;
+    }
+    *status = 200;
+out:
+    json_decref(out);
+    json_decref(doc);
+    json_decref(v.patch);
+    json_decref(v.warnings);
+    free(v.message);
+    return rc;
+}
+
+void hook_admission_handler(void *ud, const hook_request_t *req, hook_response_t *resp)
+{
+    const char *ct = NULL;
+    err_msg_t msg;
+    char *body = NULL;
+    int status = 500;
+
+    if (strcmp(req->method, "POST") != 0) {
+        resp->status = 405;
+        resp->content_type = "text/plain; charset=utf-8";
+        resp->body = "admission webhooks accept POST only\n";
+        resp->body_len = strlen(resp->body);
+        return;
+    }
+    for (size_t i = 0; i < req->nheaders; i++)
+        if (strcmp(req->headers[i].name, "content-type") == 0)
+            ct = req->headers[i].value;
+    if (ct == NULL || strncmp(ct, "application/json", 16) != 0) {
+        resp->status = 415;
+        resp->content_type = "text/plain; charset=utf-8";
+        resp->body = "admission webhooks accept Content-Type: application/json only\n";
+        resp->body_len = strlen(resp->body);
+        return;
+    }
+    if (hook_admission_review(ud, req->path, req->body, req->body_len, &status, &body, &msg) !=
+        ERR_OK) {
+        size_t n = strlen(msg.text);
+        resp->status = status;
+        resp->content_type = "text/plain; charset=utf-8";
+        resp->owned_body = malloc(n + 2);
+        if (resp->owned_body != NULL) {
+            memcpy(resp->owned_body, msg.text, n);
+            resp->owned_body[n] = '\n';
+            resp->owned_body[n + 1] = '\0';
+            resp->body_len = n + 1;
+        }
+        return;
+    }
+    resp->status = 200;
+    resp->content_type = "application/json";
+    resp->owned_body = body;
+    resp->body_len = strlen(body);
+}

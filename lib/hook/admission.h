@@ -1,0 +1,79 @@
+/* admission -- AdmissionReview v1 webhooks: Kueue's validating and mutating endpoints. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_HOOK_ADMISSION_H
+#define SLUICE_HOOK_ADMISSION_H
+
+#include "hook/server.h"
+#include "model/quantity.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Paths are Kueue's (kubebuilder's `/validate-<group with dashes>-<version>-<kind>`), so Kueue's
+ * webhook configurations work unchanged:
+ *
+ *   /mutate-kueue-x-k8s-io-v1beta2-clusterqueue     finalizer kueue.x-k8s.io/resource-in-use
+ *   /validate-kueue-x-k8s-io-v1beta2-clusterqueue   rules + quota-decrease warnings
+ *   /mutate-kueue-x-k8s-io-v1beta2-resourceflavor   finalizer
+ *   /validate-kueue-x-k8s-io-v1beta2-resourceflavor
+ *   /validate-kueue-x-k8s-io-v1beta2-cohort
+ *   /validate-kueue-x-k8s-io-v1beta2-localqueue     (sluice: spec.clusterQueue immutable)
+ *   /validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass (sluice: audit of value changes)
+ *   /mutate-kueue-x-k8s-io-v1beta2-workload         (no change: partial admission is on)
+ *   /validate-kueue-x-k8s-io-v1beta2-workload       workloads and workloads/status
+ *   /mutate-batch-v1-job                            default queue, default priority, suspend
+ *   /validate-batch-v1-job
+ *
+ * Validation is lib/model's validate_object()/validate_update_env(): the same code as
+ * `sluice check`. A denial is answered like controller-runtime answers Kueue's webhooks:
+ * allowed=false, status code 403, message "path: detail" (several joined as "[a, b]").
+ */
+
+/* One audited admission decision (see audit.h for the record written). Borrowed pointers, valid
+ * during the callback only. */
+typedef struct hook_audit_event_s {
+    const char *operation; /* CREATE, UPDATE, DELETE */
+    const char *kind;      /* ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Job, ... */
+    const char *namespace; /* NULL for cluster-scoped */
+    const char *name;
+    const char *user;
+    json_t *groups;     /* array of strings (borrowed) */
+    json_t *old_object; /* borrowed, NULL on CREATE */
+    json_t *object;     /* borrowed, NULL on DELETE */
+    bool allowed;
+    const char *reason; /* denial message, NULL when allowed */
+    json_t *warnings;   /* array of strings (borrowed) */
+} hook_audit_event_t;
+
+/* What the webhooks need to know about the cluster; every member is optional. */
+typedef struct hook_admission_env_s {
+    /* Does LocalQueue ns/name exist? (Job defaulting: LocalQueue "default".) */
+    bool (*local_queue_exists)(void *ctx, const char *ns, const char *name);
+    /* Does WorkloadPriorityClass `name` exist? (Job defaulting: "default".) */
+    bool (*wpc_exists)(void *ctx, const char *name);
+    /* Should Jobs without a queue-name in namespace `ns` be managed
+     * (manageJobsWithoutQueueName and managedJobsNamespaceSelector)? */
+    bool (*manage_without_queue_name)(void *ctx, const char *ns);
+    /* Usage reserved by admitted workloads of ClusterQueue `cq` on (flavor, resource); false
+     * when unknown (then no quota-decrease warning can be given). */
+    bool (*cq_usage)(void *ctx, const char *cq, const char *flavor, const char *resource,
+                     quantity_t *out);
+    /* Called for every decision on an audited object (quotas, queue mappings, priorities). */
+    void (*audit)(void *ctx, const hook_audit_event_t *ev);
+    void *ctx;
+} hook_admission_env_t;
+
+/* Answer one AdmissionReview posted to `path`. On success *status is 200 and *response is the
+ * AdmissionReview JSON (malloc'ed, caller frees). Bad requests (unknown path, malformed JSON or
+ * AdmissionReview) return ERR_NOT_FOUND / ERR_PARSE with *status 404 / 400 and the reason in
+ * `msg`. */
+err_t hook_admission_review(const hook_admission_env_t *env, const char *path, const char *body,
+                            size_t len, int *status, char **response, err_msg_t *msg);
+
+/* A hook_server handler: `ud` is a hook_admission_env_t. POST only (405), JSON only (415). */
+void hook_admission_handler(void *ud, const hook_request_t *req, hook_response_t *resp);
+
+#endif

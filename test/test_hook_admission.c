@@ -1,0 +1,425 @@
+/* test_hook_admission -- AdmissionReview handling: validation, mutation patches, warnings. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "hook/admission.h"
+
+#include <check.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A fake cluster: LocalQueue ns1/default and WPC default exist; cq-a uses 14 nvidia.com/gpu of
+ * flavor h100; audit events are counted and the last one kept. */
+typedef struct cluster_s {
+    int audits;
+    char last_user[64];
+    char last_op[16];
+    bool last_allowed;
+    char last_reason[512];
+} cluster_t;
+
+static bool lq_exists(void *ctx, const char *ns, const char *name)
+{
+    (void)ctx;
+    return strcmp(ns, "ns1") == 0 && strcmp(name, "default") == 0;
+}
+
+static bool wpc_exists(void *ctx, const char *name)
+{
+    (void)ctx;
+    return strcmp(name, "default") == 0;
+}
+
+static bool cq_usage(void *ctx, const char *cq, const char *flavor, const char *resource,
+                     quantity_t *out)
+{
+    (void)ctx;
+    if (strcmp(cq, "cq-a") == 0 && strcmp(flavor, "h100") == 0 &&
+        strcmp(resource, "nvidia.com/gpu") == 0) {
+        *out = quantity_from_int(14, QUANTITY_DECIMAL_SI);
+        return true;
+    }
+    return false;
+}
+
+static void on_audit(void *ctx, const hook_audit_event_t *ev)
+{
+    cluster_t *c = ctx;
+
+    c->audits++;
+    snprintf(c->last_user, sizeof(c->last_user), "%s", ev->user);
+    snprintf(c->last_op, sizeof(c->last_op), "%s", ev->operation);
+    c->last_allowed = ev->allowed;
+    snprintf(c->last_reason, sizeof(c->last_reason), "%s", ev->reason ? ev->reason : "");
+}
+
+static cluster_t cluster;
+static const hook_admission_env_t env = {
+    .local_queue_exists = lq_exists,
+    .wpc_exists = wpc_exists,
+    .cq_usage = cq_usage,
+    .audit = on_audit,
+    .ctx = &cluster,
+};
+
+static const char cq_valid[] =
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":"
+    "\"cq-a\"},\"spec\":{\"cohortName\":\"all\",\"namespaceSelector\":{},\"resourceGroups\":[{"
+    "\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":\"h100\",\"resources\":[{"
+    "\"name\":\"nvidia.com/gpu\",\"nominalQuota\":\"%s\"}]}]}]}}";
+
+static const char cq_bad[] =
+    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":"
+    "\"cq-b\"},\"spec\":{\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],"
+    "\"flavors\":[{\"name\":\"h100\",\"resources\":[{\"name\":\"nvidia.com/gpu\","
+    "\"nominalQuota\":\"4\",\"lendingLimit\":\"8\"}]}]}]}}";
+
+/* An AdmissionReview for `op` on `object` (and `old`, may be NULL) into buf. */
+static void review(char *buf, size_t cap, const char *op, const char *kind, const char *object,
+                   const char *old)
+{
+    snprintf(buf, cap,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"705ab4f5-6393-11e8-b7cc-42010a800002\",\"kind\":{\"group\":\"g\","
+             "\"version\":\"v\",\"kind\":\"%s\"},\"operation\":\"%s\",\"userInfo\":{\"username\":"
+             "\"alice@example.com\",\"groups\":[\"platform-admins\"]},\"object\":%s,"
+             "\"oldObject\":%s}}",
+             kind, op, object ? object : "null", old ? old : "null");
+}
+
+/* Run a review; returns the parsed "response" member (caller decrefs the returned root). */
+static json_t *run(const char *path, const char *body, json_t **response)
+{
+    char *out = NULL;
+    int status = 0;
+    err_msg_t msg;
+    json_t *root;
+
+    ck_assert_msg(hook_admission_review(&env, path, body, strlen(body), &status, &out, &msg) ==
+                      ERR_OK,
+                  "%s", msg.text);
+    ck_assert_int_eq(status, 200);
+    root = json_loads(out, 0, NULL);
+    free(out);
+    ck_assert_ptr_nonnull(root);
+    ck_assert_str_eq(json_string_value(json_object_get(root, "kind")), "AdmissionReview");
+    *response = json_object_get(root, "response");
+    ck_assert_str_eq(json_string_value(json_object_get(*response, "uid")),
+                     "705ab4f5-6393-11e8-b7cc-42010a800002");
+    return root;
+}
+
+/* The decoded JSONPatch of a response. */
+static json_t *patch_of(json_t *response)
+{
+    const char *b64 = json_string_value(json_object_get(response, "patch"));
+    unsigned char raw[4096];
+    int n;
+
+    ck_assert_ptr_nonnull(b64);
+    ck_assert_str_eq(json_string_value(json_object_get(response, "patchType")), "JSONPatch");
+    n = EVP_DecodeBlock(raw, (const unsigned char *)b64, (int)strlen(b64));
+    ck_assert_int_gt(n, 0);
+    while (n > 0 && raw[n - 1] == '\0') /* EVP_DecodeBlock pads */
+        n--;
+    return json_loadb((const char *)raw, (size_t)n, 0, NULL);
+}
+
+START_TEST(test_invalid_cluster_queue_denied_with_paths)
+{
+    char body[4096];
+    json_t *root, *resp, *status;
+    const char *message;
+
+    memset(&cluster, 0, sizeof(cluster));
+    review(body, sizeof(body), "CREATE", "ClusterQueue", cq_bad, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    status = json_object_get(resp, "status");
+    ck_assert_int_eq(json_integer_value(json_object_get(status, "code")), 403);
+    message = json_string_value(json_object_get(status, "message"));
+    ck_assert_ptr_nonnull(strstr(message,
+                                 "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: "
+                                 "must be less than or equal to the nominalQuota"));
+    ck_assert_ptr_nonnull(strstr(message, "must be nil when cohort is empty"));
+    ck_assert_int_eq(message[0], '['); /* several errors: an aggregate */
+    /* rejections are audited with the reason */
+    ck_assert_int_eq(cluster.audits, 1);
+    ck_assert(!cluster.last_allowed);
+    ck_assert_str_eq(cluster.last_user, "alice@example.com");
+    ck_assert_ptr_nonnull(strstr(cluster.last_reason, "lendingLimit"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_valid_cluster_queue_allowed_and_audited)
+{
+    char body[4096], obj[2048];
+    json_t *root, *resp;
+
+    memset(&cluster, 0, sizeof(cluster));
+    snprintf(obj, sizeof(obj), cq_valid, "16");
+    review(body, sizeof(body), "CREATE", "ClusterQueue", obj, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_ptr_null(json_object_get(resp, "status"));
+    ck_assert_ptr_null(json_object_get(resp, "warnings")); /* 16 > 14 used */
+    ck_assert_int_eq(cluster.audits, 1);
+    ck_assert(cluster.last_allowed);
+    ck_assert_str_eq(cluster.last_op, "CREATE");
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_quota_decrease_below_usage_warns)
+{
+    char body[8192], obj[2048], old[2048];
+    json_t *root, *resp, *warnings;
+    const char *w;
+
+    snprintf(old, sizeof(old), cq_valid, "16");
+    snprintf(obj, sizeof(obj), cq_valid, "8");
+    review(body, sizeof(body), "UPDATE", "ClusterQueue", obj, old);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    warnings = json_object_get(resp, "warnings");
+    ck_assert_uint_eq(json_array_size(warnings), 1);
+    w = json_string_value(json_array_get(warnings, 0));
+    ck_assert_ptr_nonnull(strstr(w, "ClusterQueue cq-a"));
+    ck_assert_ptr_nonnull(strstr(w, "14 of nvidia.com/gpu in flavor h100"));
+    ck_assert_ptr_nonnull(strstr(w, "nominalQuota 8"));
+    json_decref(root);
+    /* an increase never warns, even while usage is above it */
+    snprintf(old, sizeof(old), cq_valid, "4");
+    snprintf(obj, sizeof(obj), cq_valid, "8");
+    review(body, sizeof(body), "UPDATE", "ClusterQueue", obj, old);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert_ptr_null(json_object_get(resp, "warnings"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_cluster_queue_finalizer_patch)
+{
+    char body[4096], obj[2048];
+    json_t *root, *resp, *patch, *op;
+
+    snprintf(obj, sizeof(obj), cq_valid, "16");
+    review(body, sizeof(body), "CREATE", "ClusterQueue", obj, NULL);
+    root = run("/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 1);
+    op = json_array_get(patch, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(op, "op")), "add");
+    ck_assert_str_eq(json_string_value(json_object_get(op, "path")), "/metadata/finalizers");
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(op, "value"), 0)),
+                     "kueue.x-k8s.io/resource-in-use");
+    json_decref(patch);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_job_defaults_queue_priority_and_suspend)
+{
+    char body[4096];
+    json_t *root, *resp, *patch;
+    const char *job = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+                      "\"namespace\":\"ns1\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+                      "\"name\":\"c\",\"image\":\"i\"}],\"restartPolicy\":\"Never\"}}}}";
+
+    review(body, sizeof(body), "CREATE", "Job", job, NULL);
+    root = run("/mutate-batch-v1-job", body, &resp);
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 3);
+    /* no labels yet: the first add creates the map, the second adds a key to it */
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+                     "/metadata/labels");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(json_array_get(patch, 0), "value"),
+                                          "kueue.x-k8s.io/queue-name")),
+        "default");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 1), "path")),
+                     "/metadata/labels/kueue.x-k8s.io~1priority-class");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 2), "path")),
+                     "/spec/suspend");
+    ck_assert(json_is_true(json_object_get(json_array_get(patch, 2), "value")));
+    json_decref(patch);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_unmanaged_job_left_alone)
+{
+    char body[4096];
+    json_t *root, *resp;
+    const char *job = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+                      "\"namespace\":\"ns2\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+                      "\"name\":\"c\",\"image\":\"i\"}],\"restartPolicy\":\"Never\"}}}}";
+
+    review(body, sizeof(body), "CREATE", "Job", job, NULL);
+    root = run("/mutate-batch-v1-job", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_local_queue_cluster_queue_immutable)
+{
+    char body[4096];
+    json_t *root, *resp;
+    const char *old = "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+                      "\"metadata\":{\"name\":\"lq\",\"namespace\":\"ns1\"},\"spec\":{"
+                      "\"clusterQueue\":\"cq-a\"}}";
+    const char *obj = "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+                      "\"metadata\":{\"name\":\"lq\",\"namespace\":\"ns1\"},\"spec\":{"
+                      "\"clusterQueue\":\"cq-b\"}}";
+
+    review(body, sizeof(body), "UPDATE", "LocalQueue", obj, old);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-localqueue", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+               "spec.clusterQueue"));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+               "field is immutable"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_delete_is_allowed_and_audited)
+{
+    char body[4096], obj[2048];
+    json_t *root, *resp;
+
+    memset(&cluster, 0, sizeof(cluster));
+    snprintf(obj, sizeof(obj), cq_valid, "16");
+    review(body, sizeof(body), "DELETE", "ClusterQueue", NULL, obj);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_int_eq(cluster.audits, 1);
+    ck_assert_str_eq(cluster.last_op, "DELETE");
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_wrong_kind_is_a_bad_request)
+{
+    char body[4096];
+    json_t *root, *resp;
+    const char *lq = "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\","
+                     "\"metadata\":{\"name\":\"lq\",\"namespace\":\"ns1\"},\"spec\":{"
+                     "\"clusterQueue\":\"cq-a\"}}";
+
+    review(body, sizeof(body), "CREATE", "LocalQueue", lq, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(resp, "status"), "code")),
+                     400);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_malformed_reviews)
+{
+    static const struct {
+        const char *path, *body, *needle;
+        int status;
+    } cases[] = {
+        {"/nope", "{}", "no webhook at /nope", 404},
+        {"/validate-batch-v1-job", "not json", "invalid JSON", 400},
+        {"/validate-batch-v1-job", "[]", "not a JSON object", 400},
+        {"/validate-batch-v1-job", "{\"apiVersion\":\"admission.k8s.io/v1beta1\"}",
+         "apiVersion must be admission.k8s.io/v1", 400},
+        {"/validate-batch-v1-job",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+         "\"AdmissionReview\"}",
+         "request: Required value", 400},
+        {"/validate-batch-v1-job",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+         "\"operation\":\"CREATE\"}}",
+         "request.uid: Required value", 400},
+        {"/validate-batch-v1-job",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+         "\"uid\":\"u\",\"operation\":\"PATCH\"}}",
+         "request.operation", 400},
+        {"/validate-batch-v1-job",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+         "\"uid\":\"u\",\"operation\":\"CREATE\"}}",
+         "request.object: Required value", 400},
+        {"/validate-batch-v1-job",
+         "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+         "\"uid\":\"u\",\"operation\":\"CREATE\",\"object\":7}}",
+         "request.object: must be an object", 400},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = NULL;
+        int status = 0;
+        err_msg_t msg;
+        err_t rc = hook_admission_review(&env, cases[i].path, cases[i].body, strlen(cases[i].body),
+                                         &status, &out, &msg);
+        ck_assert_msg(rc != ERR_OK, "case %zu accepted", i);
+        ck_assert_int_eq(status, cases[i].status);
+        ck_assert_msg(strstr(msg.text, cases[i].needle) != NULL, "case %zu: %s", i, msg.text);
+        ck_assert_ptr_null(out);
+    }
+}
+END_TEST
+
+START_TEST(test_http_handler_method_and_content_type)
+{
+    hook_request_t req;
+    hook_response_t resp;
+
+    memset(&req, 0, sizeof(req));
+    memset(&resp, 0, sizeof(resp));
+    req.method = "GET";
+    req.path = "/validate-batch-v1-job";
+    hook_admission_handler((void *)&env, &req, &resp);
+    ck_assert_int_eq(resp.status, 405);
+    memset(&resp, 0, sizeof(resp));
+    req.method = "POST";
+    req.headers[0].name = "content-type";
+    req.headers[0].value = "text/plain";
+    req.nheaders = 1;
+    hook_admission_handler((void *)&env, &req, &resp);
+    ck_assert_int_eq(resp.status, 415);
+    memset(&resp, 0, sizeof(resp));
+    req.headers[0].value = "application/json";
+    req.body = "{";
+    req.body_len = 1;
+    hook_admission_handler((void *)&env, &req, &resp);
+    ck_assert_int_eq(resp.status, 400);
+    ck_assert_ptr_nonnull(strstr(resp.owned_body, "malformed AdmissionReview"));
+    free(resp.owned_body);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hook_admission");
+    TCase *tc = tcase_create("admission");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_invalid_cluster_queue_denied_with_paths);
+    tcase_add_test(tc, test_valid_cluster_queue_allowed_and_audited);
+    tcase_add_test(tc, test_quota_decrease_below_usage_warns);
+    tcase_add_test(tc, test_cluster_queue_finalizer_patch);
+    tcase_add_test(tc, test_job_defaults_queue_priority_and_suspend);
+    tcase_add_test(tc, test_unmanaged_job_left_alone);
+    tcase_add_test(tc, test_local_queue_cluster_queue_immutable);
+    tcase_add_test(tc, test_delete_is_allowed_and_audited);
+    tcase_add_test(tc, test_wrong_kind_is_a_bad_request);
+    tcase_add_test(tc, test_malformed_reviews);
+    tcase_add_test(tc, test_http_handler_method_and_content_type);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
