@@ -411,7 +411,8 @@ static err_t add_cycle_usage(cyc_t *c, cq_t *cq, const use_t *use, size_t nuse)
     use_t *copy = malloc((nuse ? nuse : 1) * sizeof(use_t));
     if (copy == NULL)
         return ERR_NOMEM;
-    memcpy(copy, use, nuse * sizeof(use_t));
+    if (nuse)
+        memcpy(copy, use, nuse * sizeof(use_t));
     for (size_t i = 0; i < nuse; i++)
         sched__usage_add(&cq->node, use[i].fr, use[i].v);
     c->added[c->nadded].cq = cq;
@@ -546,7 +547,8 @@ static err_t admit(cyc_t *c, entry_t *e)
     use_t *use = malloc((e->a.nuse ? e->a.nuse : 1) * sizeof(use_t));
     if (use == NULL)
         goto nomem;
-    memcpy(use, e->a.use, e->a.nuse * sizeof(use_t));
+    if (e->a.nuse)
+        memcpy(use, e->a.use, e->a.nuse * sizeof(use_t));
     sched_decision_t *d = decision_new(c->out, SCHED_DECISION_ADMIT, w, cq->name, c->now);
     if (d == NULL) {
         free(use);

@@ -102,8 +102,10 @@ err_t sched_cq_workloads(const sched_t *s, const char *name, sched_wl_cb cb, voi
     wl_t **all = malloc((n ? n : 1) * sizeof(wl_t *));
     if (all == NULL)
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
-    memcpy(all, cq->heap.items, cq->heap.len * sizeof(wl_t *));
-    memcpy(all + cq->heap.len, cq->inadm.items, cq->inadm.len * sizeof(wl_t *));
+    if (cq->heap.len)
+        memcpy(all, cq->heap.items, cq->heap.len * sizeof(wl_t *));
+    if (cq->inadm.len)
+        memcpy(all + cq->heap.len, cq->inadm.items, cq->inadm.len * sizeof(wl_t *));
     if (sched__sort(all, n, sizeof(wl_t *), wl_ptr_cmp, NULL) != ERR_OK) {
         free(all);
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
