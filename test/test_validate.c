@@ -1011,6 +1011,46 @@ START_TEST(job_update_partial_admission)
 }
 END_TEST
 
+/* ---- kueue.x-k8s.io/admission-gated-by ---------------------------------------------------- */
+
+#define GATED      "kueue.x-k8s.io/admission-gated-by"
+#define GATED_PATH "metadata.annotations[" GATED "]: "
+
+START_TEST(admission_gated_by)
+{
+    EXPECT(job_yaml("", GATED ": \"example.com/a, example.com/b\"", ""), "");
+    EXPECT(job_yaml("", GATED ": \"example.com/a,,example.com/a\"", ""), GATED_PATH
+           "cannot contain empty gate names\n" GATED_PATH "duplicate gate name: example.com/a\n");
+    EXPECT(job_yaml("", GATED ": \"nohost, /x, example.com/\"", ""),
+           GATED_PATH "must be a domain-prefixed path (such as \"acme.io/foo\")\n");
+    EXPECT(job_yaml("", GATED ": \"Example.com/x\"", ""), GATED_PATH SUBDOMAIN_RE "\n");
+    EXPECT(job_yaml("", GATED ": \"example.com/a b\"", ""),
+           GATED_PATH "Invalid path (regex used for validation is "
+                      "'[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+')\n");
+    EXPECT(job_yaml("",
+                    GATED ": \"example.com/"
+                          "0123456789012345678901234567890123456789012345678901234567890\"",
+                    ""),
+           GATED_PATH "Too long: may not be more than 63 bytes\n");
+    /* The same rules on a Workload. */
+    EXPECT(wl_yaml(", annotations: {" GATED ": \"x\"}", "", PS_MAIN(1, ""), ""),
+           GATED_PATH "must be a domain-prefixed path (such as \"acme.io/foo\")\n");
+
+    /* Updates may only remove gates. */
+    EXPECT_UPDATE(job_yaml("", "", ""), job_yaml("", GATED ": example.com/a", ""),
+                  GATED_PATH "Forbidden: cannot add admission gate after creation\n");
+    EXPECT_UPDATE(job_yaml("", GATED ": example.com/a", ""),
+                  job_yaml("", GATED ": \"example.com/a,example.com/b\"", ""),
+                  GATED_PATH "Forbidden: can only remove gates, not add new ones\n");
+    EXPECT_UPDATE(job_yaml("", GATED ": \"example.com/a,example.com/b\"", ""),
+                  job_yaml("", GATED ": example.com/b", ""), "");
+    EXPECT_UPDATE(job_yaml("", GATED ": example.com/a", ""), job_yaml("", "", ""), "");
+    EXPECT_UPDATE(wl_yaml("", "", PS_MAIN(1, ""), ""),
+                  wl_yaml(", annotations: {" GATED ": example.com/a}", "", PS_MAIN(1, ""), ""),
+                  GATED_PATH "Forbidden: cannot add admission gate after creation\n");
+}
+END_TEST
+
 /* ---- kinds without rules -------------------------------------------------------------------- */
 
 START_TEST(other_kinds_have_no_rules)
@@ -1080,6 +1120,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, job_update_immutable_labels);
     tcase_add_test(job, job_update_priority_class);
     tcase_add_test(job, job_update_partial_admission);
+    tcase_add_test(job, admission_gated_by);
     suite_add_tcase(s, job);
     return s;
 }

@@ -34,6 +34,7 @@
 #define SYNC_COMPLETIONS_ANN    "kueue.x-k8s.io/job-completions-equal-parallelism"
 #define ELASTIC_JOB_ANN         "kueue.x-k8s.io/elastic-job"
 #define STOPPING_ANN            "kueue.x-k8s.io/stopping"
+#define GATED_BY_ANN            "kueue.x-k8s.io/admission-gated-by"
 
 #define MSG_IMMUTABLE    "field is immutable"
 #define MSG_NEGATIVE     "must be greater than or equal to 0"
@@ -107,6 +108,11 @@ static const char *quote(const char *s, char *buf, size_t cap)
     buf[n++] = '"';
     buf[n] = '\0';
     return buf;
+}
+
+static bool is_alnum_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -559,6 +565,125 @@ static void validate_local_queue_update(const local_queue_t *old, const local_qu
         verr(d, "spec.clusterQueue", MSG_IMMUTABLE);
 }
 
+/* ---- kueue.x-k8s.io/admission-gated-by (Workload and Job) ------------------------------- */
+
+/*
+ * The annotation holds comma-separated gate names (spaces around names trimmed); each is a
+ * domain-prefixed path ("example.com/provisioner") of at most 63 bytes, like a Job's
+ * spec.managedBy. Gates can only be removed after creation. Messages are Kueue's and, for the
+ * path syntax, Kubernetes' IsDomainPrefixedPath.
+ */
+#define GATED_BY_PATH   "metadata.annotations[" GATED_BY_ANN "]"
+#define GATES_MAX       64
+#define GATE_NAME_MAX   63
+#define HTTP_PATH_CHARS "/-._~%!$&'()*+,;=:"
+
+typedef struct gates_s {
+    char buf[4096];
+    const char *name[GATES_MAX];
+    size_t n;
+} gates_t;
+
+/* Kueue's csv.Parse: blank -> no names; otherwise split on ',' and trim each part. */
+static void gates_parse(const char *v, gates_t *g)
+{
+    char *p, *end;
+
+    g->n = 0;
+    snprintf(g->buf, sizeof(g->buf), "%s", v ? v : "");
+    p = g->buf;
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    if (*p == '\0')
+        return;
+    for (p = g->buf; g->n < GATES_MAX; p = end + 1) {
+        char *start = p, *stop;
+        end = strchr(p, ',');
+        if (end != NULL)
+            *end = '\0';
+        while (*start == ' ' || *start == '\t' || *start == '\n' || *start == '\r')
+            start++;
+        stop = start + strlen(start);
+        while (stop > start &&
+               (stop[-1] == ' ' || stop[-1] == '\t' || stop[-1] == '\n' || stop[-1] == '\r'))
+            *--stop = '\0';
+        g->name[g->n++] = start;
+        if (end == NULL)
+            break;
+    }
+}
+
+static bool gates_has(const gates_t *g, const char *name)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->name[i], name) == 0)
+            return true;
+    return false;
+}
+
+static void check_gated_by_format(diags_t *d, const char *value)
+{
+    gates_t g;
+
+    if (value == NULL || value[0] == '\0')
+        return;
+    gates_parse(value, &g);
+    for (size_t i = 0; i < g.n; i++) {
+        const char *gate = g.name[i], *slash = strchr(gate, '/');
+        bool dup = false;
+        msgs_t m;
+
+        if (gate[0] == '\0') {
+            verr(d, GATED_BY_PATH, "cannot contain empty gate names");
+            continue;
+        }
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = strcmp(g.name[j], gate) == 0;
+        if (dup) {
+            verr(d, GATED_BY_PATH, "duplicate gate name: %s", gate);
+            continue;
+        }
+        if (slash == NULL || slash == gate || slash[1] == '\0') {
+            verr(d, GATED_BY_PATH, "must be a domain-prefixed path (such as \"acme.io/foo\")");
+        } else {
+            char host[512];
+            snprintf(host, sizeof(host), "%.*s", (int)(slash - gate), gate);
+            names_dns1123_subdomain(host, &m);
+            emit_each(d, GATED_BY_PATH, &m);
+            for (const char *c = slash + 1; *c != '\0'; c++) {
+                if (!is_alnum_byte((unsigned char)*c) && strchr(HTTP_PATH_CHARS, *c) == NULL) {
+                    verr(d, GATED_BY_PATH,
+                         "Invalid path (regex used for validation is "
+                         "'[A-Za-z0-9/\\-._~%%!$&'()*+,;=:]+')");
+                    break;
+                }
+            }
+        }
+        if (strlen(gate) > GATE_NAME_MAX)
+            verr(d, GATED_BY_PATH, "Too long: may not be more than %d bytes", GATE_NAME_MAX);
+    }
+}
+
+static void check_gated_by_update(diags_t *d, const object_meta_t *old, const object_meta_t *m)
+{
+    const char *ov = meta_annotation(old, GATED_BY_ANN), *nv = meta_annotation(m, GATED_BY_ANN);
+    gates_t og, ng;
+
+    if ((ov == NULL || ov[0] == '\0') && nv != NULL && nv[0] != '\0')
+        verr(d, GATED_BY_PATH, "Forbidden: cannot add admission gate after creation");
+    if (ov != NULL && ov[0] != '\0' && nv != NULL && nv[0] != '\0') {
+        gates_parse(ov, &og);
+        gates_parse(nv, &ng);
+        for (size_t i = 0; i < ng.n; i++) {
+            if (!gates_has(&og, ng.name[i])) {
+                verr(d, GATED_BY_PATH, "Forbidden: can only remove gates, not add new ones");
+                break;
+            }
+        }
+    }
+    check_gated_by_format(d, nv);
+}
+
 /* ---- Workload ---------------------------------------------------------------------------- */
 
 static bool elastic_enabled(const object_meta_t *m)
@@ -692,6 +817,7 @@ static void validate_workload(const workload_t *wl, const workload_t *old, diags
             }
         }
     }
+    check_gated_by_format(d, meta_annotation(&wl->meta, GATED_BY_ANN));
 }
 
 static bool resource_list_eq(const resource_list_t *a, const resource_list_t *b)
@@ -851,6 +977,7 @@ static void validate_workload_update(const workload_t *old, const workload_t *wl
     if (old->admission != NULL && wl->admission != NULL &&
         !admission_eq(old->admission, wl->admission))
         verr(d, "status.admission", MSG_IMMUTABLE);
+    check_gated_by_update(d, &old->meta, &wl->meta);
 }
 
 /* ---- batch/v1 Job ------------------------------------------------------------------------- */
@@ -975,6 +1102,7 @@ static void check_job_common(const job_t *j, diags_t *d)
         else if (n <= 0)
             verr(d, LABEL_PATH(MAX_EXEC_TIME_LABEL), "should be greater than 0");
     }
+    check_gated_by_format(d, meta_annotation(&j->meta, GATED_BY_ANN));
 }
 
 /* validatePartialAdmissionCreate. */
@@ -1064,6 +1192,7 @@ static void validate_job_update(const job_t *old, const job_t *j, const validate
              "WorkloadPriorityClass cannot be removed from a workload");
     if (elastic_enabled(&old->meta) != elastic_enabled(&j->meta))
         verr(d, ANN_PATH(ELASTIC_JOB_ANN), MSG_IMMUTABLE);
+    check_gated_by_update(d, &old->meta, &j->meta);
 
     /* validatePartialAdmissionUpdate (reads spec.suspend as written, as Kueue does). */
     if (meta_annotation(&old->meta, MIN_PARALLELISM_ANN) != NULL && !old->suspend &&
