@@ -1,0 +1,474 @@
+/* audit -- the governance audit trail: who changed which quota, queue mapping or priority. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "hook/audit.h"
+
+#include "model/quantity.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- field extraction ----------------------------------------------------------------------- */
+
+/* `v` as audit text: strings as they are, integers in decimal, booleans; NULL for the rest. */
+static json_t *scalar_text(json_t *v)
+{
+    char buf[32];
+
+    if (json_is_string(v))
+        return json_string(json_string_value(v));
+    if (json_is_integer(v)) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
+        return json_string(buf);
+    }
+    if (json_is_boolean(v))
+        return json_string(json_is_true(v) ? "true" : "false");
+    return NULL;
+}
+
+static int put(json_t *fields, const char *field, json_t *v)
+{
+    json_t *text = scalar_text(v);
+
+    if (text == NULL)
+        return 0; /* absent (or not a scalar): compared as absent */
+    return json_object_set_new(fields, field, text);
+}
+
+static json_t *at(json_t *obj, const char *a, const char *b)
+{
+    json_t *v = json_object_get(obj, a);
+    return b ? json_object_get(v, b) : v;
+}
+
+/* Every flavor/resource quota of a ClusterQueue or Cohort spec. */
+static int put_quotas(json_t *fields, json_t *spec)
+{
+    static const char *const limits[] = {"nominalQuota", "borrowingLimit", "lendingLimit"};
+    size_t g, f, r;
+    json_t *group, *flavor, *res;
+
+    json_array_foreach(json_object_get(spec, "resourceGroups"), g, group)
+    {
+        json_array_foreach(json_object_get(group, "flavors"), f, flavor)
+        {
+            const char *fname = json_string_value(json_object_get(flavor, "name"));
+            json_array_foreach(json_object_get(flavor, "resources"), r, res)
+            {
+                const char *rname = json_string_value(json_object_get(res, "name"));
+                for (size_t i = 0; i < 3; i++) {
+                    char field[600];
+                    snprintf(field, sizeof(field), "quota %s/%s %s", fname ? fname : "?",
+                             rname ? rname : "?", limits[i]);
+                    if (put(fields, field, json_object_get(res, limits[i])) != 0)
+                        return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The audited fields of `obj` as {field: text}. */
+static json_t *fields_of(const char *kind, json_t *obj)
+{
+    json_t *fields = json_object();
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *labels = at(obj, "metadata", "labels");
+    int rc = 0;
+
+    if (fields == NULL || obj == NULL)
+        return fields;
+    if (strcmp(kind, "ClusterQueue") == 0) {
+        rc |= put_quotas(fields, spec);
+        rc |= put(
+            fields, "cohortName",
+            json_object_get(spec, json_object_get(spec, "cohortName") ? "cohortName" : "cohort"));
+        rc |= put(fields, "fairSharing.weight", at(spec, "fairSharing", "weight"));
+        rc |= put(fields, "stopPolicy", json_object_get(spec, "stopPolicy"));
+    } else if (strcmp(kind, "Cohort") == 0) {
+        rc |= put_quotas(fields, spec);
+        rc |= put(fields, "parentName", json_object_get(spec, "parentName"));
+        rc |= put(fields, "fairSharing.weight", at(spec, "fairSharing", "weight"));
+    } else if (strcmp(kind, "LocalQueue") == 0) {
+        rc |= put(fields, "clusterQueue", json_object_get(spec, "clusterQueue"));
+        rc |= put(fields, "stopPolicy", json_object_get(spec, "stopPolicy"));
+    } else if (strcmp(kind, "WorkloadPriorityClass") == 0) {
+        rc |= put(fields, "value", json_object_get(obj, "value"));
+    } else if (strcmp(kind, "Job") == 0) {
+        rc |= put(fields, "label kueue.x-k8s.io/priority-class",
+                  json_object_get(labels, "kueue.x-k8s.io/priority-class"));
+        rc |= put(fields, "label kueue.x-k8s.io/queue-name",
+                  json_object_get(labels, "kueue.x-k8s.io/queue-name"));
+    } else if (strcmp(kind, "Workload") == 0) {
+        json_t *ref = at(spec, "priorityClassRef", "name");
+        rc |= put(fields, "priorityClass", ref ? ref : json_object_get(spec, "priorityClassName"));
+        rc |= put(fields, "priority", json_object_get(spec, "priority"));
+        rc |= put(fields, "label kueue.x-k8s.io/priority-class",
+                  json_object_get(labels, "kueue.x-k8s.io/priority-class"));
+    }
+    if (rc != 0) {
+        json_decref(fields);
+        return NULL;
+    }
+    return fields;
+}
+
+/* Equal as audit values: the same text, or the same quantity written differently. */
+static bool same_value(const char *field, json_t *a, json_t *b)
+{
+    quantity_t qa, qb;
+    const char *sa = json_string_value(a), *sb = json_string_value(b);
+
+    if (sa == NULL || sb == NULL)
+        return sa == sb;
+    if (strcmp(sa, sb) == 0)
+        return true;
+    if (strncmp(field, "quota ", 6) != 0 && strcmp(field, "fairSharing.weight") != 0)
+        return false;
+    return quantity_parse(sa, strlen(sa), &qa, NULL) == ERR_OK &&
+           quantity_parse(sb, strlen(sb), &qb, NULL) == ERR_OK && quantity_cmp(qa, qb) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_t *audit_changes(const char *kind, json_t *old, json_t *obj)
+{
+    json_t *before = fields_of(kind, old), *after = fields_of(kind, obj);
+    json_t *changes = json_array();
+    const char **keys = NULL;
+    size_t nkeys = 0, cap;
+    const char *k;
+    json_t *v;
+
+    if (before == NULL || after == NULL || changes == NULL)
+        goto fail;
+    cap = json_object_size(before) + json_object_size(after);
+    keys = calloc(cap ? cap : 1, sizeof(*keys));
+    if (keys == NULL)
+        goto fail;
+    json_object_foreach(before, k, v) keys[nkeys++] = k;
+    json_object_foreach(after, k, v)
+    {
+        if (json_object_get(before, k) == NULL)
+            keys[nkeys++] = k;
+    }
+    qsort(keys, nkeys, sizeof(*keys), cmp_str);
+    for (size_t i = 0; i < nkeys; i++) {
+        json_t *b = json_object_get(before, keys[i]), *a = json_object_get(after, keys[i]);
+        json_t *change;
+        if (same_value(keys[i], b, a))
+            continue;
+        change = json_pack("{s:s, s:O?, s:O?}", "field", keys[i], "before", b, "after", a);
+        if (change == NULL || json_array_append_new(changes, change) != 0)
+            goto fail;
+    }
+    free(keys);
+    json_decref(before);
+    json_decref(after);
+    return changes;
+fail:
+    free(keys);
+    json_decref(before);
+    json_decref(after);
+    json_decref(changes);
+    return NULL;
+}
+
+/* ---- records -----------------------------------------------------------------------------------
+ */
+
+static void format_time(int64_t ms, char *buf, size_t cap)
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+
+    gmtime_r(&secs, &tm);
+    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom)
+{
+    json_t *changes = audit_changes(ev->kind, ev->old_object, ev->object);
+    json_t *rec;
+    char when[40];
+
+    *oom = false;
+    if (changes == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    if (ev->allowed && json_array_size(changes) == 0) {
+        json_decref(changes);
+        return NULL;
+    }
+    format_time(now_ms, when, sizeof(when));
+    rec = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s?, s:s?, s:b, s:o}", "time", when, "user",
+                    ev->user ? ev->user : "", "groups", ev->groups ? ev->groups : json_null(),
+                    "operation", ev->operation, "kind", ev->kind, "namespace", ev->namespace,
+                    "name", ev->name, "allowed", ev->allowed, "changes", changes);
+    if (rec == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    if ((!ev->allowed &&
+         json_object_set_new(rec, "reason", json_string(ev->reason ? ev->reason : "")) != 0) ||
+        (json_array_size(ev->warnings) > 0 &&
+         json_object_set(rec, "warnings", ev->warnings) != 0)) {
+        json_decref(rec);
+        *oom = true;
+        return NULL;
+    }
+    return rec;
+}
+
+/* ---- the log file
+ * -------------------------------------------------------------------------------- */
+
+struct audit_log_s {
+    char *path;
+    FILE *f;
+    uint64_t size;
+    uint64_t max_bytes;
+    unsigned keep;
+};
+
+err_t audit_log_open(const char *path, uint64_t max_bytes, unsigned keep, audit_log_t **out,
+                     err_msg_t *msg)
+{
+    audit_log_t *log = calloc(1, sizeof(*log));
+    struct stat st;
+
+    if (log == NULL || (log->path = strdup(path)) == NULL) {
+        free(log);
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    log->f = fopen(path, "a");
+    if (log->f == NULL) {
+        err_set(msg, ERR_IO, "audit log %s: %s", path, strerror(errno));
+        free(log->path);
+        free(log);
+        return ERR_IO;
+    }
+    log->size = fstat(fileno(log->f), &st) == 0 ? (uint64_t)st.st_size : 0;
+    log->max_bytes = max_bytes;
+    log->keep = keep;
+    *out = log;
+    return ERR_OK;
+}
+
+/* PATH.(keep-1) -> PATH.keep, ..., PATH -> PATH.1, then a new PATH. */
+static err_t rotate(audit_log_t *log, err_msg_t *msg)
+{
+    char from[4096], to[4096];
+
+    fclose(log->f);
+    log->f = NULL;
+    for (unsigned i = log->keep; i > 0; i--) {
+        if (i == 1)
+            snprintf(from, sizeof(from), "%s", log->path);
+        else
+            snprintf(from, sizeof(from), "%s.%u", log->path, i - 1);
+        snprintf(to, sizeof(to), "%s.%u", log->path, i);
+        if (rename(from, to) != 0 && errno != ENOENT)
+            return err_set(msg, ERR_IO, "rotating audit log %s: %s", from, strerror(errno));
+    }
+    if (log->keep == 0 && remove(log->path) != 0 && errno != ENOENT)
+        return err_set(msg, ERR_IO, "rotating audit log %s: %s", log->path, strerror(errno));
+    log->f = fopen(log->path, "a");
+    if (log->f == NULL)
+        return err_set(msg, ERR_IO, "audit log %s: %s", log->path, strerror(errno));
+    log->size = 0;
+    return ERR_OK;
+}
+
+err_t audit_log_write(audit_log_t *log, json_t *record, err_msg_t *msg)
+{
+    char *line = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    size_t n;
+    err_t rc = ERR_OK;
+
+    if (line == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    n = strlen(line);
+    if (log->f == NULL ||
+        (log->max_bytes > 0 && log->size > 0 && log->size + n + 1 > log->max_bytes)) {
+        rc = rotate(log, msg);
+        if (rc != ERR_OK)
+            goto out;
+    }
+    if (fprintf(log->f, "%s\n", line) < 0 || fflush(log->f) != 0) {
+        rc = err_set(msg, ERR_IO, "writing audit log %s: %s", log->path, strerror(errno));
+        goto out;
+    }
+    log->size += n + 1;
+out:
+    free(line);
+    return rc;
+}
+
+void audit_log_close(audit_log_t *log)
+{
+    if (log == NULL)
+        return;
+    if (log->f)
+        fclose(log->f);
+    free(log->path);
+    free(log);
+}
+
+/* ---- printing
+ * ------------------------------------------------------------------------------------ */
+
+/* Read exactly `n` decimal digits at s; -1 when they are not all digits. */
+static int fixed_digits(const char *s, int n)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* Unix ms of an RFC 3339 UTC time "YYYY-MM-DDTHH:MM:SS[.fraction]Z"; -1 when malformed. */
+static int64_t parse_time(const char *s)
+{
+    static const struct {
+        int at, len, sep;
+    } parts[6] = {{0, 4, '-'}, {5, 2, '-'}, {8, 2, 'T'}, {11, 2, ':'}, {14, 2, ':'}, {17, 2, 0}};
+    int v[6], ms = 0, digits = 0;
+    size_t n;
+    struct tm tm;
+
+    if (s == NULL || strlen(s) < 20)
+        return -1;
+    for (int i = 0; i < 6; i++) {
+        v[i] = fixed_digits(s + parts[i].at, parts[i].len);
+        if (v[i] < 0 || (parts[i].sep && s[parts[i].at + parts[i].len] != parts[i].sep))
+            return -1;
+    }
+    n = 19;
+    if (s[n] == '.') {
+        for (n++; s[n] >= '0' && s[n] <= '9'; n++, digits++)
+            if (digits < 3)
+                ms = ms * 10 + (s[n] - '0');
+        for (; digits < 3; digits++)
+            ms *= 10;
+    }
+    if (s[n] != 'Z' || s[n + 1] != '\0')
+        return -1;
+    memset(&tm, 0, sizeof(tm));
+    tm.tm_year = v[0] - 1900;
+    tm.tm_mon = v[1] - 1;
+    tm.tm_mday = v[2];
+    tm.tm_hour = v[3];
+    tm.tm_min = v[4];
+    tm.tm_sec = v[5];
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+/* Does the record name the object "Kind/name" or "Kind/namespace/name"? */
+static bool object_matches(json_t *rec, const char *filter)
+{
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    const char *ns = json_string_value(json_object_get(rec, "namespace"));
+    const char *name = json_string_value(json_object_get(rec, "name"));
+    const char *slash = strchr(filter, '/');
+    char want[600];
+
+    if (slash == NULL || kind == NULL || name == NULL)
+        return false;
+    if ((size_t)(slash - filter) != strlen(kind) ||
+        strncasecmp(filter, kind, (size_t)(slash - filter)) != 0)
+        return false;
+    if (ns != NULL)
+        snprintf(want, sizeof(want), "%s/%s", ns, name);
+    else
+        snprintf(want, sizeof(want), "%s", name);
+    return strcmp(slash + 1, want) == 0 || (ns != NULL && strcmp(slash + 1, name) == 0);
+}
+
+static const char *text_or(json_t *v, const char *dflt)
+{
+    const char *s = json_string_value(v);
+    return s ? s : dflt;
+}
+
+err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_t *count,
+                  err_msg_t *msg)
+{
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t n;
+    bool header = false;
+
+    *count = 0;
+    while ((n = getline(&line, &cap, in)) >= 0) {
+        json_error_t jerr;
+        json_t *rec, *changes, *ch;
+        int64_t when;
+        char object[600];
+        size_t i;
+
+        lineno++;
+        if (n <= 1)
+            continue;
+        rec = json_loads(line, 0, &jerr);
+        if (!json_is_object(rec) ||
+            (when = parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
+            fprintf(err, "line %zu: not an audit record, skipped\n", lineno);
+            json_decref(rec);
+            continue;
+        }
+        if ((f->since_ms > 0 && when < f->since_ms) ||
+            (f->object != NULL && !object_matches(rec, f->object))) {
+            json_decref(rec);
+            continue;
+        }
+        if (!header) {
+            fprintf(out, "%-24s  %-20s  %-9s  %-40s  %s\n", "TIME", "USER", "OPERATION", "OBJECT",
+                    "RESULT");
+            header = true;
+        }
+        if (json_is_string(json_object_get(rec, "namespace")))
+            snprintf(object, sizeof(object), "%s/%s/%s", text_or(json_object_get(rec, "kind"), "?"),
+                     text_or(json_object_get(rec, "namespace"), "?"),
+                     text_or(json_object_get(rec, "name"), "?"));
+        else
+            snprintf(object, sizeof(object), "%s/%s", text_or(json_object_get(rec, "kind"), "?"),
+                     text_or(json_object_get(rec, "name"), "?"));
+        fprintf(out, "%-24s  %-20s  %-9s  %-40s  %s\n", text_or(json_object_get(rec, "time"), ""),
+                text_or(json_object_get(rec, "user"), ""),
+                text_or(json_object_get(rec, "operation"), ""), object,
+                json_is_true(json_object_get(rec, "allowed")) ? "allowed" : "denied");
+        if (!json_is_true(json_object_get(rec, "allowed")))
+            fprintf(out, "    reason: %s\n", text_or(json_object_get(rec, "reason"), ""));
+        changes = json_object_get(rec, "changes");
+        json_array_foreach(changes, i, ch)
+        {
+            fprintf(out, "    %s: %s -> %s\n", text_or(json_object_get(ch, "field"), "?"),
+                    text_or(json_object_get(ch, "before"), "(none)"),
+                    text_or(json_object_get(ch, "after"), "(none)"));
+        }
+        json_array_foreach(json_object_get(rec, "warnings"), i, ch)
+        {
+            fprintf(out, "    warning: %s\n", text_or(ch, ""));
+        }
+        (*count)++;
+        json_decref(rec);
+    }
+    free(line);
+    if (ferror(in))
+        return err_set(msg, ERR_IO, "reading audit log: %s", strerror(errno));
+    return ERR_OK;
+}
