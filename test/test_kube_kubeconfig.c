@@ -1,0 +1,344 @@
+/* test_kube_kubeconfig -- kubeconfig resolution, base64 "-data" fields, token files, in-cluster. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/kubeconfig.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* "-----BEGIN CERTIFICATE-----\nX\n" in base64 (JSON-escaped), split over two lines. */
+#define PEM_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t\\nClgK"
+#define PEM_TXT "-----BEGIN CERTIFICATE-----\nX\n"
+
+static const char *kubeconfig_json =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Config\",\"current-context\":\"dev\","
+    " \"contexts\":["
+    "  {\"name\":\"dev\",\"context\":{\"cluster\":\"c1\",\"user\":\"u1\",\"namespace\":\"team\"}},"
+    "  {\"name\":\"ops\",\"context\":{\"cluster\":\"c2\",\"user\":\"u2\"}},"
+    "  {\"name\":\"broken\",\"context\":{\"cluster\":\"c3\",\"user\":\"u1\"}},"
+    "  {\"name\":\"nouser\",\"context\":{\"cluster\":\"c1\",\"user\":\"missing\"}}],"
+    " \"clusters\":["
+    "  {\"name\":\"c1\",\"cluster\":{\"server\":\"https://127.0.0.1:6443/\","
+    "     \"certificate-authority-data\":\"" PEM_B64 "\"}},"
+    "  {\"name\":\"c2\",\"cluster\":{\"server\":\"https://k.example:443\","
+    "     \"certificate-authority\":\"pki/ca.crt\",\"insecure-skip-tls-verify\":true}},"
+    "  {\"name\":\"c3\",\"cluster\":{\"server\":\"https://x\","
+    "     \"certificate-authority-data\":\"!!notbase64\"}}],"
+    " \"users\":["
+    "  {\"name\":\"u1\",\"user\":{\"client-certificate-data\":\"" PEM_B64 "\","
+    "     \"client-key-data\":\"" PEM_B64 "\"}},"
+    "  {\"name\":\"u2\",\"user\":{\"client-certificate\":\"/abs/cert.pem\","
+    "     \"client-key\":\"key.pem\",\"tokenFile\":\"tok\"}}]}";
+
+static json_t *load_doc(void)
+{
+    json_error_t e;
+    json_t *root = json_loads(kubeconfig_json, 0, &e);
+
+    ck_assert_msg(root != NULL, "fixture: %s", e.text);
+    return root;
+}
+
+START_TEST(test_current_context_with_data_fields)
+{
+    json_t *root = load_doc();
+    kube_config_t cfg;
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube_config_from_json(root, NULL, "/etc/kube", &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://127.0.0.1:6443");
+    ck_assert_str_eq(cfg.namespace_name, "team");
+    ck_assert_ptr_null(cfg.ca_file);
+    ck_assert_uint_eq(cfg.ca_data.len, strlen(PEM_TXT));
+    ck_assert_str_eq((char *)cfg.ca_data.data, PEM_TXT);
+    ck_assert_str_eq((char *)cfg.cert_data.data, PEM_TXT);
+    ck_assert_str_eq((char *)cfg.key_data.data, PEM_TXT);
+    ck_assert(!cfg.insecure);
+    ck_assert_ptr_null(cfg.token);
+    kube_config_fini(&cfg);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_named_context_with_file_fields)
+{
+    json_t *root = load_doc();
+    kube_config_t cfg;
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube_config_from_json(root, "ops", "/etc/kube", &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://k.example:443");
+    ck_assert_str_eq(cfg.namespace_name, "default");
+    ck_assert_str_eq(cfg.ca_file, "/etc/kube/pki/ca.crt");
+    ck_assert_str_eq(cfg.cert_file, "/abs/cert.pem");
+    ck_assert_str_eq(cfg.key_file, "/etc/kube/key.pem");
+    ck_assert_str_eq(cfg.token_file, "/etc/kube/tok");
+    ck_assert(cfg.insecure);
+    kube_config_fini(&cfg);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_errors_name_the_field)
+{
+    json_t *root = load_doc();
+    kube_config_t cfg;
+    err_msg_t msg;
+
+    memset(&cfg, 0x5a, sizeof(cfg));
+    ck_assert_int_eq(kube_config_from_json(root, "broken", NULL, &cfg, &msg), ERR_PARSE);
+    ck_assert_msg(strstr(msg.text, "clusters[2].cluster.certificate-authority-data: ") ==
+                      msg.text,
+                  "%s", msg.text);
+    ck_assert_int_eq(((unsigned char *)&cfg)[0], 0x5a); /* untouched on failure */
+    ck_assert_int_eq(kube_config_from_json(root, "nouser", NULL, &cfg, &msg), ERR_NOT_FOUND);
+    ck_assert_str_eq(msg.text, "users: user \"missing\" not found");
+    ck_assert_int_eq(kube_config_from_json(root, "absent", NULL, &cfg, &msg), ERR_NOT_FOUND);
+    ck_assert_str_eq(msg.text, "contexts: context \"absent\" not found");
+    json_decref(root);
+
+    root = json_pack("{s:s, s:[{s:s, s:{s:s}}], s:[{s:s, s:{s:s}}]}", "current-context", "a",
+                     "contexts", "name", "a", "context", "cluster", "c", "clusters", "name", "c",
+                     "cluster", "server", "ftp://x");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_INVALID);
+    ck_assert_str_eq(msg.text,
+                     "clusters[0].cluster.server: \"ftp://x\" must start with https:// or http://");
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_base64_variants)
+{
+    kube_blob_t b;
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube_base64_decode("aGVsbG8=", 8, &b, &msg), ERR_OK);
+    ck_assert_str_eq((char *)b.data, "hello");
+    free(b.data);
+    ck_assert_int_eq(kube_base64_decode("aGVsbG8", 7, &b, &msg), ERR_OK); /* no padding */
+    ck_assert_uint_eq(b.len, 5);
+    free(b.data);
+    ck_assert_int_eq(kube_base64_decode("aGk=", 4, &b, &msg), ERR_OK);
+    ck_assert_str_eq((char *)b.data, "hi");
+    free(b.data);
+    ck_assert_int_eq(kube_base64_decode("", 0, &b, &msg), ERR_OK);
+    ck_assert_uint_eq(b.len, 0);
+    free(b.data);
+    ck_assert_int_eq(kube_base64_decode("a", 1, &b, &msg), ERR_PARSE);
+    ck_assert_int_eq(kube_base64_decode("aGk=x", 5, &b, &msg), ERR_PARSE);
+    ck_assert_int_eq(kube_base64_decode("aG==k", 5, &b, &msg), ERR_PARSE);
+    ck_assert_int_eq(kube_base64_decode("a===", 4, &b, &msg), ERR_PARSE);
+}
+END_TEST
+
+/* A temporary directory for files; removed by the caller with rm_tree(). */
+static void make_tmpdir(char *dir, size_t n)
+{
+    snprintf(dir, n, "/tmp/sluice-kubecfg-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void rm_files(const char *dir, const char *const *names)
+{
+    char path[512];
+
+    for (; *names; names++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, *names);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+START_TEST(test_load_file_resolves_relative_paths_and_token_rotation)
+{
+    static const char *const files[] = {"config", "tok", "tok.new", NULL};
+    char dir[64], path[128];
+    kube_config_t cfg;
+    const char *tok;
+    err_msg_t msg;
+
+    make_tmpdir(dir, sizeof(dir));
+    write_file(dir, "config", kubeconfig_json);
+    write_file(dir, "tok", "first-token\n");
+    snprintf(path, sizeof(path), "%s/config", dir);
+    ck_assert_int_eq(kube_config_load_file(path, "ops", &cfg, &msg), ERR_OK);
+    snprintf(path, sizeof(path), "%s/tok", dir);
+    ck_assert_str_eq(cfg.token_file, path);
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "first-token");
+    /* Rotation as kubelet does it: a new file renamed over the old one. */
+    write_file(dir, "tok.new", "second-token-longer");
+    snprintf(path, sizeof(path), "%s/tok.new", dir);
+    {
+        char dst[128];
+
+        snprintf(dst, sizeof(dst), "%s/tok", dir);
+        ck_assert_int_eq(rename(path, dst), 0);
+    }
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "second-token-longer");
+    /* A vanished file keeps the last good token and reports the error. */
+    snprintf(path, sizeof(path), "%s/tok", dir);
+    unlink(path);
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_IO);
+    ck_assert_str_eq(tok, "second-token-longer");
+    kube_config_fini(&cfg);
+
+    snprintf(path, sizeof(path), "%s/missing", dir);
+    ck_assert_int_eq(kube_config_load_file(path, NULL, &cfg, &msg), ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(msg.text, "missing"));
+    rm_files(dir, files);
+}
+END_TEST
+
+START_TEST(test_load_yaml_kubeconfig)
+{
+    static const char *const files[] = {"config", NULL};
+    static const char yaml[] = "apiVersion: v1\n"
+                               "kind: Config\n"
+                               "clusters:\n"
+                               "- cluster:\n"
+                               "    certificate-authority: ca.crt\n"
+                               "    server: https://127.0.0.1:36443\n"
+                               "  name: local\n"
+                               "contexts:\n"
+                               "- context:\n"
+                               "    cluster: local\n"
+                               "    user: admin\n"
+                               "  name: local\n"
+                               "current-context: local\n"
+                               "users:\n"
+                               "- name: admin\n"
+                               "  user:\n"
+                               "    token: abc.def\n";
+    char dir[64], path[128];
+    kube_config_t cfg;
+    const char *tok;
+    err_msg_t msg;
+
+    make_tmpdir(dir, sizeof(dir));
+    write_file(dir, "config", yaml);
+    snprintf(path, sizeof(path), "%s/config", dir);
+    ck_assert_int_eq(kube_config_load_file(path, NULL, &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://127.0.0.1:36443");
+    snprintf(path, sizeof(path), "%s/ca.crt", dir);
+    ck_assert_str_eq(cfg.ca_file, path);
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "abc.def");
+    kube_config_fini(&cfg);
+    write_file(dir, "config", "clusters: [\n");
+    snprintf(path, sizeof(path), "%s/config", dir);
+    ck_assert_int_eq(kube_config_load_file(path, NULL, &cfg, &msg), ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(msg.text, "line"));
+    rm_files(dir, files);
+}
+END_TEST
+
+START_TEST(test_load_prefers_flag_then_env_list)
+{
+    static const char *const files[] = {"config", NULL};
+    char dir[64], path[128], env[300];
+    kube_config_t cfg;
+    err_msg_t msg;
+
+    make_tmpdir(dir, sizeof(dir));
+    write_file(dir, "config", kubeconfig_json);
+    snprintf(path, sizeof(path), "%s/config", dir);
+    snprintf(env, sizeof(env), "%s:/nonexistent/second", path);
+    setenv("KUBECONFIG", env, 1);
+    ck_assert_int_eq(kube_config_load(NULL, NULL, &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.namespace_name, "team");
+    kube_config_fini(&cfg);
+    setenv("KUBECONFIG", "/nonexistent/first", 1);
+    ck_assert_int_eq(kube_config_load(path, "ops", &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://k.example:443");
+    kube_config_fini(&cfg);
+    ck_assert_int_eq(kube_config_load(NULL, NULL, &cfg, &msg), ERR_NOT_FOUND);
+    unsetenv("KUBECONFIG");
+    rm_files(dir, files);
+}
+END_TEST
+
+START_TEST(test_in_cluster_with_overridden_paths)
+{
+    static const char *const files[] = {"token", "ca.crt", "namespace", NULL};
+    char dir[64], tok[128], ca[128], ns[128];
+    kube_incluster_t p;
+    kube_config_t cfg;
+    const char *t;
+    err_msg_t msg;
+
+    make_tmpdir(dir, sizeof(dir));
+    write_file(dir, "token", "sa-token\n");
+    write_file(dir, "ca.crt", PEM_TXT);
+    write_file(dir, "namespace", "kueue-system\n");
+    snprintf(tok, sizeof(tok), "%s/token", dir);
+    snprintf(ca, sizeof(ca), "%s/ca.crt", dir);
+    snprintf(ns, sizeof(ns), "%s/namespace", dir);
+    p = (kube_incluster_t){"10.96.0.1", "443", tok, ca, ns};
+    ck_assert_int_eq(kube_config_in_cluster(&p, &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://10.96.0.1:443");
+    ck_assert_str_eq(cfg.namespace_name, "kueue-system");
+    ck_assert_str_eq(cfg.ca_file, ca);
+    ck_assert_int_eq(kube_config_token(&cfg, &t, &msg), ERR_OK);
+    ck_assert_str_eq(t, "sa-token");
+    kube_config_fini(&cfg);
+
+    p.host = "fd00::1";
+    ck_assert_int_eq(kube_config_in_cluster(&p, &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.server, "https://[fd00::1]:443");
+    kube_config_fini(&cfg);
+
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    p.host = NULL;
+    ck_assert_int_eq(kube_config_in_cluster(&p, &cfg, &msg), ERR_NOT_FOUND);
+    p.host = "10.0.0.1";
+    p.token_path = "/nonexistent/token";
+    ck_assert_int_eq(kube_config_in_cluster(&p, &cfg, &msg), ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(msg.text, "/nonexistent/token"));
+    rm_files(dir, files);
+}
+END_TEST
+
+static Suite *kubeconfig_suite(void)
+{
+    Suite *s = suite_create("kube_kubeconfig");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_current_context_with_data_fields);
+    tcase_add_test(tc, test_named_context_with_file_fields);
+    tcase_add_test(tc, test_errors_name_the_field);
+    tcase_add_test(tc, test_base64_variants);
+    tcase_add_test(tc, test_load_file_resolves_relative_paths_and_token_rotation);
+    tcase_add_test(tc, test_load_yaml_kubeconfig);
+    tcase_add_test(tc, test_load_prefers_flag_then_env_list);
+    tcase_add_test(tc, test_in_cluster_with_overridden_paths);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(kubeconfig_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
