@@ -36,6 +36,7 @@ typedef struct cc_s {
     entry_t *tab; /* owned */
     size_t ntab;
     size_t ncohorts;
+    int manage_unlabelled; /* -1 unknown, else manages_unlabelled_jobs() */
 } cc_t;
 
 static const object_meta_t *meta_of(const object_t *o)
@@ -542,13 +543,17 @@ static bool builtin_priority_class(const char *name)
            strcmp(name, "system-node-critical") == 0;
 }
 
-static bool manages_unlabelled_jobs(const cc_t *c)
+/* Is there a Configuration with manageJobsWithoutQueueName? Computed once per run. */
+static bool manages_unlabelled_jobs(cc_t *c)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (c->objs[i] != NULL && c->objs[i]->kind == KIND_CONFIGURATION &&
-            c->objs[i]->u.config.manage_jobs_without_queue_name)
-            return true;
-    return false;
+    if (c->manage_unlabelled < 0) {
+        c->manage_unlabelled = 0;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->objs[i] != NULL && c->objs[i]->kind == KIND_CONFIGURATION &&
+                c->objs[i]->u.config.manage_jobs_without_queue_name)
+                c->manage_unlabelled = 1;
+    }
+    return c->manage_unlabelled == 1;
 }
 
 static void check_priority_class_name(cc_t *c, size_t i, const char *path, const char *name)
@@ -610,7 +615,7 @@ static void check_workload(cc_t *c, size_t i, const object_t *o)
 void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
                     diags_t *diags)
 {
-    cc_t c = {.objs = objs, .n = n, .opts = opts, .diags = diags};
+    cc_t c = {.objs = objs, .n = n, .opts = opts, .diags = diags, .manage_unlabelled = -1};
 
     if (!build_table(&c)) {
         for (size_t i = 0; i < n; i++)
