@@ -144,6 +144,7 @@ typedef struct fx_s {
     char last_body[512];
     char seen_ct[128], seen_auth[128], seen_body[256], seen_method[16], seen_target[256];
     int attempts_429;
+    int rmw_gets, rmw_puts, rmw_fn_calls;
     kube_req_t *watch;
     bool cancel_in_event;
     uint64_t t0;
@@ -218,6 +219,22 @@ static void handler(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t *r
                           "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"code\":429}");
         else
             testsrv_reply(conn, 200, NULL, "{\"kind\":\"ConfigMap\",\"data\":{\"k\":\"v\"}}");
+    } else if (strstr(req->target, "/configmaps/rmw")) {
+        char body[256];
+
+        if (strcmp(req->method, "GET") == 0) {
+            snprintf(body, sizeof(body),
+                     "{\"kind\":\"ConfigMap\",\"metadata\":{\"resourceVersion\":\"%d\"}}",
+                     ++fx->rmw_gets);
+            testsrv_reply(conn, 200, NULL, body);
+        } else if (fx->rmw_puts++ == 0) {
+            testsrv_reply(conn, 409, NULL,
+                          "{\"kind\":\"Status\",\"reason\":\"Conflict\",\"code\":409,"
+                          "\"message\":\"the object has been modified\"}");
+        } else {
+            snprintf(body, sizeof(body), "%.*s", (int)req->body_len, req->body);
+            testsrv_reply(conn, 200, NULL, body);
+        }
     } else if (strstr(req->target, "/configmaps/slow")) {
         /* never answer: the client's timeout must fire */
     } else if (strstr(req->target, "watch=true") && strstr(req->target, "resourceVersion=7")) {
@@ -465,6 +482,37 @@ START_TEST(test_watch_cancel_from_event)
 }
 END_TEST
 
+static err_t mutate(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    fx_t *fx = data;
+
+    (void)msg;
+    fx->rmw_fn_calls++;
+    *changed = true;
+    return json_object_set_new(obj, "data", json_pack("{s:s}", "k", "v")) ? ERR_NOMEM : ERR_OK;
+}
+
+START_TEST(test_update_retry_rereads_on_conflict)
+{
+    fx_t fx;
+    err_msg_t msg;
+
+    fx_init(&fx, NULL);
+    fx.expect = 1;
+    ck_assert_int_eq(kube_update_retry(fx.client, &configmaps, "ns1", "rmw", NULL, mutate, 0,
+                                       on_done, &fx, &msg),
+                     ERR_OK);
+    fx_run(&fx);
+    ck_assert_int_eq(fx.last.err, ERR_OK);
+    ck_assert_int_eq(fx.rmw_gets, 2);
+    ck_assert_int_eq(fx.rmw_puts, 2);
+    ck_assert_int_eq(fx.rmw_fn_calls, 2);
+    /* The second write carries the re-read resourceVersion, not the stale one. */
+    ck_assert_str_eq(fx.last_body, "{\"data\":{\"k\":\"v\"},\"kind\":\"ConfigMap\","
+                                   "\"metadata\":{\"resourceVersion\":\"2\"}}");
+}
+END_TEST
+
 static void on_done_count(const kube_result_t *res, void *data)
 {
     fx_t *fx = data;
@@ -525,6 +573,7 @@ int main(void)
     tcase_add_test(net, test_watch_skips_bad_lines);
     tcase_add_test(net, test_watch_cancel_from_event);
     tcase_add_test(net, test_close_cancels_everything);
+    tcase_add_test(net, test_update_retry_rereads_on_conflict);
     suite_add_tcase(s, pure);
     suite_add_tcase(s, net);
     sr = srunner_create(s);

@@ -1244,3 +1244,132 @@ void kube_req_cancel(kube_req_t *req)
     res.err = err_set(&res.msg, ERR_IO, "%s %s: canceled", req->method, req->path);
     req_complete(req, &res);
 }
+
+/* ---- read-modify-write with conflict retries ------------------------------------------------------ */
+
+/*
+ * GET -> fn(copy) -> PUT -(409 Conflict)-> GET ... The 409 means someone else wrote between our
+ * read and our write; the decision in `fn` is made again on the fresh object rather than
+ * forcing our copy through, which is what optimistic concurrency asks of a controller.
+ */
+typedef struct rmw_s {
+    kube_client_t *c;
+    kube_resource_t res; /* strings borrowed from the caller (static in practice) */
+    char *ns, *name, *sub;
+    kube_mutate_fn fn;
+    uint32_t attempts_left;
+    kube_done_cb cb;
+    void *data;
+} rmw_t;
+
+static void rmw_free(rmw_t *op)
+{
+    free(op->ns);
+    free(op->name);
+    free(op->sub);
+    free(op);
+}
+
+static void rmw_finish(rmw_t *op, const kube_result_t *res)
+{
+    op->cb(res, op->data);
+    rmw_free(op);
+}
+
+static void rmw_on_get(const kube_result_t *res, void *data);
+
+static void rmw_fail(rmw_t *op, err_t code, const err_msg_t *msg)
+{
+    kube_result_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.reason = "";
+    r.err = code;
+    r.msg = *msg;
+    rmw_finish(op, &r);
+}
+
+static void rmw_on_put(const kube_result_t *res, void *data)
+{
+    rmw_t *op = data;
+    err_msg_t msg;
+
+    if (res->err == ERR_CONFLICT && !res->canceled && op->attempts_left > 0) {
+        kube_client_log(op->c, "%s: conflict, re-reading (%u attempts left)", res->msg.text,
+                        op->attempts_left);
+        if (kube_get(op->c, &op->res, op->ns, op->name, NULL, rmw_on_get, op, NULL, &msg) !=
+            ERR_OK) {
+            rmw_fail(op, ERR_IO, &msg);
+        }
+        return;
+    }
+    rmw_finish(op, res);
+}
+
+static void rmw_on_get(const kube_result_t *res, void *data)
+{
+    rmw_t *op = data;
+    json_t *copy;
+    bool changed = true;
+    err_msg_t msg;
+    err_t rc;
+
+    if (res->err != ERR_OK) {
+        rmw_finish(op, res);
+        return;
+    }
+    op->attempts_left--;
+    copy = json_deep_copy(res->body);
+    if (copy == NULL) {
+        err_set(&msg, ERR_NOMEM, "update %s: out of memory", op->name);
+        rmw_fail(op, ERR_NOMEM, &msg);
+        return;
+    }
+    msg.text[0] = '\0';
+    rc = op->fn(copy, op->data, &changed, &msg);
+    if (rc != ERR_OK) {
+        json_decref(copy);
+        rmw_fail(op, rc, &msg);
+        return;
+    }
+    if (!changed) {
+        json_decref(copy);
+        rmw_finish(op, res);
+        return;
+    }
+    rc = kube_update(op->c, &op->res, op->ns, op->name, op->sub, copy, rmw_on_put, op, NULL, &msg);
+    json_decref(copy);
+    if (rc != ERR_OK)
+        rmw_fail(op, rc, &msg);
+}
+
+err_t kube_update_retry(kube_client_t *c, const kube_resource_t *res, const char *ns,
+                        const char *name, const char *subresource, kube_mutate_fn fn,
+                        uint32_t attempts, kube_done_cb cb, void *data, err_msg_t *msg)
+{
+    rmw_t *op;
+    err_t rc;
+
+    if (fn == NULL || cb == NULL || name == NULL)
+        return err_set(msg, ERR_INVALID, "update: name, fn and cb are required");
+    op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return err_set(msg, ERR_NOMEM, "update %s: out of memory", name);
+    op->c = c;
+    op->res = *res;
+    op->ns = ns ? strdup(ns) : NULL;
+    op->name = strdup(name);
+    op->sub = subresource ? strdup(subresource) : NULL;
+    if ((ns && !op->ns) || !op->name || (subresource && !op->sub)) {
+        rmw_free(op);
+        return err_set(msg, ERR_NOMEM, "update %s: out of memory", name);
+    }
+    op->fn = fn;
+    op->attempts_left = attempts ? attempts : 5;
+    op->cb = cb;
+    op->data = data;
+    rc = kube_get(c, res, ns, name, NULL, rmw_on_get, op, NULL, msg);
+    if (rc != ERR_OK)
+        rmw_free(op);
+    return rc;
+}
