@@ -404,6 +404,8 @@ static bool cohort_cycle(const cc_t *c, const bool *loop, const char *start, boo
             break;
         cur = cohort_parent(c, cur);
     }
+    if (len >= cap && cap > 4)
+        memcpy(text + cap - 4, "...", 4); /* a loop too long to print whole */
     return true;
 }
 
