@@ -34,7 +34,7 @@ envf=$("$here/up" "$tmp/s1")
 rc=$?
 set -e
 if [ $rc -eq 77 ]; then
-    echo "[$it_name] SKIPPED -- INTEGRATION ENVIRONMENT UNAVAILABLE (see the build-apiserver message above)" >&2
+    echo "[$it_name] SKIPPED -- INTEGRATION ENVIRONMENT UNAVAILABLE: $(cat "$tmp/s1/SKIPPED" 2>/dev/null)" >&2
     exit 77
 fi
 [ $rc -eq 0 ] || fail "up failed ($rc)"
