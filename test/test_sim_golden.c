@@ -177,6 +177,15 @@ START_TEST(test_golden_lifecycle)
 }
 END_TEST
 
+/* The shipped examples: valid, deterministic, and their stories pinned down. */
+START_TEST(test_golden_examples)
+{
+    golden("examples", "01-gpu-platform", "example-01-gpu-platform", -1, false);
+    golden("examples", "02-quota-change", "example-02-quota-change", -1, false);
+    golden("examples", "03-fair-sharing", "example-03-fair-sharing", -1, false);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -196,6 +205,7 @@ int main(void)
     tcase_add_test(tc, test_golden_cohort);
     tcase_add_test(tc, test_golden_lifecycle);
     tcase_add_test(tc, test_golden_until);
+    tcase_add_test(tc, test_golden_examples);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

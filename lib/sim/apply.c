@@ -279,6 +279,9 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_CLUSTER_QUEUE:
         rc = del ? sched_cq_delete(r->s, m->name, msg) : sched_cq_upsert(r->s, &o->u.cq, msg);
         h = sim_rec_holder(r->rec, m->name, false);
+        if (h != SIM_NONE)
+            r->rec->holders[h].weight =
+                !del && o->u.cq.has_fair_weight ? o->u.cq.fair_weight.nano : 1000000000;
         if (h == SIM_NONE ||
             sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups, del ? 0 : o->u.cq.ngroups,
                                now) != ERR_OK)

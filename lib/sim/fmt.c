@@ -32,6 +32,17 @@ char *sim_fmt_gpu_hours(sim_wide_t nano_ms, char *buf)
     return sim_ratio_format(nano_ms, NANO_PER_UNIT * 3600000, 3, buf);
 }
 
+char *sim_fmt_resource_hours(sim_wide_t nano_ms, const char *resource, char *buf)
+{
+    if (!memory_like(resource) || nano_ms == 0)
+        return sim_fmt_gpu_hours(nano_ms, buf);
+    sim_ratio_format(nano_ms, NANO_PER_UNIT * 3600000 * 1073741824, 3, buf);
+    size_t n = strlen(buf);
+    if (n + 3 <= SIM_RATIO_STR_MAX)
+        memcpy(buf + n, "Gi", 3);
+    return buf;
+}
+
 char *sim_fmt_percent(sim_wide_t num, sim_wide_t den, char *buf)
 {
     if (den <= 0) {

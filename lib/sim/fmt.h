@@ -18,6 +18,10 @@ char *sim_fmt_resource_seconds(sim_wide_t nano_ms, char *buf);
 /* An integral in nano-units x milliseconds as resource-hours (GPU-hours), 3 decimals. */
 char *sim_fmt_gpu_hours(sim_wide_t nano_ms, char *buf);
 
+/* An integral in nano-units x milliseconds as resource-hours for people: memory-like resources
+ * in GiB-hours with a "Gi" suffix ("192Gi"), others plain ("2.667"); 3 decimals at most. */
+char *sim_fmt_resource_hours(sim_wide_t nano_ms, const char *resource, char *buf);
+
 /* num/den as a percentage with one decimal ("78.1%"); "-" when den is 0. */
 char *sim_fmt_percent(sim_wide_t num, sim_wide_t den, char *buf);
 

@@ -147,8 +147,9 @@ static bool usage(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
         borrowed[SIM_RATIO_STR_MAX], used[SIM_RATIO_STR_MAX];
     bool any = false;
 
-    fprintf(out, "\nUsage of nominal quota (averaged over the run; borrowed in resource-hours)\n");
-    row(&t, "ClusterQueue", "flavor", "resource", "nominal", "used", "peak", "borrowed");
+    fprintf(out, "\nUsage of nominal quota (used: averaged over the run; over nominal: borrowed from the "
+                 "cohort or\nleft over after a quota cut, in resource-hours)\n");
+    row(&t, "ClusterQueue", "flavor", "resource", "nominal", "used", "peak", "over nominal");
     for (size_t i = 0; i < ncq; i++) {
         const sim_holder_t *h = &r->holders[cqs[i]];
         size_t nfr;
@@ -162,7 +163,7 @@ static bool usage(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
                 /* No nominal quota at all: everything it used was borrowed. */
                 snprintf(share, sizeof(share), "borrowed");
             }
-            sim_fmt_gpu_hours(fr->borrowed_int, borrowed);
+            sim_fmt_resource_hours(fr->borrowed_int, fr->resource, borrowed);
             sim_fmt_quantity(fr->nominal, fr->resource, nom);
             sim_fmt_quantity(fr->peak, fr->resource, peak);
             snprintf(used, sizeof(used), "%s", share);

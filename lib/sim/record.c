@@ -154,6 +154,7 @@ size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
     memset(h, 0, sizeof(*h));
     h->name = strdup(name);
     h->is_cohort = is_cohort;
+    h->weight = 1000000000;
     if (h->name == NULL || sim_strmap_put(&r->holder_index, key, r->nholders) != ERR_OK) {
         free(h->name);
         goto oom;

@@ -101,6 +101,7 @@ typedef struct sim_holder_s {
     int64_t pending; /* now */
     sim_series_t pending_series;
     sim_wide_t gpu_nano_ms;
+    qnano_t weight; /* spec.fairSharing.weight in nano-units; 1e9 (a weight of 1) by default */
 } sim_holder_t;
 
 /* A (flavor, resource) over the whole cluster: usage of every ClusterQueue and nominal quota of

@@ -88,16 +88,15 @@ char *sim_ratio_format(sim_wide_t num, sim_wide_t den, int decimals, char *buf)
     return buf;
 }
 
-double sim_stats_jain(const sim_wide_t *num, const sim_wide_t *den, size_t n)
+double sim_stats_jain(const long double *x, size_t n)
 {
     long double sum = 0, sumsq = 0;
 
     if (n == 0)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        long double x = den[i] > 0 ? (long double)num[i] / (long double)den[i] : 0;
-        sum += x;
-        sumsq += x * x;
+        sum += x[i];
+        sumsq += x[i] * x[i];
     }
     if (sumsq == 0)
         return 1;

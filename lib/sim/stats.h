@@ -28,8 +28,8 @@ sim_ms_t sim_stats_mean(const sim_ms_t *v, size_t n);
  * ("0.6667", "1", "0"); num >= 0, den > 0. Returns buf (SIM_RATIO_STR_MAX bytes). */
 char *sim_ratio_format(sim_wide_t num, sim_wide_t den, int decimals, char *buf);
 
-/* Jain's fairness index (sum x)^2 / (n * sum x^2) of `n` values x_i = num[i] / den[i]
- * (den[i] > 0). 1 when every x_i is equal (including all zero), 0 when n == 0. */
-double sim_stats_jain(const sim_wide_t *num, const sim_wide_t *den, size_t n);
+/* Jain's fairness index (sum x)^2 / (n * sum x^2) of `n` values x_i >= 0. 1 when every x_i is
+ * equal (including all zero), 1/n when one value holds everything, 0 when n == 0. */
+double sim_stats_jain(const long double *x, size_t n);
 
 #endif

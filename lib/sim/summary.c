@@ -163,12 +163,12 @@ static err_t write_overall(jsonw_t *w, const sim_rec_t *r)
     size_t ng, ncq, counts[5] = {0};
     size_t *g = sim_view_gfrs(r, &ng);
     size_t *cqs = sim_view_cqs(r, &ncq);
-    sim_wide_t *num = calloc(ncq + 1, sizeof(*num)), *den = calloc(ncq + 1, sizeof(*den));
+    long double *share = calloc(ncq + 1, sizeof(*share));
     size_t nj = 0;
     char buf[SIM_RATIO_STR_MAX];
     err_t rc = ERR_NOMEM;
 
-    if ((g == NULL && r->ngfrs > 0) || (cqs == NULL && ncq > 0) || num == NULL || den == NULL)
+    if ((g == NULL && r->ngfrs > 0) || (cqs == NULL && ncq > 0) || share == NULL)
         goto out;
     for (size_t i = 0; i < r->nwls; i++)
         counts[r->wls[i].state]++;
@@ -213,11 +213,11 @@ static err_t write_overall(jsonw_t *w, const sim_rec_t *r)
     }
     jsonw_array_end(w);
     for (size_t i = 0; i < ncq; i++) {
-        if (sim_view_dominant_share(r, cqs[i], &num[nj], &den[nj]))
+        if (sim_view_fair_share(r, cqs[i], &share[nj]))
             nj++;
     }
     jsonw_key(w, "jainFairnessIndex");
-    jsonw_raw(w, nj > 0 ? sim_fmt_fraction(sim_stats_jain(num, den, nj), buf) : "null");
+    jsonw_raw(w, nj > 0 ? sim_fmt_fraction(sim_stats_jain(share, nj), buf) : "null");
     jsonw_key(w, "jainClusterQueues");
     jsonw_uint(w, nj);
     jsonw_object_end(w);
@@ -225,8 +225,7 @@ static err_t write_overall(jsonw_t *w, const sim_rec_t *r)
 out:
     free(g);
     free(cqs);
-    free(num);
-    free(den);
+    free(share);
     return rc;
 }
 

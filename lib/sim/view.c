@@ -131,29 +131,28 @@ const char *sim_view_state(sim_wl_state_t s)
     return "";
 }
 
-bool sim_view_dominant_share(const sim_rec_t *r, size_t h, sim_wide_t *num, sim_wide_t *den)
+bool sim_view_fair_share(const sim_rec_t *r, size_t h, long double *x)
 {
     const sim_holder_t *hd = &r->holders[h];
-    bool any = false;
+    bool had_workload = false;
+    long double best = 0;
 
+    for (size_t i = 0; i < r->nwls && !had_workload; i++)
+        had_workload = r->wls[i].cq == h;
+    if (!had_workload)
+        return false;
     for (size_t i = 0; i < hd->nfrs; i++) {
         const sim_fr_rec_t *fr = &hd->frs[i];
-        if (fr->nominal_int <= 0)
+        const sim_gfr_t *g = &r->gfrs[fr->gfr];
+        if (g->nominal_int <= 0)
             continue;
-        /* a/b > c/d  <=>  a*d > c*b; shares are compared after scaling both integrals down
-         * to 64 bits of magnitude so the cross products stay inside 127 bits. */
-        sim_wide_t a = fr->usage_int, b = fr->nominal_int;
-        while (a > ((sim_wide_t)1 << 62) || b > ((sim_wide_t)1 << 62)) {
-            a >>= 1;
-            b >>= 1;
-        }
-        if (b == 0)
-            continue;
-        if (!any || a * *den > *num * b) {
-            *num = a;
-            *den = b;
-            any = true;
-        }
+        long double share = (long double)fr->usage_int / (long double)g->nominal_int;
+        if (share > best)
+            best = share;
     }
-    return any;
+    /* weight is in nano-units: 1e9 is Kueue's default weight of 1. A zero weight (allowed by
+     * Kueue: such a queue only gets what nobody else wants) counts as the smallest weight. */
+    long double w = hd->weight > 0 ? (long double)hd->weight / 1e9L : 1e-9L;
+    *x = best / w;
+    return true;
 }

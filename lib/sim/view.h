@@ -35,9 +35,10 @@ const char *sim_view_end_reason(const sim_rec_t *r);
 /* Workload state names as the summary writes them ("Pending", "Running", "Finished", ...). */
 const char *sim_view_state(sim_wl_state_t s);
 
-/* The ClusterQueue's dominant time-averaged share of nominal quota (max over its (flavor,
- * resource) pairs with nominal quota of usage integral / nominal integral) as num/den; false
- * when it never had nominal quota. */
-bool sim_view_dominant_share(const sim_rec_t *r, size_t h, sim_wide_t *num, sim_wide_t *den);
+/* The ClusterQueue's weighted dominant share of the cluster over the run: the largest, over the
+ * (flavor, resource) pairs it used, of its usage integral divided by the cluster's nominal-quota
+ * integral for that pair (every ClusterQueue and Cohort), divided by its fair-sharing weight.
+ * False when the queue had no workload (it does not take part in Jain's index). */
+bool sim_view_fair_share(const sim_rec_t *r, size_t h, long double *x);
 
 #endif
