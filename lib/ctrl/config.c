@@ -1,0 +1,362 @@
+/* config -- the operator's configuration: Kueue's Configuration file (YAML), then flags. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/config.h"
+
+#include "model/diag.h"
+#include "model/object.h"
+#include "model/yaml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Replace owned string *dst with a copy of `s`. */
+static err_t set_str(char **dst, const char *s, err_msg_t *msg)
+{
+    char *c = strdup(s);
+
+    if (c == NULL)
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    free(*dst);
+    *dst = c;
+    return ERR_OK;
+}
+
+err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
+{
+    err_t rc = ERR_OK;
+
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->lease_ms = 15000;
+    cfg->renew_ms = 10000;
+    cfg->retry_ms = 2000;
+    cfg->webhook_port = 9443;
+    cfg->internal_certs = true;
+    cfg->health_port = 8081;
+    cfg->qps_milli = 300000;
+    cfg->burst = 500;
+    cfg->log_level = CTRL_LOG_INFO;
+    if ((rc = set_str(&cfg->namespace, "kueue-system", msg)) ||
+        (rc = set_str(&cfg->lease_name, "c1f6bfd2.kueue.x-k8s.io", msg)) ||
+        (rc = set_str(&cfg->job_group, "batch", msg)) ||
+        (rc = set_str(&cfg->job_version, "v1", msg)) ||
+        (rc = set_str(&cfg->job_resource, "jobs", msg)) ||
+        (rc = set_str(&cfg->webhook_host, "", msg)) ||
+        (rc = set_str(&cfg->webhook_service, "kueue-webhook-service", msg)) ||
+        (rc = set_str(&cfg->webhook_secret, "kueue-webhook-server-cert", msg)) ||
+        (rc = set_str(&cfg->webhook_config_prefix, "kueue", msg)) ||
+        (rc = set_str(&cfg->health_host, "", msg)))
+        return rc;
+    return ERR_OK;
+}
+
+void ctrl_config_fini(ctrl_config_t *cfg)
+{
+    if (cfg == NULL)
+        return;
+    free(cfg->namespace);
+    free(cfg->lease_name);
+    free(cfg->job_group);
+    free(cfg->job_version);
+    free(cfg->job_resource);
+    free(cfg->webhook_host);
+    free(cfg->cert_dir);
+    free(cfg->webhook_service);
+    free(cfg->webhook_secret);
+    free(cfg->webhook_config_prefix);
+    free(cfg->health_host);
+    configuration_fini(&cfg->kueue);
+    json_decref(cfg->doc);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+err_t ctrl_duration_ms(const char *s, uint32_t *out, err_msg_t *msg)
+{
+    uint64_t total = 0;
+    const char *p = s;
+
+    if (s == NULL || *s == '\0')
+        return err_set(msg, ERR_PARSE, "duration \"\": empty");
+    if (strcmp(s, "0") == 0) {
+        *out = 0;
+        return ERR_OK;
+    }
+    while (*p != '\0') {
+        uint64_t n = 0, mult;
+        const char *start = p;
+        while (*p >= '0' && *p <= '9') {
+            n = n * 10 + (uint64_t)(*p - '0');
+            if (n > UINT32_MAX)
+                return err_set(msg, ERR_OVERFLOW, "duration \"%s\": too long", s);
+            p++;
+        }
+        if (p == start)
+            return err_set(msg, ERR_PARSE, "duration \"%s\": expected a number", s);
+        if (strncmp(p, "ms", 2) == 0) {
+            mult = 1;
+            p += 2;
+        } else if (*p == 's') {
+            mult = 1000;
+            p++;
+        } else if (*p == 'm') {
+            mult = 60000;
+            p++;
+        } else if (*p == 'h') {
+            mult = 3600000;
+            p++;
+        } else {
+            return err_set(msg, ERR_PARSE, "duration \"%s\": unit must be ms, s, m or h", s);
+        }
+        total += n * mult;
+        if (total > UINT32_MAX)
+            return err_set(msg, ERR_OVERFLOW, "duration \"%s\": too long", s);
+    }
+    *out = (uint32_t)total;
+    return ERR_OK;
+}
+
+err_t ctrl_bind_address(const char *s, char **host, int *port, err_msg_t *msg)
+{
+    const char *colon = strrchr(s, ':');
+    char *end = NULL, *h;
+    long p;
+
+    if (strcmp(s, "0") == 0) {
+        *port = 0;
+        return set_str(host, "", msg);
+    }
+    if (colon == NULL)
+        return err_set(msg, ERR_PARSE, "bind address \"%s\": want [HOST]:PORT or 0", s);
+    errno = 0;
+    p = strtol(colon + 1, &end, 10);
+    if (errno != 0 || end == colon + 1 || *end != '\0' || p < 0 || p > 65535)
+        return err_set(msg, ERR_PARSE, "bind address \"%s\": bad port", s);
+    h = strndup(s, (size_t)(colon - s));
+    if (h == NULL)
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    free(*host);
+    *host = h;
+    *port = (int)p;
+    return ERR_OK;
+}
+
+err_t ctrl_log_level_parse(const char *s, ctrl_log_level_t *out, err_msg_t *msg)
+{
+    if (strcmp(s, "error") == 0)
+        *out = CTRL_LOG_ERROR;
+    else if (strcmp(s, "info") == 0)
+        *out = CTRL_LOG_INFO;
+    else if (strcmp(s, "debug") == 0)
+        *out = CTRL_LOG_DEBUG;
+    else
+        return err_set(msg, ERR_PARSE, "log level \"%s\": want error, info or debug", s);
+    return ERR_OK;
+}
+
+err_t ctrl_config_set_job_resource(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    const char *a = strchr(text, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    char *g = NULL, *v = NULL, *r = NULL;
+
+    if (a == NULL || b == NULL || strchr(b + 1, '/') != NULL || b == a + 1 || b[1] == '\0')
+        return err_set(msg, ERR_PARSE, "job resource \"%s\": want GROUP/VERSION/PLURAL", text);
+    g = strndup(text, (size_t)(a - text));
+    v = strndup(a + 1, (size_t)(b - a - 1));
+    r = strdup(b + 1);
+    if (g == NULL || v == NULL || r == NULL) {
+        free(g);
+        free(v);
+        free(r);
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    }
+    free(cfg->job_group);
+    free(cfg->job_version);
+    free(cfg->job_resource);
+    cfg->job_group = g;
+    cfg->job_version = v;
+    cfg->job_resource = r;
+    return ERR_OK;
+}
+
+/* String member `key` of `o` into *dst when present; a non-string is an error at `path`. */
+static err_t opt_str(const json_t *o, const char *key, const char *path, char **dst,
+                     err_msg_t *msg)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (v == NULL || json_is_null(v))
+        return ERR_OK;
+    if (!json_is_string(v))
+        return err_set(msg, ERR_INVALID, "%s.%s: must be a string", path, key);
+    return set_str(dst, json_string_value(v), msg);
+}
+
+static err_t opt_duration(const json_t *o, const char *key, const char *path, uint32_t *dst,
+                          err_msg_t *msg)
+{
+    json_t *v = json_object_get(o, key);
+    err_t rc;
+
+    if (v == NULL || json_is_null(v))
+        return ERR_OK;
+    if (!json_is_string(v))
+        return err_set(msg, ERR_INVALID, "%s.%s: must be a duration string", path, key);
+    rc = ctrl_duration_ms(json_string_value(v), dst, msg);
+    return rc ? err_prefix(msg, rc, "%s.%s: ", path, key) : ERR_OK;
+}
+
+err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
+{
+    const json_t *le, *wh, *health, *cc, *icm, *ann, *v;
+    err_t rc;
+
+    if (!json_is_object(root))
+        return err_set(msg, ERR_INVALID, "configuration: must be an object");
+    if ((rc = opt_str(root, "namespace", "configuration", &cfg->namespace, msg)))
+        return rc;
+    le = json_object_get(root, "leaderElection");
+    if (le != NULL) {
+        v = json_object_get(le, "leaderElect");
+        if (v != NULL && !json_is_boolean(v))
+            return err_set(msg, ERR_INVALID, "leaderElection.leaderElect: must be a boolean");
+        if (v != NULL)
+            cfg->leader_elect = json_is_true(v);
+        if ((rc = opt_str(le, "resourceName", "leaderElection", &cfg->lease_name, msg)) ||
+            (rc = opt_duration(le, "leaseDuration", "leaderElection", &cfg->lease_ms, msg)) ||
+            (rc = opt_duration(le, "renewDeadline", "leaderElection", &cfg->renew_ms, msg)) ||
+            (rc = opt_duration(le, "retryPeriod", "leaderElection", &cfg->retry_ms, msg)))
+            return rc;
+    }
+    wh = json_object_get(root, "webhook");
+    if (wh != NULL) {
+        v = json_object_get(wh, "port");
+        if (v != NULL && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                          json_integer_value(v) > 65535))
+            return err_set(msg, ERR_INVALID, "webhook.port: must be an integer in 0..65535");
+        if (v != NULL)
+            cfg->webhook_port = (int)json_integer_value(v);
+        if ((rc = opt_str(wh, "host", "webhook", &cfg->webhook_host, msg)) ||
+            (rc = opt_str(wh, "certDir", "webhook", &cfg->cert_dir, msg)))
+            return rc;
+    }
+    health = json_object_get(root, "health");
+    v = json_object_get(health, "healthProbeBindAddress");
+    if (v != NULL) {
+        if (!json_is_string(v))
+            return err_set(msg, ERR_INVALID, "health.healthProbeBindAddress: must be a string");
+        rc = ctrl_bind_address(json_string_value(v), &cfg->health_host, &cfg->health_port, msg);
+        if (rc)
+            return err_prefix(msg, rc, "health.healthProbeBindAddress: ");
+    }
+    cc = json_object_get(root, "clientConnection");
+    v = json_object_get(cc, "qps");
+    if (v != NULL) {
+        if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e6)
+            return err_set(msg, ERR_INVALID, "clientConnection.qps: must be a number in (0, 1e6]");
+        /* qps is a float32 in Kueue's type; thousandths are exact enough for a rate limit. */
+        cfg->qps_milli = json_is_integer(v) ? (uint64_t)json_integer_value(v) * 1000
+                                            : (uint64_t)(json_real_value(v) * 1000.0 + 0.5);
+    }
+    v = json_object_get(cc, "burst");
+    if (v != NULL) {
+        if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
+            json_integer_value(v) > 1000000)
+            return err_set(msg, ERR_INVALID, "clientConnection.burst: must be a positive integer");
+        cfg->burst = (uint32_t)json_integer_value(v);
+    }
+    icm = json_object_get(root, "internalCertManagement");
+    if (icm != NULL) {
+        v = json_object_get(icm, "enable");
+        if (v != NULL && !json_is_boolean(v))
+            return err_set(msg, ERR_INVALID, "internalCertManagement.enable: must be a boolean");
+        if (v != NULL)
+            cfg->internal_certs = json_is_true(v);
+        if ((rc = opt_str(icm, "webhookServiceName", "internalCertManagement",
+                          &cfg->webhook_service, msg)) ||
+            (rc = opt_str(icm, "webhookSecretName", "internalCertManagement",
+                          &cfg->webhook_secret, msg)))
+            return rc;
+    }
+    ann = json_object_get(json_object_get(root, "metadata"), "annotations");
+    v = json_object_get(ann, "sluice.dev/job-resource");
+    if (json_is_string(v) &&
+        (rc = ctrl_config_set_job_resource(cfg, json_string_value(v), msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/job-resource]: ");
+    v = json_object_get(ann, "sluice.dev/log-level");
+    if (json_is_string(v) && (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/log-level]: ");
+    json_incref(root);
+    json_decref(cfg->doc);
+    cfg->doc = root;
+    return ERR_OK;
+}
+
+err_t ctrl_config_finish(ctrl_config_t *cfg, err_msg_t *msg)
+{
+    json_t *doc = cfg->doc ? json_deep_copy(cfg->doc)
+                           : json_pack("{s:s,s:s}", "apiVersion", "config.kueue.x-k8s.io/v1beta2",
+                                       "kind", "Configuration");
+    object_t obj;
+    diags_t diags;
+    err_t rc;
+
+    if (doc == NULL || json_object_set_new(doc, "namespace", json_string(cfg->namespace))) {
+        json_decref(doc);
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    }
+    diags_init(&diags);
+    rc = object_decode(doc, &obj, &diags);
+    if (rc == ERR_OK && obj.kind != KIND_CONFIGURATION) {
+        object_fini(&obj);
+        rc = err_set(msg, ERR_INVALID, "configuration: kind must be Configuration");
+    } else if (rc != ERR_OK) {
+        const diag_t *d = NULL;
+        for (size_t i = 0; i < diags.len && d == NULL; i++)
+            if (!diags.items[i].warning)
+                d = &diags.items[i];
+        err_set(msg, rc, "configuration: %s%s%s", d ? d->path : "", d && d->path[0] ? ": " : "",
+                d ? d->message : err_str(rc));
+    } else {
+        configuration_fini(&cfg->kueue);
+        cfg->kueue = obj.u.config;
+        free(obj.api_version);
+    }
+    diags_fini(&diags);
+    json_decref(doc);
+    return rc;
+}
+
+static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
+{
+    json_t **first = ctx;
+
+    (void)index;
+    (void)line;
+    if (*first == NULL) { /* the first non-empty document is the Configuration */
+        json_incref(doc);
+        *first = doc;
+    }
+    return ERR_OK;
+}
+
+err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg)
+{
+    FILE *f = fopen(path, "r");
+    json_t *doc = NULL;
+    err_t rc;
+
+    if (f == NULL)
+        return err_set(msg, ERR_IO, "%s: %s", path, strerror(errno));
+    rc = yaml_load_file(f, on_doc, &doc, msg);
+    fclose(f);
+    if (rc != ERR_OK) {
+        json_decref(doc);
+        return err_prefix(msg, rc, "%s: ", path);
+    }
+    if (doc == NULL)
+        return err_set(msg, ERR_INVALID, "%s: no Configuration document", path);
+    rc = ctrl_config_apply(cfg, doc, msg);
+    json_decref(doc);
+    return rc ? err_prefix(msg, rc, "%s: ", path) : ERR_OK;
+}

@@ -1,0 +1,85 @@
+/* config -- the operator's configuration: Kueue's Configuration file (YAML), then flags. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_CONFIG_H
+#define SLUICE_CTRL_CONFIG_H
+
+#include "model/types.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * The file is Kueue's config.kueue.x-k8s.io Configuration (v1beta2 or v1beta1), so an existing
+ * Kueue controller_manager_config.yaml works. sluice reads from it: namespace, leaderElection
+ * (leaderElect, resourceName, leaseDuration, renewDeadline, retryPeriod), webhook (host, port,
+ * certDir), health.healthProbeBindAddress, clientConnection (qps, burst),
+ * internalCertManagement (enable, webhookServiceName, webhookSecretName), fairSharing,
+ * manageJobsWithoutQueueName and managedJobsNamespaceSelector. sluice-only settings live in
+ * metadata.annotations so the file stays a valid Kueue Configuration:
+ *   sluice.dev/job-resource: GROUP/VERSION/PLURAL   (default batch/v1/jobs)
+ *   sluice.dev/log-level:    error|info|debug        (default info)
+ * Command-line flags override the file (see `sluice run --help`).
+ */
+
+typedef enum { CTRL_LOG_ERROR = 0, CTRL_LOG_INFO, CTRL_LOG_DEBUG } ctrl_log_level_t;
+
+typedef struct ctrl_config_s {
+    char *namespace;         /* owned: sluice's namespace (default kueue-system) */
+    bool leader_elect;       /* default false when no file, as `sluice run` alone */
+    char *lease_name;        /* owned: default c1f6bfd2.kueue.x-k8s.io */
+    uint32_t lease_ms;       /* 15000 */
+    uint32_t renew_ms;       /* 10000 */
+    uint32_t retry_ms;       /* 2000 */
+    char *job_group;         /* owned: "batch" */
+    char *job_version;       /* owned: "v1" */
+    char *job_resource;      /* owned: "jobs" */
+    char *webhook_host;      /* owned: "" = all addresses */
+    int webhook_port;        /* 9443; 0 = webhooks off */
+    char *cert_dir;          /* owned: NULL = self-managed certificates in a Secret */
+    bool internal_certs;     /* internalCertManagement.enable (default true) */
+    char *webhook_service;   /* owned: kueue-webhook-service */
+    char *webhook_secret;    /* owned: kueue-webhook-server-cert */
+    char *webhook_config_prefix; /* owned: base of the webhook configurations' names ("kueue") */
+    char *health_host;       /* owned: "" = all addresses */
+    int health_port;         /* 8081; 0 = off */
+    uint64_t qps_milli;      /* 300000 */
+    uint32_t burst;          /* 500 */
+    ctrl_log_level_t log_level;
+    configuration_t kueue;   /* fairSharing, manageJobsWithoutQueueName, namespace selector
+                                (valid after ctrl_config_finish()) */
+    json_t *doc;             /* owned: the Configuration document applied last, or NULL */
+} ctrl_config_t;
+
+/* Kueue's defaults (namespace kueue-system, no leader election, batch/v1 jobs). NULL-safe
+ * against OOM: ERR_NOMEM leaves `cfg` safe to ctrl_config_fini(). */
+err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg);
+
+/* Release what `cfg` owns; NULL-safe. */
+void ctrl_config_fini(ctrl_config_t *cfg);
+
+/* Apply the Configuration document `root` (borrowed; decoded JSON/YAML) over `cfg`. Errors name
+ * the field path ("leaderElection.leaseDuration: ..."). */
+err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg);
+
+/* Read the YAML (or JSON) Configuration file at `path` and apply it. */
+err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg);
+
+/* Decode the Kueue part of the configuration with the final namespace (flags applied): the
+ * default managedJobsNamespaceSelector excludes kube-system and that namespace. */
+err_t ctrl_config_finish(ctrl_config_t *cfg, err_msg_t *msg);
+
+/* Set the Job resource from "GROUP/VERSION/PLURAL" ("batch/v1/jobs"). */
+err_t ctrl_config_set_job_resource(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+
+/* Parse a Go duration made of whole units ("15s", "500ms", "2m", "1h") into milliseconds. */
+err_t ctrl_duration_ms(const char *s, uint32_t *out, err_msg_t *msg);
+
+/* Parse a bind address ":8081", "0.0.0.0:8081", "0" (off) into host (owned, "" = any) and port. */
+err_t ctrl_bind_address(const char *s, char **host, int *port, err_msg_t *msg);
+
+/* Parse "error", "info" or "debug". */
+err_t ctrl_log_level_parse(const char *s, ctrl_log_level_t *out, err_msg_t *msg);
+
+#endif

@@ -1,0 +1,60 @@
+/* podset -- start and stop a Job's pod template as Kueue does: merge the admission in, restore. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_PODSET_H
+#define SLUICE_CTRL_PODSET_H
+
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PODSET_LABEL_PODSET        "kueue.x-k8s.io/podset"
+#define PODSET_LABEL_LOCAL_QUEUE   "kueue.x-k8s.io/local-queue-name"
+#define PODSET_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
+#define PODSET_ANNOTATION_WORKLOAD "kueue.x-k8s.io/workload"
+#define PODSET_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
+
+/* What an admission adds to the pod template of a podset (all borrowed). */
+typedef struct podset_info_s {
+    const char *name;          /* podset name ("main") */
+    const char *local_queue;   /* spec.queueName */
+    const char *cluster_queue; /* status.admission.clusterQueue */
+    const char *workload;      /* Workload name */
+    json_t *node_selector;     /* object: nodeLabels of the assigned flavors (may be NULL) */
+    json_t *tolerations;       /* array: tolerations of the assigned flavors (may be NULL) */
+    bool has_count;            /* partial admission: set parallelism to count */
+    int32_t count;
+} podset_info_t;
+
+/*
+ * Fill `nodes`/`tols` (new references, caller decrefs) with the node labels and tolerations of
+ * every distinct flavor named in `assignment` (a status.admission.podSetAssignments[] item):
+ * `flavor(ctx, name)` returns a borrowed ResourceFlavor object or NULL. Two flavors that disagree
+ * on a node label are ERR_CONFLICT; a missing flavor is ERR_NOT_FOUND (named in `msg`).
+ */
+err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, const char *name),
+                         void *ctx, json_t **nodes, json_t **tols, err_msg_t *msg);
+
+/*
+ * Start `job` (a Job object, modified in place): spec.suspend=false, the pod template gets the
+ * node selector, tolerations (deduplicated), labels podset/local-queue/cluster-queue and the
+ * workload annotation of `info`; parallelism = count under partial admission. An existing
+ * nodeSelector key, label or annotation with another value is ERR_CONFLICT ("invalid
+ * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `job` unchanged.
+ */
+err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg);
+
+/*
+ * Stop `job` (modified in place): spec.suspend=true and the pod template's labels, annotations,
+ * nodeSelector and tolerations restored from `pod_set` (the Workload's spec.podSets[i]), keeping
+ * the labels the job controller owns (job-name, controller-uid, batch.kubernetes.io/...);
+ * parallelism restored to the podset count when a partial admission changed it. Returns 1 when
+ * the job changed, 0 when it already was so, -1 on out-of-memory.
+ */
+int podset_stop(json_t *job, const json_t *pod_set);
+
+/* Does `job`'s pod template carry exactly what podset_stop() would restore (and is suspended)? */
+bool podset_is_restored(const json_t *job, const json_t *pod_set);
+
+#endif

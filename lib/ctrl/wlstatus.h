@@ -1,0 +1,62 @@
+/* wlstatus -- the Workload objects and status patches the operator writes (pure JSON builders). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_WLSTATUS_H
+#define SLUICE_CTRL_WLSTATUS_H
+
+#include "model/types.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Every status write is a JSON merge patch on workloads/status that carries the object's
+ * metadata.resourceVersion, so the API server applies it only to the version the decision was
+ * made on (409 otherwise) -- the optimistic-concurrency rule that keeps a stale cache from ever
+ * writing an admission twice. Conditions are sent as the whole array (a merge patch replaces
+ * lists), computed from the current object with cond_set()'s lastTransitionTime semantics.
+ * Builders return a new reference, or NULL on out-of-memory; `now_s` is Unix seconds.
+ */
+
+/* The Workload for a Job: `wl` from job_workload_build() + job_workload_priority(), `job` the
+ * Job object (its pod template is copied as JSON, so every pod field survives), `job_api_version`
+ * and `job_kind` for the controller ownerReference. */
+json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *job_api_version,
+                         const char *job_kind);
+
+/* status.admission as JSON for `a`. */
+json_t *wlstatus_admission_json(const admission_t *a);
+
+/* Admission: status.admission, QuotaReserved=True "Quota reserved in ClusterQueue <cq>",
+ * Admitted=True "The workload is admitted", Evicted/Preempted (when present) reset to False with
+ * reason QuotaReserved and "Previously: <old message>", Requeued removed from the decision. */
+json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now_s);
+
+/* Eviction: Evicted=True (`reason`, `message`) and, for a preemption, Preempted=True with
+ * `preempt_reason` ("InClusterQueue", ...). QuotaReserved stays until the quota is released. */
+json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,
+                             const char *message, int64_t now_s);
+
+/* Quota release after an eviction once the job has no active pods: status.admission removed,
+ * QuotaReserved=False PendingEvaluation, Admitted=False NoReservation, Requeued=True (reason the
+ * eviction's: True only for Preempted, as Kueue's requeue immediately). */
+json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s);
+
+/* Finished=True with `reason` (Succeeded, Failed, FailedToStart, ...) and `message`. */
+json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *message,
+                              int64_t now_s);
+
+/* Pending explanation: QuotaReserved=False with `reason`/`message`; NULL with *changed false
+ * when the workload already says exactly that (so nothing is written), NULL with *changed true
+ * on out-of-memory. */
+json_t *wlstatus_pending_patch(const json_t *wl, const char *reason, const char *message,
+                               int64_t now_s, bool *changed);
+
+/* Has the Workload object status.admission and QuotaReserved=True? */
+bool wlstatus_reserved(const json_t *wl);
+
+/* Is condition `type` True on the Workload object? */
+bool wlstatus_cond(const json_t *wl, const char *type);
+
+#endif
