@@ -7,3 +7,7 @@ sluice_add_test(sim_golden LIBS sluice_sim)
 # Runs the sluice binary itself (exit codes, where outputs go).
 sluice_add_test(sim_cmd)
 add_dependencies(test_sim_cmd sluice)
+# The HTML report in a real browser (headless Chromium; install with SLUICE_DEPS=browser).
+add_test(NAME sim_report_browser
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim_report_browser.sh $<TARGET_FILE:sluice> ${PROJECT_SOURCE_DIR})
+set_tests_properties(sim_report_browser PROPERTIES LABELS "browser" TIMEOUT 300)
