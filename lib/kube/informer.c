@@ -1,0 +1,726 @@
+/* informer -- list+watch one resource type into an indexed local cache and report changes. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/informer.h"
+
+#include "kube/backoff.h"
+#include "kube/informer_int.h"
+#include "util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The informer is client-go's reflector + store, as a state machine on the loop:
+ *
+ *          start                          ERROR event / HTTP 410 Gone
+ *            |                      +--------------------------------------+
+ *            v                      v                                      |
+ *   +---> LIST (pages, limit/continue) --ok--> replace cache --> WATCH(rv, bookmarks)
+ *   |        | error                                               |   |  stream ended normally
+ *   |        v                                                     |   +--> WATCH(rv) again
+ *   +---- backoff (exponential, jittered) <--- drop / HTTP error --+
+ *                       \--> WATCH(rv) when the watch dropped (no relist needed)
+ *
+ * resourceVersion: the LIST's metadata.resourceVersion, then each event's object version and
+ * each BOOKMARK's, is where the next WATCH resumes. When the server no longer has that version
+ * in its window (compaction, watch cache), it answers 410 Gone and only a fresh LIST can restore
+ * a consistent view; replace() then turns the difference into add/update/delete calls so that
+ * handlers see every change exactly once and nothing twice.
+ *
+ * A watch that ends normally (timeoutSeconds elapsed) is restarted at once; one that ends within
+ * a second without any event is treated as a drop, so a misbehaving server cannot make us spin.
+ */
+
+#define DEFAULT_PAGE       500u
+#define DEFAULT_BASE_MS    800u
+#define DEFAULT_MAX_MS     30000u
+#define JITTER_PCT         100u
+#define WATCH_MIN_S        300u /* per-watch timeoutSeconds in [5, 10) minutes, as client-go */
+#define KEY_MAX            512u
+
+typedef enum { NEXT_LIST, NEXT_WATCH } next_t;
+
+struct kube_informer_s {
+    kube_client_t *c; /* borrowed; must outlive the informer */
+    kube_resource_t res;
+    char *group, *version, *resource; /* owned copies behind `res` */
+    char *ns, *label_selector, *field_selector;
+    uint32_t page_size;
+    kube__cache_t cache;
+    char *rv;            /* owned: where the next WATCH starts; "" before the first LIST */
+    json_t *pending;     /* owned: items gathered over LIST pages */
+    char *continue_token;
+    kube_req_t *req;     /* the LIST page or WATCH in flight */
+    uv_timer_t timer;    /* backoff */
+    bool timer_ready;
+    kube_backoff_t backoff;
+    next_t next;
+    bool started, synced, closing, stopped;
+    bool gone;        /* the current watch reported 410 */
+    bool watch_error; /* the current watch reported another ERROR event */
+    bool timer_closed, waiting_req; /* close in progress: free when both are done */
+    bool restart; /* test hook: restart the watch when the cancel lands */
+    uint64_t watch_started;
+    uint64_t watch_events;
+    kube_informer_stats_t stats;
+    void (*on_closed)(void *data);
+    void *closed_data;
+};
+
+/* ---- objects ----------------------------------------------------------------------------------- */
+
+err_t kube_object_key(json_t *obj, char *buf, size_t n)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    int w;
+
+    if (name == NULL || name[0] == '\0')
+        return ERR_INVALID;
+    if (ns != NULL && ns[0] != '\0')
+        w = snprintf(buf, n, "%s/%s", ns, name);
+    else
+        w = snprintf(buf, n, "%s", name);
+    return w < 0 || (size_t)w >= n ? ERR_OVERFLOW : ERR_OK;
+}
+
+const char *kube_object_rv(json_t *obj)
+{
+    const char *rv =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+
+    return rv ? rv : "";
+}
+
+/* ---- cache (pure) --------------------------------------------------------------------------------- */
+
+err_t kube__cache_init(kube__cache_t *cache, const kube_informer_handlers_t *handlers,
+                       kube_informer_t *owner, void *data)
+{
+    memset(cache, 0, sizeof(*cache));
+    cache->items = json_object();
+    if (cache->items == NULL)
+        return ERR_NOMEM;
+    if (handlers != NULL)
+        cache->handlers = *handlers;
+    cache->owner = owner;
+    cache->data = data;
+    return ERR_OK;
+}
+
+void kube__cache_fini(kube__cache_t *cache)
+{
+    json_decref(cache->items);
+    for (size_t i = 0; i < cache->n_indexes; i++) {
+        free(cache->indexes[i].name);
+        json_decref(cache->indexes[i].by_value);
+    }
+    memset(cache, 0, sizeof(*cache));
+}
+
+err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn,
+                            void *fn_data, err_msg_t *msg)
+{
+    kube__index_t *ix;
+
+    for (size_t i = 0; i < cache->n_indexes; i++) {
+        if (strcmp(cache->indexes[i].name, name) == 0)
+            return err_set(msg, ERR_EXISTS, "index %s: already defined", name);
+    }
+    if (cache->n_indexes == KUBE_INDEX_MAX)
+        return err_set(msg, ERR_OVERFLOW, "index %s: at most %d indexes", name, KUBE_INDEX_MAX);
+    ix = &cache->indexes[cache->n_indexes];
+    ix->name = strdup(name);
+    ix->by_value = json_object();
+    if (ix->name == NULL || ix->by_value == NULL) {
+        free(ix->name);
+        json_decref(ix->by_value);
+        memset(ix, 0, sizeof(*ix));
+        return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
+    }
+    ix->fn = fn;
+    ix->fn_data = fn_data;
+    /* Objects already cached (an index added late) are indexed now. */
+    {
+        const char *key;
+        json_t *obj;
+
+        json_object_foreach(cache->items, key, obj)
+        {
+            const char *v = fn(obj, fn_data);
+            json_t *set;
+
+            if (v == NULL)
+                continue;
+            set = json_object_get(ix->by_value, v);
+            if (set == NULL) {
+                set = json_object();
+                if (set == NULL || json_object_set_new(ix->by_value, v, set) != 0)
+                    return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
+            }
+            if (json_object_set(set, key, obj) != 0)
+                return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
+        }
+    }
+    cache->n_indexes++;
+    return ERR_OK;
+}
+
+static err_t index_add(kube__cache_t *cache, const char *key, json_t *obj)
+{
+    for (size_t i = 0; i < cache->n_indexes; i++) {
+        kube__index_t *ix = &cache->indexes[i];
+        const char *v = ix->fn(obj, ix->fn_data);
+        json_t *set;
+
+        if (v == NULL)
+            continue;
+        set = json_object_get(ix->by_value, v);
+        if (set == NULL) {
+            set = json_object();
+            if (set == NULL || json_object_set_new(ix->by_value, v, set) != 0)
+                return ERR_NOMEM;
+        }
+        if (json_object_set(set, key, obj) != 0)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+/* Remove `key` from every index, looking it up by the value `old` (the cached version) had. */
+static void index_remove(kube__cache_t *cache, const char *key, json_t *old)
+{
+    for (size_t i = 0; i < cache->n_indexes; i++) {
+        kube__index_t *ix = &cache->indexes[i];
+        const char *v = ix->fn(old, ix->fn_data);
+        json_t *set;
+
+        if (v == NULL)
+            continue;
+        set = json_object_get(ix->by_value, v);
+        if (set == NULL)
+            continue;
+        json_object_del(set, key);
+        if (json_object_size(set) == 0)
+            json_object_del(ix->by_value, v);
+    }
+}
+
+/* Insert or replace `obj` at `key`, firing on_add/on_update unless the version is unchanged. */
+static err_t cache_upsert(kube__cache_t *cache, const char *key, json_t *obj, err_msg_t *msg)
+{
+    json_t *old = json_object_get(cache->items, key);
+    err_t rc;
+
+    if (old == obj)
+        return ERR_OK;
+    if (old != NULL && strcmp(kube_object_rv(old), kube_object_rv(obj)) == 0)
+        return ERR_OK; /* a relist or a replayed event: nothing changed */
+    if (old != NULL) {
+        json_incref(old);
+        index_remove(cache, key, old);
+    }
+    if (json_object_set(cache->items, key, obj) != 0) {
+        json_decref(old);
+        return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
+    }
+    rc = index_add(cache, key, obj);
+    if (old != NULL) {
+        if (cache->handlers.on_update)
+            cache->handlers.on_update(cache->owner, old, obj, cache->data);
+        json_decref(old);
+    } else if (cache->handlers.on_add) {
+        cache->handlers.on_add(cache->owner, obj, cache->data);
+    }
+    if (rc != ERR_OK)
+        return err_set(msg, rc, "cache %s: index: out of memory", key);
+    return ERR_OK;
+}
+
+/* Drop `key`, reporting `final` (the deleted object's last state) to on_delete. */
+static void cache_remove(kube__cache_t *cache, const char *key, json_t *final)
+{
+    json_t *old = json_object_get(cache->items, key);
+
+    if (old == NULL)
+        return;
+    json_incref(old);
+    index_remove(cache, key, old);
+    json_object_del(cache->items, key);
+    if (cache->handlers.on_delete)
+        cache->handlers.on_delete(cache->owner, final ? final : old, cache->data);
+    json_decref(old);
+}
+
+err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj,
+                        err_msg_t *msg)
+{
+    char key[KEY_MAX];
+
+    if (type != KUBE_EVENT_ADDED && type != KUBE_EVENT_MODIFIED && type != KUBE_EVENT_DELETED)
+        return ERR_OK;
+    if (kube_object_key(obj, key, sizeof(key)) != ERR_OK)
+        return err_set(msg, ERR_INVALID, "watch event: object has no usable metadata.name");
+    if (type == KUBE_EVENT_DELETED) {
+        cache_remove(cache, key, obj);
+        return ERR_OK;
+    }
+    return cache_upsert(cache, key, obj, msg);
+}
+
+err_t kube__cache_replace(kube__cache_t *cache, json_t *items, err_msg_t *msg)
+{
+    json_t *fresh = json_object(), *obj, *tmp;
+    char key[KEY_MAX];
+    const char *k;
+    size_t i;
+    err_t rc = ERR_OK;
+
+    if (fresh == NULL)
+        return err_set(msg, ERR_NOMEM, "relist: out of memory");
+    /* Keys of the new list first, so vanished objects can be found afterwards. */
+    json_array_foreach(items, i, obj)
+    {
+        if (kube_object_key(obj, key, sizeof(key)) != ERR_OK)
+            continue;
+        if (json_object_set(fresh, key, obj) != 0) {
+            json_decref(fresh);
+            return err_set(msg, ERR_NOMEM, "relist: out of memory");
+        }
+    }
+    json_object_foreach(fresh, k, obj)
+    {
+        err_t r = cache_upsert(cache, k, obj, msg);
+
+        if (r != ERR_OK)
+            rc = r;
+    }
+    json_object_foreach_safe(cache->items, tmp, k, obj)
+    {
+        if (json_object_get(fresh, k) == NULL)
+            cache_remove(cache, k, NULL);
+    }
+    json_decref(fresh);
+    return rc;
+}
+
+/* ---- informer ---------------------------------------------------------------------------------------- */
+
+static void list_start(kube_informer_t *inf);
+static void watch_start(kube_informer_t *inf);
+
+static char *dup_or_null(const char *s, bool *failed)
+{
+    char *d;
+
+    if (s == NULL)
+        return NULL;
+    d = strdup(s);
+    if (d == NULL)
+        *failed = true;
+    return d;
+}
+
+static void informer_free(kube_informer_t *inf)
+{
+    kube__cache_fini(&inf->cache);
+    json_decref(inf->pending);
+    free(inf->group);
+    free(inf->version);
+    free(inf->resource);
+    free(inf->ns);
+    free(inf->label_selector);
+    free(inf->field_selector);
+    free(inf->rv);
+    free(inf->continue_token);
+    free(inf);
+}
+
+kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
+                                   const kube_informer_opts_t *opts,
+                                   const kube_informer_handlers_t *handlers, void *data)
+{
+    kube_informer_opts_t o;
+    kube_informer_t *inf;
+    bool failed = false;
+    uint64_t seed;
+
+    memset(&o, 0, sizeof(o));
+    if (opts != NULL)
+        o = *opts;
+    inf = calloc(1, sizeof(*inf));
+    if (inf == NULL)
+        return NULL;
+    inf->c = c;
+    inf->group = dup_or_null(res->group ? res->group : "", &failed);
+    inf->version = dup_or_null(res->version, &failed);
+    inf->resource = dup_or_null(res->resource, &failed);
+    inf->ns = dup_or_null(o.ns, &failed);
+    inf->label_selector = dup_or_null(o.label_selector, &failed);
+    inf->field_selector = dup_or_null(o.field_selector, &failed);
+    inf->rv = dup_or_null("", &failed);
+    if (failed || kube__cache_init(&inf->cache, handlers, inf, data) != ERR_OK) {
+        informer_free(inf);
+        return NULL;
+    }
+    inf->res = (kube_resource_t){inf->group, inf->version, inf->resource, res->namespaced};
+    inf->page_size = o.page_size ? o.page_size : DEFAULT_PAGE;
+    seed = o.seed ? o.seed : uv_hrtime() ^ (uint64_t)(uintptr_t)inf;
+    kube_backoff_init(&inf->backoff, o.backoff_base_ms ? o.backoff_base_ms : DEFAULT_BASE_MS,
+                      o.backoff_max_ms ? o.backoff_max_ms : DEFAULT_MAX_MS, JITTER_PCT, seed);
+    return inf;
+}
+
+err_t kube_informer_add_index(kube_informer_t *inf, const char *name, kube_index_fn fn,
+                              void *fn_data, err_msg_t *msg)
+{
+    return kube__cache_add_index(&inf->cache, name, fn, fn_data, msg);
+}
+
+json_t *kube_informer_get(const kube_informer_t *inf, const char *ns, const char *name)
+{
+    char key[KEY_MAX];
+    int w;
+
+    if (ns != NULL && ns[0] != '\0')
+        w = snprintf(key, sizeof(key), "%s/%s", ns, name);
+    else
+        w = snprintf(key, sizeof(key), "%s", name);
+    if (w < 0 || (size_t)w >= sizeof(key))
+        return NULL;
+    return json_object_get(inf->cache.items, key);
+}
+
+json_t *kube_informer_items(const kube_informer_t *inf)
+{
+    return inf->cache.items;
+}
+
+json_t *kube_informer_index(const kube_informer_t *inf, const char *name, const char *value)
+{
+    for (size_t i = 0; i < inf->cache.n_indexes; i++) {
+        if (strcmp(inf->cache.indexes[i].name, name) == 0)
+            return json_object_get(inf->cache.indexes[i].by_value, value);
+    }
+    return NULL;
+}
+
+bool kube_informer_synced(const kube_informer_t *inf)
+{
+    return inf->synced;
+}
+
+const char *kube_informer_resource_version(const kube_informer_t *inf)
+{
+    return inf->rv;
+}
+
+kube_informer_stats_t kube_informer_stats(const kube_informer_t *inf)
+{
+    return inf->stats;
+}
+
+static void set_rv(kube_informer_t *inf, const char *rv)
+{
+    char *d;
+
+    if (rv == NULL || rv[0] == '\0' || strcmp(rv, inf->rv) == 0)
+        return;
+    d = strdup(rv);
+    if (d == NULL) {
+        kube_client_log(inf->c, "informer %s: out of memory keeping resourceVersion",
+                        inf->resource);
+        return; /* keep the older version: a later watch replays a few events, deduplicated */
+    }
+    free(inf->rv);
+    inf->rv = d;
+}
+
+static void on_backoff(uv_timer_t *t)
+{
+    kube_informer_t *inf = container_of(t, kube_informer_t, timer);
+
+    if (inf->next == NEXT_LIST)
+        list_start(inf);
+    else
+        watch_start(inf);
+}
+
+static void schedule(kube_informer_t *inf, next_t next)
+{
+    uint64_t delay = kube_backoff_next(&inf->backoff);
+
+    inf->next = next;
+    inf->stats.backoffs++;
+    kube_client_log(inf->c, "informer %s: %s again in %llu ms", inf->resource,
+                    next == NEXT_LIST ? "list" : "watch", (unsigned long long)delay);
+    uv_timer_start(&inf->timer, on_backoff, delay, 0);
+}
+
+/* Free a closing informer once its timer is closed and no request callback is outstanding. */
+static void maybe_free(kube_informer_t *inf)
+{
+    void (*cb)(void *) = inf->on_closed;
+    void *data = inf->closed_data;
+
+    if ((inf->timer_ready && !inf->timer_closed) || inf->waiting_req)
+        return;
+    informer_free(inf);
+    if (cb != NULL)
+        cb(data);
+}
+
+static void on_list(const kube_result_t *res, void *data)
+{
+    kube_informer_t *inf = data;
+    json_t *items, *meta;
+    const char *cont;
+    err_msg_t msg;
+
+    inf->req = NULL;
+    if (inf->closing) {
+        inf->waiting_req = false;
+        maybe_free(inf);
+        return;
+    }
+    if (res->canceled) {
+        inf->stopped = true; /* the client is closing under us */
+        return;
+    }
+    if (res->err != ERR_OK) {
+        if (res->err == ERR_GONE && inf->continue_token != NULL) {
+            /* The continue token outlived the server's window: start the LIST over. */
+            kube_client_log(inf->c, "informer %s: continue token expired, listing again",
+                            inf->resource);
+            inf->stats.gone++;
+            list_start(inf);
+            return;
+        }
+        kube_client_log(inf->c, "informer %s: list: %s", inf->resource, res->msg.text);
+        schedule(inf, NEXT_LIST);
+        return;
+    }
+    items = json_object_get(res->body, "items");
+    meta = json_object_get(res->body, "metadata");
+    if (json_is_array(items) && json_array_extend(inf->pending, items) != 0) {
+        kube_client_log(inf->c, "informer %s: list: out of memory", inf->resource);
+        schedule(inf, NEXT_LIST);
+        return;
+    }
+    cont = json_string_value(json_object_get(meta, "continue"));
+    free(inf->continue_token);
+    inf->continue_token = NULL;
+    if (cont != NULL && cont[0] != '\0') {
+        inf->continue_token = strdup(cont);
+        if (inf->continue_token == NULL) {
+            schedule(inf, NEXT_LIST);
+            return;
+        }
+        list_start(inf);
+        return;
+    }
+    /* The complete list: diff it into the cache, then watch from its version. */
+    if (kube__cache_replace(&inf->cache, inf->pending, &msg) != ERR_OK)
+        kube_client_log(inf->c, "informer %s: %s", inf->resource, msg.text);
+    json_array_clear(inf->pending);
+    set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
+    inf->stats.lists++;
+    if (inf->closing)
+        return; /* a handler may not close us, but be safe */
+    if (!inf->synced) {
+        inf->synced = true;
+        if (inf->cache.handlers.on_synced)
+            inf->cache.handlers.on_synced(inf, inf->cache.data);
+    }
+    watch_start(inf);
+}
+
+/* One LIST page (the first when continue_token is NULL). */
+static void list_start(kube_informer_t *inf)
+{
+    kube_list_opts_t lo;
+    err_msg_t msg;
+
+    if (inf->continue_token == NULL)
+        json_array_clear(inf->pending);
+    memset(&lo, 0, sizeof(lo));
+    lo.label_selector = inf->label_selector;
+    lo.field_selector = inf->field_selector;
+    lo.continue_token = inf->continue_token;
+    lo.limit = inf->page_size;
+    if (kube_list(inf->c, &inf->res, inf->ns, &lo, on_list, inf, &inf->req, &msg) != ERR_OK) {
+        inf->req = NULL;
+        kube_client_log(inf->c, "informer %s: list: %s", inf->resource, msg.text);
+        free(inf->continue_token);
+        inf->continue_token = NULL;
+        schedule(inf, NEXT_LIST);
+    }
+}
+
+static void on_event(kube_event_type_t type, json_t *obj, void *data)
+{
+    kube_informer_t *inf = data;
+    err_msg_t msg;
+
+    if (inf->closing || inf->gone || inf->watch_error)
+        return;
+    inf->watch_events++;
+    inf->stats.events++;
+    switch (type) {
+    case KUBE_EVENT_ERROR: {
+        json_int_t code = json_integer_value(json_object_get(obj, "code"));
+        const char *m = json_string_value(json_object_get(obj, "message"));
+
+        kube_client_log(inf->c, "informer %s: watch error %lld: %s", inf->resource,
+                        (long long)code, m ? m : "");
+        if (code == 410)
+            inf->gone = true; /* relist when the stream is down */
+        else
+            inf->watch_error = true; /* reconnect after backoff */
+        kube_req_cancel(inf->req); /* the server ends the stream after an ERROR anyway */
+        return;
+    }
+    case KUBE_EVENT_BOOKMARK:
+        break;
+    default:
+        if (kube__cache_apply(&inf->cache, type, obj, &msg) != ERR_OK)
+            kube_client_log(inf->c, "informer %s: %s", inf->resource, msg.text);
+        break;
+    }
+    set_rv(inf, kube_object_rv(obj));
+    kube_backoff_reset(&inf->backoff); /* the connection works */
+}
+
+static void on_watch_done(const kube_result_t *res, void *data)
+{
+    kube_informer_t *inf = data;
+    bool quick;
+
+    inf->req = NULL;
+    if (inf->closing) {
+        inf->waiting_req = false;
+        maybe_free(inf);
+        return;
+    }
+    if (inf->restart) {
+        inf->restart = false;
+        inf->gone = false;
+        watch_start(inf);
+        return;
+    }
+    if (inf->gone || res->err == ERR_GONE) {
+        /* Our resourceVersion is too old: only a fresh LIST gives a consistent view. */
+        inf->gone = false;
+        inf->stats.gone++;
+        free(inf->continue_token);
+        inf->continue_token = NULL;
+        list_start(inf);
+        return;
+    }
+    if (inf->watch_error) {
+        inf->watch_error = false;
+        schedule(inf, NEXT_WATCH);
+        return;
+    }
+    if (res->canceled) {
+        inf->stopped = true;
+        return;
+    }
+    quick = uv_now(kube_client_loop(inf->c)) - inf->watch_started < 1000 &&
+            inf->watch_events == 0;
+    if (res->err == ERR_OK && !quick) {
+        watch_start(inf);
+        return;
+    }
+    if (res->err != ERR_OK)
+        kube_client_log(inf->c, "informer %s: watch: %s", inf->resource, res->msg.text);
+    schedule(inf, NEXT_WATCH);
+}
+
+static void watch_start(kube_informer_t *inf)
+{
+    kube_watch_opts_t wo;
+    err_msg_t msg;
+
+    memset(&wo, 0, sizeof(wo));
+    wo.label_selector = inf->label_selector;
+    wo.field_selector = inf->field_selector;
+    wo.resource_version = inf->rv;
+    wo.bookmarks = true;
+    /* Spread reconnects of many informers over [5, 10) minutes. */
+    wo.timeout_seconds = WATCH_MIN_S + (uint32_t)(kube_rand_next(&inf->backoff.rng) % WATCH_MIN_S);
+    inf->watch_started = uv_now(kube_client_loop(inf->c));
+    inf->watch_events = 0;
+    inf->gone = false;
+    inf->watch_error = false;
+    inf->stats.watches++;
+    if (kube_watch(inf->c, &inf->res, inf->ns, &wo, on_event, on_watch_done, inf, &inf->req,
+                   &msg) != ERR_OK) {
+        inf->req = NULL;
+        kube_client_log(inf->c, "informer %s: watch: %s", inf->resource, msg.text);
+        schedule(inf, NEXT_WATCH);
+    }
+}
+
+err_t kube_informer_start(kube_informer_t *inf, err_msg_t *msg)
+{
+    int rc;
+
+    if (inf->started || inf->closing)
+        return err_set(msg, ERR_INVALID, "informer %s: already started", inf->resource);
+    inf->pending = json_array();
+    if (inf->pending == NULL)
+        return err_set(msg, ERR_NOMEM, "informer %s: out of memory", inf->resource);
+    rc = uv_timer_init(kube_client_loop(inf->c), &inf->timer);
+    if (rc != 0)
+        return err_set(msg, ERR_IO, "informer %s: uv_timer_init: %s", inf->resource,
+                       uv_strerror(rc));
+    inf->timer_ready = true;
+    inf->started = true;
+    list_start(inf);
+    return ERR_OK;
+}
+
+void kube__informer_restart_watch(kube_informer_t *inf, const char *rv)
+{
+    char *d = strdup(rv);
+
+    if (d != NULL) {
+        free(inf->rv);
+        inf->rv = d;
+    }
+    if (inf->req != NULL && inf->synced) {
+        inf->restart = true;
+        kube_req_cancel(inf->req);
+    }
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    kube_informer_t *inf = container_of((uv_timer_t *)h, kube_informer_t, timer);
+
+    inf->timer_closed = true;
+    maybe_free(inf);
+}
+
+void kube_informer_close(kube_informer_t *inf, void (*on_closed)(void *data), void *data)
+{
+    if (inf == NULL || inf->closing)
+        return;
+    inf->closing = true;
+    inf->on_closed = on_closed;
+    inf->closed_data = data;
+    /* The cancel normally completes at once; from inside a curl callback it is deferred, and
+     * the request still points at us until its callback has run. */
+    inf->waiting_req = inf->req != NULL;
+    if (inf->req != NULL)
+        kube_req_cancel(inf->req);
+    if (!inf->timer_ready) {
+        maybe_free(inf);
+        return;
+    }
+    uv_timer_stop(&inf->timer);
+    uv_close((uv_handle_t *)&inf->timer, on_timer_closed);
+}
