@@ -1,0 +1,242 @@
+/* test_kube_lease -- the leader-election state machine with an injected clock. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "kube/lease.h"
+
+#include "kube/lease_int.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void init(kube__lease_state_t *st, const char *id)
+{
+    kube_lease_opts_t o = {NULL, "sluice", id, 0, 0, 0};
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube__lease_init(st, &o, "kueue-system", &msg), ERR_OK);
+    ck_assert_uint_eq(st->lease_ms, 15000);
+    ck_assert_uint_eq(st->deadline_ms, 10000);
+    ck_assert_uint_eq(st->retry_ms, 2000);
+}
+
+/* What the API server would hold after `body` was written: the body plus a resourceVersion. */
+static json_t *stored(json_t *body, const char *rv)
+{
+    json_t *o = json_deep_copy(body);
+
+    json_object_set_new(json_object_get(o, "metadata"), "resourceVersion", json_string(rv));
+    return o;
+}
+
+static const char *spec_str(json_t *lease, const char *field)
+{
+    return json_string_value(json_object_get(json_object_get(lease, "spec"), field));
+}
+
+static json_int_t spec_int(json_t *lease, const char *field)
+{
+    return json_integer_value(json_object_get(json_object_get(lease, "spec"), field));
+}
+
+START_TEST(test_create_then_renew)
+{
+    kube__lease_state_t a;
+    kube__lease_action_t act;
+    kube__lease_change_t ch;
+    json_t *body, *lease;
+    err_msg_t msg;
+
+    init(&a, "a");
+    ck_assert_int_eq(kube__lease_plan(&a, 0, "T0", ERR_NOT_FOUND, NULL, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_CREATE);
+    ck_assert_str_eq(spec_str(body, "holderIdentity"), "a");
+    ck_assert_int_eq(spec_int(body, "leaseDurationSeconds"), 15);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "metadata"),
+                                                       "namespace")),
+                     "kueue-system");
+    lease = stored(body, "1");
+    json_decref(body);
+    ck_assert_int_eq(kube__lease_written(&a, 5, ERR_OK, lease), KUBE__LEASE_STARTED);
+    ck_assert(a.leading);
+    /* Renew: UPDATE keeps acquireTime and transitions, carries the read resourceVersion. */
+    ck_assert_int_eq(kube__lease_plan(&a, 2000, "T2", ERR_OK, lease, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_UPDATE);
+    ck_assert_int_eq(ch, KUBE__LEASE_SAME);
+    ck_assert_str_eq(spec_str(body, "renewTime"), "T2");
+    ck_assert_str_eq(spec_str(body, "acquireTime"), "T0");
+    ck_assert_int_eq(spec_int(body, "leaseTransitions"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "metadata"),
+                                                       "resourceVersion")),
+                     "1");
+    json_decref(lease);
+    lease = stored(body, "2");
+    json_decref(body);
+    ck_assert_int_eq(kube__lease_written(&a, 2005, ERR_OK, lease), KUBE__LEASE_SAME);
+    json_decref(lease);
+    kube__lease_fini(&a);
+}
+END_TEST
+
+START_TEST(test_standby_waits_for_expiry_by_its_own_clock)
+{
+    kube__lease_state_t b;
+    kube__lease_action_t act;
+    kube__lease_change_t ch;
+    json_t *held, *body;
+    err_msg_t msg;
+
+    init(&b, "b");
+    held = json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}", "metadata", "name", "sluice",
+                     "resourceVersion", "7", "spec", "holderIdentity", "a",
+                     "leaseDurationSeconds", 15, "acquireTime", "T0", "renewTime", "T0",
+                     "leaseTransitions", 3);
+    /* First seen at 100 000: valid until 115 000 by our clock, whatever renewTime says. */
+    ck_assert_int_eq(kube__lease_plan(&b, 100000, "X", ERR_OK, held, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    ck_assert_ptr_null(body);
+    ck_assert_int_eq(kube__lease_plan(&b, 114999, "X", ERR_OK, held, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    /* A renewal by a (new renewTime) restarts the wait. */
+    json_object_set_new(json_object_get(held, "spec"), "renewTime", json_string("T1"));
+    ck_assert_int_eq(kube__lease_plan(&b, 114999, "X", ERR_OK, held, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    ck_assert_int_eq(kube__lease_plan(&b, 129998, "X", ERR_OK, held, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    ck_assert_str_eq(b.obs_holder, "a");
+    /* a stopped renewing: at 129 999 the record is 15 s old and b takes over. */
+    ck_assert_int_eq(kube__lease_plan(&b, 129999, "T9", ERR_OK, held, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_UPDATE);
+    ck_assert_str_eq(spec_str(body, "holderIdentity"), "b");
+    ck_assert_str_eq(spec_str(body, "acquireTime"), "T9");
+    ck_assert_int_eq(spec_int(body, "leaseTransitions"), 4);
+    /* The PUT lost a race (409): no leadership. */
+    ck_assert_int_eq(kube__lease_written(&b, 130000, ERR_CONFLICT, NULL), KUBE__LEASE_SAME);
+    ck_assert(!b.leading);
+    ck_assert_int_eq(kube__lease_written(&b, 130001, ERR_OK, body), KUBE__LEASE_STARTED);
+    json_decref(body);
+    json_decref(held);
+    kube__lease_fini(&b);
+}
+END_TEST
+
+START_TEST(test_leader_stops_on_other_holder_or_deadline)
+{
+    kube__lease_state_t a;
+    kube__lease_action_t act;
+    kube__lease_change_t ch;
+    json_t *body, *mine, *theirs;
+    err_msg_t msg;
+
+    init(&a, "a");
+    ck_assert_int_eq(kube__lease_plan(&a, 0, "T0", ERR_NOT_FOUND, NULL, &act, &body, &ch, &msg),
+                     ERR_OK);
+    mine = stored(body, "1");
+    json_decref(body);
+    ck_assert_int_eq(kube__lease_written(&a, 0, ERR_OK, mine), KUBE__LEASE_STARTED);
+    /* Renewals fail (API server unreachable) until the 10 s deadline: then stop. */
+    ck_assert_int_eq(kube__lease_plan(&a, 2000, "T", ERR_IO, NULL, &act, &body, &ch, &msg),
+                     ERR_IO);
+    ck_assert_int_eq(kube__lease_check(&a, 9999), KUBE__LEASE_SAME);
+    ck_assert_int_eq(kube__lease_written(&a, 9999, ERR_TIMEOUT, NULL), KUBE__LEASE_SAME);
+    ck_assert(a.leading);
+    ck_assert_int_eq(kube__lease_check(&a, 10000), KUBE__LEASE_STOPPED);
+    ck_assert(!a.leading);
+    ck_assert_int_eq(kube__lease_check(&a, 20000), KUBE__LEASE_SAME); /* reported once */
+
+    /* Leading again, then a read shows another holder: stop at once. */
+    ck_assert_int_eq(kube__lease_written(&a, 30000, ERR_OK, mine), KUBE__LEASE_STARTED);
+    theirs = json_deep_copy(mine);
+    json_object_set_new(json_object_get(theirs, "spec"), "holderIdentity", json_string("b"));
+    ck_assert_int_eq(kube__lease_plan(&a, 31000, "T", ERR_OK, theirs, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    ck_assert_int_eq(ch, KUBE__LEASE_STOPPED);
+    ck_assert(!a.leading);
+    json_decref(theirs);
+    json_decref(mine);
+    kube__lease_fini(&a);
+}
+END_TEST
+
+START_TEST(test_release_lets_standby_take_over_at_once)
+{
+    kube__lease_state_t a, b;
+    kube__lease_action_t act;
+    kube__lease_change_t ch;
+    json_t *body, *lease, *released;
+    err_msg_t msg;
+
+    init(&a, "a");
+    init(&b, "b");
+    ck_assert_ptr_null(kube__lease_release_body(&a, "T")); /* not leading: nothing to release */
+    ck_assert_int_eq(kube__lease_plan(&a, 0, "T0", ERR_NOT_FOUND, NULL, &act, &body, &ch, &msg),
+                     ERR_OK);
+    lease = stored(body, "1");
+    json_decref(body);
+    ck_assert_int_eq(kube__lease_written(&a, 0, ERR_OK, lease), KUBE__LEASE_STARTED);
+    ck_assert_int_eq(kube__lease_plan(&b, 1000, "T1", ERR_OK, lease, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_WAIT);
+    released = kube__lease_release_body(&a, "T2");
+    ck_assert_ptr_nonnull(released);
+    ck_assert(!a.leading);
+    ck_assert_str_eq(spec_str(released, "holderIdentity"), "");
+    ck_assert_int_eq(spec_int(released, "leaseDurationSeconds"), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(released, "metadata"),
+                                                       "resourceVersion")),
+                     "1"); /* conditional on what a last wrote */
+    ck_assert_int_eq(kube__lease_plan(&b, 1500, "T3", ERR_OK, released, &act, &body, &ch, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(act, KUBE__LEASE_UPDATE);
+    ck_assert_str_eq(spec_str(body, "holderIdentity"), "b");
+    ck_assert_int_eq(spec_int(body, "leaseTransitions"), 0); /* from "" is not a transition */
+    json_decref(body);
+    json_decref(released);
+    json_decref(lease);
+    kube__lease_fini(&a);
+    kube__lease_fini(&b);
+}
+END_TEST
+
+START_TEST(test_init_and_microtime)
+{
+    kube__lease_state_t st;
+    kube_lease_opts_t o = {"ns", "", "id", 0, 0, 0};
+    char buf[32];
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube__lease_init(&st, &o, "x", &msg), ERR_INVALID);
+    ck_assert_int_eq(kube__lease_init(&st, NULL, "x", &msg), ERR_INVALID);
+    kube__lease_microtime(INT64_C(1700000000123456), buf);
+    ck_assert_str_eq(buf, "2023-11-14T22:13:20.123456Z");
+    kube__lease_microtime(0, buf);
+    ck_assert_str_eq(buf, "1970-01-01T00:00:00.000000Z");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kube_lease");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_create_then_renew);
+    tcase_add_test(tc, test_standby_waits_for_expiry_by_its_own_clock);
+    tcase_add_test(tc, test_leader_stops_on_other_holder_or_deadline);
+    tcase_add_test(tc, test_release_lets_standby_take_over_at_once);
+    tcase_add_test(tc, test_init_and_microtime);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
