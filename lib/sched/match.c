@@ -1,136 +1,42 @@
-/* sched match -- label selectors, node affinity and taints against ResourceFlavors. */
+/* sched match -- flavor matching on model/selector.h, and deep copies the engine keeps. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched/sched_int.h"
 
-#include <errno.h>
+#include "model/object.h"
+#include "model/selector.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 /*
- * lib/model/selector.h (label selector and toleration helpers) did not exist when the engine
- * was written, so the engine carries the few matchers it needs here, privately.
+ * Matching itself is lib/model/selector.h (Kubernetes semantics); this file adds the one Kueue
+ * twist (flavorSelector: only the keys a flavor's nodeLabels define take part) and the deep
+ * copies of the types.h pieces the engine keeps.
  */
-
-const char *sched__kv_get(const kv_list_t *l, const char *key)
-{
-    size_t lo = 0, hi = l->len;
-    while (lo < hi) { /* kv lists are sorted by key (types.h) */
-        size_t mid = (lo + hi) / 2;
-        int c = strcmp(l->items[mid].key, key);
-        if (c == 0)
-            return l->items[mid].value ? l->items[mid].value : "";
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* tolerate unsorted input from hand-built objects */
-    for (size_t i = 0; i < l->len; i++)
-        if (strcmp(l->items[i].key, key) == 0)
-            return l->items[i].value ? l->items[i].value : "";
-    return NULL;
-}
-
-static bool in_values(const selector_req_t *r, const char *v)
-{
-    for (size_t i = 0; i < r->nvalues; i++)
-        if (strcmp(r->values[i], v) == 0)
-            return true;
-    return false;
-}
-
-static bool parse_i64(const char *s, long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool req_matches(const selector_req_t *r, const kv_list_t *labels)
-{
-    const char *v = sched__kv_get(labels, r->key);
-    switch (r->op) {
-    case SELECTOR_OP_IN:
-        return v != NULL && in_values(r, v);
-    case SELECTOR_OP_NOT_IN:
-        return v == NULL || !in_values(r, v);
-    case SELECTOR_OP_EXISTS:
-        return v != NULL;
-    case SELECTOR_OP_DOES_NOT_EXIST:
-        return v == NULL;
-    case SELECTOR_OP_GT:
-    case SELECTOR_OP_LT: {
-        long long have, want;
-        if (v == NULL || r->nvalues != 1 || !parse_i64(v, &have) ||
-            !parse_i64(r->values[0], &want))
-            return false;
-        return r->op == SELECTOR_OP_GT ? have > want : have < want;
-    }
-    }
-    return false;
-}
 
 bool sched__label_selector_matches(const label_selector_t *sel, const kv_list_t *labels)
 {
-    if (!sel->present)
-        return false; /* a nil namespaceSelector selects nothing */
-    for (size_t i = 0; i < sel->match_labels.len; i++) {
-        const char *v = sched__kv_get(labels, sel->match_labels.items[i].key);
-        const char *want = sel->match_labels.items[i].value ? sel->match_labels.items[i].value : "";
-        if (v == NULL || strcmp(v, want) != 0)
-            return false;
-    }
-    for (size_t i = 0; i < sel->nexprs; i++)
-        if (!req_matches(&sel->exprs[i], labels))
-            return false;
-    return true;
-}
-
-static bool tolerates(const toleration_t *t, const taint_t *taint)
-{
-    if (t->effect != TAINT_EFFECT_ANY && t->effect != taint->effect)
-        return false;
-    if (t->key != NULL && t->key[0] != '\0' && strcmp(t->key, taint->key) != 0)
-        return false;
-    if ((t->key == NULL || t->key[0] == '\0') && t->op != TOLERATION_OP_EXISTS)
-        return false;
-    if (t->op == TOLERATION_OP_EXISTS)
-        return true;
-    const char *tv = t->value ? t->value : "";
-    const char *v = taint->value ? taint->value : "";
-    return strcmp(tv, v) == 0;
+    return selector_matches(sel, labels);
 }
 
 const taint_t *sched__untolerated_taint(const flavor_rec_t *f, const wps_t *ps)
 {
-    for (size_t i = 0; i < f->ntaints; i++) {
-        const taint_t *taint = &f->taints[i];
-        if (taint->effect != TAINT_EFFECT_NO_SCHEDULE && taint->effect != TAINT_EFFECT_NO_EXECUTE)
-            continue;
-        bool ok = false;
-        for (size_t j = 0; j < ps->ntolerations && !ok; j++)
-            ok = tolerates(&ps->tolerations[j], taint);
-        for (size_t j = 0; j < f->ntolerations && !ok; j++)
-            ok = tolerates(&f->tolerations[j], taint);
-        if (!ok)
-            return taint;
-    }
-    return NULL;
+    return selector_untolerated(f->taints, f->ntaints, ps->tolerations, ps->ntolerations,
+                                f->tolerations, f->ntolerations);
 }
 
-/* Kueue's flavorSelector: only the keys the flavor's nodeLabels define are considered. */
+/*
+ * Kueue flavorSelector (flavorassigner.go): the pod's nodeSelector and required node affinity are
+ * restricted to the keys present in the flavor's nodeLabels, then matched against those labels.
+ * A nodeSelector key the flavor does not define is ignored; an affinity term left with no
+ * expression makes the whole affinity match (terms are ORed).
+ */
 bool sched__affinity_matches(const flavor_rec_t *f, const wps_t *ps)
 {
     for (size_t i = 0; i < ps->node_selector.len; i++) {
         const kv_t *kv = &ps->node_selector.items[i];
-        const char *have = sched__kv_get(&f->node_labels, kv->key);
-        if (have == NULL)
-            continue;
-        if (strcmp(have, kv->value ? kv->value : "") != 0)
+        const char *have = kv_list_get(&f->node_labels, kv->key);
+        if (have != NULL && strcmp(have, kv->value ? kv->value : "") != 0)
             return false;
     }
     if (ps->nterms == 0)
@@ -142,16 +48,14 @@ bool sched__affinity_matches(const flavor_rec_t *f, const wps_t *ps)
         bool ok = true;
         for (size_t e = 0; e < term->nexprs; e++) {
             const selector_req_t *r = &term->exprs[e];
-            if (sched__kv_get(&f->node_labels, r->key) == NULL)
+            if (kv_list_get(&f->node_labels, r->key) == NULL)
                 continue;
             relevant++;
-            if (!req_matches(r, &f->node_labels))
-                ok = false;
+            ok = ok && selector_req_matches(r, &f->node_labels);
         }
         if (relevant == 0)
-            return true; /* an emptied term matches every flavor (terms are ORed) */
-        if (ok)
-            any_term = true;
+            return true;
+        any_term = any_term || ok;
     }
     return any_term;
 }
@@ -171,7 +75,7 @@ err_t sched__kv_copy(kv_list_t *dst, const kv_list_t *src)
         dst->items[i].key = sched__strdup(src->items[i].key);
         dst->items[i].value = sched__strdup(src->items[i].value ? src->items[i].value : "");
         if (dst->items[i].key == NULL || dst->items[i].value == NULL) {
-            sched__kv_fini(dst);
+            kv_list_fini(dst);
             return ERR_NOMEM;
         }
     }
@@ -186,16 +90,6 @@ err_t sched__kv_copy(kv_list_t *dst, const kv_list_t *src)
         dst->items[j] = cur;
     }
     return ERR_OK;
-}
-
-void sched__kv_fini(kv_list_t *l)
-{
-    for (size_t i = 0; i < l->len; i++) {
-        free(l->items[i].key);
-        free(l->items[i].value);
-    }
-    free(l->items);
-    memset(l, 0, sizeof(*l));
 }
 
 static err_t reqs_copy(selector_req_t **dst, const selector_req_t *src, size_t n)
@@ -227,19 +121,6 @@ static err_t reqs_copy(selector_req_t **dst, const selector_req_t *src, size_t n
     return ERR_OK;
 }
 
-static void reqs_fini(selector_req_t *r, size_t n)
-{
-    if (r == NULL)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        free(r[i].key);
-        for (size_t j = 0; j < r[i].nvalues; j++)
-            free(r[i].values[j]);
-        free(r[i].values);
-    }
-    free(r);
-}
-
 err_t sched__selector_copy(label_selector_t *dst, const label_selector_t *src)
 {
     memset(dst, 0, sizeof(*dst));
@@ -250,15 +131,8 @@ err_t sched__selector_copy(label_selector_t *dst, const label_selector_t *src)
         dst->nexprs = src->nexprs;
     }
     if (rc != ERR_OK)
-        sched__selector_fini(dst);
+        label_selector_fini(dst);
     return rc;
-}
-
-void sched__selector_fini(label_selector_t *sel)
-{
-    sched__kv_fini(&sel->match_labels);
-    reqs_fini(sel->exprs, sel->nexprs);
-    memset(sel, 0, sizeof(*sel));
 }
 
 err_t sched__tolerations_copy(toleration_t **dst, const toleration_t *src, size_t n)
@@ -286,10 +160,8 @@ void sched__tolerations_fini(toleration_t *t, size_t n)
 {
     if (t == NULL)
         return;
-    for (size_t i = 0; i < n; i++) {
-        free(t[i].key);
-        free(t[i].value);
-    }
+    for (size_t i = 0; i < n; i++)
+        toleration_fini(&t[i]);
     free(t);
 }
 
@@ -318,10 +190,8 @@ void sched__taints_fini(taint_t *t, size_t n)
 {
     if (t == NULL)
         return;
-    for (size_t i = 0; i < n; i++) {
-        free(t[i].key);
-        free(t[i].value);
-    }
+    for (size_t i = 0; i < n; i++)
+        taint_fini(&t[i]);
     free(t);
 }
 
@@ -346,7 +216,10 @@ void sched__terms_fini(node_selector_term_t *t, size_t n)
 {
     if (t == NULL)
         return;
-    for (size_t i = 0; i < n; i++)
-        reqs_fini(t[i].exprs, t[i].nexprs);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t e = 0; e < t[i].nexprs; e++)
+            selector_req_fini(&t[i].exprs[e]);
+        free(t[i].exprs);
+    }
     free(t);
 }

@@ -59,7 +59,7 @@ static void cq_free(cq_t *cq)
     free(cq->groups);
     free(cq->quotas);
     free(cq->rg_by_res);
-    sched__selector_fini(&cq->ns_selector);
+    label_selector_fini(&cq->ns_selector);
     free(cq->inactive_msg);
     sched__wlvec_fini(&cq->heap);
     sched__wlvec_fini(&cq->inadm);
@@ -72,7 +72,7 @@ static void flavor_free(flavor_rec_t *f)
     if (f == NULL)
         return;
     free(f->name);
-    sched__kv_fini(&f->node_labels);
+    kv_list_fini(&f->node_labels);
     sched__taints_fini(f->taints, f->ntaints);
     sched__tolerations_fini(f->tolerations, f->ntolerations);
     free(f->fr_by_res);
@@ -110,7 +110,7 @@ void sched_free(sched_t *s)
     sched__smap_fini(&s->lq_map);
     for (size_t i = 0; i < s->nnss; i++) {
         free(s->nss[i]->name);
-        sched__kv_fini(&s->nss[i]->labels);
+        kv_list_fini(&s->nss[i]->labels);
         free(s->nss[i]);
     }
     free(s->nss);
@@ -164,11 +164,11 @@ err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg)
         return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
     if (sched__taints_copy(&taints, f->taints, f->ntaints) != ERR_OK ||
         sched__tolerations_copy(&tols, f->tolerations, f->ntolerations) != ERR_OK) {
-        sched__kv_fini(&labels);
+        kv_list_fini(&labels);
         sched__taints_fini(taints, f->ntaints);
         return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
     }
-    sched__kv_fini(&rec->node_labels);
+    kv_list_fini(&rec->node_labels);
     sched__taints_fini(rec->taints, rec->ntaints);
     sched__tolerations_fini(rec->tolerations, rec->ntolerations);
     rec->node_labels = labels;
@@ -188,7 +188,7 @@ err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg)
     if (rec == NULL || !rec->exists)
         return err_set(msg, ERR_NOT_FOUND, "ResourceFlavor %s not found", name);
     rec->exists = false;
-    sched__kv_fini(&rec->node_labels);
+    kv_list_fini(&rec->node_labels);
     sched__taints_fini(rec->taints, rec->ntaints);
     sched__tolerations_fini(rec->tolerations, rec->ntolerations);
     rec->taints = NULL;
@@ -384,7 +384,7 @@ err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
     free(cq->quotas);
     free(cq->rg_by_res);
     free(cq->cohort_name);
-    sched__selector_fini(&cq->ns_selector);
+    label_selector_fini(&cq->ns_selector);
     cq->groups = groups;
     cq->ngroups = in->ngroups;
     cq->quotas = quotas;
@@ -410,7 +410,7 @@ err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
     return ERR_OK;
 nomem_sel:
-    sched__selector_fini(&sel);
+    label_selector_fini(&sel);
     free(cohort);
     free(rg_by_res);
 nomem_groups:
@@ -574,13 +574,13 @@ err_t sched_namespace_upsert(sched_t *s, const namespace_t *in, err_msg_t *msg)
         }
         s->nss[s->nnss++] = ns;
     }
-    sched__kv_fini(&ns->labels);
+    kv_list_fini(&ns->labels);
     ns->labels = labels;
     s->queues_dirty = true;
     s->requeue_all = true;
     return ERR_OK;
 nomem:
-    sched__kv_fini(&labels);
+    kv_list_fini(&labels);
     return err_set(msg, ERR_NOMEM, "Namespace %s: out of memory", in->meta.name);
 }
 
@@ -597,7 +597,7 @@ err_t sched_namespace_delete(sched_t *s, const char *name, err_msg_t *msg)
         }
     }
     free(ns->name);
-    sched__kv_fini(&ns->labels);
+    kv_list_fini(&ns->labels);
     free(ns);
     s->queues_dirty = true;
     return ERR_OK;

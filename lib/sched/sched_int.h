@@ -3,6 +3,8 @@
 #ifndef SLUICE_SCHED_INT_H
 #define SLUICE_SCHED_INT_H
 
+#include "model/object.h"
+#include "model/selector.h"
 #include "sched/sched.h"
 #include "util/util.h"
 
@@ -349,17 +351,18 @@ void sched__wl_free(wl_t *w);
 void sched__admission_fini(admission_t *a);
 err_t sched__admission_copy(admission_t *dst, const admission_t *src);
 
-/* ---- match.c: selectors, taints --------------------------------------------------------------- */
+/* ---- match.c: flavor matching (on model/selector.h) and deep copies --------------------------- */
 
+/* Kubernetes LabelSelector semantics (nil selects nothing), for namespaceSelector. */
 bool sched__label_selector_matches(const label_selector_t *sel, const kv_list_t *labels);
 /* NULL when tolerated, else the first untolerated NoSchedule/NoExecute taint. */
 const taint_t *sched__untolerated_taint(const flavor_rec_t *f, const wps_t *ps);
+/* Kueue flavorSelector: nodeSelector and required affinity restricted to the flavor's keys. */
 bool sched__affinity_matches(const flavor_rec_t *f, const wps_t *ps);
-const char *sched__kv_get(const kv_list_t *l, const char *key);
+/* Copy sorted by key, absent values as "" (free with kv_list_fini). */
 err_t sched__kv_copy(kv_list_t *dst, const kv_list_t *src);
-void sched__kv_fini(kv_list_t *l);
+/* Free with label_selector_fini. */
 err_t sched__selector_copy(label_selector_t *dst, const label_selector_t *src);
-void sched__selector_fini(label_selector_t *sel);
 err_t sched__tolerations_copy(toleration_t **dst, const toleration_t *src, size_t n);
 void sched__tolerations_fini(toleration_t *t, size_t n);
 err_t sched__taints_copy(taint_t **dst, const taint_t *src, size_t n);

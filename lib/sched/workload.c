@@ -80,7 +80,7 @@ void sched__admission_fini(admission_t *a)
     for (size_t i = 0; i < a->nassignments; i++) {
         pod_set_assignment_t *p = &a->assignments[i];
         free(p->name);
-        sched__kv_fini(&p->flavors);
+        kv_list_fini(&p->flavors);
         for (size_t r = 0; r < p->usage.len; r++)
             free(p->usage.items[r].name);
         free(p->usage.items);
@@ -132,7 +132,7 @@ static void wps_fini(wps_t *p)
 {
     free(p->name);
     free(p->reqs);
-    sched__kv_fini(&p->node_selector);
+    kv_list_fini(&p->node_selector);
     sched__tolerations_fini(p->tolerations, p->ntolerations);
     sched__terms_fini(p->terms, p->nterms);
 }
@@ -382,7 +382,7 @@ static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, s
         const pod_set_assignment_t *p = &a->assignments[i];
         for (size_t r = 0; r < p->usage.len; r++) {
             const char *res = p->usage.items[r].name;
-            const char *flv = sched__kv_get(&p->flavors, res);
+            const char *flv = kv_list_get(&p->flavors, res);
             if (flv == NULL)
                 continue; /* not quota-managed */
             int rid;
