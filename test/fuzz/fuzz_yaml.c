@@ -74,9 +74,10 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    seen_t seen = {0, 0};
-    err_msg_t msg;
-    err_t rc;
+    seen_t seen = {0, 0}, seen_file = {0, 0};
+    err_msg_t msg, msg_file;
+    err_t rc, rc_file;
+    FILE *f;
 
     msg.text[0] = '\0';
     rc = yaml_load_string((const char *)data, size, on_doc, &seen, &msg);
@@ -84,5 +85,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(rc == ERR_PARSE);
         CHECK(strncmp(msg.text, "line ", 5) == 0);
     }
+    /* The streaming reader must agree with the string reader, error text included. */
+    if (size == 0)
+        return 0;
+    f = fmemopen((void *)data, size, "r");
+    CHECK(f != NULL);
+    msg_file.text[0] = '\0';
+    rc_file = yaml_load_file(f, on_doc, &seen_file, &msg_file);
+    fclose(f);
+    CHECK(rc_file == rc);
+    CHECK(seen_file.docs == seen.docs);
+    if (rc != ERR_OK)
+        CHECK(strcmp(msg.text, msg_file.text) == 0);
     return 0;
 }
