@@ -1,10 +1,11 @@
 #!/bin/sh
 # examples -- every shipped example (examples/**/*.yaml) applies cleanly to the API server with
-# the CRDs of crds/ installed. Per example file: Namespaces and PriorityClasses first, then the
-# rest. batch/v1 Jobs are applied as the test Job CRD batch.test.sluice.dev/v1 (same schema incl.
-# spec.suspend, which the 1.20 server would silently drop -- see docs/testing.md); documents the
-# server cannot hold are reported and skipped: config.kueue.x-k8s.io Configuration (a config
-# file, not an API object) and kueue.x-k8s.io/v1beta1 objects (crds/ serves v1beta2 only).
+# the CRDs of crds/ installed. Files in name order; per file: Namespaces and PriorityClasses first,
+# then the rest, then objects with only metadata.generateName (kubectl create). batch/v1 Jobs are
+# applied as the test Job CRD batch.test.sluice.dev/v1 (same schema incl. spec.suspend, which the
+# 1.20 server would silently drop -- see docs/testing.md). Documents the server cannot hold are
+# reported and skipped: config.kueue.x-k8s.io Configuration (a config file, not an API object)
+# and kueue.x-k8s.io/v1beta1 objects (crds/ serves v1beta2 only).
 . "$(dirname "$0")/lib.sh"
 
 files=$(find "$src/examples" -name '*.yaml' -o -name '*.yml' 2>/dev/null | sort)
@@ -40,7 +41,7 @@ for f in $files; do
     i=$((i + 1))
     rel=${f#"$src"/}
     # Split into phase files; rewrite batch/v1 Jobs to the test Job CRD.
-    awk -v a="$work/$i.a.yaml" -v b="$work/$i.b.yaml" -v file="$rel" '
+    awk -v a="$work/$i.a.yaml" -v b="$work/$i.b.yaml" -v c="$work/$i.c.yaml" -v file="$rel" '
         function flush(   target) {
             if (api != "" && kind != "") {
                 if (api ~ /^config\.kueue\.x-k8s\.io\//) {
@@ -49,13 +50,14 @@ for f in $files; do
                     printf "  %s: doc %d (%s): skipped, kueue.x-k8s.io/v1beta1 is not served by crds/\n", file, doc, kind > "/dev/stderr"
                 } else {
                     target = (kind == "Namespace" || kind == "PriorityClass") ? a : b
+                    if (gen && !named) target = c
                     if (api == "batch/v1" && kind == "Job")
                         sub(/(^|\n)apiVersion:[^\n]*/, "\napiVersion: batch.test.sluice.dev/v1", buf)
                     print "---" buf > target
                     n++
                 }
             }
-            buf = ""; api = ""; kind = ""; doc++
+            buf = ""; api = ""; kind = ""; gen = 0; named = 0; doc++
         }
         BEGIN { doc = 1; n = 0 }
         /^---/ { flush(); next }
@@ -63,17 +65,21 @@ for f in $files; do
             buf = buf "\n" $0
             if ($0 ~ /^apiVersion:/) { api = $2; gsub(/["\047]/, "", api) }
             if ($0 ~ /^kind:/) { kind = $2; gsub(/["\047]/, "", kind) }
+            if ($0 ~ /^  generateName:/) gen = 1
+            if ($0 ~ /^  name:/ || $0 ~ /^metadata:.*[{ ,]name:/) named = 1
         }
         END { flush(); print n > "/dev/stderr" }
     ' "$f" 2>"$work/$i.log"
     docs=$(tail -n 1 "$work/$i.log")
     sed '$d' "$work/$i.log"
     [ "$docs" -gt 0 ] 2>/dev/null || { say "$rel: no Kubernetes objects, not applied"; continue; }
-    for phase in a b; do
+    for phase in a b c; do
         p="$work/$i.$phase.yaml"
         [ -s "$p" ] || continue
         echo "$p" >>"$applied"
-        if ! out=$(k apply -f "$p" 2>&1); then
+        verb=apply
+        [ $phase = c ] && verb=create # objects with only metadata.generateName
+        if ! out=$(k $verb -f "$p" 2>&1); then
             echo "$out" >&2
             fail "$rel does not apply cleanly (kubectl output above)"
         fi

@@ -74,15 +74,15 @@ t0=$(date +%s)
 job timed false 1 1 2 | k apply -f - >/dev/null
 job failing false 1 1 0 Failed | k apply -f - >/dev/null
 job stopped false 3 3 3600 | k apply -f - >/dev/null
-wait_for 10 "timed to start" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns timed -o jsonpath='{.status.active}')\" = 1 ]"
-wait_for 15 "timed to complete" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns timed -o jsonpath='{.status.conditions[?(@.type==\"Complete\")].status}')\" = True ]"
+wait_for 30 "timed to start" sh -c "[ -n \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns timed -o jsonpath='{.status.startTime}')\" ]"
+wait_for 40 "timed to complete" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns timed -o jsonpath='{.status.conditions[?(@.type==\"Complete\")].status}')\" = True ]"
 t1=$(date +%s)
 [ $((t1 - t0)) -ge 2 ] || fail "Job with runtime 2 s completed after $((t1 - t0)) s"
-wait_for 10 "failing to fail" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns failing -o jsonpath='{.status.conditions[?(@.type==\"Failed\")].status}')\" = True ]"
+wait_for 30 "failing to fail" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns failing -o jsonpath='{.status.conditions[?(@.type==\"Failed\")].status}')\" = True ]"
 [ "$(get failing '{.status.failed}')" = 1 ] || fail "failed count: $(get failing '{.status.failed}')"
-wait_for 10 "stopped to start" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns stopped -o jsonpath='{.status.active}')\" = 3 ]"
+wait_for 30 "stopped to start" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns stopped -o jsonpath='{.status.active}')\" = 3 ]"
 k patch jobs.batch.test.sluice.dev -n "$ns" stopped --type merge -p '{"spec":{"suspend":true}}' >/dev/null
-wait_for 10 "stopped to be suspended" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns stopped -o jsonpath='{.status.conditions[?(@.type==\"Suspended\")].status}')\" = True ]"
+wait_for 30 "stopped to be suspended" sh -c "[ \"\$(kubectl get jobs.batch.test.sluice.dev -n $ns stopped -o jsonpath='{.status.conditions[?(@.type==\"Suspended\")].status}')\" = True ]"
 [ "$(get stopped '{.status.active}')" = 0 ] || fail "suspended Job still active: $(get stopped '{.status.active}')"
 [ -z "$(get stopped '{.status.startTime}')" ] || fail "suspended Job kept its startTime"
 [ -z "$(cond stopped Complete)" ] || fail "suspended Job completed"
