@@ -9,3 +9,15 @@ if(TARGET sluice_kube)
   sluice_add_test(kube_informer LIBS sluice_kube SOURCES kube_testsrv.c)
   sluice_add_test(kube_lease LIBS sluice_kube)
 endif()
+
+# Integration: test_kube_it talks to the real kube-apiserver of test/kube-env (see
+# docs/testing.md) through the env file the kube_env fixture writes (test/integration.cmake).
+if(TARGET sluice_kube AND SLUICE_INTEGRATION)
+  add_executable(test_kube_it test_kube_it.c kube_itenv.c)
+  target_link_libraries(test_kube_it PRIVATE sluice_kube sluice_util sluice_flags PkgConfig::CHECK)
+  target_include_directories(test_kube_it PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  add_test(NAME integration_kube_client COMMAND test_kube_it)
+  set_tests_properties(integration_kube_client PROPERTIES LABELS integration
+    FIXTURES_REQUIRED kube_env RESOURCE_LOCK kube_env SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT "SLUICE_KUBE_ENV=${PROJECT_BINARY_DIR}/kube-env/env")
+endif()

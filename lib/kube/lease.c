@@ -432,6 +432,12 @@ void kube_lease_close(kube_lease_t *l, void (*on_closed)(void *data), void *data
     }
 }
 
+void kube__lease_freeze(kube_lease_t *l)
+{
+    if (l->timer_ready)
+        uv_timer_stop(&l->timer);
+}
+
 bool kube_lease_is_leader(const kube_lease_t *l)
 {
     return l->st.leading;

@@ -62,6 +62,10 @@ kube__lease_change_t kube__lease_check(kube__lease_state_t *st, uint64_t now_ms)
  * NULL when not leading or out of memory. Leadership ends (leading = false). */
 json_t *kube__lease_release_body(kube__lease_state_t *st, const char *now_str);
 
+/* Test hook: stop renewing and reading without releasing or stopping, as a crashed or
+ * partitioned leader would (it still believes it leads). */
+void kube__lease_freeze(kube_lease_t *l);
+
 /* Format the wall clock `unix_us` as a Kubernetes MicroTime ("2006-01-02T15:04:05.000000Z"). */
 void kube__lease_microtime(int64_t unix_us, char buf[32]);
 
