@@ -303,6 +303,8 @@ START_TEST(test_get_ok_and_not_found)
     ck_assert_str_eq(fx.last.msg.text, "GET /api/v1/namespaces/ns1/configmaps/missing: configmaps "
                                        "\"missing\" not found (HTTP 404)");
     ck_assert_str_eq(fx.seen_auth, "Bearer s3cret");
+    ck_assert_int_eq(fx.last.http_version, 1); /* plain http: no ALPN, HTTP/1.1 */
+    ck_assert(!fx.last.reused);
     ck_assert_str_eq(fx.seen_method, "GET");
 }
 END_TEST

@@ -134,6 +134,7 @@ START_TEST(test_crud_configmap)
     CALL(&it, s, kube_create(it.c, &configmaps, ns, cm, on_sync, &s, NULL, &m_));
     ck_assert_msg(s.res.err == ERR_OK, "%s", s.res.msg.text);
     ck_assert_int_eq(s.res.status, 201);
+    ck_assert_int_eq(s.res.http_version, 2); /* the API server offers h2 over TLS (ALPN) */
     snprintf(rv1, sizeof(rv1), "%s", kube_object_rv(s.body));
     CALL(&it, s, kube_create(it.c, &configmaps, ns, cm, on_sync, &s, NULL, &m_));
     ck_assert_int_eq(s.res.err, ERR_EXISTS);
@@ -142,6 +143,7 @@ START_TEST(test_crud_configmap)
     CALL(&it, s, kube_get(it.c, &configmaps, ns, "crud", NULL, on_sync, &s, NULL, &m_));
     ck_assert_int_eq(s.res.err, ERR_OK);
     ck_assert_str_eq(data_of(s.body, "k"), "v1");
+    ck_assert(s.res.reused); /* the connection of the earlier requests, not a new one */
 
     /* PUT the read object with a change: optimistic concurrency on its resourceVersion. */
     json_object_set_new(json_object_get(s.body, "data"), "k", json_string("v2"));

@@ -825,6 +825,14 @@ static void req_done(kube_req_t *req, CURLcode code)
     snprintf(what, sizeof(what), "%s %.480s", req->method, req->path);
     curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE, &status);
     res.status = status;
+    if (status != 0) {
+        long ver = 0, connects = 0;
+
+        curl_easy_getinfo(req->easy, CURLINFO_HTTP_VERSION, &ver);
+        curl_easy_getinfo(req->easy, CURLINFO_NUM_CONNECTS, &connects);
+        res.http_version = ver == CURL_HTTP_VERSION_2_0 ? 2 : ver == CURL_HTTP_VERSION_3 ? 3 : 1;
+        res.reused = connects == 0;
+    }
     if (req->cancel_requested) {
         res.canceled = true;
         res.err = err_set(&res.msg, ERR_IO, "%s: canceled", what);

@@ -30,6 +30,8 @@ typedef struct kube_result_s {
     json_t *body;       /* borrowed: decoded response (object, List or Status), may be NULL */
     const char *reason; /* borrowed: the Status reason ("Conflict", "AlreadyExists"), or "" */
     bool canceled;      /* ended by kube_req_cancel() or kube_client_close() */
+    int http_version;   /* 2 for HTTP/2, 1 for HTTP/1.x, 0 when no response arrived */
+    bool reused;        /* served on an existing connection (no new connect for this request) */
     err_msg_t msg;      /* on error: "<METHOD> <path>: <Status message or transport error>" */
 } kube_result_t;
 
