@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@ static const char usage_text[] =
     "  --report FILE.html  write a self-contained HTML report with charts\n"
     "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
     "  --quiet             no human summary and no progress\n"
+    "  --timings           print load time, run time and peak memory on standard error\n"
     "  -h, --help          show this help\n"
     "\n"
     "Progress (virtual time reached, workloads done) is shown on standard error when it is a\n"
@@ -45,6 +47,7 @@ typedef struct sim_args_s {
     bool has_until;
     sim_ms_t until;
     bool quiet;
+    bool timings;
 } sim_args_t;
 
 /* Parse argv; returns -1 to go on, otherwise the exit code. */
@@ -60,6 +63,10 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         }
         if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
             a->quiet = true;
+            continue;
+        }
+        if (strcmp(arg, "--timings") == 0) {
+            a->timings = true;
             continue;
         }
         if (strcmp(arg, "--events") == 0)
@@ -138,6 +145,35 @@ static void on_progress(void *ud, sim_ms_t now, size_t done, size_t total)
     fflush(stderr);
 }
 
+/* ---- --timings --------------------------------------------------------------------------- */
+
+/* A point in time: wall clock and this process's CPU time, in seconds. */
+typedef struct stamp_s {
+    double wall, cpu;
+} stamp_t;
+
+static stamp_t stamp(void)
+{
+    struct timespec w, c;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (stamp_t){(double)w.tv_sec + (double)w.tv_nsec / 1e9,
+                     (double)c.tv_sec + (double)c.tv_nsec / 1e9};
+}
+
+static void print_timings(const sim_scenario_t *sc, const sim_rec_t *rec, stamp_t t0, stamp_t t1,
+                          stamp_t t2, stamp_t t3)
+{
+    struct rusage ru;
+    long peak_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+
+    fprintf(stderr,
+            "sim: load %.3fs (cpu %.3fs; %zu documents), run %.3fs (cpu %.3fs; %zu workloads, "
+            "%zu events), outputs %.3fs (cpu %.3fs), peak memory %.1f MiB\n",
+            t1.wall - t0.wall, t1.cpu - t0.cpu, sc->ndocs, t2.wall - t1.wall, t2.cpu - t1.cpu,
+            rec->nwls, rec->events, t3.wall - t2.wall, t3.cpu - t2.cpu, (double)peak_kb / 1024);
+}
+
 /* ---- files --------------------------------------------------------------------------------- */
 
 static FILE *open_out(const char *path, const char *what)
@@ -182,12 +218,14 @@ int cmd_sim(int argc, char **argv)
         goto out;
     code = 2;
 
+    stamp_t t0 = stamp(), t1, t2;
     in = fopen(a.scenario, "r");
     if (in == NULL) {
         fprintf(stderr, "sluice sim: %s: %s\n", a.scenario, strerror(errno));
         goto out;
     }
     rc = sim_scenario_load(in, &sc, &msg);
+    t1 = stamp();
     for (size_t i = 0; i < sc.nwarnings; i++)
         fprintf(stderr, "%s: warning: %s\n", a.scenario, sc.warnings[i]);
     if (rc == ERR_INVALID) {
@@ -219,6 +257,7 @@ int cmd_sim(int argc, char **argv)
         opts.progress_ud = &prog;
     }
     rc = sim_run(&sc, &opts, &rec, &msg);
+    t2 = stamp();
     if (prog.shown)
         fputs("\r\033[K", stderr);
     if (rc != ERR_OK) {
@@ -240,6 +279,8 @@ int cmd_sim(int argc, char **argv)
         goto out;
     }
     code = 0;
+    if (a.timings)
+        print_timings(&sc, &rec, t0, t1, t2, stamp());
 out:
     if (close_out(events, a.events, "--events") != 0 ||
         close_out(summary, a.summary, "--summary") != 0 ||

@@ -116,17 +116,23 @@ static void header(const sim_rec_t *r, FILE *out)
 static bool queues(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
 {
     table_t t = {.ncols = 7};
+    sim_view_groups_t g;
     char a[32], b[32], c[32], p50[SIM_TIME_STR_MAX], p90[SIM_TIME_STR_MAX], mx[SIM_TIME_STR_MAX];
 
+    if (sim_view_groups_init(&g, r) != ERR_OK)
+        return false;
     fprintf(out, "\nClusterQueues (wait = time pending, counted until admission or the end)\n");
     row(&t, "ClusterQueue", "admitted", "preempted", "pending", "wait p50", "wait p90",
         "wait max");
     for (size_t i = 0; i < ncq; i++) {
         const sim_holder_t *h = &r->holders[cqs[i]];
         size_t nw;
-        sim_ms_t *w = sim_view_waits(r, cqs[i], &nw);
-        if (w == NULL)
+        sim_ms_t *w = sim_view_waits(r, &g, cqs[i], &nw);
+        if (w == NULL) {
+            sim_view_groups_fini(&g);
+            free(t.cells);
             return false;
+        }
         row(&t, h->name, num(h->admissions, a), num(h->preemptions, b),
             num(h->pending > 0 ? (size_t)h->pending : 0, c),
             dur(sim_stats_percentile(w, nw, 50), p50), dur(sim_stats_percentile(w, nw, 90), p90),
@@ -135,6 +141,7 @@ static bool queues(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
     }
     if (ncq == 0)
         row(&t, "(none)", "", "", "", "", "", "");
+    sim_view_groups_fini(&g);
     bool ok = !t.oom;
     table_print(&t, out, "  ");
     return ok;

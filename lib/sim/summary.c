@@ -78,7 +78,7 @@ static void write_wait_stats(jsonw_t *w, const sim_ms_t *v, size_t n)
     jsonw_object_end(w);
 }
 
-static err_t write_cqs(jsonw_t *w, const sim_rec_t *r)
+static err_t write_cqs(jsonw_t *w, const sim_rec_t *r, const sim_view_groups_t *g)
 {
     size_t ncq, nfr, nw;
     size_t *cqs = sim_view_cqs(r, &ncq);
@@ -90,7 +90,7 @@ static err_t write_cqs(jsonw_t *w, const sim_rec_t *r)
     jsonw_array_begin(w);
     for (size_t c = 0; c < ncq; c++) {
         const sim_holder_t *h = &r->holders[cqs[c]];
-        sim_ms_t *waits = sim_view_waits(r, cqs[c], &nw);
+        sim_ms_t *waits = sim_view_waits(r, g, cqs[c], &nw);
         size_t *frs = sim_view_frs(r, cqs[c], &nfr);
         size_t running = 0;
 
@@ -100,8 +100,8 @@ static err_t write_cqs(jsonw_t *w, const sim_rec_t *r)
             free(cqs);
             return ERR_NOMEM;
         }
-        for (size_t i = 0; i < r->nwls; i++)
-            running += r->wls[i].cq == cqs[c] && r->wls[i].state == SIM_WL_RUNNING;
+        for (size_t i = g->start[cqs[c]]; i < g->start[cqs[c] + 1]; i++)
+            running += r->wls[g->wl[i]].state == SIM_WL_RUNNING;
         jsonw_object_begin(w);
         jsonw_key(w, "name");
         jsonw_string(w, h->name);
@@ -158,7 +158,7 @@ static err_t write_cqs(jsonw_t *w, const sim_rec_t *r)
     return ERR_OK;
 }
 
-static err_t write_overall(jsonw_t *w, const sim_rec_t *r)
+static err_t write_overall(jsonw_t *w, const sim_rec_t *r, const sim_view_groups_t *groups)
 {
     size_t ng, ncq, counts[5] = {0};
     size_t *g = sim_view_gfrs(r, &ng);
@@ -213,7 +213,7 @@ static err_t write_overall(jsonw_t *w, const sim_rec_t *r)
     }
     jsonw_array_end(w);
     for (size_t i = 0; i < ncq; i++) {
-        if (sim_view_fair_share(r, cqs[i], &share[nj]))
+        if (sim_view_fair_share(r, groups, cqs[i], &share[nj]))
             nj++;
     }
     jsonw_key(w, "jainFairnessIndex");
@@ -232,17 +232,21 @@ out:
 err_t sim_summary_write(const sim_rec_t *r, FILE *out, err_msg_t *msg)
 {
     jsonw_t w;
+    sim_view_groups_t g;
     err_t rc;
 
+    if (sim_view_groups_init(&g, r) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "writing the summary: out of memory");
     jsonw_init(&w, out);
     jsonw_object_begin(&w);
     jsonw_key(&w, "version");
     jsonw_uint(&w, 1);
-    rc = write_overall(&w, r);
+    rc = write_overall(&w, r, &g);
     if (rc == ERR_OK)
-        rc = write_cqs(&w, r);
+        rc = write_cqs(&w, r, &g);
     if (rc == ERR_OK)
         write_workloads(&w, r);
+    sim_view_groups_fini(&g);
     if (rc != ERR_OK)
         return err_set(msg, rc, "writing the summary: out of memory");
     jsonw_object_end(&w);

@@ -86,18 +86,61 @@ size_t *sim_view_frs(const sim_rec_t *r, size_t h, size_t *n)
     return sorted(items, hd->nfrs, n);
 }
 
-sim_ms_t *sim_view_waits(const sim_rec_t *r, size_t h, size_t *n)
+err_t sim_view_groups_init(sim_view_groups_t *g, const sim_rec_t *r)
 {
-    size_t k = 0;
-    sim_ms_t *v = malloc((r->nwls + 1) * sizeof(*v));
+    size_t nb = r->nholders + 1;
+
+    g->start = calloc(nb + 1, sizeof(*g->start));
+    g->wl = malloc((r->nwls + 1) * sizeof(*g->wl));
+    if (g->start == NULL || g->wl == NULL) {
+        sim_view_groups_fini(g);
+        return ERR_NOMEM;
+    }
+    /* Counting sort by holder: stable, so creation order is kept inside each group. */
+    for (size_t i = 0; i < r->nwls; i++) {
+        size_t b = r->wls[i].cq == SIM_NONE ? r->nholders : r->wls[i].cq;
+        g->start[b + 1]++;
+    }
+    for (size_t b = 0; b < nb; b++)
+        g->start[b + 1] += g->start[b];
+    size_t *fill = calloc(nb, sizeof(*fill));
+    if (fill == NULL) {
+        sim_view_groups_fini(g);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < r->nwls; i++) {
+        size_t b = r->wls[i].cq == SIM_NONE ? r->nholders : r->wls[i].cq;
+        g->wl[g->start[b] + fill[b]++] = i;
+    }
+    free(fill);
+    return ERR_OK;
+}
+
+void sim_view_groups_fini(sim_view_groups_t *g)
+{
+    if (g == NULL)
+        return;
+    free(g->start);
+    free(g->wl);
+    g->start = NULL;
+    g->wl = NULL;
+}
+
+size_t sim_view_group_len(const sim_view_groups_t *g, size_t h)
+{
+    return g->start[h + 1] - g->start[h];
+}
+
+sim_ms_t *sim_view_waits(const sim_rec_t *r, const sim_view_groups_t *g, size_t h, size_t *n)
+{
+    size_t k = sim_view_group_len(g, h);
+    sim_ms_t *v = malloc((k + 1) * sizeof(*v));
 
     *n = 0;
     if (v == NULL)
         return NULL;
-    for (size_t i = 0; i < r->nwls; i++) {
-        if (r->wls[i].cq == h)
-            v[k++] = r->wls[i].wait;
-    }
+    for (size_t i = 0; i < k; i++)
+        v[i] = r->wls[g->wl[g->start[h] + i]].wait;
     sim_stats_sort(v, k);
     *n = k;
     return v;
@@ -131,22 +174,20 @@ const char *sim_view_state(sim_wl_state_t s)
     return "";
 }
 
-bool sim_view_fair_share(const sim_rec_t *r, size_t h, long double *x)
+bool sim_view_fair_share(const sim_rec_t *r, const sim_view_groups_t *g, size_t h,
+                         long double *x)
 {
     const sim_holder_t *hd = &r->holders[h];
-    bool had_workload = false;
     long double best = 0;
 
-    for (size_t i = 0; i < r->nwls && !had_workload; i++)
-        had_workload = r->wls[i].cq == h;
-    if (!had_workload)
+    if (sim_view_group_len(g, h) == 0)
         return false;
     for (size_t i = 0; i < hd->nfrs; i++) {
         const sim_fr_rec_t *fr = &hd->frs[i];
-        const sim_gfr_t *g = &r->gfrs[fr->gfr];
-        if (g->nominal_int <= 0)
+        const sim_gfr_t *cluster = &r->gfrs[fr->gfr];
+        if (cluster->nominal_int <= 0)
             continue;
-        long double share = (long double)fr->usage_int / (long double)g->nominal_int;
+        long double share = (long double)fr->usage_int / (long double)cluster->nominal_int;
         if (share > best)
             best = share;
     }
