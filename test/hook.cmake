@@ -3,3 +3,12 @@ find_package(Threads REQUIRED)
 sluice_add_test(hook_server LIBS sluice_hook Threads::Threads)
 sluice_add_test(hook_admission LIBS sluice_hook)
 sluice_add_test(hook_audit LIBS sluice_hook)
+
+# The API server calls sluice's webhooks over TLS (test/integration/webhooks.sh).
+if(COMMAND sluice_add_integration)
+  add_executable(webhook_serve webhook_serve.c)
+  target_link_libraries(webhook_serve PRIVATE sluice_hook sluice_flags)
+  sluice_add_integration(webhooks)
+  set_property(TEST integration_webhooks APPEND PROPERTY ENVIRONMENT
+               "SLUICE_WEBHOOK_SERVE=$<TARGET_FILE:webhook_serve>")
+endif()
