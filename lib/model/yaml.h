@@ -37,6 +37,6 @@ err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 
 #define YAML_MAX_DEPTH 128
-#define YAML_MAX_NODES 1000000
+#define YAML_MAX_NODES 200000
 
 #endif
