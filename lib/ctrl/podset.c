@@ -256,13 +256,20 @@ static json_t *restored(const json_t *job, const json_t *pod_set)
         if (controller_label(k) && json_object_set(labels, k, v))
             goto fail;
     }
-    if (json_object_update(labels, json_object_get(wmeta, "labels")))
+    if (json_is_object(json_object_get(wmeta, "labels")) &&
+        json_object_update(labels, json_object_get(wmeta, "labels")))
         goto fail;
     ann = json_object_get(wmeta, "annotations");
     if (set_or_drop(meta, "labels", labels) || set_or_drop(meta, "annotations", ann) ||
         set_or_drop(pspec, "nodeSelector", json_object_get(wspec, "nodeSelector")) ||
         set_or_drop(pspec, "tolerations", json_object_get(wspec, "tolerations")))
         goto fail;
+    /* No template metadata before and nothing to put there: leave none (a Job stored without
+     * template metadata must compare equal to its restored form). */
+    if (json_object_size(meta) == 0 &&
+        json_object_get(json_object_get(json_object_get(job, "spec"), "template"), "metadata") ==
+            NULL)
+        json_object_del(tmpl, "metadata");
     if (json_object_set_new(spec, "suspend", json_true()))
         goto fail;
     /* Partial admission changed parallelism to the admitted count: put the podset's back. */

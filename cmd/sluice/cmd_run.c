@@ -1,0 +1,360 @@
+/* cmd_run -- `sluice run`: the operator (configuration, client, controller, probes, signals). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "commands.h"
+
+#include "ctrl/config.h"
+#include "ctrl/ctrl.h"
+#include "hook/server.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+static const char usage_text[] =
+    "usage: sluice run [options]\n"
+    "\n"
+    "Run the operator: watch the API server, admit Jobs and Workloads under the quotas of their\n"
+    "ClusterQueues (Kueue's rules, the engine of `sluice sim`), start and stop Jobs, keep queue\n"
+    "statuses. See docs/operator.md.\n"
+    "\n"
+    "options (flags override the configuration file):\n"
+    "  --config FILE                 Kueue Configuration file (config.kueue.x-k8s.io, YAML)\n"
+    "  --kubeconfig FILE             kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+    "  --context NAME                kubeconfig context (default: current-context)\n"
+    "  --namespace NS                sluice's namespace (default kueue-system)\n"
+    "  --job-resource G/V/PLURAL     the Job resource to manage (default batch/v1/jobs)\n"
+    "  --health-probe-bind-address A /healthz and /readyz, e.g. :8081 (\"0\": off)\n"
+    "  --qps N                       client-side request rate (default 300)\n"
+    "  --burst N                     client-side burst (default 500)\n"
+    "  --log-level LEVEL             error, info or debug (default info)\n"
+    "  -h, --help                    show this help\n"
+    "\n"
+    "SIGTERM or SIGINT: stop writing, finish the writes in flight (at most 5 s), exit 0.\n"
+    "exit status: 0 after a signal, 1 on a runtime failure, 2 usage or configuration error.\n";
+
+typedef struct run_s {
+    uv_loop_t loop;
+    ctrl_config_t cfg;
+    kube_config_t kcfg;
+    kube_client_t *client;
+    ctrl_t *ctrl;
+    hook_server_t *health;
+    uv_signal_t sigterm;
+    uv_signal_t sigint;
+    uv_timer_t drain;
+    int exit_code;
+    bool stopping;
+} run_t;
+
+static void log_line(void *data, int level, const char *text)
+{
+    static const char *const names[] = {"error", "info", "debug"};
+    char ts[32];
+    struct timespec now;
+    struct tm tm;
+
+    (void)data;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, "%s.%03ldZ %-5s %s\n", ts, now.tv_nsec / 1000000,
+            level >= 0 && level <= 2 ? names[level] : "?", text);
+}
+
+static void run_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void run_log(int level, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    log_line(NULL, level, text);
+}
+
+static void client_log(void *data, const char *text)
+{
+    run_t *r = data;
+
+    if (r->cfg.log_level >= CTRL_LOG_DEBUG)
+        log_line(NULL, CTRL_LOG_DEBUG, text);
+}
+
+/* ---- probes ------------------------------------------------------------------------------ */
+
+static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
+{
+    run_t *r = ud;
+    bool ready = r->ctrl != NULL && ctrl_synced(r->ctrl) && !r->stopping;
+
+    resp->content_type = "text/plain";
+    if (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/livez") == 0) {
+        resp->body = "ok\n";
+    } else if (strcmp(req->path, "/readyz") == 0) {
+        resp->status = ready ? 200 : 503;
+        resp->body = ready ? "ok\n" : "caches not synced\n";
+    } else {
+        resp->status = 404;
+        resp->body = "not found\n";
+    }
+    resp->body_len = strlen(resp->body);
+}
+
+/* ---- shutdown ---------------------------------------------------------------------------- */
+
+static void on_walk_close(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void on_ctrl_closed(void *data)
+{
+    run_t *r = data;
+
+    r->ctrl = NULL;
+}
+
+static void finish(run_t *r)
+{
+    if (r->ctrl != NULL)
+        ctrl_close(r->ctrl, on_ctrl_closed, r);
+    hook_server_close(r->health, NULL, NULL);
+    r->health = NULL;
+    kube_client_close(r->client, NULL, NULL);
+    r->client = NULL;
+    uv_close((uv_handle_t *)&r->sigterm, NULL);
+    uv_close((uv_handle_t *)&r->sigint, NULL);
+    uv_close((uv_handle_t *)&r->drain, NULL);
+}
+
+static void on_drain(uv_timer_t *t)
+{
+    run_t *r = t->data;
+    static const uint64_t step_ms = 50;
+
+    /* Wait for in-flight writes (an admission half-written is still consistent, but a Job
+     * start that completes is better than one cut off), at most 5 s. */
+    if (r->ctrl != NULL && ctrl_inflight(r->ctrl) > 0 && uv_now(&r->loop) < t->repeat) {
+        uv_timer_start(t, on_drain, step_ms, 0);
+        return;
+    }
+    run_log(CTRL_LOG_INFO, "stopped");
+    finish(r);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    run_t *r = s->data;
+
+    if (r->stopping)
+        return;
+    r->stopping = true;
+    run_log(CTRL_LOG_INFO, "signal %d: stop admitting", signum);
+    if (r->ctrl != NULL)
+        ctrl_stop_writes(r->ctrl);
+    r->drain.data = r;
+    r->drain.repeat = uv_now(&r->loop) + 5000; /* deadline, read by on_drain */
+    uv_timer_start(&r->drain, on_drain, 0, 0);
+}
+
+/* ---- flags ------------------------------------------------------------------------------- */
+
+typedef struct run_args_s {
+    const char *config;
+    const char *kubeconfig;
+    const char *context;
+    const char *ns;
+    const char *job_resource;
+    const char *health;
+    const char *qps;
+    const char *burst;
+    const char *log_level;
+} run_args_t;
+
+static int parse_args(int argc, char **argv, run_args_t *a)
+{
+    static const struct {
+        const char *flag;
+        size_t off;
+    } flags[] = {
+        {"--config", offsetof(run_args_t, config)},
+        {"--kubeconfig", offsetof(run_args_t, kubeconfig)},
+        {"--context", offsetof(run_args_t, context)},
+        {"--namespace", offsetof(run_args_t, ns)},
+        {"--job-resource", offsetof(run_args_t, job_resource)},
+        {"--health-probe-bind-address", offsetof(run_args_t, health)},
+        {"--qps", offsetof(run_args_t, qps)},
+        {"--burst", offsetof(run_args_t, burst)},
+        {"--log-level", offsetof(run_args_t, log_level)},
+    };
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *eq = strchr(arg, '=');
+        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+        bool found = false;
+
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
+            if (strlen(flags[f].flag) != n || strncmp(arg, flags[f].flag, n) != 0)
+                continue;
+            found = true;
+            if (eq == NULL && i + 1 >= argc) {
+                fprintf(stderr, "sluice run: %s needs a value\n", flags[f].flag);
+                return 2;
+            }
+            *(const char **)((char *)a + flags[f].off) = eq ? eq + 1 : argv[++i];
+        }
+        if (!found) {
+            fprintf(stderr, "sluice run: unknown option '%s'\n\n%s", arg, usage_text);
+            return 2;
+        }
+    }
+    return -1;
+}
+
+static int apply_flags(run_t *r, const run_args_t *a)
+{
+    err_msg_t msg = {{0}};
+    err_t rc = ERR_OK;
+
+    if (a->config != NULL)
+        rc = ctrl_config_load(&r->cfg, a->config, &msg);
+    if (rc == ERR_OK && a->ns != NULL) {
+        free(r->cfg.namespace);
+        r->cfg.namespace = strdup(a->ns);
+        rc = r->cfg.namespace ? ERR_OK : err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc == ERR_OK && a->job_resource != NULL)
+        rc = ctrl_config_set_job_resource(&r->cfg, a->job_resource, &msg);
+    if (rc == ERR_OK && a->health != NULL)
+        rc = ctrl_bind_address(a->health, &r->cfg.health_host, &r->cfg.health_port, &msg);
+    if (rc == ERR_OK && a->log_level != NULL)
+        rc = ctrl_log_level_parse(a->log_level, &r->cfg.log_level, &msg);
+    if (rc == ERR_OK && a->qps != NULL) {
+        char *end = NULL;
+        unsigned long v = strtoul(a->qps, &end, 10);
+        if (end == a->qps || *end != '\0' || v == 0 || v > 1000000)
+            rc = err_set(&msg, ERR_INVALID, "--qps %s: want an integer in 1..1000000", a->qps);
+        else
+            r->cfg.qps_milli = (uint64_t)v * 1000;
+    }
+    if (rc == ERR_OK && a->burst != NULL) {
+        char *end = NULL;
+        unsigned long v = strtoul(a->burst, &end, 10);
+        if (end == a->burst || *end != '\0' || v == 0 || v > 1000000)
+            rc = err_set(&msg, ERR_INVALID, "--burst %s: want an integer in 1..1000000", a->burst);
+        else
+            r->cfg.burst = (uint32_t)v;
+    }
+    if (rc == ERR_OK)
+        rc = ctrl_config_finish(&r->cfg, &msg);
+    if (rc != ERR_OK) {
+        fprintf(stderr, "sluice run: %s\n", msg.text);
+        return 2;
+    }
+    return -1;
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static int start(run_t *r, const run_args_t *a)
+{
+    err_msg_t msg = {{0}};
+    kube_client_opts_t copts = {0};
+
+    if (kube_config_load(a->kubeconfig, a->context, &r->kcfg, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice run: %s\n", msg.text);
+        return 2;
+    }
+    copts.qps_milli = r->cfg.qps_milli;
+    copts.burst = r->cfg.burst;
+    copts.log = client_log;
+    copts.log_data = r;
+    if (kube_client_new(&r->loop, &r->kcfg, &copts, &r->client, &msg) != ERR_OK ||
+        ctrl_new(r->client, &r->cfg, log_line, r, &r->ctrl, &msg) != ERR_OK) {
+        run_log(CTRL_LOG_ERROR, "%s", msg.text);
+        return 1;
+    }
+    if (r->cfg.health_port > 0) {
+        hook_server_config_t hc = {0};
+        hc.host = r->cfg.health_host[0] ? r->cfg.health_host : "0.0.0.0";
+        hc.port = r->cfg.health_port;
+        hc.handler = on_probe;
+        hc.ud = r;
+        if (hook_server_start(&r->loop, &hc, &r->health, &msg) != ERR_OK) {
+            run_log(CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
+            return 1;
+        }
+    }
+    if (ctrl_start(r->ctrl, &msg) != ERR_OK) {
+        run_log(CTRL_LOG_ERROR, "%s", msg.text);
+        return 1;
+    }
+    /* Without leader election this process is the only writer. */
+    ctrl_set_leader(r->ctrl, true);
+    run_log(CTRL_LOG_INFO, "sluice run: server %s, jobs %s/%s/%s, namespace %s", r->kcfg.server,
+            r->cfg.job_group, r->cfg.job_version, r->cfg.job_resource, r->cfg.namespace);
+    return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_t r;
+    run_args_t a = {0};
+    err_msg_t msg = {{0}};
+    int rc;
+
+    rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    memset(&r, 0, sizeof(r));
+    kube_config_init(&r.kcfg);
+    if (ctrl_config_init(&r.cfg, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice run: %s\n", msg.text);
+        return 1;
+    }
+    rc = apply_flags(&r, &a);
+    if (rc >= 0) {
+        ctrl_config_fini(&r.cfg);
+        return rc;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    uv_loop_init(&r.loop);
+    r.loop.data = &r;
+    uv_signal_init(&r.loop, &r.sigterm);
+    uv_signal_init(&r.loop, &r.sigint);
+    uv_timer_init(&r.loop, &r.drain);
+    r.sigterm.data = r.sigint.data = &r;
+    uv_signal_start(&r.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&r.sigint, on_signal, SIGINT);
+    rc = start(&r, &a);
+    if (rc >= 0) {
+        r.exit_code = rc;
+        finish(&r);
+    }
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    uv_walk(&r.loop, on_walk_close, NULL);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&r.loop) != 0)
+        run_log(CTRL_LOG_ERROR, "loop not closed cleanly");
+    kube_config_fini(&r.kcfg);
+    ctrl_config_fini(&r.cfg);
+    curl_global_cleanup();
+    return r.exit_code;
+}

@@ -1,0 +1,378 @@
+/* admit -- engine cycles to API writes: admissions, evictions, pending explanations, statuses. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/queuestatus.h"
+#include "ctrl/wlstatus.h"
+#include "jobs/job_workload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * ADMIT: the engine has already counted the usage ("assume", as Kueue's cache does). The write
+ * carries the resourceVersion the decision saw; if the API refuses it (conflict, or any error:
+ * the outcome is unknown), the engine forgets the admission and re-reads the Workload from the
+ * freshest view -- so usage in the engine is never lower than what the API records, and a
+ * Workload is admitted in the API at most once per decision.
+ *
+ * PREEMPT/EVICT: recorded in c->evictions and written (Evicted, Preempted) until the Workload
+ * shows them; the Job reconciler then stops the Job and releases the quota.
+ */
+
+/* Pending explanations written per pass at most (the rest follow a second later). */
+#define PENDING_WRITES_PER_PASS 50
+
+static void revert(ctrl_t *c, const char *key)
+{
+    sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
+    ctrl__engine_wl(c, key);
+}
+
+static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
+{
+    json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload), *patch;
+    ctrl_op_t *op;
+
+    if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, d->workload) || wlstatus_reserved(wl)) {
+        revert(c, d->workload);
+        return;
+    }
+    patch = wlstatus_admit_patch(wl, &d->admission, now_ms / 1000);
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_ADMIT, CTRL_WORKLOAD, d->workload, CTRL_WORKLOAD,
+                              d->workload)
+               : NULL;
+    if (op == NULL) {
+        json_decref(patch);
+        revert(c, d->workload);
+        return;
+    }
+    op->data = json_pack("{s:s,s:b}", "clusterQueue", d->cluster_queue, "borrowing", d->borrowing);
+    if (!ctrl__patch(c, op, "status", patch))
+        revert(c, d->workload);
+    json_decref(patch);
+}
+
+static void record_eviction(ctrl_t *c, const sched_decision_t *d)
+{
+    const char *reason = d->kind == SCHED_DECISION_PREEMPT ? "Preempted"
+                         : d->reason_str != NULL        ? d->reason_str
+                                                        : "Evicted";
+    json_t *e = json_pack("{s:s,s:s,s:s}", "reason", reason, "preempt",
+                          d->kind == SCHED_DECISION_PREEMPT ? sched_preempt_reason_str(d->reason)
+                                                            : "",
+                          "message", d->message ? d->message : "");
+
+    if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", d->workload);
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s: %s", d->workload, reason,
+              d->message ? d->message : "");
+}
+
+static void deactivate(ctrl_t *c, const sched_decision_t *d)
+{
+    json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload);
+    json_t *patch = json_pack("{s:{s:b}}", "spec", "active", 0);
+    json_t *e = json_pack("{s:s,s:s,s:s}", "reason",
+                          "DeactivatedDueToMaximumExecutionTimeExceeded", "preempt", "", "message",
+                          d->message ? d->message : "exceeded the maximum execution time");
+    ctrl_op_t *op;
+
+    if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s",
+                  d->workload);
+    if (wl != NULL)
+        ctrl__event(c, CTRL_WORKLOAD, wl, "Warning", "MaximumExecutionTimeExceeded",
+                    "The maximum execution time (%s) exceeded",
+                    d->message ? d->message : "spec.maximumExecutionTimeSeconds");
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, d->workload, 0, NULL)
+               : NULL;
+    if (op != NULL)
+        ctrl__patch(c, op, NULL, patch);
+    json_decref(patch);
+}
+
+void ctrl__cycle(ctrl_t *c)
+{
+    sched_decisions_t ds;
+    err_msg_t msg = {{0}};
+    int64_t now = ctrl__now_ms();
+
+    sched_decisions_init(&ds);
+    for (int i = 0; i < 256; i++) {
+        size_t n = ds.len;
+        if (sched_cycle(c->sched, now, &ds, &msg) != ERR_OK) {
+            ctrl__log(c, CTRL_LOG_ERROR, "engine: cycle: %s", msg.text);
+            break;
+        }
+        if (ds.len == n)
+            break;
+    }
+    for (size_t i = 0; i < ds.len; i++) {
+        const sched_decision_t *d = &ds.items[i];
+        switch (d->kind) {
+        case SCHED_DECISION_ADMIT:
+            admit(c, d, now);
+            break;
+        case SCHED_DECISION_PREEMPT:
+        case SCHED_DECISION_EVICT:
+            record_eviction(c, d);
+            break;
+        case SCHED_DECISION_DEACTIVATE:
+            deactivate(c, d);
+            break;
+        }
+        c->queue_dirty = true;
+    }
+    sched_decisions_fini(&ds);
+}
+
+void ctrl__evictions(ctrl_t *c)
+{
+    const char *key;
+    void *tmp;
+    json_t *e;
+
+    json_object_foreach_safe(c->evictions, tmp, key, e)
+    {
+        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
+        if (wl == NULL || !wlstatus_reserved(wl) || wlstatus_cond(wl, "Finished")) {
+            json_object_del(c->evictions, key); /* gone, released or done */
+            continue;
+        }
+        if (ctrl__busy(c, CTRL_WORKLOAD, key))
+            continue;
+        if (wlstatus_cond(wl, "Evicted")) {
+            ctrl__mark_wl(c, key); /* written: the Job side takes over */
+            json_object_del(c->evictions, key);
+            continue;
+        }
+        {
+            json_t *patch = wlstatus_evict_patch(
+                wl, json_string_value(json_object_get(e, "reason")),
+                json_string_value(json_object_get(e, "preempt")),
+                json_string_value(json_object_get(e, "message")), ctrl__now_ms() / 1000);
+            ctrl_op_t *op = patch ? ctrl__op_new(c, CTRL_OP_WL_EVICT, CTRL_WORKLOAD, key,
+                                                 CTRL_WORKLOAD, key)
+                                  : NULL;
+            if (op != NULL) {
+                op->data = json_incref(e);
+                ctrl__patch(c, op, "status", patch);
+            }
+            json_decref(patch);
+        }
+    }
+}
+
+void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
+{
+    char owner[CTRL_KEY_MAX];
+    json_t *wl;
+
+    if (res->canceled)
+        return;
+    switch (op->op) {
+    case CTRL_OP_WL_ADMIT:
+        if (res->err != ERR_OK) {
+            c->stats.admit_conflicts++;
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission not written (%s): re-evaluating",
+                      op->key, err_str(res->err));
+            revert(c, op->key);
+            break;
+        }
+        c->stats.admitted++;
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: admitted to %s%s", op->key,
+                  json_string_value(json_object_get(op->data, "clusterQueue")),
+                  json_is_true(json_object_get(op->data, "borrowing")) ? " (borrowing)" : "");
+        ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "QuotaReserved",
+                    "Quota reserved in ClusterQueue %s",
+                    json_string_value(json_object_get(op->data, "clusterQueue")));
+        ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "Admitted",
+                    "Admitted by ClusterQueue %s",
+                    json_string_value(json_object_get(op->data, "clusterQueue")));
+        break;
+    case CTRL_OP_WL_EVICT:
+        if (res->err == ERR_OK) {
+            const char *reason = json_string_value(json_object_get(op->data, "reason"));
+            c->stats.evicted++;
+            if (strcmp(reason, "Preempted") == 0)
+                ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "Preempted", "%s",
+                            json_string_value(json_object_get(op->data, "message")));
+            ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "EvictedDueTo", "%s",
+                        json_string_value(json_object_get(op->data, "message")));
+        }
+        break;
+    default:
+        break;
+    }
+    ctrl__mark_wl(c, op->key);
+    wl = ctrl__view(c, CTRL_WORKLOAD, op->key);
+    if (wl != NULL && ctrl__owner_job(c, wl, owner, sizeof(owner), NULL) != NULL)
+        ctrl__mark_job(c, owner);
+}
+
+/* ---- statuses ---------------------------------------------------------------------------- */
+
+typedef struct pending_ctx_s {
+    ctrl_t *c;
+    size_t writes;
+    int64_t now_s;
+} pending_ctx_t;
+
+static bool on_pending(const sched_wl_info_t *info, void *ud)
+{
+    pending_ctx_t *p = ud;
+    ctrl_t *c = p->c;
+    json_t *wl, *patch;
+    bool changed = false;
+    ctrl_op_t *op;
+
+    if (info->state != SCHED_WL_PENDING || info->reason == SCHED_REASON_NONE)
+        return true;
+    if (p->writes >= PENDING_WRITES_PER_PASS)
+        return false;
+    wl = ctrl__view(c, CTRL_WORKLOAD, info->key);
+    if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, info->key) || wlstatus_reserved(wl) ||
+        wlstatus_cond(wl, "Finished"))
+        return true;
+    patch = wlstatus_pending_patch(wl, sched_reason_str(info->reason), info->message, p->now_s,
+                                   &changed);
+    if (patch == NULL)
+        return true; /* already says so (or OOM: next time) */
+    op = ctrl__op_new(c, CTRL_OP_WL_PENDING, CTRL_WORKLOAD, info->key, CTRL_WORKLOAD, info->key);
+    if (op != NULL && ctrl__patch(c, op, "status", patch))
+        p->writes++;
+    json_decref(patch);
+    return true;
+}
+
+/* Remove our finalizer from a cluster-scoped `kind` object `name` (borrowed `obj`). */
+static void queue_finalizer(ctrl_t *c, ctrl_kind_t kind, const char *name, json_t *obj)
+{
+    json_t *list = json_array(), *f, *patch;
+    ctrl_op_t *op;
+    size_t i;
+
+    if (list == NULL)
+        return;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
+    {
+        if (!(json_is_string(f) &&
+              strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0))
+            json_array_append(list, f);
+    }
+    patch = json_pack("{s:{s:o,s:s}}", "metadata", "finalizers", list, "resourceVersion",
+                      kube_object_rv(obj));
+    op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_FINALIZER, kind, name, kind, name) : NULL;
+    if (op != NULL)
+        ctrl__patch(c, op, NULL, patch);
+    json_decref(patch);
+}
+
+static bool has_our_finalizer(json_t *obj)
+{
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
+    {
+        if (json_is_string(f) && strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Is ResourceFlavor `name` named by any ClusterQueue? */
+static bool flavor_in_use(ctrl_t *c, const char *name)
+{
+    const char *key;
+    json_t *cq, *g, *f;
+    size_t i, j;
+
+    json_object_foreach(kube_informer_items(c->inf[CTRL_CQ]), key, cq)
+    {
+        json_array_foreach(json_object_get(json_object_get(cq, "spec"), "resourceGroups"), i, g)
+        {
+            json_array_foreach(json_object_get(g, "flavors"), j, f)
+            {
+                const char *n = json_string_value(json_object_get(f, "name"));
+                if (n != NULL && strcmp(n, name) == 0)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+static void queue_statuses(ctrl_t *c, int64_t now_s)
+{
+    queuestatus_lqs_t lqs = {0};
+    const char *key;
+    json_t *obj;
+
+    json_object_foreach(kube_informer_items(c->inf[CTRL_CQ]), key, obj)
+    {
+        json_t *cur = json_object_get(obj, "status"), *st, *patch;
+        ctrl_op_t *op;
+        sched_cq_status_t cs;
+        if (ctrl__busy(c, CTRL_CQ, key))
+            continue;
+        if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
+            has_our_finalizer(obj) &&
+            (sched_cq_status(c->sched, key, &cs, NULL) != ERR_OK || cs.reserving == 0)) {
+            queue_finalizer(c, CTRL_CQ, key, obj);
+            continue;
+        }
+        st = queuestatus_cq(c->sched, key, cur, c->cfg->kueue.fair_sharing, now_s);
+        if (st == NULL || json_equal(st, cur)) {
+            json_decref(st);
+            continue;
+        }
+        patch = json_pack("{s:o}", "status", st);
+        op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_STATUS, CTRL_CQ, key, CTRL_CQ, key) : NULL;
+        if (op != NULL)
+            ctrl__patch(c, op, "status", patch);
+        json_decref(patch);
+    }
+    json_object_foreach(kube_informer_items(c->inf[CTRL_FLAVOR]), key, obj)
+    {
+        if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
+            has_our_finalizer(obj) && !ctrl__busy(c, CTRL_FLAVOR, key) &&
+            !flavor_in_use(c, key))
+            queue_finalizer(c, CTRL_FLAVOR, key, obj);
+    }
+    if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
+        return;
+    json_object_foreach(kube_informer_items(c->inf[CTRL_LQ]), key, obj)
+    {
+        json_t *cur = json_object_get(obj, "status"), *st, *patch;
+        ctrl_op_t *op;
+        if (ctrl__busy(c, CTRL_LQ, key))
+            continue;
+        st = queuestatus_lq(c->sched, &lqs, key,
+                            json_string_value(json_object_get(json_object_get(obj, "spec"),
+                                                              "clusterQueue")),
+                            cur, now_s);
+        if (st == NULL || json_equal(st, cur)) {
+            json_decref(st);
+            continue;
+        }
+        patch = json_pack("{s:o}", "status", st);
+        op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_STATUS, CTRL_LQ, key, CTRL_LQ, key) : NULL;
+        if (op != NULL)
+            ctrl__patch(c, op, "status", patch);
+        json_decref(patch);
+    }
+    queuestatus_lqs_fini(&lqs);
+}
+
+void ctrl__statuses(ctrl_t *c)
+{
+    pending_ctx_t p = {c, 0, ctrl__now_ms() / 1000};
+
+    sched_workloads(c->sched, on_pending, &p);
+    queue_statuses(c, p.now_s);
+    c->queue_dirty = false;
+}

@@ -1,0 +1,791 @@
+/* ctrl -- the operator: informers feed the engine, decisions become API writes. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/ctrl_int.h"
+#include "ctrl/wlstatus.h"
+#include "jobs/job_workload.h"
+#include "model/diag.h"
+#include "util/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * Data flow (one thread, the loop):
+ *
+ *   informer event --> engine upsert/delete (queue objects, Workloads) + mark Job/Workload dirty
+ *                  --> kick: a 0 ms timer coalesces everything into one pass:
+ *   pass: reconcile dirty Jobs and Workloads -> engine cycles -> decisions -> writes
+ *   write done --> remember the written object (overlay) until the cache catches up -> kick
+ *
+ * Overlay: the informer's cache lags behind our own writes. A decision taken on the lagging
+ * copy would be wrong (e.g. re-admitting a Workload whose quota we just released), so every
+ * reader uses ctrl__view(): our last written version until the cache holds one at least as new.
+ * resourceVersions are compared as integers (etcd revisions, what every API server sends).
+ */
+
+static const char *const kind_api[CTRL__KINDS][2] = {
+    [CTRL_NAMESPACE] = {"v1", "Namespace"},
+    [CTRL_FLAVOR] = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor"},
+    [CTRL_COHORT] = {"kueue.x-k8s.io/v1beta2", "Cohort"},
+    [CTRL_CQ] = {"kueue.x-k8s.io/v1beta2", "ClusterQueue"},
+    [CTRL_LQ] = {"kueue.x-k8s.io/v1beta2", "LocalQueue"},
+    [CTRL_WPC] = {"kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"},
+    [CTRL_PC] = {"scheduling.k8s.io/v1", "PriorityClass"},
+    [CTRL_WORKLOAD] = {"kueue.x-k8s.io/v1beta2", "Workload"},
+    [CTRL_JOB] = {"batch/v1", "Job"},
+};
+
+static const kube_resource_t kind_res[CTRL__KINDS] = {
+    [CTRL_NAMESPACE] = {"", "v1", "namespaces", false},
+    [CTRL_FLAVOR] = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false},
+    [CTRL_COHORT] = {"kueue.x-k8s.io", "v1beta2", "cohorts", false},
+    [CTRL_CQ] = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false},
+    [CTRL_LQ] = {"kueue.x-k8s.io", "v1beta2", "localqueues", true},
+    [CTRL_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
+    [CTRL_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
+    [CTRL_WORKLOAD] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
+    [CTRL_JOB] = {"batch", "v1", "jobs", true},
+};
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+void ctrl__log(ctrl_t *c, int level, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+
+    if (level > (int)c->cfg->log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (c->log != NULL)
+        c->log(c->log_data, level, text);
+    else
+        fprintf(stderr, "%s\n", text);
+}
+
+int64_t ctrl__now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *ctrl__key(json_t *obj, char *buf, size_t n)
+{
+    if (kube_object_key(obj, buf, n) != ERR_OK)
+        buf[0] = '\0';
+    return buf;
+}
+
+static bool rv_num(json_t *obj, uint64_t *out)
+{
+    const char *rv = kube_object_rv(obj);
+    char *end = NULL;
+
+    if (rv == NULL || rv[0] == '\0')
+        return false;
+    *out = strtoull(rv, &end, 10);
+    return end != NULL && *end == '\0';
+}
+
+json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    json_t *cached = json_object_get(kube_informer_items(c->inf[kind]), key);
+    json_t *ov = json_object_get(c->overlay[kind], key);
+    uint64_t a, b;
+
+    if (ov == NULL)
+        return cached;
+    if (cached != NULL && (!rv_num(cached, &a) || !rv_num(ov, &b) || a >= b)) {
+        json_object_del(c->overlay[kind], key); /* the cache caught up */
+        return cached;
+    }
+    return ov;
+}
+
+err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_msg_t *msg)
+{
+    json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
+    diags_t diags;
+    err_t rc;
+
+    (void)c;
+    if (copy == NULL || json_object_set_new(copy, "apiVersion", json_string(kind_api[kind][0])) ||
+        json_object_set_new(copy, "kind", json_string(kind_api[kind][1]))) {
+        json_decref(copy);
+        return err_set(msg, ERR_NOMEM, "decode: out of memory");
+    }
+    diags_init(&diags);
+    rc = object_decode(copy, out, &diags);
+    if (rc != ERR_OK) {
+        const diag_t *d = NULL;
+        char key[CTRL_KEY_MAX];
+        for (size_t i = 0; i < diags.len && d == NULL; i++)
+            if (!diags.items[i].warning)
+                d = &diags.items[i];
+        err_set(msg, rc, "%s %s: %s: %s", kind_api[kind][1], ctrl__key(obj, key, sizeof(key)),
+                d ? d->path : "", d ? d->message : err_str(rc));
+    }
+    diags_fini(&diags);
+    json_decref(copy);
+    return rc;
+}
+
+static void mark(ctrl_t *c, json_t *set, const char *key)
+{
+    if (json_object_set_new(set, key, json_true()) != 0)
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory marking %s", key);
+    ctrl__kick(c);
+}
+
+void ctrl__mark_job(ctrl_t *c, const char *key)
+{
+    mark(c, c->dirty_jobs, key);
+}
+
+void ctrl__mark_wl(ctrl_t *c, const char *key)
+{
+    mark(c, c->dirty_wls, key);
+}
+
+static void busy_key(ctrl_kind_t kind, const char *key, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d:%s", (int)kind, key);
+}
+
+bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    char b[CTRL_KEY_MAX + 8];
+
+    busy_key(kind, key, b, sizeof(b));
+    return json_object_get(c->busy, b) != NULL;
+}
+
+/* ---- engine feeding ---------------------------------------------------------------------- */
+
+/* Namespaces on servers before 1.21 lack the kubernetes.io/metadata.name label that
+ * namespaceSelectors (and the default managedJobsNamespaceSelector) rely on; add it. */
+static err_t ns_label(namespace_t *ns)
+{
+    if (kv_list_get(&ns->meta.labels, "kubernetes.io/metadata.name") != NULL)
+        return ERR_OK;
+    return kv_list_set(&ns->meta.labels, "kubernetes.io/metadata.name", ns->meta.name);
+}
+
+/* Upsert (or delete when `deleted`) a non-Workload object into the engine. */
+static void feed_obj(ctrl_t *c, ctrl_kind_t kind, json_t *obj, bool deleted)
+{
+    object_t o;
+    err_msg_t msg = {{0}};
+    err_t rc = ERR_OK;
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
+
+    if (name == NULL)
+        return;
+    if (deleted) {
+        switch (kind) {
+        case CTRL_NAMESPACE: rc = sched_namespace_delete(c->sched, name, &msg); break;
+        case CTRL_FLAVOR: rc = sched_flavor_delete(c->sched, name, &msg); break;
+        case CTRL_COHORT: rc = sched_cohort_delete(c->sched, name, &msg); break;
+        case CTRL_CQ: rc = sched_cq_delete(c->sched, name, &msg); break;
+        case CTRL_LQ: rc = sched_lq_delete(c->sched, ns ? ns : "", name, &msg); break;
+        case CTRL_WPC: rc = sched_wpc_delete(c->sched, name, &msg); break;
+        case CTRL_PC: rc = sched_pc_delete(c->sched, name, &msg); break;
+        default: return;
+        }
+        if (rc != ERR_OK && rc != ERR_NOT_FOUND)
+            ctrl__log(c, CTRL_LOG_ERROR, "engine: delete %s %s: %s", kind_api[kind][1], name,
+                      msg.text);
+        c->queue_dirty = true;
+        return;
+    }
+    rc = ctrl__decode(c, kind, obj, &o, &msg);
+    if (rc != ERR_OK) {
+        ctrl__log(c, CTRL_LOG_ERROR, "ignoring %s", msg.text);
+        return;
+    }
+    switch (kind) {
+    case CTRL_NAMESPACE:
+        rc = ns_label(&o.u.ns);
+        if (rc == ERR_OK)
+            rc = sched_namespace_upsert(c->sched, &o.u.ns, &msg);
+        break;
+    case CTRL_FLAVOR: rc = sched_flavor_upsert(c->sched, &o.u.flavor, &msg); break;
+    case CTRL_COHORT: rc = sched_cohort_upsert(c->sched, &o.u.cohort, &msg); break;
+    case CTRL_CQ: rc = sched_cq_upsert(c->sched, &o.u.cq, &msg); break;
+    case CTRL_LQ: rc = sched_lq_upsert(c->sched, &o.u.lq, &msg); break;
+    case CTRL_WPC: rc = sched_wpc_upsert(c->sched, &o.u.wpc, &msg); break;
+    case CTRL_PC: rc = sched_pc_upsert(c->sched, &o.u.pc, &msg); break;
+    default: break;
+    }
+    if (rc != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR, "engine: %s %s: %s", kind_api[kind][1], name, msg.text);
+    object_fini(&o);
+    c->queue_dirty = true;
+}
+
+/*
+ * The engine follows the API's record of each Workload (ctrl__view), with two rules that make a
+ * restart, a lost write or someone else's edit converge:
+ *   API reserved (status.admission + QuotaReserved, not finished, active) but engine pending
+ *     -> forget and re-add: a new Workload with an admission is taken as admitted;
+ *   API not reserved but engine admitted, and no admission write of ours in flight
+ *     -> forget and re-add as pending.
+ * An eviction in progress is left to its writes (release calls sched_evicted()).
+ */
+void ctrl__engine_wl(ctrl_t *c, const char *key)
+{
+    json_t *view = ctrl__view(c, CTRL_WORKLOAD, key);
+    object_t o;
+    err_msg_t msg = {{0}};
+    sched_wl_info_t info;
+    sched_wl_opts_t opts = {0};
+    bool known, reserved;
+    err_t rc;
+
+    if (view == NULL) {
+        rc = sched_workload_delete(c->sched, key, ctrl__now_ms(), &msg);
+        if (rc == ERR_OK)
+            c->queue_dirty = true;
+        return;
+    }
+    if (ctrl__busy(c, CTRL_WORKLOAD, key) && sched_workload_info(c->sched, key, &info, NULL) ==
+                                                 ERR_OK &&
+        info.state == SCHED_WL_ADMITTED && !wlstatus_reserved(view))
+        return; /* our admission write is in flight */
+    if (ctrl__decode(c, CTRL_WORKLOAD, view, &o, &msg) != ERR_OK) {
+        ctrl__log(c, CTRL_LOG_ERROR, "ignoring %s", msg.text);
+        return;
+    }
+    opts.created = o.u.wl.meta.creation_time * 1000;
+    opts.admitted_at = o.u.wl.conditions.admitted_time * 1000;
+    known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
+    reserved = o.u.wl.admission != NULL && o.u.wl.conditions.quota_reserved &&
+               !o.u.wl.conditions.finished && o.u.wl.active;
+    if (known && ((reserved && (info.state == SCHED_WL_PENDING ||
+                                info.state == SCHED_WL_DEACTIVATED)) ||
+                  (!reserved && !o.u.wl.conditions.finished && o.u.wl.active &&
+                   info.state == SCHED_WL_ADMITTED))) {
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: engine %s, API %s: re-adding", key,
+                  reserved ? "pending" : "admitted", reserved ? "admitted" : "pending");
+        sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
+    }
+    if (known && info.state == SCHED_WL_EVICTING && !reserved) {
+        /* Released by another writer (or a write whose answer was lost). */
+        sched_evicted(c->sched, key, ctrl__now_ms(), NULL);
+    }
+    rc = sched_workload_upsert(c->sched, &o.u.wl, &opts, &msg);
+    if (rc != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
+    object_fini(&o);
+    c->queue_dirty = true;
+}
+
+const char *ctrl__owner_job(ctrl_t *c, json_t *wl, char *buf, size_t n, const char **uid)
+{
+    json_t *meta = json_object_get(wl, "metadata"), *ref;
+    size_t i;
+
+    json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
+    {
+        const char *kind = json_string_value(json_object_get(ref, "kind"));
+        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+        const char *name = json_string_value(json_object_get(ref, "name"));
+        if (json_is_true(json_object_get(ref, "controller")) && kind != NULL &&
+            strcmp(kind, "Job") == 0 && av != NULL && strcmp(av, c->job_api_version) == 0 &&
+            name != NULL) {
+            if (uid != NULL)
+                *uid = json_string_value(json_object_get(ref, "uid"));
+            snprintf(buf, n, "%s/%s",
+                     json_string_value(json_object_get(meta, "namespace"))
+                         ? json_string_value(json_object_get(meta, "namespace"))
+                         : "",
+                     name);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* Feed everything after the initial LISTs, in dependency order (flavors and cohorts before the
+ * ClusterQueues naming them, queues before Workloads), then reconcile everything once. */
+static void feed_all(ctrl_t *c)
+{
+    const char *key;
+    json_t *obj;
+
+    for (int k = 0; k < CTRL_WORKLOAD; k++) {
+        json_object_foreach(kube_informer_items(c->inf[k]), key, obj) feed_obj(c, k, obj, false);
+    }
+    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    {
+        ctrl__engine_wl(c, key);
+        ctrl__mark_wl(c, key);
+    }
+    json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj) ctrl__mark_job(c, key);
+    c->fed = true;
+    c->queue_dirty = true;
+    ctrl__log(c, CTRL_LOG_INFO, "caches synced: %zu workloads, %zu jobs, %zu cluster queues",
+              json_object_size(kube_informer_items(c->inf[CTRL_WORKLOAD])),
+              json_object_size(kube_informer_items(c->inf[CTRL_JOB])),
+              json_object_size(kube_informer_items(c->inf[CTRL_CQ])));
+}
+
+/* ---- informer handlers ------------------------------------------------------------------- */
+
+static ctrl_kind_t inf_kind(ctrl_t *c, kube_informer_t *inf)
+{
+    for (int k = 0; k < CTRL__KINDS; k++)
+        if (c->inf[k] == inf)
+            return (ctrl_kind_t)k;
+    return CTRL__KINDS;
+}
+
+static void on_change(kube_informer_t *inf, json_t *obj, bool deleted, void *data)
+{
+    ctrl_t *c = data;
+    ctrl_kind_t kind = inf_kind(c, inf);
+    char key[CTRL_KEY_MAX], owner[CTRL_KEY_MAX];
+
+    if (kind == CTRL__KINDS || c->closing)
+        return;
+    ctrl__key(obj, key, sizeof(key));
+    if (deleted)
+        json_object_del(c->overlay[kind], key);
+    if (!c->fed)
+        return; /* fed in order once everything is listed */
+    switch (kind) {
+    case CTRL_WORKLOAD:
+        ctrl__engine_wl(c, key);
+        ctrl__mark_wl(c, key);
+        if (ctrl__owner_job(c, obj, owner, sizeof(owner), NULL) != NULL)
+            ctrl__mark_job(c, owner);
+        if (deleted)
+            json_object_del(c->evictions, key);
+        break;
+    case CTRL_JOB:
+        ctrl__mark_job(c, key);
+        if (deleted) {
+            /* Its Workload is orphaned now: reconcile it (finalizer, delete). */
+            json_t *meta = json_object_get(obj, "metadata");
+            const char *name = json_string_value(json_object_get(meta, "name"));
+            const char *ns = json_string_value(json_object_get(meta, "namespace"));
+            char wname[JOB_WORKLOAD_NAME_MAX + 1];
+            if (name != NULL && ns != NULL &&
+                job_workload_name(name, json_string_value(json_object_get(meta, "uid")),
+                                  JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) == ERR_OK) {
+                snprintf(owner, sizeof(owner), "%s/%s", ns, wname);
+                ctrl__mark_wl(c, owner);
+            }
+        }
+        break;
+    default:
+        feed_obj(c, kind, obj, deleted);
+        ctrl__kick(c);
+        break;
+    }
+}
+
+static void on_add(kube_informer_t *inf, json_t *obj, void *data)
+{
+    on_change(inf, obj, false, data);
+}
+
+static void on_update(kube_informer_t *inf, json_t *old_obj, json_t *new_obj, void *data)
+{
+    (void)old_obj;
+    on_change(inf, new_obj, false, data);
+}
+
+static void on_delete(kube_informer_t *inf, json_t *obj, void *data)
+{
+    on_change(inf, obj, true, data);
+}
+
+static void on_synced(kube_informer_t *inf, void *data)
+{
+    ctrl_t *c = data;
+
+    (void)inf;
+    c->synced_kinds++;
+    if (c->synced_kinds == CTRL__KINDS && !c->fed)
+        feed_all(c);
+}
+
+/* ---- the pass ---------------------------------------------------------------------------- */
+
+/* Take the keys of `set` out (a new object) so reconcilers may mark again while iterating. */
+static json_t *take(json_t **set)
+{
+    json_t *keys = *set, *fresh = json_object();
+
+    if (fresh == NULL)
+        return NULL;
+    *set = fresh;
+    return keys;
+}
+
+static void pass(ctrl_t *c)
+{
+    json_t *jobs, *wls, *v;
+    const char *key;
+
+    if (!c->fed || !c->leader || c->writes_stopped || c->closing)
+        return;
+    jobs = take(&c->dirty_jobs);
+    wls = take(&c->dirty_wls);
+    json_object_foreach(jobs, key, v) ctrl__reconcile_job(c, key);
+    json_object_foreach(wls, key, v) ctrl__reconcile_wl(c, key);
+    json_decref(jobs);
+    json_decref(wls);
+    ctrl__cycle(c);
+    ctrl__evictions(c);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    pass(container_of(t, ctrl_t, tick));
+}
+
+static void on_periodic(uv_timer_t *t)
+{
+    ctrl_t *c = container_of(t, ctrl_t, periodic);
+
+    if (!c->fed || !c->leader || c->writes_stopped || c->closing)
+        return;
+    pass(c);
+    ctrl__statuses(c);
+}
+
+void ctrl__kick(ctrl_t *c)
+{
+    if (c->closing || uv_is_active((uv_handle_t *)&c->tick))
+        return;
+    uv_timer_start(&c->tick, on_tick, 1, 0);
+}
+
+static void maybe_free(ctrl_t *c);
+
+/* ---- writes ------------------------------------------------------------------------------ */
+
+ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const char *key,
+                        ctrl_kind_t busy_kind, const char *busy)
+{
+    ctrl_op_t *o = calloc(1, sizeof(*o));
+    char b[CTRL_KEY_MAX + 8];
+
+    if (o == NULL)
+        return NULL;
+    o->c = c;
+    o->op = op;
+    o->kind = kind;
+    o->key = strdup(key);
+    if (busy != NULL) {
+        busy_key(busy_kind, busy, b, sizeof(b));
+        o->busy = strdup(b);
+    }
+    if (o->key == NULL || (busy != NULL && o->busy == NULL) ||
+        (o->busy != NULL && json_object_set_new(c->busy, o->busy, json_true()))) {
+        free(o->key);
+        free(o->busy);
+        free(o);
+        return NULL;
+    }
+    c->inflight++;
+    return o;
+}
+
+void ctrl__op_free(ctrl_op_t *op)
+{
+    if (op == NULL)
+        return;
+    ctrl_t *c = op->c;
+    if (op->busy != NULL)
+        json_object_del(c->busy, op->busy);
+    c->inflight--;
+    free(op->key);
+    free(op->busy);
+    json_decref(op->data);
+    json_decref(op->nodes);
+    json_decref(op->tols);
+    free(op);
+    if (c->closing)
+        maybe_free(c);
+}
+
+void ctrl__on_done(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+
+    if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
+        c->stats.write_errors++;
+        ctrl__log(c, res->err == ERR_CONFLICT ? CTRL_LOG_DEBUG : CTRL_LOG_ERROR, "write: %s",
+                  op->mutate_failed ? op->mutate_msg.text : res->msg.text);
+    }
+    if (res->err == ERR_OK && json_is_object(res->body) &&
+        (op->kind == CTRL_WORKLOAD || op->kind == CTRL_JOB) && op->op != CTRL_OP_EVENT &&
+        op->op != CTRL_OP_WL_DELETE) {
+        char key[CTRL_KEY_MAX];
+        ctrl__key(res->body, key, sizeof(key));
+        if (key[0] != '\0' && json_object_set(c->overlay[op->kind], key, res->body) != 0)
+            ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording %s", key);
+    }
+    if (!c->closing) {
+        switch (op->op) {
+        case CTRL_OP_WL_ADMIT:
+        case CTRL_OP_WL_EVICT:
+        case CTRL_OP_WL_PENDING:
+        case CTRL_OP_WL_DEACTIVATE:
+            ctrl__admit_done(c, op, res);
+            break;
+        case CTRL_OP_QUEUE_STATUS:
+        case CTRL_OP_QUEUE_FINALIZER:
+        case CTRL_OP_EVENT:
+            break;
+        default:
+            ctrl__job_done(c, op, res);
+            break;
+        }
+    }
+    bool closing = c->closing;
+    ctrl__op_free(op); /* may free `c` while closing */
+    if (!closing)
+        ctrl__kick(c);
+}
+
+bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
+{
+    char ns[256] = "";
+    const char *slash = strchr(op->key, '/'), *name = op->key;
+    err_msg_t msg = {{0}};
+
+    if (c->res[op->kind].namespaced && slash != NULL) {
+        snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+        name = slash + 1;
+    }
+    if (kube_patch(c->client, &c->res[op->kind], ns[0] ? ns : NULL, name, sub, KUBE_PATCH_MERGE,
+                   patch, ctrl__on_done, op, NULL, &msg) != ERR_OK) {
+        ctrl__log(c, CTRL_LOG_ERROR, "patch %s: %s", op->key, msg.text);
+        c->stats.write_errors++;
+        ctrl__op_free(op);
+        return false;
+    }
+    return true;
+}
+
+void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
+                 const char *fmt, ...)
+{
+    static const kube_resource_t events = {"", "v1", "events", true};
+    json_t *meta = json_object_get(obj, "metadata"), *ev;
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    char text[COND_EVENT_MESSAGE_MAX + 1], ts[32], gen[300];
+    ctrl_op_t *op;
+    va_list ap;
+
+    if (c->writes_stopped || name == NULL)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    text[cond_utf8_cut(text, COND_EVENT_MESSAGE_MAX)] = '\0';
+    snprintf(gen, sizeof(gen), "%.240s.", name);
+    cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts));
+    ev = json_pack("{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
+                   "metadata", "generateName", gen, "namespace", ns ? ns : "default",
+                   "involvedObject", "apiVersion",
+                   kind == CTRL_JOB ? c->job_api_version : kind_api[kind][0], "kind",
+                   kind_api[kind][1], "name", name, "namespace", ns ? ns : "", "uid",
+                   uid ? uid : "", "reason", reason, "message", text, "type", type, "source",
+                   "component", "sluice", "firstTimestamp", ts, "lastTimestamp", ts, "count", 1,
+                   "reportingComponent", "sluice");
+    op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
+    if (op == NULL ||
+        kube_create(c->client, &events, ns ? ns : "default", ev, ctrl__on_done, op, NULL, NULL) !=
+            ERR_OK) {
+        ctrl__op_free(op);
+    }
+    json_decref(ev);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log, void *log_data,
+               ctrl_t **out, err_msg_t *msg)
+{
+    ctrl_t *c = calloc(1, sizeof(*c));
+    sched_config_t sc;
+    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced};
+
+    if (c == NULL)
+        return err_set(msg, ERR_NOMEM, "controller: out of memory");
+    c->client = client;
+    c->loop = kube_client_loop(client);
+    c->cfg = cfg;
+    c->log = log;
+    c->log_data = log_data;
+    memcpy(c->res, kind_res, sizeof(c->res));
+    c->res[CTRL_JOB].group = cfg->job_group;
+    c->res[CTRL_JOB].version = cfg->job_version;
+    c->res[CTRL_JOB].resource = cfg->job_resource;
+    if (cfg->job_group[0] != '\0')
+        snprintf(c->job_api_version, sizeof(c->job_api_version), "%s/%s", cfg->job_group,
+                 cfg->job_version);
+    else
+        snprintf(c->job_api_version, sizeof(c->job_api_version), "%s", cfg->job_version);
+    sched_config_from(&sc, &cfg->kueue);
+    c->sched = sched_new(&sc);
+    c->busy = json_object();
+    c->dirty_jobs = json_object();
+    c->dirty_wls = json_object();
+    c->evictions = json_object();
+    if (c->sched == NULL || c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL ||
+        c->evictions == NULL)
+        goto oom;
+    for (int k = 0; k < CTRL__KINDS; k++) {
+        c->overlay[k] = json_object();
+        c->inf[k] = kube_informer_new(client, &c->res[k], NULL, &h, c);
+        if (c->overlay[k] == NULL || c->inf[k] == NULL)
+            goto oom;
+    }
+    uv_timer_init(c->loop, &c->tick);
+    uv_timer_init(c->loop, &c->periodic);
+    c->open_handles = 2;
+    *out = c;
+    return ERR_OK;
+oom:
+    for (int k = 0; k < CTRL__KINDS; k++) {
+        kube_informer_close(c->inf[k], NULL, NULL);
+        json_decref(c->overlay[k]);
+    }
+    sched_free(c->sched);
+    json_decref(c->busy);
+    json_decref(c->dirty_jobs);
+    json_decref(c->dirty_wls);
+    json_decref(c->evictions);
+    free(c);
+    return err_set(msg, ERR_NOMEM, "controller: out of memory");
+}
+
+err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
+{
+    for (int k = 0; k < CTRL__KINDS; k++) {
+        err_t rc = kube_informer_start(c->inf[k], msg);
+        if (rc != ERR_OK)
+            return err_prefix(msg, rc, "informer %s: ", c->res[k].resource);
+    }
+    uv_timer_start(&c->periodic, on_periodic, 1000, 1000);
+    return ERR_OK;
+}
+
+void ctrl_set_leader(ctrl_t *c, bool leader)
+{
+    if (leader == c->leader)
+        return;
+    c->leader = leader;
+    ctrl__log(c, CTRL_LOG_INFO, "%s", leader ? "leading: writes enabled" : "not leading");
+    if (leader && c->fed) {
+        const char *key;
+        json_t *obj;
+        json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+            ctrl__mark_wl(c, key);
+        json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj)
+            ctrl__mark_job(c, key);
+        c->queue_dirty = true;
+    }
+    ctrl__kick(c);
+}
+
+void ctrl_stop_writes(ctrl_t *c)
+{
+    c->writes_stopped = true;
+}
+
+bool ctrl_synced(const ctrl_t *c)
+{
+    return c->fed;
+}
+
+size_t ctrl_inflight(const ctrl_t *c)
+{
+    return c->inflight;
+}
+
+ctrl_stats_t ctrl_stats(const ctrl_t *c)
+{
+    return c->stats;
+}
+
+const sched_t *ctrl_engine(const ctrl_t *c)
+{
+    return c->sched;
+}
+
+json_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name)
+{
+    return kube_informer_get(c->inf[kind], ns, name);
+}
+
+static void maybe_free(ctrl_t *c)
+{
+    if (c->open_handles > 0 || c->inflight > 0)
+        return;
+    for (int k = 0; k < CTRL__KINDS; k++)
+        json_decref(c->overlay[k]);
+    sched_free(c->sched);
+    json_decref(c->busy);
+    json_decref(c->dirty_jobs);
+    json_decref(c->dirty_wls);
+    json_decref(c->evictions);
+    if (c->on_closed != NULL)
+        c->on_closed(c->on_closed_data);
+    free(c);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    ctrl_t *c = h->data;
+
+    c->open_handles--;
+    maybe_free(c);
+}
+
+static void on_inf_closed(void *data)
+{
+    ctrl_t *c = data;
+
+    c->open_handles--;
+    maybe_free(c);
+}
+
+void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
+{
+    if (c == NULL)
+        return;
+    c->closing = true;
+    c->writes_stopped = true;
+    c->on_closed = on_closed;
+    c->on_closed_data = data;
+    c->tick.data = c;
+    c->periodic.data = c;
+    c->open_handles += CTRL__KINDS;
+    for (int k = 0; k < CTRL__KINDS; k++)
+        kube_informer_close(c->inf[k], on_inf_closed, c);
+    uv_close((uv_handle_t *)&c->tick, on_timer_closed);
+    uv_close((uv_handle_t *)&c->periodic, on_timer_closed);
+}

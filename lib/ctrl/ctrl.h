@@ -1,0 +1,96 @@
+/* ctrl -- the operator: informers feed the engine, decisions become API writes. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_H
+#define SLUICE_CTRL_H
+
+#include "ctrl/config.h"
+#include "kube/client.h"
+#include "sched/sched.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+/*
+ * One ctrl_t runs on one libuv loop. It owns the engine and one informer per kind (Namespace,
+ * ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass, PriorityClass,
+ * Workload and the configured Job resource).
+ *
+ *   start -> LIST every kind -> (all synced) feed the engine in dependency order: Workloads
+ *   holding status.admission + QuotaReserved are taken as admitted (restart rebuild) ->
+ *   reconcile every Job and Workload -> leader? run cycles, write decisions.
+ *
+ * Nothing is written before every cache has synced, and nothing at all unless leader (a standby
+ * keeps its caches and engine fed). An admission is written to workloads/status first, with the
+ * resourceVersion the decision was made on; only a Workload object that shows the admission
+ * (from the API, never from memory) makes its Job start.
+ */
+
+typedef struct ctrl_s ctrl_t;
+
+/* Kinds the controller watches, in the order the engine is fed after the initial LISTs. */
+typedef enum {
+    CTRL_NAMESPACE = 0,
+    CTRL_FLAVOR,
+    CTRL_COHORT,
+    CTRL_CQ,
+    CTRL_LQ,
+    CTRL_WPC,
+    CTRL_PC,
+    CTRL_WORKLOAD,
+    CTRL_JOB,
+    CTRL__KINDS
+} ctrl_kind_t;
+
+/* Counters for logs and tests. */
+typedef struct ctrl_stats_s {
+    uint64_t admitted;       /* admission writes that succeeded */
+    uint64_t admit_conflicts; /* admission writes refused (conflict/error): engine reverted */
+    uint64_t evicted;        /* eviction writes that succeeded */
+    uint64_t released;       /* quota releases after eviction */
+    uint64_t started;        /* Jobs unsuspended */
+    uint64_t stopped;        /* Jobs suspended */
+    uint64_t created;        /* Workloads created for Jobs */
+    uint64_t finished;       /* Workloads marked Finished */
+    uint64_t write_errors;   /* failed writes of any kind */
+} ctrl_stats_t;
+
+/* Log sink: `level` is a ctrl_log_level_t. */
+typedef void (*ctrl_log_fn)(void *data, int level, const char *text);
+
+/* A controller on `client`'s loop with `cfg` (borrowed; both must outlive it). `log` may be
+ * NULL (stderr). Nothing runs until ctrl_start(). */
+err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log, void *log_data,
+               ctrl_t **out, err_msg_t *msg);
+
+/* Start the informers. */
+err_t ctrl_start(ctrl_t *c, err_msg_t *msg);
+
+/* Leader or not: only a leader writes (admissions, Job changes, statuses, events). Becoming
+ * leader schedules a full reconcile. */
+void ctrl_set_leader(ctrl_t *c, bool leader);
+
+/* Stop admitting and writing at once (SIGTERM, lost lease); caches keep running until close. */
+void ctrl_stop_writes(ctrl_t *c);
+
+/* Every informer has completed its first LIST and the engine has been fed. */
+bool ctrl_synced(const ctrl_t *c);
+
+/* Writes still in flight. */
+size_t ctrl_inflight(const ctrl_t *c);
+
+/* Counters so far. */
+ctrl_stats_t ctrl_stats(const ctrl_t *c);
+
+/* The engine (borrowed), e.g. for the webhook's quota-decrease warnings. */
+const sched_t *ctrl_engine(const ctrl_t *c);
+
+/* The cached object of `kind` "ns/name" (cluster-scoped: ns NULL), borrowed, or NULL. */
+json_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name);
+
+/* Close informers and timers, then free; `on_closed` (may be NULL) fires once done. */
+void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
+
+#endif

@@ -1,0 +1,145 @@
+/* ctrl_int -- internals shared by the files of the ctrl module (ctrl.c, reconcile.c, admit.c). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_INT_H
+#define SLUICE_CTRL_INT_H
+
+#include "ctrl/ctrl.h"
+#include "kube/informer.h"
+#include "model/object.h"
+
+#define CTRL_KEY_MAX 512
+
+/* The writes the controller makes; each has one continuation in ctrl__on_done(). */
+typedef enum {
+    CTRL_OP_WL_CREATE = 0, /* POST a Workload for a Job (busy: the Job) */
+    CTRL_OP_WL_ADMIT,      /* status.admission + QuotaReserved/Admitted (busy: the Workload) */
+    CTRL_OP_WL_EVICT,      /* Evicted (+Preempted) */
+    CTRL_OP_WL_RELEASE,    /* admission cleared after the Job stopped */
+    CTRL_OP_WL_FINISH,     /* Finished */
+    CTRL_OP_WL_PENDING,    /* QuotaReserved=False with the engine's explanation */
+    CTRL_OP_WL_FINALIZER,  /* finalizer removed */
+    CTRL_OP_WL_DELETE,     /* orphaned Workload deleted */
+    CTRL_OP_WL_DEACTIVATE, /* spec.active=false (maximum execution time) */
+    CTRL_OP_JOB_START,     /* unsuspend + merge the admission into the template */
+    CTRL_OP_JOB_SUSPEND,   /* spec.suspend=true */
+    CTRL_OP_JOB_CLEAR_START, /* status.startTime=null so the template may change */
+    CTRL_OP_JOB_RESTORE,   /* template back to the Workload's podset */
+    CTRL_OP_QUEUE_STATUS,  /* ClusterQueue / LocalQueue status */
+    CTRL_OP_QUEUE_FINALIZER, /* ClusterQueue / ResourceFlavor finalizer removed */
+    CTRL_OP_EVENT,         /* core/v1 Event */
+} ctrl_op_kind_t;
+
+typedef struct ctrl_op_s {
+    ctrl_t *c;
+    ctrl_op_kind_t op;
+    ctrl_kind_t kind; /* the kind written */
+    char *key;        /* owned: the object written ("ns/name" or "name") */
+    char *busy;       /* owned: busy-set key released when done, or NULL */
+    json_t *data;     /* owned: op-specific (admission Workload, podset, event object...) */
+    json_t *nodes;    /* owned: JOB_START node selector */
+    json_t *tols;     /* owned: JOB_START tolerations */
+    bool mutate_failed; /* the mutate function refused (e.g. nodeSelector conflict) */
+    bool changed;       /* the mutate function changed the object */
+    err_msg_t mutate_msg;
+} ctrl_op_t;
+
+struct ctrl_s {
+    uv_loop_t *loop;
+    kube_client_t *client;            /* borrowed */
+    const ctrl_config_t *cfg;         /* borrowed */
+    ctrl_log_fn log;
+    void *log_data;
+    sched_t *sched;                   /* owned */
+    kube_informer_t *inf[CTRL__KINDS]; /* owned */
+    kube_resource_t res[CTRL__KINDS];
+    char job_api_version[256];        /* "batch/v1" or the configured group/version */
+    json_t *overlay[CTRL__KINDS];     /* owned: key -> object this process wrote last */
+    json_t *busy;                     /* owned: "<kind>:<key>" -> true while a write is in flight */
+    json_t *dirty_jobs;               /* owned: key -> true */
+    json_t *dirty_wls;                /* owned: key -> true */
+    json_t *evictions;                /* owned: wl key -> {reason, preempt, message} to write */
+    uv_timer_t tick;                  /* coalesced reconcile pass */
+    uv_timer_t periodic;              /* once a second: pending explanations, queue status */
+    size_t open_handles;
+    size_t synced_kinds;
+    size_t inflight;
+    bool fed;         /* initial LISTs fed to the engine */
+    bool leader;
+    bool writes_stopped;
+    bool closing;
+    bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
+    ctrl_stats_t stats;
+    void (*on_closed)(void *data);
+    void *on_closed_data;
+};
+
+/* Log at `level` (ctrl_log_level_t). */
+void ctrl__log(ctrl_t *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Unix time now: milliseconds and seconds. */
+int64_t ctrl__now_ms(void);
+
+/* The freshest known version of object `key`: the cache, or what this process wrote last when
+ * the cache has not caught up yet (borrowed), NULL when absent. */
+json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key);
+
+/* Decode `obj` as `kind` (apiVersion/kind set as the decoder expects: list items carry neither,
+ * and Jobs may come from a configured group). ERR_INVALID with the first error path in `msg`. */
+err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_msg_t *msg);
+
+/* Cache key of `obj` into buf. */
+const char *ctrl__key(json_t *obj, char *buf, size_t n);
+
+/* The controlling owner Job of Workload `wl` as a key into buf (its uid in *uid, may be NULL),
+ * or NULL when the Workload has none of the configured Job kind. */
+const char *ctrl__owner_job(ctrl_t *c, json_t *wl, char *buf, size_t n, const char **uid);
+
+/* Queue a reconcile of Job / Workload `key` and schedule a pass. */
+void ctrl__mark_job(ctrl_t *c, const char *key);
+void ctrl__mark_wl(ctrl_t *c, const char *key);
+/* Schedule a pass soon. */
+void ctrl__kick(ctrl_t *c);
+
+/* Is a write for "<kind>:<key>" in flight? */
+bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key);
+
+/* A new op (NULL on OOM); `busy_kind`/`busy_key` (key may be NULL) marks what it holds. */
+ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const char *key,
+                        ctrl_kind_t busy_kind, const char *busy_key);
+/* Release an op that was never submitted. */
+void ctrl__op_free(ctrl_op_t *op);
+/* Final callback of every write. */
+void ctrl__on_done(const kube_result_t *res, void *data);
+/* Submit a merge patch (`patch` borrowed) on `op->kind`/`op->key` (`sub` "status" or NULL);
+ * on failure to submit the op is released and false returned. */
+bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch);
+
+/* Record a core/v1 Event about `obj` (of `kind`): `type` "Normal" or "Warning". */
+void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* ---- engine (ctrl.c) --------------------------------------------------------------------- */
+
+/* Bring the engine's record of Workload `key` in line with ctrl__view(). */
+void ctrl__engine_wl(ctrl_t *c, const char *key);
+
+/* ---- reconcilers (reconcile.c) ----------------------------------------------------------- */
+
+/* Level-based reconcile of one Job / one Workload (leader only). */
+void ctrl__reconcile_job(ctrl_t *c, const char *key);
+void ctrl__reconcile_wl(ctrl_t *c, const char *key);
+/* Continuations of Job/Workload writes. */
+void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
+
+/* ---- admission (admit.c) ----------------------------------------------------------------- */
+
+/* Run engine cycles to quiescence and write the decisions (leader only). */
+void ctrl__cycle(ctrl_t *c);
+/* Retry evictions whose write has not landed. */
+void ctrl__evictions(ctrl_t *c);
+/* Write pending explanations and ClusterQueue/LocalQueue statuses that changed. */
+void ctrl__statuses(ctrl_t *c);
+/* Continuations of admission writes. */
+void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
+
+#endif

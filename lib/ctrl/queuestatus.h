@@ -1,0 +1,40 @@
+/* queuestatus -- ClusterQueue and LocalQueue status objects from the engine (pure builders). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_QUEUESTATUS_H
+#define SLUICE_CTRL_QUEUESTATUS_H
+
+#include "sched/sched.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/*
+ * Kueue's ClusterQueueStatus: pendingWorkloads, reservingWorkloads, admittedWorkloads,
+ * flavorsReservation and flavorsUsage ([{name: flavor, resources: [{name, total, borrowed}]}],
+ * flavor order of the spec), fairSharing.weightedShare when fair sharing is on, and the Active
+ * condition. `current` is the object's status as stored (borrowed, may be NULL): its conditions
+ * keep their lastTransitionTime unless the status changes. A new reference, NULL on OOM or when
+ * the engine does not know the ClusterQueue.
+ */
+json_t *queuestatus_cq(const sched_t *s, const char *name, const json_t *current, bool fair,
+                       int64_t now_s);
+
+/* Per-LocalQueue counters, filled by queuestatus_lq_collect(). */
+typedef struct queuestatus_lqs_s {
+    json_t *by_lq; /* owned: "ns/name" -> {pending, reserving, admitted, usage{flavor{res: q}}} */
+} queuestatus_lqs_t;
+
+/* Walk the engine's workloads once and count them per LocalQueue. ERR_NOMEM. */
+err_t queuestatus_lq_collect(const sched_t *s, queuestatus_lqs_t *out);
+
+/* Release the counters; NULL-safe. */
+void queuestatus_lqs_fini(queuestatus_lqs_t *l);
+
+/* Kueue's LocalQueueStatus for LocalQueue `key` ("ns/name") pointing at ClusterQueue `cq`:
+ * pendingWorkloads, reservingWorkloads, admittedWorkloads, flavorsReservation, flavorsUsage
+ * ([{name, resources: [{name, total}]}]) and the Active condition (False when the ClusterQueue
+ * is missing or inactive). NULL on OOM. */
+json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const char *key,
+                       const char *cq, const json_t *current, int64_t now_s);
+
+#endif

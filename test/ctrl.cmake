@@ -1,0 +1,18 @@
+# lib/ctrl tests: unit tests of the pure parts, and end-to-end tests of `sluice run` against the
+# real kube-apiserver of the integration environment (label integration; fixture kube_env from
+# test/integration.cmake, which CTest resolves whatever the include order).
+if(NOT TARGET sluice_ctrl)
+  return()
+endif()
+
+if(SLUICE_INTEGRATION AND TARGET sluice)
+  # sluice_add_ctrl_e2e(<name>): test/integration/ctrl_<name>.sh, one `sluice run` (or two).
+  function(sluice_add_ctrl_e2e name)
+    add_test(NAME integration_ctrl_${name}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/integration/ctrl_${name}.sh)
+    set_tests_properties(integration_ctrl_${name} PROPERTIES LABELS integration
+      SKIP_RETURN_CODE 77 TIMEOUT 600 RESOURCE_LOCK kube_env FIXTURES_REQUIRED kube_env
+      ENVIRONMENT "SLUICE_KUBE_ENV=${PROJECT_BINARY_DIR}/kube-env/env;SLUICE_SOURCE_DIR=${PROJECT_SOURCE_DIR};SLUICE_BINARY_DIR=${PROJECT_BINARY_DIR};SLUICE_JOB_RUNNER=$<TARGET_FILE:job-runner>")
+  endfunction()
+  sluice_add_ctrl_e2e(admit)
+endif()

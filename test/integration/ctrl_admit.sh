@@ -1,0 +1,104 @@
+#!/bin/sh
+# ctrl_admit -- `sluice run` against the real API server: a Job held suspended gets a Workload
+# (Kueue's name, owner, finalizer), is admitted into the flavor that fits (status.admission
+# written first), is unsuspended with that flavor's node selector and Kueue's labels, runs,
+# completes, and its Workload is Finished with the quota released and the finalizer removed.
+# A Job created running without an admission is suspended. Queue statuses follow. SIGTERM -> 0.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrl_lib.sh"
+
+ctrl_install_crds
+it_namespace
+cq=it-admit-$sfx
+it_on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor small-$sfx big-$sfx --ignore-not-found --wait=false >/dev/null 2>&1"
+k apply -f - >/dev/null <<EOT || fail "create queues"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: small-$sfx}
+spec: {nodeLabels: {pool: small-$sfx}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: big-$sfx}
+spec:
+  nodeLabels: {pool: big-$sfx}
+  tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: small-$sfx
+      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 2}]
+    - name: big-$sfx
+      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: $ns}
+spec: {clusterQueue: $cq}
+EOT
+
+ctrl_start op
+runner_start
+
+# 3 GPUs do not fit the small flavor (2): the big one is chosen.
+tjob train 3 8
+until_ 20 "a Workload for Job train" '[ -n "$(wl_of train)" ]'
+w=$(wl_of train)
+case "$w" in job-train-?????) ;; *) fail "Workload name $w is not Kueue's job-train-<hash>" ;; esac
+[ "$(wget_ "$w" '{.metadata.finalizers[0]}')" = kueue.x-k8s.io/resource-in-use ] || fail "no finalizer on $w"
+[ "$(wget_ "$w" '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].controller}')" = "Job/true" ] ||
+    fail "owner reference: $(wget_ "$w" '{.metadata.ownerReferences}')"
+until_ 20 "Workload $w admitted" '[ "$(wcond "$w" Admitted)" = True ]'
+[ "$(wcond "$w" QuotaReserved)" = True ] || fail "QuotaReserved not True"
+[ "$(wget_ "$w" '{.status.admission.clusterQueue}')" = "$cq" ] || fail "admitted to $(wget_ "$w" '{.status.admission.clusterQueue}')"
+fl=$(wget_ "$w" '{.status.admission.podSetAssignments[0].flavors.nvidia\.com/gpu}')
+[ "$fl" = "big-$sfx" ] || fail "gpu flavor $fl, want big-$sfx"
+until_ 20 "Job train unsuspended" '[ "$(jget train "{.spec.suspend}")" = false ]'
+[ "$(jget train '{.spec.template.spec.nodeSelector.pool}')" = "big-$sfx" ] ||
+    fail "nodeSelector: $(jget train '{.spec.template.spec.nodeSelector}')"
+[ "$(jget train '{.spec.template.spec.tolerations[0].key}')" = gpu ] || fail "flavor toleration not merged"
+[ "$(jget train '{.spec.template.metadata.labels.kueue\.x-k8s\.io/podset}')" = main ] || fail "podset label"
+[ "$(jget train '{.spec.template.metadata.labels.kueue\.x-k8s\.io/cluster-queue-name}')" = "$cq" ] || fail "cluster-queue label"
+[ "$(jget train '{.spec.template.metadata.annotations.kueue\.x-k8s\.io/workload}')" = "$w" ] || fail "workload annotation"
+say "Job train: Workload $w admitted to $cq in flavor $fl, started with nodeSelector pool=big-$sfx"
+
+until_ 20 "ClusterQueue status counts" '[ "$(k get clusterqueue $cq -o jsonpath="{.status.reservingWorkloads}/{.status.conditions[?(@.type==\"Active\")].status}")" = "1/True" ]'
+until_ 20 "LocalQueue status" '[ "$(k get localqueue -n $ns lq -o jsonpath="{.status.admittedWorkloads}")" = 1 ]'
+
+# A second 3-GPU Job does not fit while train runs: it stays suspended with the explanation.
+tjob second 3 0
+until_ 20 "a Workload for Job second" '[ -n "$(wl_of second)" ]'
+w2=$(wl_of second)
+until_ 20 "second's pending explanation" '[ "$(wget_ "$w2" "{.status.conditions[?(@.type==\"QuotaReserved\")].reason}")" = Pending ] || [ -n "$(wget_ "$w2" "{.status.conditions[?(@.type==\"QuotaReserved\")].message}")" ]'
+[ "$(jget second '{.spec.suspend}')" = true ] || fail "second started while the quota is taken"
+say "second waits: $(wget_ "$w2" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
+
+# train completes: Finished, finalizer gone, and second gets the quota.
+until_ 30 "Workload $w Finished" '[ "$(wcond "$w" Finished)" = True ]'
+[ "$(wget_ "$w" '{.status.conditions[?(@.type=="Finished")].reason}')" = Succeeded ] || fail "Finished reason"
+until_ 20 "finalizer removed from $w" '[ -z "$(wget_ "$w" "{.metadata.finalizers}")" ]'
+until_ 30 "second admitted after train finished" '[ "$(wcond "$w2" Admitted)" = True ]'
+until_ 30 "second completes" '[ "$(wcond "$w2" Finished)" = True ]'
+say "train Finished (Succeeded), finalizer removed; second admitted then Finished"
+
+# A Job created running, without an admission, is suspended before anything else.
+kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null || true
+tjob rogue 1 0 "" false
+until_ 20 "rogue suspended" '[ "$(jget rogue "{.spec.suspend}")" = true ]'
+until_ 20 "rogue admitted and restarted" '[ "$(jget rogue "{.spec.suspend}")" = false ] && [ "$(wcond "$(wl_of rogue)" Admitted)" = True ]'
+say "a Job created running without admission was suspended, then admitted"
+
+# Events with Kueue's reasons.
+ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
+for r in CreatedWorkload QuotaReserved Admitted Started FinishedWorkload; do
+    case " $ev " in *" $r "*) ;; *) fail "no $r event (have: $ev)" ;; esac
+done
+ctrl_stop op
+grep -q "quota released\|admitted to $cq" "$tmp/op.log" || fail "log lacks admissions: $(ctrl_log op)"
+say "PASS"
