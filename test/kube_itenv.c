@@ -54,8 +54,9 @@ bool itenv_etcd_url(char *buf, size_t n)
     size_t got;
     FILE *f;
 
-    if (!env_text(text, sizeof(text)) || !env_value(text, "SLUICE_KUBE_EXTERNAL", val, sizeof(val)) ||
-        strcmp(val, "0") != 0 || !env_value(text, "SLUICE_KUBE_APISERVER_PID", val, sizeof(val)))
+    if (!env_text(text, sizeof(text)) ||
+        !env_value(text, "SLUICE_KUBE_EXTERNAL", val, sizeof(val)) || strcmp(val, "0") != 0 ||
+        !env_value(text, "SLUICE_KUBE_APISERVER_PID", val, sizeof(val)))
         return false;
     snprintf(path, sizeof(path), "/proc/%s/cmdline", val);
     f = fopen(path, "r");

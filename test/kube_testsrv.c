@@ -109,7 +109,8 @@ bool testsrv_header(const testsrv_req_t *req, const char *name, char *buf, size_
 {
     size_t nl = strlen(name);
 
-    for (const char *p = req->headers; p && *p; p = strstr(p, "\r\n") ? strstr(p, "\r\n") + 2 : NULL) {
+    for (const char *p = req->headers; p && *p;
+         p = strstr(p, "\r\n") ? strstr(p, "\r\n") + 2 : NULL) {
         if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
             const char *v = p + nl + 1, *e = strstr(v, "\r\n");
             size_t len;

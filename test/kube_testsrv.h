@@ -13,7 +13,7 @@ typedef struct testsrv_conn_s testsrv_conn_t;
 /* One parsed request, borrowed for the handler call. */
 typedef struct testsrv_req_s {
     const char *method;
-    const char *target; /* path and query */
+    const char *target;  /* path and query */
     const char *headers; /* raw header block, lines separated by "\r\n" */
     const char *body;
     size_t body_len;

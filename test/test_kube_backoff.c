@@ -50,7 +50,7 @@ START_TEST(test_degenerate_parameters)
     ck_assert_uint_eq(kube_backoff_next(&b), 1);
     kube_backoff_init(&b, 1, UINT64_MAX, 0, 1);
     for (int i = 0; i < 100; i++)
-        ck_assert_uint_ge(kube_backoff_next(&b), 1); /* doubling never wraps */
+        ck_assert_uint_ge(kube_backoff_next(&b), 1);      /* doubling never wraps */
     ck_assert_uint_eq(kube_backoff_next(&b), UINT64_MAX); /* capped at max */
 }
 END_TEST

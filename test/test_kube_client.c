@@ -15,7 +15,8 @@ static const kube_resource_t configmaps = {"", "v1", "configmaps", true};
 static const kube_resource_t leases = {"coordination.k8s.io", "v1", "leases", true};
 static const kube_resource_t nodes = {NULL, "v1", "nodes", false};
 
-/* ---- pure helpers ----------------------------------------------------------------------------- */
+/* ---- pure helpers -----------------------------------------------------------------------------
+ */
 
 static char *path_of(const kube_resource_t *res, const char *ns, const char *name, const char *sub)
 {
@@ -129,7 +130,8 @@ START_TEST(test_status_mapping)
 }
 END_TEST
 
-/* ---- against the loopback server ----------------------------------------------------------------- */
+/* ---- against the loopback server
+ * ----------------------------------------------------------------- */
 
 typedef struct fx_s {
     uv_loop_t loop;
@@ -196,10 +198,11 @@ static void send_str(testsrv_conn_t *conn, const char *s)
 static void handler(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t *req)
 {
     fx_t *fx = srv->data;
-    static const char big_line[] = "{\"type\":\"ADDED\",\"object\":{\"pad\":\""
-                                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-                                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
-                                   "\"}}\n";
+    static const char big_line[] =
+        "{\"type\":\"ADDED\",\"object\":{\"pad\":\""
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+        "\"}}\n";
 
     snprintf(fx->seen_method, sizeof(fx->seen_method), "%s", req->method);
     snprintf(fx->seen_target, sizeof(fx->seen_target), "%s", req->target);
@@ -294,9 +297,8 @@ START_TEST(test_get_ok_and_not_found)
 
     fx_init(&fx, NULL);
     fx.expect = 1;
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "missing", NULL, on_done, &fx, NULL,
-                              &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "missing", NULL, on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.last.err, ERR_NOT_FOUND);
     ck_assert_int_eq(fx.last.status, 404);
@@ -317,8 +319,8 @@ START_TEST(test_write_methods_and_content_types)
 
     fx_init(&fx, NULL);
     fx.expect = 1;
-    ck_assert_int_eq(kube_patch(fx.client, &configmaps, "ns1", "x", "status", KUBE_PATCH_MERGE,
-                                obj, on_done, &fx, NULL, &msg),
+    ck_assert_int_eq(kube_patch(fx.client, &configmaps, "ns1", "x", "status", KUBE_PATCH_MERGE, obj,
+                                on_done, &fx, NULL, &msg),
                      ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.last.err, ERR_OK);
@@ -338,18 +340,17 @@ START_TEST(test_write_methods_and_content_types)
 
     fx_init(&fx, NULL);
     fx.expect = 1;
-    ck_assert_int_eq(kube_update(fx.client, &configmaps, "ns1", "x", NULL, obj, on_done, &fx,
-                                 NULL, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_update(fx.client, &configmaps, "ns1", "x", NULL, obj, on_done, &fx, NULL, &msg),
+        ERR_OK);
     fx_run(&fx);
     ck_assert_str_eq(fx.seen_method, "PUT");
     ck_assert_str_eq(fx.seen_ct, "application/json");
 
     fx_init(&fx, NULL);
     fx.expect = 1;
-    ck_assert_int_eq(kube_delete(fx.client, &configmaps, "ns1", "x", "42", on_done, &fx, NULL,
-                                 &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_delete(fx.client, &configmaps, "ns1", "x", "42", on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_str_eq(fx.seen_method, "DELETE");
     ck_assert_ptr_nonnull(strstr(fx.seen_body, "\"preconditions\":{\"resourceVersion\":\"42\"}"));
@@ -377,9 +378,8 @@ START_TEST(test_429_retry_after_honoured)
 
     fx_init(&fx, NULL);
     fx.expect = 1;
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "busy", NULL, on_done, &fx, NULL,
-                              &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "busy", NULL, on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.last.err, ERR_OK);
     ck_assert_int_eq(fx.attempts_429, 2);
@@ -400,9 +400,8 @@ START_TEST(test_timeout)
     o.timeout_ms = 200;
     fx_init(&fx, &o);
     fx.expect = 1;
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done, &fx, NULL,
-                              &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.last.err, ERR_TIMEOUT);
     ck_assert_int_eq(fx.last.status, 0);
@@ -421,9 +420,8 @@ START_TEST(test_rate_limit_paces_requests)
     fx_init(&fx, &o);
     fx.expect = 4;
     for (int i = 0; i < 4; i++)
-        ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL,
-                                  &msg),
-                         ERR_OK);
+        ck_assert_int_eq(
+            kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.srv.requests, 4);
     ck_assert_uint_ge(uv_now(&fx.loop) - fx.t0, 295); /* 3 waits of 100 ms */
@@ -451,9 +449,9 @@ START_TEST(test_watch_skips_bad_lines)
     o.watch_line_max = 100;
     fx_init(&fx, &o);
     fx.expect = 1;
-    ck_assert_int_eq(kube_watch(fx.client, &configmaps, "ns1", &wo, on_event, on_done, &fx,
-                                &fx.watch, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_watch(fx.client, &configmaps, "ns1", &wo, on_event, on_done, &fx, &fx.watch, &msg),
+        ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.last.err, ERR_OK);
     ck_assert(!fx.last.canceled);
@@ -462,8 +460,9 @@ START_TEST(test_watch_skips_bad_lines)
     ck_assert_int_eq(fx.events[KUBE_EVENT_BOOKMARK], 1);
     ck_assert_int_eq(fx.events[KUBE_EVENT_DELETED], 1);
     ck_assert_int_eq(fx.logs, 2); /* the malformed and the over-long line */
-    ck_assert_str_eq(fx.seen_target, "/api/v1/namespaces/ns1/configmaps?watch=true&"
-                                     "resourceVersion=7&allowWatchBookmarks=true&timeoutSeconds=30");
+    ck_assert_str_eq(fx.seen_target,
+                     "/api/v1/namespaces/ns1/configmaps?watch=true&"
+                     "resourceVersion=7&allowWatchBookmarks=true&timeoutSeconds=30");
 }
 END_TEST
 
@@ -475,9 +474,9 @@ START_TEST(test_watch_cancel_from_event)
     fx_init(&fx, NULL);
     fx.expect = 1;
     fx.cancel_in_event = true;
-    ck_assert_int_eq(kube_watch(fx.client, &configmaps, "ns1", NULL, on_event, on_done, &fx,
-                                &fx.watch, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_watch(fx.client, &configmaps, "ns1", NULL, on_event, on_done, &fx, &fx.watch, &msg),
+        ERR_OK);
     fx_run(&fx);
     ck_assert(fx.last.canceled);
     ck_assert_int_eq(fx.events[KUBE_EVENT_ADDED], 1);
@@ -535,19 +534,19 @@ START_TEST(test_close_cancels_everything)
     o.burst = 1;
     fx_init(&fx, &o);
     /* One active (never answered), one held back by the rate limit, one open watch. */
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done_count, &fx,
-                              &req, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done_count, &fx, &req, &msg),
+        ERR_OK);
     ck_assert_ptr_nonnull(req);
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done_count, &fx,
-                              NULL, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done_count, &fx, NULL, &msg),
+        ERR_OK);
     ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_NOWAIT), 1);
     kube_client_close(fx.client, on_closed, &fx);
     ck_assert_int_eq(fx.done, 2); /* synchronously */
-    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done_count, &fx, NULL,
-                              &msg),
-                     ERR_INVALID); /* closing: refused */
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done_count, &fx, NULL, &msg),
+        ERR_INVALID); /* closing: refused */
     testsrv_stop(&fx.srv);
     fx_run(&fx);
 }

@@ -27,8 +27,7 @@ static void logf_(rec_t *r, const char *what, json_t *obj, json_t *old)
         snprintf(r->log + used, sizeof(r->log) - used, "%s:%s@%s>%s ", what, key,
                  kube_object_rv(old), kube_object_rv(obj));
     else
-        snprintf(r->log + used, sizeof(r->log) - used, "%s:%s@%s ", what, key,
-                 kube_object_rv(obj));
+        snprintf(r->log + used, sizeof(r->log) - used, "%s:%s@%s ", what, key, kube_object_rv(obj));
 }
 
 static void on_add(kube_informer_t *inf, json_t *obj, void *data)
@@ -108,13 +107,11 @@ START_TEST(test_watch_events_deduplicated)
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_ADDED, a1, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_ADDED, a1again, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_MODIFIED, a1again, &msg), ERR_OK);
-    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "x"), "ns/a"),
-                     a1);
+    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "x"), "ns/a"), a1);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_MODIFIED, a2, &msg), ERR_OK);
     /* The index follows the label change: gone from "x", present under "y". */
     ck_assert_ptr_null(json_object_get(cache.indexes[0].by_value, "x"));
-    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "y"), "ns/a"),
-                     a2);
+    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "y"), "ns/a"), a2);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, gone, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, a2, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, a2, &msg), ERR_OK);
@@ -170,7 +167,8 @@ START_TEST(test_relist_diff)
 }
 END_TEST
 
-/* ---- the informer against a scripted server ------------------------------------------------------ */
+/* ---- the informer against a scripted server
+ * ------------------------------------------------------ */
 
 typedef struct ifx_s {
     uv_loop_t loop;

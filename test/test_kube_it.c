@@ -98,19 +98,19 @@ static void sync_reset(sync_t *s)
     memset(s, 0, sizeof(*s));
 }
 
-#define CALL(it, s, call)                                                                          \
-    do {                                                                                           \
-        err_msg_t m_;                                                                              \
-        sync_reset(&(s));                                                                          \
-        ck_assert_msg((call) == ERR_OK, "%s", m_.text);                                            \
-        ck_assert_msg(run_until((it), &(s).done, 20000), "request timed out");                     \
+#define CALL(it, s, call)                                                      \
+    do {                                                                       \
+        err_msg_t m_;                                                          \
+        sync_reset(&(s));                                                      \
+        ck_assert_msg((call) == ERR_OK, "%s", m_.text);                        \
+        ck_assert_msg(run_until((it), &(s).done, 20000), "request timed out"); \
     } while (0)
 
 static json_t *configmap(const char *name, const char *label)
 {
-    json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind",
-                          "ConfigMap", "metadata", "name", name, "namespace", ns, "data", "k",
-                          "v1");
+    json_t *o =
+        json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                  "metadata", "name", name, "namespace", ns, "data", "k", "v1");
 
     if (label != NULL)
         json_object_set_new(json_object_get(o, "metadata"), "labels",
@@ -158,24 +158,27 @@ START_TEST(test_crud_configmap)
     ck_assert_str_ne(kube_object_rv(s.body), rv1);
 
     patch = json_pack("{s:{s:s}}", "data", "m", "merged");
-    CALL(&it, s, kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_MERGE, patch, on_sync,
-                            &s, NULL, &m_));
+    CALL(&it, s,
+         kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_MERGE, patch, on_sync, &s, NULL,
+                    &m_));
     json_decref(patch);
     ck_assert_msg(s.res.err == ERR_OK, "%s", s.res.msg.text);
     ck_assert_str_eq(data_of(s.body, "m"), "merged");
     ck_assert_str_eq(data_of(s.body, "k"), "v2");
 
     patch = json_pack("[{s:s, s:s, s:s}]", "op", "replace", "path", "/data/k", "value", "v3");
-    CALL(&it, s, kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_JSON, patch, on_sync,
-                            &s, NULL, &m_));
+    CALL(&it, s,
+         kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_JSON, patch, on_sync, &s, NULL,
+                    &m_));
     json_decref(patch);
     ck_assert_msg(s.res.err == ERR_OK, "%s", s.res.msg.text);
     ck_assert_str_eq(data_of(s.body, "k"), "v3");
 
     /* A JSON patch whose test op fails is the server's 422, not a transport error. */
     patch = json_pack("[{s:s, s:s, s:s}]", "op", "test", "path", "/data/k", "value", "nope");
-    CALL(&it, s, kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_JSON, patch, on_sync,
-                            &s, NULL, &m_));
+    CALL(&it, s,
+         kube_patch(it.c, &configmaps, ns, "crud", NULL, KUBE_PATCH_JSON, patch, on_sync, &s, NULL,
+                    &m_));
     json_decref(patch);
     ck_assert_int_ne(s.res.err, ERR_OK);
     ck_assert_int_ge(s.res.status, 400);
@@ -186,8 +189,9 @@ START_TEST(test_crud_configmap)
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s.body, "status"), "phase")),
                      "Active");
     patch = json_pack("{s:{}}", "status");
-    CALL(&it, s, kube_patch(it.c, &namespaces, NULL, ns, "status", KUBE_PATCH_MERGE, patch,
-                            on_sync, &s, NULL, &m_));
+    CALL(&it, s,
+         kube_patch(it.c, &namespaces, NULL, ns, "status", KUBE_PATCH_MERGE, patch, on_sync, &s,
+                    NULL, &m_));
     json_decref(patch);
     ck_assert_msg(s.res.err == ERR_OK, "%s", s.res.msg.text);
 
@@ -216,8 +220,9 @@ static err_t add_key(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     (void)msg;
     ctx->calls++;
     *changed = true;
-    return json_object_set_new(json_object_get(obj, "data"), "added", json_string("yes")) ? ERR_NOMEM
-                                                                                         : ERR_OK;
+    return json_object_set_new(json_object_get(obj, "data"), "added", json_string("yes"))
+               ? ERR_NOMEM
+               : ERR_OK;
 }
 
 START_TEST(test_conflict_on_stale_resource_version)
@@ -237,15 +242,15 @@ START_TEST(test_conflict_on_stale_resource_version)
     {
         json_t *obj = json_incref(s.body);
 
-        CALL(&it, s, kube_update(it.c, &configmaps, ns, "conflict", NULL, obj, on_sync, &s, NULL,
-                                 &m_));
+        CALL(&it, s,
+             kube_update(it.c, &configmaps, ns, "conflict", NULL, obj, on_sync, &s, NULL, &m_));
         json_decref(obj);
     }
     ck_assert_int_eq(s.res.err, ERR_OK);
     /* Our write with the old resourceVersion is refused: 409, never a blind overwrite. */
     json_object_set_new(json_object_get(stale, "data"), "k", json_string("mine"));
-    CALL(&it, s, kube_update(it.c, &configmaps, ns, "conflict", NULL, stale, on_sync, &s, NULL,
-                             &m_));
+    CALL(&it, s,
+         kube_update(it.c, &configmaps, ns, "conflict", NULL, stale, on_sync, &s, NULL, &m_));
     ck_assert_int_eq(s.res.err, ERR_CONFLICT);
     ck_assert_int_eq(s.res.status, 409);
     ck_assert_str_eq(s.res.reason, "Conflict");
@@ -324,8 +329,7 @@ static void on_watch_event(kube_event_type_t type, json_t *obj, void *data)
     wctx_t *w = data;
     size_t used = strlen(w->log);
     static const char *const names[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"};
-    const char *name =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
+    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
 
     w->events[type]++;
     if (type != KUBE_EVENT_BOOKMARK)
@@ -358,14 +362,15 @@ START_TEST(test_watch_sees_add_update_delete)
     wo.resource_version = rv;
     wo.bookmarks = true;
     wo.timeout_seconds = 60;
-    ck_assert_int_eq(kube_watch(it.c, &configmaps, ns, &wo, on_watch_event, on_sync, &wctx,
-                                &watch, &msg),
-                     ERR_OK);
+    ck_assert_int_eq(
+        kube_watch(it.c, &configmaps, ns, &wo, on_watch_event, on_sync, &wctx, &watch, &msg),
+        ERR_OK);
     CALL(&it, s, kube_create(it.c, &configmaps, ns, cm, on_sync, &s, NULL, &m_));
     ck_assert_int_eq(s.res.err, ERR_OK);
     patch = json_pack("{s:{s:s}}", "data", "k", "changed");
-    CALL(&it, s, kube_patch(it.c, &configmaps, ns, "watched", NULL, KUBE_PATCH_MERGE, patch,
-                            on_sync, &s, NULL, &m_));
+    CALL(&it, s,
+         kube_patch(it.c, &configmaps, ns, "watched", NULL, KUBE_PATCH_MERGE, patch, on_sync, &s,
+                    NULL, &m_));
     json_decref(patch);
     ck_assert_int_eq(s.res.err, ERR_OK);
     CALL(&it, s, kube_delete(it.c, &configmaps, ns, "watched", NULL, on_sync, &s, NULL, &m_));

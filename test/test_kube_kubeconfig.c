@@ -90,8 +90,7 @@ START_TEST(test_errors_name_the_field)
 
     memset(&cfg, 0x5a, sizeof(cfg));
     ck_assert_int_eq(kube_config_from_json(root, "broken", NULL, &cfg, &msg), ERR_PARSE);
-    ck_assert_msg(strstr(msg.text, "clusters[2].cluster.certificate-authority-data: ") ==
-                      msg.text,
+    ck_assert_msg(strstr(msg.text, "clusters[2].cluster.certificate-authority-data: ") == msg.text,
                   "%s", msg.text);
     ck_assert_int_eq(((unsigned char *)&cfg)[0], 0x5a); /* untouched on failure */
     ck_assert_int_eq(kube_config_from_json(root, "nouser", NULL, &cfg, &msg), ERR_NOT_FOUND);

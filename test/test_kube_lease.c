@@ -52,9 +52,9 @@ START_TEST(test_create_then_renew)
     ck_assert_int_eq(act, KUBE__LEASE_CREATE);
     ck_assert_str_eq(spec_str(body, "holderIdentity"), "a");
     ck_assert_int_eq(spec_int(body, "leaseDurationSeconds"), 15);
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "metadata"),
-                                                       "namespace")),
-                     "kueue-system");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(body, "metadata"), "namespace")),
+        "kueue-system");
     lease = stored(body, "1");
     json_decref(body);
     ck_assert_int_eq(kube__lease_written(&a, 5, ERR_OK, lease), KUBE__LEASE_STARTED);
@@ -67,9 +67,9 @@ START_TEST(test_create_then_renew)
     ck_assert_str_eq(spec_str(body, "renewTime"), "T2");
     ck_assert_str_eq(spec_str(body, "acquireTime"), "T0");
     ck_assert_int_eq(spec_int(body, "leaseTransitions"), 0);
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(body, "metadata"),
-                                                       "resourceVersion")),
-                     "1");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion")),
+        "1");
     json_decref(lease);
     lease = stored(body, "2");
     json_decref(body);
@@ -89,9 +89,8 @@ START_TEST(test_standby_waits_for_expiry_by_its_own_clock)
 
     init(&b, "b");
     held = json_pack("{s:{s:s, s:s}, s:{s:s, s:i, s:s, s:s, s:i}}", "metadata", "name", "sluice",
-                     "resourceVersion", "7", "spec", "holderIdentity", "a",
-                     "leaseDurationSeconds", 15, "acquireTime", "T0", "renewTime", "T0",
-                     "leaseTransitions", 3);
+                     "resourceVersion", "7", "spec", "holderIdentity", "a", "leaseDurationSeconds",
+                     15, "acquireTime", "T0", "renewTime", "T0", "leaseTransitions", 3);
     /* First seen at 100 000: valid until 115 000 by our clock, whatever renewTime says. */
     ck_assert_int_eq(kube__lease_plan(&b, 100000, "X", ERR_OK, held, &act, &body, &ch, &msg),
                      ERR_OK);
@@ -141,8 +140,7 @@ START_TEST(test_leader_stops_on_other_holder_or_deadline)
     json_decref(body);
     ck_assert_int_eq(kube__lease_written(&a, 0, ERR_OK, mine), KUBE__LEASE_STARTED);
     /* Renewals fail (API server unreachable) until the 10 s deadline: then stop. */
-    ck_assert_int_eq(kube__lease_plan(&a, 2000, "T", ERR_IO, NULL, &act, &body, &ch, &msg),
-                     ERR_IO);
+    ck_assert_int_eq(kube__lease_plan(&a, 2000, "T", ERR_IO, NULL, &act, &body, &ch, &msg), ERR_IO);
     ck_assert_int_eq(kube__lease_check(&a, 9999), KUBE__LEASE_SAME);
     ck_assert_int_eq(kube__lease_written(&a, 9999, ERR_TIMEOUT, NULL), KUBE__LEASE_SAME);
     ck_assert(a.leading);
@@ -189,8 +187,8 @@ START_TEST(test_release_lets_standby_take_over_at_once)
     ck_assert(!a.leading);
     ck_assert_str_eq(spec_str(released, "holderIdentity"), "");
     ck_assert_int_eq(spec_int(released, "leaseDurationSeconds"), 1);
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(released, "metadata"),
-                                                       "resourceVersion")),
+    ck_assert_str_eq(json_string_value(
+                         json_object_get(json_object_get(released, "metadata"), "resourceVersion")),
                      "1"); /* conditional on what a last wrote */
     ck_assert_int_eq(kube__lease_plan(&b, 1500, "T3", ERR_OK, released, &act, &body, &ch, &msg),
                      ERR_OK);

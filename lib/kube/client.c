@@ -1,4 +1,5 @@
-/* client -- asynchronous Kubernetes API requests on the libuv loop via libcurl's multi interface. */
+/* client -- asynchronous Kubernetes API requests on the libuv loop via libcurl's multi interface.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/client.h"
 
@@ -32,14 +33,14 @@
  * a drain defers freeing the multi handle until the drain has unwound (c->busy).
  */
 
-#define DEFAULT_QPS_MILLI   50000u
-#define DEFAULT_BURST       100u
-#define DEFAULT_TIMEOUT_MS  30000u
-#define DEFAULT_RETRIES     10u
-#define DEFAULT_BODY_MAX    ((size_t)256 << 20)
-#define DEFAULT_LINE_MAX    ((size_t)16 << 20)
-#define URL_MAX             (64u << 10)
-#define RETRY_DEFAULT_S     1
+#define DEFAULT_QPS_MILLI  50000u
+#define DEFAULT_BURST      100u
+#define DEFAULT_TIMEOUT_MS 30000u
+#define DEFAULT_RETRIES    10u
+#define DEFAULT_BODY_MAX   ((size_t)256 << 20)
+#define DEFAULT_LINE_MAX   ((size_t)16 << 20)
+#define URL_MAX            (64u << 10)
+#define RETRY_DEFAULT_S    1
 
 typedef struct kube_sock_s kube_sock_t;
 
@@ -59,10 +60,10 @@ struct kube_req_s {
     uint64_t not_before; /* loop time before which the request may not start (Retry-After) */
     CURL *easy;          /* owned */
     struct curl_slist *headers;
-    const char *method;   /* static string */
-    char *path;           /* owned: path and query */
-    char *url;            /* owned: server + path */
-    char *body;           /* owned request body or NULL */
+    const char *method; /* static string */
+    char *path;         /* owned: path and query */
+    char *url;          /* owned: server + path */
+    char *body;         /* owned request body or NULL */
     size_t body_len;
     const char *content_type;
     uint32_t timeout_ms;
@@ -90,9 +91,9 @@ struct kube_client_s {
     kube_bucket_t bucket;
     kube_req_t *reqs, *reqs_tail; /* queued and active, in submission order */
     kube_sock_t *socks;
-    unsigned handles; /* uv handles not yet closed */
-    unsigned busy;    /* nesting depth of socket_action + drain */
-    unsigned in_write; /* inside a curl write callback (watch events): no handle removal */
+    unsigned handles;     /* uv handles not yet closed */
+    unsigned busy;        /* nesting depth of socket_action + drain */
+    unsigned in_write;    /* inside a curl write callback (watch events): no handle removal */
     bool deferred_cancel; /* some request has cancel_requested set */
     bool closing;
     bool multi_done; /* curl_multi_cleanup has run */
@@ -100,7 +101,8 @@ struct kube_client_s {
     void *closed_data;
 };
 
-/* ---- strings, paths and parsing (pure) -------------------------------------------------------- */
+/* ---- strings, paths and parsing (pure) --------------------------------------------------------
+ */
 
 void kube__str_init(kube__str_t *s, size_t max)
 {
@@ -206,8 +208,7 @@ long kube__retry_after(const char *value, size_t len)
         if (v < 3600)
             v = v * 10 + (value[i] - '0');
     }
-    while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == '\r' ||
-                       value[i] == '\n'))
+    while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == '\r' || value[i] == '\n'))
         i++;
     if (i != len)
         return -1;
@@ -221,8 +222,8 @@ err_t kube__event_parse(const char *line, size_t len, kube_event_type_t *type, j
         const char *name;
         kube_event_type_t type;
     } types[] = {
-        {"ADDED", KUBE_EVENT_ADDED},       {"MODIFIED", KUBE_EVENT_MODIFIED},
-        {"DELETED", KUBE_EVENT_DELETED},   {"BOOKMARK", KUBE_EVENT_BOOKMARK},
+        {"ADDED", KUBE_EVENT_ADDED},     {"MODIFIED", KUBE_EVENT_MODIFIED},
+        {"DELETED", KUBE_EVENT_DELETED}, {"BOOKMARK", KUBE_EVENT_BOOKMARK},
         {"ERROR", KUBE_EVENT_ERROR},
     };
     json_error_t jerr;
@@ -306,7 +307,8 @@ void kube__result_from_http(kube_result_t *res, long status, json_t *body, const
         err_set(&res->msg, res->err, "%s: HTTP %ld", what, status);
 }
 
-/* ---- client lifetime -------------------------------------------------------------------------- */
+/* ---- client lifetime --------------------------------------------------------------------------
+ */
 
 static void on_curl_timer_fire(uv_timer_t *t);
 static void on_pump(uv_timer_t *t);
@@ -506,7 +508,8 @@ static void finish_close(kube_client_t *c)
     }
 }
 
-/* ---- requests ---------------------------------------------------------------------------------- */
+/* ---- requests ----------------------------------------------------------------------------------
+ */
 
 static void req_free(kube_req_t *req)
 {
@@ -759,8 +762,8 @@ static bool req_start(kube_req_t *req)
             req->state = REQ_ACTIVE;
             return true;
         }
-        res.err = err_set(&res.msg, ERR_IO, "%s %s: %s", req->method, req->path,
-                          curl_multi_strerror(mc));
+        res.err =
+            err_set(&res.msg, ERR_IO, "%s %s: %s", req->method, req->path, curl_multi_strerror(mc));
     }
     req_complete(req, &res);
     return false;
@@ -975,8 +978,8 @@ static int on_curl_timer(CURLM *m, long timeout_ms, void *userp)
     if (timeout_ms < 0)
         uv_timer_stop(&c->curl_timer);
     else /* 0 means "now": run from the loop, never recursively from inside curl */
-        uv_timer_start(&c->curl_timer, on_curl_timer_fire, timeout_ms == 0 ? 1 : (uint64_t)timeout_ms,
-                       0);
+        uv_timer_start(&c->curl_timer, on_curl_timer_fire,
+                       timeout_ms == 0 ? 1 : (uint64_t)timeout_ms, 0);
     return 0;
 }
 
@@ -987,6 +990,8 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
     int events = 0, rc;
 
     (void)e;
+    if (c->multi == NULL && what != CURL_POLL_REMOVE)
+        return 0; /* curl_multi_cleanup() in progress: no new sockets */
     if (what == CURL_POLL_REMOVE) {
         if (ks != NULL) {
             if (c->multi != NULL)
@@ -1024,7 +1029,8 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
     return 0;
 }
 
-/* ---- submission --------------------------------------------------------------------------------- */
+/* ---- submission ---------------------------------------------------------------------------------
+ */
 
 /* Build and queue a request. `path` is consumed (freed on failure too). */
 static err_t submit(kube_client_t *c, const char *method, kube__str_t *path, json_t *body,
@@ -1149,8 +1155,8 @@ err_t kube_create(kube_client_t *c, const kube_resource_t *res, const char *ns, 
 
     kube__str_init(&p, URL_MAX);
     kube__path(&p, res, ns, NULL, NULL);
-    return submit(c, "POST", &p, obj, "Content-Type: application/json", false,
-                  c->opts.timeout_ms, NULL, cb, data, out, msg);
+    return submit(c, "POST", &p, obj, "Content-Type: application/json", false, c->opts.timeout_ms,
+                  NULL, cb, data, out, msg);
 }
 
 err_t kube_update(kube_client_t *c, const kube_resource_t *res, const char *ns, const char *name,
@@ -1203,8 +1209,8 @@ err_t kube_delete(kube_client_t *c, const kube_resource_t *res, const char *ns, 
 }
 
 err_t kube_watch(kube_client_t *c, const kube_resource_t *res, const char *ns,
-                 const kube_watch_opts_t *opts, kube_event_cb on_event, kube_done_cb cb,
-                 void *data, kube_req_t **out, err_msg_t *msg)
+                 const kube_watch_opts_t *opts, kube_event_cb on_event, kube_done_cb cb, void *data,
+                 kube_req_t **out, err_msg_t *msg)
 {
     kube_watch_opts_t o = {NULL, NULL, NULL, false, 0};
     kube__str_t p;
@@ -1253,7 +1259,8 @@ void kube_req_cancel(kube_req_t *req)
     req_complete(req, &res);
 }
 
-/* ---- read-modify-write with conflict retries ------------------------------------------------------ */
+/* ---- read-modify-write with conflict retries
+ * ------------------------------------------------------ */
 
 /*
  * GET -> fn(copy) -> PUT -(409 Conflict)-> GET ... The 409 means someone else wrote between our

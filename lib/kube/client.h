@@ -1,4 +1,5 @@
-/* client -- asynchronous Kubernetes API requests on the libuv loop via libcurl's multi interface. */
+/* client -- asynchronous Kubernetes API requests on the libuv loop via libcurl's multi interface.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SLUICE_KUBE_CLIENT_H
 #define SLUICE_KUBE_CLIENT_H
@@ -54,14 +55,14 @@ typedef void (*kube_event_cb)(kube_event_type_t type, json_t *object, void *data
 typedef void (*kube_log_cb)(void *data, const char *text);
 
 typedef struct kube_client_opts_s {
-    uint64_t qps_milli;        /* client-side rate, thousandths of a request/s; 0: 50 QPS */
-    uint32_t burst;            /* bucket size; 0: 100 */
-    uint32_t timeout_ms;       /* default per-request timeout (not watches); 0: 30000 */
-    uint32_t max_retries;      /* resubmissions after 429/503 with Retry-After; 0: 10 */
-    size_t body_max;           /* largest response body; 0: 256 MiB */
-    size_t watch_line_max;     /* largest watch event line; 0: 16 MiB */
-    bool http1;                /* force HTTP/1.1 (default: HTTP/2 when TLS ALPN offers it) */
-    kube_log_cb log;           /* NULL: stderr */
+    uint64_t qps_milli;    /* client-side rate, thousandths of a request/s; 0: 50 QPS */
+    uint32_t burst;        /* bucket size; 0: 100 */
+    uint32_t timeout_ms;   /* default per-request timeout (not watches); 0: 30000 */
+    uint32_t max_retries;  /* resubmissions after 429/503 with Retry-After; 0: 10 */
+    size_t body_max;       /* largest response body; 0: 256 MiB */
+    size_t watch_line_max; /* largest watch event line; 0: 16 MiB */
+    bool http1;            /* force HTTP/1.1 (default: HTTP/2 when TLS ALPN offers it) */
+    kube_log_cb log;       /* NULL: stderr */
     void *log_data;
 } kube_client_opts_t;
 
@@ -146,8 +147,8 @@ err_t kube_delete(kube_client_t *c, const kube_resource_t *res, const char *ns, 
  * longer than watch_line_max dropped), then `cb` once when the stream ends (ERR_OK when the
  * server closed it normally, e.g. after timeoutSeconds). */
 err_t kube_watch(kube_client_t *c, const kube_resource_t *res, const char *ns,
-                 const kube_watch_opts_t *opts, kube_event_cb on_event, kube_done_cb cb,
-                 void *data, kube_req_t **out, err_msg_t *msg);
+                 const kube_watch_opts_t *opts, kube_event_cb on_event, kube_done_cb cb, void *data,
+                 kube_req_t **out, err_msg_t *msg);
 
 /* End `req` early; its final callback fires with canceled set, synchronously unless called
  * from the request's own event callback (then once the current chunk has been handled). */

@@ -32,12 +32,12 @@
  * a second without any event is treated as a drop, so a misbehaving server cannot make us spin.
  */
 
-#define DEFAULT_PAGE       500u
-#define DEFAULT_BASE_MS    800u
-#define DEFAULT_MAX_MS     30000u
-#define JITTER_PCT         100u
-#define WATCH_MIN_S        300u /* per-watch timeoutSeconds in [5, 10) minutes, as client-go */
-#define KEY_MAX            512u
+#define DEFAULT_PAGE    500u
+#define DEFAULT_BASE_MS 800u
+#define DEFAULT_MAX_MS  30000u
+#define JITTER_PCT      100u
+#define WATCH_MIN_S     300u /* per-watch timeoutSeconds in [5, 10) minutes, as client-go */
+#define KEY_MAX         512u
 
 typedef enum { NEXT_LIST, NEXT_WATCH } next_t;
 
@@ -48,19 +48,19 @@ struct kube_informer_s {
     char *ns, *label_selector, *field_selector;
     uint32_t page_size;
     kube__cache_t cache;
-    char *rv;            /* owned: where the next WATCH starts; "" before the first LIST */
-    json_t *pending;     /* owned: items gathered over LIST pages */
+    char *rv;        /* owned: where the next WATCH starts; "" before the first LIST */
+    json_t *pending; /* owned: items gathered over LIST pages */
     char *continue_token;
-    kube_req_t *req;     /* the LIST page or WATCH in flight */
-    uv_timer_t timer;    /* backoff */
+    kube_req_t *req;  /* the LIST page or WATCH in flight */
+    uv_timer_t timer; /* backoff */
     bool timer_ready;
     kube_backoff_t backoff;
     next_t next;
-    bool started, synced, closing, stopped;
-    bool gone;        /* the current watch reported 410 */
-    bool watch_error; /* the current watch reported another ERROR event */
+    bool started, synced, closing;
+    bool gone;                      /* the current watch reported 410 */
+    bool watch_error;               /* the current watch reported another ERROR event */
     bool timer_closed, waiting_req; /* close in progress: free when both are done */
-    bool restart; /* test hook: restart the watch when the cancel lands */
+    bool restart;                   /* test hook: restart the watch when the cancel lands */
     uint64_t watch_started;
     uint64_t watch_events;
     kube_informer_stats_t stats;
@@ -68,7 +68,8 @@ struct kube_informer_s {
     void *closed_data;
 };
 
-/* ---- objects ----------------------------------------------------------------------------------- */
+/* ---- objects -----------------------------------------------------------------------------------
+ */
 
 err_t kube_object_key(json_t *obj, char *buf, size_t n)
 {
@@ -94,7 +95,8 @@ const char *kube_object_rv(json_t *obj)
     return rv ? rv : "";
 }
 
-/* ---- cache (pure) --------------------------------------------------------------------------------- */
+/* ---- cache (pure)
+ * --------------------------------------------------------------------------------- */
 
 err_t kube__cache_init(kube__cache_t *cache, const kube_informer_handlers_t *handlers,
                        kube_informer_t *owner, void *data)
@@ -120,8 +122,8 @@ void kube__cache_fini(kube__cache_t *cache)
     memset(cache, 0, sizeof(*cache));
 }
 
-err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn,
-                            void *fn_data, err_msg_t *msg)
+err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn, void *fn_data,
+                            err_msg_t *msg)
 {
     kube__index_t *ix;
 
@@ -254,8 +256,7 @@ static void cache_remove(kube__cache_t *cache, const char *key, json_t *final)
     json_decref(old);
 }
 
-err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj,
-                        err_msg_t *msg)
+err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj, err_msg_t *msg)
 {
     char key[KEY_MAX];
 
@@ -306,7 +307,8 @@ err_t kube__cache_replace(kube__cache_t *cache, json_t *items, err_msg_t *msg)
     return rc;
 }
 
-/* ---- informer ---------------------------------------------------------------------------------------- */
+/* ---- informer
+ * ---------------------------------------------------------------------------------------- */
 
 static void list_start(kube_informer_t *inf);
 static void watch_start(kube_informer_t *inf);
@@ -486,7 +488,8 @@ static void on_list(const kube_result_t *res, void *data)
         return;
     }
     if (res->canceled) {
-        inf->stopped = true; /* the client is closing under us */
+        /* The client is closing under us: nothing to retry with. */
+        kube_client_log(inf->c, "informer %s: stopped (client closed)", inf->resource);
         return;
     }
     if (res->err != ERR_OK) {
@@ -573,13 +576,13 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
         json_int_t code = json_integer_value(json_object_get(obj, "code"));
         const char *m = json_string_value(json_object_get(obj, "message"));
 
-        kube_client_log(inf->c, "informer %s: watch error %lld: %s", inf->resource,
-                        (long long)code, m ? m : "");
+        kube_client_log(inf->c, "informer %s: watch error %lld: %s", inf->resource, (long long)code,
+                        m ? m : "");
         if (code == 410)
             inf->gone = true; /* relist when the stream is down */
         else
             inf->watch_error = true; /* reconnect after backoff */
-        kube_req_cancel(inf->req); /* the server ends the stream after an ERROR anyway */
+        kube_req_cancel(inf->req);   /* the server ends the stream after an ERROR anyway */
         return;
     }
     case KUBE_EVENT_BOOKMARK:
@@ -625,11 +628,10 @@ static void on_watch_done(const kube_result_t *res, void *data)
         return;
     }
     if (res->canceled) {
-        inf->stopped = true;
+        kube_client_log(inf->c, "informer %s: stopped (client closed)", inf->resource);
         return;
     }
-    quick = uv_now(kube_client_loop(inf->c)) - inf->watch_started < 1000 &&
-            inf->watch_events == 0;
+    quick = uv_now(kube_client_loop(inf->c)) - inf->watch_started < 1000 && inf->watch_events == 0;
     if (res->err == ERR_OK && !quick) {
         watch_start(inf);
         return;

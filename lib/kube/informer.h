@@ -67,11 +67,11 @@ const char *kube_informer_resource_version(const kube_informer_t *inf);
 
 /* Counters for metrics and tests. */
 typedef struct kube_informer_stats_s {
-    uint64_t lists;     /* complete LISTs applied */
-    uint64_t watches;   /* WATCH requests started */
-    uint64_t gone;      /* 410 Gone answers that forced a relist */
-    uint64_t backoffs;  /* reconnects that waited for backoff */
-    uint64_t events;    /* watch events applied (bookmarks included) */
+    uint64_t lists;    /* complete LISTs applied */
+    uint64_t watches;  /* WATCH requests started */
+    uint64_t gone;     /* 410 Gone answers that forced a relist */
+    uint64_t backoffs; /* reconnects that waited for backoff */
+    uint64_t events;   /* watch events applied (bookmarks included) */
 } kube_informer_stats_t;
 
 /* Current counters. */

@@ -9,7 +9,7 @@
 #define KUBE_INDEX_MAX 8
 
 typedef struct kube__index_s {
-    char *name;     /* owned */
+    char *name; /* owned */
     kube_index_fn fn;
     void *fn_data;
     json_t *by_value; /* owned: value -> {key -> object} */
@@ -33,14 +33,13 @@ err_t kube__cache_init(kube__cache_t *cache, const kube_informer_handlers_t *han
 void kube__cache_fini(kube__cache_t *cache);
 
 /* Add an index (ERR_EXISTS, ERR_OVERFLOW past KUBE_INDEX_MAX, ERR_NOMEM). */
-err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn,
-                            void *fn_data, err_msg_t *msg);
+err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn, void *fn_data,
+                            err_msg_t *msg);
 
 /* Apply one watch event (ADDED/MODIFIED/DELETED; others are ignored) and fire the handler,
  * skipping an add or update whose resourceVersion equals the cached one and a delete of an
  * unknown object. `obj` is borrowed. ERR_INVALID for an object without a name. */
-err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj,
-                        err_msg_t *msg);
+err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj, err_msg_t *msg);
 
 /* Replace the contents with `items` (a JSON array, borrowed) from a complete LIST: adds for new
  * keys, updates for changed resourceVersions, then deletes for keys that vanished. Items without

@@ -1,4 +1,5 @@
-/* kubeconfig -- where the API server is and how to authenticate: kubeconfig files and in-cluster. */
+/* kubeconfig -- where the API server is and how to authenticate: kubeconfig files and in-cluster.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/kubeconfig.h"
 
@@ -22,7 +23,7 @@
  */
 
 #define KUBE_FILE_MAX (4u << 20) /* kubeconfigs, tokens and CA bundles are small */
-#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount/"
+#define SA_DIR        "/var/run/secrets/kubernetes.io/serviceaccount/"
 
 void kube_config_init(kube_config_t *cfg)
 {
@@ -502,8 +503,9 @@ err_t kube_config_in_cluster(const kube_incluster_t *paths, kube_config_t *out, 
     if (p.namespace_path == NULL)
         p.namespace_path = SA_DIR "namespace";
     if (p.host == NULL || p.host[0] == '\0' || p.port == NULL || p.port[0] == '\0')
-        return err_set(msg, ERR_NOT_FOUND, "in-cluster: KUBERNETES_SERVICE_HOST and "
-                                           "KUBERNETES_SERVICE_PORT must be set");
+        return err_set(msg, ERR_NOT_FOUND,
+                       "in-cluster: KUBERNETES_SERVICE_HOST and "
+                       "KUBERNETES_SERVICE_PORT must be set");
     /* An IPv6 service address needs brackets in the URL. */
     if (strchr(p.host, ':') != NULL)
         snprintf(server, sizeof(server), "https://[%s]:%s", p.host, p.port);
@@ -539,8 +541,7 @@ fail:
     return rc;
 }
 
-err_t kube_config_load(const char *path, const char *context, kube_config_t *out,
-                       err_msg_t *msg)
+err_t kube_config_load(const char *path, const char *context, kube_config_t *out, err_msg_t *msg)
 {
     const char *env = getenv("KUBECONFIG"), *home;
     char buf[4096];

@@ -1,4 +1,5 @@
-/* kubeconfig -- where the API server is and how to authenticate: kubeconfig files and in-cluster. */
+/* kubeconfig -- where the API server is and how to authenticate: kubeconfig files and in-cluster.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SLUICE_KUBECONFIG_H
 #define SLUICE_KUBECONFIG_H
@@ -75,8 +76,7 @@ err_t kube_config_in_cluster(const kube_incluster_t *paths, kube_config_t *out, 
  * non-NULL, else the first entry of $KUBECONFIG (a colon-separated list; only the first file is
  * read, files are not merged), else in-cluster when $KUBERNETES_SERVICE_HOST is set, else
  * $HOME/.kube/config. `context` overrides current-context (NULL: keep). */
-err_t kube_config_load(const char *path, const char *context, kube_config_t *out,
-                       err_msg_t *msg);
+err_t kube_config_load(const char *path, const char *context, kube_config_t *out, err_msg_t *msg);
 
 /* The bearer token to send now, or NULL for none (borrowed from `cfg`, valid until the next
  * call). A token file is re-read when its identity, size or mtime changed since the last read

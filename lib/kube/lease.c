@@ -34,7 +34,8 @@
 #define DEFAULT_DEADLINE_MS 10000u
 #define DEFAULT_RETRY_MS    2000u
 
-/* ---- state machine (pure) ----------------------------------------------------------------------- */
+/* ---- state machine (pure) -----------------------------------------------------------------------
+ */
 
 static bool set_str(char **dst, const char *src)
 {
@@ -120,8 +121,8 @@ static json_t *new_lease_body(kube__lease_state_t *st, const char *now_str)
                      now_str, "renewTime", now_str, "leaseTransitions", 0);
 }
 
-err_t kube__lease_plan(kube__lease_state_t *st, uint64_t now_ms, const char *now_str,
-                       err_t get_err, json_t *lease, kube__lease_action_t *action, json_t **body,
+err_t kube__lease_plan(kube__lease_state_t *st, uint64_t now_ms, const char *now_str, err_t get_err,
+                       json_t *lease, kube__lease_action_t *action, json_t **body,
                        kube__lease_change_t *change, err_msg_t *msg)
 {
     json_t *copy, *spec;
@@ -144,7 +145,8 @@ err_t kube__lease_plan(kube__lease_state_t *st, uint64_t now_ms, const char *now
                        "lease %s/%s: unusable Lease object", st->ns, st->name);
     holder = st->obs_holder;
     ours = strcmp(holder, st->identity) == 0;
-    free_to_take = holder[0] == '\0' || now_ms >= st->obs_at_ms + (uint64_t)st->obs_duration_s * 1000u;
+    free_to_take =
+        holder[0] == '\0' || now_ms >= st->obs_at_ms + (uint64_t)st->obs_duration_s * 1000u;
     if (!ours && !free_to_take) {
         *action = KUBE__LEASE_WAIT;
         if (st->leading) {
@@ -224,7 +226,8 @@ json_t *kube__lease_release_body(kube__lease_state_t *st, const char *now_str)
     return copy;
 }
 
-/* ---- driver on the loop -------------------------------------------------------------------------- */
+/* ---- driver on the loop
+ * -------------------------------------------------------------------------- */
 
 static const kube_resource_t leases = {"coordination.k8s.io", "v1", "leases", true};
 
@@ -310,8 +313,7 @@ static void on_get(const kube_result_t *res, void *data)
         return;
     }
     now_microtime(now_str);
-    rc = kube__lease_plan(&l->st, now, now_str, res->err, res->body, &action, &body, &change,
-                          &msg);
+    rc = kube__lease_plan(&l->st, now, now_str, res->err, res->body, &action, &body, &change, &msg);
     if (rc != ERR_OK) {
         kube_client_log(l->c, "%s: %s", msg.text, res->msg.text);
         fire(l, kube__lease_check(&l->st, now));

@@ -8,12 +8,12 @@
 typedef struct kube_lease_s kube_lease_t;
 
 typedef struct kube_lease_opts_s {
-    const char *ns;        /* namespace of the Lease (copied); NULL: the client's */
-    const char *name;      /* Lease name (copied), e.g. "sluice-leader" */
-    const char *identity;  /* this candidate (copied), unique per process, e.g. pod name + uid */
-    uint32_t lease_ms;     /* leaseDurationSeconds * 1000; 0: 15000 */
-    uint32_t deadline_ms;  /* a leader that could not renew for this long stops; 0: 10000 */
-    uint32_t retry_ms;     /* interval between attempts (acquire and renew); 0: 2000 */
+    const char *ns;       /* namespace of the Lease (copied); NULL: the client's */
+    const char *name;     /* Lease name (copied), e.g. "sluice-leader" */
+    const char *identity; /* this candidate (copied), unique per process, e.g. pod name + uid */
+    uint32_t lease_ms;    /* leaseDurationSeconds * 1000; 0: 15000 */
+    uint32_t deadline_ms; /* a leader that could not renew for this long stops; 0: 10000 */
+    uint32_t retry_ms;    /* interval between attempts (acquire and renew); 0: 2000 */
 } kube_lease_opts_t;
 
 /* Leadership changes. on_started fires when this candidate acquired the Lease; on_stopped when

@@ -21,7 +21,7 @@ typedef enum {
 /* What a candidate knows. Times are monotonic milliseconds of the caller's clock: the other
  * holder's renewTime is never compared with our clock (skew), only noticed as changed. */
 typedef struct kube__lease_state_s {
-    char *identity; /* owned */
+    char *identity;  /* owned */
     char *ns, *name; /* owned */
     uint32_t lease_ms, deadline_ms, retry_ms;
     bool leading;
@@ -45,8 +45,8 @@ void kube__lease_fini(kube__lease_state_t *st);
  * the GET's error (ERR_NOT_FOUND: no Lease) and `lease` its body (borrowed). On CREATE/UPDATE,
  * `*body` is a new reference to write. `*change` is STOPPED when we were leading and the Lease
  * now shows another valid holder. ERR_* for a GET failure or OOM: nothing to write then. */
-err_t kube__lease_plan(kube__lease_state_t *st, uint64_t now_ms, const char *now_str,
-                       err_t get_err, json_t *lease, kube__lease_action_t *action, json_t **body,
+err_t kube__lease_plan(kube__lease_state_t *st, uint64_t now_ms, const char *now_str, err_t get_err,
+                       json_t *lease, kube__lease_action_t *action, json_t **body,
                        kube__lease_change_t *change, err_msg_t *msg);
 
 /* Record the outcome of the CREATE/UPDATE at `now_ms` (`written`: the server's answer on
