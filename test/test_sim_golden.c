@@ -186,6 +186,12 @@ START_TEST(test_golden_examples)
 }
 END_TEST
 
+START_TEST(test_golden_unlabelled_jobs)
+{
+    golden("test/data/sim", "unlabelled", "unlabelled", -1, true);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -206,6 +212,7 @@ int main(void)
     tcase_add_test(tc, test_golden_lifecycle);
     tcase_add_test(tc, test_golden_until);
     tcase_add_test(tc, test_golden_examples);
+    tcase_add_test(tc, test_golden_unlabelled_jobs);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

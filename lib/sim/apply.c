@@ -4,6 +4,7 @@
 
 #include "jobs/job_workload.h"
 #include "model/object.h"
+#include "model/selector.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,28 @@ static bool lq_alive(sim_run_t *r, const char *ns, const char *name)
     return sim_strmap_get(&r->lq_live, key, &v) && v == 1;
 }
 
+/* Does Configuration.managedJobsNamespaceSelector select namespace `ns`? Absent, Kueue's default
+ * applies: every namespace but kube-system and kueue-system. A namespace has the label
+ * kubernetes.io/metadata.name = its name, as the API server sets it. */
+static bool ns_managed(sim_run_t *r, const configuration_t *conf, const char *ns, bool *oom)
+{
+    const object_t *o = live_object(r, &r->ns_live, ns);
+    kv_list_t labels = {NULL, 0};
+    bool match;
+
+    if (!conf->managed_jobs_namespace_selector.present)
+        return strcmp(ns, "kube-system") != 0 && strcmp(ns, "kueue-system") != 0;
+    if ((o != NULL && kv_list_copy(&labels, &o->u.ns.meta.labels) != ERR_OK) ||
+        kv_list_set(&labels, "kubernetes.io/metadata.name", ns) != ERR_OK) {
+        kv_list_fini(&labels);
+        *oom = true;
+        return false;
+    }
+    match = selector_matches(&conf->managed_jobs_namespace_selector, &labels);
+    kv_list_fini(&labels);
+    return match;
+}
+
 /* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller).
  * Returns ERR_NOT_FOUND for a Job Kueue would not manage (no queue, or a missing priority
  * class): it then has no workload at all. */
@@ -123,6 +146,10 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out,
             copy.meta.labels = labels;
         } else if (conf == NULL || !conf->manage_jobs_without_queue_name) {
             return ERR_NOT_FOUND;
+        } else {
+            bool oom = false;
+            if (!ns_managed(r, conf, ns, &oom))
+                return oom ? ERR_NOMEM : ERR_NOT_FOUND;
         }
     }
     rc = job_workload_build(&copy, out, msg);
@@ -270,6 +297,9 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_NAMESPACE:
         rc = del ? sched_namespace_delete(r->s, m->name, msg)
                  : sched_namespace_upsert(r->s, &o->u.ns, msg);
+        if (sim_strmap_put(&r->ns_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+            ERR_OK)
+            return ERR_NOMEM;
         *queues_changed = true;
         break;
     case KIND_RESOURCE_FLAVOR:

@@ -389,6 +389,7 @@ static void run_fini(sim_run_t *r)
     sim_strmap_fini(&r->lq_live);
     sim_strmap_fini(&r->wpc_live);
     sim_strmap_fini(&r->pc_live);
+    sim_strmap_fini(&r->ns_live);
     free(r->pc_docs);
     sched_decisions_fini(&r->dec);
     sched_free(r->s);
@@ -411,6 +412,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     sim_strmap_init(&r.lq_live);
     sim_strmap_init(&r.wpc_live);
     sim_strmap_init(&r.pc_live);
+    sim_strmap_init(&r.ns_live);
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
     r.s = sched_new(&cfg);

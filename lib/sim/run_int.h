@@ -55,6 +55,7 @@ typedef struct sim_run_s {
     sim_strmap_t lq_live; /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
     sim_strmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
     sim_strmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
+    sim_strmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */
     size_t *pc_docs;       /* owned: documents holding PriorityClasses, in file order */
     size_t npc_docs;
 } sim_run_t;
