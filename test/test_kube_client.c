@@ -149,7 +149,7 @@ typedef struct fx_s {
     int rmw_gets, rmw_puts, rmw_fn_calls;
     kube_req_t *watch;
     bool cancel_in_event;
-    uint64_t t0;
+    uint64_t t0, t_done;
 } fx_t;
 
 static void on_log(void *data, const char *text)
@@ -187,6 +187,7 @@ static void on_done(const kube_result_t *res, void *data)
         free(s);
     }
     fx->done++;
+    fx->t_done = uv_now(&fx->loop);
     finish_if_done(fx);
 }
 
@@ -385,8 +386,9 @@ START_TEST(test_429_retry_after_honoured)
     ck_assert_int_eq(fx.attempts_429, 2);
     ck_assert_int_eq(fx.logs, 1); /* the retry is logged */
     ck_assert_str_eq(fx.last_body, "{\"data\":{\"k\":\"v\"},\"kind\":\"ConfigMap\"}");
-    elapsed = uv_now(&fx.loop) - fx.t0;
+    elapsed = fx.t_done - fx.t0;
     ck_assert_uint_ge(elapsed, 990);
+    ck_assert_uint_lt(elapsed, 5000);
 }
 END_TEST
 
@@ -408,6 +410,23 @@ START_TEST(test_timeout)
 }
 END_TEST
 
+START_TEST(test_per_request_timeout)
+{
+    kube_req_t *req = NULL;
+    fx_t fx;
+    err_msg_t msg;
+
+    fx_init(&fx, NULL); /* default timeout 30 s */
+    fx.expect = 1;
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "slow", NULL, on_done, &fx, &req, &msg), ERR_OK);
+    kube_req_set_timeout(req, 150);
+    fx_run(&fx);
+    ck_assert_int_eq(fx.last.err, ERR_TIMEOUT);
+    ck_assert_uint_lt(fx.t_done - fx.t0, 5000);
+}
+END_TEST
+
 START_TEST(test_rate_limit_paces_requests)
 {
     kube_client_opts_t o;
@@ -424,7 +443,8 @@ START_TEST(test_rate_limit_paces_requests)
             kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL, &msg), ERR_OK);
     fx_run(&fx);
     ck_assert_int_eq(fx.srv.requests, 4);
-    ck_assert_uint_ge(uv_now(&fx.loop) - fx.t0, 295); /* 3 waits of 100 ms */
+    ck_assert_uint_ge(fx.t_done - fx.t0, 295); /* 3 waits of 100 ms */
+    ck_assert_uint_lt(fx.t_done - fx.t0, 5000);
 }
 END_TEST
 
@@ -570,6 +590,7 @@ int main(void)
     tcase_add_test(net, test_write_methods_and_content_types);
     tcase_add_test(net, test_429_retry_after_honoured);
     tcase_add_test(net, test_timeout);
+    tcase_add_test(net, test_per_request_timeout);
     tcase_add_test(net, test_rate_limit_paces_requests);
     tcase_add_test(net, test_watch_skips_bad_lines);
     tcase_add_test(net, test_watch_cancel_from_event);

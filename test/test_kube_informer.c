@@ -319,6 +319,80 @@ START_TEST(test_informer_pages_watches_and_relists_on_410)
 }
 END_TEST
 
+/* Script 2: LIST at rv 10 -> WATCH ends at once without events (a drop) -> backoff -> WATCH
+ * answered 500 -> backoff -> WATCH stays open. Drops resume from rv 10 without a relist. */
+static void dhandler(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t *req)
+{
+    ifx_t *fx = srv->data;
+    size_t used = strlen(fx->watch_targets);
+
+    if (strstr(req->target, "watch=true") == NULL) {
+        fx->lists++;
+        testsrv_reply(conn, 200, NULL,
+                      "{\"kind\":\"ConfigMapList\",\"metadata\":{\"resourceVersion\":\"10\"},"
+                      "\"items\":[]}");
+        return;
+    }
+    fx->watches++;
+    snprintf(fx->watch_targets + used, sizeof(fx->watch_targets) - used, "%.*s ",
+             (int)strcspn(strstr(req->target, "resourceVersion="), "&"),
+             strstr(req->target, "resourceVersion="));
+    if (fx->watches == 1) {
+        testsrv_stream_begin(conn);
+        testsrv_end(conn);
+    } else if (fx->watches == 2) {
+        testsrv_reply(conn, 500, NULL,
+                      "{\"kind\":\"Status\",\"code\":500,\"message\":\"etcd is sad\"}");
+    } else {
+        testsrv_stream_begin(conn);
+    }
+}
+
+START_TEST(test_informer_backs_off_on_drops_without_relisting)
+{
+    static const kube_resource_t cms = {"", "v1", "configmaps", true};
+    kube_informer_opts_t o;
+    kube_client_opts_t co;
+    kube_informer_stats_t st;
+    ifx_t fx;
+    err_msg_t msg;
+    char server[64];
+    uint64_t t0;
+
+    memset(&fx, 0, sizeof(fx));
+    ck_assert_int_eq(uv_loop_init(&fx.loop), 0);
+    testsrv_start(&fx.srv, &fx.loop, dhandler, &fx);
+    kube_config_init(&fx.cfg);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", fx.srv.port);
+    fx.cfg.server = strdup(server);
+    memset(&co, 0, sizeof(co));
+    co.http1 = true;
+    ck_assert_int_eq(kube_client_new(&fx.loop, &fx.cfg, &co, &fx.client, &msg), ERR_OK);
+    memset(&o, 0, sizeof(o));
+    o.backoff_base_ms = 100;
+    o.seed = 42;
+    fx.inf = kube_informer_new(fx.client, &cms, &o, &handlers, &fx.rec);
+    ck_assert_ptr_nonnull(fx.inf);
+    t0 = uv_now(&fx.loop);
+    ck_assert_int_eq(kube_informer_start(fx.inf, &msg), ERR_OK);
+    while (fx.watches < 3 && uv_run(&fx.loop, UV_RUN_ONCE) != 0)
+        ;
+    st = kube_informer_stats(fx.inf);
+    ck_assert_uint_eq(st.lists, 1);
+    ck_assert_uint_eq(st.backoffs, 2);
+    ck_assert_uint_eq(st.gone, 0);
+    ck_assert_str_eq(fx.watch_targets, "resourceVersion=10 resourceVersion=10 resourceVersion=10 ");
+    /* 100 ms then 200 ms, each plus up to 100 % jitter. */
+    ck_assert_uint_ge(uv_now(&fx.loop) - t0, 300);
+    ck_assert_uint_le(uv_now(&fx.loop) - t0, 2000);
+    ifx_stop(&fx);
+    ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(fx.closed, 2);
+    ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
+    kube_config_fini(&fx.cfg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_informer");
@@ -332,6 +406,7 @@ int main(void)
     tcase_add_test(tc, test_relist_diff);
     tcase_set_timeout(net, 20);
     tcase_add_test(net, test_informer_pages_watches_and_relists_on_410);
+    tcase_add_test(net, test_informer_backs_off_on_drops_without_relisting);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, net);
     sr = srunner_create(s);

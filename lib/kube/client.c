@@ -1239,6 +1239,13 @@ err_t kube_watch(kube_client_t *c, const kube_resource_t *res, const char *ns,
     return submit(c, "GET", &p, NULL, NULL, true, timeout_ms, on_event, cb, data, out, msg);
 }
 
+void kube_req_set_timeout(kube_req_t *req, uint32_t timeout_ms)
+{
+    req->timeout_ms = timeout_ms;
+    if (req->easy != NULL) /* a 429 resubmission reuses the handle */
+        curl_easy_setopt(req->easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+}
+
 void kube_req_cancel(kube_req_t *req)
 {
     kube_result_t res;

@@ -150,6 +150,10 @@ err_t kube_watch(kube_client_t *c, const kube_resource_t *res, const char *ns,
                  const kube_watch_opts_t *opts, kube_event_cb on_event, kube_done_cb cb, void *data,
                  kube_req_t **out, err_msg_t *msg);
 
+/* Give `req` its own timeout instead of opts.timeout_ms (0: none). Call right after submitting:
+ * it applies when the request starts, which is never before the loop runs again. */
+void kube_req_set_timeout(kube_req_t *req, uint32_t timeout_ms);
+
 /* End `req` early; its final callback fires with canceled set, synchronously unless called
  * from the request's own event callback (then once the current chunk has been handled). */
 void kube_req_cancel(kube_req_t *req);
