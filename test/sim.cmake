@@ -11,3 +11,6 @@ add_dependencies(test_sim_cmd sluice)
 add_test(NAME sim_report_browser
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim_report_browser.sh $<TARGET_FILE:sluice> ${PROJECT_SOURCE_DIR})
 set_tests_properties(sim_report_browser PROPERTIES LABELS "browser" TIMEOUT 300)
+# Fuzz targets (replayed over their checked-in corpus with -DSLUICE_FUZZ=ON).
+sluice_add_fuzz(sim_duration LIBS sluice_sim)
+sluice_add_fuzz(sim_scenario LIBS sluice_sim)
