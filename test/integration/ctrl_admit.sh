@@ -47,7 +47,7 @@ ctrl_start op
 runner_start
 
 # 3 GPUs do not fit the small flavor (2): the big one is chosen.
-tjob train 3 8
+tjob train 3 3600
 until_ 20 "a Workload for Job train" '[ -n "$(wl_of train)" ]'
 w=$(wl_of train)
 case "$w" in job-train-?????) ;; *) fail "Workload name $w is not Kueue's job-train-<hash>" ;; esac
@@ -80,6 +80,7 @@ until_ 20 "second's pending explanation" '[ "$(wget_ "$w2" "{.status.conditions[
 say "second waits: $(wget_ "$w2" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
 
 # train completes: Finished, finalizer gone, and second gets the quota.
+jcomplete train
 until_ 30 "Workload $w Finished" '[ "$(wcond "$w" Finished)" = True ]'
 [ "$(wget_ "$w" '{.status.conditions[?(@.type=="Finished")].reason}')" = Succeeded ] || fail "Finished reason"
 until_ 20 "finalizer removed from $w" '[ -z "$(wget_ "$w" "{.metadata.finalizers}")" ]'
@@ -90,8 +91,15 @@ say "train Finished (Succeeded), finalizer removed; second admitted then Finishe
 # A Job created running, without an admission, is suspended before anything else.
 kill "$rpid" 2>/dev/null; wait "$rpid" 2>/dev/null || true
 tjob rogue 1 0 "" false
-until_ 20 "rogue suspended" '[ "$(jget rogue "{.spec.suspend}")" = true ]'
+# Suspension and the restart after admission follow each other within a second, so the order
+# is checked in the operator's log and the Job's events.
+until_ 20 "rogue suspended" 'grep -q "job $ns/rogue: suspended" "$tmp/op.log"'
 until_ 20 "rogue admitted and restarted" '[ "$(jget rogue "{.spec.suspend}")" = false ] && [ "$(wcond "$(wl_of rogue)" Admitted)" = True ]'
+ls_=$(grep -n "job $ns/rogue: suspended" "$tmp/op.log" | head -n 1 | cut -d: -f1)
+la_=$(grep -n "workload $ns/job-rogue-.*: admitted" "$tmp/op.log" | head -n 1 | cut -d: -f1)
+[ "$ls_" -lt "$la_" ] || fail "rogue admitted (log line $la_) before it was suspended (line $ls_)"
+k get events -n "$ns" --field-selector involvedObject.name=rogue -o jsonpath='{.items[*].reason}' | grep -q Stopped ||
+    fail "no Stopped event on rogue"
 say "a Job created running without admission was suspended, then admitted"
 
 # Events with Kueue's reasons.
