@@ -273,6 +273,34 @@ START_TEST(test_load_prefers_flag_then_env_list)
 }
 END_TEST
 
+START_TEST(test_load_falls_back_to_in_cluster_then_home)
+{
+    static const char *const files[] = {".kube/config", NULL};
+    char dir[64], sub[96];
+    kube_config_t cfg;
+    err_msg_t msg;
+
+    make_tmpdir(dir, sizeof(dir));
+    snprintf(sub, sizeof(sub), "%s/.kube", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    write_file(sub, "config", kubeconfig_json);
+    unsetenv("KUBECONFIG");
+    setenv("HOME", dir, 1);
+    /* In-cluster comes before ~/.kube/config; here its token file is missing. */
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    ck_assert_int_eq(kube_config_load(NULL, NULL, &cfg, &msg), ERR_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(msg.text, "in-cluster token"));
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    ck_assert_int_eq(kube_config_load(NULL, NULL, &cfg, &msg), ERR_OK);
+    ck_assert_str_eq(cfg.namespace_name, "team");
+    kube_config_fini(&cfg);
+    rm_files(dir, files);
+    rmdir(sub);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_in_cluster_with_overridden_paths)
 {
     static const char *const files[] = {"token", "ca.crt", "namespace", NULL};
@@ -326,6 +354,7 @@ static Suite *kubeconfig_suite(void)
     tcase_add_test(tc, test_load_file_resolves_relative_paths_and_token_rotation);
     tcase_add_test(tc, test_load_yaml_kubeconfig);
     tcase_add_test(tc, test_load_prefers_flag_then_env_list);
+    tcase_add_test(tc, test_load_falls_back_to_in_cluster_then_home);
     tcase_add_test(tc, test_in_cluster_with_overridden_paths);
     suite_add_tcase(s, tc);
     return s;

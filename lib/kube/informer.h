@@ -31,7 +31,8 @@ typedef struct kube_informer_opts_s {
     uint64_t seed;            /* jitter PRNG seed; 0: from the clock and the address */
 } kube_informer_opts_t;
 
-/* Create an informer for `res` (copied) on client `c`; nothing runs until kube_informer_start().
+/* Create an informer for `res` (copied) on client `c` (borrowed: close the informer before the
+ * client); nothing runs until kube_informer_start().
  * `handlers` is copied; `data` is passed to every handler. NULL only on out-of-memory. */
 kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
                                    const kube_informer_opts_t *opts,
