@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const kube_resource_t configmaps = {"", "v1", "configmaps", true};
 static const kube_resource_t leases = {"coordination.k8s.io", "v1", "leases", true};
@@ -312,6 +313,51 @@ START_TEST(test_get_ok_and_not_found)
 }
 END_TEST
 
+static void on_done_then_rotate(const kube_result_t *res, void *data);
+
+/* The service-account token is re-read when kubelet rotates it: the next request carries it. */
+START_TEST(test_rotated_token_file_is_sent)
+{
+    char path[] = "/tmp/sluice-kube-token-XXXXXX";
+    fx_t fx;
+    err_msg_t msg;
+    int fd;
+
+    fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "token-one\n", 10), 10);
+    close(fd);
+    fx_init(&fx, NULL);
+    free(fx.cfg.token);
+    fx.cfg.token = NULL;
+    fx.cfg.token_file = strdup(path);
+    fx.expect = 2;
+    ck_assert_int_eq(
+        kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done_then_rotate, &fx, NULL, &msg),
+        ERR_OK);
+    fx_run(&fx);
+    ck_assert_str_eq(fx.seen_auth, "Bearer token-two-rotated");
+    unlink(path);
+}
+END_TEST
+
+static void on_done_then_rotate(const kube_result_t *res, void *data)
+{
+    fx_t *fx = data;
+    err_msg_t msg;
+    FILE *f;
+
+    ck_assert_str_eq(fx->seen_auth, "Bearer token-one");
+    f = fopen(fx->cfg.token_file, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("token-two-rotated\n", f); /* another size: seen as changed even within one mtime tick */
+    fclose(f);
+    ck_assert_int_eq(kube_get(fx->client, &configmaps, "ns1", "x", NULL, on_done, fx, NULL, &msg),
+                     ERR_OK);
+    fx->done++;
+    (void)res;
+}
+
 START_TEST(test_write_methods_and_content_types)
 {
     json_t *obj = json_pack("{s:s}", "kind", "ConfigMap");
@@ -588,6 +634,7 @@ int main(void)
     tcase_set_timeout(net, 20);
     tcase_add_test(net, test_get_ok_and_not_found);
     tcase_add_test(net, test_write_methods_and_content_types);
+    tcase_add_test(net, test_rotated_token_file_is_sent);
     tcase_add_test(net, test_429_retry_after_honoured);
     tcase_add_test(net, test_timeout);
     tcase_add_test(net, test_per_request_timeout);
