@@ -365,9 +365,9 @@ START_TEST(flavor)
 
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
                      "{'name':'x'},'spec':{'nodeTaints':[{'key':'k','effect':'Sometimes'}]}}",
-                     "spec.nodeTaints[0].effect",
-                     "Unsupported value: \"Sometimes\": supported values: \"NoSchedule\", "
-                     "\"PreferNoSchedule\", \"NoExecute\"");
+                     "spec.nodeTaints",
+                     "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', "
+                     "'NoExecute'");
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
                      "{'name':'x'},'spec':{'nodeTaints':[{'key':'k'}]}}",
                      "spec.nodeTaints[0].effect", "Required value");
@@ -379,9 +379,23 @@ START_TEST(flavor)
                      "{'name':'x'},'spec':{'nodeLabels':{'a':{}}}}",
                      "spec.nodeLabels.a", "must be of type string, got object");
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
-                     "{'name':'x'},'spec':{'tolerations':[{'operator':'Lt'}]}}",
-                     "spec.tolerations[0].operator",
-                     "Unsupported value: \"Lt\": supported values: \"Equal\", \"Exists\", \"\"");
+                     "{'name':'x'},'spec':{'tolerations':[{'key':'a','operator':'Lt'},"
+                     "{'key':'b','operator':'Gt'}]}}",
+                     "spec.tolerations",
+                     "supported toleration values: 'Equal'(default), 'Exists'");
+    /* The CRD's CEL rules reject an empty operator or effect (has() is true for ""). */
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
+                     "{'name':'x'},'spec':{'tolerations':[{'key':'a','operator':''}]}}",
+                     "spec.tolerations",
+                     "supported toleration values: 'Equal'(default), 'Exists'");
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
+                     "{'name':'x'},'spec':{'tolerations':[{'key':'a','effect':''}]}}",
+                     "spec.tolerations",
+                     "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', "
+                     "'NoExecute'");
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
+                     "{'name':'x'},'spec':{'tolerations':[{'key':'a','operator':7}]}}",
+                     "spec.tolerations[0].operator", "must be of type string, got integer");
 
     /* topologyName is a known Kueue field sluice does not act on; namespace is dropped. */
     ck_assert_int_eq(decode("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
@@ -756,6 +770,110 @@ START_TEST(workload_errors)
                 "effect");
     object_fini(&obj);
     diags_fini(&d);
+}
+END_TEST
+
+/* The status fields validate.c reads: conditions as written, reclaimablePods, admissionChecks with
+ * podSetUpdates, clusterName / nominatedClusterNames; and the ClusterQueue's onFlavors. */
+START_TEST(workload_status)
+{
+    object_t obj;
+    const workload_t *wl;
+    const admission_check_state_t *cs;
+    const pod_set_update_t *u;
+    diags_t d;
+
+    decode_ok(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{'type':"
+                      "'QuotaReserved','status':'True','reason':'QuotaReserved','message':'m',"
+                      "'observedGeneration':3,'lastTransitionTime':'2024-05-01T10:00:00Z'},"
+                      "{'type':'Custom','status':'Unknown'}],'reclaimablePods':[{'name':'main',"
+                      "'count':1}],'admissionChecks':[{'name':'prov','state':'Ready','message':"
+                      "'','lastTransitionTime':'2024-05-01T10:00:00Z','retryCount':2,"
+                      "'requeueAfterSeconds':0,'podSetUpdates':[{'name':'main','labels':{'a':'b'},"
+                      "'annotations':{'c':'d'},'nodeSelector':{'zone':'z1'},'tolerations':[{'key':"
+                      "'gpu','operator':'Exists','effect':'NoSchedule'}]}]}],'clusterName':'w1',"
+                      "'nominatedClusterNames':['w1','w2'],'requeueState':{'count':1}}}",
+              &obj);
+    wl = &obj.u.wl;
+    ck_assert_uint_eq(wl->nstatus_conditions, 2);
+    ck_assert_str_eq(wl->status_conditions[0].type, "QuotaReserved");
+    ck_assert_str_eq(wl->status_conditions[0].status, "True");
+    ck_assert_str_eq(wl->status_conditions[0].reason, "QuotaReserved");
+    ck_assert_str_eq(wl->status_conditions[0].message, "m");
+    ck_assert(wl->status_conditions[0].has_transition_time);
+    ck_assert_int_eq(wl->status_conditions[0].transition_time, 1714557600);
+    ck_assert_int_eq(wl->status_conditions[0].observed_generation, 3);
+    ck_assert_str_eq(wl->status_conditions[1].status, "Unknown");
+    ck_assert_ptr_null(wl->status_conditions[1].reason);
+    ck_assert(!wl->status_conditions[1].has_transition_time);
+    ck_assert(wl->conditions.quota_reserved);
+    ck_assert_uint_eq(wl->nreclaimable_pods, 1);
+    ck_assert_str_eq(wl->reclaimable_pods[0].name, "main");
+    ck_assert_int_eq(wl->reclaimable_pods[0].count, 1);
+    ck_assert_uint_eq(wl->ncheck_states, 1);
+    cs = &wl->check_states[0];
+    ck_assert_str_eq(cs->name, "prov");
+    ck_assert_int_eq(cs->state, CHECK_STATE_READY);
+    ck_assert_str_eq(cs->message, "");
+    ck_assert_uint_eq(cs->nupdates, 1);
+    u = &cs->updates[0];
+    ck_assert_str_eq(u->name, "main");
+    ck_assert_str_eq(kv_list_get(&u->labels, "a"), "b");
+    ck_assert_str_eq(kv_list_get(&u->annotations, "c"), "d");
+    ck_assert_str_eq(kv_list_get(&u->node_selector, "zone"), "z1");
+    ck_assert_uint_eq(u->ntolerations, 1);
+    ck_assert_int_eq(u->tolerations[0].op, TOLERATION_OP_EXISTS);
+    ck_assert_str_eq(wl->cluster_name, "w1");
+    ck_assert_uint_eq(wl->nnominated_clusters, 2);
+    ck_assert_str_eq(wl->nominated_clusters[1], "w2");
+    object_fini(&obj);
+
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
+                             "[{'name':'main','count':-1}]}}",
+                     "status.reclaimablePods[0].count",
+                     "status.reclaimablePods[0].count in body should be greater than or equal to 0");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
+                             "[{'name':'main'}]}}",
+                     "status.reclaimablePods[0].count", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admissionChecks':"
+                             "[{'name':'c','state':'Done'}]}}",
+                     "status.admissionChecks[0].state",
+                     "Unsupported value: \"Done\": supported values: \"Pending\", \"Ready\", "
+                     "\"Retry\", \"Rejected\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admissionChecks':"
+                             "[{'name':'c'}]}}",
+                     "status.admissionChecks[0].state", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admissionChecks':"
+                             "[{'name':'c','state':'Ready','podSetUpdates':[{'name':'main',"
+                             "'tolerations':[{'key':'a','operator':'In'}]}]}]}}",
+                     "status.admissionChecks[0].podSetUpdates[0].tolerations",
+                     "supported toleration values: 'Equal'(default), 'Exists'");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admissionChecks':"
+                             "[{'name':'c','state':'Ready','podSetUpdates':[{'labels':{}}]}]}}",
+                     "status.admissionChecks[0].podSetUpdates[0].name", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':"
+                             "[{'type':'A','status':'Yes'}]}}",
+                     "status.conditions[0].status",
+                     "Unsupported value: \"Yes\": supported values: \"True\", \"False\", "
+                     "\"Unknown\"");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'clusterName':5}}",
+                     "status.clusterName", "must be of type string, got integer");
+
+    ck_assert_int_eq(decode(CQ_HEAD "'spec':{" RG_OK ",'admissionChecksStrategy':{"
+                                    "'admissionChecks':[{'name':'prov','onFlavors':['f1','f2']},"
+                                    "{'name':'other'}]}}}",
+                            &obj, &d),
+                     ERR_OK);
+    ck_assert_uint_eq(d.nerrors, 0);
+    diags_fini(&d);
+    ck_assert_uint_eq(obj.u.cq.ncheck_rules, 2);
+    ck_assert_str_eq(obj.u.cq.check_rules[0].name, "prov");
+    ck_assert_uint_eq(obj.u.cq.check_rules[0].non_flavors, 2);
+    ck_assert_str_eq(obj.u.cq.check_rules[0].on_flavors[1], "f2");
+    ck_assert_uint_eq(obj.u.cq.check_rules[1].non_flavors, 0);
+    ck_assert_uint_eq(obj.u.cq.nadmission_checks, 2);
+    ck_assert_str_eq(obj.u.cq.admission_checks[1], "other");
+    object_fini(&obj);
 }
 END_TEST
 
@@ -1256,6 +1374,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, workload_full);
     tcase_add_test(tc, workload_defaults_v1beta1);
     tcase_add_test(tc, workload_errors);
+    tcase_add_test(tc, workload_status);
     tcase_add_test(tc, job);
     tcase_add_test(tc, priority_class);
     tcase_add_test(tc, configuration);

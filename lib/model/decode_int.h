@@ -35,6 +35,8 @@ typedef struct decode_s {
 #define DEC_MAX_ADMISSION_CHECKS 64
 #define DEC_MAX_CONDITIONS       16
 #define DEC_MAX_SELECTOR_TERMS   64
+#define DEC_MAX_WL_ADMISSION_CHECKS 8  /* Workload status.admissionChecks */
+#define DEC_MAX_NOMINATED_CLUSTERS  20 /* Workload status.nominatedClusterNames */
 /* Lists of plain Kubernetes objects have no CRD bound; this ceiling keeps hostile input from
  * costing unbounded memory while staying far above anything real. */
 #define DEC_MAX_LIST 4096
@@ -59,9 +61,15 @@ void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s);
  */
 bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_t *r);
 
-/* corev1.Taint list / Toleration list, at most `max` items. */
+/* corev1.Taint list of a ResourceFlavor, at most `max` items; an effect outside the CRD's CEL
+ * rule is reported with Kueue's message at the list's path. */
 void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, size_t *n);
-void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out, size_t *n);
+
+/* corev1.Toleration list, at most `max` items. `crd`: a Kueue CRD list (ResourceFlavor,
+ * podSetUpdates) whose operator and effect sets are CEL rules, reported once with Kueue's
+ * messages at the list's path; otherwise a PodSpec list (Kubernetes' "Unsupported value"). */
+void decode__tolerations(decode_t *d, const json_t *v, size_t max, bool crd, toleration_t **out,
+                         size_t *n);
 
 /* PodTemplateSpec: metadata labels/annotations + spec. `spec_required` reports a missing spec. */
 void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations,

@@ -82,7 +82,35 @@ static const char *const tol_effects[] = {"", "NoSchedule", "PreferNoSchedule", 
 
 /* ---- taints and tolerations ------------------------------------------------------------------ */
 
-static void decode_taint(decode_t *d, const json_t *v, taint_t *t)
+/* Kueue's CRDs state the enums of taint and toleration lists as CEL rules on the list (see
+ * resourceflavor_types.go, workload_types.go PodSetUpdate), not as schema enums: an operator or
+ * effect outside the rule's set is reported once per list, at the list's path, with the rule's
+ * message. The decoder stays strict (the object does not decode), but the message is Kueue's. */
+#define MSG_CEL_EFFECTS \
+    "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"
+#define MSG_CEL_OPERATORS "supported toleration values: 'Equal'(default), 'Exists'"
+
+/* Index of string `v` in `values`, -1 when absent; *is_string false when `v` is no string (a
+ * type error has then been reported). */
+static int cel_enum(jsonx_t *jx, const json_t *v, const char *const *values, bool *is_string)
+{
+    const char *s;
+
+    *is_string = json_is_string(v);
+    if (!*is_string) {
+        char *ignored = NULL;
+        jsonx_string(jx, v, &ignored); /* reports the type error */
+        free(ignored);
+        return -1;
+    }
+    s = json_string_value(v);
+    for (int i = 0; values[i] != NULL; i++)
+        if (strcmp(s, values[i]) == 0)
+            return i;
+    return -1;
+}
+
+static void decode_taint(decode_t *d, const json_t *v, taint_t *t, bool *bad_effect)
 {
     jsonx_t *jx = &d->jx;
     const char *key;
@@ -98,10 +126,13 @@ static void decode_taint(decode_t *d, const json_t *v, taint_t *t)
         } else if (DECODE_IS(key, "value")) {
             jsonx_string_conv(jx, val, &t->value);
         } else if (DECODE_IS(key, "effect")) {
-            int e;
+            bool str;
+            int e = cel_enum(jx, val, effects, &str);
             have_effect = true;
-            if (jsonx_enum(jx, val, effects, &e))
+            if (e >= 0)
                 t->effect = (taint_effect_t)(e + 1);
+            else if (str)
+                *bad_effect = true;
         } else if (DECODE_IS(key, "timeAdded")) {
             int64_t ts;
             jsonx_time(jx, val, &ts);
@@ -120,6 +151,7 @@ void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, siz
     jsonx_t *jx = &d->jx;
     taint_t *items;
     size_t len;
+    bool bad_effect = false;
 
     if (!jsonx_want_array_max(jx, v, max))
         return;
@@ -133,16 +165,27 @@ void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, siz
     }
     for (size_t i = 0; i < len; i++) {
         size_t mark = jsonx_push_index(jx, i);
-        decode_taint(d, json_array_get(v, i), &items[i]);
+        decode_taint(d, json_array_get(v, i), &items[i], &bad_effect);
         jsonx_pop(jx, mark);
     }
+    if (bad_effect)
+        jsonx_error(jx, MSG_CEL_EFFECTS);
     *out = items;
     *n = len;
 }
 
-static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t)
+/* What a Kueue CRD toleration list's CEL rules found (crd mode). */
+typedef struct tol_cel_s {
+    bool bad_operator;
+    bool bad_effect;
+} tol_cel_t;
+
+/* `cel` NULL: a core PodSpec toleration (schema enums, Kubernetes' "Unsupported value"); else a
+ * Kueue CRD list whose enum rules are CEL rules (see above). */
+static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t, tol_cel_t *cel)
 {
     static const char *const ops[] = {"Equal", "Exists", "", NULL};
+    static const char *const cel_ops[] = {"Equal", "Exists", NULL};
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
@@ -155,14 +198,30 @@ static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t)
             jsonx_string(jx, val, &t->key);
         } else if (DECODE_IS(key, "operator")) {
             int op;
-            if (jsonx_enum(jx, val, ops, &op))
+            bool str;
+            if (cel != NULL) {
+                op = cel_enum(jx, val, cel_ops, &str);
+                if (op < 0 && str)
+                    cel->bad_operator = true;
+                else if (op >= 0)
+                    t->op = op == 1 ? TOLERATION_OP_EXISTS : TOLERATION_OP_EQUAL;
+            } else if (jsonx_enum(jx, val, ops, &op)) {
                 t->op = op == 1 ? TOLERATION_OP_EXISTS : TOLERATION_OP_EQUAL;
+            }
         } else if (DECODE_IS(key, "value")) {
             jsonx_string_conv(jx, val, &t->value);
         } else if (DECODE_IS(key, "effect")) {
             int e;
-            if (jsonx_enum(jx, val, tol_effects, &e))
+            bool str;
+            if (cel != NULL) {
+                e = cel_enum(jx, val, effects, &str);
+                if (e < 0 && str)
+                    cel->bad_effect = true;
+                else if (e >= 0)
+                    t->effect = (taint_effect_t)(e + 1);
+            } else if (jsonx_enum(jx, val, tol_effects, &e)) {
                 t->effect = (taint_effect_t)e;
+            }
         } else if (DECODE_IS(key, "tolerationSeconds")) {
             if (jsonx_int64(jx, val, &t->seconds))
                 t->has_seconds = true;
@@ -172,10 +231,12 @@ static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t)
     }
 }
 
-void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t **out, size_t *n)
+void decode__tolerations(decode_t *d, const json_t *v, size_t max, bool crd, toleration_t **out,
+                         size_t *n)
 {
     jsonx_t *jx = &d->jx;
     toleration_t *items;
+    tol_cel_t cel = {false, false};
     size_t len;
 
     if (!jsonx_want_array_max(jx, v, max))
@@ -190,9 +251,14 @@ void decode__tolerations(decode_t *d, const json_t *v, size_t max, toleration_t 
     }
     for (size_t i = 0; i < len; i++) {
         size_t mark = jsonx_push_index(jx, i);
-        decode_toleration(d, json_array_get(v, i), &items[i]);
+        decode_toleration(d, json_array_get(v, i), &items[i], crd ? &cel : NULL);
         jsonx_pop(jx, mark);
     }
+    /* In the CRD's rule order. */
+    if (cel.bad_operator)
+        jsonx_error(jx, MSG_CEL_OPERATORS);
+    if (cel.bad_effect)
+        jsonx_error(jx, MSG_CEL_EFFECTS);
     *out = items;
     *n = len;
 }
@@ -400,7 +466,8 @@ void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
         else if (DECODE_IS(key, "nodeSelector"))
             jsonx_kv_map(jx, val, 0, &spec->node_selector);
         else if (DECODE_IS(key, "tolerations"))
-            decode__tolerations(d, val, DEC_MAX_LIST, &spec->tolerations, &spec->ntolerations);
+            decode__tolerations(d, val, DEC_MAX_LIST, false, &spec->tolerations,
+                                &spec->ntolerations);
         else if (DECODE_IS(key, "affinity"))
             decode_affinity(d, val, spec);
         else if (DECODE_IS(key, "priorityClassName"))

@@ -195,7 +195,7 @@ void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
                 } else if (DECODE_IS(k2, "nodeTaints")) {
                     decode__taints(d, v2, DEC_MAX_TAINTS, &out->taints, &out->ntaints);
                 } else if (DECODE_IS(k2, "tolerations")) {
-                    decode__tolerations(d, v2, DEC_MAX_TOLERATIONS, &out->tolerations,
+                    decode__tolerations(d, v2, DEC_MAX_TOLERATIONS, true, &out->tolerations,
                                         &out->ntolerations);
                 } else if (DECODE_IS(k2, "topologyName")) {
                     if (jsonx_string(jx, v2, &out->topology_name))
@@ -293,13 +293,36 @@ static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
     }
 }
 
-/* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names are kept; sluice has no
- * admission-check controllers, so the field is reported as not acted on. */
+/* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names and onFlavors are kept
+ * (validate.c checks onFlavors against the queue's flavors); sluice has no admission-check
+ * controllers, so the field is reported as not acted on. */
+static void decode_check_rule(decode_t *d, const json_t *item, admission_check_rule_t *rule)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, item))
+        return;
+    DECODE_FIELDS(d, item, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &rule->name);
+        else if (DECODE_IS(key, "onFlavors"))
+            jsonx_string_array(jx, val, DEC_MAX_FLAVORS, false, &rule->on_flavors,
+                               &rule->non_flavors);
+        else
+            jsonx_unknown(jx, key);
+    }
+    if (rule->name == NULL)
+        jsonx_required(jx, "name");
+}
+
 static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t *cq)
 {
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
+    const char *key;
+    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -316,32 +339,29 @@ static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t
         if (n == 0)
             continue;
         strv_free(cq->admission_checks, cq->nadmission_checks);
+        cq->admission_checks = NULL;
         cq->nadmission_checks = 0;
+        for (size_t i = 0; i < cq->ncheck_rules; i++)
+            admission_check_rule_fini(&cq->check_rules[i]);
+        free(cq->check_rules);
+        cq->check_rules = NULL;
+        cq->ncheck_rules = 0;
         cq->admission_checks = calloc(n, sizeof(char *));
-        if (cq->admission_checks == NULL) {
+        cq->check_rules = calloc(n, sizeof(*cq->check_rules));
+        if (cq->admission_checks == NULL || cq->check_rules == NULL) {
             jsonx_oom(jx);
             continue;
         }
         cq->nadmission_checks = n;
+        cq->ncheck_rules = n;
         for (size_t i = 0; i < n; i++) {
             size_t mark = jsonx_push_index(jx, i);
-            json_t *item = json_array_get(val, i);
-            if (jsonx_want_object(jx, item)) {
-                DECODE_FIELDS(d, item, k2, v2)
-                {
-                    if (DECODE_IS(k2, "name")) {
-                        jsonx_string(jx, v2, &cq->admission_checks[i]);
-                    } else if (DECODE_IS(k2, "onFlavors")) {
-                        char **fl = NULL;
-                        size_t nfl = 0;
-                        jsonx_string_array(jx, v2, DEC_MAX_FLAVORS, false, &fl, &nfl);
-                        strv_free(fl, nfl);
-                    } else {
-                        jsonx_unknown(jx, k2);
-                    }
-                }
+            admission_check_rule_t *rule = &cq->check_rules[i];
+            decode_check_rule(d, json_array_get(val, i), rule);
+            if (rule->name != NULL) {
+                cq->admission_checks[i] = strdup(rule->name);
                 if (cq->admission_checks[i] == NULL)
-                    jsonx_required(jx, "name");
+                    jsonx_oom(jx);
             }
             jsonx_pop(jx, mark);
         }

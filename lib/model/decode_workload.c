@@ -273,45 +273,253 @@ static void decode_condition(decode_t *d, const json_t *v, char **type, bool *is
     *is_true = st == 0;
 }
 
-static void decode_wl_conditions(decode_t *d, const json_t *v, workload_conditions_t *c)
+/* One metav1.Condition of a Workload, kept as written: the schema's type and status checks here,
+ * Kubernetes' ValidateConditions rules (reason format, lengths, lastTransitionTime set) in
+ * validate.c, which reports them with the webhook's messages. */
+static void decode_wl_condition(decode_t *d, const json_t *v, condition_t *c)
+{
+    static const char *const statuses[] = {"True", "False", "Unknown", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int st;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "type")) {
+            jsonx_string(jx, val, &c->type);
+        } else if (DECODE_IS(key, "status")) {
+            if (jsonx_enum(jx, val, statuses, &st)) {
+                c->status = strdup(statuses[st]);
+                if (c->status == NULL)
+                    jsonx_oom(jx);
+            }
+        } else if (DECODE_IS(key, "lastTransitionTime")) {
+            c->has_transition_time = jsonx_time(jx, val, &c->transition_time);
+        } else if (DECODE_IS(key, "reason")) {
+            jsonx_string(jx, val, &c->reason);
+        } else if (DECODE_IS(key, "message")) {
+            jsonx_string(jx, val, &c->message);
+        } else if (DECODE_IS(key, "observedGeneration")) {
+            jsonx_int64(jx, val, &c->observed_generation);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "type"))
+        jsonx_required(jx, "type");
+    if (decode__absent(v, "status"))
+        jsonx_required(jx, "status");
+}
+
+static void decode_wl_conditions(decode_t *d, const json_t *v, workload_t *wl)
 {
     jsonx_t *jx = &d->jx;
+    workload_conditions_t *c = &wl->conditions;
+    size_t n;
 
     if (!jsonx_want_array_max(jx, v, DEC_MAX_CONDITIONS))
         return;
-    for (size_t i = 0; i < json_array_size(v); i++) {
+    n = json_array_size(v);
+    if (n == 0)
+        return;
+    wl->status_conditions = calloc(n, sizeof(*wl->status_conditions));
+    if (wl->status_conditions == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    wl->nstatus_conditions = n;
+    for (size_t i = 0; i < n; i++) {
         size_t mark = jsonx_push_index(jx, i);
-        char *type = NULL;
-        bool is_true = false;
-        int64_t when = 0;
+        const condition_t *cond = &wl->status_conditions[i];
+        bool is_true;
 
-        decode_condition(d, json_array_get(v, i), &type, &is_true, &when);
-        if (type != NULL) {
-            if (strcmp(type, "QuotaReserved") == 0) {
+        decode_wl_condition(d, json_array_get(v, i), &wl->status_conditions[i]);
+        is_true = cond->status != NULL && strcmp(cond->status, "True") == 0;
+        if (cond->type != NULL) {
+            if (strcmp(cond->type, "QuotaReserved") == 0) {
                 c->quota_reserved = is_true;
-            } else if (strcmp(type, "Admitted") == 0) {
+            } else if (strcmp(cond->type, "Admitted") == 0) {
                 c->admitted = is_true;
-                c->admitted_time = when;
-            } else if (strcmp(type, "Finished") == 0) {
+                c->admitted_time = cond->transition_time;
+            } else if (strcmp(cond->type, "Finished") == 0) {
                 c->finished = is_true;
-            } else if (strcmp(type, "Evicted") == 0) {
+            } else if (strcmp(cond->type, "Evicted") == 0) {
                 c->evicted = is_true;
-            } else if (strcmp(type, "Preempted") == 0) {
+            } else if (strcmp(cond->type, "Preempted") == 0) {
                 c->preempted = is_true;
             }
         }
-        free(type);
         jsonx_pop(jx, mark);
     }
 }
 
-/* Status fields the controller owns that admission does not read back. */
+/* A count with the CRD's Minimum=0, reported as the API server's schema validation words it. */
+static bool decode_count(decode_t *d, const json_t *v, int32_t *out)
+{
+    int32_t n;
+
+    if (!jsonx_int32(&d->jx, v, &n))
+        return false;
+    if (n < 0) {
+        jsonx_error(&d->jx, "%s in body should be greater than or equal to 0", d->jx.path);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+static void decode_reclaimable(decode_t *d, const json_t *v, workload_t *wl)
+{
+    jsonx_t *jx = &d->jx;
+    size_t n;
+
+    if (!jsonx_want_array_max(jx, v, DEC_MAX_POD_SETS))
+        return;
+    n = json_array_size(v);
+    if (n == 0)
+        return;
+    wl->reclaimable_pods = calloc(n, sizeof(*wl->reclaimable_pods));
+    if (wl->reclaimable_pods == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    wl->nreclaimable_pods = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        const json_t *item = json_array_get(v, i);
+        reclaimable_pod_t *rp = &wl->reclaimable_pods[i];
+        const char *key;
+        json_t *val;
+
+        if (jsonx_want_object(jx, item)) {
+            DECODE_FIELDS(d, item, key, val)
+            {
+                if (DECODE_IS(key, "name"))
+                    jsonx_string(jx, val, &rp->name);
+                else if (DECODE_IS(key, "count"))
+                    decode_count(d, val, &rp->count);
+                else
+                    jsonx_unknown(jx, key);
+            }
+            if (decode__absent(item, "name"))
+                jsonx_required(jx, "name");
+            if (decode__absent(item, "count"))
+                jsonx_required(jx, "count");
+        }
+        jsonx_pop(jx, mark);
+    }
+}
+
+static void decode_pod_set_update(decode_t *d, const json_t *v, pod_set_update_t *u)
+{
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &u->name);
+        else if (DECODE_IS(key, "labels"))
+            jsonx_kv_map(jx, val, 0, &u->labels);
+        else if (DECODE_IS(key, "annotations"))
+            jsonx_kv_map(jx, val, 0, &u->annotations);
+        else if (DECODE_IS(key, "nodeSelector"))
+            jsonx_kv_map(jx, val, 0, &u->node_selector);
+        else if (DECODE_IS(key, "tolerations"))
+            decode__tolerations(d, val, DEC_MAX_TOLERATIONS, true, &u->tolerations,
+                                &u->ntolerations);
+        else
+            jsonx_unknown(jx, key);
+    }
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+}
+
+static void decode_check_state(decode_t *d, const json_t *v, admission_check_state_t *cs)
+{
+    static const char *const states[] = {"Pending", "Ready", "Retry", "Rejected", NULL};
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+    int32_t ignored;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name")) {
+            jsonx_string(jx, val, &cs->name);
+        } else if (DECODE_IS(key, "state")) {
+            if (jsonx_enum(jx, val, states, &e))
+                cs->state = (check_state_t)e;
+        } else if (DECODE_IS(key, "lastTransitionTime")) {
+            jsonx_time(jx, val, &cs->transition_time);
+        } else if (DECODE_IS(key, "message")) {
+            jsonx_string(jx, val, &cs->message);
+        } else if (DECODE_IS(key, "requeueAfterSeconds") || DECODE_IS(key, "retryCount")) {
+            decode_count(d, val, &ignored);
+        } else if (DECODE_IS(key, "podSetUpdates")) {
+            size_t n;
+            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
+                continue;
+            n = json_array_size(val);
+            if (n == 0)
+                continue;
+            cs->updates = calloc(n, sizeof(*cs->updates));
+            if (cs->updates == NULL) {
+                jsonx_oom(jx);
+                continue;
+            }
+            cs->nupdates = n;
+            for (size_t i = 0; i < n; i++) {
+                size_t mark = jsonx_push_index(jx, i);
+                decode_pod_set_update(d, json_array_get(val, i), &cs->updates[i]);
+                jsonx_pop(jx, mark);
+            }
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "name"))
+        jsonx_required(jx, "name");
+    if (decode__absent(v, "state"))
+        jsonx_required(jx, "state");
+}
+
+static void decode_check_states(decode_t *d, const json_t *v, workload_t *wl)
+{
+    jsonx_t *jx = &d->jx;
+    size_t n;
+
+    if (!jsonx_want_array_max(jx, v, DEC_MAX_WL_ADMISSION_CHECKS))
+        return;
+    n = json_array_size(v);
+    if (n == 0)
+        return;
+    wl->check_states = calloc(n, sizeof(*wl->check_states));
+    if (wl->check_states == NULL) {
+        jsonx_oom(jx);
+        return;
+    }
+    wl->ncheck_states = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t mark = jsonx_push_index(jx, i);
+        decode_check_state(d, json_array_get(v, i), &wl->check_states[i]);
+        jsonx_pop(jx, mark);
+    }
+}
+
+/* Status fields the controller owns that neither admission nor validation reads back. */
 static const char *const wl_status_ignored[] = {
-    "requeueState",    "reclaimablePods",
-    "admissionChecks", "resourceRequests",
-    "schedulingStats", "nominatedClusterNames",
-    "clusterName",     "unhealthyNodes",
-    "preemptionGates", NULL,
+    "requeueState",   "resourceRequests", "schedulingStats",
+    "unhealthyNodes", "preemptionGates",  NULL,
 };
 
 static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
@@ -329,9 +537,18 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
         if (DECODE_IS(key, "admission"))
             decode_admission(d, val, wl);
         else if (DECODE_IS(key, "conditions"))
-            decode_wl_conditions(d, val, &wl->conditions);
+            decode_wl_conditions(d, val, wl);
         else if (DECODE_IS(key, accumulated))
             jsonx_int32(jx, val, &wl->accumulated_exec_seconds);
+        else if (DECODE_IS(key, "reclaimablePods"))
+            decode_reclaimable(d, val, wl);
+        else if (DECODE_IS(key, "admissionChecks"))
+            decode_check_states(d, val, wl);
+        else if (DECODE_IS(key, "clusterName"))
+            jsonx_string(jx, val, &wl->cluster_name);
+        else if (DECODE_IS(key, "nominatedClusterNames"))
+            jsonx_string_array(jx, val, DEC_MAX_NOMINATED_CLUSTERS, false,
+                               &wl->nominated_clusters, &wl->nnominated_clusters);
         else if (!decode__in(key, wl_status_ignored))
             jsonx_unknown(jx, key);
     }

@@ -323,6 +323,52 @@ void admission_fini(admission_t *a)
     memset(a, 0, sizeof(*a));
 }
 
+void admission_check_rule_fini(admission_check_rule_t *r)
+{
+    if (r == NULL)
+        return;
+    free(r->name);
+    strv_free(r->on_flavors, r->non_flavors);
+    memset(r, 0, sizeof(*r));
+}
+
+void condition_fini(condition_t *c)
+{
+    if (c == NULL)
+        return;
+    free(c->type);
+    free(c->status);
+    free(c->reason);
+    free(c->message);
+    memset(c, 0, sizeof(*c));
+}
+
+void pod_set_update_fini(pod_set_update_t *u)
+{
+    if (u == NULL)
+        return;
+    free(u->name);
+    kv_list_fini(&u->labels);
+    kv_list_fini(&u->annotations);
+    kv_list_fini(&u->node_selector);
+    for (size_t i = 0; i < u->ntolerations; i++)
+        toleration_fini(&u->tolerations[i]);
+    free(u->tolerations);
+    memset(u, 0, sizeof(*u));
+}
+
+void admission_check_state_fini(admission_check_state_t *s)
+{
+    if (s == NULL)
+        return;
+    free(s->name);
+    free(s->message);
+    for (size_t i = 0; i < s->nupdates; i++)
+        pod_set_update_fini(&s->updates[i]);
+    free(s->updates);
+    memset(s, 0, sizeof(*s));
+}
+
 void namespace_fini(namespace_t *n)
 {
     if (n == NULL)
@@ -355,6 +401,9 @@ void cluster_queue_fini(cluster_queue_t *cq)
     free(cq->cohort);
     label_selector_fini(&cq->namespace_selector);
     strv_free(cq->admission_checks, cq->nadmission_checks);
+    for (size_t i = 0; i < cq->ncheck_rules; i++)
+        admission_check_rule_fini(&cq->check_rules[i]);
+    free(cq->check_rules);
     memset(cq, 0, sizeof(*cq));
 }
 
@@ -406,6 +455,17 @@ void workload_fini(workload_t *w)
     free(w->pod_sets);
     admission_fini(w->admission);
     free(w->admission);
+    for (size_t i = 0; i < w->nstatus_conditions; i++)
+        condition_fini(&w->status_conditions[i]);
+    free(w->status_conditions);
+    for (size_t i = 0; i < w->nreclaimable_pods; i++)
+        free(w->reclaimable_pods[i].name);
+    free(w->reclaimable_pods);
+    for (size_t i = 0; i < w->ncheck_states; i++)
+        admission_check_state_fini(&w->check_states[i]);
+    free(w->check_states);
+    free(w->cluster_name);
+    strv_free(w->nominated_clusters, w->nnominated_clusters);
     memset(w, 0, sizeof(*w));
 }
 

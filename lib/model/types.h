@@ -203,6 +203,13 @@ typedef struct flavor_s {
     char *topology_name; /* owned */
 } flavor_t;
 
+/* One admissionChecksStrategy rule of a ClusterQueue: the check and the flavors it runs for. */
+typedef struct admission_check_rule_s {
+    char *name;        /* owned: AdmissionCheck name */
+    char **on_flavors; /* owned: empty = every flavor */
+    size_t non_flavors;
+} admission_check_rule_t;
+
 typedef struct cluster_queue_s {
     object_meta_t meta;
     resource_group_t *groups; /* owned */
@@ -223,6 +230,10 @@ typedef struct cluster_queue_s {
     quantity_t fair_weight;
     char **admission_checks; /* owned: admissionChecksStrategy names */
     size_t nadmission_checks;
+    /* The same rules with their onFlavors, in order (v1beta1 spec.admissionChecks: no
+     * onFlavors); NULL/0 when the queue has no strategy. */
+    admission_check_rule_t *check_rules; /* owned */
+    size_t ncheck_rules;
 } cluster_queue_t;
 
 typedef struct cohort_s {
@@ -301,6 +312,51 @@ typedef struct workload_conditions_s {
     int64_t admitted_time; /* Admitted lastTransitionTime, seconds since epoch */
 } workload_conditions_t;
 
+/* One metav1.Condition of a Workload status, as written (validate.c checks it the way
+ * Kubernetes' ValidateConditions does). */
+typedef struct condition_s {
+    char *type;    /* owned */
+    char *status;  /* owned: "True", "False" or "Unknown" */
+    char *reason;  /* owned, NULL when absent */
+    char *message; /* owned, NULL when absent */
+    bool has_transition_time;
+    int64_t transition_time; /* lastTransitionTime, seconds since the epoch */
+    int64_t observed_generation;
+} condition_t;
+
+/* status.reclaimablePods[]: pods of a podSet that no longer need their quota. */
+typedef struct reclaimable_pod_s {
+    char *name; /* owned: podSet name */
+    int32_t count;
+} reclaimable_pod_t;
+
+/* status.admissionChecks[].podSetUpdates[]: what an admission check adds to a podSet. */
+typedef struct pod_set_update_s {
+    char *name; /* owned: podSet name */
+    kv_list_t labels;
+    kv_list_t annotations;
+    kv_list_t node_selector;
+    toleration_t *tolerations; /* owned */
+    size_t ntolerations;
+} pod_set_update_t;
+
+typedef enum {
+    CHECK_STATE_PENDING = 0,
+    CHECK_STATE_READY,
+    CHECK_STATE_RETRY,
+    CHECK_STATE_REJECTED,
+} check_state_t;
+
+/* status.admissionChecks[]. */
+typedef struct admission_check_state_s {
+    char *name; /* owned: AdmissionCheck name */
+    check_state_t state;
+    char *message;           /* owned, NULL when absent */
+    int64_t transition_time; /* lastTransitionTime, seconds since the epoch, 0 when absent */
+    pod_set_update_t *updates; /* owned: podSetUpdates */
+    size_t nupdates;
+} admission_check_state_t;
+
 typedef struct workload_s {
     object_meta_t meta;
     char *queue_name; /* owned: spec.queueName */
@@ -319,6 +375,16 @@ typedef struct workload_s {
     admission_t *admission; /* owned: status.admission, NULL when none */
     workload_conditions_t conditions;
     int32_t accumulated_exec_seconds; /* status.accumulatedPastExecutionTimeSeconds */
+    /* The rest of the status, as written (validation reads it; admission does not). */
+    condition_t *status_conditions; /* owned: status.conditions, in order */
+    size_t nstatus_conditions;
+    reclaimable_pod_t *reclaimable_pods; /* owned */
+    size_t nreclaimable_pods;
+    admission_check_state_t *check_states; /* owned: status.admissionChecks */
+    size_t ncheck_states;
+    char *cluster_name;            /* owned: status.clusterName, NULL when absent */
+    char **nominated_clusters;     /* owned: status.nominatedClusterNames */
+    size_t nnominated_clusters;
 } workload_t;
 
 typedef struct job_s {
