@@ -63,11 +63,14 @@ static void table_print(table_t *t, FILE *out, const char *indent)
                 w[c] = n;
         }
     for (size_t r = 0; r < t->rows; r++) {
+        int ncols = t->ncols;
+        while (ncols > 1 && t->cells[r][ncols - 1][0] == '\0')
+            ncols--; /* no trailing blanks after a short row */
         fputs(indent, out);
-        for (int c = 0; c < t->ncols; c++) {
-            bool last = c + 1 == t->ncols;
+        for (int c = 0; c < ncols; c++) {
+            bool last = c + 1 == ncols;
             if (c == 0)
-                fprintf(out, "%-*s", (int)w[c], t->cells[r][c]);
+                fprintf(out, "%-*s", ncols == 1 ? 0 : (int)w[c], t->cells[r][c]);
             else if ((t->left >> c) & 1u)
                 fprintf(out, "  %-*s", last ? 0 : (int)w[c], t->cells[r][c]);
             else
