@@ -54,8 +54,8 @@ START_TEST(test_help_tells_every_flag)
 {
     ck_assert_int_eq(sim("--help"), 0);
     const char *out = slurp(out_path);
-    static const char *const words[] = {"--events", "--summary", "--report", "--until",
-                                        "--quiet", "exit status", "sim.sluice.dev/at"};
+    static const char *const words[] = {"--events", "--summary",   "--report",         "--until",
+                                        "--quiet",  "exit status", "sim.sluice.dev/at"};
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         ck_assert_msg(strstr(out, words[i]) != NULL, "--help does not mention %s", words[i]);
 }

@@ -89,8 +89,8 @@ END_TEST
 
 START_TEST(test_duration_format_round_trips)
 {
-    static const sim_ms_t values[] = {0, 1, 250, 1000, 1500, 60000, 90000, 3600000, 5400000,
-                                      3605250, 86400001};
+    static const sim_ms_t values[] = {0,     1,       250,     1000,    1500,    60000,
+                                      90000, 3600000, 5400000, 3605250, 86400001};
     char buf[SIM_TIME_STR_MAX];
 
     ck_assert_str_eq(sim_duration_format(5400000, buf), "1h30m");

@@ -60,7 +60,8 @@ START_TEST(test_events_every_kind_in_contract_order)
     out = sink_close(&s);
     ck_assert_str_eq(
         out,
-        "{\"time\":0,\"event\":\"Admitted\",\"workload\":\"team-a/train\",\"clusterQueue\":\"cq-a\","
+        "{\"time\":0,\"event\":\"Admitted\",\"workload\":\"team-a/"
+        "train\",\"clusterQueue\":\"cq-a\","
         "\"flavors\":{\"main\":{\"cpu\":\"default\",\"nvidia.com/gpu\":\"h100\"},\"aux\":{\"cpu\":"
         "\"spot\"}},\"borrowing\":false}\n"
         "{\"time\":1.5,\"event\":\"Admitted\",\"workload\":\"team-b/x\",\"clusterQueue\":\"cq-b\","
@@ -68,7 +69,8 @@ START_TEST(test_events_every_kind_in_contract_order)
         "\"spot\"}},\"borrowing\":true}\n"
         "{\"time\":0.25,\"event\":\"Preempted\",\"workload\":\"team-a/train\",\"clusterQueue\":"
         "\"cq-a\",\"preemptor\":\"team-c/urgent\",\"reason\":\"InCohortReclamation\"}\n"
-        "{\"time\":3600,\"event\":\"Finished\",\"workload\":\"team-b/x\",\"clusterQueue\":\"cq-b\"}\n"
+        "{\"time\":3600,\"event\":\"Finished\",\"workload\":\"team-b/"
+        "x\",\"clusterQueue\":\"cq-b\"}\n"
         "{\"time\":60.001,\"event\":\"Deactivated\",\"workload\":\"team-a/train\",\"clusterQueue\":"
         "\"cq-a\",\"reason\":\"MaximumExecutionTimeExceeded\"}\n"
         "{\"time\":0.01,\"event\":\"Deleted\",\"workload\":\"team-d/y\",\"clusterQueue\":\"\"}\n"
@@ -99,8 +101,9 @@ START_TEST(test_events_admitted_without_assignments)
     sink_open(&s);
     sim_events_admitted(&s.ev, 2000, "a/b", "cq", NULL, false);
     out = sink_close(&s);
-    ck_assert_str_eq(out, "{\"time\":2,\"event\":\"Admitted\",\"workload\":\"a/b\",\"clusterQueue\":"
-                          "\"cq\",\"flavors\":{},\"borrowing\":false}\n");
+    ck_assert_str_eq(out,
+                     "{\"time\":2,\"event\":\"Admitted\",\"workload\":\"a/b\",\"clusterQueue\":"
+                     "\"cq\",\"flavors\":{},\"borrowing\":false}\n");
     free(out);
 }
 END_TEST

@@ -104,8 +104,9 @@ static void build_basic(sim_rec_t *r, size_t *w1, size_t *w2)
     *w1 = sim_rec_wl_add(r, "ns/w1", "ns", "high", 100, cq, 0);
     *w2 = sim_rec_wl_add(r, "ns/w2", "ns", "", 0, cq, 0);
     ck_assert_int_eq(sim_rec_wl_admit(r, *w1, cq, &adm1, 0), ERR_OK);
-    ck_assert_int_eq(sim_rec_wl_reason(r, *w2, "insufficient quota for cpu in flavor f: "
-                                                "requested 8, available 6",
+    ck_assert_int_eq(sim_rec_wl_reason(r, *w2,
+                                       "insufficient quota for cpu in flavor f: "
+                                       "requested 8, available 6",
                                        0),
                      ERR_OK);
     ck_assert_int_eq(sim_rec_wl_admit(r, *w2, cq, &adm2, 5000), ERR_OK);

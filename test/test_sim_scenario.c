@@ -7,24 +7,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FLAVOR                                                                                     \
+#define FLAVOR \
     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: default\n"
 
 #define CQ(name, quota) CQA(name, quota, "")
-#define CQA(name, quota, meta)                                                                     \
+#define CQA(name, quota, meta)                                                                   \
     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n  name: " name "\n" meta \
-    "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"             \
-    "    flavors:\n    - name: default\n      resources:\n      - name: cpu\n"                    \
+    "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"           \
+    "    flavors:\n    - name: default\n      resources:\n      - name: cpu\n"                   \
     "        nominalQuota: " quota "\n"
 
-#define LQ                                                                                         \
-    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\n"               \
+#define LQ                                                                          \
+    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata:\n  name: lq\n" \
     "  namespace: team-a\nspec:\n  clusterQueue: cq-a\n"
 
-#define JOB(meta, annotations)                                                                     \
-    "apiVersion: batch/v1\nkind: Job\nmetadata:\n" meta "  namespace: team-a\n  labels:\n"         \
-    "    kueue.x-k8s.io/queue-name: lq\n  annotations:\n" annotations "spec:\n  template:\n"       \
-    "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n"                 \
+#define JOB(meta, annotations)                                                               \
+    "apiVersion: batch/v1\nkind: Job\nmetadata:\n" meta "  namespace: team-a\n  labels:\n"   \
+    "    kueue.x-k8s.io/queue-name: lq\n  annotations:\n" annotations "spec:\n  template:\n" \
+    "    spec:\n      restartPolicy: Never\n      containers:\n      - name: c\n"            \
     "        image: busybox\n        resources:\n          requests:\n            cpu: 1\n"
 
 static err_t load(const char *yaml, sim_scenario_t *sc)
@@ -43,18 +43,24 @@ static void dump(const sim_scenario_t *sc)
 START_TEST(test_load_valid_with_timing_and_generate_name)
 {
     sim_scenario_t sc;
-    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n"
-        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 1.5s\n"
-                                        "    sim.sluice.dev/runtime: 1h30m\n"
-                                        "    sim.sluice.dev/delete-at: 2h\n")
-        "---\n# only a comment\n---\n"
-        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 250ms\n")
-        "---\n" CQA("cq-a", "4", "  annotations:\n    sim.sluice.dev/at: 2m\n");
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" JOB(
+        "  generateName: train-\n",
+        "    sim.sluice.dev/at: 1.5s\n"
+        "    sim.sluice.dev/runtime: 1h30m\n"
+        "    sim.sluice.dev/delete-at: 2h\n") "---\n# only a comment\n---\n" JOB("  generateName: "
+                                                                                 "train-\n",
+                                                                                 "    "
+                                                                                 "sim.sluice.dev/"
+                                                                                 "at: 250ms\n") "--"
+                                                                                                "-"
+                                                                                                "\n" CQA("cq-a",
+                                                                                                         "4",
+                                                                                                         "  annotations:\n    sim.sluice.dev/at: 2m\n");
 
     ck_assert_int_eq(load(yaml, &sc), ERR_OK);
     dump(&sc);
     ck_assert_uint_eq(sc.nerrors, 0);
-    ck_assert_uint_eq(sc.ndocs, 6); /* the comment-only document is not kept... */
+    ck_assert_uint_eq(sc.ndocs, 6);          /* the comment-only document is not kept... */
     ck_assert_uint_eq(sc.docs[4].number, 6); /* ...but it is counted */
     ck_assert_str_eq(sc.docs[3].label, "doc 4 (Job team-a/train-1)");
     ck_assert_str_eq(sc.docs[3].obj.u.job.meta.name, "train-1");
@@ -79,10 +85,11 @@ END_TEST
 START_TEST(test_load_collects_every_error_in_document_order)
 {
     sim_scenario_t sc;
-    const char *yaml = FLAVOR "---\n" CQ("cq-a", "12x") "---\n" LQ "---\n"
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n"
-        JOB("  generateName: train-\n", "    sim.sluice.dev/at: 1.0005s\n"
-                                        "    sim.sluice.dev/runtime: forever\n");
+    const char *yaml = FLAVOR "---\n" CQ(
+        "cq-a", "12x") "---\n" LQ "---\n"
+                       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n" JOB(
+                           "  generateName: train-\n", "    sim.sluice.dev/at: 1.0005s\n"
+                                                       "    sim.sluice.dev/runtime: forever\n");
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
     ck_assert_uint_eq(sc.nerrors, 4);
@@ -101,18 +108,42 @@ END_TEST
 START_TEST(test_load_simulator_rules)
 {
     sim_scenario_t sc;
-    const char *yaml =
-        FLAVOR "  annotations:\n    sim.sluice.dev/runtime: 5m\n---\n"
-        CQA("cq-a", "10", "  annotations:\n    sim.sluice.dev/at: 10s\n"
-                          "    sim.sluice.dev/delete-at: 10s\n") "---\n" LQ "---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\n"
-        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nmetadata:\n"
-        "  annotations:\n    sim.sluice.dev/at: 1m\n---\n"
-        JOB("  name: same\n", "    sim.sluice.dev/at: 0s\n") "---\n"
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: same\n"
-        "  namespace: team-a\nspec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n"
-        "    template:\n      spec:\n        containers:\n        - name: c\n"
-        "          resources:\n            requests:\n              cpu: 1\n";
+    const char
+        *yaml =
+            FLAVOR "  annotations:\n    sim.sluice.dev/runtime: 5m\n---\n" CQA(
+                "cq-a", "10",
+                "  annotations:\n    sim.sluice.dev/at: 10s\n"
+                "    sim.sluice.dev/delete-at: 10s\n") "---\n" LQ "---\n"
+                                                       "apiVersion: "
+                                                       "config.kueue.x-k8s.io/v1beta2\nkind: "
+                                                       "Configuration\n---\n"
+                                                       "apiVersion: "
+                                                       "config.kueue.x-k8s.io/v1beta2\nkind: "
+                                                       "Configuration\nmetadata:\n"
+                                                       "  annotations:\n    sim.sluice.dev/at: "
+                                                       "1m\n---\n" JOB("  name: same\n",
+                                                                       "    sim.sluice.dev/at: "
+                                                                       "0s\n") "---\n"
+                                                                               "apiVersion: "
+                                                                               "kueue.x-k8s.io/"
+                                                                               "v1beta2\nkind: "
+                                                                               "Workload\nmetadata:"
+                                                                               "\n  name: same\n"
+                                                                               "  namespace: "
+                                                                               "team-a\nspec:\n  "
+                                                                               "queueName: lq\n  "
+                                                                               "podSets:\n  - "
+                                                                               "name: main\n    "
+                                                                               "count: 1\n"
+                                                                               "    template:\n    "
+                                                                               "  spec:\n        "
+                                                                               "containers:\n      "
+                                                                               "  - name: c\n"
+                                                                               "          "
+                                                                               "resources:\n       "
+                                                                               "     requests:\n   "
+                                                                               "           cpu: "
+                                                                               "1\n";
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
     dump(&sc);

@@ -140,8 +140,8 @@ static void on_progress(void *ud, sim_ms_t now, size_t done, size_t total)
         return;
     p->last = ts;
     p->shown = true;
-    fprintf(stderr, "\r\033[Ksim: virtual time %s, %zu/%zu workloads done", sim_duration_format(now, buf),
-            done, total);
+    fprintf(stderr, "\r\033[Ksim: virtual time %s, %zu/%zu workloads done",
+            sim_duration_format(now, buf), done, total);
     fflush(stderr);
 }
 

@@ -312,9 +312,8 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         if (h != SIM_NONE)
             r->rec->holders[h].weight =
                 !del && o->u.cq.has_fair_weight ? o->u.cq.fair_weight.nano : 1000000000;
-        if (h == SIM_NONE ||
-            sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups, del ? 0 : o->u.cq.ngroups,
-                               now) != ERR_OK)
+        if (h == SIM_NONE || sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups,
+                                                del ? 0 : o->u.cq.ngroups, now) != ERR_OK)
             return ERR_NOMEM;
         *queues_changed = true;
         break;
@@ -322,9 +321,8 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         rc = del ? sched_cohort_delete(r->s, m->name, msg)
                  : sched_cohort_upsert(r->s, &o->u.cohort, msg);
         h = sim_rec_holder(r->rec, m->name, true);
-        if (h == SIM_NONE ||
-            sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
-                               del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
+        if (h == SIM_NONE || sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
+                                                del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
             return ERR_NOMEM;
         break;
     case KIND_LOCAL_QUEUE:

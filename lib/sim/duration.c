@@ -69,8 +69,8 @@ err_t sim_duration_parse(const char *s, size_t len, sim_ms_t *out, err_msg_t *ms
                     frac = frac * 10 + (s[i] - '0');
                     scale *= 10;
                 } else if (s[i] != '0') {
-                    return err_set(msg, ERR_PARSE,
-                                   "duration \"%.*s\": finer than a millisecond", (int)len, s);
+                    return err_set(msg, ERR_PARSE, "duration \"%.*s\": finer than a millisecond",
+                                   (int)len, s);
                 }
                 digits = true;
                 i++;

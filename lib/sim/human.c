@@ -16,8 +16,8 @@
  * definitions, docs/simulator.md), only rounded for reading.
  */
 
-#define MAX_COLS 8
-#define CELL 96
+#define MAX_COLS    8
+#define CELL        96
 #define TOP_REASONS 5
 
 /* A table: rows of cells, the first column left-aligned, the others right-aligned. */
@@ -109,8 +109,9 @@ static void header(const sim_rec_t *r, FILE *out)
             strcmp(why, "completed") == 0 ? "every workload done"
             : strcmp(why, "until") == 0   ? "stopped at --until"
                                           : "stopped: nothing more could change");
-    fprintf(out, "  %zu finished, %zu running, %zu pending, %zu deactivated, %zu deleted; "
-                 "%zu preemption%s\n",
+    fprintf(out,
+            "  %zu finished, %zu running, %zu pending, %zu deactivated, %zu deleted; "
+            "%zu preemption%s\n",
             counts[SIM_WL_FINISHED], counts[SIM_WL_RUNNING], counts[SIM_WL_PENDING],
             counts[SIM_WL_DEACTIVATED], counts[SIM_WL_DELETED], r->npreemptions,
             r->npreemptions == 1 ? "" : "s");
@@ -125,8 +126,7 @@ static bool queues(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
     if (sim_view_groups_init(&g, r) != ERR_OK)
         return false;
     fprintf(out, "\nClusterQueues (wait = time pending, counted until admission or the end)\n");
-    row(&t, "ClusterQueue", "admitted", "preempted", "pending", "wait p50", "wait p90",
-        "wait max");
+    row(&t, "ClusterQueue", "admitted", "preempted", "pending", "wait p50", "wait p90", "wait max");
     for (size_t i = 0; i < ncq; i++) {
         const sim_holder_t *h = &r->holders[cqs[i]];
         size_t nw;
@@ -157,8 +157,10 @@ static bool usage(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
         borrowed[SIM_RATIO_STR_MAX], used[SIM_RATIO_STR_MAX];
     bool any = false;
 
-    fprintf(out, "\nUsage of nominal quota (used: averaged over the run; over nominal: borrowed from the "
-                 "cohort or\nleft over after a quota cut, in resource-hours)\n");
+    fprintf(
+        out,
+        "\nUsage of nominal quota (used: averaged over the run; over nominal: borrowed from the "
+        "cohort or\nleft over after a quota cut, in resource-hours)\n");
     row(&t, "ClusterQueue", "flavor", "resource", "nominal", "used", "peak", "over nominal");
     for (size_t i = 0; i < ncq; i++) {
         const sim_holder_t *h = &r->holders[cqs[i]];

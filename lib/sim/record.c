@@ -226,8 +226,7 @@ oom:
     return SIM_NONE;
 }
 
-static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *resource,
-                     sim_ms_t t)
+static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *resource, sim_ms_t t)
 {
     sim_holder_t *h = &r->holders[hi];
 
@@ -457,8 +456,7 @@ static void back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
     pending_add(r, w->cq, 1, t);
 }
 
-err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *reason,
-                         sim_ms_t t)
+err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *reason, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
 
@@ -606,8 +604,9 @@ char *sim_reason_normalize(const char *msg)
             isdigit((unsigned char)msg[j + 1]))
             j++;
         if (start && isdigit((unsigned char)msg[j])) {
-            while (j < len && (isdigit((unsigned char)msg[j]) ||
-                               (msg[j] == '.' && j + 1 < len && isdigit((unsigned char)msg[j + 1]))))
+            while (j < len &&
+                   (isdigit((unsigned char)msg[j]) ||
+                    (msg[j] == '.' && j + 1 < len && isdigit((unsigned char)msg[j + 1]))))
                 j++;
             while (j < len && isalpha((unsigned char)msg[j]))
                 j++; /* a suffix: m, Ki, Gi, k, e */

@@ -35,8 +35,8 @@ typedef enum {
 
 /* A step function of time: value v[i] holds from t[i] until t[i+1]. */
 typedef struct sim_series_s {
-    sim_ms_t *t;  /* owned */
-    qnano_t *v;   /* owned */
+    sim_ms_t *t; /* owned */
+    qnano_t *v;  /* owned */
     size_t len;
     size_t cap;
 } sim_series_t;
@@ -120,16 +120,16 @@ typedef struct sim_gfr_s {
 
 typedef struct sim_preemption_s {
     sim_ms_t t;
-    size_t victim;    /* workload index */
-    size_t preemptor; /* workload index, SIM_NONE when unknown */
-    size_t cq;        /* holder index of the victim */
+    size_t victim;      /* workload index */
+    size_t preemptor;   /* workload index, SIM_NONE when unknown */
+    size_t cq;          /* holder index of the victim */
     const char *reason; /* static: Kueue's reason name */
 } sim_preemption_t;
 
 typedef struct sim_reason_s {
-    char *text; /* owned: the engine's explanation with numbers replaced by "N" */
+    char *text;     /* owned: the engine's explanation with numbers replaced by "N" */
     size_t waits;   /* waits it explained (one per workload per change of explanation) */
-    sim_ms_t total;   /* pending time attributed to it */
+    sim_ms_t total; /* pending time attributed to it */
 } sim_reason_t;
 
 typedef struct sim_rec_s {
@@ -139,7 +139,7 @@ typedef struct sim_rec_s {
     sim_holder_t *holders; /* owned, in order of first sight */
     size_t nholders, capholders;
     sim_strmap_t holder_index; /* "cq/<name>" or "cohort/<name>" */
-    sim_gfr_t *gfrs; /* owned, in order of first sight */
+    sim_gfr_t *gfrs;           /* owned, in order of first sight */
     size_t ngfrs, capgfrs;
     sim_strmap_t gfr_index;
     sim_preemption_t *preemptions; /* owned, in time order */
@@ -147,7 +147,7 @@ typedef struct sim_rec_s {
     sim_reason_t *reasons; /* owned */
     size_t nreasons, capreasons;
     sim_strmap_t reason_index;
-    sim_ms_t end;  /* the instant the run stopped; -1 until sim_rec_end */
+    sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
     size_t events; /* JSON Lines events emitted */
     bool oom;      /* an allocation failed: the record is incomplete */
@@ -184,8 +184,7 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t w, size_t cq, const admission_t *adm
 
 /* Running workload `w` was preempted by `preemptor` (SIM_NONE: unknown) for `reason` (static
  * string) and is pending again. ERR_NOMEM. */
-err_t sim_rec_wl_preempt(sim_rec_t *r, size_t w, size_t preemptor, const char *reason,
-                         sim_ms_t t);
+err_t sim_rec_wl_preempt(sim_rec_t *r, size_t w, size_t preemptor, const char *reason, sim_ms_t t);
 
 /* Running workload `w` was evicted by a stop policy and is pending again. */
 void sim_rec_wl_evict(sim_rec_t *r, size_t w, sim_ms_t t);

@@ -24,17 +24,17 @@
  * column (its minimum, maximum and last value), which keeps a 50,000-workload page small.
  */
 
-#define W 780     /* plot width */
-#define H 200     /* plot height */
-#define LEFT 150  /* room for y labels (queue and class names) */
-#define TOP 16
-#define BOTTOM 34 /* room for x labels */
-#define RIGHT 170 /* room for the legend */
+#define W         780 /* plot width */
+#define H         200 /* plot height */
+#define LEFT      150 /* room for y labels (queue and class names) */
+#define TOP       16
+#define BOTTOM    34  /* room for x labels */
+#define RIGHT     170 /* room for the legend */
 #define MAX_LINES 12
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-                                      "#393b79", "#637939"};
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                      "#bcbd22", "#17becf", "#393b79", "#637939"};
 
 static void esc(FILE *out, const char *s)
 {
@@ -85,8 +85,9 @@ static long long px_y(sim_wide_t v, sim_wide_t vmax)
 
 static void svg_open(FILE *out, const char *id, const char *cls, int height, const char *label)
 {
-    fprintf(out, "<svg id=\"%s\" class=\"chart %s\" xmlns=\"http://www.w3.org/2000/svg\" "
-                 "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
+    fprintf(out,
+            "<svg id=\"%s\" class=\"chart %s\" xmlns=\"http://www.w3.org/2000/svg\" "
+            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
             id, cls, LEFT + W + RIGHT, height, LEFT + W + RIGHT, height);
     esc(out, label);
     fputs("\">\n", out);
@@ -95,8 +96,9 @@ static void svg_open(FILE *out, const char *id, const char *cls, int height, con
 /* The time axis along the bottom of a plot whose bottom edge is at y = `base`. */
 static void time_axis(FILE *out, sim_ms_t end, int base)
 {
-    static const sim_ms_t steps[] = {1000, 5000, 10000, 30000, 60000, 300000, 600000, 1800000,
-                                     3600000, 7200000, 21600000, 43200000, 86400000, 604800000};
+    static const sim_ms_t steps[] = {1000,     5000,     10000,    30000,    60000,
+                                     300000,   600000,   1800000,  3600000,  7200000,
+                                     21600000, 43200000, 86400000, 604800000};
     sim_ms_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1];
     char buf[SIM_TIME_STR_MAX];
 
@@ -110,8 +112,9 @@ static void time_axis(FILE *out, sim_ms_t end, int base)
             LEFT + W, base);
     for (sim_ms_t t = 0; t <= end; t += step) {
         long long x = px_x(t, end);
-        fprintf(out, "<line class=\"tick\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
-                     "<text class=\"tlabel\" x=\"%lld\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+        fprintf(out,
+                "<line class=\"tick\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
+                "<text class=\"tlabel\" x=\"%lld\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
                 x, base, x, base + 4, x, base + 16, sim_duration_format(t, buf));
         if (end == 0)
             break;
@@ -120,9 +123,10 @@ static void time_axis(FILE *out, sim_ms_t end, int base)
 
 static void y_labels(FILE *out, const char *top_label)
 {
-    fprintf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP, LEFT,
-            TOP + H);
-    fprintf(out, "<text class=\"ylabel\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6, TOP + 4);
+    fprintf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP,
+            LEFT, TOP + H);
+    fprintf(out, "<text class=\"ylabel\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6,
+            TOP + 4);
     esc(out, top_label);
     fprintf(out, "</text><text class=\"ylabel\" x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n",
             LEFT - 6, TOP + H + 4);
@@ -206,7 +210,8 @@ static bool chart_pending(const sim_rec_t *r, const size_t *cqs, size_t ncq, FIL
     if (ncq > MAX_LINES)
         fprintf(out, "<p>The %d ClusterQueues with the longest queues, of %zu.</p>\n", MAX_LINES,
                 ncq);
-    svg_open(out, "chart-pending", "chart-lines", TOP + H + BOTTOM, "pending workloads per ClusterQueue");
+    svg_open(out, "chart-pending", "chart-lines", TOP + H + BOTTOM,
+             "pending workloads per ClusterQueue");
     snprintf(buf, sizeof(buf), "%lld", (long long)vmax);
     y_labels(out, buf);
     for (size_t i = 0; i < n; i++) {
@@ -214,8 +219,9 @@ static bool chart_pending(const sim_rec_t *r, const size_t *cqs, size_t ncq, FIL
         const char *color = palette[i % (sizeof(palette) / sizeof(palette[0]))];
         step_path(out, &h->pending_series, r->end, vmax > 0 ? vmax : 1, "series pending", color,
                   false);
-        fprintf(out, "<rect class=\"swatch\" x=\"%d\" y=\"%zu\" width=\"10\" height=\"10\" "
-                     "fill=\"%s\"/><text class=\"legend\" x=\"%d\" y=\"%zu\">",
+        fprintf(out,
+                "<rect class=\"swatch\" x=\"%d\" y=\"%zu\" width=\"10\" height=\"10\" "
+                "fill=\"%s\"/><text class=\"legend\" x=\"%d\" y=\"%zu\">",
                 LEFT + W + 12, TOP + i * 16, color, LEFT + W + 26, TOP + i * 16 + 9);
         esc(out, h->name);
         fputs("</text>\n", out);
@@ -254,12 +260,13 @@ static bool chart_usage(const sim_rec_t *r, FILE *out)
         y_labels(out, sim_fmt_quantity(vmax, x->resource, q));
         step_path(out, &x->usage_series, r->end, vmax > 0 ? vmax : 1, "series usage", "#9ecae1",
                   true);
-        step_path(out, &x->nominal_series, r->end, vmax > 0 ? vmax : 1, "series nominal",
-                  "#d62728", false);
-        fprintf(out, "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-                     "fill=\"#9ecae1\"/><text class=\"legend\" x=\"%d\" y=\"%d\">in use</text>\n"
-                     "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-                     "fill=\"#d62728\"/><text class=\"legend\" x=\"%d\" y=\"%d\">nominal</text>\n",
+        step_path(out, &x->nominal_series, r->end, vmax > 0 ? vmax : 1, "series nominal", "#d62728",
+                  false);
+        fprintf(out,
+                "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
+                "fill=\"#9ecae1\"/><text class=\"legend\" x=\"%d\" y=\"%d\">in use</text>\n"
+                "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
+                "fill=\"#d62728\"/><text class=\"legend\" x=\"%d\" y=\"%d\">nominal</text>\n",
                 LEFT + W + 12, TOP, LEFT + W + 26, TOP + 9, LEFT + W + 12, TOP + 16, LEFT + W + 26,
                 TOP + 25);
         time_axis(out, r->end, TOP + H);
@@ -301,7 +308,7 @@ static bool chart_waits(const sim_rec_t *r, FILE *out)
     }
     for (size_t i = 0; i < r->nwls; i++) {
         v[i] = (pc_item_t){r->wls[i].priority_class[0] != '\0' ? r->wls[i].priority_class
-                                                                : "(no priority class)",
+                                                               : "(no priority class)",
                            r->wls[i].priority, r->wls[i].wait};
         if (v[i].wait > wmax)
             wmax = v[i].wait;
@@ -318,7 +325,8 @@ static bool chart_waits(const sim_rec_t *r, FILE *out)
     fputs("<h2>Wait time per priority class</h2>\n<p>Each bar spans the shortest to the longest "
           "wait; the box spans the median (p50) to p90.</p>\n",
           out);
-    svg_open(out, "chart-waits", "chart-boxes", height, "wait time distribution per priority class");
+    svg_open(out, "chart-waits", "chart-boxes", height,
+             "wait time distribution per priority class");
     size_t row = 0;
     for (size_t i = 0; i < r->nwls; row++) {
         size_t j = i, n = 0;
@@ -327,13 +335,15 @@ static bool chart_waits(const sim_rec_t *r, FILE *out)
         int y = TOP + (int)row * 28;
         sim_ms_t lo = w[0], p50 = sim_stats_percentile(w, n, 50),
                  p90 = sim_stats_percentile(w, n, 90), hi = w[n - 1];
-        fprintf(out, "<g class=\"box\"><text class=\"ylabel\" x=\"%d\" y=\"%d\" "
-                     "text-anchor=\"end\">",
+        fprintf(out,
+                "<g class=\"box\"><text class=\"ylabel\" x=\"%d\" y=\"%d\" "
+                "text-anchor=\"end\">",
                 LEFT - 6, y + 14);
         esc(out, v[i].pclass);
-        fprintf(out, "</text><line class=\"whisker\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
-                     "<rect class=\"iqr\" x=\"%lld\" y=\"%d\" width=\"%lld\" height=\"16\"/>"
-                     "<line class=\"median\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>",
+        fprintf(out,
+                "</text><line class=\"whisker\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
+                "<rect class=\"iqr\" x=\"%lld\" y=\"%d\" width=\"%lld\" height=\"16\"/>"
+                "<line class=\"median\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>",
                 px_x(lo, wmax), y + 10, px_x(hi, wmax), y + 10, px_x(p50, wmax), y + 2,
                 px_x(p90, wmax) - px_x(p50, wmax) + 1, px_x(p50, wmax), y + 2, px_x(p50, wmax),
                 y + 18);
@@ -362,8 +372,9 @@ static bool chart_preemptions(const sim_rec_t *r, const size_t *cqs, size_t ncq,
     for (size_t i = 0; i < ncq; i++)
         if (r->holders[cqs[i]].preemptions > 0)
             row_of[cqs[i]] = rows++;
-    fprintf(out, "<h2>Preemptions</h2>\n<p>%zu preemption%s; each dot is one workload stopped to "
-                 "make room (hover for details).</p>\n",
+    fprintf(out,
+            "<h2>Preemptions</h2>\n<p>%zu preemption%s; each dot is one workload stopped to "
+            "make room (hover for details).</p>\n",
             r->npreemptions, r->npreemptions == 1 ? "" : "s");
     int height = TOP + (int)(rows > 0 ? rows : 1) * 22 + BOTTOM;
     svg_open(out, "chart-preemptions", "chart-timeline", height, "preemptions over time");
@@ -426,9 +437,10 @@ err_t sim_report_write(const sim_rec_t *r, const char *title, FILE *out, err_msg
     if (mem != NULL)
         fclose(mem);
     if (ok) {
-        fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>sluice "
-              "sim: ",
-              out);
+        fputs(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>sluice "
+            "sim: ",
+            out);
         esc(out, title);
         fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>sluice sim: ", style);
         esc(out, title);

@@ -82,7 +82,8 @@ static err_t build_changes(sim_run_t *r)
     return ERR_OK;
 }
 
-/* ---- the finish heap -------------------------------------------------------------------------- */
+/* ---- the finish heap --------------------------------------------------------------------------
+ */
 
 static bool fin_less(const sim_finish_t *a, const sim_finish_t *b)
 {
@@ -252,8 +253,7 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         h = sim__run_holder(r, d->cluster_queue);
         if (h == SIM_NONE || sim_rec_wl_admit(r->rec, w, h, &d->admission, t) != ERR_OK)
             return ERR_NOMEM;
-        sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission,
-                            d->borrowing);
+        sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
         r->wr[w].gen++;
         if (r->wr[w].runtime >= 0) {
             sim_ms_t end = r->wr[w].runtime > SIM_MS_MAX - t ? SIM_MS_MAX : t + r->wr[w].runtime;
@@ -265,10 +265,9 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         const char *reason = sched_preempt_reason_str(d->reason);
         sim_events_preempted(&r->ev, t, d->workload, d->cluster_queue,
                              d->preemptor != NULL ? d->preemptor : "", reason);
-        rc = sim_rec_wl_preempt(r->rec, w,
-                                d->preemptor != NULL ? sim_rec_wl_find(r->rec, d->preemptor)
-                                                     : SIM_NONE,
-                                reason, t);
+        rc = sim_rec_wl_preempt(
+            r->rec, w, d->preemptor != NULL ? sim_rec_wl_find(r->rec, d->preemptor) : SIM_NONE,
+            reason, t);
         if (rc == ERR_NOMEM)
             return rc;
         break;
@@ -350,8 +349,7 @@ static err_t sample_reasons(sim_run_t *r, sim_ms_t t)
     for (size_t i = 0; i < r->nsample && c.rc == ERR_OK; i++) {
         sched_wl_info_t info;
         const sim_wl_rec_t *w = &r->rec->wls[r->sample[i]];
-        if (w->state == SIM_WL_PENDING &&
-            sched_workload_info(r->s, w->name, &info, NULL) == ERR_OK)
+        if (w->state == SIM_WL_PENDING && sched_workload_info(r->s, w->name, &info, NULL) == ERR_OK)
             on_sample(&info, &c);
     }
     r->nsample = 0;
@@ -395,8 +393,7 @@ static void run_fini(sim_run_t *r)
     sched_free(r->s);
 }
 
-err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *rec,
-              err_msg_t *msg)
+err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *rec, err_msg_t *msg)
 {
     sim_run_t r;
     sched_config_t cfg;

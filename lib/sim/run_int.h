@@ -46,13 +46,13 @@ typedef struct sim_run_s {
     size_t nfin, capfin;
     sim_wlrun_t *wr; /* owned */
     size_t capwr;
-    size_t done; /* workloads finished, deactivated or deleted */
+    size_t done;    /* workloads finished, deactivated or deleted */
     char **touched; /* owned: ClusterQueues where something happened this instant */
     size_t ntouched, captouched;
     sim_strmap_t touched_index;
     size_t *sample; /* owned: workloads whose wait reason to read this instant */
     size_t nsample, capsample;
-    sim_strmap_t lq_live; /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
+    sim_strmap_t lq_live;  /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
     sim_strmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
     sim_strmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
     sim_strmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */

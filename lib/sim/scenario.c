@@ -34,7 +34,7 @@ typedef struct load_s {
     sim_scenario_t *sc;
     diags_t *diags; /* owned: one list per document in sc->docs */
     size_t capdiags;
-    bool *partial; /* owned: per document, decode failed (only kind/name known) */
+    bool *partial;           /* owned: per document, decode failed (only kind/name known) */
     sim_strmap_t gen_counts; /* generateName -> last n */
     sim_strmap_t warned;     /* "path: message" of warnings already reported */
     bool oom;
@@ -157,8 +157,8 @@ void sim_scenario_fini(sim_scenario_t *sc)
 /* ---- pass 1: one document at a time -------------------------------------------------------- */
 
 /* Read one timing annotation of `doc` into *out; a malformed one is reported at its path. */
-static void read_duration(diags_t *d, const json_t *annotations, const char *key,
-                          bool *has, sim_ms_t *out)
+static void read_duration(diags_t *d, const json_t *annotations, const char *key, bool *has,
+                          sim_ms_t *out)
 {
     const json_t *v = json_object_get(annotations, key);
     char path[128];
@@ -313,10 +313,12 @@ static void check_sim_rules(load_t *ld)
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
         if (doc->has_delete_at && doc->delete_at <= doc->at)
             diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
-                        "must be later than " SIM_ANN_AT " (%s)", sim_duration_format(doc->at, tbuf));
+                        "must be later than " SIM_ANN_AT " (%s)",
+                        sim_duration_format(doc->at, tbuf));
         if (k == KIND_CONFIGURATION) {
             if (config_doc != SIM_DOC_NONE)
-                diags_error(d, "", "a scenario has at most one Configuration (the first is doc %zu)",
+                diags_error(d, "",
+                            "a scenario has at most one Configuration (the first is doc %zu)",
                             sc->docs[config_doc].number);
             else
                 config_doc = i;

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define SIM_ANN_AT "sim.sluice.dev/at"
+#define SIM_ANN_AT        "sim.sluice.dev/at"
 #define SIM_ANN_DELETE_AT "sim.sluice.dev/delete-at"
-#define SIM_ANN_RUNTIME "sim.sluice.dev/runtime"
+#define SIM_ANN_RUNTIME   "sim.sluice.dev/runtime"
 
 /* One document of the scenario, decoded. */
 typedef struct sim_doc_s {

@@ -31,7 +31,7 @@ typedef void (*sim_progress_cb)(void *ud, sim_ms_t now, size_t done, size_t tota
 typedef struct sim_options_s {
     bool has_until; /* stop at `until` (--until) */
     sim_ms_t until;
-    FILE *events; /* borrowed: where JSON Lines events go; NULL = nowhere */
+    FILE *events;                /* borrowed: where JSON Lines events go; NULL = nowhere */
     sim_progress_cb on_progress; /* may be NULL */
     void *progress_ud;
 } sim_options_t;
@@ -40,8 +40,7 @@ typedef struct sim_options_s {
  * owns it and frees it with sim_rec_fini even on failure). Events go to opts->events as they
  * happen. Returns ERR_NOMEM, ERR_IO (writing events), or ERR_INVALID when the engine refuses an
  * object the loader accepted (msg names the document). */
-err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *rec,
-              err_msg_t *msg);
+err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *rec, err_msg_t *msg);
 
 /* Write the --summary JSON document for `rec` to `out` (scenario-format.md, "Output"; the
  * computations are defined in docs/simulator.md). ERR_NOMEM, ERR_IO. */

@@ -140,8 +140,9 @@ static err_t write_cqs(jsonw_t *w, const sim_rec_t *r, const sim_view_groups_t *
             jsonw_key(w, "nominalResourceSeconds");
             jsonw_raw(w, sim_fmt_resource_seconds(fr->nominal_int, buf));
             jsonw_key(w, "shareOfNominal");
-            jsonw_raw(w, fr->nominal_int > 0 ? sim_ratio_format(fr->usage_int, fr->nominal_int, 4, buf)
-                                             : "null");
+            jsonw_raw(w, fr->nominal_int > 0
+                             ? sim_ratio_format(fr->usage_int, fr->nominal_int, 4, buf)
+                             : "null");
             jsonw_key(w, "borrowedResourceSeconds");
             jsonw_raw(w, sim_fmt_resource_seconds(fr->borrowed_int, buf));
             jsonw_object_end(w);

@@ -174,8 +174,7 @@ const char *sim_view_state(sim_wl_state_t s)
     return "";
 }
 
-bool sim_view_fair_share(const sim_rec_t *r, const sim_view_groups_t *g, size_t h,
-                         long double *x)
+bool sim_view_fair_share(const sim_rec_t *r, const sim_view_groups_t *g, size_t h, long double *x)
 {
     const sim_holder_t *hd = &r->holders[h];
     long double best = 0;

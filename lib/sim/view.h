@@ -57,7 +57,6 @@ const char *sim_view_state(sim_wl_state_t s);
  * (flavor, resource) pairs it used, of its usage integral divided by the cluster's nominal-quota
  * integral for that pair (every ClusterQueue and Cohort), divided by its fair-sharing weight.
  * False when the queue had no workload (it does not take part in Jain's index). */
-bool sim_view_fair_share(const sim_rec_t *r, const sim_view_groups_t *g, size_t h,
-                         long double *x);
+bool sim_view_fair_share(const sim_rec_t *r, const sim_view_groups_t *g, size_t h, long double *x);
 
 #endif
