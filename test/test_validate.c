@@ -747,6 +747,7 @@ START_TEST(wl_admission)
                             "\"2\"}, count: 2}\n")),
            "status.admission.podSetAssignments[0].name: Not found: \"other\"\n");
     EXPECT(wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT MAIN_ASSIGNMENT)),
+           "status.admission.podSetAssignments[1]: Duplicate value: {\"name\":\"main\"}\n"
            "podSetAssignments must have the same number of podSets as the spec\n");
     EXPECT(wl_yaml("", "", PS_MAIN(2, ""),
                    RESERVED("    - {name: main, flavors: {cpu: f1, memory: f1}, resourceUsage: "

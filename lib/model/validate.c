@@ -42,6 +42,9 @@
 
 #define ANNOTATIONS_MAX_BYTES (256 * 1024)
 
+/* Room for the podSet names of one Workload (the CRD allows 18). */
+#define VNAMES_MAX 64
+
 /* ---- small helpers ------------------------------------------------------------------------- */
 
 /* Format a field path into `buf` (VPATH bytes), truncating absurdly long ones. */
@@ -145,6 +148,179 @@ static const char *meta_annotation(const object_meta_t *m, const char *key)
 static const char *meta_label(const object_meta_t *m, const char *key)
 {
     return kv_find(&m->labels, key);
+}
+
+/* Go's encoding/json form of a string (what Kubernetes prints for a Duplicate value of a
+ * list-map key): quotes, backslashes and control bytes escaped, '<', '>' and '&' as \u00XX (Go's
+ * HTML-safe default), U+2028/U+2029 escaped, invalid UTF-8 as \ufffd. Truncated to fit `cap`. */
+static const char *json_quote(const char *s, char *buf, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t n = 0;
+
+    if (cap < 3) {
+        if (cap)
+            buf[0] = '\0';
+        return buf;
+    }
+    buf[n++] = '"';
+    while (*p != '\0' && n + 8 < cap) {
+        unsigned char c = *p;
+        size_t len = 0;
+        uint32_t cp = 0;
+
+        if (c < 0x80) {
+            const char *esc = NULL;
+            switch (c) {
+            case '"':
+                esc = "\\\"";
+                break;
+            case '\\':
+                esc = "\\\\";
+                break;
+            case '\b':
+                esc = "\\b";
+                break;
+            case '\f':
+                esc = "\\f";
+                break;
+            case '\n':
+                esc = "\\n";
+                break;
+            case '\r':
+                esc = "\\r";
+                break;
+            case '\t':
+                esc = "\\t";
+                break;
+            default:
+                break;
+            }
+            if (esc != NULL)
+                n += (size_t)snprintf(buf + n, cap - n, "%s", esc);
+            else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+                n += (size_t)snprintf(buf + n, cap - n, "\\u%04x", c);
+            else
+                buf[n++] = (char)c;
+            p++;
+            continue;
+        }
+        /* Decode one UTF-8 sequence; anything malformed is one byte of U+FFFD. */
+        if (c >= 0xc2 && c <= 0xdf) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4;
+            cp = c & 0x07;
+        }
+        for (size_t i = 1; i < len; i++) {
+            if ((p[i] & 0xc0) != 0x80) {
+                len = 0;
+                break;
+            }
+            cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
+            len = 0;
+        if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
+            len = 0;
+        if (len == 0) {
+            n += (size_t)snprintf(buf + n, cap - n, "\\ufffd");
+            p++;
+        } else if (cp == 0x2028 || cp == 0x2029) {
+            n += (size_t)snprintf(buf + n, cap - n, "\\u%04x", (unsigned)cp);
+            p += len;
+        } else {
+            memcpy(buf + n, p, len);
+            n += len;
+            p += len;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    return buf;
+}
+
+/*
+ * x-kubernetes-list-type: map with one key field (every list-map of Kueue's CRDs): the API
+ * server's structural validation reports the second occurrence of a key, once however often it
+ * repeats, as `<list>[i]: Duplicate value: {"<field>":<key>}`. `key_at(ctx, i)` gives item i's
+ * key (after defaulting, as the API server defaults before it validates).
+ */
+static void check_list_map(diags_t *d, const char *list_path, const char *field, size_t n,
+                           const char *(*key_at)(const void *items, size_t i), const void *items)
+{
+    char p[VPATH], v[1024];
+
+    for (size_t i = 1; i < n; i++) {
+        const char *k = key_at(items, i);
+        size_t seen = 0;
+        for (size_t j = 0; j < i; j++)
+            if (str_eq(key_at(items, j), k))
+                seen++;
+        if (seen != 1)
+            continue; /* first occurrence, or a third one (already reported) */
+        pathf(p, "%s[%zu]", list_path, i);
+        if (k == NULL)
+            verr(d, p, "Duplicate value: {}");
+        else
+            verr(d, p, "Duplicate value: {\"%s\":%s}", field, json_quote(k, v, sizeof(v)));
+    }
+}
+
+/* listType=set of strings: `<list>[i]: Duplicate value: "<value>"`, second occurrences only. */
+static void check_list_set(diags_t *d, const char *list_path, char *const *items, size_t n)
+{
+    char p[VPATH], v[1024];
+
+    for (size_t i = 1; i < n; i++) {
+        size_t seen = 0;
+        for (size_t j = 0; j < i; j++)
+            if (str_eq(items[j], items[i]))
+                seen++;
+        if (seen != 1)
+            continue;
+        pathf(p, "%s[%zu]", list_path, i);
+        verr(d, p, "Duplicate value: %s", quote(items[i], v, sizeof(v)));
+    }
+}
+
+/* field.NotSupported detail: `Unsupported value: "x": supported values: "a", "b"`; without
+ * values, just `Unsupported value: "x"`. `values` is printed in the order given. */
+static void verr_not_supported(diags_t *d, const char *path, const char *value,
+                               const char *const *values, size_t n)
+{
+    char text[4096], q[512];
+    size_t len;
+
+    len = (size_t)snprintf(text, sizeof(text), "Unsupported value: %s",
+                           quote(value ? value : "", q, sizeof(q)));
+    for (size_t i = 0; i < n && len < sizeof(text); i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s",
+                                i ? ", " : ": supported values: ", quote(values[i], q, sizeof(q)));
+    verr(d, path, "%s", text);
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort `v` (borrowed strings) and drop duplicates, as Go's sets.List does; returns the count. */
+static size_t sorted_set(const char **v, size_t n)
+{
+    size_t out = 0;
+
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof(*v), cmp_strp);
+    for (size_t i = 0; i < n; i++)
+        if (out == 0 || strcmp(v[out - 1], v[i]) != 0)
+            v[out++] = v[i];
+    return out;
 }
 
 /* ---- names: label keys and values, DNS-1123 ----------------------------------------------- */
@@ -293,10 +469,9 @@ static const char *effect_name(taint_effect_t e)
  * operator and effect enums are checked by the decoder; an unset operator reads as Equal, which
  * is what the first rule (has(operator) false) also rejects.
  */
-static void check_tolerations(diags_t *d, const char *path, const toleration_t *t, size_t n)
+static void check_tolerations_cel(diags_t *d, const char *path, const toleration_t *t, size_t n)
 {
     bool need_exists = false, seconds_effect = false, value_with_exists = false;
-    char p[VPATH];
 
     for (size_t i = 0; i < n; i++) {
         if (t[i].key == NULL && t[i].op != TOLERATION_OP_EXISTS)
@@ -314,7 +489,13 @@ static void check_tolerations(diags_t *d, const char *path, const toleration_t *
         verr(d, path, "effect must be 'NoExecute' when 'tolerationSeconds' is set");
     if (value_with_exists)
         verr(d, path, "a value must be empty when 'operator' is 'Exists'");
-    /* Webhook (validateTolerations): a non-empty key is a label name. */
+}
+
+/* Webhook (validateTolerations): a non-empty key is a label name. */
+static void check_toleration_keys(diags_t *d, const char *path, const toleration_t *t, size_t n)
+{
+    char p[VPATH];
+
     for (size_t i = 0; i < n; i++) {
         if (t[i].key != NULL && t[i].key[0] != '\0') {
             pathf(p, "%s[%zu].key", path, i);
@@ -371,7 +552,8 @@ static void validate_flavor(const flavor_t *rf, diags_t *d)
             }
         }
     }
-    check_tolerations(d, "spec.tolerations", rf->tolerations, rf->ntolerations);
+    check_tolerations_cel(d, "spec.tolerations", rf->tolerations, rf->ntolerations);
+    check_toleration_keys(d, "spec.tolerations", rf->tolerations, rf->ntolerations);
 }
 
 static void validate_flavor_update(const flavor_t *old, const flavor_t *rf, diags_t *d)
@@ -476,6 +658,136 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
     }
 }
 
+static const char *flavor_quotas_key(const void *items, size_t i)
+{
+    return ((const flavor_quotas_t *)items)[i].name;
+}
+
+static const char *resource_quota_key(const void *items, size_t i)
+{
+    return ((const resource_quota_t *)items)[i].name;
+}
+
+static const char *check_rule_key(const void *items, size_t i)
+{
+    return ((const admission_check_rule_t *)items)[i].name;
+}
+
+/* Structural schema: resourceGroups[i].flavors and flavors[j].resources are list-maps keyed by
+ * name (ClusterQueue and Cohort share the ResourceGroup type). */
+static void check_groups_list_maps(diags_t *d, const resource_group_t *g, size_t ng)
+{
+    char p[VPATH];
+
+    for (size_t i = 0; i < ng; i++) {
+        pathf(p, "spec.resourceGroups[%zu].flavors", i);
+        check_list_map(d, p, "name", g[i].nflavors, flavor_quotas_key, g[i].flavors);
+        for (size_t j = 0; j < g[i].nflavors; j++) {
+            pathf(p, "spec.resourceGroups[%zu].flavors[%zu].resources", i, j);
+            check_list_map(d, p, "name", g[i].flavors[j].nresources, resource_quota_key,
+                           g[i].flavors[j].resources);
+        }
+    }
+}
+
+/* The flavors a ClusterQueue names, sorted and unique (Go's sets.List of AllFlavors); `out` has
+ * room for every flavor of every group. Returns the count. */
+static size_t all_flavors(const resource_group_t *g, size_t ng, const char **out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < ng; i++)
+        for (size_t j = 0; j < g[i].nflavors; j++)
+            out[n++] = g[i].flavors[j].name ? g[i].flavors[j].name : "";
+    return sorted_set(out, n);
+}
+
+static size_t count_flavors(const resource_group_t *g, size_t ng)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < ng; i++)
+        n += g[i].nflavors;
+    return n;
+}
+
+static bool strv_has(const char *const *v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (str_eq(v[i], s))
+            return true;
+    return false;
+}
+
+/* The same set of strings (order and repeats aside). */
+static bool strv_same_set(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    for (size_t i = 0; i < na; i++)
+        if (!strv_has((const char *const *)b, nb, a[i]))
+            return false;
+    for (size_t i = 0; i < nb; i++)
+        if (!strv_has((const char *const *)a, na, b[i]))
+            return false;
+    return true;
+}
+
+/*
+ * validateAdmissionCheckOnFlavors: every onFlavors entry names a flavor of the queue
+ * (field.NotSupported). Kueue lists the allowed flavors in Go map order, which varies from call
+ * to call; sluice prints them sorted. On update (`old` non-NULL) with the default feature gates
+ * (RejectUpdatesToCQWithInvalidOnFlavors off), a rule whose onFlavors did not change is not
+ * checked again while the queue's flavors stay the same, so legacy queues stay updatable.
+ */
+static void check_on_flavors(diags_t *d, const cluster_queue_t *cq, const cluster_queue_t *old)
+{
+    size_t total = count_flavors(cq->groups, cq->ngroups), nvalid;
+    bool same_flavors = false;
+    const char **valid;
+    char p[VPATH];
+
+    if (cq->ncheck_rules == 0)
+        return;
+    valid = calloc(total ? total : 1, sizeof(*valid));
+    if (valid == NULL) {
+        d->oom = true;
+        return;
+    }
+    nvalid = all_flavors(cq->groups, cq->ngroups, valid);
+    if (old != NULL && old->ncheck_rules > 0) {
+        size_t ototal = count_flavors(old->groups, old->ngroups);
+        const char **ov = calloc(ototal ? ototal : 1, sizeof(*ov));
+        if (ov == NULL) {
+            d->oom = true;
+            free(valid);
+            return;
+        }
+        size_t novalid = all_flavors(old->groups, old->ngroups, ov);
+        same_flavors = novalid == nvalid;
+        for (size_t i = 0; same_flavors && i < nvalid; i++)
+            same_flavors = strcmp(ov[i], valid[i]) == 0;
+        free(ov);
+    }
+    for (size_t i = 0; i < cq->ncheck_rules; i++) {
+        const admission_check_rule_t *r = &cq->check_rules[i];
+        bool unchanged = false;
+
+        for (size_t k = 0; same_flavors && k < old->ncheck_rules && !unchanged; k++)
+            unchanged = str_eq(old->check_rules[k].name, r->name) &&
+                        strv_same_set(old->check_rules[k].on_flavors,
+                                      old->check_rules[k].non_flavors, r->on_flavors,
+                                      r->non_flavors);
+        if (unchanged)
+            continue;
+        for (size_t j = 0; j < r->non_flavors; j++) {
+            if (strv_has(valid, nvalid, r->on_flavors[j]))
+                continue;
+            pathf(p, "spec.admissionChecksStrategy.admissionChecks[%zu].onFlavors[%zu]", i, j);
+            verr_not_supported(d, p, r->on_flavors[j], valid, nvalid);
+        }
+    }
+    free(valid);
+}
+
 /* validateTotalFlavors, validateTotalCoveredResources, validateFlavorResourceCombinations. */
 static void check_group_totals(diags_t *d, const resource_group_t *g, size_t ng)
 {
@@ -512,12 +824,24 @@ static const char *preference_name(fungibility_pref_t p)
                                                            : "BorrowingOverPreemption";
 }
 
-static void validate_cluster_queue(const cluster_queue_t *cq, diags_t *d)
+/* `old` is NULL on create. */
+static void validate_cluster_queue(const cluster_queue_t *cq, const cluster_queue_t *old,
+                                   diags_t *d)
 {
     bool has_cohort = cq->cohort != NULL && cq->cohort[0] != '\0';
     bool both_try_next = cq->when_can_borrow == FUNGIBILITY_TRY_NEXT_FLAVOR &&
                          cq->when_can_preempt == FUNGIBILITY_TRY_NEXT_FLAVOR;
     bool borrow_without_cohort = false;
+
+    /* Structural schema: list-map keys. */
+    check_groups_list_maps(d, cq->groups, cq->ngroups);
+    check_list_map(d, "spec.admissionChecksStrategy.admissionChecks", "name", cq->ncheck_rules,
+                   check_rule_key, cq->check_rules);
+    for (size_t i = 0; i < cq->ncheck_rules; i++) {
+        char p[VPATH];
+        pathf(p, "spec.admissionChecksStrategy.admissionChecks[%zu].onFlavors", i);
+        check_list_set(d, p, cq->check_rules[i].on_flavors, cq->check_rules[i].non_flavors);
+    }
 
     /* CRD rules: spec, spec.resourceGroups[i] (in check_resource_groups), flavorFungibility,
      * preemption. */
@@ -546,12 +870,15 @@ static void validate_cluster_queue(const cluster_queue_t *cq, diags_t *d)
              preference_name(cq->preference));
     check_fair_weight(d, "spec.fairSharing", cq->has_fair_weight, cq->fair_weight);
     check_group_totals(d, cq->groups, cq->ngroups);
+    /* ValidateClusterQueue / ValidateClusterQueueUpdate. */
+    check_on_flavors(d, cq, old);
 }
 
 static void validate_cohort(const cohort_t *co, diags_t *d)
 {
     bool has_parent = co->parent != NULL && co->parent[0] != '\0';
 
+    check_groups_list_maps(d, co->groups, co->ngroups);
     check_fair_weight(d, "spec.fairSharing", co->has_fair_weight, co->fair_weight);
     check_resource_groups(d, co->groups, co->ngroups, has_parent, true);
 }
@@ -737,13 +1064,261 @@ static bool pod_set_known(const workload_t *wl, const char *name)
     return false;
 }
 
+/* ---- Workload status ---------------------------------------------------------------------- */
+
+#define REPLACEMENT_FOR_ANN "kueue.x-k8s.io/workload-slice-replacement-for"
+
+static const char *pod_set_key(const void *items, size_t i)
+{
+    return ((const pod_set_t *)items)[i].name;
+}
+
+static const char *assignment_key(const void *items, size_t i)
+{
+    return ((const pod_set_assignment_t *)items)[i].name;
+}
+
+static const char *condition_key(const void *items, size_t i)
+{
+    return ((const condition_t *)items)[i].type;
+}
+
+static const char *reclaimable_key(const void *items, size_t i)
+{
+    return ((const reclaimable_pod_t *)items)[i].name;
+}
+
+static const char *check_state_key(const void *items, size_t i)
+{
+    return ((const admission_check_state_t *)items)[i].name;
+}
+
+static const pod_set_t *pod_set_find(const workload_t *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->npod_sets; i++)
+        if (str_eq_empty(wl->pod_sets[i].name, name))
+            return &wl->pod_sets[i];
+    return NULL;
+}
+
+static const reclaimable_pod_t *reclaimable_find(const workload_t *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->nreclaimable_pods; i++)
+        if (str_eq_empty(wl->reclaimable_pods[i].name, name))
+            return &wl->reclaimable_pods[i];
+    return NULL;
+}
+
+/* Go's time.Time{}: 0001-01-01T00:00:00Z, what an unset metav1.Time reads as. */
+#define GO_ZERO_TIME INT64_C(-62135596800)
+
+#define CONDITION_REASON_MAX  1024
+#define CONDITION_MESSAGE_MAX (32 * 1024)
+#define CONDITION_REASON_MSG                                                                     \
+    "a condition reason must start with alphabetic character, optionally followed by a string " \
+    "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "  \
+    "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "                 \
+    "'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"
+
+/* ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$ */
+static bool condition_reason_ok(const char *r)
+{
+    size_t n = strlen(r);
+
+    if (n == 0 || !((r[0] >= 'a' && r[0] <= 'z') || (r[0] >= 'A' && r[0] <= 'Z')))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        unsigned char c = (unsigned char)r[i];
+        if (!is_alnum_byte(c) && c != '_' && ((c != ',' && c != ':') || i == n - 1))
+            return false;
+    }
+    return true;
+}
+
+/* metav1validation.ValidateConditions on status.conditions. */
+static void check_conditions(diags_t *d, const workload_t *wl)
+{
+    static const char *const statuses[] = {"False", "True", "Unknown"}; /* sorted, as Go */
+    char p[VPATH], v[512];
+
+    for (size_t i = 0; i < wl->nstatus_conditions; i++) {
+        const condition_t *c = &wl->status_conditions[i];
+        bool dup = false;
+
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = str_eq_empty(wl->status_conditions[j].type, c->type);
+        pathf(p, "status.conditions[%zu].type", i);
+        if (dup)
+            verr(d, p, "Duplicate value: %s", quote(c->type ? c->type : "", v, sizeof(v)));
+        check_label_name(d, p, c->type);
+        if (c->status == NULL || (strcmp(c->status, "True") != 0 &&
+                                  strcmp(c->status, "False") != 0 &&
+                                  strcmp(c->status, "Unknown") != 0)) {
+            pathf(p, "status.conditions[%zu].status", i);
+            verr_not_supported(d, p, c->status, statuses, 3);
+        }
+        if (c->observed_generation < 0) {
+            pathf(p, "status.conditions[%zu].observedGeneration", i);
+            verr(d, p, "must be greater than or equal to zero");
+        }
+        if (!c->has_transition_time || c->transition_time == GO_ZERO_TIME) {
+            pathf(p, "status.conditions[%zu].lastTransitionTime", i);
+            verr(d, p, "Required value: must be set");
+        }
+        pathf(p, "status.conditions[%zu].reason", i);
+        if (c->reason == NULL || c->reason[0] == '\0') {
+            verr(d, p, "Required value: must be set");
+        } else {
+            if (!condition_reason_ok(c->reason))
+                verr(d, p, CONDITION_REASON_MSG);
+            if (strlen(c->reason) > CONDITION_REASON_MAX)
+                verr(d, p, "Too long: may not be more than %d bytes", CONDITION_REASON_MAX);
+        }
+        if (c->message != NULL && strlen(c->message) > CONDITION_MESSAGE_MAX) {
+            pathf(p, "status.conditions[%zu].message", i);
+            verr(d, p, "Too long: may not be more than %d bytes", CONDITION_MESSAGE_MAX);
+        }
+    }
+}
+
+/* validateReclaimablePods: each entry names a podSet (NotSupported, podSets in spec order) and
+ * counts at most its pods. An elastic workload may keep an unchanged count left above a podSet
+ * that was scaled down (`old` non-NULL), so it can converge. */
+static void check_reclaimable(diags_t *d, const workload_t *wl, const workload_t *old)
+{
+    const char *names[VNAMES_MAX];
+    size_t nnames = 0;
+    char p[VPATH];
+
+    for (size_t i = 0; i < wl->npod_sets && nnames < VNAMES_MAX; i++)
+        names[nnames++] = wl->pod_sets[i].name ? wl->pod_sets[i].name : "";
+    for (size_t i = 0; i < wl->nreclaimable_pods; i++) {
+        const reclaimable_pod_t *rp = &wl->reclaimable_pods[i];
+        const pod_set_t *ps = pod_set_find(wl, rp->name);
+        const char *name = rp->name ? rp->name : "";
+
+        if (ps == NULL) {
+            pathf(p, "status.reclaimablePods[%s].name", name);
+            verr_not_supported(d, p, name, names, nnames);
+        } else if (rp->count > ps->count) {
+            const reclaimable_pod_t *o = old != NULL ? reclaimable_find(old, rp->name) : NULL;
+            if (o != NULL && elastic_enabled(&wl->meta) && o->count == rp->count)
+                continue;
+            pathf(p, "status.reclaimablePods[%s].count", name);
+            verr(d, p, "should be less or equal to %d", (int)ps->count);
+        }
+    }
+}
+
+/* scaledDownPodSetNames: podSets of an elastic workload whose admitted count is above the
+ * current count (their reclaimable counts are derived anew). */
+static bool scaled_down(const workload_t *wl, const char *name)
+{
+    if (!elastic_enabled(&wl->meta) || wl->admission == NULL)
+        return false;
+    for (size_t i = 0; i < wl->admission->nassignments; i++) {
+        const pod_set_assignment_t *a = &wl->admission->assignments[i];
+        const pod_set_t *ps = pod_set_find(wl, a->name);
+        if (str_eq_empty(a->name, name) && a->has_count && a->count > (ps ? ps->count : 0))
+            return true;
+    }
+    return false;
+}
+
+/* validateReclaimablePodsUpdate (both versions reserve quota): counts do not decrease and
+ * entries are not removed, except for scaled-down podSets of elastic workloads. */
+static void check_reclaimable_update(diags_t *d, const workload_t *wl, const workload_t *old)
+{
+    bool equal = wl->nreclaimable_pods == old->nreclaimable_pods;
+    char p[VPATH];
+
+    for (size_t i = 0; equal && i < wl->nreclaimable_pods; i++) {
+        const reclaimable_pod_t *o = reclaimable_find(old, wl->reclaimable_pods[i].name);
+        equal = o != NULL && o->count == wl->reclaimable_pods[i].count;
+    }
+    if (equal || old->nreclaimable_pods == 0)
+        return;
+    for (size_t i = 0; i < wl->nreclaimable_pods; i++) {
+        const reclaimable_pod_t *rp = &wl->reclaimable_pods[i];
+        const reclaimable_pod_t *o = reclaimable_find(old, rp->name);
+        if (o != NULL && rp->count < o->count && !scaled_down(wl, rp->name)) {
+            pathf(p, "status.reclaimablePods[%s].count", rp->name ? rp->name : "");
+            verr(d, p, "cannot be less than %d", (int)o->count);
+        }
+    }
+    for (size_t i = 0; i < old->nreclaimable_pods; i++) {
+        const char *name = old->reclaimable_pods[i].name;
+        if (reclaimable_find(wl, name) == NULL && !scaled_down(wl, name)) {
+            pathf(p, "status.reclaimablePods[%s]", name ? name : "");
+            verr(d, p, "Required value: cannot be removed");
+        }
+    }
+}
+
+/* CRD rule on every podSetUpdates[].tolerations list. */
+static void check_pod_set_updates_cel(diags_t *d, const workload_t *wl)
+{
+    char p[VPATH];
+
+    for (size_t i = 0; i < wl->ncheck_states; i++) {
+        const admission_check_state_t *cs = &wl->check_states[i];
+        for (size_t j = 0; j < cs->nupdates; j++) {
+            pathf(p, "status.admissionChecks[%zu].podSetUpdates[%zu].tolerations", i, j);
+            check_tolerations_cel(d, p, cs->updates[j].tolerations, cs->updates[j].ntolerations);
+        }
+    }
+}
+
+/* validateAdmissionChecks / validatePodSetUpdates. */
+static void check_pod_set_updates(diags_t *d, const workload_t *wl)
+{
+    const char *names[VNAMES_MAX];
+    size_t nnames = 0;
+    char p[VPATH], q[VPATH];
+
+    for (size_t i = 0; i < wl->npod_sets && nnames < VNAMES_MAX; i++)
+        names[nnames++] = wl->pod_sets[i].name ? wl->pod_sets[i].name : "";
+    nnames = sorted_set(names, nnames);
+    for (size_t i = 0; i < wl->ncheck_states; i++) {
+        const admission_check_state_t *cs = &wl->check_states[i];
+        for (size_t j = 0; j < cs->nupdates; j++) {
+            const pod_set_update_t *u = &cs->updates[j];
+            pathf(p, "status.admissionChecks[%zu].podSetUpdates[%zu]", i, j);
+            if (pod_set_find(wl, u->name) == NULL) {
+                pathf(q, "%s.name", p);
+                verr_not_supported(d, q, u->name, names, nnames);
+            }
+            pathf(q, "%s.tolerations", p);
+            check_toleration_keys(d, q, u->tolerations, u->ntolerations);
+            pathf(q, "%s.annotations", p);
+            check_annotations(d, q, &u->annotations);
+            pathf(q, "%s.nodeSelector", p);
+            check_labels(d, q, &u->node_selector);
+            pathf(q, "%s.labels", p);
+            check_labels(d, q, &u->labels);
+        }
+    }
+}
+
 /* `old` is NULL on create. */
 static void validate_workload(const workload_t *wl, const workload_t *old, diags_t *d)
 {
     char p[VPATH], q[VPATH];
     int min_count_sets = 0;
 
-    /* CRD rules: root, spec, spec.priorityClassRef, spec.podSets[i]. */
+    /* Structural schema: list-map keys (after defaulting: a podSet without a name is "main"). */
+    check_list_map(d, "spec.podSets", "name", wl->npod_sets, pod_set_key, wl->pod_sets);
+    check_list_map(d, "status.conditions", "type", wl->nstatus_conditions, condition_key,
+                   wl->status_conditions);
+    if (wl->admission != NULL)
+        check_list_map(d, "status.admission.podSetAssignments", "name", wl->admission->nassignments,
+                       assignment_key, wl->admission->assignments);
+    check_list_map(d, "status.reclaimablePods", "name", wl->nreclaimable_pods, reclaimable_key,
+                   wl->reclaimable_pods);
+    check_list_map(d, "status.admissionChecks", "name", wl->ncheck_states, check_state_key,
+                   wl->check_states);
+
+    /* CRD rules: root, spec, spec.priorityClassRef, spec.podSets[i], status, podSetUpdates. */
     if (has_quota_reservation(wl) && wl->admission != NULL &&
         wl->npod_sets != wl->admission->nassignments)
         verr(d, "", "podSetAssignments must have the same number of podSets as the spec");
@@ -764,6 +1339,9 @@ static void validate_workload(const workload_t *wl, const workload_t *old, diags
             verr(d, p, "minCount should be positive and less or equal to count");
         }
     }
+    if (wl->cluster_name != NULL && wl->nnominated_clusters > 0)
+        verr(d, "status", "clusterName and nominatedClusterNames are mutually exclusive");
+    check_pod_set_updates_cel(d, wl);
 
     /* Webhook: ValidateWorkload. */
     for (size_t i = 0; i < wl->npod_sets; i++) {
@@ -776,6 +1354,10 @@ static void validate_workload(const workload_t *wl, const workload_t *old, diags
         check_containers(d, p, ps->spec.init_containers, ps->spec.ninit_containers);
         pathf(p, "spec.podSets[%zu].template.spec.containers", i);
         check_containers(d, p, ps->spec.containers, ps->spec.ncontainers);
+        pathf(p, "spec.podSets[%zu].template.spec.resources.requests", i);
+        check_resource_list(d, p, &ps->spec.pod_level_requests);
+        pathf(p, "spec.podSets[%zu].template.spec.resources.limits", i);
+        check_resource_list(d, p, &ps->spec.pod_level_limits);
         if (ps->has_min_count)
             min_count_sets++;
     }
@@ -817,6 +1399,9 @@ static void validate_workload(const workload_t *wl, const workload_t *old, diags
             }
         }
     }
+    check_conditions(d, wl);
+    check_reclaimable(d, wl, old);
+    check_pod_set_updates(d, wl);
     check_gated_by_format(d, meta_annotation(&wl->meta, GATED_BY_ANN));
 }
 
@@ -923,6 +1508,53 @@ static bool admission_eq(const admission_t *a, const admission_t *b)
     return true;
 }
 
+static bool pod_set_updates_eq(const admission_check_state_t *a, const admission_check_state_t *b)
+{
+    if (a->nupdates != b->nupdates)
+        return false;
+    for (size_t i = 0; i < a->nupdates; i++) {
+        const pod_set_update_t *x = &a->updates[i], *y = &b->updates[i];
+        if (!str_eq_empty(x->name, y->name) || !kv_list_eq(&x->labels, &y->labels) ||
+            !kv_list_eq(&x->annotations, &y->annotations) ||
+            !kv_list_eq(&x->node_selector, &y->node_selector) ||
+            !tolerations_eq(x->tolerations, x->ntolerations, y->tolerations, y->ntolerations))
+            return false;
+    }
+    return true;
+}
+
+/* validateImmutablePodSetUpdates: a check that stays Ready keeps its podSetUpdates. The path
+ * indexes the old list, as Kueue's does. */
+static void check_pod_set_updates_update(diags_t *d, const workload_t *wl, const workload_t *old)
+{
+    char p[VPATH];
+
+    for (size_t i = 0; i < old->ncheck_states; i++) {
+        const admission_check_state_t *o = &old->check_states[i], *n = NULL;
+        for (size_t j = 0; j < wl->ncheck_states && n == NULL; j++)
+            if (str_eq_empty(wl->check_states[j].name, o->name))
+                n = &wl->check_states[j];
+        if (n == NULL || o->state != CHECK_STATE_READY || n->state != CHECK_STATE_READY ||
+            pod_set_updates_eq(o, n))
+            continue;
+        pathf(p, "status.admissionChecks[%zu].podSetUpdates", i);
+        verr(d, p, MSG_IMMUTABLE);
+    }
+}
+
+/* validateClusterNameUpdate: a clusterName being set must be one the old status nominated
+ * (elastic replacements, with ElasticJobsViaWorkloadSlices on by default, are exempt). */
+static void check_cluster_name_update(diags_t *d, const workload_t *wl, const workload_t *old)
+{
+    if (meta_annotation(&wl->meta, REPLACEMENT_FOR_ANN) != NULL)
+        return;
+    if (old->cluster_name == NULL && wl->cluster_name != NULL &&
+        !strv_has((const char *const *)old->nominated_clusters, old->nnominated_clusters,
+                  wl->cluster_name))
+        verr(d, "status.clusterName",
+             "when setting clusterName it must be one of the nominatedClusterNames");
+}
+
 static void validate_workload_update(const workload_t *old, const workload_t *wl, diags_t *d)
 {
     bool old_reserved = has_quota_reservation(old), new_reserved = has_quota_reservation(wl);
@@ -955,6 +1587,10 @@ static void validate_workload_update(const workload_t *old, const workload_t *wl
         (old->has_max_exec_seconds ? old->max_exec_seconds : 0) !=
             (wl->has_max_exec_seconds ? wl->max_exec_seconds : 0))
         verr(d, "", "maximumExecutionTimeSeconds is immutable while workload quota reserved");
+    /* CRD transition rule on status. */
+    if (old->cluster_name != NULL && wl->cluster_name != NULL &&
+        strcmp(old->cluster_name, wl->cluster_name) != 0)
+        verr(d, "status", "clusterName is immutable once set");
 
     /* Webhook: ValidateWorkloadUpdate. PodSets are immutable while the old object reserves
      * quota; Kueue names each one with a dotted index ("spec.podSets.0"), kept here. */
@@ -974,9 +1610,13 @@ static void validate_workload_update(const workload_t *old, const workload_t *wl
             }
         }
     }
+    if (old_reserved && new_reserved)
+        check_reclaimable_update(d, wl, old);
     if (old->admission != NULL && wl->admission != NULL &&
         !admission_eq(old->admission, wl->admission))
         verr(d, "status.admission", MSG_IMMUTABLE);
+    check_pod_set_updates_update(d, wl, old);
+    check_cluster_name_update(d, wl, old);
     check_gated_by_update(d, &old->meta, &wl->meta);
 }
 
@@ -1214,7 +1854,7 @@ void validate_object(const object_t *obj, diags_t *d)
         validate_flavor(&obj->u.flavor, d);
         break;
     case KIND_CLUSTER_QUEUE:
-        validate_cluster_queue(&obj->u.cq, d);
+        validate_cluster_queue(&obj->u.cq, NULL, d);
         break;
     case KIND_COHORT:
         validate_cohort(&obj->u.cohort, d);
@@ -1249,12 +1889,16 @@ void validate_update_env(const object_t *old, const object_t *obj, const validat
     case KIND_WORKLOAD:
         validate_workload_update(&old->u.wl, &obj->u.wl, d);
         break;
+    case KIND_CLUSTER_QUEUE:
+        /* The concurrentAdmissionPolicy immutability rule concerns an alpha field sluice does
+         * not decode; the onFlavors rule tolerates unchanged legacy values. */
+        validate_cluster_queue(&obj->u.cq, &old->u.cq, d);
+        break;
     case KIND_JOB:
         validate_job_update(&old->u.job, &obj->u.job, env, d);
         break;
     default:
-        /* ClusterQueue and Cohort: the create rules again (the ClusterQueue's only
-         * update-specific rules concern fields behind alpha gates sluice does not serve). */
+        /* Cohort: the create rules again. */
         validate_object(obj, d);
         break;
     }
