@@ -532,7 +532,12 @@ void ctrl__on_done(const kube_result_t *res, void *data)
 
     if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
         c->stats.write_errors++;
-        ctrl__log(c, res->err == ERR_CONFLICT ? CTRL_LOG_DEBUG : CTRL_LOG_ERROR, "write: %s",
+        /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
+         * reconcilers expect (they re-read and decide again): not errors worth a log line. */
+        ctrl__log(c,
+                  res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? CTRL_LOG_DEBUG
+                                                                     : CTRL_LOG_ERROR,
+                  "write: %s",
                   op->mutate_failed ? op->mutate_msg.text : res->msg.text);
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&

@@ -20,8 +20,8 @@
  *   job finished           -> Workload Finished (Succeeded/Failed) -> finalizer removed
  *   no Workload            -> job running? suspend it : create the Workload
  *   Workload finished      -> finalizer removed (the Job stays as it is)
- *   reserved + evicted     -> suspend -> clear startTime -> restore template -> (no active
- *                             pods) release the quota: admission cleared, requeued
+ *   reserved + evicted     -> suspend -> (no active pods) clear startTime -> restore template
+ *                             -> release the quota: admission cleared, requeued
  *   reserved + admitted    -> start: unsuspend with the flavors merged into the template
  *   not reserved           -> running? suspend ("Not admitted by cluster queue") : restore
  *
@@ -352,6 +352,8 @@ static bool stop_step(ctrl_t *c, const char *job_key, json_t *job, const job_t *
         job_write(c, CTRL_OP_JOB_SUSPEND, job_key, NULL, NULL, NULL);
         return false;
     }
+    if (j->active > 0)
+        return false; /* the pods are still going away; restore once they are gone */
     if (wl != NULL && !podset_is_restored(job, pod_set0(wl))) {
         if (json_object_get(json_object_get(job, "status"), "startTime") != NULL &&
             !json_is_null(json_object_get(json_object_get(job, "status"), "startTime"))) {
@@ -435,7 +437,7 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         json_t *ev = cond_find(json_object_get(json_object_get(wl, "status"), "conditions"),
                                "Evicted");
         const char *why = json_string_value(json_object_get(ev, "message"));
-        if (stop_step(c, key, job, j, wl, why ? why : "Evicted") && j->active == 0)
+        if (stop_step(c, key, job, j, wl, why ? why : "Evicted"))
             wl_status(c, CTRL_OP_WL_RELEASE, wkey,
                       wlstatus_release_patch(wl, ctrl__now_ms() / 1000), job);
     } else if (reserved && wlstatus_cond(wl, "Admitted")) {

@@ -31,7 +31,7 @@ ctrl_start() {
     "$sluice" run --kubeconfig "$KUBECONFIG" --job-resource batch.test.sluice.dev/v1/jobs \
         --namespace sluice-system --health-probe-bind-address 0 "$@" >"$tmp/$name.log" 2>&1 &
     eval "pid_$name=$!"
-    it_on_exit "kill \$pid_$name 2>/dev/null; wait \$pid_$name 2>/dev/null"
+    it_on_exit "kill \$pid_$name 2>/dev/null || true; wait \$pid_$name 2>/dev/null || true"
     wait_for 30 "sluice $name to sync its caches" grep -q "caches synced" "$tmp/$name.log"
 }
 
@@ -50,7 +50,7 @@ ctrl_log() { cat "$tmp/$1.log"; }
 runner_start() {
     "$runner" --interval-ms 200 -n "$ns" >"$tmp/runner.log" 2>&1 &
     rpid=$!
-    it_on_exit "kill $rpid 2>/dev/null; wait $rpid 2>/dev/null"
+    it_on_exit "kill $rpid 2>/dev/null || true; wait $rpid 2>/dev/null || true"
 }
 
 # A test Job: tjob NAME GPUS RUNTIME [PRIORITY_CLASS] [SUSPEND] [extra spec.template.spec yaml]
@@ -91,10 +91,9 @@ wcond() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
 # Poll until a shell condition holds: until_ SECONDS WHAT 'shell condition'
 until_() {
     secs=$1 what=$2 cond=$3
-    n=0
+    deadline=$(($(date +%s) + secs))
     until eval "$cond" >/dev/null 2>&1; do
-        n=$((n + 1))
-        [ $n -lt $((secs * 5)) ] || fail "timed out after ${secs}s waiting for $what"
+        [ "$(date +%s)" -lt "$deadline" ] || fail "timed out after ${secs}s waiting for $what"
         sleep 0.2
     done
 }
