@@ -114,6 +114,18 @@ START_TEST(test_outputs_go_where_asked)
     want[n] = '\0';
     fclose(f);
     ck_assert_str_eq(slurp(out_path), want);
+    /* --events without FILE (before or after the scenario) is standard output too. */
+    ck_assert_int_eq(sim("--events test/data/sim/basic.yaml"), 0);
+    ck_assert_str_eq(slurp(out_path), want);
+    ck_assert_int_eq(sim("test/data/sim/basic.yaml --events"), 0);
+    ck_assert_str_eq(slurp(out_path), want);
+    ck_assert_int_eq(sim("--events test/data/sim/basic.yaml --until 1h"), 0);
+    ck_assert_str_eq(slurp(out_path), want);
+    /* --events FILE and --events=FILE write the file; stdout gets the human summary. */
+    ck_assert_int_eq(sim("--events /dev/null test/data/sim/basic.yaml"), 0);
+    ck_assert_ptr_nonnull(strstr(slurp(out_path), "ClusterQueue"));
+    ck_assert_int_eq(sim("--events=/dev/null test/data/sim/basic.yaml"), 0);
+    ck_assert_ptr_nonnull(strstr(slurp(out_path), "ClusterQueue"));
     /* --quiet: nothing at all. */
     ck_assert_int_eq(sim("--quiet test/data/sim/basic.yaml"), 0);
     ck_assert_str_eq(slurp(out_path), "");

@@ -24,8 +24,8 @@ static const char usage_text[] =
     "Without --events, a summary for people is printed on standard output.\n"
     "\n"
     "options:\n"
-    "  --events FILE       write one JSON event per line to FILE (\"-\": standard output, and\n"
-    "                      then no human summary)\n"
+    "  --events [FILE]     write one JSON event per line to FILE (default, or \"-\": standard\n"
+    "                      output, and then no human summary); also --events=FILE\n"
     "  --summary FILE      write the summary JSON document to FILE (\"-\": standard output)\n"
     "  --report FILE.html  write a self-contained HTML report with charts\n"
     "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
@@ -50,6 +50,19 @@ typedef struct sim_args_s {
     bool timings;
 } sim_args_t;
 
+/* Is there a positional argument (the scenario) among argv[from..]? --until and --report always
+ * take a value; any other argument starting with '-' is taken as a flag. */
+static bool positional_after(int argc, char **argv, int from)
+{
+    for (int j = from; j < argc; j++) {
+        if (strcmp(argv[j], "--until") == 0 || strcmp(argv[j], "--report") == 0)
+            j++;
+        else if (argv[j][0] != '-' || argv[j][1] == '\0')
+            return true;
+    }
+    return false;
+}
+
 /* Parse argv; returns -1 to go on, otherwise the exit code. */
 static int parse_args(int argc, char **argv, sim_args_t *a)
 {
@@ -67,6 +80,18 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         }
         if (strcmp(arg, "--timings") == 0) {
             a->timings = true;
+            continue;
+        }
+        if (strncmp(arg, "--events=", 9) == 0) {
+            a->events = arg + 9;
+            continue;
+        }
+        /* The contract's "--events FILE (default: standard output)": the value is optional, so
+         * `--events` takes the next argument as FILE only when a scenario argument remains. */
+        if (strcmp(arg, "--events") == 0 &&
+            (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != '\0') ||
+             (a->scenario == NULL && !positional_after(argc, argv, i + 2)))) {
+            a->events = "-";
             continue;
         }
         if (strcmp(arg, "--events") == 0)
