@@ -381,13 +381,11 @@ START_TEST(flavor)
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
                      "{'name':'x'},'spec':{'tolerations':[{'key':'a','operator':'Lt'},"
                      "{'key':'b','operator':'Gt'}]}}",
-                     "spec.tolerations",
-                     "supported toleration values: 'Equal'(default), 'Exists'");
+                     "spec.tolerations", "supported toleration values: 'Equal'(default), 'Exists'");
     /* The CRD's CEL rules reject an empty operator or effect (has() is true for ""). */
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
                      "{'name':'x'},'spec':{'tolerations':[{'key':'a','operator':''}]}}",
-                     "spec.tolerations",
-                     "supported toleration values: 'Equal'(default), 'Exists'");
+                     "spec.tolerations", "supported toleration values: 'Equal'(default), 'Exists'");
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':"
                      "{'name':'x'},'spec':{'tolerations':[{'key':'a','effect':''}]}}",
                      "spec.tolerations",
@@ -828,10 +826,11 @@ START_TEST(workload_status)
     ck_assert_str_eq(wl->nominated_clusters[1], "w2");
     object_fini(&obj);
 
-    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
-                             "[{'name':'main','count':-1}]}}",
-                     "status.reclaimablePods[0].count",
-                     "status.reclaimablePods[0].count in body should be greater than or equal to 0");
+    decode_one_error(
+        WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
+                "[{'name':'main','count':-1}]}}",
+        "status.reclaimablePods[0].count",
+        "status.reclaimablePods[0].count in body should be greater than or equal to 0");
     decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
                              "[{'name':'main'}]}}",
                      "status.reclaimablePods[0].count", "Required value");

@@ -323,6 +323,93 @@ START_TEST(cq_duplicates_across_groups)
 }
 END_TEST
 
+/* x-kubernetes-list-map-keys of the ClusterQueue CRD: the API server reports the second
+ * occurrence of a key as a Duplicate of the key object. */
+START_TEST(cq_list_map_keys)
+{
+    EXPECT(CQ "spec:\n  cohortName: co\n  resourceGroups:\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}]}\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 2}]}\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 3}]}\n",
+           "spec.resourceGroups[0].flavors[1]: Duplicate value: {\"name\":\"f1\"}\n"
+           "spec.resourceGroups[0].flavors[1].name: Duplicate value: \"f1\"\n"
+           "spec.resourceGroups[0].flavors[2].name: Duplicate value: \"f1\"\n");
+    EXPECT(CQ "spec:\n  resourceGroups:\n"
+              "  - coveredResources: [cpu, memory]\n"
+              "    flavors:\n"
+              "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}, {name: cpu, "
+              "nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0].flavors[0].resources[1]: Duplicate value: {\"name\":\"cpu\"}\n"
+           "spec.resourceGroups[0].flavors[0].resources[1].name: must match the name in "
+           "coveredResources\n");
+    /* Go's encoding/json escapes '<', '>' and '&' in the key. */
+    EXPECT(CQ "spec:\n  resourceGroups:\n"
+              "  - coveredResources: [cpu]\n"
+              "    flavors:\n"
+              "    - {name: a&b, resources: [{name: cpu, nominalQuota: 1}]}\n"
+              "    - {name: a&b, resources: [{name: cpu, nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0].flavors[1]: Duplicate value: {\"name\":\"a\\u0026b\"}\n"
+           "spec.resourceGroups[0].flavors[1].name: Duplicate value: \"a&b\"\n");
+    EXPECT(cq_yaml("  admissionChecksStrategy:\n    admissionChecks:\n"
+                   "    - {name: prov}\n    - {name: prov}\n",
+                   ""),
+           "spec.admissionChecksStrategy.admissionChecks[1]: Duplicate value: {\"name\":\"prov\"}"
+           "\n");
+    EXPECT(cq_yaml("  admissionChecksStrategy:\n    admissionChecks:\n"
+                   "    - {name: prov, onFlavors: [f1, f1]}\n",
+                   ""),
+           "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[1]: Duplicate value: "
+           "\"f1\"\n");
+    EXPECT(cq_yaml("  admissionChecksStrategy:\n    admissionChecks:\n"
+                   "    - {name: prov, onFlavors: [f1]}\n    - {name: other}\n",
+                   ""),
+           "");
+}
+END_TEST
+
+/* A ClusterQueue with flavors f1 (and f2 when `two`) and one admission check rule. */
+static const char *cq_checks_yaml(bool two, const char *on_flavors)
+{
+    return fmt(CQ "spec:\n"
+                  "  admissionChecksStrategy:\n    admissionChecks:\n"
+                  "    - {name: prov, onFlavors: %s}\n"
+                  "  resourceGroups:\n"
+                  "  - coveredResources: [cpu]\n"
+                  "    flavors:\n"
+                  "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}]}\n"
+                  "%s",
+               on_flavors,
+               two ? "    - {name: f2, resources: [{name: cpu, nominalQuota: 1}]}\n" : "");
+}
+
+START_TEST(cq_on_flavors)
+{
+    EXPECT(cq_checks_yaml(true, "[f2, f9, f1, f0]"),
+           "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[1]: "
+           "Unsupported value: \"f9\": supported values: \"f1\", \"f2\"\n"
+           "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[3]: "
+           "Unsupported value: \"f0\": supported values: \"f1\", \"f2\"\n");
+    /* A queue without flavors lists no supported values. */
+    EXPECT(CQ "spec:\n  admissionChecksStrategy:\n    admissionChecks:\n"
+              "    - {name: prov, onFlavors: [f1]}\n",
+           "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: "
+           "Unsupported value: \"f1\"\n");
+    EXPECT(cq_checks_yaml(true, "[f2, f1]"), "");
+    /* Update: an unchanged invalid rule on a queue whose flavors did not change is tolerated
+     * (RejectUpdatesToCQWithInvalidOnFlavors is off by default); a changed rule or changed
+     * flavors are checked. */
+    EXPECT_UPDATE(cq_checks_yaml(true, "[f9]"), cq_checks_yaml(true, "[f9]"), "");
+    EXPECT_UPDATE(cq_checks_yaml(true, "[f9]"), cq_checks_yaml(true, "[f9, f1]"),
+                  "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: "
+                  "Unsupported value: \"f9\": supported values: \"f1\", \"f2\"\n");
+    EXPECT_UPDATE(cq_checks_yaml(true, "[f9]"), cq_checks_yaml(false, "[f9]"),
+                  "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]: "
+                  "Unsupported value: \"f9\": supported values: \"f1\"\n");
+}
+END_TEST
+
 START_TEST(cq_fungibility_preference)
 {
     EXPECT(cq_yaml("  flavorFungibility: {preference: PreemptionOverBorrowing}\n", ""),
@@ -494,6 +581,11 @@ START_TEST(cohort_rules)
                   "    flavors: [{name: f1, resources: [{name: cpu, nominalQuota: \"-1\"}]}]\n",
            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than or "
            "equal to 0\n");
+    EXPECT(COHORT "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+                  "    flavors:\n    - {name: f1, resources: [{name: cpu, nominalQuota: 1}]}\n"
+                  "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}]}\n",
+           "spec.resourceGroups[0].flavors[1]: Duplicate value: {\"name\":\"f1\"}\n"
+           "spec.resourceGroups[0].flavors[1].name: Duplicate value: \"f1\"\n");
     EXPECT(cohort_yaml("", ""), "");
 }
 END_TEST
@@ -854,6 +946,284 @@ START_TEST(wl_update_max_exec_time)
 }
 END_TEST
 
+/* ---- Workload status --------------------------------------------------------------------- */
+
+#define COND(type, status, rest) \
+    "  - {type: " type ", status: \"" status "\", message: m" rest "}\n"
+#define TS ", lastTransitionTime: \"2024-01-01T00:00:00Z\""
+#define CONDITION_REASON_RE                                                                     \
+    "a condition reason must start with alphabetic character, optionally followed by a string " \
+    "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "  \
+    "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "                 \
+    "'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"
+
+static const char *wl_status(const char *status)
+{
+    return wl_yaml("", "", PS_MAIN(2, ""), fmt("status:\n%s", status));
+}
+
+START_TEST(wl_list_map_keys)
+{
+    /* A podSet without a name defaults to "main" before the API server compares keys. */
+    EXPECT(wl_yaml("", "",
+                   PS_MAIN(1, "") "  - count: 1\n    template: {spec: {containers: [{name: c, "
+                                  "image: i}]}}\n",
+                   ""),
+           "spec.podSets[1]: Duplicate value: {\"name\":\"main\"}\n");
+    EXPECT(wl_status("  reclaimablePods: [{name: main, count: 1}, {name: main, count: 1}]\n"),
+           "status.reclaimablePods[1]: Duplicate value: {\"name\":\"main\"}\n");
+    EXPECT(wl_status("  admissionChecks:\n"
+                     "  - {name: prov, state: Pending, message: \"\"" TS "}\n"
+                     "  - {name: prov, state: Ready, message: \"\"" TS "}\n"),
+           "status.admissionChecks[1]: Duplicate value: {\"name\":\"prov\"}\n");
+    EXPECT(wl_yaml("", "",
+                   PS_MAIN(1, "") "  - name: b\n    count: 1\n    template: {spec: {containers: "
+                                  "[{name: c, image: i}]}}\n",
+                   "status:\n  reclaimablePods: [{name: main, count: 1}, {name: b, count: 0}]\n"),
+           "");
+}
+END_TEST
+
+START_TEST(wl_conditions)
+{
+    /* Kubernetes' ValidateConditions: duplicates are also a list-map key violation. */
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", ", reason: R" TS)
+                         COND("Custom", "False", ", reason: R" TS)),
+           "status.conditions[1]: Duplicate value: {\"type\":\"Custom\"}\n"
+           "status.conditions[1].type: Duplicate value: \"Custom\"\n");
+    EXPECT(wl_status("  conditions:\n" COND("\"bad type\"", "True", ", reason: R" TS)),
+           "status.conditions[0].type: name part " NAME_RE "\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True",
+                                            ", reason: R" TS ", observedGeneration: -1")),
+           "status.conditions[0].observedGeneration: must be greater than or equal to zero\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", ", reason: R")),
+           "status.conditions[0].lastTransitionTime: Required value: must be set\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True",
+                                            ", reason: R, lastTransitionTime: "
+                                            "\"0001-01-01T00:00:00Z\"")),
+           "status.conditions[0].lastTransitionTime: Required value: must be set\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", TS)),
+           "status.conditions[0].reason: Required value: must be set\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", ", reason: \"\"" TS)),
+           "status.conditions[0].reason: Required value: must be set\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", ", reason: \"A,\"" TS)),
+           "status.conditions[0].reason: " CONDITION_REASON_RE "\n");
+    EXPECT(wl_status("  conditions:\n" COND("Custom", "True", ", reason: 1abc" TS)),
+           "status.conditions[0].reason: " CONDITION_REASON_RE "\n");
+    EXPECT(wl_status(fmt("  conditions:\n" COND("Custom", "True", ", reason: A%01024d" TS), 0)),
+           "status.conditions[0].reason: Too long: may not be more than 1024 bytes\n");
+    EXPECT(wl_status("  conditions:\n" COND("example.com/Custom", "Unknown",
+                                            ", reason: \"Reason_A,B:c_\", observedGeneration: 2" TS)
+                         COND("Other", "False", ", reason: X" TS)),
+           "");
+}
+END_TEST
+
+/* Rules that the decoder's schema checks make unreachable from YAML still hold for objects built
+ * in code: a status outside the enum, a message over 32 KiB. */
+START_TEST(wl_conditions_built_in_code)
+{
+    object_t o;
+    diags_t d;
+    char *got, *long_msg = malloc(32 * 1024 + 2);
+
+    ck_assert_ptr_nonnull(long_msg);
+    memset(long_msg, 'm', 32 * 1024 + 1);
+    long_msg[32 * 1024 + 1] = '\0';
+    decode_yaml(wl_status("  conditions:\n" COND("Custom", "True", ", reason: R" TS)), &o);
+    free(o.u.wl.status_conditions[0].status);
+    o.u.wl.status_conditions[0].status = strdup("Maybe");
+    free(o.u.wl.status_conditions[0].message);
+    o.u.wl.status_conditions[0].message = long_msg;
+    diags_init(&d);
+    validate_object(&o, &d);
+    got = render(&d);
+    ck_assert_str_eq(got, "status.conditions[0].status: Unsupported value: \"Maybe\": supported "
+                          "values: \"False\", \"True\", \"Unknown\"\n"
+                          "status.conditions[0].message: Too long: may not be more than 32768 "
+                          "bytes\n");
+    free(got);
+    diags_fini(&d);
+    long_msg[32 * 1024] = '\0'; /* exactly the limit */
+    free(o.u.wl.status_conditions[0].status);
+    o.u.wl.status_conditions[0].status = strdup("False");
+    diags_init(&d);
+    validate_object(&o, &d);
+    ck_assert_uint_eq(d.len, 0);
+    diags_fini(&d);
+    object_fini(&o);
+}
+END_TEST
+
+#define TWO_PODSETS                                                              \
+    PS_MAIN(2, "")                                                               \
+    "  - name: aux\n    count: 1\n    template: {spec: {containers: [{name: c, " \
+    "image: i}]}}\n"
+
+START_TEST(wl_reclaimable_pods)
+{
+    /* Unknown names list the podSets in spec order; counts are bounded by the podSet's. */
+    EXPECT(wl_yaml("", "", TWO_PODSETS,
+                   "status:\n  reclaimablePods: [{name: zz, count: 1}, {name: main, count: 3}, "
+                   "{name: aux, count: 1}]\n"),
+           "status.reclaimablePods[zz].name: Unsupported value: \"zz\": supported values: "
+           "\"main\", \"aux\"\n"
+           "status.reclaimablePods[main].count: should be less or equal to 2\n");
+    EXPECT(wl_yaml("", "", TWO_PODSETS,
+                   "status:\n  reclaimablePods: [{name: main, count: 2}, {name: aux, count: 1}]\n"),
+           "");
+}
+END_TEST
+
+#define ASSIGN2(count) \
+    "    - {name: main, flavors: {cpu: f1}, resourceUsage: {cpu: \"2\"}, count: " #count "}\n"
+
+START_TEST(wl_reclaimable_pods_update)
+{
+    const char *elastic = ", annotations: {kueue.x-k8s.io/elastic-job: \"true\"}";
+    const char *r2 =
+        wl_yaml("", "", PS_MAIN(2, ""),
+                RESERVED(MAIN_ASSIGNMENT) "  reclaimablePods: [{name: main, count: 2}]\n");
+    const char *r1 =
+        wl_yaml("", "", PS_MAIN(2, ""),
+                RESERVED(MAIN_ASSIGNMENT) "  reclaimablePods: [{name: main, count: 1}]\n");
+    const char *none = wl_yaml("", "", PS_MAIN(2, ""), RESERVED(MAIN_ASSIGNMENT));
+    const char *pending1 =
+        wl_yaml("", "", PS_MAIN(2, ""), "status:\n  reclaimablePods: [{name: main, count: 1}]\n");
+
+    EXPECT_UPDATE(r2, r1, "status.reclaimablePods[main].count: cannot be less than 2\n");
+    EXPECT_UPDATE(r2, none, "status.reclaimablePods[main]: Required value: cannot be removed\n");
+    EXPECT_UPDATE(r1, r2, "");
+    EXPECT_UPDATE(none, r1, "");
+    /* Only while both versions reserve quota. */
+    EXPECT_UPDATE(r2, pending1, "");
+    /* An elastic workload scaled down below its admitted count may lower or drop the count of
+     * that podSet, and keep an unchanged count above the new size. */
+    EXPECT_UPDATE(wl_yaml(elastic, "", PS_MAIN(4, ""),
+                          RESERVED(ASSIGN2(4)) "  reclaimablePods: [{name: main, count: 3}]\n"),
+                  wl_yaml(elastic, "", PS_MAIN(2, ""),
+                          RESERVED(ASSIGN2(4)) "  reclaimablePods: [{name: main, count: 3}]\n"),
+                  "");
+    EXPECT_UPDATE(wl_yaml(elastic, "", PS_MAIN(4, ""),
+                          RESERVED(ASSIGN2(4)) "  reclaimablePods: [{name: main, count: 3}]\n"),
+                  wl_yaml(elastic, "", PS_MAIN(2, ""), RESERVED(ASSIGN2(4))), "");
+    EXPECT_UPDATE(wl_yaml(elastic, "", PS_MAIN(4, ""),
+                          RESERVED(ASSIGN2(4)) "  reclaimablePods: [{name: main, count: 1}]\n"),
+                  wl_yaml(elastic, "", PS_MAIN(2, ""),
+                          RESERVED(ASSIGN2(4)) "  reclaimablePods: [{name: main, count: 3}]\n"),
+                  "status.reclaimablePods[main].count: should be less or equal to 2\n");
+}
+END_TEST
+
+/* status.admissionChecks with one check `state` holding `updates` (podSetUpdates items). */
+static const char *wl_checks(const char *state, const char *updates)
+{
+    return wl_yaml("", "", TWO_PODSETS,
+                   fmt("status:\n  admissionChecks:\n"
+                       "  - name: prov\n    state: %s\n    message: \"\"\n"
+                       "    lastTransitionTime: \"2024-01-01T00:00:00Z\"\n"
+                       "    podSetUpdates:\n%s",
+                       state, updates));
+}
+
+START_TEST(wl_pod_set_updates)
+{
+    EXPECT(wl_checks("Ready", "    - name: zz\n"
+                              "      labels: {\"a b\": ok}\n"
+                              "      annotations: {\"-x\": v}\n"
+                              "      nodeSelector: {zone: \"a b\"}\n"
+                              "      tolerations: [{key: \"k k\", operator: Exists}]\n"),
+           "status.admissionChecks[0].podSetUpdates[0].name: Unsupported value: \"zz\": "
+           "supported values: \"aux\", \"main\"\n"
+           "status.admissionChecks[0].podSetUpdates[0].tolerations[0].key: name part " NAME_RE "\n"
+           "status.admissionChecks[0].podSetUpdates[0].annotations: name part " NAME_RE "\n"
+           "status.admissionChecks[0].podSetUpdates[0].nodeSelector: " VALUE_RE "\n"
+           "status.admissionChecks[0].podSetUpdates[0].labels: name part " NAME_RE "\n");
+    /* The CRD's toleration rules, at the list's path. */
+    EXPECT(wl_checks("Ready", "    - name: main\n"
+                              "      tolerations:\n"
+                              "      - {value: x}\n"
+                              "      - {key: a, effect: NoSchedule, tolerationSeconds: 5}\n"
+                              "      - {key: b, operator: Exists, value: \"\"}\n"),
+           "status.admissionChecks[0].podSetUpdates[0].tolerations: operator must be Exists when "
+           "'key' is empty, which means 'match all values and all keys'\n"
+           "status.admissionChecks[0].podSetUpdates[0].tolerations: effect must be 'NoExecute' "
+           "when 'tolerationSeconds' is set\n"
+           "status.admissionChecks[0].podSetUpdates[0].tolerations: a value must be empty when "
+           "'operator' is 'Exists'\n");
+    EXPECT(wl_checks("Ready", "    - name: main\n"
+                              "      labels: {team: a}\n"
+                              "      annotations: {example.com/note: \"free text\"}\n"
+                              "      nodeSelector: {cloud.example.com/zone: z1}\n"
+                              "      tolerations: [{key: gpu, operator: Exists, effect: "
+                              "NoSchedule}]\n"
+                              "    - name: aux\n"),
+           "");
+}
+END_TEST
+
+START_TEST(wl_pod_set_updates_immutable)
+{
+    const char *a = "    - {name: main, labels: {x: \"1\"}}\n";
+    const char *b = "    - {name: main, labels: {x: \"2\"}}\n";
+
+    EXPECT_UPDATE(wl_checks("Ready", a), wl_checks("Ready", b),
+                  "status.admissionChecks[0].podSetUpdates: field is immutable\n");
+    EXPECT_UPDATE(wl_checks("Pending", a), wl_checks("Ready", b), "");
+    EXPECT_UPDATE(wl_checks("Ready", a), wl_checks("Retry", b), "");
+    EXPECT_UPDATE(wl_checks("Ready", a), wl_checks("Ready", a), "");
+}
+END_TEST
+
+START_TEST(wl_cluster_name)
+{
+    const char *nominated = wl_status("  nominatedClusterNames: [w1, w2]\n");
+    const char *w1 = wl_status("  clusterName: w1\n");
+    const char *w3 = wl_status("  clusterName: w3\n");
+
+    EXPECT(wl_status("  clusterName: w1\n  nominatedClusterNames: [w1]\n"),
+           "status: clusterName and nominatedClusterNames are mutually exclusive\n");
+    EXPECT(wl_status("  clusterName: w1\n  nominatedClusterNames: []\n"), "");
+    EXPECT_UPDATE(w1, w3, "status: clusterName is immutable once set\n");
+    EXPECT_UPDATE(nominated, w3,
+                  "status.clusterName: when setting clusterName it must be one of the "
+                  "nominatedClusterNames\n");
+    EXPECT_UPDATE(nominated, w1, "");
+    EXPECT_UPDATE(w1, wl_status(""), "");
+    /* An elastic replacement may set any cluster. */
+    EXPECT_UPDATE(nominated,
+                  wl_yaml(", annotations: {kueue.x-k8s.io/workload-slice-replacement-for: "
+                          "ns/old}",
+                          "", PS_MAIN(2, ""), "status:\n  clusterName: w3\n"),
+                  "");
+}
+END_TEST
+
+START_TEST(wl_pod_level_resources)
+{
+    const char *ps = "  - name: main\n    count: 1\n"
+                     "    template:\n"
+                     "      spec:\n"
+                     "        containers: [{name: c, image: i}]\n"
+                     "        resources: {requests: {pods: \"1\", cpu: \"-1\"}, limits: {memory: "
+                     "-1Gi}}\n";
+
+    EXPECT(wl_yaml("", "", ps, ""),
+           "spec.podSets[0].template.spec.resources.requests[cpu]: must be greater than or equal "
+           "to 0\n"
+           "spec.podSets[0].template.spec.resources.requests[pods]: the key is reserved for "
+           "internal kueue use\n"
+           "spec.podSets[0].template.spec.resources.limits[memory]: must be greater than or "
+           "equal to 0\n");
+    EXPECT(wl_yaml("", "",
+                   "  - name: main\n    count: 1\n    template:\n      spec:\n"
+                   "        containers: [{name: c, image: i}]\n"
+                   "        resources: {requests: {cpu: \"1\"}, limits: {memory: 1Gi}}\n",
+                   ""),
+           "");
+}
+END_TEST
+
 /* ---- Job ---------------------------------------------------------------------------------- */
 
 static const char *job_yaml(const char *labels, const char *annotations, const char *spec)
@@ -1084,6 +1454,8 @@ static Suite *validate_suite(void)
     tcase_add_test(cq, cq_resource_name_mismatch);
     tcase_add_test(cq, cq_covered_resource_name);
     tcase_add_test(cq, cq_duplicates_across_groups);
+    tcase_add_test(cq, cq_list_map_keys);
+    tcase_add_test(cq, cq_on_flavors);
     tcase_add_test(cq, cq_fungibility_preference);
     tcase_add_test(cq, cq_preemption_rule);
     tcase_add_test(cq, cq_namespace_selector);
@@ -1112,6 +1484,15 @@ static Suite *validate_suite(void)
     tcase_add_test(wl, wl_update_quota_reserved);
     tcase_add_test(wl, wl_update_podsets_count_changes);
     tcase_add_test(wl, wl_update_max_exec_time);
+    tcase_add_test(wl, wl_list_map_keys);
+    tcase_add_test(wl, wl_conditions);
+    tcase_add_test(wl, wl_conditions_built_in_code);
+    tcase_add_test(wl, wl_reclaimable_pods);
+    tcase_add_test(wl, wl_reclaimable_pods_update);
+    tcase_add_test(wl, wl_pod_set_updates);
+    tcase_add_test(wl, wl_pod_set_updates_immutable);
+    tcase_add_test(wl, wl_cluster_name);
+    tcase_add_test(wl, wl_pod_level_resources);
     suite_add_tcase(s, wl);
 
     tcase_add_test(job, job_labels);

@@ -547,8 +547,8 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
         else if (DECODE_IS(key, "clusterName"))
             jsonx_string(jx, val, &wl->cluster_name);
         else if (DECODE_IS(key, "nominatedClusterNames"))
-            jsonx_string_array(jx, val, DEC_MAX_NOMINATED_CLUSTERS, false,
-                               &wl->nominated_clusters, &wl->nnominated_clusters);
+            jsonx_string_array(jx, val, DEC_MAX_NOMINATED_CLUSTERS, false, &wl->nominated_clusters,
+                               &wl->nnominated_clusters);
         else if (!decode__in(key, wl_status_ignored))
             jsonx_unknown(jx, key);
     }

@@ -40,6 +40,34 @@ const char *kind_name(kind_t kind)
     return "";
 }
 
+object_meta_t *object_meta(object_t *obj)
+{
+    switch (obj->kind) {
+    case KIND_NAMESPACE:
+        return &obj->u.ns.meta;
+    case KIND_RESOURCE_FLAVOR:
+        return &obj->u.flavor.meta;
+    case KIND_CLUSTER_QUEUE:
+        return &obj->u.cq.meta;
+    case KIND_LOCAL_QUEUE:
+        return &obj->u.lq.meta;
+    case KIND_COHORT:
+        return &obj->u.cohort.meta;
+    case KIND_WORKLOAD_PRIORITY_CLASS:
+        return &obj->u.wpc.meta;
+    case KIND_WORKLOAD:
+        return &obj->u.wl.meta;
+    case KIND_PRIORITY_CLASS:
+        return &obj->u.pc.meta;
+    case KIND_JOB:
+        return &obj->u.job.meta;
+    case KIND_CONFIGURATION:
+        return &obj->u.config.meta;
+    default:
+        return NULL;
+    }
+}
+
 static void decode_body(decode_t *d, const json_t *root, object_t *out)
 {
     switch (out->kind) {

@@ -351,8 +351,8 @@ typedef enum {
 typedef struct admission_check_state_s {
     char *name; /* owned: AdmissionCheck name */
     check_state_t state;
-    char *message;           /* owned, NULL when absent */
-    int64_t transition_time; /* lastTransitionTime, seconds since the epoch, 0 when absent */
+    char *message;             /* owned, NULL when absent */
+    int64_t transition_time;   /* lastTransitionTime, seconds since the epoch, 0 when absent */
     pod_set_update_t *updates; /* owned: podSetUpdates */
     size_t nupdates;
 } admission_check_state_t;
@@ -382,8 +382,8 @@ typedef struct workload_s {
     size_t nreclaimable_pods;
     admission_check_state_t *check_states; /* owned: status.admissionChecks */
     size_t ncheck_states;
-    char *cluster_name;            /* owned: status.clusterName, NULL when absent */
-    char **nominated_clusters;     /* owned: status.nominatedClusterNames */
+    char *cluster_name;        /* owned: status.clusterName, NULL when absent */
+    char **nominated_clusters; /* owned: status.nominatedClusterNames */
     size_t nnominated_clusters;
 } workload_t;
 

@@ -772,10 +772,10 @@ static void check_on_flavors(diags_t *d, const cluster_queue_t *cq, const cluste
         bool unchanged = false;
 
         for (size_t k = 0; same_flavors && k < old->ncheck_rules && !unchanged; k++)
-            unchanged = str_eq(old->check_rules[k].name, r->name) &&
-                        strv_same_set(old->check_rules[k].on_flavors,
-                                      old->check_rules[k].non_flavors, r->on_flavors,
-                                      r->non_flavors);
+            unchanged =
+                str_eq(old->check_rules[k].name, r->name) &&
+                strv_same_set(old->check_rules[k].on_flavors, old->check_rules[k].non_flavors,
+                              r->on_flavors, r->non_flavors);
         if (unchanged)
             continue;
         for (size_t j = 0; j < r->non_flavors; j++) {
@@ -1114,7 +1114,7 @@ static const reclaimable_pod_t *reclaimable_find(const workload_t *wl, const cha
 
 #define CONDITION_REASON_MAX  1024
 #define CONDITION_MESSAGE_MAX (32 * 1024)
-#define CONDITION_REASON_MSG                                                                     \
+#define CONDITION_REASON_MSG                                                                    \
     "a condition reason must start with alphabetic character, optionally followed by a string " \
     "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "  \
     "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "                 \
@@ -1151,9 +1151,9 @@ static void check_conditions(diags_t *d, const workload_t *wl)
         if (dup)
             verr(d, p, "Duplicate value: %s", quote(c->type ? c->type : "", v, sizeof(v)));
         check_label_name(d, p, c->type);
-        if (c->status == NULL || (strcmp(c->status, "True") != 0 &&
-                                  strcmp(c->status, "False") != 0 &&
-                                  strcmp(c->status, "Unknown") != 0)) {
+        if (c->status == NULL ||
+            (strcmp(c->status, "True") != 0 && strcmp(c->status, "False") != 0 &&
+             strcmp(c->status, "Unknown") != 0)) {
             pathf(p, "status.conditions[%zu].status", i);
             verr_not_supported(d, p, c->status, statuses, 3);
         }

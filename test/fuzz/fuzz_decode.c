@@ -1,8 +1,10 @@
-/* fuzz_decode -- libFuzzer target for object_decode() (JSON bytes -> typed object). */
+/* fuzz_decode -- libFuzzer target for object_decode() (JSON bytes -> typed object) and the
+ * validation rules run on whatever decodes. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/object.h"
 #include "model/requests.h"
 #include "model/selector.h"
+#include "model/validate.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -18,6 +20,26 @@
             abort();                                                                     \
         }                                                                                \
     } while (0)
+
+/* Validation of any decoded object (create, and an update to itself, which runs the update rules
+ * with nothing changed) must terminate with well-formed diagnostics. */
+static void validate_all(const object_t *obj)
+{
+    diags_t create, update;
+
+    diags_init(&create);
+    diags_init(&update);
+    validate_object(obj, &create);
+    validate_update(obj, obj, &update);
+    for (size_t i = 0; i < update.len; i++) {
+        CHECK(update.items[i].path != NULL && update.items[i].message != NULL);
+        CHECK(update.items[i].message[0] != '\0');
+    }
+    for (size_t i = 0; i < create.len; i++)
+        CHECK(create.items[i].message[0] != '\0' && !create.items[i].warning);
+    diags_fini(&create);
+    diags_fini(&update);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -101,8 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     diags_init(&d);
     rc = object_decode(root, &obj, &d);
     check_diags(&d, rc, &obj);
-    if (rc == ERR_OK)
+    if (rc == ERR_OK) {
         use_object(&obj);
+        validate_all(&obj);
+    }
     object_fini(&obj);
     CHECK(obj.kind == KIND_UNKNOWN);
     diags_fini(&d);
