@@ -85,34 +85,6 @@ static void usage(FILE *out)
 
 /* ---- collecting documents ----------------------------------------------------------------- */
 
-static object_meta_t *meta_of(object_t *o)
-{
-    switch (o->kind) {
-    case KIND_NAMESPACE:
-        return &o->u.ns.meta;
-    case KIND_RESOURCE_FLAVOR:
-        return &o->u.flavor.meta;
-    case KIND_CLUSTER_QUEUE:
-        return &o->u.cq.meta;
-    case KIND_LOCAL_QUEUE:
-        return &o->u.lq.meta;
-    case KIND_COHORT:
-        return &o->u.cohort.meta;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        return &o->u.wpc.meta;
-    case KIND_WORKLOAD:
-        return &o->u.wl.meta;
-    case KIND_PRIORITY_CLASS:
-        return &o->u.pc.meta;
-    case KIND_JOB:
-        return &o->u.job.meta;
-    case KIND_CONFIGURATION:
-        return &o->u.config.meta;
-    default:
-        return NULL;
-    }
-}
-
 static const char *json_str(const json_t *obj, const char *key)
 {
     const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
@@ -148,7 +120,7 @@ static void make_partial(check_doc_t *cd, const json_t *root, bool *oom)
             break;
         }
     }
-    m = meta_of(&cd->obj);
+    m = object_meta(&cd->obj);
     if (m == NULL)
         return;
     m->name = dup_or_null(name, oom);

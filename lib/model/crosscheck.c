@@ -39,34 +39,6 @@ typedef struct cc_s {
     int manage_unlabelled; /* -1 unknown, else manages_unlabelled_jobs() */
 } cc_t;
 
-static const object_meta_t *meta_of(const object_t *o)
-{
-    switch (o->kind) {
-    case KIND_NAMESPACE:
-        return &o->u.ns.meta;
-    case KIND_RESOURCE_FLAVOR:
-        return &o->u.flavor.meta;
-    case KIND_CLUSTER_QUEUE:
-        return &o->u.cq.meta;
-    case KIND_LOCAL_QUEUE:
-        return &o->u.lq.meta;
-    case KIND_COHORT:
-        return &o->u.cohort.meta;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        return &o->u.wpc.meta;
-    case KIND_WORKLOAD:
-        return &o->u.wl.meta;
-    case KIND_PRIORITY_CLASS:
-        return &o->u.pc.meta;
-    case KIND_JOB:
-        return &o->u.job.meta;
-    case KIND_CONFIGURATION:
-        return &o->u.config.meta;
-    default:
-        return NULL;
-    }
-}
-
 static bool namespaced(kind_t k)
 {
     return k == KIND_LOCAL_QUEUE || k == KIND_WORKLOAD || k == KIND_JOB;
@@ -76,7 +48,7 @@ static bool namespaced(kind_t k)
  * "default" (the usual context namespace). */
 static const char *ns_of(const object_t *o)
 {
-    const object_meta_t *m = meta_of(o);
+    const object_meta_t *m = object_meta_const(o);
 
     if (!namespaced(o->kind))
         return "";
@@ -140,7 +112,7 @@ static bool build_table(cc_t *c)
         return false;
     for (size_t i = 0; i < c->n; i++) {
         const object_t *o = c->objs[i];
-        const object_meta_t *m = o ? meta_of(o) : NULL;
+        const object_meta_t *m = o ? object_meta_const(o) : NULL;
         if (m == NULL || m->name == NULL || m->name[0] == '\0')
             continue;
         c->tab[c->ntab++] = (entry_t){o->kind, ns_of(o), m->name, i};
@@ -267,7 +239,7 @@ bool crosscheck_parse_duration(const char *s, int64_t *out_ns)
 
 static const char *at_of(const object_t *o)
 {
-    const object_meta_t *m = meta_of(o);
+    const object_meta_t *m = object_meta_const(o);
 
     return m ? kv_find(&m->annotations, CROSSCHECK_AT_ANNOTATION) : NULL;
 }

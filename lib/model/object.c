@@ -68,6 +68,11 @@ object_meta_t *object_meta(object_t *obj)
     }
 }
 
+const object_meta_t *object_meta_const(const object_t *obj)
+{
+    return object_meta((object_t *)obj);
+}
+
 static void decode_body(decode_t *d, const json_t *root, object_t *out)
 {
     switch (out->kind) {

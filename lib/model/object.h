@@ -43,6 +43,12 @@ typedef struct object_s {
 /* Kueue's kind name ("ClusterQueue") for `kind`; "" for KIND_UNKNOWN. */
 const char *kind_name(kind_t kind);
 
+/* The metadata of `obj` (borrowed from it); NULL for KIND_UNKNOWN. */
+object_meta_t *object_meta(object_t *obj);
+
+/* As object_meta(), read-only. */
+const object_meta_t *object_meta_const(const object_t *obj);
+
 /* Decode `root` (borrowed) into `out`. Every problem is appended to `diags` with its full field
  * path (unknown kind, wrong types, missing required fields, bad enums and quantities; unknown
  * fields are errors, known-but-unused Kueue fields are warnings). Returns ERR_OK when no error
