@@ -5,6 +5,12 @@ if(NOT TARGET sluice_ctrl)
   return()
 endif()
 
+sluice_add_test(ctrl_cond LIBS sluice_ctrl)
+sluice_add_test(ctrl_podset LIBS sluice_ctrl)
+sluice_add_test(ctrl_wlstatus LIBS sluice_ctrl)
+sluice_add_test(ctrl_queuestatus LIBS sluice_ctrl)
+sluice_add_test(ctrl_config LIBS sluice_ctrl)
+
 if(SLUICE_INTEGRATION AND TARGET sluice)
   # sluice_add_ctrl_e2e(<name>): test/integration/ctrl_<name>.sh, one `sluice run` (or two).
   function(sluice_add_ctrl_e2e name)
@@ -16,4 +22,5 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   endfunction()
   sluice_add_ctrl_e2e(admit)
   sluice_add_ctrl_e2e(preempt)
+  sluice_add_ctrl_e2e(cohort)
 endif()

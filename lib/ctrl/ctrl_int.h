@@ -20,6 +20,7 @@ typedef enum {
     CTRL_OP_WL_FINALIZER,  /* finalizer removed */
     CTRL_OP_WL_DELETE,     /* orphaned Workload deleted */
     CTRL_OP_WL_DEACTIVATE, /* spec.active=false (maximum execution time) */
+    CTRL_OP_WL_QUEUE,      /* spec.queueName follows the suspended Job's queue-name label */
     CTRL_OP_JOB_START,     /* unsuspend + merge the admission into the template */
     CTRL_OP_JOB_SUSPEND,   /* spec.suspend=true */
     CTRL_OP_JOB_CLEAR_START, /* status.startTime=null so the template may change */

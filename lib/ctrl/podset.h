@@ -41,7 +41,8 @@ err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, 
  * node selector, tolerations (deduplicated), labels podset/local-queue/cluster-queue and the
  * workload annotation of `info`; parallelism = count under partial admission. An existing
  * nodeSelector key, label or annotation with another value is ERR_CONFLICT ("invalid
- * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `job` unchanged.
+ * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `job` unchanged. On success
+ * the members of `job` are replaced: pointers borrowed from it before the call are invalid.
  */
 err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg);
 
@@ -50,7 +51,8 @@ err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg);
  * nodeSelector and tolerations restored from `pod_set` (the Workload's spec.podSets[i]), keeping
  * the labels the job controller owns (job-name, controller-uid, batch.kubernetes.io/...);
  * parallelism restored to the podset count when a partial admission changed it. Returns 1 when
- * the job changed, 0 when it already was so, -1 on out-of-memory.
+ * the job changed (its members replaced, as with podset_start()), 0 when it already was so, -1 on
+ * out-of-memory.
  */
 int podset_stop(json_t *job, const json_t *pod_set);
 

@@ -444,7 +444,21 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         if (j->suspend)
             start_job(c, key, wkey, wl);
     } else if (!reserved) {
-        stop_step(c, key, job, j, wl, "Not admitted by cluster queue");
+        const char *want = kv_list_get(&j->meta.labels, JOB_LABEL_QUEUE_NAME);
+        const char *have =
+            json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName"));
+        if (stop_step(c, key, job, j, wl, "Not admitted by cluster queue") && want != NULL &&
+            (have == NULL || strcmp(want, have) != 0)) {
+            /* A suspended Job moved to another LocalQueue: so does its Workload. */
+            json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion",
+                                      kube_object_rv(wl), "spec", "queueName", want);
+            ctrl_op_t *op = patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, wkey,
+                                                 CTRL_WORKLOAD, wkey)
+                                  : NULL;
+            if (op != NULL)
+                ctrl__patch(c, op, NULL, patch);
+            json_decref(patch);
+        }
     }
 out:
     object_fini(&o);

@@ -1,0 +1,85 @@
+#!/bin/sh
+# ctrl_cohort -- borrowing and reclaim across a cohort, and a quota change, with the real API
+# server: a Job borrows its neighbour's unused GPUs; when the neighbour needs them back its Job
+# reclaims them (the borrower is preempted: InCohortReclamation); raising the borrower's own
+# nominal quota with kubectl lets it in again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrl_lib.sh"
+
+ctrl_install_crds
+it_namespace
+a=it-co-a-$sfx b=it-co-b-$sfx
+it_on_exit "k delete clusterqueue $a $b --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1"
+cq() { # name nominal reclaim
+    cat <<EOT
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $1}
+spec:
+  cohortName: co-$sfx
+  namespaceSelector: {}
+  preemption: {reclaimWithinCohort: $3}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: gpu-$sfx
+      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: $2}]
+EOT
+}
+{
+    cat <<EOT
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu-$sfx}
+spec: {nodeLabels: {pool: gpu-$sfx}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: $ns}
+spec: {clusterQueue: $a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq-b, namespace: $ns}
+spec: {clusterQueue: $b}
+EOT
+    cq "$a" 2 Never
+    cq "$b" 2 Any
+} | k apply -f - >/dev/null || fail "create queues"
+
+ctrl_start op
+runner_start
+
+# a1 needs 4 GPUs, its queue has 2: it borrows b's 2 unused ones.
+tjob a1 4 3600
+until_ 30 "a1 admitted and running" '[ "$(jget a1 "{.status.active}")" = 1 ]'
+w1=$(wl_of a1)
+until_ 20 "a's status to show the borrowing" '[ "$(k get clusterqueue $a -o jsonpath="{.status.flavorsReservation[0].resources[?(@.name==\"nvidia.com/gpu\")].borrowed}")" = 2 ]'
+grep -q "$w1: admitted to $a (borrowing)" "$tmp/op.log" || fail "admission not logged as borrowing"
+say "a1 admitted in $a borrowing 2 GPUs from the cohort"
+
+# b1 needs b's nominal 2 GPUs back: a1 is preempted (reclaim), b1 runs. b1 is created in a's
+# LocalQueue and moved to b's while suspended: its Workload follows the label.
+tjob b1 2 3600
+k label $TJ -n "$ns" b1 kueue.x-k8s.io/queue-name=lq-b --overwrite >/dev/null
+until_ 20 "a Workload for b1" '[ -n "$(wl_of b1)" ]'
+w2=$(wl_of b1)
+until_ 30 "a1 preempted" '[ "$(wcond "$w1" Preempted)" = True ]'
+[ "$(wget_ "$w1" '{.status.conditions[?(@.type=="Preempted")].reason}')" = InCohortReclamation ] ||
+    fail "Preempted reason $(wget_ "$w1" '{.status.conditions[?(@.type=="Preempted")].reason}')"
+until_ 30 "b1 admitted and running" '[ "$(wcond "$w2" Admitted)" = True ] && [ "$(jget b1 "{.status.active}")" = 1 ]'
+until_ 30 "a1 stopped and requeued" '[ "$(jget a1 "{.spec.suspend}")" = true ] && [ "$(wcond "$w1" QuotaReserved)" = False ]'
+sleep 2
+[ "$(wcond "$w1" QuotaReserved)" = False ] || fail "a1 readmitted without room"
+say "b1 reclaimed b's quota: a1 preempted (InCohortReclamation) and waiting"
+
+# A quota change with kubectl: a's own nominal quota goes to 4 -> a1 fits without borrowing.
+k patch clusterqueue "$a" --type json -p '[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/1/nominalQuota","value":4}]' >/dev/null ||
+    fail "raise $a's quota"
+until_ 30 "a1 readmitted after the quota change" '[ "$(wcond "$w1" Admitted)" = True ] && [ "$(jget a1 "{.spec.suspend}")" = false ]'
+[ "$(wcond "$w2" Admitted)" = True ] || fail "b1 lost its admission"
+until_ 20 "a's status: 4 GPUs reserved, none borrowed" '[ "$(k get clusterqueue $a -o jsonpath="{.status.flavorsReservation[0].resources[?(@.name==\"nvidia.com/gpu\")].total}/{.status.flavorsReservation[0].resources[?(@.name==\"nvidia.com/gpu\")].borrowed}")" = 4/0 ]'
+ctrl_stop op
+say "raising $a's nominal quota to 4 readmitted a1 without borrowing"
+say "PASS"

@@ -1,0 +1,181 @@
+/* test_ctrl_config -- the operator's configuration: Kueue Configuration file, values, errors. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/config.h"
+
+#include "model/object.h"
+#include "model/selector.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+START_TEST(defaults)
+{
+    ctrl_config_t c;
+
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_int_eq(ctrl_config_finish(&c, NULL), ERR_OK);
+    ck_assert_str_eq(c.namespace, "kueue-system");
+    ck_assert(!c.leader_elect);
+    ck_assert_uint_eq(c.lease_ms, 15000);
+    ck_assert_uint_eq(c.renew_ms, 10000);
+    ck_assert_uint_eq(c.retry_ms, 2000);
+    ck_assert_str_eq(c.job_group, "batch");
+    ck_assert_int_eq(c.webhook_port, 9443);
+    ck_assert_int_eq(c.health_port, 8081);
+    ck_assert_uint_eq(c.qps_milli, 300000);
+    ck_assert(!c.kueue.fair_sharing);
+    ck_assert(c.kueue.managed_jobs_namespace_selector.present);
+    ctrl_config_fini(&c);
+}
+END_TEST
+
+START_TEST(file_and_flags)
+{
+    char path[] = "/tmp/sluice-ctrl-config-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+    kv_list_t labels = {0};
+
+    ck_assert_ptr_nonnull(f);
+    fputs("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+          "kind: Configuration\n"
+          "metadata:\n"
+          "  annotations:\n"
+          "    sluice.dev/job-resource: batch.test.sluice.dev/v1/jobs\n"
+          "    sluice.dev/log-level: debug\n"
+          "namespace: sluice-system\n"
+          "manageJobsWithoutQueueName: true\n"
+          "leaderElection: {leaderElect: true, resourceName: sluice-lock, leaseDuration: 20s,\n"
+          "                 renewDeadline: 1m, retryPeriod: 500ms}\n"
+          "webhook: {port: 9000, certDir: /certs}\n"
+          "health: {healthProbeBindAddress: '127.0.0.1:9090'}\n"
+          "clientConnection: {qps: 12.5, burst: 40}\n"
+          "internalCertManagement: {enable: false, webhookServiceName: svc}\n"
+          "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n",
+          f);
+    fclose(f);
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_msg(ctrl_config_load(&c, path, &msg) == ERR_OK, "%s", msg.text);
+    /* A flag overrides the file's namespace before finish(). */
+    free(c.namespace);
+    c.namespace = strdup("flag-ns");
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert(c.leader_elect);
+    ck_assert_str_eq(c.lease_name, "sluice-lock");
+    ck_assert_uint_eq(c.lease_ms, 20000);
+    ck_assert_uint_eq(c.renew_ms, 60000);
+    ck_assert_uint_eq(c.retry_ms, 500);
+    ck_assert_str_eq(c.job_group, "batch.test.sluice.dev");
+    ck_assert_str_eq(c.job_version, "v1");
+    ck_assert_str_eq(c.job_resource, "jobs");
+    ck_assert_int_eq(c.log_level, CTRL_LOG_DEBUG);
+    ck_assert_int_eq(c.webhook_port, 9000);
+    ck_assert_str_eq(c.cert_dir, "/certs");
+    ck_assert_str_eq(c.health_host, "127.0.0.1");
+    ck_assert_int_eq(c.health_port, 9090);
+    ck_assert_uint_eq(c.qps_milli, 12500);
+    ck_assert_uint_eq(c.burst, 40);
+    ck_assert(!c.internal_certs);
+    ck_assert_str_eq(c.webhook_service, "svc");
+    ck_assert(c.kueue.fair_sharing);
+    ck_assert_uint_eq(c.kueue.nstrategies, 1);
+    ck_assert(c.kueue.manage_jobs_without_queue_name);
+    /* The default managed-jobs selector excludes the final namespace. */
+    ck_assert_int_eq(kv_list_set(&labels, "kubernetes.io/metadata.name", "flag-ns"), ERR_OK);
+    ck_assert(!selector_matches(&c.kueue.managed_jobs_namespace_selector, &labels));
+    kv_list_fini(&labels);
+    ck_assert_int_eq(kv_list_set(&labels, "kubernetes.io/metadata.name", "team-a"), ERR_OK);
+    ck_assert(selector_matches(&c.kueue.managed_jobs_namespace_selector, &labels));
+    kv_list_fini(&labels);
+    ctrl_config_fini(&c);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(errors_name_the_field)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+    json_t *doc;
+
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    doc = json_loads("{\"leaderElection\":{\"leaseDuration\":\"15 s\"}}", 0, NULL);
+    ck_assert_int_eq(ctrl_config_apply(&c, doc, &msg), ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(msg.text, "leaderElection.leaseDuration: "));
+    json_decref(doc);
+    doc = json_loads("{\"webhook\":{\"port\":70000}}", 0, NULL);
+    ck_assert_int_eq(ctrl_config_apply(&c, doc, &msg), ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(msg.text, "webhook.port"));
+    json_decref(doc);
+    /* Unknown Kueue fields are refused by the Configuration decoder, with the path. */
+    doc = json_loads("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
+                     "\"Configuration\",\"bogus\":1}",
+                     0, NULL);
+    ck_assert_int_eq(ctrl_config_apply(&c, doc, &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_finish(&c, &msg), ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(msg.text, "bogus"));
+    json_decref(doc);
+    ck_assert_int_eq(ctrl_config_load(&c, "/nonexistent/sluice.yaml", &msg), ERR_IO);
+    ctrl_config_fini(&c);
+}
+END_TEST
+
+START_TEST(value_parsers)
+{
+    uint32_t ms;
+    char *host = NULL;
+    int port = -1;
+    ctrl_log_level_t lvl;
+    ctrl_config_t c;
+
+    ck_assert_int_eq(ctrl_duration_ms("1h2m3s4ms", &ms, NULL), ERR_OK);
+    ck_assert_uint_eq(ms, 3723004);
+    ck_assert_int_eq(ctrl_duration_ms("0", &ms, NULL), ERR_OK);
+    ck_assert_uint_eq(ms, 0);
+    ck_assert_int_eq(ctrl_duration_ms("5", &ms, NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_duration_ms("s", &ms, NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_duration_ms("", &ms, NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_duration_ms("2000h", &ms, NULL), ERR_OVERFLOW);
+    ck_assert_int_eq(ctrl_bind_address(":8081", &host, &port, NULL), ERR_OK);
+    ck_assert_str_eq(host, "");
+    ck_assert_int_eq(port, 8081);
+    ck_assert_int_eq(ctrl_bind_address("0", &host, &port, NULL), ERR_OK);
+    ck_assert_int_eq(port, 0);
+    ck_assert_int_eq(ctrl_bind_address("localhost", &host, &port, NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_bind_address(":99999", &host, &port, NULL), ERR_PARSE);
+    free(host);
+    ck_assert_int_eq(ctrl_log_level_parse("error", &lvl, NULL), ERR_OK);
+    ck_assert_int_eq(lvl, CTRL_LOG_ERROR);
+    ck_assert_int_eq(ctrl_log_level_parse("trace", &lvl, NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_int_eq(ctrl_config_set_job_resource(&c, "batch/v1", NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_config_set_job_resource(&c, "a/b/c/d", NULL), ERR_PARSE);
+    ck_assert_int_eq(ctrl_config_set_job_resource(&c, "/v1/jobs", NULL), ERR_OK);
+    ck_assert_str_eq(c.job_group, "");
+    ctrl_config_fini(&c);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_config");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, file_and_flags);
+    tcase_add_test(tc, errors_name_the_field);
+    tcase_add_test(tc, value_parsers);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,217 @@
+/* test_ctrl_wlstatus -- the Workload for a Job and the status patches the operator writes. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/cond.h"
+#include "ctrl/wlstatus.h"
+#include "jobs/job_workload.h"
+#include "model/diag.h"
+#include "model/object.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *load(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    ck_assert_msg(j != NULL, "%s", e.text);
+    return j;
+}
+
+static const char *job_text =
+    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"train\","
+    "\"namespace\":\"ns1\",\"uid\":\"U\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq-a\"},"
+    "\"annotations\":{\"kueue.x-k8s.io/job-min-parallelism\":\"2\"}},"
+    "\"spec\":{\"parallelism\":4,\"completions\":8,\"suspend\":true,\"template\":{\"metadata\":"
+    "{\"labels\":{\"app\":\"x\",\"job-name\":\"train\",\"controller-uid\":\"U\"}},"
+    "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}";
+
+static const char *wl_text =
+    "{\"metadata\":{\"name\":\"job-train-abcde\",\"namespace\":\"ns1\",\"resourceVersion\":\"42\","
+    "\"generation\":2},\"spec\":{\"queueName\":\"lq-a\",\"podSets\":[{\"name\":\"main\","
+    "\"count\":4}]},\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\","
+    "\"reason\":\"Pending\",\"message\":\"wait\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\","
+    "\"observedGeneration\":2},"
+    "{\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":\"by x\","
+    "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}}";
+
+static json_t *cond(json_t *patch, const char *type)
+{
+    return cond_find(json_object_get(json_object_get(patch, "status"), "conditions"), type);
+}
+
+static const char *cs(json_t *patch, const char *type, const char *key)
+{
+    return json_string_value(json_object_get(cond(patch, type), key));
+}
+
+START_TEST(workload_for_job)
+{
+    json_t *job = load(job_text), *wl, *ps, *labels;
+    object_t obj;
+    diags_t d;
+    workload_t w = {0};
+
+    diags_init(&d);
+    ck_assert_int_eq(object_decode(job, &obj, &d), ERR_OK);
+    ck_assert_int_eq(job_workload_build(&obj.u.job, &w, NULL), ERR_OK);
+    wl = wlstatus_for_job(&w, job, "batch.test.sluice.dev/v1", "Job");
+    ck_assert_ptr_nonnull(wl);
+    ck_assert_str_eq(json_string_value(json_object_get(wl, "kind")), "Workload");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(wl, "metadata"), "name")),
+                     w.meta.name);
+    ck_assert_str_eq(json_string_value(json_array_get(
+                         json_object_get(json_object_get(wl, "metadata"), "finalizers"), 0)),
+                     "kueue.x-k8s.io/resource-in-use");
+    {
+        json_t *ref = json_array_get(
+            json_object_get(json_object_get(wl, "metadata"), "ownerReferences"), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(ref, "apiVersion")),
+                         "batch.test.sluice.dev/v1");
+        ck_assert_str_eq(json_string_value(json_object_get(ref, "uid")), "U");
+        ck_assert(json_is_true(json_object_get(ref, "controller")));
+        ck_assert(json_is_true(json_object_get(ref, "blockOwnerDeletion")));
+    }
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName")),
+                     "lq-a");
+    ps = json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(ps, "count")), 4);
+    ck_assert_int_eq(json_integer_value(json_object_get(ps, "minCount")), 2);
+    labels = json_object_get(json_object_get(json_object_get(ps, "template"), "metadata"),
+                             "labels");
+    ck_assert_ptr_nonnull(json_object_get(labels, "app"));
+    ck_assert_ptr_null(json_object_get(labels, "job-name"));
+    ck_assert_ptr_null(json_object_get(labels, "controller-uid"));
+    {
+        json_t *c0 = json_array_get(
+            json_object_get(json_object_get(json_object_get(ps, "template"), "spec"), "containers"),
+            0);
+        ck_assert_str_eq(json_string_value(json_object_get(c0, "image")), "i");
+    }
+    json_decref(wl);
+    workload_fini(&w);
+    object_fini(&obj);
+    diags_fini(&d);
+    json_decref(job);
+}
+END_TEST
+
+START_TEST(admit_patch)
+{
+    json_t *wl = load(wl_text), *p, *adm;
+    kv_t flavors[] = {{(char *)"cpu", (char *)"f1"}};
+    resource_t usage[] = {{(char *)"cpu", quantity_from_int(4, QUANTITY_DECIMAL_SI)}};
+    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4};
+    admission_t a = {(char *)"cq-a", &psa, 1};
+
+    p = wlstatus_admit_patch(wl, &a, 1800000000);
+    ck_assert_ptr_nonnull(p);
+    /* Optimistic concurrency: the version the decision saw. */
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(p, "metadata"),
+                                                       "resourceVersion")),
+                     "42");
+    adm = json_object_get(json_object_get(p, "status"), "admission");
+    ck_assert_str_eq(json_string_value(json_object_get(adm, "clusterQueue")), "cq-a");
+    adm = json_array_get(json_object_get(adm, "podSetAssignments"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(adm, "flavors"), "cpu")),
+                     "f1");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(adm, "resourceUsage"), "cpu")), "4");
+    ck_assert_int_eq(json_integer_value(json_object_get(adm, "count")), 4);
+    ck_assert_str_eq(cs(p, "QuotaReserved", "status"), "True");
+    ck_assert_str_eq(cs(p, "QuotaReserved", "message"), "Quota reserved in ClusterQueue cq-a");
+    ck_assert_str_eq(cs(p, "QuotaReserved", "lastTransitionTime"), "2027-01-15T08:00:00Z");
+    ck_assert_int_eq(json_integer_value(json_object_get(cond(p, "QuotaReserved"),
+                                                        "observedGeneration")),
+                     2);
+    ck_assert_str_eq(cs(p, "Admitted", "status"), "True");
+    ck_assert_str_eq(cs(p, "Admitted", "message"), "The workload is admitted");
+    /* A previous eviction is reset to False with its old message kept. */
+    ck_assert_str_eq(cs(p, "Evicted", "status"), "False");
+    ck_assert_str_eq(cs(p, "Evicted", "reason"), "QuotaReserved");
+    ck_assert_str_eq(cs(p, "Evicted", "message"), "Previously: by x");
+    /* The input object is not modified. */
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         cond_find(json_object_get(json_object_get(wl, "status"), "conditions"),
+                                   "Evicted"),
+                         "status")),
+                     "True");
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
+START_TEST(evict_release_finish)
+{
+    json_t *wl = load(wl_text), *p, *reserved;
+
+    p = wlstatus_evict_patch(wl, "Preempted", "InClusterQueue", "to make room", 100);
+    ck_assert_str_eq(cs(p, "Evicted", "message"), "to make room");
+    ck_assert_str_eq(cs(p, "Preempted", "reason"), "InClusterQueue");
+    json_decref(p);
+    p = wlstatus_evict_patch(wl, "ClusterQueueStopped", "", "stopped", 100);
+    ck_assert_ptr_null(cond(p, "Preempted"));
+    json_decref(p);
+
+    p = wlstatus_release_patch(wl, 100);
+    ck_assert(json_is_null(json_object_get(json_object_get(p, "status"), "admission")));
+    ck_assert_str_eq(cs(p, "QuotaReserved", "status"), "False");
+    ck_assert_str_eq(cs(p, "QuotaReserved", "reason"), "PendingEvaluation");
+    ck_assert_str_eq(cs(p, "Admitted", "reason"), "NoReservation");
+    ck_assert_str_eq(cs(p, "Requeued", "status"), "True");
+    ck_assert_str_eq(cs(p, "Requeued", "reason"), "Preempted");
+    json_decref(p);
+
+    p = wlstatus_finish_patch(wl, "Succeeded", "done", 100);
+    ck_assert_str_eq(cs(p, "Finished", "status"), "True");
+    ck_assert_str_eq(cs(p, "Finished", "reason"), "Succeeded");
+    json_decref(p);
+
+    ck_assert(!wlstatus_reserved(wl));
+    ck_assert(wlstatus_cond(wl, "Evicted"));
+    reserved = load("{\"status\":{\"admission\":{\"clusterQueue\":\"a\"},\"conditions\":"
+                    "[{\"type\":\"QuotaReserved\",\"status\":\"True\"}]}}");
+    ck_assert(wlstatus_reserved(reserved));
+    json_decref(reserved);
+    json_decref(wl);
+}
+END_TEST
+
+START_TEST(pending_only_when_changed)
+{
+    json_t *wl = load(wl_text), *p;
+    bool changed = true;
+
+    p = wlstatus_pending_patch(wl, "Pending", "wait", 100, &changed);
+    ck_assert_ptr_null(p);
+    ck_assert(!changed);
+    p = wlstatus_pending_patch(wl, "WaitingForQuota", "insufficient quota", 100, &changed);
+    ck_assert_ptr_nonnull(p);
+    ck_assert(changed);
+    ck_assert_str_eq(cs(p, "QuotaReserved", "reason"), "WaitingForQuota");
+    /* Same status: the transition time stays. */
+    ck_assert_str_eq(cs(p, "QuotaReserved", "lastTransitionTime"), "2026-01-01T00:00:00Z");
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_wlstatus");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, workload_for_job);
+    tcase_add_test(tc, admit_patch);
+    tcase_add_test(tc, evict_release_finish);
+    tcase_add_test(tc, pending_only_when_changed);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
