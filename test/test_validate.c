@@ -1436,6 +1436,424 @@ START_TEST(other_kinds_have_no_rules)
 }
 END_TEST
 
+/* Objects built in code can hold what the decoder never produces: a list-map item without its
+ * key, a LabelSelector operator only node selectors have. */
+START_TEST(rules_for_objects_built_in_code)
+{
+    object_t o;
+    diags_t d;
+    char *got;
+
+    decode_yaml(CQ "spec:\n  namespaceSelector: {matchExpressions: [{key: team, operator: "
+                   "Exists}]}\n  resourceGroups:\n"
+                   "  - coveredResources: [cpu]\n"
+                   "    flavors:\n"
+                   "    - {name: f1, resources: [{name: cpu, nominalQuota: 1}]}\n"
+                   "    - {name: f2, resources: [{name: cpu, nominalQuota: 1}]}\n",
+                &o);
+    free(o.u.cq.groups[0].flavors[0].name);
+    free(o.u.cq.groups[0].flavors[1].name);
+    o.u.cq.groups[0].flavors[0].name = NULL;
+    o.u.cq.groups[0].flavors[1].name = NULL;
+    o.u.cq.namespace_selector.exprs[0].op = SELECTOR_OP_GT;
+    diags_init(&d);
+    validate_object(&o, &d);
+    got = render(&d);
+    ck_assert_str_eq(got, "spec.resourceGroups[0].flavors[1]: Duplicate value: {}\n"
+                          "spec.resourceGroups[0].flavors[1].name: Duplicate value: \"\"\n"
+                          "spec.namespaceSelector.matchExpressions[0].operator: not a valid "
+                          "selector operator\n");
+    free(got);
+    diags_fini(&d);
+    o.u.cq.namespace_selector.exprs[0].op = SELECTOR_OP_DOES_NOT_EXIST;
+    o.u.cq.groups[0].flavors[1].name = strdup("f2");
+    diags_init(&d);
+    validate_object(&o, &d);
+    ck_assert_uint_eq(d.len, 0);
+    diags_fini(&d);
+    object_fini(&o);
+}
+END_TEST
+
+/* ---- every message of validate.c has a test ------------------------------------------------ */
+
+/*
+ * "Tests cover every validation rule" is enforced here rather than hoped for: the test reads
+ * lib/model/validate.c, takes the message format of every verr() call (string literals and the
+ * string macros they use), and requires each to match some expected output written in this
+ * file (adjacent string literals and this file's string macros joined, as the compiler joins
+ * them). A printf conversion in a format matches any text. A message added to validate.c
+ * without a case here fails this test. Formats with no literal text ("%s" relaying names.c's
+ * messages) are covered by those callers' own cases.
+ */
+
+#define SRC_MAX_TOKENS 200000
+
+/* Check records every ck_assert_* as a checkpoint (a write to its pipe); the loops below run
+ * hundreds of thousands of times, so they only call into Check on failure. */
+#define REQUIRE(cond, ...)             \
+    do {                               \
+        if (!(cond))                   \
+            ck_abort_msg(__VA_ARGS__); \
+    } while (0)
+
+typedef enum { TOK_STR, TOK_IDENT, TOK_PUNCT } tok_kind_t;
+
+typedef struct tok_s {
+    tok_kind_t kind;
+    char *text;           /* owned: unescaped string, identifier, or one punctuation byte */
+    bool line_start_hash; /* a '#' that starts a preprocessor line */
+} tok_t;
+
+typedef struct toks_s {
+    tok_t *v;
+    size_t n;
+} toks_t;
+
+static char *read_source(const char *rel)
+{
+    const char *dir = getenv("SLUICE_SOURCE_DIR");
+    char path[4096];
+    FILE *f;
+    long len;
+    char *buf;
+
+    ck_assert_msg(dir != NULL, "SLUICE_SOURCE_DIR is not set (run through ctest)");
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    len = ftell(f);
+    ck_assert_int_ge(len, 0);
+    rewind(f);
+    buf = malloc((size_t)len + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+    buf[len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void tok_push(toks_t *t, tok_kind_t kind, const char *text, size_t len, bool hash)
+{
+    REQUIRE(t->n < SRC_MAX_TOKENS, "too many tokens");
+    t->v[t->n].kind = kind;
+    t->v[t->n].text = strndup(text, len);
+    REQUIRE(t->v[t->n].text != NULL, "out of memory");
+    t->v[t->n].line_start_hash = hash;
+    t->n++;
+}
+
+/* A small C tokenizer: comments dropped, string literals unescaped (the escapes our sources
+ * use), line continuations inside #define joined. */
+static void tokenize(const char *src, toks_t *t)
+{
+    const char *p = src;
+    bool line_start = true;
+
+    t->v = calloc(SRC_MAX_TOKENS, sizeof(*t->v));
+    ck_assert_ptr_nonnull(t->v);
+    t->n = 0;
+    while (*p != '\0') {
+        if (*p == '\n') {
+            line_start = true;
+            p++;
+        } else if (*p == '\\' && p[1] == '\n') {
+            p += 2;
+        } else if (*p == ' ' || *p == '\t' || *p == '\r') {
+            p++;
+        } else if (p[0] == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            REQUIRE(end != NULL, "unterminated comment");
+            p = end + 2;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (*p != '\0' && *p != '\n')
+                p++;
+        } else if (*p == '"' || *p == '\'') {
+            char quote_ch = *p++, *buf;
+            size_t n = 0, span = 0;
+            while (p[span] != '\0' && p[span] != quote_ch)
+                span += p[span] == '\\' && p[span + 1] != '\0' ? 2 : 1;
+            buf = malloc(span + 1);
+            REQUIRE(buf != NULL, "out of memory");
+            while (*p != quote_ch) {
+                REQUIRE(*p != '\0', "unterminated literal");
+                if (*p == '\\') {
+                    p++;
+                    switch (*p) {
+                    case 'n':
+                        buf[n++] = '\n';
+                        break;
+                    case 't':
+                        buf[n++] = '\t';
+                        break;
+                    case '0':
+                        buf[n++] = '\0';
+                        break;
+                    default:
+                        buf[n++] = *p; /* \\ \" \' */
+                        break;
+                    }
+                    p++;
+                } else {
+                    buf[n++] = *p++;
+                }
+            }
+            p++;
+            if (quote_ch == '"')
+                tok_push(t, TOK_STR, buf, n, false);
+            else
+                tok_push(t, TOK_PUNCT, "'", 1, false);
+            free(buf);
+            line_start = false;
+        } else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                   (*p >= '0' && *p <= '9')) {
+            const char *start = p;
+            while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                   (*p >= '0' && *p <= '9'))
+                p++;
+            tok_push(t, TOK_IDENT, start, (size_t)(p - start), false);
+            line_start = false;
+        } else {
+            tok_push(t, TOK_PUNCT, p, 1, line_start && *p == '#');
+            line_start = false;
+            p++;
+        }
+    }
+}
+
+static void toks_free(toks_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].text);
+    free(t->v);
+}
+
+typedef struct str_macro_s {
+    const char *name; /* borrowed from the tokens */
+    char *value;      /* owned */
+} str_macro_t;
+
+typedef struct str_macros_s {
+    str_macro_t v[512];
+    size_t n;
+} str_macros_t;
+
+static const char *macro_value(const str_macros_t *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].name, name) == 0)
+            return m->v[i].value;
+    return NULL;
+}
+
+/* Join the run of string literals and string macros starting at token *i; NULL when token *i
+ * starts no such run. *i is left after the run. Caller frees. */
+static char *join_strings(const toks_t *t, size_t *i, const str_macros_t *m)
+{
+    size_t cap = 1, len = 0;
+    char *out = NULL;
+
+    for (; *i < t->n; (*i)++) {
+        const tok_t *k = &t->v[*i];
+        const char *piece = NULL;
+        if (k->kind == TOK_STR)
+            piece = k->text;
+        else if (k->kind == TOK_IDENT)
+            piece = macro_value(m, k->text);
+        if (piece == NULL)
+            break;
+        cap += strlen(piece);
+        out = realloc(out, cap);
+        REQUIRE(out != NULL, "out of memory");
+        memcpy(out + len, piece, strlen(piece) + 1);
+        len += strlen(piece);
+    }
+    return out;
+}
+
+/* Object-like #define NAME <string literals / string macros only>. */
+static void collect_macros(const toks_t *t, str_macros_t *m)
+{
+    m->n = 0;
+    for (size_t i = 0; i + 2 < t->n; i++) {
+        size_t j;
+        char *value;
+        if (!t->v[i].line_start_hash || strcmp(t->v[i + 1].text, "define") != 0 ||
+            t->v[i + 2].kind != TOK_IDENT)
+            continue;
+        j = i + 3;
+        if (j < t->n && strcmp(t->v[j].text, "(") == 0)
+            continue; /* function-like */
+        value = join_strings(t, &j, m);
+        if (value == NULL)
+            continue;
+        REQUIRE(m->n < sizeof(m->v) / sizeof(m->v[0]), "too many macros");
+        m->v[m->n].name = t->v[i + 2].text;
+        m->v[m->n].value = value;
+        m->n++;
+    }
+}
+
+static void macros_free(str_macros_t *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].value);
+}
+
+/* Does `text` contain the format `fmt` with each printf conversion matching any text? Literal
+ * pieces are matched in order, leftmost first, which is exact for this kind of pattern. */
+static bool format_found_in(const char *fmt_s, const char *text)
+{
+    char piece[4096];
+    const char *pos = text;
+    size_t n = 0;
+
+    for (const char *f = fmt_s;; f++) {
+        bool conversion = *f == '%' && f[1] != '%';
+        if (*f == '\0' || conversion) {
+            piece[n] = '\0';
+            if (n > 0) {
+                const char *hit = strstr(pos, piece);
+                if (hit == NULL)
+                    return false;
+                pos = hit + n;
+            }
+            n = 0;
+            if (*f == '\0')
+                return true;
+            f++;
+            while (strchr("-+ #0123456789.*hlzjt", *f) != NULL)
+                f++;
+            continue;
+        }
+        if (*f == '%')
+            f++; /* "%%" */
+        REQUIRE(n < sizeof(piece) - 1, "format too long");
+        piece[n++] = *f;
+    }
+}
+
+/* Literal text of a format (conversions removed), to skip formats that have none. */
+static bool format_has_text(const char *fmt_s)
+{
+    for (const char *f = fmt_s; *f != '\0'; f++) {
+        if (*f == '%' && f[1] != '%') {
+            f++;
+            while (strchr("-+ #0123456789.*hlzjt", *f) != NULL)
+                f++;
+            continue;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The message formats of validate.c: third argument of verr(d, path, fmt, ...); the fixed
+ * "Unsupported value: " of verr_not_supported(). */
+static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out, size_t cap)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i + 1 < t->n; i++) {
+        size_t j;
+        int depth = 0, commas = 0;
+
+        if (t->v[i].kind != TOK_IDENT || strcmp(t->v[i + 1].text, "(") != 0)
+            continue;
+        if (strcmp(t->v[i].text, "verr_not_supported") == 0 && i > 0 &&
+            strcmp(t->v[i - 1].text, "void") != 0) {
+            REQUIRE(n < cap, "too many formats");
+            out[n] = strdup("Unsupported value: ");
+            REQUIRE(out[n] != NULL, "out of memory");
+            n++;
+            continue;
+        }
+        if (strcmp(t->v[i].text, "verr") != 0)
+            continue;
+        /* Skip the declaration and definition ("static void verr(diags_t *d, ..."). */
+        if (strcmp(t->v[i + 2].text, "diags_t") == 0)
+            continue;
+        for (j = i + 1; j < t->n; j++) {
+            const char *x = t->v[j].text;
+            if (strcmp(x, "(") == 0)
+                depth++;
+            else if (strcmp(x, ")") == 0 && --depth == 0)
+                break;
+            else if (strcmp(x, ",") == 0 && depth == 1 && ++commas == 2) {
+                size_t k = j + 1;
+                char *f = join_strings(t, &k, m);
+                REQUIRE(f != NULL, "verr() near token %zu (%s) has no literal format", k,
+                        t->v[k].text);
+                REQUIRE(n < cap, "too many formats");
+                out[n++] = f;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+START_TEST(every_message_has_a_test)
+{
+    char *vsrc = read_source("lib/model/validate.c");
+    char *tsrc = read_source("test/test_validate.c");
+    toks_t vt, tt;
+    str_macros_t vm, tm;
+    char *formats[512];
+    char **groups;
+    size_t nformats, ngroups = 0, missing = 0, checked = 0;
+
+    tokenize(vsrc, &vt);
+    tokenize(tsrc, &tt);
+    collect_macros(&vt, &vm);
+    collect_macros(&tt, &tm);
+    nformats = collect_formats(&vt, &vm, formats, sizeof(formats) / sizeof(formats[0]));
+    groups = calloc(tt.n + 1, sizeof(*groups));
+    ck_assert_ptr_nonnull(groups);
+    for (size_t i = 0; i < tt.n;) {
+        char *g = join_strings(&tt, &i, &tm);
+        if (g != NULL)
+            groups[ngroups++] = g;
+        else
+            i++;
+    }
+
+    /* The extraction works: validate.c has far more than 80 verr() calls, and a message that
+     * no case expects is not found. */
+    ck_assert_uint_gt(nformats, 80);
+    ck_assert(!format_found_in("no test expects this message %d", "no test expects this"));
+    ck_assert(format_found_in("is not a multiple of %d", "x: is not a multiple of 2\n"));
+    for (size_t f = 0; f < nformats; f++) {
+        bool found = false;
+        if (!format_has_text(formats[f]))
+            continue;
+        checked++;
+        for (size_t g = 0; g < ngroups && !found; g++)
+            found = format_found_in(formats[f], groups[g]);
+        if (!found) {
+            fprintf(stderr, "validate.c message without a test case: \"%s\"\n", formats[f]);
+            missing++;
+        }
+    }
+    ck_assert_uint_gt(checked, 70);
+    ck_assert_msg(missing == 0, "%zu validate.c messages have no test case (listed above)",
+                  missing);
+
+    for (size_t f = 0; f < nformats; f++)
+        free(formats[f]);
+    for (size_t g = 0; g < ngroups; g++)
+        free(groups[g]);
+    free(groups);
+    macros_free(&vm);
+    macros_free(&tm);
+    toks_free(&vt);
+    toks_free(&tt);
+    free(vsrc);
+    free(tsrc);
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
     Suite *s = suite_create("validate");
@@ -1443,6 +1861,7 @@ static Suite *validate_suite(void)
     TCase *other = tcase_create("flavor_cohort_queue");
     TCase *wl = tcase_create("workload");
     TCase *job = tcase_create("job");
+    TCase *coverage = tcase_create("coverage");
 
     tcase_set_timeout(cq, 60);
     tcase_add_test(cq, cq_valid);
@@ -1463,6 +1882,10 @@ static Suite *validate_suite(void)
     tcase_add_test(cq, cq_totals);
     tcase_add_test(cq, cq_reports_all_violations);
     tcase_add_test(cq, cq_update_runs_create_rules);
+    /* Reads two source files; generous for loaded CI machines and sanitizer builds. */
+    tcase_set_timeout(coverage, 60);
+    tcase_add_test(coverage, every_message_has_a_test);
+    suite_add_tcase(s, coverage);
     suite_add_tcase(s, cq);
 
     tcase_add_test(other, cohort_rules);
@@ -1474,6 +1897,7 @@ static Suite *validate_suite(void)
     tcase_add_test(other, rf_topology_immutable);
     tcase_add_test(other, lq_cluster_queue_immutable);
     tcase_add_test(other, other_kinds_have_no_rules);
+    tcase_add_test(cq, rules_for_objects_built_in_code);
     suite_add_tcase(s, other);
 
     tcase_add_test(wl, wl_valid);
