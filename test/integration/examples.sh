@@ -22,26 +22,25 @@ done
 wait_for 30 "discovery of the test Job CRD" k get jobs.batch.test.sluice.dev -A
 
 work=$(mktemp -d)
-applied="$work/applied"
-: >"$applied"
+mkdir -p "$work/a" "$work/b" "$work/c"
 cleanup_examples() {
-    # delete in reverse phase order, without waiting for namespace finalization
-    if [ -s "$applied" ]; then
-        tac "$applied" | while read -r f; do
-            k delete -f "$f" --ignore-not-found --wait=false >/dev/null 2>&1 || true
-        done
-    fi
+    # reverse phase order, without waiting for namespace finalization
+    k delete -f "$work/b" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+    k delete -f "$work/a" --ignore-not-found --wait=false >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 it_on_exit cleanup_examples
 
+# Split every example into phase directories (a: Namespace, PriorityClass; b: the rest; c: objects
+# named by generateName only), one file per example, named <index>-<path with / as __> so kubectl
+# (which reads a directory in name order) keeps the examples' order and its errors name them.
 i=0
 count=0
 for f in $files; do
     i=$((i + 1))
     rel=${f#"$src"/}
-    # Split into phase files; rewrite batch/v1 Jobs to the test Job CRD.
-    awk -v a="$work/$i.a.yaml" -v b="$work/$i.b.yaml" -v c="$work/$i.c.yaml" -v file="$rel" '
+    out=$(printf '%03d-%s' "$i" "$(echo "$rel" | sed 's|/|__|g')")
+    awk -v a="$work/a/$out" -v b="$work/b/$out" -v c="$work/c/$out" -v file="$rel" '
         function flush(   target) {
             if (api != "" && kind != "") {
                 if (api ~ /^config\.kueue\.x-k8s\.io\//) {
@@ -72,20 +71,23 @@ for f in $files; do
     ' "$f" 2>"$work/$i.log"
     docs=$(tail -n 1 "$work/$i.log")
     sed '$d' "$work/$i.log"
-    [ "$docs" -gt 0 ] 2>/dev/null || { say "$rel: no Kubernetes objects, not applied"; continue; }
-    for phase in a b c; do
-        p="$work/$i.$phase.yaml"
-        [ -s "$p" ] || continue
-        echo "$p" >>"$applied"
-        verb=apply
-        [ $phase = c ] && verb=create # objects with only metadata.generateName
-        if ! out=$(k $verb -f "$p" 2>&1); then
-            echo "$out" >&2
-            fail "$rel does not apply cleanly (kubectl output above)"
-        fi
-    done
-    count=$((count + 1))
-    say "$rel: $docs objects applied"
+    if [ "$docs" -gt 0 ] 2>/dev/null; then
+        count=$((count + 1))
+        say "$rel: $docs objects (transformed copy $out)"
+    else
+        say "$rel: no Kubernetes objects, not applied"
+    fi
 done
 [ $count -gt 0 ] || fail "no example held a Kubernetes object"
+
+for phase in a b c; do
+    [ -n "$(ls -A "$work/$phase")" ] || continue
+    verb=apply done=applied
+    [ $phase = c ] && verb=create done=created # objects with only metadata.generateName
+    if ! out=$(k $verb -f "$work/$phase" 2>&1); then
+        echo "$out" >&2
+        fail "examples do not apply cleanly: kubectl $verb (the file names above map to examples/)"
+    fi
+    say "phase $phase: $(echo "$out" | wc -l) objects $done"
+done
 say "PASS ($count example files)"
