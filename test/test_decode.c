@@ -826,6 +826,15 @@ START_TEST(workload_status)
     ck_assert_str_eq(wl->nominated_clusters[1], "w2");
     object_fini(&obj);
 
+    /* A repeated condition type does not override the first (Kueue's FindStatusCondition). */
+    decode_ok(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{'type':"
+                      "'QuotaReserved','status':'True'},{'type':'QuotaReserved','status':"
+                      "'False'}]}}",
+              &obj);
+    ck_assert(obj.u.wl.conditions.quota_reserved);
+    ck_assert_uint_eq(obj.u.wl.nstatus_conditions, 2);
+    object_fini(&obj);
+
     decode_one_error(
         WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'reclaimablePods':"
                 "[{'name':'main','count':-1}]}}",

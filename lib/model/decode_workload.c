@@ -338,7 +338,13 @@ static void decode_wl_conditions(decode_t *d, const json_t *v, workload_t *wl)
 
         decode_wl_condition(d, json_array_get(v, i), &wl->status_conditions[i]);
         is_true = cond->status != NULL && strcmp(cond->status, "True") == 0;
-        if (cond->type != NULL) {
+        /* Kueue reads the first condition of a type (apimeta.FindStatusCondition); a repeated
+         * type is a validation error, and must not override it here. */
+        for (size_t j = 0; j < i && cond != NULL && cond->type != NULL; j++)
+            if (wl->status_conditions[j].type != NULL &&
+                strcmp(wl->status_conditions[j].type, cond->type) == 0)
+                cond = NULL;
+        if (cond != NULL && cond->type != NULL) {
             if (strcmp(cond->type, "QuotaReserved") == 0) {
                 c->quota_reserved = is_true;
             } else if (strcmp(cond->type, "Admitted") == 0) {
