@@ -28,6 +28,7 @@ START_TEST(defaults)
     ck_assert_uint_eq(c.qps_milli, 300000);
     ck_assert(!c.kueue.fair_sharing);
     ck_assert(c.kueue.managed_jobs_namespace_selector.present);
+    ck_assert_str_eq(c.webhook_config_prefix, "kueue");
     ctrl_config_fini(&c);
 }
 END_TEST
@@ -82,6 +83,7 @@ START_TEST(file_and_flags)
     ck_assert_uint_eq(c.burst, 40);
     ck_assert(!c.internal_certs);
     ck_assert_str_eq(c.webhook_service, "svc");
+    ck_assert_str_eq(c.webhook_config_prefix, "svc");
     ck_assert(c.kueue.fair_sharing);
     ck_assert_uint_eq(c.kueue.nstrategies, 1);
     ck_assert(c.kueue.manage_jobs_without_queue_name);

@@ -4,9 +4,11 @@
 
 #include "ctrl/config.h"
 #include "ctrl/ctrl.h"
+#include "ctrl/webhook.h"
 #include "hook/server.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kube/lease.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -32,13 +34,23 @@ static const char usage_text[] =
     "  --context NAME                kubeconfig context (default: current-context)\n"
     "  --namespace NS                sluice's namespace (default kueue-system)\n"
     "  --job-resource G/V/PLURAL     the Job resource to manage (default batch/v1/jobs)\n"
+    "  --leader-elect[=true|false]   compete for the Lease; only the leader writes (default: the\n"
+    "                                file's leaderElection.leaderElect, else false)\n"
+    "  --identity NAME               leader-election identity (default: hostname_pid)\n"
+    "  --webhook-port N              admission webhooks over TLS (default 9443; 0: off)\n"
+    "  --cert-dir DIR                serve DIR/tls.crt + DIR/tls.key (reloaded on change) instead\n"
+    "                                of self-managed certificates in a Secret\n"
+    "  --webhook-cert-ip IP          extra IP address in the self-managed serving certificate\n"
     "  --health-probe-bind-address A /healthz and /readyz, e.g. :8081 (\"0\": off)\n"
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
     "  --log-level LEVEL             error, info or debug (default info)\n"
     "  -h, --help                    show this help\n"
     "\n"
-    "SIGTERM or SIGINT: stop writing, finish the writes in flight (at most 5 s), exit 0.\n"
+    "SIGTERM or SIGINT: stop writing, finish the writes in flight (at most 5 s), release the\n"
+    "Lease, exit 0. Losing the Lease stops all writes at once and exits 1 (restart to compete\n"
+    "again). /readyz is ready once every cache has synced and, with webhooks on, a certificate is\n"
+    "served.\n"
     "exit status: 0 after a signal, 1 on a runtime failure, 2 usage or configuration error.\n";
 
 typedef struct run_s {
@@ -47,10 +59,16 @@ typedef struct run_s {
     kube_config_t kcfg;
     kube_client_t *client;
     ctrl_t *ctrl;
+    kube_lease_t *lease;
+    ctrl_webhook_t *webhook;
     hook_server_t *health;
+    char identity[300];
+    const char *cert_ips[8];
+    size_t ncert_ips;
     uv_signal_t sigterm;
     uv_signal_t sigint;
     uv_timer_t drain;
+    uint64_t drain_deadline; /* loop time (ms) after which in-flight writes are abandoned */
     int exit_code;
     bool stopping;
 } run_t;
@@ -95,7 +113,8 @@ static void client_log(void *data, const char *text)
 static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     run_t *r = ud;
-    bool ready = r->ctrl != NULL && ctrl_synced(r->ctrl) && !r->stopping;
+    bool ready = r->ctrl != NULL && ctrl_synced(r->ctrl) && !r->stopping &&
+                 (r->cfg.webhook_port == 0 || ctrl_webhook_ready(r->webhook));
 
     resp->content_type = "text/plain";
     if (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/livez") == 0) {
@@ -130,6 +149,8 @@ static void finish(run_t *r)
 {
     if (r->ctrl != NULL)
         ctrl_close(r->ctrl, on_ctrl_closed, r);
+    ctrl_webhook_close(r->webhook, NULL, NULL);
+    r->webhook = NULL;
     hook_server_close(r->health, NULL, NULL);
     r->health = NULL;
     kube_client_close(r->client, NULL, NULL);
@@ -139,6 +160,14 @@ static void finish(run_t *r)
     uv_close((uv_handle_t *)&r->drain, NULL);
 }
 
+static void on_lease_closed(void *data)
+{
+    run_t *r = data;
+
+    run_log(CTRL_LOG_INFO, "lease released");
+    finish(r);
+}
+
 static void on_drain(uv_timer_t *t)
 {
     run_t *r = t->data;
@@ -146,11 +175,17 @@ static void on_drain(uv_timer_t *t)
 
     /* Wait for in-flight writes (an admission half-written is still consistent, but a Job
      * start that completes is better than one cut off), at most 5 s. */
-    if (r->ctrl != NULL && ctrl_inflight(r->ctrl) > 0 && uv_now(&r->loop) < t->repeat) {
+    if (r->ctrl != NULL && ctrl_inflight(r->ctrl) > 0 && uv_now(&r->loop) < r->drain_deadline) {
         uv_timer_start(t, on_drain, step_ms, 0);
         return;
     }
     run_log(CTRL_LOG_INFO, "stopped");
+    if (r->lease != NULL) {
+        kube_lease_t *l = r->lease;
+        r->lease = NULL;
+        kube_lease_close(l, on_lease_closed, r); /* releases the Lease if held */
+        return;
+    }
     finish(r);
 }
 
@@ -165,7 +200,37 @@ static void on_signal(uv_signal_t *s, int signum)
     if (r->ctrl != NULL)
         ctrl_stop_writes(r->ctrl);
     r->drain.data = r;
-    r->drain.repeat = uv_now(&r->loop) + 5000; /* deadline, read by on_drain */
+    r->drain_deadline = uv_now(&r->loop) + 5000;
+    uv_timer_start(&r->drain, on_drain, 0, 0);
+}
+
+/* ---- leader election --------------------------------------------------------------------- */
+
+static void on_started_leading(kube_lease_t *l, void *data)
+{
+    run_t *r = data;
+
+    (void)l;
+    run_log(CTRL_LOG_INFO, "leader election: %s acquired the lease", r->identity);
+    if (r->ctrl != NULL && !r->stopping)
+        ctrl_set_leader(r->ctrl, true);
+}
+
+static void on_stopped_leading(kube_lease_t *l, void *data)
+{
+    run_t *r = data;
+
+    (void)l;
+    if (r->ctrl != NULL)
+        ctrl_stop_writes(r->ctrl); /* at once: the next leader may already be writing */
+    if (r->stopping)
+        return; /* our own release at shutdown */
+    run_log(CTRL_LOG_ERROR, "leader election: lost the lease (holder now \"%s\"): exiting",
+            kube_lease_holder(l));
+    r->exit_code = 1;
+    r->stopping = true;
+    r->drain.data = r;
+    r->drain_deadline = uv_now(&r->loop); /* no draining: our writes must stop now */
     uv_timer_start(&r->drain, on_drain, 0, 0);
 }
 
@@ -181,6 +246,12 @@ typedef struct run_args_s {
     const char *qps;
     const char *burst;
     const char *log_level;
+    const char *leader_elect;
+    const char *identity;
+    const char *webhook_port;
+    const char *cert_dir;
+    const char *cert_ips[8];
+    size_t ncert_ips;
 } run_args_t;
 
 static int parse_args(int argc, char **argv, run_args_t *a)
@@ -198,6 +269,9 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--qps", offsetof(run_args_t, qps)},
         {"--burst", offsetof(run_args_t, burst)},
         {"--log-level", offsetof(run_args_t, log_level)},
+        {"--identity", offsetof(run_args_t, identity)},
+        {"--webhook-port", offsetof(run_args_t, webhook_port)},
+        {"--cert-dir", offsetof(run_args_t, cert_dir)},
     };
 
     for (int i = 1; i < argc; i++) {
@@ -208,6 +282,18 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             fputs(usage_text, stdout);
             return 0;
+        }
+        if (strncmp(arg, "--leader-elect", n) == 0 && n == strlen("--leader-elect")) {
+            a->leader_elect = eq ? eq + 1 : "true"; /* a boolean flag takes no separate value */
+            continue;
+        }
+        if (strncmp(arg, "--webhook-cert-ip", n) == 0 && n == strlen("--webhook-cert-ip")) {
+            if ((eq == NULL && i + 1 >= argc) || a->ncert_ips == 8) {
+                fprintf(stderr, "sluice run: --webhook-cert-ip needs a value (at most 8)\n");
+                return 2;
+            }
+            a->cert_ips[a->ncert_ips++] = eq ? eq + 1 : argv[++i];
+            continue;
         }
         for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
             if (strlen(flags[f].flag) != n || strncmp(arg, flags[f].flag, n) != 0)
@@ -243,6 +329,37 @@ static int apply_flags(run_t *r, const run_args_t *a)
         rc = ctrl_config_set_job_resource(&r->cfg, a->job_resource, &msg);
     if (rc == ERR_OK && a->health != NULL)
         rc = ctrl_bind_address(a->health, &r->cfg.health_host, &r->cfg.health_port, &msg);
+    if (rc == ERR_OK && a->leader_elect != NULL) {
+        if (strcmp(a->leader_elect, "true") == 0)
+            r->cfg.leader_elect = true;
+        else if (strcmp(a->leader_elect, "false") == 0)
+            r->cfg.leader_elect = false;
+        else
+            rc = err_set(&msg, ERR_INVALID, "--leader-elect=%s: want true or false",
+                         a->leader_elect);
+    }
+    if (rc == ERR_OK && a->cert_dir != NULL) {
+        free(r->cfg.cert_dir);
+        r->cfg.cert_dir = strdup(a->cert_dir);
+        rc = r->cfg.cert_dir ? ERR_OK : err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc == ERR_OK && a->webhook_port != NULL) {
+        char *end = NULL;
+        unsigned long v = strtoul(a->webhook_port, &end, 10);
+        if (end == a->webhook_port || *end != '\0' || v > 65535)
+            rc = err_set(&msg, ERR_INVALID, "--webhook-port %s: want 0..65535", a->webhook_port);
+        else
+            r->cfg.webhook_port = (int)v;
+    }
+    for (size_t i = 0; i < a->ncert_ips; i++)
+        r->cert_ips[r->ncert_ips++] = a->cert_ips[i];
+    if (a->identity != NULL) {
+        snprintf(r->identity, sizeof(r->identity), "%s", a->identity);
+    } else {
+        char host[256] = "sluice";
+        gethostname(host, sizeof(host) - 1);
+        snprintf(r->identity, sizeof(r->identity), "%s_%ld", host, (long)getpid());
+    }
     if (rc == ERR_OK && a->log_level != NULL)
         rc = ctrl_log_level_parse(a->log_level, &r->cfg.log_level, &msg);
     if (rc == ERR_OK && a->qps != NULL) {
@@ -305,8 +422,34 @@ static int start(run_t *r, const run_args_t *a)
         run_log(CTRL_LOG_ERROR, "%s", msg.text);
         return 1;
     }
-    /* Without leader election this process is the only writer. */
-    ctrl_set_leader(r->ctrl, true);
+    if (r->cfg.webhook_port > 0) {
+        ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0};
+        if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook,
+                               &msg) != ERR_OK) {
+            run_log(CTRL_LOG_ERROR, "%s", msg.text);
+            return 1;
+        }
+    }
+    if (r->cfg.leader_elect) {
+        kube_lease_opts_t lo = {0};
+        kube_lease_handlers_t lh = {on_started_leading, on_stopped_leading};
+        lo.ns = r->cfg.namespace;
+        lo.name = r->cfg.lease_name;
+        lo.identity = r->identity;
+        lo.lease_ms = r->cfg.lease_ms;
+        lo.deadline_ms = r->cfg.renew_ms;
+        lo.retry_ms = r->cfg.retry_ms;
+        r->lease = kube_lease_new(r->client, &lo, &lh, r);
+        if (r->lease == NULL || kube_lease_start(r->lease, &msg) != ERR_OK) {
+            run_log(CTRL_LOG_ERROR, "leader election: %s", r->lease ? msg.text : "out of memory");
+            return 1;
+        }
+        run_log(CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity,
+                r->cfg.namespace, r->cfg.lease_name);
+    } else {
+        /* Without leader election this process is the only writer. */
+        ctrl_set_leader(r->ctrl, true);
+    }
     run_log(CTRL_LOG_INFO, "sluice run: server %s, jobs %s/%s/%s, namespace %s", r->kcfg.server,
             r->cfg.job_group, r->cfg.job_version, r->cfg.job_resource, r->cfg.namespace);
     return -1;

@@ -292,6 +292,23 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
     return ERR_OK;
 }
 
+/* Kueue names the webhook configurations after the service: "<base>-webhook-service" gives
+ * "<base>-validating-webhook-configuration" (base "kueue" by default). */
+static err_t derive_prefix(ctrl_config_t *cfg, err_msg_t *msg)
+{
+    static const char suffix[] = "-webhook-service";
+    size_t n = strlen(cfg->webhook_service), sl = sizeof(suffix) - 1;
+    char *p = n > sl && strcmp(cfg->webhook_service + n - sl, suffix) == 0
+                  ? strndup(cfg->webhook_service, n - sl)
+                  : strdup(cfg->webhook_service);
+
+    if (p == NULL)
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    free(cfg->webhook_config_prefix);
+    cfg->webhook_config_prefix = p;
+    return ERR_OK;
+}
+
 err_t ctrl_config_finish(ctrl_config_t *cfg, err_msg_t *msg)
 {
     json_t *doc = cfg->doc ? json_deep_copy(cfg->doc)
@@ -324,7 +341,7 @@ err_t ctrl_config_finish(ctrl_config_t *cfg, err_msg_t *msg)
     }
     diags_fini(&diags);
     json_decref(doc);
-    return rc;
+    return rc == ERR_OK ? derive_prefix(cfg, msg) : rc;
 }
 
 static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)

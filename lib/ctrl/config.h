@@ -41,7 +41,8 @@ typedef struct ctrl_config_s {
     bool internal_certs;     /* internalCertManagement.enable (default true) */
     char *webhook_service;   /* owned: kueue-webhook-service */
     char *webhook_secret;    /* owned: kueue-webhook-server-cert */
-    char *webhook_config_prefix; /* owned: base of the webhook configurations' names ("kueue") */
+    char *webhook_config_prefix; /* owned: base of the webhook configurations' names, derived
+                                    by ctrl_config_finish() from the service ("kueue") */
     char *health_host;       /* owned: "" = all addresses */
     int health_port;         /* 8081; 0 = off */
     uint64_t qps_milli;      /* 300000 */

@@ -278,7 +278,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key)
                                 info.state == SCHED_WL_DEACTIVATED)) ||
                   (!reserved && !o.u.wl.conditions.finished && o.u.wl.active &&
                    info.state == SCHED_WL_ADMITTED))) {
-        ctrl__log(c, CTRL_LOG_INFO, "workload %s: engine %s, API %s: re-adding", key,
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: engine %s, API %s: re-adding", key,
                   reserved ? "pending" : "admitted", reserved ? "admitted" : "pending");
         sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
     }

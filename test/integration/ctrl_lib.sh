@@ -29,7 +29,7 @@ ctrl_start() {
     name=$1
     shift
     "$sluice" run --kubeconfig "$KUBECONFIG" --job-resource batch.test.sluice.dev/v1/jobs \
-        --namespace sluice-system --health-probe-bind-address 0 "$@" >"$tmp/$name.log" 2>&1 &
+        --namespace sluice-system --health-probe-bind-address 0 --webhook-port 0 "$@" >"$tmp/$name.log" 2>&1 &
     eval "pid_$name=$!"
     it_on_exit "kill \$pid_$name 2>/dev/null || true; wait \$pid_$name 2>/dev/null || true"
     wait_for 30 "sluice $name to sync its caches" grep -q "caches synced" "$tmp/$name.log"

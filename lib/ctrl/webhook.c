@@ -1,0 +1,611 @@
+/* webhook -- sluice's admission webhooks inside `sluice run`: TLS server, certificates, caBundle. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/webhook.h"
+
+#include "hook/admission.h"
+#include "hook/cert.h"
+#include "hook/server.h"
+#include "hook/tls.h"
+#include "kube/kubeconfig.h"
+#include "model/object.h"
+#include "model/selector.h"
+#include "util/util.h"
+
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ *   cert dir:      [timer 5 s] load/reload tls.crt+tls.key -> (first time) listen
+ *   self-managed:  GET Secret -(404)-> generate -> POST  -(409)-> GET again
+ *                             -(200, valid)-> use; (expiring) -> generate -> PUT
+ *                  -> listen / replace certificate -> patch caBundle into both webhook
+ *                  configurations -> [timer: 10 s until all done, then hourly] -> GET Secret ...
+ */
+
+#define CERT_DAYS 365
+#define CA_DAYS 3650
+#define ROTATE_BEFORE_S (90LL * 24 * 3600)
+
+static const kube_resource_t secrets_res = {"", "v1", "secrets", true};
+static const kube_resource_t vwc_res = {"admissionregistration.k8s.io", "v1",
+                                        "validatingwebhookconfigurations", false};
+static const kube_resource_t mwc_res = {"admissionregistration.k8s.io", "v1",
+                                        "mutatingwebhookconfigurations", false};
+
+struct ctrl_webhook_s {
+    uv_loop_t *loop;
+    kube_client_t *client;
+    ctrl_t *ctrl;
+    const ctrl_config_t *cfg;
+    ctrl_webhook_opts_t opts;
+    ctrl_log_fn log;
+    void *log_data;
+    hook_admission_env_t env;
+    hook_tls_t *tls;
+    hook_server_t *srv;
+    uv_timer_t timer;
+    char *ca_b64;       /* owned: caBundle to inject (self-managed) */
+    bool bundles_done;  /* both configurations carry ca_b64 */
+    bool busy;          /* a Secret or configuration request is in flight */
+    size_t inflight;
+    bool closing;
+    bool timer_closed;
+    bool srv_closed;
+    void (*on_closed)(void *data);
+    void *on_closed_data;
+};
+
+static void wlog(ctrl_webhook_t *w, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void wlog(ctrl_webhook_t *w, int level, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+
+    if (level > (int)w->cfg->log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (w->log != NULL)
+        w->log(w->log_data, level, text);
+    else
+        fprintf(stderr, "%s\n", text);
+}
+
+char *ctrl_base64(const unsigned char *data, size_t len)
+{
+    char *out = malloc(4 * ((len + 2) / 3) + 1);
+
+    if (out == NULL || len > (size_t)INT32_MAX) {
+        free(out);
+        return NULL;
+    }
+    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+    return out;
+}
+
+/* ---- what the admission handler asks about the cluster ------------------------------------ */
+
+static bool env_lq_exists(void *ctx, const char *ns, const char *name)
+{
+    ctrl_webhook_t *w = ctx;
+    return ctrl_get(w->ctrl, CTRL_LQ, ns, name) != NULL;
+}
+
+static bool env_wpc_exists(void *ctx, const char *name)
+{
+    ctrl_webhook_t *w = ctx;
+    return ctrl_get(w->ctrl, CTRL_WPC, NULL, name) != NULL;
+}
+
+static bool env_manage(void *ctx, const char *ns)
+{
+    ctrl_webhook_t *w = ctx;
+    json_t *labels =
+        json_object_get(json_object_get(ctrl_get(w->ctrl, CTRL_NAMESPACE, NULL, ns), "metadata"),
+                        "labels");
+    kv_list_t kv = {0};
+    const char *k;
+    json_t *v;
+    bool ok = true;
+
+    if (!w->cfg->kueue.manage_jobs_without_queue_name)
+        return false;
+    json_object_foreach(labels, k, v)
+    {
+        if (json_is_string(v) && kv_list_set(&kv, k, json_string_value(v)) != ERR_OK)
+            ok = false;
+    }
+    if (ok && kv_list_get(&kv, "kubernetes.io/metadata.name") == NULL &&
+        kv_list_set(&kv, "kubernetes.io/metadata.name", ns) != ERR_OK)
+        ok = false;
+    ok = ok && selector_matches(&w->cfg->kueue.managed_jobs_namespace_selector, &kv);
+    kv_list_fini(&kv);
+    return ok;
+}
+
+static bool env_cq_usage(void *ctx, const char *cq, const char *flavor, const char *resource,
+                         quantity_t *out)
+{
+    ctrl_webhook_t *w = ctx;
+    sched_fr_usage_t u;
+
+    if (sched_cq_fr_usage(ctrl_engine(w->ctrl), cq, flavor, resource, &u, NULL) != ERR_OK)
+        return false;
+    *out = u.usage;
+    return true;
+}
+
+/* ---- serving ------------------------------------------------------------------------------ */
+
+static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
+{
+    hook_server_config_t sc = {0};
+
+    if (w->srv != NULL)
+        return ERR_OK;
+    sc.host = w->cfg->webhook_host[0] ? w->cfg->webhook_host : "0.0.0.0";
+    sc.port = w->cfg->webhook_port;
+    sc.tls = w->tls;
+    sc.handler = hook_admission_handler;
+    sc.ud = &w->env;
+    if (hook_server_start(w->loop, &sc, &w->srv, msg) != ERR_OK)
+        return err_prefix(msg, ERR_IO, "webhook server on %s:%d: ", sc.host, sc.port);
+    wlog(w, CTRL_LOG_INFO, "webhooks: serving TLS on %s:%d", sc.host, hook_server_port(w->srv));
+    return ERR_OK;
+}
+
+/* Serve `cert`/`key` PEM (new context or hot replacement). */
+static err_t use_pem(ctrl_webhook_t *w, const char *cert, size_t clen, const char *key,
+                     size_t klen, err_msg_t *msg)
+{
+    err_t rc = w->tls == NULL ? hook_tls_new_pem(cert, clen, key, klen, &w->tls, msg)
+                              : hook_tls_replace_pem(w->tls, cert, clen, key, klen, msg);
+    return rc != ERR_OK ? rc : listen_now(w, msg);
+}
+
+/* ---- cert dir ----------------------------------------------------------------------------- */
+
+static void cert_dir_tick(ctrl_webhook_t *w)
+{
+    char crt[1024], key[1024];
+    err_msg_t msg = {{0}};
+    int changed = 0;
+
+    if (w->tls == NULL) {
+        snprintf(crt, sizeof(crt), "%s/tls.crt", w->cfg->cert_dir);
+        snprintf(key, sizeof(key), "%s/tls.key", w->cfg->cert_dir);
+        if (hook_tls_new_files(crt, key, &w->tls, &msg) != ERR_OK) {
+            wlog(w, CTRL_LOG_INFO, "webhooks: waiting for certificates in %s: %s",
+                 w->cfg->cert_dir, msg.text);
+            return;
+        }
+        if (listen_now(w, &msg) != ERR_OK)
+            wlog(w, CTRL_LOG_ERROR, "%s", msg.text);
+        return;
+    }
+    if (hook_tls_reload_files(w->tls, &changed, &msg) != ERR_OK)
+        wlog(w, CTRL_LOG_ERROR, "webhooks: reloading certificates: %s (keeping the old ones)",
+             msg.text);
+    else if (changed)
+        wlog(w, CTRL_LOG_INFO, "webhooks: certificates in %s reloaded", w->cfg->cert_dir);
+}
+
+/* ---- self-managed: the Secret ------------------------------------------------------------- */
+
+static void secret_sync(ctrl_webhook_t *w);
+
+typedef struct wreq_s {
+    ctrl_webhook_t *w;
+    int what; /* 0 GET secret, 1 create/update secret, 2 validating, 3 mutating */
+} wreq_t;
+
+static wreq_t *wreq(ctrl_webhook_t *w, int what)
+{
+    wreq_t *r = calloc(1, sizeof(*r));
+
+    if (r != NULL) {
+        r->w = w;
+        r->what = what;
+        w->inflight++;
+    }
+    return r;
+}
+
+static void maybe_free(ctrl_webhook_t *w);
+
+static void wreq_free(wreq_t *r)
+{
+    ctrl_webhook_t *w = r->w;
+
+    w->inflight--;
+    free(r);
+    if (w->closing)
+        maybe_free(w);
+}
+
+/* A data[key] PEM of a Secret, decoded (owned by the caller), or an empty blob. */
+static kube_blob_t secret_pem(json_t *secret, const char *key)
+{
+    kube_blob_t b = {0};
+    const char *v = json_string_value(json_object_get(json_object_get(secret, "data"), key));
+
+    if (v != NULL && kube_base64_decode(v, strlen(v), &b, NULL) != ERR_OK)
+        memset(&b, 0, sizeof(b));
+    return b;
+}
+
+static void on_bundle(const kube_result_t *res, void *data);
+
+static err_t bundle_mutate(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    wreq_t *r = data;
+    json_t *hook;
+    size_t i;
+
+    (void)msg;
+    *changed = false;
+    json_array_foreach(json_object_get(obj, "webhooks"), i, hook)
+    {
+        json_t *cc = json_object_get(hook, "clientConfig");
+        const char *have = json_string_value(json_object_get(cc, "caBundle"));
+        if (!json_is_object(cc) || (have != NULL && strcmp(have, r->w->ca_b64) == 0))
+            continue;
+        if (json_object_set_new(cc, "caBundle", json_string(r->w->ca_b64)))
+            return err_set(msg, ERR_NOMEM, "caBundle: out of memory");
+        *changed = true;
+    }
+    return ERR_OK;
+}
+
+static void patch_bundles(ctrl_webhook_t *w)
+{
+    char name[512];
+    err_msg_t msg = {{0}};
+
+    for (int what = 2; what <= 3; what++) {
+        wreq_t *r = wreq(w, what);
+        if (r == NULL)
+            return;
+        snprintf(name, sizeof(name), "%s-%s-webhook-configuration", w->cfg->webhook_config_prefix,
+                 what == 2 ? "validating" : "mutating");
+        if (kube_update_retry(w->client, what == 2 ? &vwc_res : &mwc_res, NULL, name, NULL,
+                              bundle_mutate, 0, on_bundle, r, &msg) != ERR_OK) {
+            wlog(w, CTRL_LOG_ERROR, "webhooks: caBundle of %s: %s", name, msg.text);
+            wreq_free(r);
+        }
+    }
+}
+
+static void on_bundle(const kube_result_t *res, void *data)
+{
+    wreq_t *r = data;
+    ctrl_webhook_t *w = r->w;
+    const char *kind = r->what == 2 ? "validating" : "mutating";
+
+    if (!res->canceled) {
+        if (res->err == ERR_OK) {
+            wlog(w, CTRL_LOG_DEBUG, "webhooks: caBundle in the %s configuration is current",
+                 kind);
+            if (r->what == 3)
+                w->bundles_done = true;
+        } else {
+            w->bundles_done = false;
+            wlog(w, res->err == ERR_NOT_FOUND ? CTRL_LOG_INFO : CTRL_LOG_ERROR,
+                 "webhooks: caBundle of the %s configuration: %s", kind, res->msg.text);
+        }
+    }
+    wreq_free(r);
+}
+
+/* Generate CA (unless `ca` holds a usable one) and serving certificate into a Secret body. */
+static json_t *generate(ctrl_webhook_t *w, const hook_pem_t *ca_in, err_msg_t *msg)
+{
+    hook_pem_t ca = {0}, srv = {0};
+    const char *dns[16];
+    char names[4][512];
+    size_t ndns = 0;
+    json_t *secret = NULL;
+    char *b[4] = {0};
+    const char *svc = w->cfg->webhook_service, *ns = w->cfg->namespace;
+
+    snprintf(names[0], sizeof(names[0]), "%s", svc);
+    snprintf(names[1], sizeof(names[1]), "%s.%s", svc, ns);
+    snprintf(names[2], sizeof(names[2]), "%s.%s.svc", svc, ns);
+    snprintf(names[3], sizeof(names[3]), "%s.%s.svc.cluster.local", svc, ns);
+    dns[ndns++] = names[2]; /* the subject CN: what the API server dials */
+    dns[ndns++] = names[0];
+    dns[ndns++] = names[1];
+    dns[ndns++] = names[3];
+    for (size_t i = 0; i < w->opts.ndns && ndns < 16; i++)
+        dns[ndns++] = w->opts.dns[i];
+    if (ca_in != NULL && ca_in->cert != NULL) {
+        ca.cert = strdup(ca_in->cert);
+        ca.cert_len = ca_in->cert_len;
+        ca.key = strdup(ca_in->key);
+        ca.key_len = ca_in->key_len;
+        if (ca.cert == NULL || ca.key == NULL) {
+            err_set(msg, ERR_NOMEM, "webhooks: out of memory");
+            goto out;
+        }
+    } else if (hook_cert_ca("sluice-ca", CA_DAYS, &ca, msg) != ERR_OK) {
+        goto out;
+    }
+    if (hook_cert_serving(&ca, dns, ndns, w->opts.ips, w->opts.nips, CERT_DAYS, &srv, msg) !=
+        ERR_OK)
+        goto out;
+    b[0] = ctrl_base64((const unsigned char *)ca.cert, ca.cert_len);
+    b[1] = ctrl_base64((const unsigned char *)ca.key, ca.key_len);
+    b[2] = ctrl_base64((const unsigned char *)srv.cert, srv.cert_len);
+    b[3] = ctrl_base64((const unsigned char *)srv.key, srv.key_len);
+    if (b[0] && b[1] && b[2] && b[3])
+        secret = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:{s:s,s:s,s:s,s:s}}", "apiVersion", "v1",
+                           "kind", "Secret", "metadata", "name", w->cfg->webhook_secret,
+                           "namespace", ns, "type", "kubernetes.io/tls", "data", "ca.crt", b[0],
+                           "ca.key", b[1], "tls.crt", b[2], "tls.key", b[3]);
+    if (secret == NULL)
+        err_set(msg, ERR_NOMEM, "webhooks: out of memory");
+out:
+    for (int i = 0; i < 4; i++)
+        free(b[i]);
+    hook_pem_fini(&ca);
+    hook_pem_fini(&srv);
+    return secret;
+}
+
+/* Serve the certificates of `secret` and publish its CA; ERR_INVALID when incomplete. */
+static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
+{
+    kube_blob_t ca = secret_pem(secret, "ca.crt"), crt = secret_pem(secret, "tls.crt");
+    kube_blob_t key = secret_pem(secret, "tls.key");
+    err_t rc = ERR_OK;
+    char *b64 = NULL;
+
+    if (ca.data == NULL || crt.data == NULL || key.data == NULL) {
+        rc = err_set(msg, ERR_INVALID, "Secret %s/%s: ca.crt, tls.crt or tls.key missing",
+                     w->cfg->namespace, w->cfg->webhook_secret);
+        goto out;
+    }
+    rc = use_pem(w, (const char *)crt.data, crt.len, (const char *)key.data, key.len, msg);
+    if (rc != ERR_OK)
+        goto out;
+    b64 = ctrl_base64(ca.data, ca.len);
+    if (b64 == NULL) {
+        rc = err_set(msg, ERR_NOMEM, "webhooks: out of memory");
+        goto out;
+    }
+    if (w->ca_b64 == NULL || strcmp(w->ca_b64, b64) != 0) {
+        free(w->ca_b64);
+        w->ca_b64 = b64;
+        b64 = NULL;
+        w->bundles_done = false;
+    }
+out:
+    free(b64);
+    free(ca.data);
+    free(crt.data);
+    free(key.data);
+    return rc;
+}
+
+static void on_secret_written(const kube_result_t *res, void *data)
+{
+    wreq_t *r = data;
+    ctrl_webhook_t *w = r->w;
+    err_msg_t msg = {{0}};
+
+    w->busy = false;
+    if (!res->canceled && !w->closing) {
+        if (res->err == ERR_OK) {
+            wlog(w, CTRL_LOG_INFO, "webhooks: certificates written to Secret %s/%s",
+                 w->cfg->namespace, w->cfg->webhook_secret);
+            if (adopt(w, res->body, &msg) != ERR_OK)
+                wlog(w, CTRL_LOG_ERROR, "webhooks: %s", msg.text);
+            else
+                patch_bundles(w);
+        } else if (res->err == ERR_EXISTS || res->err == ERR_CONFLICT) {
+            /* Another replica wrote it first: use theirs. */
+            secret_sync(w);
+        } else {
+            wlog(w, CTRL_LOG_ERROR, "webhooks: %s", res->msg.text);
+        }
+    }
+    wreq_free(r);
+}
+
+static void on_secret(const kube_result_t *res, void *data)
+{
+    wreq_t *r = data;
+    ctrl_webhook_t *w = r->w;
+    err_msg_t msg = {{0}};
+    json_t *body = NULL;
+    hook_pem_t ca = {0};
+    bool create = res->err == ERR_NOT_FOUND;
+
+    w->busy = false;
+    if (res->canceled || w->closing || (res->err != ERR_OK && !create)) {
+        if (!res->canceled && !w->closing)
+            wlog(w, CTRL_LOG_ERROR, "webhooks: %s", res->msg.text);
+        wreq_free(r);
+        return;
+    }
+    if (!create) {
+        kube_blob_t crt = secret_pem(res->body, "tls.crt");
+        int64_t not_after = 0;
+        bool fresh = crt.data != NULL &&
+                     hook_cert_not_after((const char *)crt.data, crt.len, &not_after, NULL) ==
+                         ERR_OK &&
+                     not_after - (int64_t)time(NULL) > ROTATE_BEFORE_S;
+        free(crt.data);
+        if (fresh && adopt(w, res->body, &msg) == ERR_OK) {
+            if (!w->bundles_done)
+                patch_bundles(w);
+            wreq_free(r);
+            return;
+        }
+        /* Expiring or unusable: rotate, keeping a CA that still has a long life. */
+        {
+            kube_blob_t cac = secret_pem(res->body, "ca.crt"), cak = secret_pem(res->body,
+                                                                                 "ca.key");
+            int64_t ca_after = 0;
+            if (cac.data != NULL && cak.data != NULL &&
+                hook_cert_not_after((const char *)cac.data, cac.len, &ca_after, NULL) ==
+                    ERR_OK &&
+                ca_after - (int64_t)time(NULL) > 2 * CERT_DAYS * 24LL * 3600) {
+                ca.cert = (char *)cac.data;
+                ca.cert_len = cac.len;
+                ca.key = (char *)cak.data;
+                ca.key_len = cak.len;
+            } else {
+                free(cac.data);
+                free(cak.data);
+            }
+        }
+        wlog(w, CTRL_LOG_INFO, "webhooks: rotating the serving certificate in Secret %s/%s",
+             w->cfg->namespace, w->cfg->webhook_secret);
+    }
+    body = generate(w, &ca, &msg);
+    hook_pem_fini(&ca);
+    if (body == NULL) {
+        wlog(w, CTRL_LOG_ERROR, "%s", msg.text);
+        wreq_free(r);
+        return;
+    }
+    r->what = 1;
+    w->busy = true;
+    if (!create)
+        json_object_set(json_object_get(body, "metadata"), "resourceVersion",
+                        json_object_get(json_object_get(res->body, "metadata"),
+                                        "resourceVersion"));
+    if ((create ? kube_create(w->client, &secrets_res, w->cfg->namespace, body,
+                              on_secret_written, r, NULL, &msg)
+                : kube_update(w->client, &secrets_res, w->cfg->namespace, w->cfg->webhook_secret,
+                              NULL, body, on_secret_written, r, NULL, &msg)) != ERR_OK) {
+        w->busy = false;
+        wlog(w, CTRL_LOG_ERROR, "webhooks: %s", msg.text);
+        wreq_free(r);
+    }
+    json_decref(body);
+}
+
+static void secret_sync(ctrl_webhook_t *w)
+{
+    wreq_t *r;
+    err_msg_t msg = {{0}};
+
+    if (w->busy || w->closing)
+        return;
+    r = wreq(w, 0);
+    if (r == NULL)
+        return;
+    w->busy = true;
+    if (kube_get(w->client, &secrets_res, w->cfg->namespace, w->cfg->webhook_secret, NULL,
+                 on_secret, r, NULL, &msg) != ERR_OK) {
+        w->busy = false;
+        wlog(w, CTRL_LOG_ERROR, "webhooks: %s", msg.text);
+        wreq_free(r);
+    }
+}
+
+/* ---- lifecycle ---------------------------------------------------------------------------- */
+
+static void on_timer(uv_timer_t *t)
+{
+    ctrl_webhook_t *w = container_of(t, ctrl_webhook_t, timer);
+
+    if (w->cfg->cert_dir != NULL) {
+        cert_dir_tick(w);
+        uv_timer_start(&w->timer, on_timer, 5000, 0);
+        return;
+    }
+    secret_sync(w);
+    uv_timer_start(&w->timer, on_timer, w->srv != NULL && w->bundles_done ? 3600000 : 10000, 0);
+}
+
+err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_t *cfg,
+                         const ctrl_webhook_opts_t *opts, ctrl_log_fn log, void *log_data,
+                         ctrl_webhook_t **out, err_msg_t *msg)
+{
+    ctrl_webhook_t *w = calloc(1, sizeof(*w));
+
+    if (w == NULL)
+        return err_set(msg, ERR_NOMEM, "webhooks: out of memory");
+    if (cfg->cert_dir == NULL && !cfg->internal_certs) {
+        free(w);
+        return err_set(msg, ERR_INVALID, "webhooks: no certificate directory and "
+                                         "internalCertManagement disabled");
+    }
+    w->loop = kube_client_loop(client);
+    w->client = client;
+    w->ctrl = ctrl;
+    w->cfg = cfg;
+    if (opts != NULL)
+        w->opts = *opts;
+    w->log = log;
+    w->log_data = log_data;
+    w->env.local_queue_exists = env_lq_exists;
+    w->env.wpc_exists = env_wpc_exists;
+    w->env.manage_without_queue_name = env_manage;
+    w->env.cq_usage = env_cq_usage;
+    w->env.ctx = w;
+    uv_timer_init(w->loop, &w->timer);
+    uv_timer_start(&w->timer, on_timer, 0, 0);
+    *out = w;
+    return ERR_OK;
+}
+
+bool ctrl_webhook_ready(const ctrl_webhook_t *w)
+{
+    return w != NULL && w->srv != NULL;
+}
+
+int ctrl_webhook_port(const ctrl_webhook_t *w)
+{
+    return w != NULL && w->srv != NULL ? hook_server_port(w->srv) : 0;
+}
+
+static void maybe_free(ctrl_webhook_t *w)
+{
+    if (!w->timer_closed || !w->srv_closed || w->inflight > 0)
+        return;
+    hook_tls_free(w->tls);
+    free(w->ca_b64);
+    if (w->on_closed != NULL)
+        w->on_closed(w->on_closed_data);
+    free(w);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    ctrl_webhook_t *w = container_of((uv_timer_t *)h, ctrl_webhook_t, timer);
+
+    w->timer_closed = true;
+    maybe_free(w);
+}
+
+static void on_srv_closed(void *ud)
+{
+    ctrl_webhook_t *w = ud;
+
+    w->srv_closed = true;
+    maybe_free(w);
+}
+
+void ctrl_webhook_close(ctrl_webhook_t *w, void (*on_closed)(void *data), void *data)
+{
+    if (w == NULL)
+        return;
+    w->closing = true;
+    w->on_closed = on_closed;
+    w->on_closed_data = data;
+    uv_close((uv_handle_t *)&w->timer, on_timer_closed);
+    if (w->srv != NULL)
+        hook_server_close(w->srv, on_srv_closed, w);
+    else
+        w->srv_closed = true;
+}
