@@ -113,6 +113,55 @@ json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key)
     return ov;
 }
 
+/* Delete the member at dotted `path` ("spec.template.spec.foo", "a.b[2].c") of `root`. */
+static void drop_path(json_t *root, const char *path)
+{
+    char seg[256];
+    const char *p = path;
+    json_t *cur = root;
+
+    while (cur != NULL && *p != '\0') {
+        size_t n = strcspn(p, ".[");
+        bool last;
+        if (n == 0 || n >= sizeof(seg))
+            return;
+        memcpy(seg, p, n);
+        seg[n] = '\0';
+        p += n;
+        last = *p == '\0';
+        if (last) {
+            json_object_del(cur, seg);
+            return;
+        }
+        cur = json_object_get(cur, seg);
+        while (*p == '[') {
+            char *end = NULL;
+            unsigned long i = strtoul(p + 1, &end, 10);
+            if (end == NULL || *end != ']')
+                return;
+            cur = json_array_get(cur, i);
+            p = end + 1;
+        }
+        if (*p == '.')
+            p++;
+    }
+}
+
+/* Are all errors in `d` unknown fields (something newer than sluice, not something wrong)? */
+static bool only_unknown_fields(const diags_t *d)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->len; i++) {
+        if (d->items[i].warning)
+            continue;
+        if (strncmp(d->items[i].message, "unknown field", 13) != 0)
+            return false;
+        n++;
+    }
+    return n > 0;
+}
+
 err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_msg_t *msg)
 {
     json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
@@ -127,6 +176,20 @@ err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_
     }
     diags_init(&diags);
     rc = object_decode(copy, out, &diags);
+    if (rc == ERR_INVALID && only_unknown_fields(&diags)) {
+        /* The API server stores what its (newer) schema knows; fields sluice does not know are
+         * not ours to refuse here: drop them and decode what admission reads. */
+        json_t *deep = json_deep_copy(copy);
+        if (deep != NULL) {
+            for (size_t i = 0; i < diags.len; i++)
+                if (!diags.items[i].warning)
+                    drop_path(deep, diags.items[i].path);
+            diags_fini(&diags);
+            diags_init(&diags);
+            rc = object_decode(deep, out, &diags);
+            json_decref(deep);
+        }
+    }
     if (rc != ERR_OK) {
         const diag_t *d = NULL;
         char key[CTRL_KEY_MAX];
