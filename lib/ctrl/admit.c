@@ -200,8 +200,12 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             if (strcmp(reason, "Preempted") == 0)
                 ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "Preempted", "%s",
                             json_string_value(json_object_get(op->data, "message")));
-            ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "EvictedDueTo", "%s",
-                        json_string_value(json_object_get(op->data, "message")));
+            {
+                char ev[128];
+                snprintf(ev, sizeof(ev), "EvictedDueTo%s", reason); /* Kueue's event reason */
+                ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", ev, "%s",
+                            json_string_value(json_object_get(op->data, "message")));
+            }
         }
         break;
     default:
