@@ -240,6 +240,25 @@ START_TEST(scenario_updates)
 }
 END_TEST
 
+/* Workload status updates go through Kueue's update rules (reclaimable pods, podSetUpdates of
+ * a Ready check, clusterName) when --scenario reads the second document as an update. */
+START_TEST(workload_status_updates)
+{
+    result_t r = run(NULL, "-q", "--scenario", D "workload-status.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(r.out,
+                     D "workload-status.yaml: doc 5 (Workload ns/train): "
+                       "status.reclaimablePods[workers]: Required value: cannot be removed\n" D
+                       "workload-status.yaml: doc 5 (Workload ns/train): "
+                       "status.admissionChecks[0].podSetUpdates: field is immutable\n" D
+                       "workload-status.yaml: doc 5 (Workload ns/train): "
+                       "status.clusterName: when setting clusterName it must be one of the "
+                       "nominatedClusterNames\n");
+    result_fini(&r);
+}
+END_TEST
+
 START_TEST(io_errors)
 {
     result_t r = run(NULL, D "no-such-file.yaml", NULL);
@@ -301,6 +320,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, cross_file_references);
     tcase_add_test(tc, stdin_input);
     tcase_add_test(tc, scenario_updates);
+    tcase_add_test(tc, workload_status_updates);
     tcase_add_test(tc, io_errors);
     tcase_add_test(tc, usage);
     suite_add_tcase(s, tc);
