@@ -754,14 +754,14 @@ static void check_on_flavors(diags_t *d, const cluster_queue_t *cq, const cluste
     }
     nvalid = all_flavors(cq->groups, cq->ngroups, valid);
     if (old != NULL && old->ncheck_rules > 0) {
-        size_t ototal = count_flavors(old->groups, old->ngroups);
+        size_t ototal = count_flavors(old->groups, old->ngroups), novalid;
         const char **ov = calloc(ototal ? ototal : 1, sizeof(*ov));
         if (ov == NULL) {
             d->oom = true;
             free(valid);
             return;
         }
-        size_t novalid = all_flavors(old->groups, old->ngroups, ov);
+        novalid = all_flavors(old->groups, old->ngroups, ov);
         same_flavors = novalid == nvalid;
         for (size_t i = 0; same_flavors && i < nvalid; i++)
             same_flavors = strcmp(ov[i], valid[i]) == 0;
