@@ -276,7 +276,7 @@ static int next_flavor(const wl_t *w, const cq_t *cq, size_t ps, size_t g)
 
 /* Assign one group of podset `pi`. Returns false when the podset cannot be assigned. */
 static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *p, size_t g,
-                         const use_t *assigned, size_t nassigned, reasons_t *why,
+                         int force, const use_t *assigned, size_t nassigned, reasons_t *why,
                          sched_reason_t *ps_reason, int *borrow_out, err_t *rc)
 {
     const rgroup_t *rg = &cq->groups[g];
@@ -295,7 +295,16 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
         *ps_reason = SCHED_REASON_MISCONFIGURED;
         return false;
     }
-    for (size_t idx = (size_t)next_flavor(w, cq, pi, g); idx < rg->nflavors; idx++) {
+    size_t first = (size_t)next_flavor(w, cq, pi, g), end = rg->nflavors;
+    if (force != SCHED__NONE) {
+        /* a pinned flavor (the one a preemptor's preemptions were issued for) is the only try */
+        first = end;
+        for (size_t idx = 0; idx < rg->nflavors; idx++)
+            if (rg->flavors[idx] == force)
+                first = idx;
+        end = first < rg->nflavors ? first + 1 : first;
+    }
+    for (size_t idx = first; idx < end; idx++) {
         attempted = (int)idx;
         const flavor_rec_t *f = s->flavors[rg->flavors[idx]];
         sched_reason_t fr_reason = SCHED_REASON_NONE;
@@ -426,7 +435,8 @@ static err_t join_message(const wl_t *w, const assignment_t *a, reasons_t *per_p
     return ERR_OK;
 }
 
-err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, assignment_t *out)
+err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const int *force,
+                    assignment_t *out)
 {
     memset(out, 0, sizeof(*out));
     err_t rc = ERR_OK;
@@ -466,7 +476,8 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, assign
             if (done[g])
                 continue;
             done[g] = true;
-            ok = assign_group(s, cq, w, i, p, (size_t)g, out->use, out->nuse, &per_ps[i],
+            int forced = force ? force[i * cq->ngroups + (size_t)g] : SCHED__NONE;
+            ok = assign_group(s, cq, w, i, p, (size_t)g, forced, out->use, out->nuse, &per_ps[i],
                               &ps_reason, &out->borrow, &rc);
         }
         free(done);

@@ -311,7 +311,7 @@ static err_t partial(sched_t *s, entry_t *e)
         }
         assignment_t a;
         targets_t t;
-        rc = sched__assign(s, e->cq, w, counts, &a);
+        rc = sched__assign(s, e->cq, w, counts, NULL, &a);
         if (rc != ERR_OK)
             break;
         rc = targets_for(s, e->cq, w, &a, &t);
@@ -357,7 +357,24 @@ static err_t nominate(sched_t *s, entry_t *e)
         e->ns_mismatch = true;
         return ERR_OK;
     }
-    if (sched__assign(s, cq, w, NULL, &e->a) != ERR_OK)
+    if (w->pin_cq == cq) {
+        /* A preemptor whose preemptions were issued takes the assignment it preempted for
+         * (same counts, same flavors) while that assignment fits or still preempts: admitting
+         * it with more pods or a borrowing flavor once its victims are gone would put its
+         * ClusterQueue over nominal, where its own victims may reclaim from it (a loop). */
+        if (sched__assign(s, cq, w, w->pin_counts, w->pin_flavors, &e->a) != ERR_OK)
+            return ERR_NOMEM;
+        if (targets_for(s, cq, w, &e->a, &e->t) != ERR_OK)
+            return ERR_NOMEM;
+        if (admissible(&e->a, &e->t)) {
+            e->nominated = true;
+            return ERR_OK;
+        }
+        sched__assignment_fini(&e->a);
+        sched__targets_fini(&e->t);
+        sched__wl_pin_clear(w);
+    }
+    if (sched__assign(s, cq, w, NULL, NULL, &e->a) != ERR_OK)
         return ERR_NOMEM;
     if (save_progress(w, cq, &e->a) != ERR_OK)
         return ERR_NOMEM;
@@ -379,7 +396,7 @@ static int entry_cmp(const void *pa, const void *pb, const void *ctx)
 {
     const entry_t *a = pa, *b = pb;
     (void)ctx;
-    bool pa_ = a->cq->sticky == a->w, pb_ = b->cq->sticky == b->w;
+    bool pa_ = a->w->pin_cq == a->cq, pb_ = b->w->pin_cq == b->cq;
     if (pa_ != pb_)
         return pa_ ? -1 : 1;
     int ba = a->nominated ? a->a.borrow : 0, bb = b->nominated ? b->a.borrow : 0;
@@ -575,10 +592,45 @@ static err_t admit(cyc_t *c, entry_t *e)
     w->message = NULL;
     if (cq->sticky == w)
         cq->sticky = NULL;
+    sched__wl_pin_clear(w);
     return ERR_OK;
 nomem:
     sched__admission_fini(&adm);
     return ERR_NOMEM;
+}
+
+/* Remember the assignment the preemptions are issued for (see nominate). */
+static err_t pin_save(entry_t *e)
+{
+    wl_t *w = e->w;
+    cq_t *cq = e->cq;
+    size_t ng = cq->ngroups;
+    int32_t *counts = calloc(w->nps ? w->nps : 1, sizeof(int32_t));
+    size_t nf = w->nps * ng;
+    int *flavors = malloc((nf > 0 ? nf : 1) * sizeof(int));
+    if (counts == NULL || flavors == NULL) {
+        free(counts);
+        free(flavors);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < w->nps * ng; i++)
+        flavors[i] = SCHED__NONE;
+    for (size_t i = 0; i < w->nps && i < e->a.nps; i++) {
+        const ps_assign_t *p = &e->a.ps[i];
+        counts[i] = p->count;
+        for (size_t k = 0; k < p->nreqs; k++) {
+            int res = p->res[k];
+            if (p->flavor[k] == SCHED__NONE || res < 0 || (size_t)res >= cq->nrg_by_res ||
+                cq->rg_by_res[res] == SCHED__NONE)
+                continue;
+            flavors[i * ng + (size_t)cq->rg_by_res[res]] = p->flavor[k];
+        }
+    }
+    sched__wl_pin_clear(w);
+    w->pin_cq = cq;
+    w->pin_counts = counts;
+    w->pin_flavors = flavors;
+    return ERR_OK;
 }
 
 static err_t issue_preemptions(cyc_t *c, entry_t *e)
@@ -685,7 +737,7 @@ static err_t process(cyc_t *c, entry_t *e)
     }
     if (e->a.mode == AM_PREEMPT) {
         if (add_cycle_usage(c, e->cq, e->a.use, e->a.nuse) != ERR_OK ||
-            issue_preemptions(c, e) != ERR_OK)
+            issue_preemptions(c, e) != ERR_OK || pin_save(e) != ERR_OK)
             return ERR_NOMEM;
         sched__wl_set_reason(w, SCHED_REASON_WAITING_FOR_PREEMPTED,
                              "%s. Pending the preemption of %zu workload(s)",

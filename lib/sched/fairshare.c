@@ -124,7 +124,7 @@ static bool borrowing_on(const node_t *n, const entry_t *e)
 static bool better(const sched_t *s, const entry_t *a, const node_t *ca, const entry_t *b,
                    const node_t *cb)
 {
-    bool pa = a->cq->sticky == a->w, pb = b->cq->sticky == b->w;
+    bool pa = a->w->pin_cq == a->cq, pb = b->w->pin_cq == b->cq;
     if (pa != pb)
         return pa; /* preemptors first (see cycle.c entry_cmp) */
     bool ba = borrowing_on(ca, a), bb = borrowing_on(cb, b);
@@ -178,12 +178,50 @@ size_t sched__fair_next(sched_t *s, entry_t *e, size_t n)
     return 0;
 }
 
-/* ---- fair-sharing preemption ---------------------------------------------------------------------- */
+/* ---- fair-sharing preemption (Kueue preemption.go fairPreemptions, fairsharing/) ------------- */
 
-typedef struct fcand_s {
+/*
+ * The preemptor's usage is added to the tree for the whole search, so every share below is the
+ * share "with the incoming workload" (Kueue SimulateUsageAddition); fit checks take it out again.
+ *
+ * Candidates: workloads of the preemptor's ClusterQueue allowed by withinClusterQueue, and
+ * workloads of ClusterQueues of the root tree that borrow in a contested flavor-resource,
+ * allowed by reclaimWithinCohort; all using a contested flavor-resource, sorted by Kueue's
+ * CandidatesOrdering and then grouped per ClusterQueue (queue order kept).
+ *
+ * Target ordering (TargetClusterQueueOrdering): from the root, descend to the child with the
+ * highest share; a ClusterQueue that does not borrow (other than the preemptor's) or has no
+ * candidate left is pruned, a cohort that does not borrow and is not an ancestor of the
+ * preemptor is pruned, a cohort whose children are all pruned is pruned; the search ends when
+ * the root is pruned. Ties: a cohort beats a ClusterQueue; between ClusterQueues the one whose
+ * next candidate comes first in CandidatesOrdering; between cohorts the first in name order
+ * (Kueue: map order, i.e. unspecified).
+ *
+ * Per target (runFirstFsStrategy): the preemptor's own ClusterQueue gives its next candidate
+ * (InClusterQueue); when the preemptor's ClusterQueue is within nominal in every contested
+ * flavor-resource (FairSharingPreemptWithinNominal) the target's next candidate is taken
+ * (InCohortReclamation); otherwise candidates are tried in order with the first strategy on the
+ * shares of the "almost LCAs" (the children of the least common ancestor on each side), the
+ * first that passes is taken (InCohortFairSharing) and the target is picked again; those that
+ * fail are kept for the second strategy. Rule S2-b (runSecondFsStrategy) then walks the kept
+ * candidates with a fresh ordering, taking at most the first candidate of each ClusterQueue
+ * when preemptorNewShare < targetOldShare. After a fit: fill back as in classical preemption.
+ */
+
+typedef struct fctx_s {
+    sched_t *s;
+    cq_t *own;
     wl_t *w;
-    bool taken;
-} fcand_t;
+    const use_t *use;
+    size_t nuse;
+    const int *frs;
+    size_t nfrs;
+    wl_t **cand;  /* candidates in CandidatesOrdering */
+    size_t ncand;
+    size_t *next; /* per candidate index: next index of the same ClusterQueue, or SIZE_MAX */
+    targets_t t;
+    bool oom;
+} fctx_t;
 
 static bool uses_any(const wl_t *c, const int *frs, size_t nfrs)
 {
@@ -209,46 +247,30 @@ static bool allows(preempt_policy_t p, const wl_t *w, const wl_t *c)
     }
 }
 
-static int fcand_cmp(const void *pa, const void *pb, const void *ctx)
+/* Kueue CandidatesOrdering: evicting first, other ClusterQueues first, lower priority, most
+ * recently admitted first, then key (Kueue: UID). */
+static int cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
 {
-    const fcand_t *a = pa, *b = pb;
-    const cq_t *cq = ctx;
-    bool ea = a->w->state == SCHED_WL_EVICTING, eb = b->w->state == SCHED_WL_EVICTING;
+    bool ea = a->state == SCHED_WL_EVICTING, eb = b->state == SCHED_WL_EVICTING;
     if (ea != eb)
         return ea ? -1 : 1;
-    bool oa = a->w->acq != cq, ob = b->w->acq != cq;
+    bool oa = a->acq != own, ob = b->acq != own;
     if (oa != ob)
         return oa ? -1 : 1;
-    if (a->w->priority != b->w->priority)
-        return a->w->priority < b->w->priority ? -1 : 1;
-    if (a->w->admitted_at != b->w->admitted_at)
-        return a->w->admitted_at > b->w->admitted_at ? -1 : 1;
-    return strcmp(a->w->key, b->w->key);
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->admitted_at != b->admitted_at)
+        return a->admitted_at > b->admitted_at ? -1 : 1;
+    return strcmp(a->key, b->key);
 }
 
-static void collect(const node_t *n, const cq_t *own, const wl_t *w, const int *frs, size_t nfrs,
-                    fcand_t **out, size_t *len, size_t *cap, bool *oom)
+static int cand_sort_cmp(const void *pa, const void *pb, const void *ctx)
 {
-    if (!n->is_cq) {
-        for (size_t i = 0; i < n->nchildren; i++)
-            collect(n->children[i], own, w, frs, nfrs, out, len, cap, oom);
-        return;
-    }
-    const cq_t *cq = container_of(n, cq_t, node);
-    preempt_policy_t pol = cq == own ? own->within_cluster_queue : own->reclaim_within_cohort;
-    for (size_t i = 0; i < cq->admitted.len; i++) {
-        wl_t *c = cq->admitted.items[i];
-        if (!uses_any(c, frs, nfrs) || !allows(pol, w, c))
-            continue;
-        if (sched__grow((void **)out, cap, *len + 1, sizeof(fcand_t)) != ERR_OK) {
-            *oom = true;
-            return;
-        }
-        (*out)[(*len)++] = (fcand_t){c, false};
-    }
+    return cand_cmp(*(wl_t *const *)pa, *(wl_t *const *)pb, ctx);
 }
 
-static bool cq_borrowing(const node_t *n, const int *frs, size_t nfrs)
+/* Borrowing in some contested flavor-resource (Kueue cqIsBorrowing). */
+static bool borrows_in(const node_t *n, const int *frs, size_t nfrs)
 {
     for (size_t i = 0; i < nfrs; i++)
         if (!sched__within_nominal(n, frs[i]))
@@ -256,211 +278,312 @@ static bool cq_borrowing(const node_t *n, const int *frs, size_t nfrs)
     return false;
 }
 
-static bool on_path(const node_t *anc, const node_t *n)
+/* Kueue DRS.IsBorrowing: over its subtree quota in any flavor-resource (roots never borrow). */
+static bool node_borrowing(const sched_t *s, const node_t *n)
 {
-    for (; n != NULL; n = n->parent)
+    if (n->parent == NULL)
+        return false;
+    for (size_t fr = 0; fr < s->nfr && fr < n->nfr; fr++)
+        if (n->fr[fr].usage > n->fr[fr].subtree)
+            return true;
+    return false;
+}
+
+static bool is_ancestor(const node_t *anc, const node_t *n)
+{
+    for (n = n->parent; n != NULL; n = n->parent)
         if (n == anc)
             return true;
     return false;
 }
 
-typedef struct fctx_s {
-    const sched_t *s;
-    cq_t *own;
-    wl_t *w;
-    const use_t *use;
-    size_t nuse;
-    const int *frs;
-    size_t nfrs;
-    fcand_t *c;
-    size_t len;
-    bool *excluded; /* per CQ index in s->cqs: no candidate passes the strategies */
-} fctx_t;
-
-static bool cq_eligible(const fctx_t *x, const cq_t *cq)
+static void collect(fctx_t *x, const node_t *n, wlvec_t *out)
 {
-    if (x->excluded[cq->sorted_idx])
-        return false;
-    if (cq != x->own && !cq_borrowing(&cq->node, x->frs, x->nfrs))
-        return false;
-    for (size_t i = 0; i < x->len; i++)
-        if (!x->c[i].taken && x->c[i].w->acq == cq)
-            return true;
-    return false;
+    if (!n->is_cq) {
+        for (size_t i = 0; i < n->nchildren && !x->oom; i++)
+            collect(x, n->children[i], out);
+        return;
+    }
+    const cq_t *cq = container_of(n, cq_t, node);
+    preempt_policy_t pol;
+    if (cq == x->own)
+        pol = x->own->within_cluster_queue;
+    else if (n->parent != NULL && borrows_in(n, x->frs, x->nfrs))
+        pol = x->own->reclaim_within_cohort;
+    else
+        return;
+    for (size_t i = 0; i < cq->admitted.len; i++) {
+        wl_t *c = cq->admitted.items[i];
+        if (!uses_any(c, x->frs, x->nfrs) || !allows(pol, x->w, c))
+            continue;
+        if (sched__wlvec_push(out, c) != ERR_OK) {
+            x->oom = true;
+            return;
+        }
+    }
 }
 
-static bool subtree_eligible(const fctx_t *x, const node_t *n)
+/* Reset the ordering scratch of the tree and group `cand` per ClusterQueue (order kept). */
+static void reset_marks(node_t *n)
 {
-    if (n->is_cq)
-        return cq_eligible(x, container_of(n, cq_t, node));
-    if (!on_path(n, &x->own->node) && !cq_borrowing(n, x->frs, x->nfrs))
-        return false;
+    n->fs_pruned = false;
+    if (n->is_cq) {
+        container_of(n, cq_t, node)->fs_head = SIZE_MAX;
+        return;
+    }
     for (size_t i = 0; i < n->nchildren; i++)
-        if (subtree_eligible(x, n->children[i]))
-            return true;
-    return false;
+        reset_marks(n->children[i]);
 }
 
-static share_t node_share(const fctx_t *x, const node_t *n)
+static void ordering_init(fctx_t *x, wl_t **cand, size_t n)
 {
-    if (on_path(n, &x->own->node))
-        return sched__drs(x->s, n, x->use, x->nuse);
-    return sched__drs(x->s, n, NULL, 0);
+    reset_marks(sched__root(&x->own->node));
+    for (size_t i = n; i-- > 0;) {
+        cq_t *cq = cand[i]->acq;
+        x->next[i] = cq->fs_head;
+        cq->fs_head = i;
+    }
 }
 
-/* Descend from the root to the ClusterQueue with the highest share that still has candidates. */
-static cq_t *pick_target(const fctx_t *x)
+static bool has_wl(const cq_t *cq)
 {
-    const node_t *n = sched__root(&x->own->node);
-    while (!n->is_cq) {
-        const node_t *best = NULL;
-        share_t bs = {0, 1, false};
-        for (size_t i = 0; i < n->nchildren; i++) {
-            const node_t *ch = n->children[i];
-            if (!subtree_eligible(x, ch))
+    return cq->fs_head != SIZE_MAX;
+}
+
+static wl_t *pop_wl(fctx_t *x, wl_t **cand, cq_t *cq)
+{
+    size_t i = cq->fs_head;
+    cq->fs_head = x->next[i];
+    return cand[i];
+}
+
+/* Kueue TargetClusterQueueOrdering.nextTarget; NULL when this call only pruned. */
+static cq_t *next_target(fctx_t *x, wl_t **cand, node_t *cohort)
+{
+    const sched_t *s = x->s;
+    cq_t *best_cq = NULL;
+    share_t best_cq_sh = {0, 1, false};
+    node_t *best_co = NULL;
+    share_t best_co_sh = {0, 1, false};
+    for (size_t i = 0; i < cohort->nchildren; i++) {
+        node_t *ch = cohort->children[i];
+        if (ch->fs_pruned)
+            continue;
+        share_t sh = sched__drs(s, ch, NULL, 0);
+        if (ch->is_cq) {
+            cq_t *cq = container_of(ch, cq_t, node);
+            if ((!node_borrowing(s, ch) && cq != x->own) || !has_wl(cq)) {
+                ch->fs_pruned = true;
                 continue;
-            share_t sh = node_share(x, ch);
-            if (best == NULL || sched__share_cmp(sh, bs) > 0) {
-                best = ch;
-                bs = sh;
+            }
+            int c = best_cq ? sched__share_cmp(sh, best_cq_sh) : 1;
+            if (c == 0 && cand_cmp(cand[cq->fs_head], cand[best_cq->fs_head], x->own) < 0)
+                c = 1;
+            if (c > 0) {
+                best_cq = cq;
+                best_cq_sh = sh;
+            }
+        } else {
+            if (!node_borrowing(s, ch) && !is_ancestor(ch, &x->own->node)) {
+                ch->fs_pruned = true;
+                continue;
+            }
+            if (best_co == NULL || sched__share_cmp(sh, best_co_sh) > 0) {
+                best_co = ch;
+                best_co_sh = sh;
             }
         }
-        if (best == NULL)
-            return NULL;
-        n = best;
     }
-    return container_of(n, cq_t, node);
+    if (best_co == NULL && best_cq == NULL) {
+        cohort->fs_pruned = true;
+        return NULL;
+    }
+    if (best_co != NULL && (best_cq == NULL || sched__share_cmp(best_co_sh, best_cq_sh) >= 0))
+        return next_target(x, cand, best_co);
+    return best_cq;
 }
 
-static bool preemptor_within_nominal(const fctx_t *x)
+/* The next target ClusterQueue, or NULL when the ordering is exhausted. */
+static cq_t *ordering_next(fctx_t *x, wl_t **cand)
+{
+    if (x->own->node.parent == NULL)
+        return !x->own->node.fs_pruned && has_wl(x->own) ? x->own : NULL;
+    node_t *root = sched__root(&x->own->node);
+    while (!root->fs_pruned) {
+        cq_t *t = next_target(x, cand, root);
+        if (t != NULL)
+            return t;
+    }
+    return NULL;
+}
+
+/* The children of the least common ancestor on the preemptor's and the target's side. */
+static void almost_lcas(const cq_t *own, const cq_t *target, const node_t **pa,
+                        const node_t **ta)
+{
+    const node_t *lca = NULL;
+    for (const node_t *n = target->node.parent; n != NULL && lca == NULL; n = n->parent)
+        if (is_ancestor(n, &own->node))
+            lca = n;
+    *pa = &own->node;
+    while ((*pa)->parent != lca)
+        *pa = (*pa)->parent;
+    *ta = &target->node;
+    while ((*ta)->parent != lca)
+        *ta = (*ta)->parent;
+}
+
+static bool fits_fs(fctx_t *x)
 {
     for (size_t i = 0; i < x->nuse; i++)
-        for (size_t j = 0; j < x->nfrs; j++)
-            if (x->use[i].fr == x->frs[j] &&
-                sched__borrowing_with(&x->own->node, x->use[i].fr, x->use[i].v))
-                return false;
-    return true;
+        sched__usage_remove(&x->own->node, x->use[i].fr, x->use[i].v);
+    bool fits = sched__fits_after(x->own, x->use, x->nuse, &x->t, true, &x->oom);
+    for (size_t i = 0; i < x->nuse; i++)
+        sched__usage_add(&x->own->node, x->use[i].fr, x->use[i].v);
+    return fits;
 }
 
-/* The children of the least common ancestor on each side ("almost LCA"). */
-static void almost_lca(const node_t *a, const node_t *b, const node_t **pa, const node_t **pb)
+/* Remove c from the tree and record it as a target. */
+static void take(fctx_t *x, wl_t *c, sched_preempt_reason_t reason)
 {
-    for (const node_t *x = a; x != NULL; x = x->parent) {
-        for (const node_t *y = b; y != NULL; y = y->parent) {
-            if (x->parent != NULL && x->parent == y->parent) {
-                *pa = x;
-                *pb = y;
-                return;
+    if (sched__grow((void **)&x->t.items, &x->t.cap, x->t.len + 1, sizeof(target_t)) != ERR_OK) {
+        x->oom = true;
+        return;
+    }
+    sched__wl_usage_apply(c, -1);
+    x->t.items[x->t.len++] = (target_t){c, reason};
+}
+
+static bool strategy_passes(fair_strategy_t st, share_t pnew, share_t told, share_t tnew)
+{
+    if (st == FS_STRATEGY_LESS_THAN_INITIAL_SHARE)
+        return sched__share_cmp(pnew, told) < 0;
+    return sched__share_cmp(pnew, tnew) <= 0;
+}
+
+static bool first_strategy(fctx_t *x, fair_strategy_t st, wlvec_t *retry)
+{
+    bool within = true;
+    for (size_t i = 0; i < x->nfrs; i++)
+        within = within && sched__within_nominal(&x->own->node, x->frs[i]);
+    ordering_init(x, x->cand, x->ncand);
+    for (cq_t *t = ordering_next(x, x->cand); t != NULL && !x->oom;
+         t = ordering_next(x, x->cand)) {
+        if (t == x->own || within) {
+            take(x, pop_wl(x, x->cand, t),
+                 t == x->own ? SCHED_PREEMPT_IN_CLUSTER_QUEUE
+                             : SCHED_PREEMPT_IN_COHORT_RECLAMATION);
+            if (!x->oom && fits_fs(x))
+                return true;
+            continue;
+        }
+        const node_t *pa, *ta;
+        almost_lcas(x->own, t, &pa, &ta);
+        share_t pnew = sched__drs(x->s, pa, NULL, 0), told = sched__drs(x->s, ta, NULL, 0);
+        bool hopeless = pnew.inf && !told.inf; /* Kueue fsStrategyUnsatisfiable */
+        while (has_wl(t) && !x->oom) {
+            wl_t *c = pop_wl(x, x->cand, t);
+            bool passed = false;
+            if (!hopeless) {
+                sched__wl_usage_apply(c, -1);
+                share_t tnew = sched__drs(x->s, ta, NULL, 0);
+                sched__wl_usage_apply(c, +1);
+                passed = strategy_passes(st, pnew, told, tnew);
             }
+            if (!passed) {
+                if (sched__wlvec_push(retry, c) != ERR_OK)
+                    x->oom = true;
+                continue;
+            }
+            take(x, c, SCHED_PREEMPT_IN_COHORT_FAIR_SHARING);
+            if (!x->oom && fits_fs(x))
+                return true;
+            break; /* shares changed: pick the target again */
         }
     }
-    *pa = a;
-    *pb = b;
+    return false;
 }
 
-static bool strategy_ok(const fctx_t *x, fair_strategy_t st, const node_t *pa, const node_t *ta,
-                        share_t target_old)
+static bool second_strategy(fctx_t *x, wlvec_t *retry)
 {
-    share_t pnew = sched__drs(x->s, pa, x->use, x->nuse);
-    if (st == FS_STRATEGY_LESS_THAN_INITIAL_SHARE)
-        return sched__share_cmp(pnew, target_old) < 0;
-    share_t tnew = sched__drs(x->s, ta, NULL, 0); /* candidate already removed */
-    return sched__share_cmp(pnew, tnew) <= 0;
+    ordering_init(x, retry->items, retry->len);
+    for (cq_t *t = ordering_next(x, retry->items); t != NULL && !x->oom;
+         t = ordering_next(x, retry->items)) {
+        const node_t *pa, *ta;
+        almost_lcas(x->own, t, &pa, &ta);
+        share_t pnew = sched__drs(x->s, pa, NULL, 0), told = sched__drs(x->s, ta, NULL, 0);
+        wl_t *c = pop_wl(x, retry->items, t);
+        if (sched__share_cmp(pnew, told) < 0) {
+            take(x, c, SCHED_PREEMPT_IN_COHORT_FAIR_SHARING);
+            if (!x->oom && fits_fs(x))
+                return true;
+        }
+        t->node.fs_pruned = true; /* S2-b applies at most once per ClusterQueue */
+    }
+    return false;
 }
 
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
                           const int *frs_need, size_t nfrs_need, targets_t *out)
 {
-    fcand_t *c = NULL;
-    size_t len = 0, cap = 0;
-    bool oom = false;
-    collect(sched__root(&cq->node), cq, w, frs_need, nfrs_need, &c, &len, &cap, &oom);
-    bool *excluded = calloc(s->ncqs ? s->ncqs : 1, sizeof(bool));
-    for (size_t i = 0; i < s->ncqs; i++)
-        s->cqs[i]->sorted_idx = i;
-    if (oom || excluded == NULL ||
-        sched__sort(c, len, sizeof(fcand_t), fcand_cmp, cq) != ERR_OK) {
-        free(c);
-        free(excluded);
-        return ERR_NOMEM;
+    fctx_t x = {.s = s, .own = cq, .w = w, .use = use, .nuse = nuse, .frs = frs_need,
+                .nfrs = nfrs_need};
+    wlvec_t cands = {0}, retry = {0};
+    collect(&x, sched__root(&cq->node), &cands);
+    if (!x.oom && cands.len > 0 &&
+        sched__sort(cands.items, cands.len, sizeof(wl_t *), cand_sort_cmp, cq) != ERR_OK)
+        x.oom = true;
+    x.cand = cands.items;
+    x.ncand = cands.len;
+    x.next = malloc((cands.len ? cands.len : 1) * sizeof(size_t));
+    if (x.next == NULL)
+        x.oom = true;
+    bool fits = false;
+    if (!x.oom && cands.len > 0) {
+        fair_strategy_t strategies[2] = {FS_STRATEGY_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+                                         FS_STRATEGY_LESS_THAN_INITIAL_SHARE};
+        size_t nst = 2;
+        if (s->cfg.nstrategies > 0) {
+            nst = s->cfg.nstrategies;
+            memcpy(strategies, s->cfg.strategies, nst * sizeof(fair_strategy_t));
+        }
+        for (size_t i = 0; i < nuse; i++)
+            sched__usage_add(&cq->node, use[i].fr, use[i].v);
+        fits = first_strategy(&x, strategies[0], &retry);
+        if (!fits && !x.oom && nst > 1 && retry.len > 0) {
+            size_t *next = realloc(x.next, retry.len * sizeof(size_t));
+            if (next == NULL)
+                x.oom = true;
+            else
+                x.next = next;
+            if (!x.oom)
+                fits = second_strategy(&x, &retry);
+        }
+        for (size_t i = 0; i < nuse; i++)
+            sched__usage_remove(&cq->node, use[i].fr, use[i].v);
     }
-    fctx_t x = {s, cq, w, use, nuse, frs_need, nfrs_need, c, len, excluded};
-    fair_strategy_t strategies[2] = {FS_STRATEGY_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
-                                     FS_STRATEGY_LESS_THAN_INITIAL_SHARE};
-    size_t nst = 2;
-    if (s->cfg.nstrategies > 0) {
-        nst = s->cfg.nstrategies;
-        memcpy(strategies, s->cfg.strategies, nst * sizeof(fair_strategy_t));
-    }
-    targets_t tmp = {0};
-    bool fits = sched__quota_fits(cq, use, nuse, true);
-    while (!fits && !oom) {
-        cq_t *target = pick_target(&x);
-        if (target == NULL)
-            break;
-        /* the target's first remaining candidate in order */
-        size_t k = 0;
-        bool accepted = false;
-        for (k = 0; k < len; k++) {
-            if (c[k].taken || c[k].w->acq != target)
+    if (fits && !x.oom && x.t.len >= 2) {
+        /* fill back (Kueue fillBackWorkloads, borrowing allowed) */
+        for (size_t i = x.t.len - 1; i-- > 0 && !x.oom;) {
+            target_t back = x.t.items[i];
+            sched__wl_usage_apply(back.w, +1);
+            memmove(&x.t.items[i], &x.t.items[i + 1], (x.t.len - i - 1) * sizeof(target_t));
+            x.t.len--;
+            if (sched__fits_after(cq, use, nuse, &x.t, true, &x.oom))
                 continue;
-            sched_preempt_reason_t reason;
-            if (target == cq) {
-                reason = SCHED_PREEMPT_IN_CLUSTER_QUEUE;
-                sched__wl_usage_apply(c[k].w, -1);
-                accepted = true;
-            } else if (preemptor_within_nominal(&x)) {
-                reason = SCHED_PREEMPT_IN_COHORT_RECLAMATION;
-                sched__wl_usage_apply(c[k].w, -1);
-                accepted = true;
-            } else {
-                reason = SCHED_PREEMPT_IN_COHORT_FAIR_SHARING;
-                const node_t *pa, *ta;
-                almost_lca(&cq->node, &target->node, &pa, &ta);
-                share_t told = sched__drs(s, ta, NULL, 0);
-                sched__wl_usage_apply(c[k].w, -1);
-                for (size_t si = 0; si < nst && !accepted; si++)
-                    accepted = strategy_ok(&x, strategies[si], pa, ta, told);
-                if (!accepted)
-                    sched__wl_usage_apply(c[k].w, +1);
-            }
-            if (accepted) {
-                c[k].taken = true;
-                if (sched__grow((void **)&tmp.items, &tmp.cap, tmp.len + 1, sizeof(target_t)) !=
-                    ERR_OK) {
-                    sched__wl_usage_apply(c[k].w, +1);
-                    oom = true;
-                    break;
-                }
-                tmp.items[tmp.len++] = (target_t){c[k].w, reason};
-            }
-            break; /* one candidate per pick: the target is re-picked after each */
-        }
-        if (!accepted && !oom)
-            excluded[target->sorted_idx] = true;
-        fits = sched__quota_fits(cq, use, nuse, true);
-    }
-    if (fits && !oom && tmp.len >= 2) {
-        for (size_t i = tmp.len - 1; i-- > 0;) {
-            sched__wl_usage_apply(tmp.items[i].w, +1);
-            if (sched__quota_fits(cq, use, nuse, true)) {
-                memmove(&tmp.items[i], &tmp.items[i + 1], (tmp.len - i - 1) * sizeof(target_t));
-                tmp.len--;
-            } else {
-                sched__wl_usage_apply(tmp.items[i].w, -1);
-            }
+            memmove(&x.t.items[i + 1], &x.t.items[i], (x.t.len - i) * sizeof(target_t));
+            x.t.items[i] = back;
+            x.t.len++;
+            sched__wl_usage_apply(back.w, -1);
         }
     }
-    for (size_t i = 0; i < tmp.len; i++)
-        sched__wl_usage_apply(tmp.items[i].w, +1);
-    free(c);
-    free(excluded);
-    if (oom) {
-        sched__targets_fini(&tmp);
-        return ERR_NOMEM;
-    }
-    if (!fits)
-        sched__targets_fini(&tmp);
-    *out = tmp;
-    return ERR_OK;
+    for (size_t i = 0; i < x.t.len; i++)
+        sched__wl_usage_apply(x.t.items[i].w, +1);
+    sched__wlvec_fini(&cands);
+    sched__wlvec_fini(&retry);
+    free(x.next);
+    if (x.oom || !fits)
+        sched__targets_fini(&x.t);
+    *out = x.t;
+    return x.oom ? ERR_NOMEM : ERR_OK;
 }

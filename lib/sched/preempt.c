@@ -112,10 +112,14 @@ static void cands_add(pctx_t *x, cands_t *l, wl_t *c, node_t *lca, variant_t v)
     l->items[l->len++] = (cand_t){c, lca, v};
 }
 
+static bool over_nominal_path(const wl_t *c, const node_t *lca, const int *frs, size_t nfrs);
+
 static void from_cq(pctx_t *x, cq_t *cq, node_t *lca, bool advantage, cands_t *out)
 {
     for (size_t i = 0; i < cq->admitted.len; i++) {
         wl_t *c = cq->admitted.items[i];
+        if (lca != NULL && !over_nominal_path(c, lca, x->frs, x->nfrs))
+            continue;
         variant_t v = classify(x, c, advantage);
         if (v != V_NEVER)
             cands_add(x, out, c, lca, v);
@@ -202,19 +206,40 @@ bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow
     return true;
 }
 
+/*
+ * Is candidate c's quota reclaimable, per flavor-resource? Kueue (candidate_generator.go
+ * candidateIsValid, IsWithinNominalInResources) asks whether the candidate's ClusterQueue and the
+ * cohorts up to the LCA are within nominal in ALL contested flavor-resources together, so a
+ * ClusterQueue over nominal in flavor A loses workloads that only use flavor B, where it is
+ * within nominal. The victim's queue then reclaims B back and the two preempt each other forever.
+ * Here a candidate is valid only if it uses some contested fr in which its ClusterQueue and every
+ * cohort below the LCA are over nominal: only borrowed quota is ever reclaimed.
+ */
+static bool over_nominal_path(const wl_t *c, const node_t *lca, const int *frs, size_t nfrs)
+{
+    for (size_t u = 0; u < c->nuse; u++) {
+        int fr = c->use[u].fr;
+        bool contested = false;
+        for (size_t j = 0; j < nfrs && !contested; j++)
+            contested = frs[j] == fr;
+        if (!contested)
+            continue;
+        bool over = true;
+        for (const node_t *n = &c->acq->node; n != NULL && n != lca && over; n = n->parent)
+            over = !sched__within_nominal(n, fr);
+        if (over)
+            return true;
+    }
+    return false;
+}
+
 static bool cand_valid(const pctx_t *x, const cand_t *c, bool allow_borrowing)
 {
     if (c->w->acq == x->cq)
         return true;
     if (allow_borrowing && c->v == V_RECLAIM_WITHOUT_BORROWING)
         return false;
-    const node_t *n = &c->w->acq->node;
-    if (within_nominal_frs(n, x->frs, x->nfrs))
-        return false;
-    for (n = n->parent; n != NULL && n != c->lca; n = n->parent)
-        if (within_nominal_frs(n, x->frs, x->nfrs))
-            return false;
-    return true;
+    return over_nominal_path(c->w, c->lca, x->frs, x->nfrs);
 }
 
 static err_t targets_push(targets_t *t, wl_t *w, sched_preempt_reason_t r)
@@ -229,6 +254,75 @@ void sched__targets_fini(targets_t *t)
 {
     free(t->items);
     memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Fit check after the removal of `tmp` (already applied to the tree).
+ *
+ * Removing a victim may drop its ClusterQueue Y below nominal, and Kueue lets a preemptor that
+ * borrows take Y's freed nominal quota too. Y then reclaims it: in classical preemption when Y's
+ * reclaimWithinCohort is Any (any workload of Y, even one of lower priority than the preemptor,
+ * may reclaim; with LowerPriority the chain of priorities strictly decreases and ends), in fair
+ * sharing whenever Y may reclaim at all (FairSharingPreemptWithinNominal preempts without looking
+ * at shares once Y is within nominal). The preemptor then preempts again, and so on forever. So
+ * for such victims (ReclaimWhileBorrowing / InCohortFairSharing) Y's freed nominal quota is held
+ * back during the check (phantom usage up to its nominal): the preemptor only ever takes what
+ * its victims' ClusterQueues had borrowed, and Y's own queue keeps the rest.
+ */
+static bool holds_back(const target_t *t)
+{
+    preempt_policy_t y = t->w->acq->reclaim_within_cohort;
+    if (t->reason == SCHED_PREEMPT_IN_COHORT_RECLAIM_WHILE_BORROWING)
+        return y == PREEMPT_ANY;
+    if (t->reason == SCHED_PREEMPT_IN_COHORT_FAIR_SHARING)
+        return y != PREEMPT_NEVER;
+    return false;
+}
+
+bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
+                       bool allow_borrowing, bool *oom)
+{
+    size_t nhold = 0;
+    for (size_t i = 0; i < tmp->len; i++)
+        nhold += holds_back(&tmp->items[i]);
+    if (nhold == 0 || nuse == 0)
+        return sched__quota_fits(cq, use, nuse, allow_borrowing);
+    struct held_s {
+        cq_t *cq;
+        use_t u;
+    } *held = malloc(nhold * nuse * sizeof(*held));
+    if (held == NULL) {
+        *oom = true;
+        return false;
+    }
+    size_t nheld = 0;
+    for (size_t i = 0; i < tmp->len; i++) {
+        if (!holds_back(&tmp->items[i]))
+            continue;
+        cq_t *y = tmp->items[i].w->acq;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = holds_back(&tmp->items[k]) && tmp->items[k].w->acq == y;
+        for (size_t u = 0; u < nuse && !seen; u++) {
+            const qfr_t *q = sched__qfr(&y->node, use[u].fr);
+            if (q->usage >= q->nominal)
+                continue;
+            held[nheld].cq = y;
+            held[nheld].u = (use_t){use[u].fr, q->nominal - q->usage};
+            sched__usage_add(&y->node, held[nheld].u.fr, held[nheld].u.v);
+            nheld++;
+        }
+    }
+    bool fits = sched__quota_fits(cq, use, nuse, allow_borrowing);
+    for (size_t i = nheld; i-- > 0;)
+        sched__usage_remove(&held[i].cq->node, held[i].u.fr, held[i].u.v);
+    free(held);
+    return fits;
+}
+
+static bool attempt_fits(pctx_t *x, const targets_t *tmp, bool allow_borrowing)
+{
+    return sched__fits_after(x->cq, x->use, x->nuse, tmp, allow_borrowing, &x->oom);
 }
 
 /* One attempt: remove candidates until fit, then fill back. Leaves the tree unchanged. */
@@ -246,20 +340,24 @@ static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets
             x->oom = true;
             break;
         }
-        if (sched__quota_fits(x->cq, x->use, x->nuse, allow_borrowing)) {
+        if (attempt_fits(x, &tmp, allow_borrowing)) {
             fits = true;
             break;
         }
     }
     if (fits && tmp.len >= 2) {
-        for (size_t i = tmp.len - 1; i-- > 0;) {
-            sched__wl_usage_apply(tmp.items[i].w, +1);
-            if (sched__quota_fits(x->cq, x->use, x->nuse, allow_borrowing)) {
-                memmove(&tmp.items[i], &tmp.items[i + 1], (tmp.len - i - 1) * sizeof(target_t));
-                tmp.len--;
-            } else {
-                sched__wl_usage_apply(tmp.items[i].w, -1);
-            }
+        /* fill back in reverse removal order (except the last): keep whoever still fits */
+        for (size_t i = tmp.len - 1; i-- > 0 && !x->oom;) {
+            target_t back = tmp.items[i];
+            sched__wl_usage_apply(back.w, +1);
+            memmove(&tmp.items[i], &tmp.items[i + 1], (tmp.len - i - 1) * sizeof(target_t));
+            tmp.len--;
+            if (attempt_fits(x, &tmp, allow_borrowing))
+                continue;
+            memmove(&tmp.items[i + 1], &tmp.items[i], (tmp.len - i) * sizeof(target_t));
+            tmp.items[i] = back;
+            tmp.len++;
+            sched__wl_usage_apply(back.w, -1);
         }
     }
     for (size_t i = 0; i < tmp.len; i++)

@@ -104,6 +104,7 @@ struct node_s {
     size_t nfr;
     qnano_t weight;    /* fairSharing.weight in nano (default 1e9) */
     int visit;         /* scratch for cycle detection */
+    bool fs_pruned;    /* scratch of fair-sharing target ordering */
 };
 
 /* A cohort: an explicit Cohort object, or only a name referenced by someone. */
@@ -168,6 +169,7 @@ typedef struct cq_s {
     wlvec_t admitted; /* holding quota here */
     wl_t *sticky;   /* preemptor waiting for its victims (BestEffortFIFO) */
     uint64_t alloc_gen; /* bumped when quota grows or usage is freed */
+    size_t fs_head;     /* scratch of fair-sharing preemption: first candidate index */
     size_t sorted_idx;
 } cq_t;
 
@@ -259,6 +261,11 @@ struct wl_s {
     int *last_tried;
     size_t nlast_tried;
     uint64_t last_gen;
+    /* the assignment a preemptor issued its preemptions for (counts per podset, flavor per
+     * podset x group of pin_cq); tried first while it waits, dropped at admission */
+    cq_t *pin_cq;
+    int32_t *pin_counts;
+    int *pin_flavors;
     /* explanation */
     sched_reason_t reason;
     char *message; /* owned */
@@ -348,6 +355,8 @@ int32_t sched__resolve_priority(const sched_t *s, const wl_t *w);
 void sched__wl_release(sched_t *s, wl_t *w, int64_t now);
 err_t sched__wl_apply_admission(sched_t *s, wl_t *w, cq_t *cq, use_t *use, size_t nuse);
 void sched__wl_free(wl_t *w);
+/* Forget the assignment pinned by issued preemptions. */
+void sched__wl_pin_clear(wl_t *w);
 void sched__admission_fini(admission_t *a);
 err_t sched__admission_copy(admission_t *dst, const admission_t *src);
 
@@ -409,8 +418,10 @@ typedef struct assignment_s {
     bool pending_flavors;
 } assignment_t;
 
-/* counts: NULL = full counts. */
-err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, assignment_t *out);
+/* Flavor assignment of w in cq. counts: per podset, NULL = full counts. force: per podset x
+ * resource group a flavor id to use alone (SCHED__NONE = scan as usual), NULL = none. */
+err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const int *force,
+                    assignment_t *out);
 void sched__assignment_fini(assignment_t *a);
 err_t sched__use_add(use_t **use, size_t *n, int fr, qnano_t v);
 
@@ -435,6 +446,10 @@ void sched__targets_fini(targets_t *t);
 pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t val,
                                    int *borrow_after);
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
+/* Does `use` fit in cq once `removed` (already taken out of the tree) are gone, holding back the
+ * nominal quota their ClusterQueues would reclaim (see preempt.c)? *oom set on ERR_NOMEM. */
+bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *removed,
+                       bool allow_borrowing, bool *oom);
 void sched__wl_usage_apply(wl_t *w, int sign);
 /* Fair sharing variant (fairshare.c). */
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,

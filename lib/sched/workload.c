@@ -128,6 +128,15 @@ nomem:
     return ERR_NOMEM;
 }
 
+void sched__wl_pin_clear(wl_t *w)
+{
+    free(w->pin_counts);
+    free(w->pin_flavors);
+    w->pin_counts = NULL;
+    w->pin_flavors = NULL;
+    w->pin_cq = NULL;
+}
+
 static void wps_fini(wps_t *p)
 {
     free(p->name);
@@ -151,6 +160,7 @@ static void wl_spec_fini(wl_t *w)
     free(w->last_tried);
     w->last_tried = NULL;
     w->nlast_tried = 0;
+    sched__wl_pin_clear(w);
 }
 
 void sched__wl_free(wl_t *w)
