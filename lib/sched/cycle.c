@@ -270,6 +270,10 @@ static err_t targets_for(sched_t *s, cq_t *cq, wl_t *w, const assignment_t *a, t
         return ERR_OK;
     if (frs_needing(a, &frs, &n) != ERR_OK)
         return ERR_NOMEM;
+    if (sched__memo_take(s, cq, w, a->use, a->nuse, frs, n, t)) {
+        free(frs);
+        return ERR_OK;
+    }
     err_t rc = sched__get_targets(s, cq, w, a->use, a->nuse, frs, n, t);
     free(frs);
     return rc;
@@ -347,6 +351,7 @@ static err_t partial(sched_t *s, entry_t *e)
 
 static err_t nominate(sched_t *s, entry_t *e)
 {
+    sched__memo_drop(s);
     wl_t *w = e->w;
     cq_t *cq = e->cq;
     const ns_rec_t *ns = sched__smap_get(&s->ns_map, w->ns);
@@ -579,6 +584,7 @@ static err_t admit(cyc_t *c, entry_t *e)
     d->reason_str = sched__strdup("QuotaReserved");
     d->message = sched__asprintf("Quota reserved in ClusterQueue %s", cq->name);
     w->admitted_at = c->now;
+    w->adm_seq = ++s->adm_seq;
     if (sched__wl_apply_admission(s, w, cq, use, e->a.nuse) != ERR_OK) {
         free(use);
         goto nomem;

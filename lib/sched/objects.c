@@ -134,6 +134,7 @@ void sched_free(sched_t *s)
     free(s->frs);
     free(s->roots);
     free(s->requeue_roots);
+    free(s->memo.items);
     sched__wlvec_fini(&s->expiring);
     free(s);
 }

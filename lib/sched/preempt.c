@@ -186,6 +186,8 @@ static int cand_cmp(const void *pa, const void *pb, const void *ctx)
         return a->w->priority < b->w->priority ? -1 : 1;
     if (a->w->admitted_at != b->w->admitted_at)
         return a->w->admitted_at > b->w->admitted_at ? -1 : 1;
+    if (a->w->adm_seq != b->w->adm_seq)
+        return a->w->adm_seq > b->w->adm_seq ? -1 : 1;
     return strcmp(a->w->key, b->w->key);
 }
 
@@ -401,9 +403,15 @@ err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t
             for (size_t i = 0; i < nuse; i++)
                 rem[i] = use[i].v;
             bool adv = fit_in_quota(&cq->node, use, rem, nuse);
+            /* Priority candidates without borrowWithinCohort are all ReclaimWithoutBorrowing,
+             * useless when the preemptor's queue is not under nominal (its only attempt then
+             * allows borrowing, which excludes them): don't collect and sort them. */
+            bool want_prio = !(cq->borrow_within_cohort == PREEMPT_NEVER &&
+                               !under_nominal_frs(cq, frs_need, nfrs_need));
             node_t *prev = NULL;
             for (node_t *n = cq->node.parent; n != NULL; n = n->parent) {
-                in_subtree(&x, n, n, prev, adv, adv ? &hier : &prio);
+                if (adv || want_prio)
+                    in_subtree(&x, n, n, prev, adv, adv ? &hier : &prio);
                 adv = fit_in_quota(n, use, rem, nuse) || adv;
                 prev = n;
             }
@@ -454,6 +462,33 @@ err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t
     return ERR_OK;
 }
 
+void sched__memo_drop(sched_t *s)
+{
+    s->memo.valid = false;
+    s->memo.len = 0;
+}
+
+bool sched__memo_take(sched_t *s, const cq_t *cq, const wl_t *w, const use_t *use, size_t nuse,
+                      const int *frs, size_t nfrs, targets_t *out)
+{
+    bool hit = s->memo.valid && s->memo.cq == cq && s->memo.w == w && nuse == 1 && nfrs == 1 &&
+               use[0].fr == s->memo.use.fr && use[0].v == s->memo.use.v && frs[0] == use[0].fr;
+    if (hit) {
+        out->len = 0;
+        if (s->memo.len > 0) {
+            out->items = malloc(s->memo.len * sizeof(target_t));
+            if (out->items == NULL) {
+                hit = false;
+            } else {
+                memcpy(out->items, s->memo.items, s->memo.len * sizeof(target_t));
+                out->len = out->cap = s->memo.len;
+            }
+        }
+    }
+    sched__memo_drop(s);
+    return hit;
+}
+
 /* Kueue's preemption oracle, used by the flavor assigner for one (flavor, resource). */
 pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t val,
                                    int *borrow_after)
@@ -462,7 +497,23 @@ pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
     int frs[1] = {fr};
     targets_t t;
     *borrow_after = 0;
-    if (sched__get_targets(s, cq, w, &one, 1, frs, 1, &t) != ERR_OK || t.len == 0) {
+    sched__memo_drop(s);
+    if (sched__get_targets(s, cq, w, &one, 1, frs, 1, &t) != ERR_OK) {
+        sched__targets_fini(&t);
+        return PM_NO_CANDIDATES;
+    }
+    /* remember the answer for the targets search of this nomination */
+    if (sched__grow((void **)&s->memo.items, &s->memo.cap, t.len ? t.len : 1,
+                    sizeof(target_t)) == ERR_OK) {
+        if (t.len)
+            memcpy(s->memo.items, t.items, t.len * sizeof(target_t));
+        s->memo.len = t.len;
+        s->memo.valid = true;
+        s->memo.cq = cq;
+        s->memo.w = w;
+        s->memo.use = one;
+    }
+    if (t.len == 0) {
         sched__targets_fini(&t);
         return PM_NO_CANDIDATES;
     }

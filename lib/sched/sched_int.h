@@ -251,6 +251,7 @@ struct wl_s {
     use_t *use;
     size_t nuse;
     int64_t admitted_at;
+    uint64_t adm_seq; /* s->adm_seq at admission: later admissions have larger values */
     bool borrowing;
     char *preemptor; /* owned, EVICTING by preemption */
     /* max execution time */
@@ -299,6 +300,18 @@ struct sched_s {
     wlvec_t expiring;    /* admitted workloads with a maximum execution time */
     int64_t now;
     uint64_t cycle_no;
+    uint64_t adm_seq; /* admissions so far: orders same-instant admissions */
+    /* The preemption oracle's last answer (flavor assignment asks it per flavor-resource).
+     * The targets search of the same nomination asks the same question when the workload
+     * uses one flavor-resource: it takes the answer instead of searching again. */
+    struct {
+        bool valid;
+        const cq_t *cq;
+        const wl_t *w;
+        use_t use;
+        struct target_s *items; /* owned: a targets_t's items, len, cap */
+        size_t len, cap;
+    } memo;
 };
 
 /* ---- tree.c: structure and quota math ------------------------------------------------------- */
@@ -445,6 +458,12 @@ void sched__targets_fini(targets_t *t);
  * borrowing level after the preemptions. */
 pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t val,
                                    int *borrow_after);
+/* Take the oracle's memoised targets when they answer (cq, w, use, frs); false otherwise. The
+ * memo is dropped either way. */
+bool sched__memo_take(sched_t *s, const cq_t *cq, const wl_t *w, const use_t *use, size_t nuse,
+                      const int *frs, size_t nfrs, targets_t *out);
+/* Drop the oracle's memo (the tree is about to change). */
+void sched__memo_drop(sched_t *s);
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
 /* Does `use` fit in cq once `removed` (already taken out of the tree) are gone, holding back the
  * nominal quota their ClusterQueues would reclaim (see preempt.c)? *oom set on ERR_NOMEM. */
