@@ -1,4 +1,5 @@
-/* test_ctrl_cond -- condition updates with apimeta.SetStatusCondition's lastTransitionTime rules. */
+/* test_ctrl_cond -- condition updates with apimeta.SetStatusCondition's lastTransitionTime rules.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/cond.h"
 
@@ -25,9 +26,9 @@ START_TEST(transition_time_only_on_status_change)
 
     ck_assert_int_eq(cond_set(c, "QuotaReserved", "False", "Pending", "wait", 3, 1000), 1);
     ck_assert_str_eq(field(c, "QuotaReserved", "lastTransitionTime"), "1970-01-01T00:16:40Z");
-    ck_assert_int_eq(json_integer_value(json_object_get(cond_find(c, "QuotaReserved"),
-                                                        "observedGeneration")),
-                     3);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(cond_find(c, "QuotaReserved"), "observedGeneration")),
+        3);
     /* Same everything: no change, nothing written. */
     ck_assert_int_eq(cond_set(c, "QuotaReserved", "False", "Pending", "wait", 3, 2000), 0);
     /* Reason and message change in place, the transition time stays. */

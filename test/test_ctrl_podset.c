@@ -23,7 +23,8 @@ static const char *job_text =
 
 static const char *pod_set_text =
     "{\"name\":\"main\",\"count\":4,\"template\":{\"metadata\":{\"labels\":{\"app\":\"x\"}},"
-    "\"spec\":{\"nodeSelector\":{\"zone\":\"z1\"},\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}";
+    "\"spec\":{\"nodeSelector\":{\"zone\":\"z1\"},\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]"
+    "}}}";
 
 static json_t *path(json_t *j, const char *a, const char *b, const char *c, const char *d)
 {
@@ -51,17 +52,16 @@ START_TEST(start_merges_admission)
     ck_assert_str_eq(json_string_value(path(tmpl, "spec", "nodeSelector", "pool", NULL)), "big");
     ck_assert_str_eq(json_string_value(path(tmpl, "spec", "nodeSelector", "zone", NULL)), "z1");
     ck_assert_uint_eq(json_array_size(path(tmpl, "spec", "tolerations", NULL, NULL)), 1);
+    ck_assert_str_eq(json_string_value(path(tmpl, "metadata", "labels", PODSET_LABEL_PODSET, NULL)),
+                     "main");
     ck_assert_str_eq(
-        json_string_value(path(tmpl, "metadata", "labels", PODSET_LABEL_PODSET, NULL)), "main");
-    ck_assert_str_eq(
-        json_string_value(path(tmpl, "metadata", "labels", PODSET_LABEL_LOCAL_QUEUE, NULL)),
-        "lq");
+        json_string_value(path(tmpl, "metadata", "labels", PODSET_LABEL_LOCAL_QUEUE, NULL)), "lq");
     ck_assert_str_eq(
         json_string_value(path(tmpl, "metadata", "labels", PODSET_LABEL_CLUSTER_QUEUE, NULL)),
         "cq-a");
-    ck_assert_str_eq(json_string_value(
-                         path(tmpl, "metadata", "annotations", PODSET_ANNOTATION_WORKLOAD, NULL)),
-                     "job-train-abcde");
+    ck_assert_str_eq(
+        json_string_value(path(tmpl, "metadata", "annotations", PODSET_ANNOTATION_WORKLOAD, NULL)),
+        "job-train-abcde");
     /* Starting twice does not duplicate tolerations. */
     json_object_set_new(json_object_get(job, "spec"), "suspend", json_true());
     ck_assert_int_eq(podset_start(job, &info, &msg), ERR_OK);
@@ -169,7 +169,8 @@ START_TEST(flavor_info)
     json_decref(nodes);
     json_decref(tols);
     nodes = tols = NULL;
-    ck_assert_int_eq(podset_flavor_info(bad, flavor, flavors_fixture, &nodes, &tols, &msg), ERR_CONFLICT);
+    ck_assert_int_eq(podset_flavor_info(bad, flavor, flavors_fixture, &nodes, &tols, &msg),
+                     ERR_CONFLICT);
     ck_assert_ptr_null(nodes);
     ck_assert_int_eq(podset_flavor_info(missing, flavor, flavors_fixture, &nodes, &tols, &msg),
                      ERR_NOT_FOUND);

@@ -25,16 +25,25 @@ static void add(sched_t *s, const char *text, bool admitted)
     ck_assert_msg(object_decode(j, &o, &d) == ERR_OK, "%s: %s", d.len ? d.items[0].path : "",
                   d.len ? d.items[0].message : "");
     switch (o.kind) {
-    case KIND_NAMESPACE: rc = sched_namespace_upsert(s, &o.u.ns, &msg); break;
-    case KIND_RESOURCE_FLAVOR: rc = sched_flavor_upsert(s, &o.u.flavor, &msg); break;
-    case KIND_CLUSTER_QUEUE: rc = sched_cq_upsert(s, &o.u.cq, &msg); break;
-    case KIND_LOCAL_QUEUE: rc = sched_lq_upsert(s, &o.u.lq, &msg); break;
+    case KIND_NAMESPACE:
+        rc = sched_namespace_upsert(s, &o.u.ns, &msg);
+        break;
+    case KIND_RESOURCE_FLAVOR:
+        rc = sched_flavor_upsert(s, &o.u.flavor, &msg);
+        break;
+    case KIND_CLUSTER_QUEUE:
+        rc = sched_cq_upsert(s, &o.u.cq, &msg);
+        break;
+    case KIND_LOCAL_QUEUE:
+        rc = sched_lq_upsert(s, &o.u.lq, &msg);
+        break;
     case KIND_WORKLOAD:
         opts.created = 1000;
         opts.admitted_at = admitted ? 2000 : 0;
         rc = sched_workload_upsert(s, &o.u.wl, &opts, &msg);
         break;
-    default: ck_abort_msg("unexpected kind");
+    default:
+        ck_abort_msg("unexpected kind");
     }
     ck_assert_msg(rc == ERR_OK, "%s", msg.text);
     object_fini(&o);
@@ -42,9 +51,10 @@ static void add(sched_t *s, const char *text, bool admitted)
     json_decref(j);
 }
 
-#define WL(name, gpus, admission)                                                                  \
-    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{\"name\":\""  \
-    name "\",\"namespace\":\"ns\"},\"spec\":{\"queueName\":\"lq\",\"podSets\":[{\"name\":"        \
+#define WL(name, gpus, admission)                                                                 \
+    "{\"apiVersion\":\"kueue.x-k8s.io/"                                                           \
+    "v1beta2\",\"kind\":\"Workload\",\"metadata\":{\"name\":\"" name                              \
+    "\",\"namespace\":\"ns\"},\"spec\":{\"queueName\":\"lq\",\"podSets\":[{\"name\":"             \
     "\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":" \
     "{\"requests\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}]}" admission "}"
 
@@ -54,21 +64,25 @@ static sched_t *fixture(void)
 
     ck_assert_ptr_nonnull(s);
     add(s, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}", false);
-    add(s, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-           "\"metadata\":{\"name\":\"f1\"}}",
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+        "\"metadata\":{\"name\":\"f1\"}}",
         false);
-    add(s, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-           "{\"name\":\"cq\"},\"spec\":{\"cohortName\":\"co\",\"namespaceSelector\":{},"
-           "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
-           "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":2}]}]}]}}",
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"cq\"},\"spec\":{\"cohortName\":\"co\",\"namespaceSelector\":{},"
+        "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
+        "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":2}]}]}]}}",
         false);
-    add(s, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-           "{\"name\":\"lender\"},\"spec\":{\"cohortName\":\"co\",\"namespaceSelector\":{},"
-           "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
-           "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":4}]}]}]}}",
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"lender\"},\"spec\":{\"cohortName\":\"co\",\"namespaceSelector\":{},"
+        "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
+        "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":4}]}]}]}}",
         false);
-    add(s, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
-           "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+        "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
         false);
     /* Restart-style: an admitted Workload holding 3 GPUs (1 borrowed), one pending. */
     add(s,

@@ -65,8 +65,8 @@ START_TEST(workload_for_job)
                          json_object_get(json_object_get(wl, "metadata"), "finalizers"), 0)),
                      "kueue.x-k8s.io/resource-in-use");
     {
-        json_t *ref = json_array_get(
-            json_object_get(json_object_get(wl, "metadata"), "ownerReferences"), 0);
+        json_t *ref =
+            json_array_get(json_object_get(json_object_get(wl, "metadata"), "ownerReferences"), 0);
         ck_assert_str_eq(json_string_value(json_object_get(ref, "apiVersion")),
                          "batch.test.sluice.dev/v1");
         ck_assert_str_eq(json_string_value(json_object_get(ref, "uid")), "U");
@@ -78,8 +78,8 @@ START_TEST(workload_for_job)
     ps = json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(ps, "count")), 4);
     ck_assert_int_eq(json_integer_value(json_object_get(ps, "minCount")), 2);
-    labels = json_object_get(json_object_get(json_object_get(ps, "template"), "metadata"),
-                             "labels");
+    labels =
+        json_object_get(json_object_get(json_object_get(ps, "template"), "metadata"), "labels");
     ck_assert_ptr_nonnull(json_object_get(labels, "app"));
     ck_assert_ptr_null(json_object_get(labels, "job-name"));
     ck_assert_ptr_null(json_object_get(labels, "controller-uid"));
@@ -108,9 +108,9 @@ START_TEST(admit_patch)
     p = wlstatus_admit_patch(wl, &a, 1800000000);
     ck_assert_ptr_nonnull(p);
     /* Optimistic concurrency: the version the decision saw. */
-    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(p, "metadata"),
-                                                       "resourceVersion")),
-                     "42");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(p, "metadata"), "resourceVersion")),
+        "42");
     adm = json_object_get(json_object_get(p, "status"), "admission");
     ck_assert_str_eq(json_string_value(json_object_get(adm, "clusterQueue")), "cq-a");
     adm = json_array_get(json_object_get(adm, "podSetAssignments"), 0);
@@ -122,9 +122,8 @@ START_TEST(admit_patch)
     ck_assert_str_eq(cs(p, "QuotaReserved", "status"), "True");
     ck_assert_str_eq(cs(p, "QuotaReserved", "message"), "Quota reserved in ClusterQueue cq-a");
     ck_assert_str_eq(cs(p, "QuotaReserved", "lastTransitionTime"), "2027-01-15T08:00:00Z");
-    ck_assert_int_eq(json_integer_value(json_object_get(cond(p, "QuotaReserved"),
-                                                        "observedGeneration")),
-                     2);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(cond(p, "QuotaReserved"), "observedGeneration")), 2);
     ck_assert_str_eq(cs(p, "Admitted", "status"), "True");
     ck_assert_str_eq(cs(p, "Admitted", "message"), "The workload is admitted");
     /* A previous eviction is reset to False with its old message kept. */
@@ -132,11 +131,11 @@ START_TEST(admit_patch)
     ck_assert_str_eq(cs(p, "Evicted", "reason"), "QuotaReserved");
     ck_assert_str_eq(cs(p, "Evicted", "message"), "Previously: by x");
     /* The input object is not modified. */
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         cond_find(json_object_get(json_object_get(wl, "status"), "conditions"),
-                                   "Evicted"),
-                         "status")),
-                     "True");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "Evicted"),
+            "status")),
+        "True");
     json_decref(p);
     json_decref(wl);
 }

@@ -30,7 +30,8 @@ static const char usage_text[] =
     "\n"
     "options (flags override the configuration file):\n"
     "  --config FILE                 Kueue Configuration file (config.kueue.x-k8s.io, YAML)\n"
-    "  --kubeconfig FILE             kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
+    "  --kubeconfig FILE             kubeconfig (default: $KUBECONFIG, in-cluster, "
+    "~/.kube/config)\n"
     "  --context NAME                kubeconfig context (default: current-context)\n"
     "  --namespace NS                sluice's namespace (default kueue-system)\n"
     "  --job-resource G/V/PLURAL     the Job resource to manage (default batch/v1/jobs)\n"
@@ -424,8 +425,8 @@ static int start(run_t *r, const run_args_t *a)
     }
     if (r->cfg.webhook_port > 0) {
         ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0};
-        if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook,
-                               &msg) != ERR_OK) {
+        if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook, &msg) !=
+            ERR_OK) {
             run_log(CTRL_LOG_ERROR, "%s", msg.text);
             return 1;
         }

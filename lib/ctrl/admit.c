@@ -58,12 +58,12 @@ static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
 static void record_eviction(ctrl_t *c, const sched_decision_t *d)
 {
     const char *reason = d->kind == SCHED_DECISION_PREEMPT ? "Preempted"
-                         : d->reason_str != NULL        ? d->reason_str
-                                                        : "Evicted";
-    json_t *e = json_pack("{s:s,s:s,s:s}", "reason", reason, "preempt",
-                          d->kind == SCHED_DECISION_PREEMPT ? sched_preempt_reason_str(d->reason)
-                                                            : "",
-                          "message", d->message ? d->message : "");
+                         : d->reason_str != NULL           ? d->reason_str
+                                                           : "Evicted";
+    json_t *e =
+        json_pack("{s:s,s:s,s:s}", "reason", reason, "preempt",
+                  d->kind == SCHED_DECISION_PREEMPT ? sched_preempt_reason_str(d->reason) : "",
+                  "message", d->message ? d->message : "");
 
     if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", d->workload);
@@ -75,20 +75,18 @@ static void deactivate(ctrl_t *c, const sched_decision_t *d)
 {
     json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload);
     json_t *patch = json_pack("{s:{s:b}}", "spec", "active", 0);
-    json_t *e = json_pack("{s:s,s:s,s:s}", "reason",
-                          "DeactivatedDueToMaximumExecutionTimeExceeded", "preempt", "", "message",
+    json_t *e = json_pack("{s:s,s:s,s:s}", "reason", "DeactivatedDueToMaximumExecutionTimeExceeded",
+                          "preempt", "", "message",
                           d->message ? d->message : "exceeded the maximum execution time");
     ctrl_op_t *op;
 
     if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
-        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s",
-                  d->workload);
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s", d->workload);
     if (wl != NULL)
         ctrl__event(c, CTRL_WORKLOAD, wl, "Warning", "MaximumExecutionTimeExceeded",
                     "The maximum execution time (%s) exceeded",
                     d->message ? d->message : "spec.maximumExecutionTimeSeconds");
-    op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, d->workload, 0, NULL)
-               : NULL;
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, d->workload, 0, NULL) : NULL;
     if (op != NULL)
         ctrl__patch(c, op, NULL, patch);
     json_decref(patch);
@@ -154,9 +152,9 @@ void ctrl__evictions(ctrl_t *c)
                 wl, json_string_value(json_object_get(e, "reason")),
                 json_string_value(json_object_get(e, "preempt")),
                 json_string_value(json_object_get(e, "message")), ctrl__now_ms() / 1000);
-            ctrl_op_t *op = patch ? ctrl__op_new(c, CTRL_OP_WL_EVICT, CTRL_WORKLOAD, key,
-                                                 CTRL_WORKLOAD, key)
-                                  : NULL;
+            ctrl_op_t *op =
+                patch ? ctrl__op_new(c, CTRL_OP_WL_EVICT, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
+                      : NULL;
             if (op != NULL) {
                 op->data = json_incref(e);
                 ctrl__patch(c, op, "status", patch);
@@ -343,8 +341,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
     json_object_foreach(kube_informer_items(c->inf[CTRL_FLAVOR]), key, obj)
     {
         if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
-            has_our_finalizer(obj) && !ctrl__busy(c, CTRL_FLAVOR, key) &&
-            !flavor_in_use(c, key))
+            has_our_finalizer(obj) && !ctrl__busy(c, CTRL_FLAVOR, key) && !flavor_in_use(c, key))
             queue_finalizer(c, CTRL_FLAVOR, key, obj);
     }
     if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
@@ -355,10 +352,10 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
         ctrl_op_t *op;
         if (ctrl__busy(c, CTRL_LQ, key))
             continue;
-        st = queuestatus_lq(c->sched, &lqs, key,
-                            json_string_value(json_object_get(json_object_get(obj, "spec"),
-                                                              "clusterQueue")),
-                            cur, now_s);
+        st = queuestatus_lq(
+            c->sched, &lqs, key,
+            json_string_value(json_object_get(json_object_get(obj, "spec"), "clusterQueue")), cur,
+            now_s);
         if (st == NULL || json_equal(st, cur)) {
             json_decref(st);
             continue;

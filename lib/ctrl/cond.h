@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Kueue truncates condition messages to 32 KiB and event messages to 1 KiB. */
-#define COND_MESSAGE_MAX 32768
+#define COND_MESSAGE_MAX       32768
 #define COND_EVENT_MESSAGE_MAX 1024
 
 /* RFC 3339 UTC text ("2026-11-29T18:00:00Z") of `epoch_s` into `buf` (at least 32 bytes). */

@@ -180,8 +180,7 @@ err_t ctrl_config_set_job_resource(ctrl_config_t *cfg, const char *text, err_msg
 }
 
 /* String member `key` of `o` into *dst when present; a non-string is an error at `path`. */
-static err_t opt_str(const json_t *o, const char *key, const char *path, char **dst,
-                     err_msg_t *msg)
+static err_t opt_str(const json_t *o, const char *key, const char *path, char **dst, err_msg_t *msg)
 {
     json_t *v = json_object_get(o, key);
 
@@ -231,8 +230,8 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
     wh = json_object_get(root, "webhook");
     if (wh != NULL) {
         v = json_object_get(wh, "port");
-        if (v != NULL && (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                          json_integer_value(v) > 65535))
+        if (v != NULL &&
+            (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535))
             return err_set(msg, ERR_INVALID, "webhook.port: must be an integer in 0..65535");
         if (v != NULL)
             cfg->webhook_port = (int)json_integer_value(v);
@@ -260,8 +259,7 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
     }
     v = json_object_get(cc, "burst");
     if (v != NULL) {
-        if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
-            json_integer_value(v) > 1000000)
+        if (!json_is_integer(v) || json_integer_value(v) <= 0 || json_integer_value(v) > 1000000)
             return err_set(msg, ERR_INVALID, "clientConnection.burst: must be a positive integer");
         cfg->burst = (uint32_t)json_integer_value(v);
     }
@@ -274,17 +272,17 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
             cfg->internal_certs = json_is_true(v);
         if ((rc = opt_str(icm, "webhookServiceName", "internalCertManagement",
                           &cfg->webhook_service, msg)) ||
-            (rc = opt_str(icm, "webhookSecretName", "internalCertManagement",
-                          &cfg->webhook_secret, msg)))
+            (rc = opt_str(icm, "webhookSecretName", "internalCertManagement", &cfg->webhook_secret,
+                          msg)))
             return rc;
     }
     ann = json_object_get(json_object_get(root, "metadata"), "annotations");
     v = json_object_get(ann, "sluice.dev/job-resource");
-    if (json_is_string(v) &&
-        (rc = ctrl_config_set_job_resource(cfg, json_string_value(v), msg)))
+    if (json_is_string(v) && (rc = ctrl_config_set_job_resource(cfg, json_string_value(v), msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/job-resource]: ");
     v = json_object_get(ann, "sluice.dev/log-level");
-    if (json_is_string(v) && (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
+    if (json_is_string(v) &&
+        (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/log-level]: ");
     json_incref(root);
     json_decref(cfg->doc);

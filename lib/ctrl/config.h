@@ -26,31 +26,31 @@
 typedef enum { CTRL_LOG_ERROR = 0, CTRL_LOG_INFO, CTRL_LOG_DEBUG } ctrl_log_level_t;
 
 typedef struct ctrl_config_s {
-    char *namespace;         /* owned: sluice's namespace (default kueue-system) */
-    bool leader_elect;       /* default false when no file, as `sluice run` alone */
-    char *lease_name;        /* owned: default c1f6bfd2.kueue.x-k8s.io */
-    uint32_t lease_ms;       /* 15000 */
-    uint32_t renew_ms;       /* 10000 */
-    uint32_t retry_ms;       /* 2000 */
-    char *job_group;         /* owned: "batch" */
-    char *job_version;       /* owned: "v1" */
-    char *job_resource;      /* owned: "jobs" */
-    char *webhook_host;      /* owned: "" = all addresses */
-    int webhook_port;        /* 9443; 0 = webhooks off */
-    char *cert_dir;          /* owned: NULL = self-managed certificates in a Secret */
-    bool internal_certs;     /* internalCertManagement.enable (default true) */
-    char *webhook_service;   /* owned: kueue-webhook-service */
-    char *webhook_secret;    /* owned: kueue-webhook-server-cert */
+    char *namespace;             /* owned: sluice's namespace (default kueue-system) */
+    bool leader_elect;           /* default false when no file, as `sluice run` alone */
+    char *lease_name;            /* owned: default c1f6bfd2.kueue.x-k8s.io */
+    uint32_t lease_ms;           /* 15000 */
+    uint32_t renew_ms;           /* 10000 */
+    uint32_t retry_ms;           /* 2000 */
+    char *job_group;             /* owned: "batch" */
+    char *job_version;           /* owned: "v1" */
+    char *job_resource;          /* owned: "jobs" */
+    char *webhook_host;          /* owned: "" = all addresses */
+    int webhook_port;            /* 9443; 0 = webhooks off */
+    char *cert_dir;              /* owned: NULL = self-managed certificates in a Secret */
+    bool internal_certs;         /* internalCertManagement.enable (default true) */
+    char *webhook_service;       /* owned: kueue-webhook-service */
+    char *webhook_secret;        /* owned: kueue-webhook-server-cert */
     char *webhook_config_prefix; /* owned: base of the webhook configurations' names, derived
                                     by ctrl_config_finish() from the service ("kueue") */
-    char *health_host;       /* owned: "" = all addresses */
-    int health_port;         /* 8081; 0 = off */
-    uint64_t qps_milli;      /* 300000 */
-    uint32_t burst;          /* 500 */
+    char *health_host;           /* owned: "" = all addresses */
+    int health_port;             /* 8081; 0 = off */
+    uint64_t qps_milli;          /* 300000 */
+    uint32_t burst;              /* 500 */
     ctrl_log_level_t log_level;
-    configuration_t kueue;   /* fairSharing, manageJobsWithoutQueueName, namespace selector
-                                (valid after ctrl_config_finish()) */
-    json_t *doc;             /* owned: the Configuration document applied last, or NULL */
+    configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
+                              (valid after ctrl_config_finish()) */
+    json_t *doc;           /* owned: the Configuration document applied last, or NULL */
 } ctrl_config_t;
 
 /* Kueue's defaults (namespace kueue-system, no leader election, batch/v1 jobs). NULL-safe

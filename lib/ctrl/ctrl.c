@@ -259,14 +259,29 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, json_t *obj, bool deleted)
         return;
     if (deleted) {
         switch (kind) {
-        case CTRL_NAMESPACE: rc = sched_namespace_delete(c->sched, name, &msg); break;
-        case CTRL_FLAVOR: rc = sched_flavor_delete(c->sched, name, &msg); break;
-        case CTRL_COHORT: rc = sched_cohort_delete(c->sched, name, &msg); break;
-        case CTRL_CQ: rc = sched_cq_delete(c->sched, name, &msg); break;
-        case CTRL_LQ: rc = sched_lq_delete(c->sched, ns ? ns : "", name, &msg); break;
-        case CTRL_WPC: rc = sched_wpc_delete(c->sched, name, &msg); break;
-        case CTRL_PC: rc = sched_pc_delete(c->sched, name, &msg); break;
-        default: return;
+        case CTRL_NAMESPACE:
+            rc = sched_namespace_delete(c->sched, name, &msg);
+            break;
+        case CTRL_FLAVOR:
+            rc = sched_flavor_delete(c->sched, name, &msg);
+            break;
+        case CTRL_COHORT:
+            rc = sched_cohort_delete(c->sched, name, &msg);
+            break;
+        case CTRL_CQ:
+            rc = sched_cq_delete(c->sched, name, &msg);
+            break;
+        case CTRL_LQ:
+            rc = sched_lq_delete(c->sched, ns ? ns : "", name, &msg);
+            break;
+        case CTRL_WPC:
+            rc = sched_wpc_delete(c->sched, name, &msg);
+            break;
+        case CTRL_PC:
+            rc = sched_pc_delete(c->sched, name, &msg);
+            break;
+        default:
+            return;
         }
         if (rc != ERR_OK && rc != ERR_NOT_FOUND)
             ctrl__log(c, CTRL_LOG_ERROR, "engine: delete %s %s: %s", kind_api[kind][1], name,
@@ -285,13 +300,26 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, json_t *obj, bool deleted)
         if (rc == ERR_OK)
             rc = sched_namespace_upsert(c->sched, &o.u.ns, &msg);
         break;
-    case CTRL_FLAVOR: rc = sched_flavor_upsert(c->sched, &o.u.flavor, &msg); break;
-    case CTRL_COHORT: rc = sched_cohort_upsert(c->sched, &o.u.cohort, &msg); break;
-    case CTRL_CQ: rc = sched_cq_upsert(c->sched, &o.u.cq, &msg); break;
-    case CTRL_LQ: rc = sched_lq_upsert(c->sched, &o.u.lq, &msg); break;
-    case CTRL_WPC: rc = sched_wpc_upsert(c->sched, &o.u.wpc, &msg); break;
-    case CTRL_PC: rc = sched_pc_upsert(c->sched, &o.u.pc, &msg); break;
-    default: break;
+    case CTRL_FLAVOR:
+        rc = sched_flavor_upsert(c->sched, &o.u.flavor, &msg);
+        break;
+    case CTRL_COHORT:
+        rc = sched_cohort_upsert(c->sched, &o.u.cohort, &msg);
+        break;
+    case CTRL_CQ:
+        rc = sched_cq_upsert(c->sched, &o.u.cq, &msg);
+        break;
+    case CTRL_LQ:
+        rc = sched_lq_upsert(c->sched, &o.u.lq, &msg);
+        break;
+    case CTRL_WPC:
+        rc = sched_wpc_upsert(c->sched, &o.u.wpc, &msg);
+        break;
+    case CTRL_PC:
+        rc = sched_pc_upsert(c->sched, &o.u.pc, &msg);
+        break;
+    default:
+        break;
     }
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: %s %s: %s", kind_api[kind][1], name, msg.text);
@@ -324,8 +352,8 @@ void ctrl__engine_wl(ctrl_t *c, const char *key)
             c->queue_dirty = true;
         return;
     }
-    if (ctrl__busy(c, CTRL_WORKLOAD, key) && sched_workload_info(c->sched, key, &info, NULL) ==
-                                                 ERR_OK &&
+    if (ctrl__busy(c, CTRL_WORKLOAD, key) &&
+        sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
         info.state == SCHED_WL_ADMITTED && !wlstatus_reserved(view))
         return; /* our admission write is in flight */
     if (ctrl__decode(c, CTRL_WORKLOAD, view, &o, &msg) != ERR_OK) {
@@ -337,10 +365,10 @@ void ctrl__engine_wl(ctrl_t *c, const char *key)
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = o.u.wl.admission != NULL && o.u.wl.conditions.quota_reserved &&
                !o.u.wl.conditions.finished && o.u.wl.active;
-    if (known && ((reserved && (info.state == SCHED_WL_PENDING ||
-                                info.state == SCHED_WL_DEACTIVATED)) ||
-                  (!reserved && !o.u.wl.conditions.finished && o.u.wl.active &&
-                   info.state == SCHED_WL_ADMITTED))) {
+    if (known &&
+        ((reserved && (info.state == SCHED_WL_PENDING || info.state == SCHED_WL_DEACTIVATED)) ||
+         (!reserved && !o.u.wl.conditions.finished && o.u.wl.active &&
+          info.state == SCHED_WL_ADMITTED))) {
         ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: engine %s, API %s: re-adding", key,
                   reserved ? "pending" : "admitted", reserved ? "admitted" : "pending");
         sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
@@ -597,11 +625,9 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         c->stats.write_errors++;
         /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
          * reconcilers expect (they re-read and decide again): not errors worth a log line. */
-        ctrl__log(c,
-                  res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? CTRL_LOG_DEBUG
-                                                                     : CTRL_LOG_ERROR,
-                  "write: %s",
-                  op->mutate_failed ? op->mutate_msg.text : res->msg.text);
+        ctrl__log(
+            c, res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? CTRL_LOG_DEBUG : CTRL_LOG_ERROR,
+            "write: %s", op->mutate_failed ? op->mutate_msg.text : res->msg.text);
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&
         (op->kind == CTRL_WORKLOAD || op->kind == CTRL_JOB) && op->op != CTRL_OP_EVENT &&
@@ -674,18 +700,16 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, con
     text[cond_utf8_cut(text, COND_EVENT_MESSAGE_MAX)] = '\0';
     snprintf(gen, sizeof(gen), "%.240s.", name);
     cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts));
-    ev = json_pack("{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
-                   "metadata", "generateName", gen, "namespace", ns ? ns : "default",
-                   "involvedObject", "apiVersion",
-                   kind == CTRL_JOB ? c->job_api_version : kind_api[kind][0], "kind",
-                   kind_api[kind][1], "name", name, "namespace", ns ? ns : "", "uid",
-                   uid ? uid : "", "reason", reason, "message", text, "type", type, "source",
-                   "component", "sluice", "firstTimestamp", ts, "lastTimestamp", ts, "count", 1,
-                   "reportingComponent", "sluice");
+    ev = json_pack(
+        "{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}", "metadata",
+        "generateName", gen, "namespace", ns ? ns : "default", "involvedObject", "apiVersion",
+        kind == CTRL_JOB ? c->job_api_version : kind_api[kind][0], "kind", kind_api[kind][1],
+        "name", name, "namespace", ns ? ns : "", "uid", uid ? uid : "", "reason", reason, "message",
+        text, "type", type, "source", "component", "sluice", "firstTimestamp", ts, "lastTimestamp",
+        ts, "count", 1, "reportingComponent", "sluice");
     op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
-    if (op == NULL ||
-        kube_create(c->client, &events, ns ? ns : "default", ev, ctrl__on_done, op, NULL, NULL) !=
-            ERR_OK) {
+    if (op == NULL || kube_create(c->client, &events, ns ? ns : "default", ev, ctrl__on_done, op,
+                                  NULL, NULL) != ERR_OK) {
         ctrl__op_free(op);
     }
     json_decref(ev);
@@ -772,8 +796,7 @@ void ctrl_set_leader(ctrl_t *c, bool leader)
         json_t *obj;
         json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
             ctrl__mark_wl(c, key);
-        json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj)
-            ctrl__mark_job(c, key);
+        json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj) ctrl__mark_job(c, key);
         c->queue_dirty = true;
     }
     ctrl__kick(c);

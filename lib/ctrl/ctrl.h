@@ -46,15 +46,15 @@ typedef enum {
 
 /* Counters for logs and tests. */
 typedef struct ctrl_stats_s {
-    uint64_t admitted;       /* admission writes that succeeded */
+    uint64_t admitted;        /* admission writes that succeeded */
     uint64_t admit_conflicts; /* admission writes refused (conflict/error): engine reverted */
-    uint64_t evicted;        /* eviction writes that succeeded */
-    uint64_t released;       /* quota releases after eviction */
-    uint64_t started;        /* Jobs unsuspended */
-    uint64_t stopped;        /* Jobs suspended */
-    uint64_t created;        /* Workloads created for Jobs */
-    uint64_t finished;       /* Workloads marked Finished */
-    uint64_t write_errors;   /* failed writes of any kind */
+    uint64_t evicted;         /* eviction writes that succeeded */
+    uint64_t released;        /* quota releases after eviction */
+    uint64_t started;         /* Jobs unsuspended */
+    uint64_t stopped;         /* Jobs suspended */
+    uint64_t created;         /* Workloads created for Jobs */
+    uint64_t finished;        /* Workloads marked Finished */
+    uint64_t write_errors;    /* failed writes of any kind */
 } ctrl_stats_t;
 
 /* Log sink: `level` is a ctrl_log_level_t. */

@@ -11,34 +11,34 @@
 
 /* The writes the controller makes; each has one continuation in ctrl__on_done(). */
 typedef enum {
-    CTRL_OP_WL_CREATE = 0, /* POST a Workload for a Job (busy: the Job) */
-    CTRL_OP_WL_ADMIT,      /* status.admission + QuotaReserved/Admitted (busy: the Workload) */
-    CTRL_OP_WL_EVICT,      /* Evicted (+Preempted) */
-    CTRL_OP_WL_RELEASE,    /* admission cleared after the Job stopped */
-    CTRL_OP_WL_FINISH,     /* Finished */
-    CTRL_OP_WL_PENDING,    /* QuotaReserved=False with the engine's explanation */
-    CTRL_OP_WL_FINALIZER,  /* finalizer removed */
-    CTRL_OP_WL_DELETE,     /* orphaned Workload deleted */
-    CTRL_OP_WL_DEACTIVATE, /* spec.active=false (maximum execution time) */
-    CTRL_OP_WL_QUEUE,      /* spec.queueName follows the suspended Job's queue-name label */
-    CTRL_OP_JOB_START,     /* unsuspend + merge the admission into the template */
-    CTRL_OP_JOB_SUSPEND,   /* spec.suspend=true */
+    CTRL_OP_WL_CREATE = 0,   /* POST a Workload for a Job (busy: the Job) */
+    CTRL_OP_WL_ADMIT,        /* status.admission + QuotaReserved/Admitted (busy: the Workload) */
+    CTRL_OP_WL_EVICT,        /* Evicted (+Preempted) */
+    CTRL_OP_WL_RELEASE,      /* admission cleared after the Job stopped */
+    CTRL_OP_WL_FINISH,       /* Finished */
+    CTRL_OP_WL_PENDING,      /* QuotaReserved=False with the engine's explanation */
+    CTRL_OP_WL_FINALIZER,    /* finalizer removed */
+    CTRL_OP_WL_DELETE,       /* orphaned Workload deleted */
+    CTRL_OP_WL_DEACTIVATE,   /* spec.active=false (maximum execution time) */
+    CTRL_OP_WL_QUEUE,        /* spec.queueName follows the suspended Job's queue-name label */
+    CTRL_OP_JOB_START,       /* unsuspend + merge the admission into the template */
+    CTRL_OP_JOB_SUSPEND,     /* spec.suspend=true */
     CTRL_OP_JOB_CLEAR_START, /* status.startTime=null so the template may change */
-    CTRL_OP_JOB_RESTORE,   /* template back to the Workload's podset */
-    CTRL_OP_QUEUE_STATUS,  /* ClusterQueue / LocalQueue status */
+    CTRL_OP_JOB_RESTORE,     /* template back to the Workload's podset */
+    CTRL_OP_QUEUE_STATUS,    /* ClusterQueue / LocalQueue status */
     CTRL_OP_QUEUE_FINALIZER, /* ClusterQueue / ResourceFlavor finalizer removed */
-    CTRL_OP_EVENT,         /* core/v1 Event */
+    CTRL_OP_EVENT,           /* core/v1 Event */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s {
     ctrl_t *c;
     ctrl_op_kind_t op;
-    ctrl_kind_t kind; /* the kind written */
-    char *key;        /* owned: the object written ("ns/name" or "name") */
-    char *busy;       /* owned: busy-set key released when done, or NULL */
-    json_t *data;     /* owned: op-specific (admission Workload, podset, event object...) */
-    json_t *nodes;    /* owned: JOB_START node selector */
-    json_t *tols;     /* owned: JOB_START tolerations */
+    ctrl_kind_t kind;   /* the kind written */
+    char *key;          /* owned: the object written ("ns/name" or "name") */
+    char *busy;         /* owned: busy-set key released when done, or NULL */
+    json_t *data;       /* owned: op-specific (admission Workload, podset, event object...) */
+    json_t *nodes;      /* owned: JOB_START node selector */
+    json_t *tols;       /* owned: JOB_START tolerations */
     bool mutate_failed; /* the mutate function refused (e.g. nodeSelector conflict) */
     bool changed;       /* the mutate function changed the object */
     err_msg_t mutate_msg;
@@ -46,25 +46,25 @@ typedef struct ctrl_op_s {
 
 struct ctrl_s {
     uv_loop_t *loop;
-    kube_client_t *client;            /* borrowed */
-    const ctrl_config_t *cfg;         /* borrowed */
+    kube_client_t *client;    /* borrowed */
+    const ctrl_config_t *cfg; /* borrowed */
     ctrl_log_fn log;
     void *log_data;
-    sched_t *sched;                   /* owned */
+    sched_t *sched;                    /* owned */
     kube_informer_t *inf[CTRL__KINDS]; /* owned */
     kube_resource_t res[CTRL__KINDS];
-    char job_api_version[256];        /* "batch/v1" or the configured group/version */
-    json_t *overlay[CTRL__KINDS];     /* owned: key -> object this process wrote last */
-    json_t *busy;                     /* owned: "<kind>:<key>" -> true while a write is in flight */
-    json_t *dirty_jobs;               /* owned: key -> true */
-    json_t *dirty_wls;                /* owned: key -> true */
-    json_t *evictions;                /* owned: wl key -> {reason, preempt, message} to write */
-    uv_timer_t tick;                  /* coalesced reconcile pass */
-    uv_timer_t periodic;              /* once a second: pending explanations, queue status */
+    char job_api_version[256];    /* "batch/v1" or the configured group/version */
+    json_t *overlay[CTRL__KINDS]; /* owned: key -> object this process wrote last */
+    json_t *busy;                 /* owned: "<kind>:<key>" -> true while a write is in flight */
+    json_t *dirty_jobs;           /* owned: key -> true */
+    json_t *dirty_wls;            /* owned: key -> true */
+    json_t *evictions;            /* owned: wl key -> {reason, preempt, message} to write */
+    uv_timer_t tick;              /* coalesced reconcile pass */
+    uv_timer_t periodic;          /* once a second: pending explanations, queue status */
     size_t open_handles;
     size_t synced_kinds;
     size_t inflight;
-    bool fed;         /* initial LISTs fed to the engine */
+    bool fed; /* initial LISTs fed to the engine */
     bool leader;
     bool writes_stopped;
     bool closing;

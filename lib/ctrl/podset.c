@@ -69,8 +69,9 @@ static err_t merge_map(json_t *parent, const char *key, const char *what, json_t
         json_t *old = json_object_get(dst, k);
         if (old != NULL && !json_equal(old, v)) {
             const char *a = json_string_value(old), *b = json_string_value(v);
-            return err_set(msg, ERR_CONFLICT, "invalid %s: conflict for key=%s, value1=%s, value2=%s",
-                           what, k, a ? a : "?", b ? b : "?");
+            return err_set(msg, ERR_CONFLICT,
+                           "invalid %s: conflict for key=%s, value1=%s, value2=%s", what, k,
+                           a ? a : "?", b ? b : "?");
         }
     }
     if (json_object_update(dst, add))
@@ -114,8 +115,10 @@ err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, 
         {
             json_t *old = json_object_get(n, k);
             if (old != NULL && !json_equal(old, v)) {
-                rc = err_set(msg, ERR_CONFLICT, "ResourceFlavor %s: nodeLabels[%s] conflicts with "
-                             "another assigned flavor", name, k);
+                rc = err_set(msg, ERR_CONFLICT,
+                             "ResourceFlavor %s: nodeLabels[%s] conflicts with "
+                             "another assigned flavor",
+                             name, k);
                 goto out;
             }
             if (json_object_set(n, k, v)) {
@@ -167,9 +170,8 @@ err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg)
         (info->cluster_queue != NULL && dns_label(info->cluster_queue) &&
          json_object_set_new(labels, PODSET_LABEL_CLUSTER_QUEUE,
                              json_string(info->cluster_queue))) ||
-        (info->workload != NULL &&
-         json_object_set_new(annotations, PODSET_ANNOTATION_WORKLOAD,
-                             json_string(info->workload)))) {
+        (info->workload != NULL && json_object_set_new(annotations, PODSET_ANNOTATION_WORKLOAD,
+                                                       json_string(info->workload)))) {
         rc = err_set(msg, ERR_NOMEM, "job: out of memory");
         goto out;
     }

@@ -56,10 +56,10 @@ json_t *queuestatus_cq(const sched_t *s, const char *name, const json_t *current
         quantity_format(u->usage, q);
         quantity_format(u->borrowed, b);
         if (r1 == NULL || r2 == NULL ||
-            json_array_append_new(r1, json_pack("{s:s,s:s,s:s}", "name", u->resource, "total", q,
-                                                "borrowed", b)) ||
-            json_array_append_new(r2, json_pack("{s:s,s:s,s:s}", "name", u->resource, "total", q,
-                                                "borrowed", b)))
+            json_array_append_new(
+                r1, json_pack("{s:s,s:s,s:s}", "name", u->resource, "total", q, "borrowed", b)) ||
+            json_array_append_new(
+                r2, json_pack("{s:s,s:s,s:s}", "name", u->resource, "total", q, "borrowed", b)))
             goto fail;
     }
     if (cond_set(conds, "Active", st.active ? "True" : "False", sched_cq_reason_str(st.reason),
@@ -128,7 +128,7 @@ static bool on_wl(const sched_wl_info_t *info, void *ud)
             return false;
         }
     }
-#define BUMP(field)                                                                                \
+#define BUMP(field) \
     json_object_set_new(e, field, json_integer(json_integer_value(json_object_get(e, field)) + 1))
     if (info->state == SCHED_WL_PENDING) {
         BUMP("pending");
@@ -139,9 +139,8 @@ static bool on_wl(const sched_wl_info_t *info, void *ud)
             const pod_set_assignment_t *a = &info->admission->assignments[i];
             for (size_t r = 0; r < a->usage.len; r++) {
                 const char *fl = kv_list_get(&a->flavors, a->usage.items[r].name);
-                if (fl != NULL &&
-                    !add_usage(json_object_get(e, "usage"), fl, a->usage.items[r].name,
-                               a->usage.items[r].value)) {
+                if (fl != NULL && !add_usage(json_object_get(e, "usage"), fl,
+                                             a->usage.items[r].name, a->usage.items[r].value)) {
                     col->oom = true;
                     return false;
                 }
@@ -199,8 +198,9 @@ json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const cha
         }
     }
     if (cond_set(conds, "Active", have && st.active ? "True" : "False",
-                 !have ? "ClusterQueueDoesNotExist"
-                       : st.active ? "Ready" : "ClusterQueueIsInactive",
+                 !have       ? "ClusterQueueDoesNotExist"
+                 : st.active ? "Ready"
+                             : "ClusterQueueIsInactive",
                  have && st.active ? "Can submit new workloads to localQueue"
                                    : "Can't submit new workloads to clusterQueue",
                  -1, now_s) < 0)

@@ -74,8 +74,7 @@ static void remove_finalizer(ctrl_t *c, const char *key, json_t *wl)
 }
 
 /* Write a status patch `patch` (consumed) on Workload `key` as `kind`. */
-static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch,
-                      json_t *data)
+static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch, json_t *data)
 {
     ctrl_op_t *op;
 
@@ -114,11 +113,10 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
             return ERR_OK; /* already running */
         info.name = json_string_value(json_object_get(psa, "name"));
         info.name = info.name ? info.name : "main";
-        info.local_queue = json_string_value(json_object_get(json_object_get(wl, "spec"),
-                                                             "queueName"));
+        info.local_queue =
+            json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName"));
         info.cluster_queue = json_string_value(json_object_get(adm, "clusterQueue"));
-        info.workload = json_string_value(json_object_get(json_object_get(wl, "metadata"),
-                                                          "name"));
+        info.workload = json_string_value(json_object_get(json_object_get(wl, "metadata"), "name"));
         info.node_selector = op->nodes;
         info.tolerations = op->tols;
         if (json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
@@ -261,11 +259,10 @@ static void create_workload(ctrl_t *c, const char *job_key, json_t *job, const j
     }
     obj = wlstatus_for_job(&wl, job, c->job_api_version, "Job");
     workload_fini(&wl);
-    op = obj ? ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key)
-             : NULL;
+    op = obj ? ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key) : NULL;
     if (op != NULL) {
-        const char *ns = json_string_value(json_object_get(json_object_get(obj, "metadata"),
-                                                           "namespace"));
+        const char *ns =
+            json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
         op->data = json_incref(job);
         if (kube_create(c->client, &c->res[CTRL_WORKLOAD], ns, obj, ctrl__on_done, op, NULL,
                         &msg) != ERR_OK) {
@@ -358,8 +355,8 @@ static bool stop_step(ctrl_t *c, const char *job_key, json_t *job, const job_t *
         if (json_object_get(json_object_get(job, "status"), "startTime") != NULL &&
             !json_is_null(json_object_get(json_object_get(job, "status"), "startTime"))) {
             /* The template is immutable while startTime is set (Kubernetes rule). */
-            ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, CTRL_JOB, job_key, CTRL_JOB,
-                                         job_key);
+            ctrl_op_t *op =
+                ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, CTRL_JOB, job_key, CTRL_JOB, job_key);
             json_t *patch = json_pack("{s:{s:n}}", "status", "startTime");
             if (op != NULL && patch != NULL)
                 ctrl__patch(c, op, "status", patch);
@@ -403,10 +400,10 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         if (wl != NULL && !wlstatus_cond(wl, "Finished")) {
             const char *reason = j->complete ? "Succeeded" : "Failed";
             wl_status(c, CTRL_OP_WL_FINISH, wkey,
-                      wlstatus_finish_patch(wl, reason,
-                                            job_condition_message(job, j->complete ? "Complete"
-                                                                                   : "Failed"),
-                                            ctrl__now_ms() / 1000),
+                      wlstatus_finish_patch(
+                          wl, reason,
+                          job_condition_message(job, j->complete ? "Complete" : "Failed"),
+                          ctrl__now_ms() / 1000),
                       job);
         } else if (wl != NULL && has_finalizer(wl)) {
             remove_finalizer(c, wkey, wl);
@@ -434,8 +431,8 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
     evicted = wlstatus_cond(wl, "Evicted") ||
               json_is_false(json_object_get(json_object_get(wl, "spec"), "active"));
     if (reserved && evicted) {
-        json_t *ev = cond_find(json_object_get(json_object_get(wl, "status"), "conditions"),
-                               "Evicted");
+        json_t *ev =
+            cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "Evicted");
         const char *why = json_string_value(json_object_get(ev, "message"));
         if (stop_step(c, key, job, j, wl, why ? why : "Evicted"))
             wl_status(c, CTRL_OP_WL_RELEASE, wkey,
@@ -452,9 +449,9 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
             /* A suspended Job moved to another LocalQueue: so does its Workload. */
             json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion",
                                       kube_object_rv(wl), "spec", "queueName", want);
-            ctrl_op_t *op = patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, wkey,
-                                                 CTRL_WORKLOAD, wkey)
-                                  : NULL;
+            ctrl_op_t *op =
+                patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey)
+                      : NULL;
             if (op != NULL)
                 ctrl__patch(c, op, NULL, patch);
             json_decref(patch);
@@ -486,8 +483,8 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
         if (has_finalizer(wl)) {
             remove_finalizer(c, key, wl);
         } else if (!is_deleting(wl)) {
-            ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, key, CTRL_WORKLOAD,
-                                         key);
+            ctrl_op_t *op =
+                ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
             const char *slash = strchr(key, '/');
             char ns[256];
             if (op != NULL && slash != NULL) {
@@ -523,8 +520,8 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
     case CTRL_OP_WL_CREATE:
         if (res->err == ERR_OK) {
             c->stats.created++;
-            ctrl__event(c, CTRL_JOB, op->data, "Normal", "CreatedWorkload",
-                        "Created Workload: %s", op->key);
+            ctrl__event(c, CTRL_JOB, op->data, "Normal", "CreatedWorkload", "Created Workload: %s",
+                        op->key);
         }
         break;
     case CTRL_OP_WL_RELEASE:
@@ -555,8 +552,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             json_t *cur;
             ctrl__key(wl, wkey, sizeof(wkey));
             cur = ctrl__view(c, CTRL_WORKLOAD, wkey);
-            ctrl__log(c, CTRL_LOG_ERROR, "job %s: cannot start: %s", op->key,
-                      op->mutate_msg.text);
+            ctrl__log(c, CTRL_LOG_ERROR, "job %s: cannot start: %s", op->key, op->mutate_msg.text);
             if (cur != NULL && !ctrl__busy(c, CTRL_WORKLOAD, wkey))
                 wl_status(c, CTRL_OP_WL_FINISH, wkey,
                           wlstatus_finish_patch(cur, "FailedToStart", op->mutate_msg.text,

@@ -1,4 +1,5 @@
-/* webhook -- sluice's admission webhooks inside `sluice run`: TLS server, certificates, caBundle. */
+/* webhook -- sluice's admission webhooks inside `sluice run`: TLS server, certificates, caBundle.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/webhook.h"
 
@@ -26,8 +27,8 @@
  *                  configurations -> [timer: 10 s until all done, then hourly] -> GET Secret ...
  */
 
-#define CERT_DAYS 365
-#define CA_DAYS 3650
+#define CERT_DAYS       365
+#define CA_DAYS         3650
 #define ROTATE_BEFORE_S (90LL * 24 * 3600)
 
 static const kube_resource_t secrets_res = {"", "v1", "secrets", true};
@@ -48,9 +49,9 @@ struct ctrl_webhook_s {
     hook_tls_t *tls;
     hook_server_t *srv;
     uv_timer_t timer;
-    char *ca_b64;       /* owned: caBundle to inject (self-managed) */
-    bool bundles_done;  /* both configurations carry ca_b64 */
-    bool busy;          /* a Secret or configuration request is in flight */
+    char *ca_b64;      /* owned: caBundle to inject (self-managed) */
+    bool bundles_done; /* both configurations carry ca_b64 */
+    bool busy;         /* a Secret or configuration request is in flight */
     size_t inflight;
     bool closing;
     bool timer_closed;
@@ -106,9 +107,8 @@ static bool env_wpc_exists(void *ctx, const char *name)
 static bool env_manage(void *ctx, const char *ns)
 {
     ctrl_webhook_t *w = ctx;
-    json_t *labels =
-        json_object_get(json_object_get(ctrl_get(w->ctrl, CTRL_NAMESPACE, NULL, ns), "metadata"),
-                        "labels");
+    json_t *labels = json_object_get(
+        json_object_get(ctrl_get(w->ctrl, CTRL_NAMESPACE, NULL, ns), "metadata"), "labels");
     kv_list_t kv = {0};
     const char *k;
     json_t *v;
@@ -161,8 +161,8 @@ static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
 }
 
 /* Serve `cert`/`key` PEM (new context or hot replacement). */
-static err_t use_pem(ctrl_webhook_t *w, const char *cert, size_t clen, const char *key,
-                     size_t klen, err_msg_t *msg)
+static err_t use_pem(ctrl_webhook_t *w, const char *cert, size_t clen, const char *key, size_t klen,
+                     err_msg_t *msg)
 {
     err_t rc = w->tls == NULL ? hook_tls_new_pem(cert, clen, key, klen, &w->tls, msg)
                               : hook_tls_replace_pem(w->tls, cert, clen, key, klen, msg);
@@ -181,8 +181,8 @@ static void cert_dir_tick(ctrl_webhook_t *w)
         snprintf(crt, sizeof(crt), "%s/tls.crt", w->cfg->cert_dir);
         snprintf(key, sizeof(key), "%s/tls.key", w->cfg->cert_dir);
         if (hook_tls_new_files(crt, key, &w->tls, &msg) != ERR_OK) {
-            wlog(w, CTRL_LOG_INFO, "webhooks: waiting for certificates in %s: %s",
-                 w->cfg->cert_dir, msg.text);
+            wlog(w, CTRL_LOG_INFO, "webhooks: waiting for certificates in %s: %s", w->cfg->cert_dir,
+                 msg.text);
             return;
         }
         if (listen_now(w, &msg) != ERR_OK)
@@ -290,8 +290,7 @@ static void on_bundle(const kube_result_t *res, void *data)
 
     if (!res->canceled) {
         if (res->err == ERR_OK) {
-            wlog(w, CTRL_LOG_DEBUG, "webhooks: caBundle in the %s configuration is current",
-                 kind);
+            wlog(w, CTRL_LOG_DEBUG, "webhooks: caBundle in the %s configuration is current", kind);
             if (r->what == 3)
                 w->bundles_done = true;
         } else {
@@ -437,10 +436,10 @@ static void on_secret(const kube_result_t *res, void *data)
     if (!create) {
         kube_blob_t crt = secret_pem(res->body, "tls.crt");
         int64_t not_after = 0;
-        bool fresh = crt.data != NULL &&
-                     hook_cert_not_after((const char *)crt.data, crt.len, &not_after, NULL) ==
-                         ERR_OK &&
-                     not_after - (int64_t)time(NULL) > ROTATE_BEFORE_S;
+        bool fresh =
+            crt.data != NULL &&
+            hook_cert_not_after((const char *)crt.data, crt.len, &not_after, NULL) == ERR_OK &&
+            not_after - (int64_t)time(NULL) > ROTATE_BEFORE_S;
         free(crt.data);
         if (fresh && adopt(w, res->body, &msg) == ERR_OK) {
             if (!w->bundles_done)
@@ -450,12 +449,11 @@ static void on_secret(const kube_result_t *res, void *data)
         }
         /* Expiring or unusable: rotate, keeping a CA that still has a long life. */
         {
-            kube_blob_t cac = secret_pem(res->body, "ca.crt"), cak = secret_pem(res->body,
-                                                                                 "ca.key");
+            kube_blob_t cac = secret_pem(res->body, "ca.crt"),
+                        cak = secret_pem(res->body, "ca.key");
             int64_t ca_after = 0;
             if (cac.data != NULL && cak.data != NULL &&
-                hook_cert_not_after((const char *)cac.data, cac.len, &ca_after, NULL) ==
-                    ERR_OK &&
+                hook_cert_not_after((const char *)cac.data, cac.len, &ca_after, NULL) == ERR_OK &&
                 ca_after - (int64_t)time(NULL) > 2 * CERT_DAYS * 24LL * 3600) {
                 ca.cert = (char *)cac.data;
                 ca.cert_len = cac.len;
@@ -480,10 +478,9 @@ static void on_secret(const kube_result_t *res, void *data)
     w->busy = true;
     if (!create)
         json_object_set(json_object_get(body, "metadata"), "resourceVersion",
-                        json_object_get(json_object_get(res->body, "metadata"),
-                                        "resourceVersion"));
-    if ((create ? kube_create(w->client, &secrets_res, w->cfg->namespace, body,
-                              on_secret_written, r, NULL, &msg)
+                        json_object_get(json_object_get(res->body, "metadata"), "resourceVersion"));
+    if ((create ? kube_create(w->client, &secrets_res, w->cfg->namespace, body, on_secret_written,
+                              r, NULL, &msg)
                 : kube_update(w->client, &secrets_res, w->cfg->namespace, w->cfg->webhook_secret,
                               NULL, body, on_secret_written, r, NULL, &msg)) != ERR_OK) {
         w->busy = false;
@@ -537,8 +534,9 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
         return err_set(msg, ERR_NOMEM, "webhooks: out of memory");
     if (cfg->cert_dir == NULL && !cfg->internal_certs) {
         free(w);
-        return err_set(msg, ERR_INVALID, "webhooks: no certificate directory and "
-                                         "internalCertManagement disabled");
+        return err_set(msg, ERR_INVALID,
+                       "webhooks: no certificate directory and "
+                       "internalCertManagement disabled");
     }
     w->loop = kube_client_loop(client);
     w->client = client;

@@ -1,4 +1,5 @@
-/* webhook -- sluice's admission webhooks inside `sluice run`: TLS server, certificates, caBundle. */
+/* webhook -- sluice's admission webhooks inside `sluice run`: TLS server, certificates, caBundle.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SLUICE_CTRL_WEBHOOK_H
 #define SLUICE_CTRL_WEBHOOK_H

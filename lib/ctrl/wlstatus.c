@@ -41,9 +41,10 @@ static json_t *podset_template(const json_t *job)
         json_object_set_new(m, "annotations", json_deep_copy(json_object_get(meta, "annotations"))))
         goto fail;
     if (json_object_set(out, "metadata", m) ||
-        json_object_set_new(out, "spec", json_is_object(json_object_get(tmpl, "spec"))
-                                             ? json_deep_copy(json_object_get(tmpl, "spec"))
-                                             : json_object()))
+        json_object_set_new(out, "spec",
+                            json_is_object(json_object_get(tmpl, "spec"))
+                                ? json_deep_copy(json_object_get(tmpl, "spec"))
+                                : json_object()))
         goto fail;
     json_decref(m);
     json_decref(labels);
@@ -96,18 +97,17 @@ json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *jo
         goto fail;
     if (wl->priority_source != PRIORITY_SOURCE_NONE && wl->priority_class != NULL) {
         bool wpc = wl->priority_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS;
-        if (json_object_set_new(
-                spec, "priorityClassRef",
-                json_pack("{s:s,s:s,s:s}", "group", wpc ? "kueue.x-k8s.io" : "scheduling.k8s.io",
-                          "kind", wpc ? "WorkloadPriorityClass" : "PriorityClass", "name",
-                          wl->priority_class)))
+        if (json_object_set_new(spec, "priorityClassRef",
+                                json_pack("{s:s,s:s,s:s}", "group",
+                                          wpc ? "kueue.x-k8s.io" : "scheduling.k8s.io", "kind",
+                                          wpc ? "WorkloadPriorityClass" : "PriorityClass", "name",
+                                          wl->priority_class)))
             goto fail;
     }
     if (wl->has_priority && json_object_set_new(spec, "priority", json_integer(wl->priority)))
         goto fail;
-    if (wl->has_max_exec_seconds &&
-        json_object_set_new(spec, "maximumExecutionTimeSeconds",
-                            json_integer(wl->max_exec_seconds)))
+    if (wl->has_max_exec_seconds && json_object_set_new(spec, "maximumExecutionTimeSeconds",
+                                                        json_integer(wl->max_exec_seconds)))
         goto fail;
     if (json_object_set(out, "metadata", meta) || json_object_set(out, "spec", spec))
         goto fail;
