@@ -3,7 +3,8 @@
 # (Kueue's name, owner, finalizer), is admitted into the flavor that fits (status.admission
 # written first), is unsuspended with that flavor's node selector and Kueue's labels, runs,
 # completes, and its Workload is Finished with the quota released and the finalizer removed.
-# A Job created running without an admission is suspended. Queue statuses follow. SIGTERM -> 0.
+# A Job created running without an admission is suspended. A Workload created directly is
+# admitted too. Queue statuses follow. SIGTERM -> 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -101,6 +102,28 @@ la_=$(grep -n "workload $ns/job-rogue-.*: admitted" "$tmp/op.log" | head -n 1 | 
 k get events -n "$ns" --field-selector involvedObject.name=rogue -o jsonpath='{.items[*].reason}' | grep -q Stopped ||
     fail "no Stopped event on rogue"
 say "a Job created running without admission was suspended, then admitted"
+
+# A Workload created directly (no Job) is queued and admitted too; deleting it frees the quota.
+k apply -f - >/dev/null <<EOT || fail "create a Workload directly"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: direct, namespace: $ns}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - {name: c, image: busybox, resources: {requests: {cpu: 100m, nvidia.com/gpu: 1}}}
+EOT
+until_ 20 "the direct Workload admitted" '[ "$(wcond direct Admitted)" = True ]'
+[ "$(wget_ direct '{.status.admission.podSetAssignments[0].resourceUsage.nvidia\.com/gpu}')" = 2 ] ||
+    fail "direct usage: $(wget_ direct '{.status.admission.podSetAssignments[0].resourceUsage}')"
+k delete workloads.kueue.x-k8s.io -n "$ns" direct >/dev/null || fail "delete the direct Workload"
+say "a Workload created directly was admitted (2 GPUs) and deleted"
 
 # Events with Kueue's reasons.
 ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
