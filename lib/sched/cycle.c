@@ -399,7 +399,7 @@ static err_t nominate(sched_t *s, entry_t *e)
  * higher priority, earlier timestamp, key. */
 static int entry_cmp(const void *pa, const void *pb, const void *ctx)
 {
-    const entry_t *a = pa, *b = pb;
+    const entry_t *a = *(entry_t *const *)pa, *b = *(entry_t *const *)pb;
     (void)ctx;
     bool pa_ = a->w->pin_cq == a->cq, pb_ = b->w->pin_cq == b->cq;
     if (pa_ != pb_)
@@ -788,11 +788,19 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
                 rc = process(&c, &es[i]);
             }
         } else {
-            rc = sched__sort(es, n, sizeof(entry_t), entry_cmp, NULL);
+            /* sort pointers: entries are large */
+            entry_t **order = malloc((n ? n : 1) * sizeof(entry_t *));
+            if (order == NULL)
+                rc = ERR_NOMEM;
+            for (size_t i = 0; i < n && rc == ERR_OK; i++)
+                order[i] = &es[i];
+            if (rc == ERR_OK)
+                rc = sched__sort(order, n, sizeof(entry_t *), entry_cmp, NULL);
             for (size_t i = 0; i < n && rc == ERR_OK; i++) {
-                es[i].done = true;
-                rc = process(&c, &es[i]);
+                order[i]->done = true;
+                rc = process(&c, order[i]);
             }
+            free(order);
         }
     }
     /* on OOM, put back whatever was not processed */

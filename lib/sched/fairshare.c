@@ -448,12 +448,11 @@ static bool fits_fs(fctx_t *x)
 /* Remove c from the tree and record it as a target. */
 static void take(fctx_t *x, wl_t *c, sched_preempt_reason_t reason)
 {
-    if (sched__grow((void **)&x->t.items, &x->t.cap, x->t.len + 1, sizeof(target_t)) != ERR_OK) {
+    if (sched__targets_add(&x->t, c, reason) != ERR_OK) {
         x->oom = true;
         return;
     }
     sched__wl_usage_apply(c, -1);
-    x->t.items[x->t.len++] = (target_t){c, reason};
 }
 
 static bool strategy_passes(fair_strategy_t st, share_t pnew, share_t told, share_t tnew)
@@ -567,15 +566,11 @@ err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_
     if (fits && !x.oom && x.t.len >= 2) {
         /* fill back (Kueue fillBackWorkloads, borrowing allowed) */
         for (size_t i = x.t.len - 1; i-- > 0 && !x.oom;) {
-            target_t back = x.t.items[i];
-            sched__wl_usage_apply(back.w, +1);
-            memmove(&x.t.items[i], &x.t.items[i + 1], (x.t.len - i - 1) * sizeof(target_t));
-            x.t.len--;
+            sched__wl_usage_apply(x.t.items[i].w, +1);
+            target_t back = sched__targets_remove_at(&x.t, i);
             if (sched__fits_after(cq, use, nuse, &x.t, true, &x.oom))
                 continue;
-            memmove(&x.t.items[i + 1], &x.t.items[i], (x.t.len - i) * sizeof(target_t));
-            x.t.items[i] = back;
-            x.t.len++;
+            sched__targets_insert_at(&x.t, i, back);
             sched__wl_usage_apply(back.w, -1);
         }
     }

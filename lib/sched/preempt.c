@@ -244,14 +244,6 @@ static bool cand_valid(const pctx_t *x, const cand_t *c, bool allow_borrowing)
     return over_nominal_path(c->w, c->lca, x->frs, x->nfrs);
 }
 
-static err_t targets_push(targets_t *t, wl_t *w, sched_preempt_reason_t r)
-{
-    if (sched__grow((void **)&t->items, &t->cap, t->len + 1, sizeof(target_t)) != ERR_OK)
-        return ERR_NOMEM;
-    t->items[t->len++] = (target_t){w, r};
-    return ERR_OK;
-}
-
 void sched__targets_fini(targets_t *t)
 {
     free(t->items);
@@ -281,12 +273,36 @@ static bool holds_back(const target_t *t)
     return false;
 }
 
+err_t sched__targets_add(targets_t *t, wl_t *w, sched_preempt_reason_t r)
+{
+    if (sched__grow((void **)&t->items, &t->cap, t->len + 1, sizeof(target_t)) != ERR_OK)
+        return ERR_NOMEM;
+    t->items[t->len++] = (target_t){w, r};
+    t->nhold += holds_back(&t->items[t->len - 1]);
+    return ERR_OK;
+}
+
+target_t sched__targets_remove_at(targets_t *t, size_t i)
+{
+    target_t x = t->items[i];
+    memmove(&t->items[i], &t->items[i + 1], (t->len - i - 1) * sizeof(target_t));
+    t->len--;
+    t->nhold -= holds_back(&x);
+    return x;
+}
+
+void sched__targets_insert_at(targets_t *t, size_t i, target_t x)
+{
+    memmove(&t->items[i + 1], &t->items[i], (t->len - i) * sizeof(target_t));
+    t->items[i] = x;
+    t->len++;
+    t->nhold += holds_back(&x);
+}
+
 bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
                        bool allow_borrowing, bool *oom)
 {
-    size_t nhold = 0;
-    for (size_t i = 0; i < tmp->len; i++)
-        nhold += holds_back(&tmp->items[i]);
+    size_t nhold = tmp->nhold;
     if (nhold == 0 || nuse == 0)
         return sched__quota_fits(cq, use, nuse, allow_borrowing);
     struct held_s {
@@ -337,7 +353,7 @@ static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets
         if (!cand_valid(x, c, allow_borrowing))
             continue;
         sched__wl_usage_apply(c->w, -1);
-        if (targets_push(&tmp, c->w, variant_reason(c->v)) != ERR_OK) {
+        if (sched__targets_add(&tmp, c->w, variant_reason(c->v)) != ERR_OK) {
             sched__wl_usage_apply(c->w, +1);
             x->oom = true;
             break;
@@ -350,15 +366,11 @@ static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets
     if (fits && tmp.len >= 2) {
         /* fill back in reverse removal order (except the last): keep whoever still fits */
         for (size_t i = tmp.len - 1; i-- > 0 && !x->oom;) {
-            target_t back = tmp.items[i];
-            sched__wl_usage_apply(back.w, +1);
-            memmove(&tmp.items[i], &tmp.items[i + 1], (tmp.len - i - 1) * sizeof(target_t));
-            tmp.len--;
+            sched__wl_usage_apply(tmp.items[i].w, +1);
+            target_t back = sched__targets_remove_at(&tmp, i);
             if (attempt_fits(x, &tmp, allow_borrowing))
                 continue;
-            memmove(&tmp.items[i + 1], &tmp.items[i], (tmp.len - i) * sizeof(target_t));
-            tmp.items[i] = back;
-            tmp.len++;
+            sched__targets_insert_at(&tmp, i, back);
             sched__wl_usage_apply(back.w, -1);
         }
     }
@@ -482,6 +494,9 @@ bool sched__memo_take(sched_t *s, const cq_t *cq, const wl_t *w, const use_t *us
             } else {
                 memcpy(out->items, s->memo.items, s->memo.len * sizeof(target_t));
                 out->len = out->cap = s->memo.len;
+                out->nhold = 0;
+                for (size_t i = 0; i < out->len; i++)
+                    out->nhold += holds_back(&out->items[i]);
             }
         }
     }

@@ -448,7 +448,15 @@ typedef struct target_s {
 typedef struct targets_s {
     target_t *items;
     size_t len, cap;
+    size_t nhold; /* items whose ClusterQueue's freed nominal quota is held back (preempt.c) */
 } targets_t;
+
+/* Append a target (keeps nhold); ERR_NOMEM. */
+err_t sched__targets_add(targets_t *t, wl_t *w, sched_preempt_reason_t r);
+/* Remove and return item i, order kept. */
+target_t sched__targets_remove_at(targets_t *t, size_t i);
+/* Put `x` back at index i (capacity is there: it was removed from this list). */
+void sched__targets_insert_at(targets_t *t, size_t i, target_t x);
 
 /* Targets that make `use` fit for `w` in `cq` (empty = none). frs_need: fr ids needing it. */
 err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,

@@ -149,15 +149,20 @@ char *sched__strdup(const char *s)
 
 char *sched__asprintf(const char *fmt, ...)
 {
+    char small[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
     va_end(ap);
     if (n < 0)
         return NULL;
     char *buf = malloc((size_t)n + 1);
     if (buf == NULL)
         return NULL;
+    if ((size_t)n < sizeof(small)) { /* one formatting pass for the common short text */
+        memcpy(buf, small, (size_t)n + 1);
+        return buf;
+    }
     va_start(ap, fmt);
     vsnprintf(buf, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -166,6 +171,21 @@ char *sched__asprintf(const char *fmt, ...)
 
 char *sched__fmt_q(qnano_t v, char *buf)
 {
+    /* whole numbers below 1000 print as themselves in canonical DecimalSI form ("20"); a fast
+     * path for the explanation messages, which format several numbers per failed check */
+    if (v >= 0 && v % 1000000000 == 0 && v / 1000000000 < 1000) {
+        unsigned u = (unsigned)(v / 1000000000);
+        char tmp[4];
+        size_t k = 0;
+        do {
+            tmp[k++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u > 0);
+        for (size_t i = 0; i < k; i++)
+            buf[i] = tmp[k - 1 - i];
+        buf[k] = '\0';
+        return buf;
+    }
     quantity_t q = {.nano = v, .format = QUANTITY_DECIMAL_SI};
     return quantity_format(q, buf);
 }
