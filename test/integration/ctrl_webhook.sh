@@ -54,8 +54,9 @@ kind: Configuration
 internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service,
                          webhookSecretName: $base-webhook-server-cert}
 EOT
+hport=$((port + 1))
 ctrl_start op --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$port" \
-    --webhook-cert-ip 127.0.0.1
+    --webhook-cert-ip 127.0.0.1 --health-probe-bind-address "127.0.0.1:$hport"
 until_ 30 "the Secret with the certificates" 'k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath="{.data.tls\.crt}" | grep -q .'
 for kind in validating mutating; do
     until_ 30 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
@@ -64,6 +65,10 @@ ca=$(k get validatingwebhookconfiguration "$base-validating-webhook-configuratio
 [ "$ca" = "$(k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath='{.data.ca\.crt}')" ] ||
     fail "caBundle differs from the Secret's ca.crt"
 say "Secret $sys/$base-webhook-server-cert created, caBundle injected into both configurations"
+# Probes: ready once the caches synced and a certificate is served.
+until_ 20 "/readyz to answer 200" '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hport/readyz")" = 200 ]'
+[ "$(curl -s "http://127.0.0.1:$hport/healthz")" = ok ] || fail "/healthz"
+[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hport/nope")" = 404 ] || fail "probe 404"
 
 cq() { # name lendingLimit
     cat <<EOT
