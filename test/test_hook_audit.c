@@ -61,6 +61,29 @@ START_TEST(test_cluster_queue_quota_changes)
 }
 END_TEST
 
+START_TEST(test_event_message_lists_changes)
+{
+    json_t *old = cq("all", "16", "64"), *obj = cq("research", "8", "64");
+    hook_audit_event_t ev = {.operation = "UPDATE",
+                             .kind = "ClusterQueue",
+                             .name = "training",
+                             .user = "alice",
+                             .old_object = old,
+                             .object = obj,
+                             .allowed = true};
+    bool oom;
+    json_t *rec = audit_record(&ev, 0, &oom);
+    char *line = audit_event_message(rec);
+
+    ck_assert_str_eq(line, "alice changed cohortName all -> research; quota h100/nvidia.com/gpu "
+                           "nominalQuota 16 -> 8");
+    free(line);
+    json_decref(rec);
+    json_decref(old);
+    json_decref(obj);
+}
+END_TEST
+
 START_TEST(test_priority_changes)
 {
     json_t *wpc_old = json_loads("{\"value\":100}", 0, NULL);
@@ -120,6 +143,11 @@ START_TEST(test_records_only_what_matters)
                      "platform");
     ck_assert_str_eq(json_string_value(json_object_get(rec, "reason")), "spec.x: bad");
     ck_assert(json_is_null(json_object_get(rec, "namespace")));
+    {
+        char *line = audit_event_message(rec);
+        ck_assert_str_eq(line, "alice was refused UPDATE: spec.x: bad");
+        free(line);
+    }
     json_decref(rec);
     json_decref(old);
     json_decref(same);
@@ -237,6 +265,7 @@ int main(void)
 
     tcase_add_test(tc, test_cluster_queue_quota_changes);
     tcase_add_test(tc, test_priority_changes);
+    tcase_add_test(tc, test_event_message_lists_changes);
     tcase_add_test(tc, test_records_only_what_matters);
     tcase_add_test(tc, test_log_rotates_by_size);
     tcase_add_test(tc, test_print_filters_and_skips_garbage);

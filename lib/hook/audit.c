@@ -229,6 +229,39 @@ json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom)
     return rec;
 }
 
+char *audit_event_message(json_t *record)
+{
+    const size_t cap = 1024;
+    char *out = malloc(cap);
+    const char *user = json_string_value(json_object_get(record, "user"));
+    json_t *changes = json_object_get(record, "changes"), *ch;
+    size_t len, i;
+
+    if (out == NULL)
+        return NULL;
+    if (user == NULL || user[0] == '\0')
+        user = "(unknown user)";
+    if (!json_is_true(json_object_get(record, "allowed"))) {
+        const char *op = json_string_value(json_object_get(record, "operation"));
+        const char *reason = json_string_value(json_object_get(record, "reason"));
+        snprintf(out, cap, "%s was refused %s: %s", user, op ? op : "a change",
+                 reason ? reason : "");
+        return out;
+    }
+    len = (size_t)snprintf(out, cap, "%s changed", user);
+    json_array_foreach(changes, i, ch)
+    {
+        const char *b = json_string_value(json_object_get(ch, "before"));
+        const char *a = json_string_value(json_object_get(ch, "after"));
+        if (len >= cap - 1)
+            break;
+        len += (size_t)snprintf(out + len, cap - len, "%s %s %s -> %s", i ? ";" : "",
+                                json_string_value(json_object_get(ch, "field")), b ? b : "(none)",
+                                a ? a : "(none)");
+    }
+    return out;
+}
+
 /* ---- the log file
  * -------------------------------------------------------------------------------- */
 

@@ -40,6 +40,12 @@ json_t *audit_changes(const char *kind, json_t *old, json_t *obj);
  * nothing audited changed) or on OOM (then *oom is set). */
 json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom);
 
+/* One line for people, for the Kubernetes Event posted on the object: "alice changed quota
+ * h100/nvidia.com/gpu nominalQuota 16 -> 8; cohortName all -> research" or "alice was refused
+ * UPDATE: <reason>". Malloc'ed (caller frees), cut at 1024 bytes as Kubernetes does with event
+ * messages; NULL on OOM. */
+char *audit_event_message(json_t *record);
+
 /* An append-only JSON-lines file rotated by size: when a write would take it past max_bytes it
  * is renamed to PATH.1 (PATH.1 to PATH.2, ... up to `keep` files) and a new one started. */
 typedef struct audit_log_s audit_log_t;
