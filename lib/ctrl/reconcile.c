@@ -568,6 +568,16 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         }
         break;
     case CTRL_OP_JOB_SUSPEND:
+        if (res->err == ERR_OK && op->changed &&
+            !json_is_true(json_object_get(json_object_get(res->body, "spec"), "suspend"))) {
+            /* The server dropped the field (batch/v1 before Kubernetes 1.21): asking again
+             * would loop. Say why, and wait for the Job's next change instead. */
+            ctrl__log(c, CTRL_LOG_ERROR,
+                      "job %s: the API server dropped spec.suspend (batch/v1 Jobs before "
+                      "Kubernetes 1.21 cannot be suspended; see --job-resource)",
+                      op->key);
+            return;
+        }
         if (res->err == ERR_OK && op->changed) {
             c->stats.stopped++;
             ctrl__log(c, CTRL_LOG_INFO, "job %s: suspended", op->key);
