@@ -46,6 +46,11 @@ static const char usage_text[] =
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
     "  --log-level LEVEL             error, info or debug (default info)\n"
+    "  --audit-log FILE              append the audit trail (who changed which quota, queue\n"
+    "                                mapping or priority; rejections too) to FILE as JSON lines;\n"
+    "                                read it with `sluice audit FILE` (default: Events only)\n"
+    "  --audit-log-max-bytes N       rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
+    "                                (default 104857600)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "SIGTERM or SIGINT: stop writing, finish the writes in flight (at most 5 s), release the\n"
@@ -251,6 +256,8 @@ typedef struct run_args_s {
     const char *identity;
     const char *webhook_port;
     const char *cert_dir;
+    const char *audit_log;
+    const char *audit_max;
     const char *cert_ips[8];
     size_t ncert_ips;
 } run_args_t;
@@ -273,6 +280,8 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--identity", offsetof(run_args_t, identity)},
         {"--webhook-port", offsetof(run_args_t, webhook_port)},
         {"--cert-dir", offsetof(run_args_t, cert_dir)},
+        {"--audit-log", offsetof(run_args_t, audit_log)},
+        {"--audit-log-max-bytes", offsetof(run_args_t, audit_max)},
     };
 
     for (int i = 1; i < argc; i++) {
@@ -363,6 +372,15 @@ static int apply_flags(run_t *r, const run_args_t *a)
     }
     if (rc == ERR_OK && a->log_level != NULL)
         rc = ctrl_log_level_parse(a->log_level, &r->cfg.log_level, &msg);
+    if (rc == ERR_OK && a->audit_max != NULL &&
+        (rc = ctrl_config_set_audit_max(&r->cfg, a->audit_max, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--audit-log-max-bytes: ");
+    if (rc == ERR_OK && a->audit_log != NULL) {
+        free(r->cfg.audit_log);
+        r->cfg.audit_log = strdup(a->audit_log);
+        if (r->cfg.audit_log == NULL)
+            rc = err_set(&msg, ERR_NOMEM, "out of memory");
+    }
     if (rc == ERR_OK && a->qps != NULL) {
         char *end = NULL;
         unsigned long v = strtoul(a->qps, &end, 10);

@@ -37,6 +37,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->qps_milli = 300000;
     cfg->burst = 500;
     cfg->log_level = CTRL_LOG_INFO;
+    cfg->audit_max_bytes = 100u << 20;
     if ((rc = set_str(&cfg->namespace, "kueue-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "c1f6bfd2.kueue.x-k8s.io", msg)) ||
         (rc = set_str(&cfg->job_group, "batch", msg)) ||
@@ -62,6 +63,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->job_resource);
     free(cfg->webhook_host);
     free(cfg->cert_dir);
+    free(cfg->audit_log);
     free(cfg->webhook_service);
     free(cfg->webhook_secret);
     free(cfg->webhook_config_prefix);
@@ -284,6 +286,17 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
     if (json_is_string(v) &&
         (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/log-level]: ");
+    v = json_object_get(ann, "sluice.dev/audit-log");
+    if (json_is_string(v)) {
+        char *path = strdup(json_string_value(v));
+        if (path == NULL)
+            return err_set(msg, ERR_NOMEM, "out of memory");
+        free(cfg->audit_log);
+        cfg->audit_log = path;
+    }
+    v = json_object_get(ann, "sluice.dev/audit-log-max-bytes");
+    if (json_is_string(v) && (rc = ctrl_config_set_audit_max(cfg, json_string_value(v), msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/audit-log-max-bytes]: ");
     json_incref(root);
     json_decref(cfg->doc);
     cfg->doc = root;
@@ -374,4 +387,21 @@ err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg)
     rc = ctrl_config_apply(cfg, doc, msg);
     json_decref(doc);
     return rc ? err_prefix(msg, rc, "%s: ", path) : ERR_OK;
+}
+
+err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    uint64_t v = 0;
+
+    if (text[0] == '\0')
+        return err_set(msg, ERR_INVALID, "want a number of bytes, got \"\"");
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || v > UINT64_MAX / 10)
+            return err_set(msg, ERR_INVALID, "want a number of bytes, got \"%.64s\"", text);
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (v < 4096)
+        return err_set(msg, ERR_INVALID, "%s: must be at least 4096 bytes", text);
+    cfg->audit_max_bytes = v;
+    return ERR_OK;
 }

@@ -20,6 +20,8 @@
  * metadata.annotations so the file stays a valid Kueue Configuration:
  *   sluice.dev/job-resource: GROUP/VERSION/PLURAL   (default batch/v1/jobs)
  *   sluice.dev/log-level:    error|info|debug        (default info)
+ *   sluice.dev/audit-log:    PATH                    (default: no audit log file)
+ *   sluice.dev/audit-log-max-bytes: N                (default 104857600; 5 rotated files kept)
  * Command-line flags override the file (see `sluice run --help`).
  */
 
@@ -48,9 +50,11 @@ typedef struct ctrl_config_s {
     uint64_t qps_milli;          /* 300000 */
     uint32_t burst;              /* 500 */
     ctrl_log_level_t log_level;
-    configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
-                              (valid after ctrl_config_finish()) */
-    json_t *doc;           /* owned: the Configuration document applied last, or NULL */
+    char *audit_log;          /* owned: audit trail file (JSON lines), NULL = none */
+    uint64_t audit_max_bytes; /* rotate past this size (default 100 MiB) */
+    configuration_t kueue;    /* fairSharing, manageJobsWithoutQueueName, namespace selector
+                                 (valid after ctrl_config_finish()) */
+    json_t *doc;              /* owned: the Configuration document applied last, or NULL */
 } ctrl_config_t;
 
 /* Kueue's defaults (namespace kueue-system, no leader election, batch/v1 jobs). NULL-safe
@@ -79,6 +83,9 @@ err_t ctrl_duration_ms(const char *s, uint32_t *out, err_msg_t *msg);
 
 /* Parse a bind address ":8081", "0.0.0.0:8081", "0" (off) into host (owned, "" = any) and port. */
 err_t ctrl_bind_address(const char *s, char **host, int *port, err_msg_t *msg);
+
+/* Set the audit log's maximum size from decimal text (bytes, >= 4096). */
+err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
 
 /* Parse "error", "info" or "debug". */
 err_t ctrl_log_level_parse(const char *s, ctrl_log_level_t *out, err_msg_t *msg);

@@ -3,7 +3,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/webhook.h"
 
+#include "ctrl/cond.h"
+#include "ctrl/ctrl_int.h"
 #include "hook/admission.h"
+#include "hook/audit.h"
 #include "hook/cert.h"
 #include "hook/server.h"
 #include "hook/tls.h"
@@ -46,6 +49,7 @@ struct ctrl_webhook_s {
     ctrl_log_fn log;
     void *log_data;
     hook_admission_env_t env;
+    audit_log_t *audit; /* owned: the audit trail file, NULL when not configured */
     hook_tls_t *tls;
     hook_server_t *srv;
     uv_timer_t timer;
@@ -202,7 +206,7 @@ static void secret_sync(ctrl_webhook_t *w);
 
 typedef struct wreq_s {
     ctrl_webhook_t *w;
-    int what; /* 0 GET secret, 1 create/update secret, 2 validating, 3 mutating */
+    int what; /* 0 GET secret, 1 create/update secret, 2 validating, 3 mutating, 4 audit event */
 } wreq_t;
 
 static wreq_t *wreq(ctrl_webhook_t *w, int what)
@@ -227,6 +231,74 @@ static void wreq_free(wreq_t *r)
     free(r);
     if (w->closing)
         maybe_free(w);
+}
+
+/* ---- audit trail -------------------------------------------------------------------------- */
+
+static void on_audit_event_done(const kube_result_t *res, void *data);
+
+/* Post a core/v1 Event on the audited object (cluster-scoped objects: namespace "default", as
+ * Kubernetes does). The object may not exist yet (CREATE): the Event names it anyway. */
+static void audit_event(ctrl_webhook_t *w, const hook_audit_event_t *ev, json_t *rec)
+{
+    static const kube_resource_t events = {"", "v1", "events", true};
+    json_t *obj = ev->object ? ev->object : ev->old_object;
+    const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+    const char *ns = ev->namespace ? ev->namespace : "default";
+    char *text = audit_event_message(rec);
+    char gen[300], ts[32];
+    json_t *body;
+    wreq_t *r;
+
+    if (text == NULL || ev->name == NULL)
+        goto out;
+    snprintf(gen, sizeof(gen), "%.240s.", ev->name);
+    cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts));
+    body = json_pack(
+        "{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}", "metadata",
+        "generateName", gen, "namespace", ns, "involvedObject", "apiVersion", api ? api : "",
+        "kind", ev->kind, "name", ev->name, "namespace", ev->namespace ? ev->namespace : "", "uid",
+        uid ? uid : "", "reason", ev->allowed ? "AuditedChange" : "AuditedRejection", "message",
+        text, "type", ev->allowed ? "Normal" : "Warning", "source", "component", "sluice",
+        "firstTimestamp", ts, "lastTimestamp", ts, "count", 1, "reportingComponent", "sluice");
+    r = body ? wreq(w, 4) : NULL;
+    if (r != NULL &&
+        kube_create(w->client, &events, ns, body, on_audit_event_done, r, NULL, NULL) != ERR_OK)
+        wreq_free(r);
+    json_decref(body);
+out:
+    free(text);
+}
+
+static void on_audit_event_done(const kube_result_t *res, void *data)
+{
+    wreq_t *r = data;
+
+    if (res->err != ERR_OK && !res->canceled)
+        wlog(r->w, CTRL_LOG_INFO, "audit event: %s", res->msg.text);
+    wreq_free(r);
+}
+
+/* The admission handler's audit sink: one JSON line in the audit log and an Event. */
+static void env_audit(void *ctx, const hook_audit_event_t *ev)
+{
+    ctrl_webhook_t *w = ctx;
+    bool oom;
+    json_t *rec = audit_record(ev, ctrl__now_ms(), &oom);
+    err_msg_t msg;
+
+    if (rec == NULL) {
+        if (oom)
+            wlog(w, CTRL_LOG_ERROR, "audit: out of memory: %s %s/%s not recorded", ev->operation,
+                 ev->kind, ev->name ? ev->name : "");
+        return;
+    }
+    if (w->audit != NULL && audit_log_write(w->audit, rec, &msg) != ERR_OK)
+        wlog(w, CTRL_LOG_ERROR, "audit: %s", msg.text);
+    if (!w->closing)
+        audit_event(w, ev, rec);
+    json_decref(rec);
 }
 
 /* A data[key] PEM of a Secret, decoded (owned by the caller), or an empty blob. */
@@ -550,7 +622,13 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
     w->env.wpc_exists = env_wpc_exists;
     w->env.manage_without_queue_name = env_manage;
     w->env.cq_usage = env_cq_usage;
+    w->env.audit = env_audit;
     w->env.ctx = w;
+    if (cfg->audit_log != NULL &&
+        audit_log_open(cfg->audit_log, cfg->audit_max_bytes, 5, &w->audit, msg) != ERR_OK) {
+        free(w);
+        return ERR_IO;
+    }
     uv_timer_init(w->loop, &w->timer);
     uv_timer_start(&w->timer, on_timer, 0, 0);
     *out = w;
@@ -572,6 +650,7 @@ static void maybe_free(ctrl_webhook_t *w)
     if (!w->timer_closed || !w->srv_closed || w->inflight > 0)
         return;
     hook_tls_free(w->tls);
+    audit_log_close(w->audit);
     free(w->ca_b64);
     if (w->on_closed != NULL)
         w->on_closed(w->on_closed_data);
