@@ -22,8 +22,9 @@
  *      QUIESCE_BOUND(n) calls, n = workloads that exist. Each call that appends something
  *      admits, preempts or evicts; without preemption loops a workload is admitted a bounded
  *      number of times per instant, so the bound is linear in n (docs/engine.md, "Loops").
- * Odd-numbered runs enable fair sharing (strategy LessThanOrEqualToFinalShare). SLUICE_PROPERTY_RUNS=<n> in the environment runs n
- * seeds instead of the default (a longer soak: e.g. 500).
+ * Odd-numbered runs enable fair sharing (strategy LessThanOrEqualToFinalShare).
+ * SLUICE_PROPERTY_RUNS=<n> in the environment runs n seeds instead of the default (a longer soak:
+ * e.g. 500).
  */
 
 typedef struct rng_s {
@@ -43,8 +44,8 @@ static int rint_(rng_t *r, int n)
     return (int)(rnd(r) % (uint64_t)n);
 }
 
-#define NCQ 6
-#define NWL 400
+#define NCQ              6
+#define NWL              400
 #define QUIESCE_BOUND(n) (2 * (n) + 4)
 
 typedef struct world_s {
@@ -58,7 +59,7 @@ typedef struct world_s {
     char b1[NCQ][16], b2[NCQ][16];
     uint64_t seed;
     int nwl;
-    int live; /* workloads the engine knows */
+    int live;      /* workloads the engine knows */
     int max_calls; /* most sched_cycle calls one instant needed */
     char keys[NWL][32];
     bool held[NWL]; /* our own record of "holds quota" from the decision stream */
@@ -120,8 +121,8 @@ static void build(world_t *w, uint64_t seed, bool fair)
         o->queueing = rint_(&w->r, 3) == 0 ? QUEUEING_STRICT_FIFO : QUEUEING_BEST_EFFORT_FIFO;
         o->within = within[rint_(&w->r, 3)];
         o->reclaim = c ? reclaim[rint_(&w->r, 3)] : PREEMPT_NEVER;
-        o->borrow = o->reclaim != PREEMPT_NEVER && rint_(&w->r, 2) ? PREEMPT_LOWER_PRIORITY
-                                                                   : PREEMPT_NEVER;
+        o->borrow =
+            o->reclaim != PREEMPT_NEVER && rint_(&w->r, 2) ? PREEMPT_LOWER_PRIORITY : PREEMPT_NEVER;
         o->try_next_on_borrow = rint_(&w->r, 2);
         make_spec(w, i, 0);
         fx_cq(w->s, w->cq_names[i], w->cq_spec[i], o);
@@ -336,16 +337,16 @@ START_TEST(deterministic)
     for (int e = 0; e < 2; e++) {
         sched_t *s = both[e];
         fx_flavor(s, "f", NULL, NULL);
-        fx_cq(s, "x", "cpu|f:5", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY,
-                                               .within = PREEMPT_LOWER_PRIORITY});
+        fx_cq(s, "x", "cpu|f:5",
+              &(fx_cq_opts_t){
+                  .cohort = "c", .reclaim = PREEMPT_ANY, .within = PREEMPT_LOWER_PRIORITY});
         fx_cq(s, "y", "cpu|f:5", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
         fx_lq(s, "ns", "qx", "x", STOP_POLICY_NONE);
         fx_lq(s, "ns", "qy", "y", STOP_POLICY_NONE);
         for (int i = 0; i < 40; i++) {
             char key[32];
             snprintf(key, sizeof(key), "ns/w%02d", i);
-            fx_wl(s, key, i % 2 ? "qx" : "qy", (i * 7) % 3, i / 4, i % 3 ? "cpu=1" : "cpu=2",
-                  NULL);
+            fx_wl(s, key, i % 2 ? "qx" : "qy", (i * 7) % 3, i / 4, i % 3 ? "cpu=1" : "cpu=2", NULL);
         }
         fx_run(s, 100, e ? &ob : &oa, true);
     }

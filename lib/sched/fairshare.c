@@ -110,7 +110,8 @@ share_t sched__drs(const sched_t *s, const node_t *n, const use_t *extra, size_t
     return best;
 }
 
-/* ---- admission ordering: the tournament ---------------------------------------------------------- */
+/* ---- admission ordering: the tournament
+ * ---------------------------------------------------------- */
 
 static bool borrowing_on(const node_t *n, const entry_t *e)
 {
@@ -216,7 +217,7 @@ typedef struct fctx_s {
     size_t nuse;
     const int *frs;
     size_t nfrs;
-    wl_t **cand;  /* candidates in CandidatesOrdering */
+    wl_t **cand; /* candidates in CandidatesOrdering */
     size_t ncand;
     size_t *next; /* per candidate index: next index of the same ClusterQueue, or SIZE_MAX */
     targets_t t;
@@ -238,8 +239,7 @@ static bool allows(preempt_policy_t p, const wl_t *w, const wl_t *c)
     case PREEMPT_LOWER_PRIORITY:
         return c->priority < w->priority;
     case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-        return c->priority < w->priority ||
-               (c->priority == w->priority && w->created < c->created);
+        return c->priority < w->priority || (c->priority == w->priority && w->created < c->created);
     case PREEMPT_ANY:
         return true;
     default:
@@ -420,8 +420,7 @@ static cq_t *ordering_next(fctx_t *x, wl_t **cand)
 }
 
 /* The children of the least common ancestor on the preemptor's and the target's side. */
-static void almost_lcas(const cq_t *own, const cq_t *target, const node_t **pa,
-                        const node_t **ta)
+static void almost_lcas(const cq_t *own, const cq_t *target, const node_t **pa, const node_t **ta)
 {
     const node_t *lca = NULL;
     for (const node_t *n = target->node.parent; n != NULL && lca == NULL; n = n->parent)
@@ -468,8 +467,7 @@ static bool first_strategy(fctx_t *x, fair_strategy_t st, wlvec_t *retry)
     for (size_t i = 0; i < x->nfrs; i++)
         within = within && sched__within_nominal(&x->own->node, x->frs[i]);
     ordering_init(x, x->cand, x->ncand);
-    for (cq_t *t = ordering_next(x, x->cand); t != NULL && !x->oom;
-         t = ordering_next(x, x->cand)) {
+    for (cq_t *t = ordering_next(x, x->cand); t != NULL && !x->oom; t = ordering_next(x, x->cand)) {
         if (t == x->own || within) {
             take(x, pop_wl(x, x->cand, t),
                  t == x->own ? SCHED_PREEMPT_IN_CLUSTER_QUEUE
@@ -527,8 +525,8 @@ static bool second_strategy(fctx_t *x, wlvec_t *retry)
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
                           const int *frs_need, size_t nfrs_need, targets_t *out)
 {
-    fctx_t x = {.s = s, .own = cq, .w = w, .use = use, .nuse = nuse, .frs = frs_need,
-                .nfrs = nfrs_need};
+    fctx_t x = {
+        .s = s, .own = cq, .w = w, .use = use, .nuse = nuse, .frs = frs_need, .nfrs = nfrs_need};
     wlvec_t cands = {0}, retry = {0};
     collect(&x, sched__root(&cq->node), &cands);
     if (!x.oom && cands.len > 0 &&

@@ -73,8 +73,7 @@ static bool policy_allows(preempt_policy_t policy, const wl_t *w, const wl_t *c)
     case PREEMPT_LOWER_PRIORITY:
         return c->priority < w->priority;
     case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-        return c->priority < w->priority ||
-               (c->priority == w->priority && w->created < c->created);
+        return c->priority < w->priority || (c->priority == w->priority && w->created < c->created);
     case PREEMPT_ANY:
         return true;
     default:
@@ -518,8 +517,8 @@ pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
         return PM_NO_CANDIDATES;
     }
     /* remember the answer for the targets search of this nomination */
-    if (sched__grow((void **)&s->memo.items, &s->memo.cap, t.len ? t.len : 1,
-                    sizeof(target_t)) == ERR_OK) {
+    if (sched__grow((void **)&s->memo.items, &s->memo.cap, t.len ? t.len : 1, sizeof(target_t)) ==
+        ERR_OK) {
         if (t.len)
             memcpy(s->memo.items, t.items, t.len * sizeof(target_t));
         s->memo.len = t.len;
