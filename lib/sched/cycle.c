@@ -584,7 +584,6 @@ static err_t admit(cyc_t *c, entry_t *e)
     d->reason_str = sched__strdup("QuotaReserved");
     d->message = sched__asprintf("Quota reserved in ClusterQueue %s", cq->name);
     w->admitted_at = c->now;
-    w->adm_seq = ++s->adm_seq;
     if (sched__wl_apply_admission(s, w, cq, use, e->a.nuse) != ERR_OK) {
         free(use);
         goto nomem;

@@ -248,7 +248,7 @@ static bool allows(preempt_policy_t p, const wl_t *w, const wl_t *c)
 }
 
 /* Kueue CandidatesOrdering: evicting first, other ClusterQueues first, lower priority, most
- * recently admitted first (same instant: later admission first), then key (Kueue: UID). */
+ * recently admitted first, then key (Kueue: UID). */
 static int cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
 {
     bool ea = a->state == SCHED_WL_EVICTING, eb = b->state == SCHED_WL_EVICTING;
@@ -261,8 +261,6 @@ static int cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
         return a->priority < b->priority ? -1 : 1;
     if (a->admitted_at != b->admitted_at)
         return a->admitted_at > b->admitted_at ? -1 : 1;
-    if (a->adm_seq != b->adm_seq)
-        return a->adm_seq > b->adm_seq ? -1 : 1;
     return strcmp(a->key, b->key);
 }
 

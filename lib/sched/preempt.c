@@ -185,8 +185,6 @@ static int cand_cmp(const void *pa, const void *pb, const void *ctx)
         return a->w->priority < b->w->priority ? -1 : 1;
     if (a->w->admitted_at != b->w->admitted_at)
         return a->w->admitted_at > b->w->admitted_at ? -1 : 1;
-    if (a->w->adm_seq != b->w->adm_seq)
-        return a->w->adm_seq > b->w->adm_seq ? -1 : 1;
     return strcmp(a->w->key, b->w->key);
 }
 

@@ -251,7 +251,6 @@ struct wl_s {
     use_t *use;
     size_t nuse;
     int64_t admitted_at;
-    uint64_t adm_seq; /* s->adm_seq at admission: later admissions have larger values */
     bool borrowing;
     char *preemptor; /* owned, EVICTING by preemption */
     /* max execution time */
@@ -300,7 +299,6 @@ struct sched_s {
     wlvec_t expiring;    /* admitted workloads with a maximum execution time */
     int64_t now;
     uint64_t cycle_no;
-    uint64_t adm_seq; /* admissions so far: orders same-instant admissions */
     /* The preemption oracle's last answer (flavor assignment asks it per flavor-resource).
      * The targets search of the same nomination asks the same question when the workload
      * uses one flavor-resource: it takes the answer instead of searching again. */

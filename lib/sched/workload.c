@@ -539,7 +539,6 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         }
         bool rebuild = !cq->in_tree;
         w->admitted_at = opts ? opts->admitted_at : in->conditions.admitted_time * 1000;
-        w->adm_seq = ++s->adm_seq;
         if (sched__wl_apply_admission(s, w, cq, use, nuse) != ERR_OK) {
             free(use);
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
