@@ -246,7 +246,7 @@ out:
 static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *msg)
 {
     const sim_doc_t *doc = &r->sc->docs[di];
-    const object_meta_t *m = sim_object_meta(&doc->obj);
+    const object_meta_t *m = object_meta_const(&doc->obj);
     char key[600];
     size_t w;
     sim_wl_rec_t *rw;
@@ -289,7 +289,7 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
                           bool *queues_changed, err_msg_t *msg)
 {
     const object_t *o = &doc->obj;
-    const object_meta_t *m = sim_object_meta(o);
+    const object_meta_t *m = object_meta_const(o);
     err_t rc = ERR_OK;
     size_t h;
 

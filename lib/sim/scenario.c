@@ -78,40 +78,6 @@ static bool push_str(char ***v, size_t *n, char *s)
     return true;
 }
 
-const object_meta_t *sim_object_meta(const object_t *obj)
-{
-    switch (obj->kind) {
-    case KIND_NAMESPACE:
-        return &obj->u.ns.meta;
-    case KIND_RESOURCE_FLAVOR:
-        return &obj->u.flavor.meta;
-    case KIND_CLUSTER_QUEUE:
-        return &obj->u.cq.meta;
-    case KIND_LOCAL_QUEUE:
-        return &obj->u.lq.meta;
-    case KIND_COHORT:
-        return &obj->u.cohort.meta;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        return &obj->u.wpc.meta;
-    case KIND_WORKLOAD:
-        return &obj->u.wl.meta;
-    case KIND_PRIORITY_CLASS:
-        return &obj->u.pc.meta;
-    case KIND_JOB:
-        return &obj->u.job.meta;
-    case KIND_CONFIGURATION:
-        return &obj->u.config.meta;
-    case KIND_UNKNOWN:
-        break;
-    }
-    return NULL;
-}
-
-static object_meta_t *meta_mut(object_t *obj)
-{
-    return (object_meta_t *)sim_object_meta(obj);
-}
-
 static const char *json_str(const json_t *o, const char *key)
 {
     const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
@@ -281,7 +247,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         ld->partial[sc->ndocs - 1] = true;
         if (k != KIND_UNKNOWN) {
             doc->obj.kind = k;
-            object_meta_t *m = meta_mut(&doc->obj);
+            object_meta_t *m = object_meta(&doc->obj);
             m->name = name != NULL ? strdup(name) : NULL;
             m->namespace = ns != NULL ? strdup(ns) : NULL;
             if ((name != NULL && m->name == NULL) || (ns != NULL && m->namespace == NULL))
@@ -330,7 +296,7 @@ static void check_sim_rules(load_t *ld)
                             "a Configuration cannot be deleted during a run");
         }
         if ((k == KIND_JOB || k == KIND_WORKLOAD) && doc->prev == SIM_DOC_NONE) {
-            const object_meta_t *m = sim_object_meta(&doc->obj);
+            const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
             char *key = xasprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);

@@ -63,7 +63,4 @@ err_t sim_scenario_load(FILE *f, sim_scenario_t *sc, err_msg_t *msg);
 /* As sim_scenario_load(), from `len` bytes of memory. */
 err_t sim_scenario_load_string(const char *s, size_t len, sim_scenario_t *sc, err_msg_t *msg);
 
-/* The object's metadata (every kind has one). */
-const object_meta_t *sim_object_meta(const object_t *obj);
-
 #endif
