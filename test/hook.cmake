@@ -12,3 +12,4 @@ if(COMMAND sluice_add_integration)
   set_property(TEST integration_webhooks APPEND PROPERTY ENVIRONMENT
                "SLUICE_WEBHOOK_SERVE=$<TARGET_FILE:webhook_serve>")
 endif()
+sluice_add_fuzz(admission LIBS sluice_hook)
