@@ -90,7 +90,8 @@ typedef struct wlinfo_s {
 static const struct {
     const char *name;
     int count, interval, runtime, prio, cpu;
-} classes[3] = {{"small", 35, 60, 150, 50, 1}, {"medium", 11, 300, 350, 100, 5},
+} classes[3] = {{"small", 35, 60, 150, 50, 1},
+                {"medium", 11, 300, 350, 100, 5},
                 {"large", 4, 700, 700, 200, 20}};
 
 static double cpu_now(void)
@@ -181,7 +182,8 @@ int main(int argc, char **argv)
                 continue;
             }
             resource_t req = {.name = (char *)"cpu",
-                              .value = quantity_from_int(classes[wi->cls].cpu, QUANTITY_DECIMAL_SI)};
+                              .value =
+                                  quantity_from_int(classes[wi->cls].cpu, QUANTITY_DECIMAL_SI)};
             pod_set_t ps;
             memset(&ps, 0, sizeof(ps));
             ps.name = (char *)"main";
@@ -228,7 +230,10 @@ int main(int argc, char **argv)
                 if (sscanf(strchr(base, '-') + 1, "%d-%d-%d", &q, &c, &ii) != 3)
                     abort();
                 size_t widx = ((size_t)c * (size_t)ncq + (size_t)q) * 50 +
-                              (k == 0 ? 0 : k == 1 ? 35 : 46) + (size_t)ii;
+                              (k == 0   ? 0
+                               : k == 1 ? 35
+                                        : 46) +
+                              (size_t)ii;
                 wlinfo_t *wi = &wls[widx];
                 wi->gen++;
                 if (d->kind == SCHED_DECISION_ADMIT)

@@ -33,9 +33,10 @@ static const subcommand_t subcommands[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: sluice <command> [options]\n\n"
-                 "sluice is a Kueue-compatible admission controller for Kubernetes GPU clusters.\n\n"
-                 "commands:\n");
+    fprintf(out,
+            "usage: sluice <command> [options]\n\n"
+            "sluice is a Kueue-compatible admission controller for Kubernetes GPU clusters.\n\n"
+            "commands:\n");
     for (const subcommand_t *c = subcommands; c->name != NULL; c++)
         fprintf(out, "  %-8s %s\n", c->name, c->summary);
     fprintf(out, "  %-8s %s\n", "version", "print the version");

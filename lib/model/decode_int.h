@@ -25,16 +25,16 @@ typedef struct decode_s {
 } decode_t;
 
 /* CRD list limits (kubebuilder MaxItems / MaxProperties of Kueue v1beta2). */
-#define DEC_MAX_RESOURCE_GROUPS  16
-#define DEC_MAX_FLAVORS          64
-#define DEC_MAX_RESOURCES        64
-#define DEC_MAX_POD_SETS         18
-#define DEC_MAX_NODE_LABELS      8
-#define DEC_MAX_TAINTS           8
-#define DEC_MAX_TOLERATIONS      8
-#define DEC_MAX_ADMISSION_CHECKS 64
-#define DEC_MAX_CONDITIONS       16
-#define DEC_MAX_SELECTOR_TERMS   64
+#define DEC_MAX_RESOURCE_GROUPS     16
+#define DEC_MAX_FLAVORS             64
+#define DEC_MAX_RESOURCES           64
+#define DEC_MAX_POD_SETS            18
+#define DEC_MAX_NODE_LABELS         8
+#define DEC_MAX_TAINTS              8
+#define DEC_MAX_TOLERATIONS         8
+#define DEC_MAX_ADMISSION_CHECKS    64
+#define DEC_MAX_CONDITIONS          16
+#define DEC_MAX_SELECTOR_TERMS      64
 #define DEC_MAX_WL_ADMISSION_CHECKS 8  /* Workload status.admissionChecks */
 #define DEC_MAX_NOMINATED_CLUSTERS  20 /* Workload status.nominatedClusterNames */
 /* Lists of plain Kubernetes objects have no CRD bound; this ceiling keeps hostile input from

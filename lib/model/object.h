@@ -1,4 +1,5 @@
-/* object -- decode any supported Kubernetes object from a jansson tree, with path-precise errors. */
+/* object -- decode any supported Kubernetes object from a jansson tree, with path-precise errors.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SLUICE_OBJECT_H
 #define SLUICE_OBJECT_H

@@ -98,10 +98,10 @@ typedef struct node_selector_term_s {
 } node_selector_term_t;
 
 typedef struct object_meta_s {
-    char *name;          /* owned */
-    char *namespace;     /* owned, NULL for cluster-scoped objects */
-    char *generate_name; /* owned */
-    char *uid;           /* owned */
+    char *name;             /* owned */
+    char *namespace;        /* owned, NULL for cluster-scoped objects */
+    char *generate_name;    /* owned */
+    char *uid;              /* owned */
     char *resource_version; /* owned */
     int64_t generation;
     int64_t creation_time; /* seconds since the epoch, 0 when absent */
@@ -246,7 +246,7 @@ typedef struct cohort_s {
 } cohort_t;
 
 typedef struct local_queue_s {
-    object_meta_t meta; /* namespace + name */
+    object_meta_t meta;  /* namespace + name */
     char *cluster_queue; /* owned */
     stop_policy_t stop_policy;
     bool has_fair_weight;
@@ -283,15 +283,15 @@ typedef struct pod_set_s {
 } pod_set_t;
 
 typedef struct pod_set_assignment_s {
-    char *name;        /* owned: podset name */
-    kv_list_t flavors; /* resource name -> flavor name */
+    char *name;            /* owned: podset name */
+    kv_list_t flavors;     /* resource name -> flavor name */
     resource_list_t usage; /* total for all pods */
     bool has_count;
     int32_t count;
 } pod_set_assignment_t;
 
 typedef struct admission_s {
-    char *cluster_queue; /* owned */
+    char *cluster_queue;               /* owned */
     pod_set_assignment_t *assignments; /* owned */
     size_t nassignments;
 } admission_t;
