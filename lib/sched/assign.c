@@ -85,7 +85,8 @@ static qnano_t use_get(const use_t *use, size_t n, int fr)
     return 0;
 }
 
-/* ---- reasons ----------------------------------------------------------------------------------- */
+/* ---- reasons -----------------------------------------------------------------------------------
+ */
 
 typedef struct reasons_s {
     char **items;
@@ -95,8 +96,8 @@ typedef struct reasons_s {
 
 static void reasons_add(reasons_t *r, char *text)
 {
-    if (text == NULL || sched__grow((void **)&r->items, &r->cap, r->len + 1, sizeof(char *)) !=
-                            ERR_OK) {
+    if (text == NULL ||
+        sched__grow((void **)&r->items, &r->cap, r->len + 1, sizeof(char *)) != ERR_OK) {
         free(text);
         r->oom = true;
         return;
@@ -141,7 +142,8 @@ static const char *limit_str(const node_t *n, const qfr_t *q, char *buf)
     return sched__fmt_q(q->borrowing_limit, buf);
 }
 
-/* ---- per-resource check (Kueue fitsResourceQuota) ------------------------------------------------ */
+/* ---- per-resource check (Kueue fitsResourceQuota)
+ * ------------------------------------------------ */
 
 static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_t assumed,
                                    qnano_t request, reasons_t *why, sched_reason_t *nofit)
@@ -156,11 +158,11 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
     char b1[QUANTITY_STR_MAX], b2[QUANTITY_STR_MAX], b3[QUANTITY_STR_MAX], b4[QUANTITY_STR_MAX],
         b5[QUANTITY_STR_MAX];
     if (val > maxcap) {
-        reasons_add(why, sched__asprintf(
-                             "insufficient quota for %s in flavor %s: requested %s, maximum "
-                             "capacity %s (nominal %s, borrowing limit %s)",
-                             res, flv, sched__fmt_q(val, b1), sched__fmt_q(maxcap, b2),
-                             sched__fmt_q(q->nominal, b3), limit_str(n, q, b4)));
+        reasons_add(why,
+                    sched__asprintf("insufficient quota for %s in flavor %s: requested %s, maximum "
+                                    "capacity %s (nominal %s, borrowing limit %s)",
+                                    res, flv, sched__fmt_q(val, b1), sched__fmt_q(maxcap, b2),
+                                    sched__fmt_q(q->nominal, b3), limit_str(n, q, b4)));
         if (severity(SCHED_REASON_EXCEEDS_MAX_QUOTA) > severity(*nofit))
             *nofit = SCHED_REASON_EXCEEDS_MAX_QUOTA;
         return (gmode_t){PM_NOFIT, 0};
@@ -189,7 +191,8 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
     return (gmode_t){PM_NOFIT, borrow};
 }
 
-/* ---- assignment --------------------------------------------------------------------------------- */
+/* ---- assignment ---------------------------------------------------------------------------------
+ */
 
 static void ps_assign_fini(ps_assign_t *p)
 {
@@ -218,8 +221,7 @@ static int rg_of(const cq_t *cq, int res)
     return cq->rg_by_res[res];
 }
 
-static err_t ps_prepare(sched_t *s, const cq_t *cq, const wps_t *src, int32_t count,
-                        ps_assign_t *p)
+static err_t ps_prepare(sched_t *s, const cq_t *cq, const wps_t *src, int32_t count, ps_assign_t *p)
 {
     int pods = sched__find_res(s, "pods");
     bool add_pods = pods != SCHED__NONE && rg_of(cq, pods) != SCHED__NONE;
@@ -315,10 +317,10 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
             const taint_t *t = sched__untolerated_taint(f, src);
             if (t != NULL) {
                 static const char *eff[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
-                reasons_add(why, sched__asprintf("untolerated taint %s%s%s:%s in flavor %s",
-                                                 t->key, t->value && t->value[0] ? "=" : "",
-                                                 t->value ? t->value : "", eff[t->effect],
-                                                 f->name));
+                reasons_add(why,
+                            sched__asprintf("untolerated taint %s%s%s:%s in flavor %s", t->key,
+                                            t->value && t->value[0] ? "=" : "",
+                                            t->value ? t->value : "", eff[t->effect], f->name));
                 fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
             } else if (!sched__affinity_matches(f, src)) {
                 reasons_add(why, sched__asprintf("flavor %s doesn't match node affinity", f->name));
@@ -423,8 +425,9 @@ static err_t join_message(const wl_t *w, const assignment_t *a, reasons_t *per_p
             }
             (void)pass;
         }
-        len += (size_t)snprintf(buf + len, cap - len, "%scouldn't assign flavors to pod set %s: ",
-                                len ? "; " : "", w->ps[i].name);
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "%scouldn't assign flavors to pod set %s: ", len ? "; " : "",
+                                w->ps[i].name);
         for (size_t k = 0; k < r->len; k++) {
             if (k > 0 && strcmp(r->items[k], r->items[k - 1]) == 0)
                 continue; /* same reason from two attempts */
@@ -506,10 +509,10 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
                 if (out->ps[i].tried[g] != SCHED__NONE)
                     out->pending_flavors = true;
         if (out->mode != AM_FIT) {
-            out->reason = out->mode == AM_NOFIT
-                              ? (overall == SCHED_REASON_NONE ? SCHED_REASON_WAITING_FOR_QUOTA
-                                                              : overall)
-                              : SCHED_REASON_WAITING_FOR_QUOTA;
+            out->reason =
+                out->mode == AM_NOFIT
+                    ? (overall == SCHED_REASON_NONE ? SCHED_REASON_WAITING_FOR_QUOTA : overall)
+                    : SCHED_REASON_WAITING_FOR_QUOTA;
             if (join_message(w, out, per_ps, &out->message) != ERR_OK)
                 rc = ERR_NOMEM;
         }

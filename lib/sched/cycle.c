@@ -19,7 +19,8 @@
  * ClusterQueues' usage, so the undo order does not matter.
  */
 
-/* ---- decisions --------------------------------------------------------------------------------- */
+/* ---- decisions ---------------------------------------------------------------------------------
+ */
 
 void sched_decisions_init(sched_decisions_t *d)
 {
@@ -105,7 +106,8 @@ static const char *path_of(const node_t *n, char *buf, size_t cap)
     return buf;
 }
 
-/* ---- time-based events and stop policies ------------------------------------------------------ */
+/* ---- time-based events and stop policies ------------------------------------------------------
+ */
 
 static int64_t deadline_of(const wl_t *w)
 {
@@ -215,7 +217,8 @@ static err_t requeue(sched_t *s)
     return ERR_OK;
 }
 
-/* ---- nomination ---------------------------------------------------------------------------------- */
+/* ---- nomination
+ * ---------------------------------------------------------------------------------- */
 
 static err_t save_progress(wl_t *w, const cq_t *cq, const assignment_t *a)
 {
@@ -229,8 +232,7 @@ static err_t save_progress(wl_t *w, const cq_t *cq, const assignment_t *a)
     }
     for (size_t i = 0; i < w->nps; i++)
         for (size_t g = 0; g < cq->ngroups; g++)
-            w->last_tried[i * cq->ngroups + g] =
-                i < a->nps ? a->ps[i].tried[g] : SCHED__NONE;
+            w->last_tried[i * cq->ngroups + g] = i < a->nps ? a->ps[i].tried[g] : SCHED__NONE;
     w->last_gen = cq->alloc_gen + 1;
     return ERR_OK;
 }
@@ -391,7 +393,8 @@ static err_t nominate(sched_t *s, entry_t *e)
     return ERR_OK;
 }
 
-/* ---- ordering ------------------------------------------------------------------------------------ */
+/* ---- ordering
+ * ------------------------------------------------------------------------------------ */
 
 /* Classical order (§4.5): preemptors whose victims are gone first (Kueue's alpha feature gate
  * PrioritizePreemptorWorkloads, on in sluice: without it a victim released at once can retake the
@@ -410,18 +413,19 @@ static int entry_cmp(const void *pa, const void *pb, const void *ctx)
     return sched__wl_cmp(a->w, b->w);
 }
 
-/* ---- processing ---------------------------------------------------------------------------------- */
+/* ---- processing
+ * ---------------------------------------------------------------------------------- */
 
 typedef struct cyc_s {
     sched_t *s;
     int64_t now;
     sched_decisions_t *out;
-    wlvec_t removed;  /* targets removed from the tree for the rest of the cycle */
+    wlvec_t removed; /* targets removed from the tree for the rest of the cycle */
     struct {
         cq_t *cq;
         use_t *use;
         size_t nuse;
-    } *added;         /* preemptor usage / reservations added for the rest of the cycle */
+    } * added; /* preemptor usage / reservations added for the rest of the cycle */
     size_t nadded, cadded;
     bool progress;
 } cyc_t;
@@ -453,8 +457,7 @@ static void cycle_undo(cyc_t *c)
     sched__wlvec_fini(&c->removed);
     for (size_t i = 0; i < c->nadded; i++) {
         for (size_t k = 0; k < c->added[i].nuse; k++)
-            sched__usage_remove(&c->added[i].cq->node, c->added[i].use[k].fr,
-                                c->added[i].use[k].v);
+            sched__usage_remove(&c->added[i].cq->node, c->added[i].use[k].fr, c->added[i].use[k].v);
         free(c->added[i].use);
     }
     free(c->added);
@@ -650,12 +653,12 @@ static err_t issue_preemptions(cyc_t *c, entry_t *e)
         if (d == NULL)
             return ERR_NOMEM;
         sched_preempt_reason_t r = e->t.items[i].reason;
-        const char *human = r == SCHED_PREEMPT_IN_CLUSTER_QUEUE ? "prioritization in the ClusterQueue"
-                            : r == SCHED_PREEMPT_IN_COHORT_RECLAMATION
-                                ? "reclamation within the cohort"
-                            : r == SCHED_PREEMPT_IN_COHORT_FAIR_SHARING
-                                ? "Fair Sharing within the cohort"
-                                : "reclamation within the cohort while borrowing";
+        const char *human =
+            r == SCHED_PREEMPT_IN_CLUSTER_QUEUE        ? "prioritization in the ClusterQueue"
+            : r == SCHED_PREEMPT_IN_COHORT_RECLAMATION ? "reclamation within the cohort"
+            : r == SCHED_PREEMPT_IN_COHORT_FAIR_SHARING
+                ? "Fair Sharing within the cohort"
+                : "reclamation within the cohort while borrowing";
         d->preemptor = sched__strdup(e->w->key);
         d->reason = r;
         d->reason_str = sched__strdup(sched_preempt_reason_str(r));
@@ -754,7 +757,8 @@ static err_t process(cyc_t *c, entry_t *e)
     return admit(c, e);
 }
 
-/* ---- the cycle --------------------------------------------------------------------------------- */
+/* ---- the cycle ---------------------------------------------------------------------------------
+ */
 
 static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *progress)
 {

@@ -149,7 +149,8 @@ static err_t objects_changed(sched_t *s, bool queues)
     return sched__tree_rebuild(s);
 }
 
-/* ---- ResourceFlavor ---------------------------------------------------------------------------- */
+/* ---- ResourceFlavor ----------------------------------------------------------------------------
+ */
 
 err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg)
 {
@@ -200,7 +201,8 @@ err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg)
     return ERR_OK;
 }
 
-/* ---- resource groups (ClusterQueue and Cohort) -------------------------------------------------- */
+/* ---- resource groups (ClusterQueue and Cohort) --------------------------------------------------
+ */
 
 static err_t parse_groups(sched_t *s, const char *kind, const char *name,
                           const resource_group_t *groups, size_t ngroups, rgroup_t **out_groups,
@@ -240,8 +242,9 @@ static err_t parse_groups(sched_t *s, const char *kind, const char *name,
             if (fq->name == NULL) {
                 if (rg == NULL)
                     free(res_ids);
-                err_set(msg, ERR_INVALID, "%s %s: spec.resourceGroups[%zu].flavors[%zu].name: required",
-                        kind, name, g, f);
+                err_set(msg, ERR_INVALID,
+                        "%s %s: spec.resourceGroups[%zu].flavors[%zu].name: required", kind, name,
+                        g, f);
                 goto fail;
             }
             if (sched__intern_flavor(s, fq->name, &frec) != ERR_OK) {
@@ -310,7 +313,8 @@ fail:
     return rc;
 }
 
-/* ---- ClusterQueue -------------------------------------------------------------------------------- */
+/* ---- ClusterQueue
+ * -------------------------------------------------------------------------------- */
 
 static cq_t *cq_get(sched_t *s, const char *name, bool create)
 {
@@ -435,7 +439,8 @@ err_t sched_cq_delete(sched_t *s, const char *name, err_msg_t *msg)
     return ERR_OK;
 }
 
-/* ---- Cohort --------------------------------------------------------------------------------------- */
+/* ---- Cohort
+ * --------------------------------------------------------------------------------------- */
 
 err_t sched_cohort_upsert(sched_t *s, const cohort_t *in, err_msg_t *msg)
 {
@@ -444,8 +449,8 @@ err_t sched_cohort_upsert(sched_t *s, const cohort_t *in, err_msg_t *msg)
         return err_set(msg, ERR_INVALID, "Cohort: metadata.name: required");
     quota_decl_t *quotas = NULL;
     size_t nquotas = 0;
-    err_t rc = parse_groups(s, "Cohort", name, in->groups, in->ngroups, NULL, &quotas, &nquotas,
-                            msg);
+    err_t rc =
+        parse_groups(s, "Cohort", name, in->groups, in->ngroups, NULL, &quotas, &nquotas, msg);
     if (rc != ERR_OK)
         return rc;
     char *parent = in->parent && in->parent[0] ? sched__strdup(in->parent) : NULL;
@@ -484,7 +489,8 @@ err_t sched_cohort_delete(sched_t *s, const char *name, err_msg_t *msg)
     return ERR_OK;
 }
 
-/* ---- LocalQueue, Namespace, priority classes ------------------------------------------------------ */
+/* ---- LocalQueue, Namespace, priority classes
+ * ------------------------------------------------------ */
 
 static char *join_key(const char *ns, const char *name)
 {
@@ -495,8 +501,8 @@ err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
 {
     if (in->meta.name == NULL || in->cluster_queue == NULL)
         return err_set(msg, ERR_INVALID, "LocalQueue %s: %s: required",
-                       in->meta.name ? in->meta.name : "", in->meta.name ? "spec.clusterQueue"
-                                                                          : "metadata.name");
+                       in->meta.name ? in->meta.name : "",
+                       in->meta.name ? "spec.clusterQueue" : "metadata.name");
     char *key = join_key(in->meta.namespace, in->meta.name);
     char *cqn = sched__strdup(in->cluster_queue);
     if (key == NULL || cqn == NULL)
@@ -656,10 +662,22 @@ static void priorities_changed(sched_t *s)
     s->requeue_all = true;
 }
 
+/* Workloads keep the value a deleted class gave them: freeze it as their explicit priority. */
+static void freeze_priorities(sched_t *s, priority_source_t source, const char *name)
+{
+    for (size_t i = 0; i < s->nwls; i++) {
+        wl_t *w = s->wls[i];
+        if (w->prio_source == source && w->prio_class && strcmp(w->prio_class, name) == 0) {
+            w->has_explicit_prio = true;
+            w->explicit_prio = w->priority;
+        }
+    }
+}
+
 err_t sched_wpc_upsert(sched_t *s, const workload_priority_class_t *in, err_msg_t *msg)
 {
-    err_t rc = prio_upsert(s, &s->wpcs, &s->nwpcs, &s->cwpcs, &s->wpc_map,
-                           "WorkloadPriorityClass", in->meta.name, in->value, false, msg);
+    err_t rc = prio_upsert(s, &s->wpcs, &s->nwpcs, &s->cwpcs, &s->wpc_map, "WorkloadPriorityClass",
+                           in->meta.name, in->value, false, msg);
     if (rc == ERR_OK)
         priorities_changed(s);
     return rc;
@@ -670,15 +688,7 @@ err_t sched_wpc_delete(sched_t *s, const char *name, err_msg_t *msg)
     prio_rec_t *p = sched__smap_get(&s->wpc_map, name);
     if (p == NULL)
         return err_set(msg, ERR_NOT_FOUND, "WorkloadPriorityClass %s not found", name);
-    /* workloads keep the value they had: freeze it as explicit before the class goes */
-    for (size_t i = 0; i < s->nwls; i++) {
-        wl_t *w = s->wls[i];
-        if (w->prio_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS && w->prio_class &&
-            strcmp(w->prio_class, name) == 0) {
-            w->has_explicit_prio = true;
-            w->explicit_prio = w->priority;
-        }
-    }
+    freeze_priorities(s, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS, name);
     prio_delete(s->wpcs, &s->nwpcs, &s->wpc_map, p);
     return ERR_OK;
 }
@@ -697,14 +707,7 @@ err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg)
     prio_rec_t *p = sched__smap_get(&s->pc_map, name);
     if (p == NULL)
         return err_set(msg, ERR_NOT_FOUND, "PriorityClass %s not found", name);
-    for (size_t i = 0; i < s->nwls; i++) {
-        wl_t *w = s->wls[i];
-        if (w->prio_source == PRIORITY_SOURCE_PRIORITY_CLASS && w->prio_class &&
-            strcmp(w->prio_class, name) == 0) {
-            w->has_explicit_prio = true;
-            w->explicit_prio = w->priority;
-        }
-    }
+    freeze_priorities(s, PRIORITY_SOURCE_PRIORITY_CLASS, name);
     prio_delete(s->pcs, &s->npcs, &s->pc_map, p);
     priorities_changed(s);
     return ERR_OK;

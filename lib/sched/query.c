@@ -70,8 +70,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
     }
 }
 
-err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out,
-                          err_msg_t *msg)
+err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out, err_msg_t *msg)
 {
     const wl_t *w = sched__smap_get(&s->wl_map, key);
     if (w == NULL)
@@ -141,7 +140,8 @@ void sched_workloads(const sched_t *s, sched_wl_cb cb, void *ud)
     }
 }
 
-/* ---- usage ------------------------------------------------------------------------------------------ */
+/* ---- usage
+ * ------------------------------------------------------------------------------------------ */
 
 static void fill_usage(const sched_t *s, const node_t *n, int fr, sched_fr_usage_t *u)
 {
@@ -188,8 +188,7 @@ static err_t usage_list(const sched_t *s, const node_t *n, const quota_decl_t *d
     return ERR_OK;
 }
 
-err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
-                     err_msg_t *msg)
+err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out, err_msg_t *msg)
 {
     const cq_t *cq = sched__smap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
@@ -234,8 +233,7 @@ err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t 
     return ERR_OK;
 }
 
-err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out,
-                      err_msg_t *msg)
+err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out, err_msg_t *msg)
 {
     const cq_t *cq = sched__smap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
@@ -244,7 +242,9 @@ err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out
     out->active = cq->active;
     out->reason = cq->reason;
     snprintf(out->message, sizeof(out->message), "%s",
-             cq->active ? "Can admit new workloads" : cq->inactive_msg ? cq->inactive_msg : "");
+             cq->active         ? "Can admit new workloads"
+             : cq->inactive_msg ? cq->inactive_msg
+                                : "");
     out->cohort = cq->cohort_name;
     out->pending = cq->heap.len + cq->inadm.len;
     out->reserving = cq->admitted.len;

@@ -40,9 +40,9 @@ typedef struct sched_s sched_t;
 /* ---- configuration ------------------------------------------------------------------------ */
 
 typedef struct sched_config_s {
-    bool fair_sharing;               /* Configuration.fairSharing present */
-    fair_strategy_t strategies[2];   /* fairSharing.preemptionStrategies */
-    size_t nstrategies;              /* 0 = Kueue's default (both, in order) */
+    bool fair_sharing;             /* Configuration.fairSharing present */
+    fair_strategy_t strategies[2]; /* fairSharing.preemptionStrategies */
+    size_t nstrategies;            /* 0 = Kueue's default (both, in order) */
 } sched_config_t;
 
 /* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults). */
@@ -135,10 +135,10 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
 /* ---- decisions ---------------------------------------------------------------------------- */
 
 typedef enum {
-    SCHED_DECISION_ADMIT = 0,   /* quota reserved + admitted; usage already counted */
-    SCHED_DECISION_PREEMPT,     /* stop `workload` to make room for `preemptor` */
-    SCHED_DECISION_EVICT,       /* stop `workload`: its ClusterQueue/LocalQueue is HoldAndDrain */
-    SCHED_DECISION_DEACTIVATE,  /* maximum execution time exceeded; quota already freed */
+    SCHED_DECISION_ADMIT = 0,  /* quota reserved + admitted; usage already counted */
+    SCHED_DECISION_PREEMPT,    /* stop `workload` to make room for `preemptor` */
+    SCHED_DECISION_EVICT,      /* stop `workload`: its ClusterQueue/LocalQueue is HoldAndDrain */
+    SCHED_DECISION_DEACTIVATE, /* maximum execution time exceeded; quota already freed */
 } sched_decision_kind_t;
 
 typedef enum {
@@ -199,26 +199,26 @@ int64_t sched_next_deadline(const sched_t *s, int64_t now);
 /* ---- queries ------------------------------------------------------------------------------ */
 
 typedef enum {
-    SCHED_WL_PENDING = 0,  /* waiting in its queue */
-    SCHED_WL_ADMITTED,     /* holds quota */
-    SCHED_WL_EVICTING,     /* holds quota, PREEMPT/EVICT issued, waiting for sched_evicted() */
-    SCHED_WL_FINISHED,     /* done; holds nothing */
-    SCHED_WL_DEACTIVATED,  /* spec.active=false or max execution time exceeded */
+    SCHED_WL_PENDING = 0, /* waiting in its queue */
+    SCHED_WL_ADMITTED,    /* holds quota */
+    SCHED_WL_EVICTING,    /* holds quota, PREEMPT/EVICT issued, waiting for sched_evicted() */
+    SCHED_WL_FINISHED,    /* done; holds nothing */
+    SCHED_WL_DEACTIVATED, /* spec.active=false or max execution time exceeded */
 } sched_wl_state_t;
 
 /* Kueue's QuotaReserved=False reasons (FG UnadmittedWorkloadsObservability) and ours. */
 typedef enum {
     SCHED_REASON_NONE = 0,
-    SCHED_REASON_PENDING_EVALUATION,         /* "PendingEvaluation": not tried yet */
-    SCHED_REASON_WAITING_FOR_QUOTA,          /* "WaitingForQuota" */
-    SCHED_REASON_NO_MATCHING_FLAVOR,         /* "NoMatchingFlavor" */
-    SCHED_REASON_EXCEEDS_MAX_QUOTA,          /* "ExceedsMaxQuota" */
-    SCHED_REASON_WAITING_FOR_PREEMPTED,      /* "WaitingForPreemptedWorkloads" */
-    SCHED_REASON_MISCONFIGURED,              /* "Misconfigured" */
-    SCHED_REASON_SUSPENDED,                  /* "Suspended" (CQ inactive/stopped) */
-    SCHED_REASON_ON_HOLD,                    /* "OnHold" (LocalQueue stopped) */
-    SCHED_REASON_INADMISSIBLE,               /* "Inadmissible" (legacy generic) */
-    SCHED_REASON_DEACTIVATED,                /* "Deactivated" */
+    SCHED_REASON_PENDING_EVALUATION,    /* "PendingEvaluation": not tried yet */
+    SCHED_REASON_WAITING_FOR_QUOTA,     /* "WaitingForQuota" */
+    SCHED_REASON_NO_MATCHING_FLAVOR,    /* "NoMatchingFlavor" */
+    SCHED_REASON_EXCEEDS_MAX_QUOTA,     /* "ExceedsMaxQuota" */
+    SCHED_REASON_WAITING_FOR_PREEMPTED, /* "WaitingForPreemptedWorkloads" */
+    SCHED_REASON_MISCONFIGURED,         /* "Misconfigured" */
+    SCHED_REASON_SUSPENDED,             /* "Suspended" (CQ inactive/stopped) */
+    SCHED_REASON_ON_HOLD,               /* "OnHold" (LocalQueue stopped) */
+    SCHED_REASON_INADMISSIBLE,          /* "Inadmissible" (legacy generic) */
+    SCHED_REASON_DEACTIVATED,           /* "Deactivated" */
 } sched_reason_t;
 
 /* Kueue's name for a reason ("WaitingForQuota", ...; "" for NONE). */
@@ -231,10 +231,10 @@ typedef struct sched_wl_info_s {
     const char *local_queue;   /* spec.queueName */
     const char *cluster_queue; /* admitted: admission CQ; pending: the LQ's CQ; NULL if none */
     sched_wl_state_t state;
-    int32_t priority; /* effective */
-    int64_t created;  /* queue-order timestamp (ms) */
-    int64_t admitted_at; /* ADMITTED/EVICTING: ms */
-    bool borrowing;      /* ADMITTED/EVICTING: the admission borrows */
+    int32_t priority;             /* effective */
+    int64_t created;              /* queue-order timestamp (ms) */
+    int64_t admitted_at;          /* ADMITTED/EVICTING: ms */
+    bool borrowing;               /* ADMITTED/EVICTING: the admission borrows */
     const admission_t *admission; /* ADMITTED/EVICTING, else NULL */
     sched_reason_t reason;        /* PENDING: why it waits */
     const char *message;          /* PENDING: human explanation, never NULL ("" when none) */
@@ -242,8 +242,7 @@ typedef struct sched_wl_info_s {
 } sched_wl_info_t;
 
 /* Fill `out` for workload `key`; ERR_NOT_FOUND when unknown. */
-err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out,
-                          err_msg_t *msg);
+err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out, err_msg_t *msg);
 
 /* Called once per workload by the iterators below; return false to stop. */
 typedef bool (*sched_wl_cb)(const sched_wl_info_t *info, void *ud);
@@ -258,16 +257,16 @@ void sched_workloads(const sched_t *s, sched_wl_cb cb, void *ud);
 
 /* Usage and quota of one (flavor, resource) of a ClusterQueue or Cohort. */
 typedef struct sched_fr_usage_s {
-    const char *flavor;   /* borrowed */
-    const char *resource; /* borrowed */
-    quantity_t nominal;   /* nominalQuota (cohort: its own nominalQuota) */
+    const char *flavor;       /* borrowed */
+    const char *resource;     /* borrowed */
+    quantity_t nominal;       /* nominalQuota (cohort: its own nominalQuota) */
     quantity_t subtree_quota; /* cohort: own nominal + what children lend; CQ: nominal */
     bool has_borrowing_limit;
     quantity_t borrowing_limit;
     bool has_lending_limit;
     quantity_t lending_limit;
-    quantity_t usage;    /* reserved quota (CQ: sum of workloads holding quota) */
-    quantity_t borrowed; /* max(0, usage - subtree_quota) (0 without a cohort) */
+    quantity_t usage;               /* reserved quota (CQ: sum of workloads holding quota) */
+    quantity_t borrowed;            /* max(0, usage - subtree_quota) (0 without a cohort) */
     quantity_t available;           /* what a new workload could take now (Kueue Available) */
     quantity_t potential_available; /* the most it could ever take (PotentialAvailable) */
 } sched_fr_usage_t;
@@ -282,12 +281,12 @@ void sched_usage_list_fini(sched_usage_list_t *l);
 
 /* Active reasons of a ClusterQueue (status condition Active). */
 typedef enum {
-    SCHED_CQ_READY = 0,         /* "Ready" */
-    SCHED_CQ_STOPPED,           /* "Stopped" */
-    SCHED_CQ_FLAVOR_NOT_FOUND,  /* "FlavorNotFound" */
-    SCHED_CQ_TERMINATING,       /* "Terminating" */
-    SCHED_CQ_COHORT_CYCLE,      /* "CohortCycle" (ours: Kueue only disables it) */
-    SCHED_CQ_NOT_FOUND,         /* "NotFound" (referenced but no object) */
+    SCHED_CQ_READY = 0,        /* "Ready" */
+    SCHED_CQ_STOPPED,          /* "Stopped" */
+    SCHED_CQ_FLAVOR_NOT_FOUND, /* "FlavorNotFound" */
+    SCHED_CQ_TERMINATING,      /* "Terminating" */
+    SCHED_CQ_COHORT_CYCLE,     /* "CohortCycle" (ours: Kueue only disables it) */
+    SCHED_CQ_NOT_FOUND,        /* "NotFound" (referenced but no object) */
 } sched_cq_reason_t;
 
 /* Kueue's name for an Active condition reason. */
@@ -296,7 +295,8 @@ const char *sched_cq_reason_str(sched_cq_reason_t r);
 typedef struct sched_cq_status_s {
     bool active;
     sched_cq_reason_t reason;
-    char message[512]; /* e.g. "Can't admit new workloads: references missing ResourceFlavor(s): a." */
+    char message[512]; /* e.g. "Can't admit new workloads: references missing ResourceFlavor(s): a."
+                        */
     const char *cohort; /* borrowed: cohortName or NULL */
     size_t pending;     /* queued (heap + inadmissible) */
     size_t reserving;   /* holding quota (admitted + evicting) */
@@ -306,13 +306,11 @@ typedef struct sched_cq_status_s {
 } sched_cq_status_t;
 
 /* Status of ClusterQueue `name`; ERR_NOT_FOUND when unknown. */
-err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out,
-                      err_msg_t *msg);
+err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out, err_msg_t *msg);
 
 /* Per (flavor, resource) usage of ClusterQueue `name` (every quota it declares, then any other
  * fr it still has usage on); `out` is owned by the caller. ERR_NOT_FOUND, ERR_NOMEM. */
-err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
-                     err_msg_t *msg);
+err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out, err_msg_t *msg);
 
 /* One (flavor, resource) of ClusterQueue `name`; ERR_NOT_FOUND when the CQ, flavor or resource
  * is unknown to the engine (an fr with no quota and no usage reports zeros). */
