@@ -144,10 +144,14 @@ wl_t *sched__queue_pop(cq_t *cq)
     return w;
 }
 
-/* Parked workloads go back to the heap (Kueue's QueueInadmissibleWorkloads). The parked
- * vector's order does not matter: the heap orders them. */
+/* Parked workloads go back to the heap (Kueue's QueueInadmissibleWorkloads), except those in
+ * requeue backoff: Kueue moves only workloads whose backoff has expired, and here the driver
+ * says when by upserting them with hold=false. The parked vector's order does not matter: the
+ * heap orders them. */
 err_t sched__queue_requeue_all(cq_t *cq)
 {
+    size_t kept = 0;
+
     if (cq->inadm.len == 0)
         return ERR_OK;
     if (sched__grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + cq->inadm.len,
@@ -155,10 +159,15 @@ err_t sched__queue_requeue_all(cq_t *cq)
         return ERR_NOMEM;
     for (size_t i = 0; i < cq->inadm.len; i++) {
         wl_t *w = cq->inadm.items[i];
+        if (w->held) {
+            w->qidx = kept;
+            cq->inadm.items[kept++] = w;
+            continue;
+        }
         w->where = WQ_HEAP;
         heap_set(&cq->heap, cq->heap.len++, w);
     }
-    cq->inadm.len = 0;
+    cq->inadm.len = kept;
     sched__queue_rebuild_heap(cq);
     return ERR_OK;
 }
@@ -225,6 +234,8 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
              w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED)
         sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
                              "Workload is pending evaluation in the scheduling queue");
+    if (w->held)
+        return sched__queue_park(cq, w); /* requeue backoff: pending, never a head */
     return sched__queue_push(cq, w);
 }
 

@@ -26,6 +26,7 @@
  *   apply decisions: ADMIT -> write status.admission / start the job;
  *                    PREEMPT, EVICT -> stop the job, then sched_evicted(s, key, now);
  *                    DEACTIVATE -> set spec.active=false (quota is already free)
+ *   the driver's own eviction (PodsReady timeout): sched_workload_evict(), stop, sched_evicted()
  *   when the job ends: sched_workload_finish(s, key, now)
  *   sched_next_deadline() tells when the next time-based event (max execution time) is due.
  *
@@ -99,10 +100,16 @@ err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg);
 /* ---- workloads ---------------------------------------------------------------------------- */
 
 typedef struct sched_wl_opts_s {
-    int64_t created;     /* queue-order timestamp (ms): creation time */
+    int64_t created;     /* queue-order timestamp (ms): creation time; an update of a pending
+                            workload takes it too (a requeue may move it, e.g. to the eviction
+                            time of requeuingStrategy.timestamp=Eviction) */
     int64_t admitted_at; /* only when the workload arrives already admitted (ms) */
     uint64_t seq;        /* queue-order tie-break after `created`, lower first (the simulator
                             passes document order); equal seqs fall back to the key */
+    bool hold;           /* pending: in requeue backoff (Kueue's Requeued=False / requeueAt):
+                            parked with the inadmissible ones, counted as pending, never
+                            nominated, not requeued by capacity events, until upserted again
+                            with hold=false. The driver owns the clock of the backoff. */
 } sched_wl_opts_t;
 
 /*
@@ -128,9 +135,16 @@ err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t 
 /* The workload finished at `now`: free its quota and keep it as finished until deleted. */
 err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
 
-/* A workload named by a PREEMPT or EVICT decision has stopped at `now`: free its quota and put
- * it back in its queue. ERR_NOT_FOUND when unknown, ERR_INVALID when it is not being evicted. */
+/* A workload named by a PREEMPT or EVICT decision, or by sched_workload_evict(), has stopped at
+ * `now`: free its quota and put it back in its queue. ERR_NOT_FOUND when unknown, ERR_INVALID
+ * when it is not being evicted. */
 err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
+
+/* The driver evicts admitted workload `key` on its own account (e.g. Kueue's PodsReady timeout):
+ * it becomes EVICTING and keeps its quota until sched_evicted(), as after an EVICT decision.
+ * ERR_OK when it already is EVICTING, ERR_NOT_FOUND when unknown, ERR_INVALID when it holds no
+ * quota. */
+err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg);
 
 /* ---- decisions ---------------------------------------------------------------------------- */
 

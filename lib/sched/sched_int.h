@@ -239,6 +239,7 @@ struct wl_s {
     uint64_t shape; /* equivalence hash */
     sched_wl_state_t state;
     bool deact_by_engine; /* deactivated by max exec time; stays so until spec.active flips */
+    bool held;            /* pending in requeue backoff (sched_wl_opts_t.hold): parked */
     bool seen_inactive;
     /* queue membership */
     cq_t *qcq;

@@ -476,6 +476,9 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
             }
             if (was_deact && w->deact_by_engine && !w->seen_inactive)
                 return ERR_OK; /* our DEACTIVATE has not reached the object yet */
+            if (opts != NULL)
+                w->created = opts->created; /* the queue-order timestamp may move on requeue */
+            w->held = opts != NULL && opts->hold;
             w->state = SCHED_WL_PENDING;
             w->deact_by_engine = false;
             w->seen_inactive = false;
@@ -511,6 +514,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     w->ns = sched__strdup(ns);
     w->created = opts ? opts->created : in->meta.creation_time * 1000;
     w->seq = opts ? opts->seq : 0;
+    w->held = opts != NULL && opts->hold;
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
     if (w->ns == NULL || wl_load_spec(s, w, in) != ERR_OK || wls_add(s, w) != ERR_OK) {
         sched__smap_del(&s->wl_map, w->key);
@@ -601,5 +605,20 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
                          "Workload is pending evaluation in the scheduling queue");
     if (sched__wl_enqueue(s, w) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", key);
+    return ERR_OK;
+}
+
+err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg)
+{
+    wl_t *w = sched__smap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    if (w->state == SCHED_WL_EVICTING)
+        return ERR_OK;
+    if (w->state != SCHED_WL_ADMITTED)
+        return err_set(msg, ERR_INVALID, "Workload %s holds no quota", key);
+    /* As an EVICT decision: the quota stays counted until the driver reports the workload
+     * stopped (sched_evicted), and preemption treats it as already on its way out. */
+    w->state = SCHED_WL_EVICTING;
     return ERR_OK;
 }
