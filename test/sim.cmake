@@ -1,5 +1,4 @@
 # Simulator tests (lib/sim, `sluice sim`).
-sluice_add_test(sim_duration LIBS sluice_sim)
 sluice_add_test(sim_events LIBS sluice_sim)
 sluice_add_test(sim_record LIBS sluice_sim)
 sluice_add_test(sim_scenario LIBS sluice_sim)
@@ -12,5 +11,4 @@ add_test(NAME sim_report_browser
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim_report_browser.sh $<TARGET_FILE:sluice> ${PROJECT_SOURCE_DIR})
 set_tests_properties(sim_report_browser PROPERTIES LABELS "browser" TIMEOUT 300)
 # Fuzz targets (replayed over their checked-in corpus with -DSLUICE_FUZZ=ON).
-sluice_add_fuzz(sim_duration LIBS sluice_sim)
 sluice_add_fuzz(sim_scenario LIBS sluice_sim)

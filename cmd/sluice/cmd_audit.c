@@ -3,7 +3,7 @@
 #include "commands.h"
 
 #include "hook/audit.h"
-#include "sim/duration.h"
+#include "util/duration.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -42,9 +42,10 @@ int cmd_audit(int argc, char **argv)
             audit_usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
-            sim_ms_t ms;
+            int64_t ms;
             struct timeval tv;
-            if (sim_duration_parse(argv[i + 1], strlen(argv[i + 1]), &ms, &msg) != ERR_OK) {
+            if (duration_parse_ms(argv[i + 1], strlen(argv[i + 1]), DURATION_MS_MAX, &ms, &msg) !=
+                ERR_OK) {
                 fprintf(stderr, "sluice audit: --since: %s\n", msg.text);
                 return 2;
             }

@@ -111,7 +111,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
                 continue;
             }
             err_msg_t msg;
-            if (sim_duration_parse(val, strlen(val), &a->until, &msg) != ERR_OK) {
+            if (duration_parse_ms(val, strlen(val), SIM_MS_MAX, &a->until, &msg) != ERR_OK) {
                 fprintf(stderr, "sluice sim: --until: %s\n", msg.text);
                 return 2;
             }
@@ -157,7 +157,7 @@ static void on_progress(void *ud, sim_ms_t now, size_t done, size_t total)
 {
     progress_t *p = ud;
     struct timespec ts;
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     long long ms = (ts.tv_sec - p->last.tv_sec) * 1000LL + (ts.tv_nsec - p->last.tv_nsec) / 1000000;
@@ -166,7 +166,7 @@ static void on_progress(void *ud, sim_ms_t now, size_t done, size_t total)
     p->last = ts;
     p->shown = true;
     fprintf(stderr, "\r\033[Ksim: virtual time %s, %zu/%zu workloads done",
-            sim_duration_format(now, buf), done, total);
+            duration_format(now, buf), done, total);
     fflush(stderr);
 }
 

@@ -3,6 +3,7 @@
 #include "model/crosscheck.h"
 
 #include "model/selector.h"
+#include "util/duration.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -154,85 +155,7 @@ static size_t find(const cc_t *c, kind_t kind, const char *ns, const char *name)
 
 bool crosscheck_parse_duration(const char *s, int64_t *out_ns)
 {
-    static const struct {
-        const char *unit;
-        int64_t ns;
-    } units[] = {
-        {"ns", 1},
-        {"us", 1000},
-        {"\xc2\xb5s", 1000}, /* U+00B5 micro sign */
-        {"\xce\xbcs", 1000}, /* U+03BC Greek mu */
-        {"ms", 1000000},
-        {"s", 1000000000},
-        {"m", 60LL * 1000000000},
-        {"h", 3600LL * 1000000000},
-    };
-    const char *p = s;
-    int64_t total = 0;
-
-    if (s == NULL)
-        return false;
-    if (*p == '+')
-        p++;
-    else if (*p == '-')
-        return false; /* a creation time is never negative */
-    if (strcmp(p, "0") == 0) {
-        *out_ns = 0;
-        return true;
-    }
-    if (*p == '\0')
-        return false;
-    while (*p != '\0') {
-        int64_t whole = 0, frac = 0, scale = 1, unit_ns = 0, part;
-        bool digits = false;
-        size_t ulen = 0;
-
-        for (; *p >= '0' && *p <= '9'; p++) {
-            if (whole > (INT64_MAX - 9) / 10)
-                return false;
-            whole = whole * 10 + (*p - '0');
-            digits = true;
-        }
-        if (*p == '.') {
-            for (p++; *p >= '0' && *p <= '9'; p++) {
-                digits = true;
-                if (scale <= INT64_MAX / 10 / 10) { /* extra digits beyond 1e17 are dropped */
-                    frac = frac * 10 + (*p - '0');
-                    scale *= 10;
-                }
-            }
-        }
-        if (!digits)
-            return false;
-        for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
-            size_t len = strlen(units[u].unit);
-            if (strncmp(p, units[u].unit, len) == 0 && len > ulen) {
-                /* longest match: "ms" before "m", "ns" before ... */
-                ulen = len;
-                unit_ns = units[u].ns;
-            }
-        }
-        if (ulen == 0)
-            return false;
-        p += ulen;
-        if (whole > INT64_MAX / unit_ns)
-            return false;
-        part = whole * unit_ns;
-        /* frac/scale of a unit, exact while frac * unit_ns fits; otherwise scale down first. */
-        if (frac > 0) {
-            int64_t f = frac, sc = scale;
-            while (f > INT64_MAX / unit_ns) {
-                f /= 10;
-                sc /= 10;
-            }
-            part += f * unit_ns / sc;
-        }
-        if (part > INT64_MAX - total)
-            return false;
-        total += part;
-    }
-    *out_ns = total;
-    return true;
+    return s != NULL && duration_parse_ns(s, strlen(s), INT64_MAX, out_ns, NULL) == ERR_OK;
 }
 
 /* ---- duplicates and updates -------------------------------------------------------------- */

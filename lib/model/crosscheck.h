@@ -58,8 +58,9 @@ void crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_
 void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
                     diags_t *diags);
 
-/* Parse a Go duration ("0s", "1.5s", "250ms", "1h30m") into nanoseconds; false when malformed,
- * negative or beyond int64. */
+/* Parse a Go duration ("0s", "1.5s", "250ms", "1h30m") into nanoseconds with
+ * duration_parse_ns() (util/duration.h); false when malformed, negative, finer than a nanosecond
+ * or beyond int64. */
 bool crosscheck_parse_duration(const char *s, int64_t *out_ns);
 
 #endif

@@ -56,13 +56,13 @@ void sim_json_write_string(FILE *out, const char *s)
 /* The four keys every event starts with; leaves the object open. */
 static bool begin(sim_events_t *ev, sim_ms_t t, const char *event, const char *wl, const char *cq)
 {
-    char tbuf[SIM_TIME_STR_MAX];
+    char tbuf[DURATION_STR_MAX];
 
     ev->count++;
     if (ev->out == NULL)
         return false;
     fputs("{\"time\":", ev->out);
-    fputs(sim_time_format(t, tbuf), ev->out);
+    fputs(duration_format_secs(t, tbuf), ev->out);
     fputs(",\"event\":", ev->out);
     sim_json_write_string(ev->out, event);
     fputs(",\"workload\":", ev->out);

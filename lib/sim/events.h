@@ -4,7 +4,7 @@
 #define SLUICE_SIM_EVENTS_H
 
 #include "model/types.h"
-#include "sim/duration.h"
+#include "sim/vtime.h"
 #include "util/err.h"
 
 #include <stdbool.h>

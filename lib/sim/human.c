@@ -91,7 +91,7 @@ static char *num(size_t v, char *buf)
 
 static char *dur(sim_ms_t ms, char *buf)
 {
-    return sim_duration_format(ms, buf);
+    return duration_format(ms, buf);
 }
 
 /* ---- sections ------------------------------------------------------------------------------ */
@@ -99,7 +99,7 @@ static char *dur(sim_ms_t ms, char *buf)
 static void header(const sim_rec_t *r, FILE *out)
 {
     size_t counts[5] = {0};
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
     const char *why = sim_view_end_reason(r);
 
     for (size_t i = 0; i < r->nwls; i++)
@@ -121,7 +121,7 @@ static bool queues(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
 {
     table_t t = {.ncols = 7};
     sim_view_groups_t g;
-    char a[32], b[32], c[32], p50[SIM_TIME_STR_MAX], p90[SIM_TIME_STR_MAX], mx[SIM_TIME_STR_MAX];
+    char a[32], b[32], c[32], p50[DURATION_STR_MAX], p90[DURATION_STR_MAX], mx[DURATION_STR_MAX];
 
     if (sim_view_groups_init(&g, r) != ERR_OK)
         return false;
@@ -251,7 +251,7 @@ static int reason_cmp(const void *x, const void *y)
 static bool reasons(const sim_rec_t *r, FILE *out)
 {
     const sim_reason_t **v = calloc(r->nreasons + 1, sizeof(*v));
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
     size_t shown = 0;
 
     if (v == NULL)

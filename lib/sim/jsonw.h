@@ -9,7 +9,7 @@
 #define JSONW_MAX_DEPTH 16
 
 /* Keys are written in the order the caller writes them; numbers are passed as text already
- * formatted exactly (see sim_time_format, sim_ratio_format), so nothing here rounds. */
+ * formatted exactly (see duration_format_secs, sim_ratio_format), so nothing here rounds. */
 typedef struct jsonw_s {
     FILE *out; /* borrowed */
     int depth;

@@ -4,9 +4,9 @@
 #define SLUICE_SIM_RECORD_H
 
 #include "model/types.h"
-#include "sim/duration.h"
 #include "sim/stats.h"
 #include "sim/strmap.h"
+#include "sim/vtime.h"
 #include "util/err.h"
 
 #include <stdbool.h>

@@ -100,7 +100,7 @@ static void time_axis(FILE *out, sim_ms_t end, int base)
                                      300000,   600000,   1800000,  3600000,  7200000,
                                      21600000, 43200000, 86400000, 604800000};
     sim_ms_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1];
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
 
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         if (end / steps[i] <= 8) {
@@ -115,7 +115,7 @@ static void time_axis(FILE *out, sim_ms_t end, int base)
         fprintf(out,
                 "<line class=\"tick\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
                 "<text class=\"tlabel\" x=\"%lld\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                x, base, x, base + 4, x, base + 16, sim_duration_format(t, buf));
+                x, base, x, base + 4, x, base + 16, duration_format(t, buf));
         if (end == 0)
             break;
     }
@@ -299,7 +299,7 @@ static bool chart_waits(const sim_rec_t *r, FILE *out)
     sim_ms_t *w = calloc(r->nwls + 1, sizeof(*w));
     sim_ms_t wmax = 0;
     size_t groups = 0;
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
 
     if (v == NULL || w == NULL) {
         free(v);
@@ -348,7 +348,7 @@ static bool chart_waits(const sim_rec_t *r, FILE *out)
                 px_x(p90, wmax) - px_x(p50, wmax) + 1, px_x(p50, wmax), y + 2, px_x(p50, wmax),
                 y + 18);
         fprintf(out, "<text class=\"legend\" x=\"%d\" y=\"%d\">%zu, p50 %s</text></g>\n",
-                LEFT + W + 12, y + 14, n, sim_duration_format(p50, buf));
+                LEFT + W + 12, y + 14, n, duration_format(p50, buf));
         i = j;
     }
     time_axis(out, wmax, TOP + (int)groups * 28);
@@ -362,7 +362,7 @@ static bool chart_preemptions(const sim_rec_t *r, const size_t *cqs, size_t ncq,
 {
     size_t *row_of = calloc(r->nholders + 1, sizeof(*row_of));
     size_t rows = 0;
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
 
     if (row_of == NULL)
         return false;
@@ -393,7 +393,7 @@ static bool chart_preemptions(const sim_rec_t *r, const size_t *cqs, size_t ncq,
             continue;
         fprintf(out, "<circle class=\"preemption\" cx=\"%lld\" cy=\"%zu\" r=\"4\"><title>",
                 px_x(p->t, r->end), TOP + row * 22 + 8);
-        fprintf(out, "%s: ", sim_duration_format(p->t, buf));
+        fprintf(out, "%s: ", duration_format(p->t, buf));
         esc(out, r->wls[p->victim].name);
         fputs(" preempted by ", out);
         esc(out, p->preemptor != SIM_NONE ? r->wls[p->preemptor].name : "?");

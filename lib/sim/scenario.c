@@ -138,7 +138,7 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
         return;
     }
     const char *s = json_string_value(v);
-    if (sim_duration_parse(s, strlen(s), out, &msg) != ERR_OK) {
+    if (duration_parse_ms(s, strlen(s), SIM_MS_MAX, out, &msg) != ERR_OK) {
         diags_error(d, path, "%s", msg.text);
         return;
     }
@@ -266,7 +266,7 @@ static void check_sim_rules(load_t *ld)
     sim_scenario_t *sc = ld->sc;
     sim_strmap_t wl_names;
     size_t config_doc = SIM_DOC_NONE;
-    char tbuf[SIM_TIME_STR_MAX];
+    char tbuf[DURATION_STR_MAX];
 
     sim_strmap_init(&wl_names);
     for (size_t i = 0; i < sc->ndocs; i++) {
@@ -279,8 +279,7 @@ static void check_sim_rules(load_t *ld)
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
         if (doc->has_delete_at && doc->delete_at <= doc->at)
             diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
-                        "must be later than " SIM_ANN_AT " (%s)",
-                        sim_duration_format(doc->at, tbuf));
+                        "must be later than " SIM_ANN_AT " (%s)", duration_format(doc->at, tbuf));
         if (k == KIND_CONFIGURATION) {
             if (config_doc != SIM_DOC_NONE)
                 diags_error(d, "",

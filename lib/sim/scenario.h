@@ -5,7 +5,7 @@
 #define SLUICE_SIM_SCENARIO_H
 
 #include "model/object.h"
-#include "sim/duration.h"
+#include "sim/vtime.h"
 #include "util/err.h"
 
 #include <stdbool.h>

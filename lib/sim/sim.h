@@ -3,9 +3,9 @@
 #ifndef SLUICE_SIM_H
 #define SLUICE_SIM_H
 
-#include "sim/duration.h"
 #include "sim/record.h"
 #include "sim/scenario.h"
+#include "sim/vtime.h"
 #include "util/err.h"
 
 #include <stdbool.h>

@@ -3,7 +3,7 @@
 #ifndef SLUICE_SIM_STATS_H
 #define SLUICE_SIM_STATS_H
 
-#include "sim/duration.h"
+#include "sim/vtime.h"
 
 #include <stddef.h>
 

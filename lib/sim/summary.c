@@ -20,16 +20,16 @@
 
 static void time_or_null(jsonw_t *w, const char *key, sim_ms_t t)
 {
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
     jsonw_key(w, key);
-    jsonw_raw(w, t < 0 ? "null" : sim_time_format(t, buf));
+    jsonw_raw(w, t < 0 ? "null" : duration_format_secs(t, buf));
 }
 
 static void time_val(jsonw_t *w, const char *key, sim_ms_t t)
 {
-    char buf[SIM_TIME_STR_MAX];
+    char buf[DURATION_STR_MAX];
     jsonw_key(w, key);
-    jsonw_raw(w, sim_time_format(t, buf));
+    jsonw_raw(w, duration_format_secs(t, buf));
 }
 
 static void write_workloads(jsonw_t *w, const sim_rec_t *r)
