@@ -10,6 +10,7 @@ sluice_add_test(ctrl_podset LIBS sluice_ctrl)
 sluice_add_test(ctrl_wlstatus LIBS sluice_ctrl)
 sluice_add_test(ctrl_queuestatus LIBS sluice_ctrl)
 sluice_add_test(ctrl_config LIBS sluice_ctrl)
+sluice_add_test(ctrl_podsready LIBS sluice_ctrl)
 
 if(SLUICE_INTEGRATION AND TARGET sluice)
   # sluice_add_ctrl_e2e(<name>): test/integration/ctrl_<name>.sh, one `sluice run` (or two).
@@ -26,4 +27,5 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(failover)
   sluice_add_ctrl_e2e(webhook)
   sluice_add_ctrl_e2e(rbac)
+  sluice_add_ctrl_e2e(podsready)
 endif()

@@ -127,6 +127,133 @@ START_TEST(errors_name_the_field)
 }
 END_TEST
 
+/* Apply the JSON text `doc` over a fresh configuration; the code, and the message in `msg`. */
+static err_t apply_text(ctrl_config_t *c, const char *text, err_msg_t *msg)
+{
+    json_t *doc = json_loads(text, 0, NULL);
+    err_t rc;
+
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_int_eq(ctrl_config_init(c, NULL), ERR_OK);
+    rc = ctrl_config_apply(c, doc, msg);
+    json_decref(doc);
+    return rc;
+}
+
+START_TEST(wait_for_pods_ready)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+
+    /* Kueue's v1beta2 defaults: always on, 30m, no blocking, recovery = timeout, Eviction,
+     * unlimited requeues every 60 s doubling up to an hour. No file: the same. */
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert(c.pods_ready.enabled);
+    ck_assert(!c.pods_ready.block_admission);
+    ck_assert_uint_eq(c.pods_ready.timeout_ms, 1800000);
+    ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 1800000);
+    ck_assert_int_eq(c.pods_ready.timestamp, CTRL_REQUEUE_EVICTION);
+    ck_assert(!c.pods_ready.has_backoff_limit);
+    ck_assert_int_eq(c.pods_ready.backoff_base_s, 60);
+    ck_assert_int_eq(c.pods_ready.backoff_max_s, 3600);
+    ctrl_config_fini(&c);
+    ck_assert_int_eq(apply_text(&c, "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\"}", &msg),
+                     ERR_OK);
+    ck_assert(c.pods_ready.enabled);
+    ctrl_config_fini(&c);
+
+    /* Every field. recoveryTimeout given explicitly does not follow a later --timeout flag. */
+    ck_assert_msg(
+        apply_text(&c,
+                   "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"waitForPodsReady\":"
+                   "{\"timeout\":\"3s\",\"blockAdmission\":true,\"recoveryTimeout\":\"2m\","
+                   "\"requeuingStrategy\":{\"timestamp\":\"Creation\",\"backoffLimitCount\":2,"
+                   "\"backoffBaseSeconds\":1,\"backoffMaxSeconds\":5}}}",
+                   &msg) == ERR_OK,
+        "%s", msg.text);
+    ck_assert(c.pods_ready.enabled);
+    ck_assert(c.pods_ready.block_admission);
+    ck_assert_uint_eq(c.pods_ready.timeout_ms, 3000);
+    ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 120000);
+    ck_assert_int_eq(c.pods_ready.timestamp, CTRL_REQUEUE_CREATION);
+    ck_assert(c.pods_ready.has_backoff_limit);
+    ck_assert_int_eq(c.pods_ready.backoff_limit_count, 2);
+    ck_assert_int_eq(c.pods_ready.backoff_base_s, 1);
+    ck_assert_int_eq(c.pods_ready.backoff_max_s, 5);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "10s", &msg), ERR_OK);
+    ck_assert_uint_eq(c.pods_ready.timeout_ms, 10000);
+    ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 120000);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "false", &msg), ERR_OK);
+    ck_assert(!c.pods_ready.enabled);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "1m", &msg), ERR_OK);
+    ck_assert(c.pods_ready.enabled);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "0", &msg), ERR_OK);
+    ck_assert(!c.pods_ready.enabled);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "soon", &msg), ERR_PARSE);
+    ctrl_config_fini(&c);
+
+    /* "0s" turns the recovery timeout off; a recoveryTimeout the file left out follows the
+     * flag's timeout. */
+    ck_assert_int_eq(apply_text(&c, "{\"waitForPodsReady\":{\"recoveryTimeout\":\"0s\"}}", &msg),
+                     ERR_OK);
+    ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 0);
+    ctrl_config_fini(&c);
+    ck_assert_int_eq(apply_text(&c, "{\"waitForPodsReady\":{}}", &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_set_pods_ready_timeout(&c, "7s", &msg), ERR_OK);
+    ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 7000);
+    ctrl_config_fini(&c);
+
+    /* v1beta1: off unless enable; blockAdmission then defaults to enable. */
+    ck_assert_int_eq(apply_text(&c, "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta1\"}", &msg),
+                     ERR_OK);
+    ck_assert(!c.pods_ready.enabled);
+    ctrl_config_fini(&c);
+    ck_assert_int_eq(apply_text(&c,
+                                "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta1\","
+                                "\"waitForPodsReady\":{\"timeout\":\"1m\"}}",
+                                &msg),
+                     ERR_OK);
+    ck_assert(!c.pods_ready.enabled);
+    ctrl_config_fini(&c);
+    ck_assert_int_eq(apply_text(&c,
+                                "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta1\","
+                                "\"waitForPodsReady\":{\"enable\":true}}",
+                                &msg),
+                     ERR_OK);
+    ck_assert(c.pods_ready.enabled);
+    ck_assert(c.pods_ready.block_admission);
+    ctrl_config_fini(&c);
+
+    /* Errors name the field path. */
+    static const struct {
+        const char *doc, *path;
+    } bad[] = {
+        {"{\"waitForPodsReady\":{\"timeout\":\"0s\"}}", "waitForPodsReady.timeout: "},
+        {"{\"waitForPodsReady\":{\"timeout\":\"3 s\"}}", "waitForPodsReady.timeout: "},
+        {"{\"waitForPodsReady\":{\"blockAdmission\":\"yes\"}}", "waitForPodsReady.blockAdmission"},
+        {"{\"waitForPodsReady\":{\"enable\":1}}", "waitForPodsReady.enable"},
+        {"{\"waitForPodsReady\":{\"recoveryTimeout\":5}}", "waitForPodsReady.recoveryTimeout"},
+        {"{\"waitForPodsReady\":{\"bogus\":1}}", "waitForPodsReady.bogus: unknown field"},
+        {"{\"waitForPodsReady\":[]}", "waitForPodsReady: must be an object"},
+        {"{\"waitForPodsReady\":{\"requeuingStrategy\":{\"timestamp\":\"Later\"}}}",
+         "waitForPodsReady.requeuingStrategy.timestamp"},
+        {"{\"waitForPodsReady\":{\"requeuingStrategy\":{\"backoffLimitCount\":-1}}}",
+         "waitForPodsReady.requeuingStrategy.backoffLimitCount"},
+        {"{\"waitForPodsReady\":{\"requeuingStrategy\":{\"backoffBaseSeconds\":0}}}",
+         "waitForPodsReady.requeuingStrategy.backoffBaseSeconds"},
+        {"{\"waitForPodsReady\":{\"requeuingStrategy\":{\"backoffMaxSeconds\":\"1h\"}}}",
+         "waitForPodsReady.requeuingStrategy.backoffMaxSeconds"},
+        {"{\"waitForPodsReady\":{\"requeuingStrategy\":{\"x\":1}}}",
+         "waitForPodsReady.requeuingStrategy.x: unknown field"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_int_ne(apply_text(&c, bad[i].doc, &msg), ERR_OK);
+        ck_assert_msg(strstr(msg.text, bad[i].path) != NULL, "%s: %s", bad[i].doc, msg.text);
+        ctrl_config_fini(&c);
+    }
+}
+END_TEST
+
 START_TEST(value_parsers)
 {
     uint32_t ms;
@@ -174,6 +301,7 @@ int main(void)
     tcase_add_test(tc, file_and_flags);
     tcase_add_test(tc, errors_name_the_field);
     tcase_add_test(tc, value_parsers);
+    tcase_add_test(tc, wait_for_pods_ready);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -45,6 +45,8 @@ static const char usage_text[] =
     "  --health-probe-bind-address A /healthz and /readyz, e.g. :8081 (\"0\": off)\n"
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
+    "  --pods-ready-timeout D        waitForPodsReady.timeout, e.g. 5m (default: the file's,\n"
+    "                                else 30m); \"false\" or 0 turns waitForPodsReady off\n"
     "  --log-level LEVEL             error, info or debug (default info)\n"
     "  --audit-log FILE              append the audit trail (who changed which quota, queue\n"
     "                                mapping or priority; rejections too) to FILE as JSON lines;\n"
@@ -52,6 +54,10 @@ static const char usage_text[] =
     "  --audit-log-max-bytes N       rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
     "                                (default 104857600)\n"
     "  -h, --help                    show this help\n"
+    "\n"
+    "waitForPodsReady (on by default, as Kueue's v1beta2): an admitted Job whose pods are not\n"
+    "all ready within the timeout is evicted (Evicted PodsReadyTimeout), stopped and requeued\n"
+    "after an exponential backoff (requeuingStrategy); see docs/operator.md.\n"
     "\n"
     "SIGTERM or SIGINT: stop writing, finish the writes in flight (at most 5 s), release the\n"
     "Lease, exit 0. Losing the Lease stops all writes at once and exits 1 (restart to compete\n"
@@ -258,6 +264,7 @@ typedef struct run_args_s {
     const char *cert_dir;
     const char *audit_log;
     const char *audit_max;
+    const char *pods_ready_timeout;
     const char *cert_ips[8];
     size_t ncert_ips;
 } run_args_t;
@@ -282,6 +289,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--cert-dir", offsetof(run_args_t, cert_dir)},
         {"--audit-log", offsetof(run_args_t, audit_log)},
         {"--audit-log-max-bytes", offsetof(run_args_t, audit_max)},
+        {"--pods-ready-timeout", offsetof(run_args_t, pods_ready_timeout)},
     };
 
     for (int i = 1; i < argc; i++) {
@@ -381,6 +389,9 @@ static int apply_flags(run_t *r, const run_args_t *a)
         if (r->cfg.audit_log == NULL)
             rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
+    if (rc == ERR_OK && a->pods_ready_timeout != NULL &&
+        (rc = ctrl_config_set_pods_ready_timeout(&r->cfg, a->pods_ready_timeout, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--pods-ready-timeout: ");
     if (rc == ERR_OK && a->qps != NULL) {
         char *end = NULL;
         unsigned long v = strtoul(a->qps, &end, 10);

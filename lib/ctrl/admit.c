@@ -3,6 +3,7 @@
 #include "ctrl/ctrl_int.h"
 
 #include "ctrl/cond.h"
+#include "ctrl/podsready.h"
 #include "ctrl/queuestatus.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
@@ -71,25 +72,36 @@ static void record_eviction(ctrl_t *c, const sched_decision_t *d)
               d->message ? d->message : "");
 }
 
+void ctrl__deactivate(ctrl_t *c, const char *key, const char *reason, const char *message,
+                      json_t *requeue_state)
+{
+    json_t *patch = json_pack("{s:{s:b}}", "spec", "active", 0);
+    json_t *e = json_pack("{s:s,s:s,s:s}", "reason", reason, "preempt", "", "message", message);
+    ctrl_op_t *op;
+
+    if (e != NULL && requeue_state != NULL &&
+        json_object_set(e, "requeueState", requeue_state) != 0) {
+        json_decref(e);
+        e = NULL;
+    }
+    if (e == NULL || json_object_set_new(c->evictions, key, e))
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s", key);
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, key, 0, NULL) : NULL;
+    if (op != NULL)
+        ctrl__patch(c, op, NULL, patch);
+    json_decref(patch);
+}
+
 static void deactivate(ctrl_t *c, const sched_decision_t *d)
 {
     json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload);
-    json_t *patch = json_pack("{s:{s:b}}", "spec", "active", 0);
-    json_t *e = json_pack("{s:s,s:s,s:s}", "reason", "DeactivatedDueToMaximumExecutionTimeExceeded",
-                          "preempt", "", "message",
-                          d->message ? d->message : "exceeded the maximum execution time");
-    ctrl_op_t *op;
 
-    if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
-        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s", d->workload);
     if (wl != NULL)
         ctrl__event(c, CTRL_WORKLOAD, wl, "Warning", "MaximumExecutionTimeExceeded",
                     "The maximum execution time (%s) exceeded",
                     d->message ? d->message : "spec.maximumExecutionTimeSeconds");
-    op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, d->workload, 0, NULL) : NULL;
-    if (op != NULL)
-        ctrl__patch(c, op, NULL, patch);
-    json_decref(patch);
+    ctrl__deactivate(c, d->workload, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                     d->message ? d->message : "exceeded the maximum execution time", NULL);
 }
 
 void ctrl__cycle(ctrl_t *c)
@@ -152,9 +164,16 @@ void ctrl__evictions(ctrl_t *c)
                 wl, json_string_value(json_object_get(e, "reason")),
                 json_string_value(json_object_get(e, "preempt")),
                 json_string_value(json_object_get(e, "message")), ctrl__now_ms() / 1000);
-            ctrl_op_t *op =
-                patch ? ctrl__op_new(c, CTRL_OP_WL_EVICT, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
-                      : NULL;
+            json_t *rs = json_object_get(e, "requeueState");
+            ctrl_op_t *op;
+            /* PodsReady timeout: the requeue count and time go with the eviction, as Kueue. */
+            if (patch != NULL && rs != NULL &&
+                json_object_set(json_object_get(patch, "status"), "requeueState", rs) != 0) {
+                json_decref(patch);
+                patch = NULL;
+            }
+            op = patch ? ctrl__op_new(c, CTRL_OP_WL_EVICT, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
+                       : NULL;
             if (op != NULL) {
                 op->data = json_incref(e);
                 ctrl__patch(c, op, "status", patch);
@@ -221,6 +240,7 @@ typedef struct pending_ctx_s {
     ctrl_t *c;
     size_t writes;
     int64_t now_s;
+    json_t *blocked_heads; /* blockAdmission: heads that would be admitted, or NULL */
 } pending_ctx_t;
 
 static bool on_pending(const sched_wl_info_t *info, void *ud)
@@ -239,8 +259,15 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
     if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, info->key) || wlstatus_reserved(wl) ||
         wlstatus_cond(wl, "Finished"))
         return true;
-    patch = wlstatus_pending_patch(wl, sched_reason_str(info->reason), info->message, p->now_s,
-                                   &changed);
+    if (c->cfg->pods_ready.enabled && podsready_held(wl))
+        return true; /* in requeue backoff: the eviction's explanation stands, as in Kueue */
+    if (json_object_get(p->blocked_heads, info->key) != NULL)
+        patch = wlstatus_pending_patch(
+            wl, "WaitingForPodsReady",
+            "waiting for all admitted workloads to be in PodsReady condition", p->now_s, &changed);
+    else
+        patch = wlstatus_pending_patch(wl, sched_reason_str(info->reason), info->message, p->now_s,
+                                       &changed);
     if (patch == NULL)
         return true; /* already says so (or OOM: next time) */
     op = ctrl__op_new(c, CTRL_OP_WL_PENDING, CTRL_WORKLOAD, info->key, CTRL_WORKLOAD, info->key);
@@ -371,9 +398,15 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
 
 void ctrl__statuses(ctrl_t *c)
 {
-    pending_ctx_t p = {c, 0, ctrl__now_ms() / 1000};
+    pending_ctx_t p = {c, 0, ctrl__now_ms() / 1000, NULL};
 
+    if (c->blocked) {
+        p.blocked_heads = json_object();
+        if (p.blocked_heads != NULL)
+            ctrl__blocked_heads(c, p.blocked_heads);
+    }
     sched_workloads(c->sched, on_pending, &p);
+    json_decref(p.blocked_heads);
     queue_statuses(c, p.now_s);
     c->queue_dirty = false;
 }

@@ -16,7 +16,9 @@
  * (leaderElect, resourceName, leaseDuration, renewDeadline, retryPeriod), webhook (host, port,
  * certDir), health.healthProbeBindAddress, clientConnection (qps, burst),
  * internalCertManagement (enable, webhookServiceName, webhookSecretName), fairSharing,
- * manageJobsWithoutQueueName and managedJobsNamespaceSelector. sluice-only settings live in
+ * manageJobsWithoutQueueName, managedJobsNamespaceSelector and waitForPodsReady (enable [v1beta1],
+ * timeout, blockAdmission, recoveryTimeout, requeuingStrategy {timestamp, backoffLimitCount,
+ * backoffBaseSeconds, backoffMaxSeconds}). sluice-only settings live in
  * metadata.annotations so the file stays a valid Kueue Configuration:
  *   sluice.dev/job-resource: GROUP/VERSION/PLURAL   (default batch/v1/jobs)
  *   sluice.dev/log-level:    error|info|debug        (default info)
@@ -26,6 +28,25 @@
  */
 
 typedef enum { CTRL_LOG_ERROR = 0, CTRL_LOG_INFO, CTRL_LOG_DEBUG } ctrl_log_level_t;
+
+/* waitForPodsReady.requeuingStrategy.timestamp: the queue-order timestamp after a PodsReady
+ * timeout eviction. */
+typedef enum { CTRL_REQUEUE_EVICTION = 0, CTRL_REQUEUE_CREATION } ctrl_requeue_ts_t;
+
+/* Kueue's waitForPodsReady (reference section 6): v1beta2 always enabled with these defaults;
+ * v1beta1 only with `enable: true` (blockAdmission then defaults to true). */
+typedef struct ctrl_pods_ready_s {
+    bool enabled;
+    bool block_admission;         /* false (v1beta1: = enable) */
+    uint32_t timeout_ms;          /* 30m, > 0 */
+    uint32_t recovery_timeout_ms; /* = timeout; 0: no recovery timeout */
+    bool recovery_set;            /* recoveryTimeout given (else it follows timeout) */
+    ctrl_requeue_ts_t timestamp;  /* Eviction */
+    bool has_backoff_limit;       /* backoffLimitCount given (else requeued forever) */
+    int32_t backoff_limit_count;  /* >= 0 */
+    int32_t backoff_base_s;       /* 60, > 0 */
+    int32_t backoff_max_s;        /* 3600, > 0 */
+} ctrl_pods_ready_t;
 
 typedef struct ctrl_config_s {
     char *namespace;             /* owned: sluice's namespace (default kueue-system) */
@@ -50,11 +71,12 @@ typedef struct ctrl_config_s {
     uint64_t qps_milli;          /* 300000 */
     uint32_t burst;              /* 500 */
     ctrl_log_level_t log_level;
-    char *audit_log;          /* owned: audit trail file (JSON lines), NULL = none */
-    uint64_t audit_max_bytes; /* rotate past this size (default 100 MiB) */
-    configuration_t kueue;    /* fairSharing, manageJobsWithoutQueueName, namespace selector
-                                 (valid after ctrl_config_finish()) */
-    json_t *doc;              /* owned: the Configuration document applied last, or NULL */
+    char *audit_log;              /* owned: audit trail file (JSON lines), NULL = none */
+    uint64_t audit_max_bytes;     /* rotate past this size (default 100 MiB) */
+    ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
+    configuration_t kueue;        /* fairSharing, manageJobsWithoutQueueName, namespace selector
+                                     (valid after ctrl_config_finish()) */
+    json_t *doc;                  /* owned: the Configuration document applied last, or NULL */
 } ctrl_config_t;
 
 /* Kueue's defaults (namespace kueue-system, no leader election, batch/v1 jobs). NULL-safe
@@ -83,6 +105,10 @@ err_t ctrl_duration_ms(const char *s, uint32_t *out, err_msg_t *msg);
 
 /* Parse a bind address ":8081", "0.0.0.0:8081", "0" (off) into host (owned, "" = any) and port. */
 err_t ctrl_bind_address(const char *s, char **host, int *port, err_msg_t *msg);
+
+/* Set waitForPodsReady.timeout from a duration ("3s", "30m"; recoveryTimeout follows unless the
+ * file set it); "0" or "false" turns waitForPodsReady off. */
+err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
 
 /* Set the audit log's maximum size from decimal text (bytes, >= 4096). */
 err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);

@@ -4,6 +4,7 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/ctrl_int.h"
+#include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
 #include "model/diag.h"
@@ -362,6 +363,12 @@ void ctrl__engine_wl(ctrl_t *c, const char *key)
     }
     opts.created = o.u.wl.meta.creation_time * 1000;
     opts.admitted_at = o.u.wl.conditions.admitted_time * 1000;
+    if (c->cfg->pods_ready.enabled) {
+        /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp),
+         * and held out of the queue until the backoff is over (Requeued=False). */
+        opts.created = podsready_queue_ts(&c->cfg->pods_ready, view, opts.created);
+        opts.hold = podsready_held(view);
+    }
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = o.u.wl.admission != NULL && o.u.wl.conditions.quota_reserved &&
                !o.u.wl.conditions.finished && o.u.wl.active;
@@ -380,6 +387,12 @@ void ctrl__engine_wl(ctrl_t *c, const char *key)
     rc = sched_workload_upsert(c->sched, &o.u.wl, &opts, &msg);
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
+    else if (reserved && o.u.wl.conditions.evicted &&
+             sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
+             info.state == SCHED_WL_ADMITTED)
+        /* Evicted in the API (by us before a restart, or by a timeout): the quota stays until
+         * the Job has stopped and the release is written, then sched_evicted() requeues it. */
+        sched_workload_evict(c->sched, key, NULL);
     object_fini(&o);
     c->queue_dirty = true;
 }
@@ -541,7 +554,11 @@ static void pass(ctrl_t *c)
     json_object_foreach(wls, key, v) ctrl__reconcile_wl(c, key);
     json_decref(jobs);
     json_decref(wls);
-    ctrl__cycle(c);
+    /* blockAdmission: no cycle while an admitted Workload waits for its pods (Kueue blocks its
+     * scheduler the same way); the heads say so in ctrl__statuses(). */
+    c->blocked = ctrl__admission_blocked(c);
+    if (!c->blocked)
+        ctrl__cycle(c);
     ctrl__evictions(c);
 }
 
@@ -556,6 +573,7 @@ static void on_periodic(uv_timer_t *t)
 
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
+    ctrl__pods_ready_tick(c);
     pass(c);
     ctrl__statuses(c);
 }

@@ -21,6 +21,9 @@ typedef enum {
     CTRL_OP_WL_DELETE,       /* orphaned Workload deleted */
     CTRL_OP_WL_DEACTIVATE,   /* spec.active=false (maximum execution time) */
     CTRL_OP_WL_QUEUE,        /* spec.queueName follows the suspended Job's queue-name label */
+    CTRL_OP_WL_PRIORITY,     /* spec.priorityClassRef/priority follow the priority-class label */
+    CTRL_OP_WL_PODSREADY,    /* PodsReady condition from the Job's ready pods */
+    CTRL_OP_WL_BACKOFF,      /* Requeued=True BackoffFinished: the requeue backoff is over */
     CTRL_OP_JOB_START,       /* unsuspend + merge the admission into the template */
     CTRL_OP_JOB_SUSPEND,     /* spec.suspend=true */
     CTRL_OP_JOB_CLEAR_START, /* status.startTime=null so the template may change */
@@ -69,6 +72,7 @@ struct ctrl_s {
     bool writes_stopped;
     bool closing;
     bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
+    bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
     void (*on_closed)(void *data);
     void *on_closed_data;
@@ -142,5 +146,20 @@ void ctrl__evictions(ctrl_t *c);
 void ctrl__statuses(ctrl_t *c);
 /* Continuations of admission writes. */
 void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
+/* Deactivate Workload `key` (spec.active=false) and record the eviction to write: Evicted
+ * `reason` with `message`; `requeue_state` (borrowed, may be NULL) goes into the eviction patch
+ * as status.requeueState (JSON null clears it). */
+void ctrl__deactivate(ctrl_t *c, const char *key, const char *reason, const char *message,
+                      json_t *requeue_state);
+
+/* ---- waitForPodsReady (readiness.c) ------------------------------------------------------ */
+
+/* Once a second: evict Workloads whose PodsReady timeout expired (or deactivate them past
+ * backoffLimitCount) and end requeue backoffs that are due (leader only). */
+void ctrl__pods_ready_tick(ctrl_t *c);
+/* blockAdmission: does an admitted Workload still wait for its pods to be ready? */
+bool ctrl__admission_blocked(ctrl_t *c);
+/* Write QuotaReserved=False WaitingForPodsReady on each ClusterQueue's head while blocked. */
+void ctrl__blocked_heads(ctrl_t *c, json_t *heads);
 
 #endif

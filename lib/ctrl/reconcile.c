@@ -3,7 +3,9 @@
 #include "ctrl/ctrl_int.h"
 
 #include "ctrl/cond.h"
+#include "ctrl/jobparent.h"
 #include "ctrl/podset.h"
+#include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
 #include "model/selector.h"
@@ -371,6 +373,58 @@ static bool stop_step(ctrl_t *c, const char *job_key, json_t *job, const job_t *
     return true;
 }
 
+/* waitForPodsReady: bring the Workload's PodsReady condition in line with the Job's ready pods
+ * (reference 3.5 step 8, before the eviction handling as in Kueue). True when a write went out. */
+static bool sync_pods_ready(ctrl_t *c, const char *wkey, json_t *wl, json_t *job)
+{
+    podsready_cond_t want = podsready_condition(wl, podsready_job_ready(job));
+    bool changed = false;
+    json_t *patch = wlstatus_cond_patch(wl, "PodsReady", want.status, want.reason, want.message,
+                                        ctrl__now_ms() / 1000, &changed);
+
+    if (!changed)
+        return false;
+    ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: PodsReady=%s %s", wkey, want.status, want.reason);
+    wl_status(c, CTRL_OP_WL_PODSREADY, wkey, patch, NULL);
+    return true;
+}
+
+/* A suspended Job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload
+ * follows (Kueue's UpdateWorkloadPriority), with the WorkloadPriorityClass's value. */
+static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, json_t *wl,
+                          const job_t *j)
+{
+    const char *want = kv_list_get(&j->meta.labels, JOB_LABEL_PRIORITY_CLASS);
+    json_t *ref = json_object_get(json_object_get(wl, "spec"), "priorityClassRef"), *wpc, *patch;
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    json_t *value;
+    ctrl_op_t *op;
+
+    if (want == NULL || want[0] == '\0' ||
+        (kind != NULL && strcmp(kind, "WorkloadPriorityClass") == 0 && name != NULL &&
+         strcmp(name, want) == 0))
+        return;
+    wpc = ctrl_get(c, CTRL_WPC, NULL, want);
+    value = json_object_get(wpc, "value");
+    if (!json_is_integer(value)) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: WorkloadPriorityClass %s not found: priority kept",
+                  job_key, want);
+        return;
+    }
+    patch = json_pack("{s:{s:s},s:{s:{s:s,s:s,s:s},s:O}}", "metadata", "resourceVersion",
+                      kube_object_rv(wl), "spec", "priorityClassRef", "group", "kueue.x-k8s.io",
+                      "kind", "WorkloadPriorityClass", "name", want, "priority", value);
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_PRIORITY, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey)
+               : NULL;
+    if (op != NULL) {
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: priority class %s (%lld) from job %s", wkey, want,
+                  (long long)json_integer_value(value), job_key);
+        ctrl__patch(c, op, NULL, patch);
+    }
+    json_decref(patch);
+}
+
 void ctrl__reconcile_job(ctrl_t *c, const char *key)
 {
     json_t *job = ctrl__view(c, CTRL_JOB, key), *wl;
@@ -378,6 +432,7 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
     const job_t *j;
     err_msg_t msg = {{0}};
     char wname[JOB_WORKLOAD_NAME_MAX + 1], wkey[CTRL_KEY_MAX];
+    const char *parent_kind = NULL, *parent_name = NULL;
     bool reserved, evicted;
 
     if (job == NULL || ctrl__busy(c, CTRL_JOB, key))
@@ -387,6 +442,12 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         return;
     }
     j = &o.u.job;
+    if (jobparent_managed(job, &parent_kind, &parent_name)) {
+        /* A child Job: the parent's Workload admits its pods (reference section 3.1). */
+        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: owned by %s %s: no Workload of its own", key,
+                  parent_kind, parent_name ? parent_name : "");
+        goto out;
+    }
     if (!managed(c, j) || j->meta.namespace == NULL || j->meta.name == NULL ||
         job_workload_name(j->meta.name, j->meta.uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname),
                           &msg) != ERR_OK)
@@ -427,6 +488,8 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
             remove_finalizer(c, wkey, wl);
         goto out;
     }
+    if (c->cfg->pods_ready.enabled && sync_pods_ready(c, wkey, wl, job))
+        goto out;
     reserved = wlstatus_reserved(wl);
     evicted = wlstatus_cond(wl, "Evicted") ||
               json_is_false(json_object_get(json_object_get(wl, "spec"), "active"));
@@ -444,8 +507,9 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         const char *want = kv_list_get(&j->meta.labels, JOB_LABEL_QUEUE_NAME);
         const char *have =
             json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName"));
-        if (stop_step(c, key, job, j, wl, "Not admitted by cluster queue") && want != NULL &&
-            (have == NULL || strcmp(want, have) != 0)) {
+        if (!stop_step(c, key, job, j, wl, "Not admitted by cluster queue"))
+            goto out;
+        if (want != NULL && (have == NULL || strcmp(want, have) != 0)) {
             /* A suspended Job moved to another LocalQueue: so does its Workload. */
             json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion",
                                       kube_object_rv(wl), "spec", "queueName", want);
@@ -455,6 +519,8 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
             if (op != NULL)
                 ctrl__patch(c, op, NULL, patch);
             json_decref(patch);
+        } else {
+            sync_priority(c, key, wkey, wl, j);
         }
     }
 out:
@@ -543,6 +609,15 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
                 ctrl__event(c, CTRL_JOB, op->data, "Normal", "FinishedWorkload",
                             "Workload '%s' is declared finished", op->key);
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: finished", op->key);
+        }
+        break;
+    case CTRL_OP_WL_BACKOFF:
+    case CTRL_OP_WL_PRIORITY:
+        if (res->err == ERR_OK) {
+            /* Feed the engine now (unheld / new priority) rather than at the watch event. */
+            ctrl__engine_wl(c, op->key);
+            if (op->op == CTRL_OP_WL_BACKOFF)
+                ctrl__log(c, CTRL_LOG_INFO, "workload %s: requeue backoff finished", op->key);
         }
         break;
     case CTRL_OP_JOB_START:

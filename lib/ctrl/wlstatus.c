@@ -346,3 +346,26 @@ json_t *wlstatus_pending_patch(const json_t *wl, const char *reason, const char 
     }
     return p;
 }
+
+json_t *wlstatus_cond_patch(const json_t *wl, const char *type, const char *status,
+                            const char *reason, const char *message, int64_t now_s, bool *changed)
+{
+    const json_t *cur =
+        cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), type);
+    const char *s = json_string_value(json_object_get(cur, "status"));
+    const char *r = json_string_value(json_object_get(cur, "reason"));
+    json_t *conds = NULL, *p;
+
+    *changed = false;
+    if (s != NULL && r != NULL && strcmp(s, status) == 0 && strcmp(r, reason) == 0)
+        return NULL;
+    *changed = true;
+    p = patch_start(wl, &conds);
+    if (p == NULL)
+        return NULL;
+    if (cond_set(conds, type, status, reason, message, generation(wl), now_s) < 0) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}

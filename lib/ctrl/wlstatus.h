@@ -53,6 +53,12 @@ json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *
 json_t *wlstatus_pending_patch(const json_t *wl, const char *reason, const char *message,
                                int64_t now_s, bool *changed);
 
+/* Condition `type` set to `status`/`reason`/`message`; NULL with *changed false when the
+ * workload already has that status and reason (the message alone is not worth a write, as
+ * Kueue's HasConditionWithTypeAndReason), NULL with *changed true on out-of-memory. */
+json_t *wlstatus_cond_patch(const json_t *wl, const char *type, const char *status,
+                            const char *reason, const char *message, int64_t now_s, bool *changed);
+
 /* Has the Workload object status.admission and QuotaReserved=True? */
 bool wlstatus_reserved(const json_t *wl);
 

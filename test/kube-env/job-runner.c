@@ -8,6 +8,9 @@
  *                                   (or failed=1 + Failed=True when annotation outcome=Failed)
  *   suspended while running      -> active=ready=0, startTime removed, condition Suspended=True
  * Runtime: annotation test.sluice.dev/runtime-seconds (non-negative integer, default 0).
+ * Readiness: annotation test.sluice.dev/ready: "false" keeps the started pods not ready
+ * (active=parallelism, ready=0: a Job stuck before PodsReady); changing it on a running Job
+ * moves status.ready (pods lost and recovered).
  * Server: SLUICE_KUBE_SERVER, SLUICE_KUBE_TOKEN, SLUICE_KUBE_CA (the env file written by
  * test/kube-env/up; a kubectl-proxy URL with empty token and CA works for external clusters).
  * Usage: job-runner [--once] [--interval-ms N] [--resource GROUP/VERSION/PLURAL] [-n NAMESPACE]
@@ -27,13 +30,14 @@
 
 #define RUNTIME_ANNOTATION "test.sluice.dev/runtime-seconds"
 #define OUTCOME_ANNOTATION "test.sluice.dev/outcome"
+#define READY_ANNOTATION   "test.sluice.dev/ready"
 
 typedef struct runner_s {
     CURL *curl;
     const char *server;
     const char *token;
     const char *ca;
-    char base[1024]; /* <server>/apis/<group>/<version>[/namespaces/<ns>]/<plural> */
+    char base[1024];      /* <server>/apis/<group>/<version>[/namespaces/<ns>]/<plural> */
     char items_base[512]; /* same without the namespace part, for per-object URLs */
     const char *group_version;
     const char *plural;
@@ -103,7 +107,10 @@ static err_t runner_request(runner_t *r, const char *method, const char *url, co
     }
     curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status < 200 || status > 299) {
-        rc = err_set(msg, status == 404 ? ERR_NOT_FOUND : status == 409 ? ERR_CONFLICT : ERR_HTTP,
+        rc = err_set(msg,
+                     status == 404   ? ERR_NOT_FOUND
+                     : status == 409 ? ERR_CONFLICT
+                                     : ERR_HTTP,
                      "%s %s: HTTP %ld: %.300s", method, url, status,
                      resp.data != NULL ? resp.data : "");
         goto out;
@@ -204,9 +211,15 @@ static json_t *job_next_status(json_t *job, time_t now, const char *where, err_m
                          "True", "reason", "JobSuspended", "message", "Job suspended",
                          "lastProbeTime", ts, "lastTransitionTime", ts);
     }
+    json_t *ready_ann = json_object_get(json_object_get(meta, "annotations"), READY_ANNOTATION);
+    long ready = json_is_string(ready_ann) && strcmp(json_string_value(ready_ann), "false") == 0
+                     ? 0
+                     : parallelism;
     if (start == NULL || json_is_null(start))
         return json_pack("{s:{s:s,s:i,s:i,s:[]}}", "status", "startTime", ts, "active",
-                         (json_int_t)parallelism, "ready", (json_int_t)parallelism, "conditions");
+                         (json_int_t)parallelism, "ready", (json_int_t)ready, "conditions");
+    if (json_int_or(status, "ready", 0) != ready)
+        return json_pack("{s:{s:i}}", "status", "ready", (json_int_t)ready);
 
     time_t started = 0;
     long runtime = 0;
@@ -226,8 +239,8 @@ static json_t *job_next_status(json_t *job, time_t now, const char *where, err_m
                          "ready", 0, "failed", 1, "conditions", "type", "Failed", "status", "True",
                          "reason", "BackoffLimitExceeded", "message", "test job failed",
                          "lastProbeTime", ts, "lastTransitionTime", ts);
-    return json_pack("{s:{s:i,s:i,s:i,s:s,s:[{s:s,s:s,s:s,s:s}]}}", "status", "active", 0, "ready", 0,
-                     "succeeded", (json_int_t)completions, "completionTime", ts, "conditions",
+    return json_pack("{s:{s:i,s:i,s:i,s:s,s:[{s:s,s:s,s:s,s:s}]}}", "status", "active", 0, "ready",
+                     0, "succeeded", (json_int_t)completions, "completionTime", ts, "conditions",
                      "type", "Complete", "status", "True", "lastProbeTime", ts,
                      "lastTransitionTime", ts);
 }

@@ -1,0 +1,148 @@
+/* readiness -- waitForPodsReady in the operator: timeouts, requeue backoff, blockAdmission. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/podsready.h"
+#include "ctrl/wlstatus.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Kueue's workload controller runs these per Workload with a requeue-after; here one scan a
+ * second over the Workload cache does (timeouts are whole seconds in the API anyway, from
+ * condition lastTransitionTimes). The PodsReady condition itself is written by the Job
+ * reconciler (reconcile.c), from the Job's ready pods. Every decision reads only the Workload
+ * object, so a restarted leader continues where the last one stopped:
+ *
+ *   admitted, PodsReady != True, deadline passed (podsready_deadline)
+ *     -> limit not reached: record an eviction (Evicted PodsReadyTimeout + requeueState) and
+ *        tell the engine (sched_workload_evict); the Job side stops the Job and releases
+ *     -> limit reached: spec.active=false + Evicted DeactivatedDueToRequeuingLimitExceeded
+ *   Requeued=False PodsReadyTimeout (the engine holds it), requeueAt passed
+ *     -> Requeued=True BackoffFinished; the watch event feeds it back to the engine unheld
+ */
+
+static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
+{
+    const ctrl_pods_ready_t *cfg = &c->cfg->pods_ready;
+    int64_t deadline = 0, at;
+    podsready_cause_t cause;
+    err_msg_t msg = {{0}};
+
+    if (podsready_held(wl) && !wlstatus_reserved(wl)) {
+        at = podsready_requeue_at(wl);
+        if (at < 0 || at * 1000 <= now_ms) {
+            json_t *patch = podsready_backoff_done_patch(wl, now_ms / 1000);
+            ctrl_op_t *op =
+                patch ? ctrl__op_new(c, CTRL_OP_WL_BACKOFF, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
+                      : NULL;
+            if (op != NULL)
+                ctrl__patch(c, op, "status", patch);
+            json_decref(patch);
+        }
+        return;
+    }
+    cause = podsready_deadline(cfg, wl, &deadline);
+    if (cause == PODSREADY_NONE || now_ms < deadline || json_object_get(c->evictions, key) != NULL)
+        return;
+    if (podsready_limit_exceeded(cfg, wl)) {
+        ctrl__log(c, CTRL_LOG_INFO,
+                  "workload %s: PodsReady timeout (%s) after %d requeues: deactivating", key,
+                  cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
+                  (int)podsready_requeue_count(wl));
+        ctrl__deactivate(c, key, "DeactivatedDueToRequeuingLimitExceeded",
+                         "The workload is deactivated due to exceeding the maximum number of "
+                         "re-queuing retries",
+                         json_null());
+        return;
+    }
+    {
+        char text[CTRL_KEY_MAX + 64];
+        json_t *rs = podsready_next_requeue_state(cfg, wl, now_ms / 1000);
+        json_t *e;
+        snprintf(text, sizeof(text), "Exceeded the PodsReady timeout %s", key);
+        e = rs ? json_pack("{s:s,s:s,s:s,s:o}", "reason", "PodsReadyTimeout", "preempt", "",
+                           "message", text, "requeueState", rs)
+               : NULL;
+        if (e == NULL || json_object_set_new(c->evictions, key, e)) {
+            ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", key);
+            return;
+        }
+        if (sched_workload_evict(c->sched, key, &msg) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_DEBUG, "engine: evict %s: %s", key, msg.text);
+        c->queue_dirty = true;
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s (%s), requeue #%d", key, text,
+                  cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
+                  (int)podsready_requeue_count(wl) + 1);
+    }
+}
+
+void ctrl__pods_ready_tick(ctrl_t *c)
+{
+    int64_t now = ctrl__now_ms();
+    const char *key;
+    json_t *obj;
+
+    if (!c->cfg->pods_ready.enabled || !c->fed || !c->leader || c->writes_stopped || c->closing)
+        return;
+    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    {
+        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
+        if (wl != NULL && !ctrl__busy(c, CTRL_WORKLOAD, key))
+            on_workload(c, key, wl, now);
+    }
+}
+
+bool ctrl__admission_blocked(ctrl_t *c)
+{
+    const char *key;
+    json_t *obj;
+
+    if (!c->cfg->pods_ready.enabled || !c->cfg->pods_ready.block_admission)
+        return false;
+    /* Kueue's PodsReadyForAllAdmittedWorkloads: every admitted Workload has PodsReady=True. */
+    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    {
+        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
+        if (wl != NULL && podsready_admitted(wl) && !wlstatus_cond(wl, "Finished") &&
+            !wlstatus_cond(wl, "PodsReady"))
+            return true;
+    }
+    return false;
+}
+
+typedef struct heads_ctx_s {
+    ctrl_t *c;
+    json_t *heads;
+} heads_ctx_t;
+
+static bool on_cq_workload(const sched_wl_info_t *info, void *ud)
+{
+    heads_ctx_t *h = ud;
+    json_t *wl;
+
+    if (info->state != SCHED_WL_PENDING)
+        return true;
+    wl = ctrl__view(h->c, CTRL_WORKLOAD, info->key);
+    if (wl == NULL || podsready_held(wl))
+        return true; /* in backoff: never the head */
+    json_object_set_new(h->heads, info->key, json_true());
+    return false; /* the first pending one in queue order is the head */
+}
+
+void ctrl__blocked_heads(ctrl_t *c, json_t *heads)
+{
+    size_t n = sched_cq_names(c->sched, NULL, 0);
+    const char **names = malloc((n ? n : 1) * sizeof(*names));
+    heads_ctx_t h = {c, heads};
+
+    if (names == NULL)
+        return; /* out of memory: the explanations follow a second later */
+    n = sched_cq_names(c->sched, names, n);
+    for (size_t i = 0; i < n; i++)
+        sched_cq_workloads(c->sched, names[i], on_cq_workload, &h, NULL);
+    free(names);
+}

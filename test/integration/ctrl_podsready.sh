@@ -1,0 +1,183 @@
+#!/bin/sh
+# ctrl_podsready -- waitForPodsReady with the real API server and a 3 s timeout: a Job whose pods
+# never become ready is evicted (Evicted PodsReadyTimeout, event, re-suspended, quota released),
+# held for its requeue backoff (Requeued=False, requeueState), requeued (BackoffFinished) and
+# readmitted -- across a SIGKILL of the operator in the middle of its backoff -- and deactivated
+# once backoffLimitCount is used up; a Job whose pods are ready stays admitted with
+# PodsReady=True Started; a running Job that loses a pod goes WaitForRecovery and comes back
+# Recovered. Also: a priority-class label changed on a suspended Job moves its Workload's
+# priority, and a Job owned by a JobSet gets no Workload of its own.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/ctrl_lib.sh"
+
+ctrl_install_crds
+it_namespace
+cq=it-podsready-$sfx
+it_on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1; k delete workloadpriorityclass low-$sfx high-$sfx --ignore-not-found >/dev/null 2>&1"
+k apply -f - >/dev/null <<EOT || fail "create queues"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu-$sfx}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low-$sfx}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high-$sfx}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, nvidia.com/gpu]
+    flavors:
+    - name: gpu-$sfx
+      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: $ns}
+spec: {clusterQueue: $cq}
+EOT
+cat >"$tmp/config.yaml" <<EOT
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+waitForPodsReady:
+  timeout: 3s
+  recoveryTimeout: 3s
+  requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 2, backoffBaseSeconds: 8, backoffMaxSeconds: 8}
+EOT
+
+# A test Job with the job runner's readiness annotation: pjob NAME GPUS READY [extra labels]
+pjob() {
+    cat <<EOT | k apply -f - >/dev/null || fail "create Job $1"
+apiVersion: batch.test.sluice.dev/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: $ns
+  labels: {kueue.x-k8s.io/queue-name: lq${4:+, $4}}
+  annotations: {test.sluice.dev/runtime-seconds: "3600", test.sluice.dev/ready: "$3"}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: 100m, nvidia.com/gpu: $2}}
+EOT
+}
+wreason() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].reason}"; }
+wtime() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].lastTransitionTime}"; }
+
+start=$(date +%s)
+ctrl_start op --config "$tmp/config.yaml"
+runner_start
+
+# ---- ready pods: admitted, PodsReady=True Started, and it stays so past the timeout ----------
+pjob good 1 true
+until_ 30 "good admitted and running" '[ "$(jget good "{.status.ready}")" = 1 ]'
+wg=$(wl_of good)
+until_ 20 "good PodsReady=True" '[ "$(wcond "$wg" PodsReady)" = True ]'
+[ "$(wreason "$wg" PodsReady)" = Started ] || fail "good PodsReady reason $(wreason "$wg" PodsReady)"
+say "good: admitted, PodsReady=True Started"
+
+# ---- pods never ready: evicted on the timeout, held for the backoff, requeued, readmitted ----
+pjob stuck 1 false
+until_ 30 "stuck started" '[ "$(jget stuck "{.spec.suspend}")" = false ]'
+ws=$(wl_of stuck)
+until_ 20 "stuck PodsReady=False WaitForStart" '[ "$(wreason "$ws" PodsReady)" = WaitForStart ]'
+[ "$(wcond "$ws" PodsReady)" = False ] || fail "stuck PodsReady status"
+t_adm=$(wtime "$ws" Admitted)
+until_ 20 "stuck evicted by the PodsReady timeout" '[ "$(wcond "$ws" Evicted)" = True ]'
+[ "$(wreason "$ws" Evicted)" = PodsReadyTimeout ] || fail "Evicted reason $(wreason "$ws" Evicted)"
+[ "$(wget_ "$ws" '{.status.conditions[?(@.type=="Evicted")].message}')" = "Exceeded the PodsReady timeout $ns/$ws" ] ||
+    fail "Evicted message: $(wget_ "$ws" '{.status.conditions[?(@.type=="Evicted")].message}')"
+t_ev=$(wtime "$ws" Evicted)
+d=$(($(date -d "$t_ev" +%s) - $(date -d "$t_adm" +%s)))
+[ "$d" -ge 3 ] && [ "$d" -le 6 ] || fail "evicted ${d}s after admission (timeout 3s)"
+[ "$(wget_ "$ws" '{.status.requeueState.count}')" = 1 ] || fail "requeueState.count $(wget_ "$ws" '{.status.requeueState.count}')"
+[ -n "$(wget_ "$ws" '{.status.requeueState.requeueAt}')" ] || fail "no requeueState.requeueAt"
+until_ 20 "stuck re-suspended and its quota released" '[ "$(jget stuck "{.spec.suspend}")" = true ] && [ -z "$(wget_ "$ws" "{.status.admission}")" ]'
+[ "$(wcond "$ws" Requeued)" = False ] && [ "$(wreason "$ws" Requeued)" = PodsReadyTimeout ] ||
+    fail "Requeued during the backoff: $(wcond "$ws" Requeued) $(wreason "$ws" Requeued)"
+ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
+case " $ev " in *" EvictedDueToPodsReadyTimeout "*) ;; *) fail "no EvictedDueToPodsReadyTimeout event (have: $ev)" ;; esac
+say "stuck: evicted ${d}s after admission (PodsReadyTimeout), re-suspended, released, held (Requeued=False)"
+
+# The operator dies in the middle of the backoff; the next one takes it from the Workload.
+eval "kill -KILL \$pid_op"
+wait "$pid_op" 2>/dev/null || true
+ctrl_start op2 --config "$tmp/config.yaml"
+until_ 30 "stuck's backoff finished" '[ "$(wcond "$ws" Requeued)" = True ]'
+[ "$(wreason "$ws" Requeued)" = BackoffFinished ] || fail "Requeued reason $(wreason "$ws" Requeued)"
+[ -z "$(wget_ "$ws" '{.status.requeueState.requeueAt}')" ] || fail "requeueAt kept after the backoff"
+t_req=$(wtime "$ws" Requeued)
+t_at=$(date -d "$t_ev" +%s)
+[ $(($(date -d "$t_req" +%s) - t_at)) -ge 8 ] || fail "requeued before the 8 s backoff ($t_ev -> $t_req)"
+# Readmitted: Admitted=True with Evicted reset to False (one read: the next timeout is 3 s away).
+until_ 30 "stuck readmitted, Evicted reset" '[ "$(wget_ "$ws" "{.status.conditions[?(@.type==\"Admitted\")].status}/{.status.conditions[?(@.type==\"Evicted\")].status}")" = True/False ]'
+[ "$(wcond "$wg" PodsReady)" = True ] && [ "$(jget good '{.spec.suspend}')" = false ] || fail "good was disturbed"
+say "after SIGKILL: backoff finished (BackoffFinished), stuck readmitted; good still running"
+
+# Second timeout: requeue #2 (the limit), then the third one deactivates it.
+until_ 30 "second eviction" '[ "$(wget_ "$ws" "{.status.requeueState.count}")" = 2 ]'
+until_ 40 "stuck deactivated at the requeuing limit" '[ "$(wget_ "$ws" "{.spec.active}")" = false ]'
+until_ 20 "Evicted DeactivatedDueToRequeuingLimitExceeded" '[ "$(wreason "$ws" Evicted)" = DeactivatedDueToRequeuingLimitExceeded ]'
+until_ 20 "stuck stopped and released" '[ "$(jget stuck "{.spec.suspend}")" = true ] && [ -z "$(wget_ "$ws" "{.status.admission}")" ]'
+[ -z "$(wget_ "$ws" '{.status.requeueState}')" ] || fail "requeueState kept after deactivation: $(wget_ "$ws" '{.status.requeueState}')"
+say "stuck: second timeout requeued (#2), third deactivated (RequeuingLimitExceeded), stopped"
+
+# ---- a running Job loses its pods: WaitForRecovery, then Recovered -----------------------------
+k annotate $TJ -n "$ns" good test.sluice.dev/ready=false --overwrite >/dev/null
+until_ 20 "good WaitForRecovery" '[ "$(wreason "$wg" PodsReady)" = WaitForRecovery ]'
+k annotate $TJ -n "$ns" good test.sluice.dev/ready=true --overwrite >/dev/null
+until_ 20 "good Recovered" '[ "$(wreason "$wg" PodsReady)" = Recovered ] && [ "$(wcond "$wg" PodsReady)" = True ]'
+[ "$(wcond "$wg" Evicted)" != True ] || fail "good evicted during a short recovery"
+say "good: WaitForRecovery, then Recovered within recoveryTimeout"
+
+# ---- priority-class label on a suspended Job: the Workload follows ----------------------------
+pjob big 8 true "kueue.x-k8s.io/priority-class: low-$sfx"
+until_ 20 "a Workload for big" '[ -n "$(wl_of big)" ]'
+wb=$(wl_of big)
+[ "$(wget_ "$wb" '{.spec.priority}')" = 100 ] || fail "big priority $(wget_ "$wb" '{.spec.priority}')"
+k label $TJ -n "$ns" big kueue.x-k8s.io/priority-class=high-$sfx --overwrite >/dev/null
+until_ 20 "big's Workload priority 1000" '[ "$(wget_ "$wb" "{.spec.priority}")" = 1000 ]'
+[ "$(wget_ "$wb" '{.spec.priorityClassRef.name}')" = "high-$sfx" ] || fail "priorityClassRef $(wget_ "$wb" '{.spec.priorityClassRef.name}')"
+say "big: priority-class label low -> high moved its Workload's priority (100 -> 1000)"
+
+# ---- a Job owned by a JobSet: the JobSet's Workload would cover it, no Workload of its own ----
+cat <<EOT | k apply -f - >/dev/null || fail "create the child Job"
+apiVersion: batch.test.sluice.dev/v1
+kind: Job
+metadata:
+  name: child
+  namespace: $ns
+  labels: {kueue.x-k8s.io/queue-name: lq}
+  ownerReferences:
+  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: parent, uid: 00000000-0000-0000-0000-000000000001, controller: true}
+spec:
+  suspend: true
+  parallelism: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: 100m}}}]
+EOT
+pjob after 1 true
+until_ 20 "a Workload for the Job created after child" '[ -n "$(wl_of after)" ]'
+[ -z "$(wl_of child)" ] || fail "the JobSet's child Job got a Workload: $(wl_of child)"
+say "child of a JobSet: no Workload"
+
+ctrl_stop op2
+say "PASS in $(($(date +%s) - start))s"
