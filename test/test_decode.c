@@ -1364,6 +1364,128 @@ START_TEST(quantity_overflow_and_numbers)
 }
 END_TEST
 
+/* ---- allocation failures -----------------------------------------------------------------
+ *
+ * test_decode links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup (see
+ * test/decode.cmake), so every allocation lib/model makes goes through the wrappers below. With
+ * fail_at = n the n-th allocation after arming fails; object_decode() must then return
+ * ERR_NOMEM with `obj` zeroed and nothing leaked (ASan checks the leaks).
+ */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+
+static long alloc_count, fail_at;
+
+static bool alloc_fails(void)
+{
+    return fail_at > 0 && ++alloc_count == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+    return alloc_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return alloc_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return alloc_fails() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+    return alloc_fails() ? NULL : __real_strdup(s);
+}
+
+/* Fail each allocation of decoding `text` in turn, then decode it with none failing (ERR_OK).
+ * Returns how many allocations the whole decode makes. */
+static long decode_every_oom(const char *text)
+{
+    json_t *j = load(text);
+    long n;
+
+    for (n = 1;; n++) {
+        object_t obj;
+        diags_t d;
+        err_t rc;
+
+        diags_init(&d);
+        alloc_count = 0;
+        fail_at = n;
+        rc = object_decode(j, &obj, &d);
+        fail_at = 0;
+        if (alloc_count < n) {
+            if (rc != ERR_OK)
+                dump(&d);
+            ck_assert_int_eq(rc, ERR_OK);
+            object_fini(&obj);
+            diags_fini(&d);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld of %s failed: got %s", n, text, err_str(rc));
+        ck_assert_int_eq(obj.kind, KIND_UNKNOWN);
+        ck_assert_ptr_null(obj.api_version);
+        diags_fini(&d);
+    }
+    json_decref(j);
+    return n - 1;
+}
+
+START_TEST(allocation_failures)
+{
+    static const char *const docs[] = {
+        (CQ_HEAD "'spec':{'cohortName':'team','namespaceSelector':{'matchLabels':{'team':'a'},"
+                 "'matchExpressions':[{'key':'env','operator':'In','values':['prod','dev']}]},"
+                 "'fairSharing':{'weight':'2'},'admissionChecksStrategy':{'admissionChecks':["
+                 "{'name':'prov','onFlavors':['a100']},{'name':'quota'}]},"
+                 "'resourceGroups':[{'coveredResources':['cpu','nvidia.com/gpu'],'flavors':["
+                 "{'name':'a100','resources':[{'name':'cpu','nominalQuota':64},{'name':"
+                 "'nvidia.com/gpu','nominalQuota':'8'}]},{'name':'h100','resources':[{'name':"
+                 "'cpu','nominalQuota':'1500m'},{'name':'nvidia.com/gpu','nominalQuota':2}]}]}]}}"),
+        ("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor','metadata':{'name':'a',"
+         "'labels':{'t':'g'},'finalizers':['x']},'spec':{'nodeLabels':{'gpu':'a100','n':1},"
+         "'nodeTaints':[{'key':'gpu','value':'true','effect':'NoSchedule'}],'tolerations':["
+         "{'key':'gpu','operator':'Exists','effect':'NoExecute'},{'key':'a','value':'b'}]}}"),
+        ("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},'spec':{"
+         "'parentName':'root'," RG_OK "}}"),
+        (WL_HEAD
+         "'spec':{'queueName':'lq','podSets':[{'name':'a','count':2,'template':{"
+         "'metadata':{'labels':{'l':'v'},'annotations':{'k':'v'}},'spec':{'initContainers':"
+         "[{'name':'i','resources':{'requests':{'cpu':'1'}}}],'containers':[{'name':'c',"
+         "'resources':{'requests':{'cpu':'2','memory':'1Gi'},'limits':{'nvidia.com/gpu':"
+         "1}}}],'overhead':{'cpu':'100m'},'nodeSelector':{'zone':'z1'},'tolerations':[{"
+         "'key':'gpu','operator':'Exists'}],'affinity':{'nodeAffinity':{"
+         "'requiredDuringSchedulingIgnoredDuringExecution':{'nodeSelectorTerms':[{"
+         "'matchExpressions':[{'key':'gpu','operator':'In','values':['a100']}]}]}}}}}}," PODSET_MIN
+         "]},'status':{'admission':{'clusterQueue':'cq','podSetAssignments':"
+         "[{'name':'a','flavors':{'cpu':'f'},'resourceUsage':{'cpu':'4'},'count':2}]},"
+         "'conditions':[{'type':'QuotaReserved','status':'True','reason':'R','message':"
+         "'m','lastTransitionTime':'2024-05-01T10:00:00Z'}],'reclaimablePods':[{'name':"
+         "'a','count':1}],'admissionChecks':[{'name':'prov','state':'Ready','podSetUpdates'"
+         ":[{'name':'a','labels':{'a':'b'},'nodeSelector':{'z':'1'},'tolerations':[{'key':"
+         "'g','operator':'Exists'}]}]}],'clusterName':'w1','nominatedClusterNames':['w1']}}"),
+        ("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j','namespace':'ml'},'spec':{"
+         "'template':{'spec':{'containers':[{'name':'c','resources':{'limits':{'cpu':1}}}]}}},"
+         "'status':{'conditions':[{'type':'Complete','status':'True'}]}}"),
+        ("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration','namespace':'kq',"
+         "'fairSharing':{'preemptionStrategies':['LessThanInitialShare']}}"),
+    };
+
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        ck_assert_int_gt(decode_every_oom(docs[i]), 5);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("decode");
@@ -1392,6 +1514,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, yaml_scalars);
     tcase_add_test(tc, error_table);
     tcase_add_test(tc, quantity_overflow_and_numbers);
+    tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
     return s;
 }

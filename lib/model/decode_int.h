@@ -44,8 +44,40 @@ typedef struct decode_s {
 /* Is member `key` of object `obj` missing or null? */
 bool decode__absent(const json_t *obj, const char *key);
 
+/* Report "Required value" at path + "." + key for each of the NULL-terminated `keys` that is
+ * missing or null in object `obj`, in order. */
+void decode__required(decode_t *d, const json_t *obj, const char *const *keys);
+#define DECODE_REQUIRED(d, obj, ...) \
+    decode__required(d, obj, (const char *const[]){__VA_ARGS__, NULL})
+
 /* Is `key` one of the NULL-terminated `names`? */
 bool decode__in(const char *key, const char *const *names);
+
+/* Decode one list item `v` (an object) into `item`, a zeroed element of the caller's array; the
+ * path already ends in "[i]". `ctx` is what the caller passed to decode__list(). */
+typedef void (*decode_item_fn)(decode_t *d, const json_t *v, void *item, void *ctx);
+
+/* Length of list `v` if it is an array of at most `max` items, else 0 (the type error or "Too
+ * many" is reported). `nonempty` (the CRD's MinItems=1): an empty list is reported as
+ * "Required value: must have at least 1 item". */
+size_t decode__list_len(decode_t *d, const json_t *v, size_t max, bool nonempty);
+
+/* Decode list `v` (checked as by decode__list_len) into a new array of `size`-byte elements,
+ * each filled by `item` with "[i]" pushed on the path; an item that is not an object is reported
+ * ("must be of type object") and left zeroed. Returns the array (the caller owns it and
+ * finalises each element) and sets *n to its length; returns NULL with *n untouched when the list
+ * is empty or unusable, or on allocation failure (recorded on the cursor). */
+void *decode__list(decode_t *d, const json_t *v, size_t max, bool nonempty, size_t size,
+                   decode_item_fn item, void *ctx, size_t *n);
+
+/* Finalise the `n` elements of the owned array `items` with `fini` (which takes a pointer to
+ * one), then free the array. */
+#define DECODE_FREE_ARRAY(items, n, fini)                      \
+    do {                                                       \
+        for (size_t i_ = 0; (items) != NULL && i_ < (n); i_++) \
+            fini(&(items)[i_]);                                \
+        free(items);                                           \
+    } while (0)
 
 /* metadata (ObjectMeta). `v` may be NULL (absent). `namespaced` kinds keep metadata.namespace;
  * cluster-scoped kinds drop it with a warning. `need_name`: name or generateName required. */

@@ -13,12 +13,52 @@ bool decode__absent(const json_t *obj, const char *key)
     return v == NULL || json_is_null(v);
 }
 
+void decode__required(decode_t *d, const json_t *obj, const char *const *keys)
+{
+    for (size_t i = 0; keys[i] != NULL; i++)
+        if (decode__absent(obj, keys[i]))
+            jsonx_required(&d->jx, keys[i]);
+}
+
 bool decode__in(const char *key, const char *const *names)
 {
     for (size_t i = 0; names[i] != NULL; i++)
         if (strcmp(key, names[i]) == 0)
             return true;
     return false;
+}
+
+size_t decode__list_len(decode_t *d, const json_t *v, size_t max, bool nonempty)
+{
+    if (!jsonx_want_array_max(&d->jx, v, max))
+        return 0;
+    if (nonempty && json_array_size(v) == 0)
+        jsonx_error(&d->jx, "Required value: must have at least 1 item");
+    return json_array_size(v);
+}
+
+void *decode__list(decode_t *d, const json_t *v, size_t max, bool nonempty, size_t size,
+                   decode_item_fn item, void *ctx, size_t *n)
+{
+    size_t len = decode__list_len(d, v, max, nonempty);
+    char *items;
+
+    if (len == 0)
+        return NULL;
+    items = calloc(len, size);
+    if (items == NULL) {
+        jsonx_oom(&d->jx);
+        return NULL;
+    }
+    for (size_t i = 0; i < len; i++) {
+        size_t mark = jsonx_push_index(&d->jx, i);
+        const json_t *iv = json_array_get(v, i);
+        if (jsonx_want_object(&d->jx, iv))
+            item(d, iv, items + i * size, ctx);
+        jsonx_pop(&d->jx, mark);
+    }
+    *n = len;
+    return items;
 }
 
 /* ObjectMeta fields that are legal in any manifest but carry nothing admission needs. */
@@ -167,30 +207,10 @@ bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_
     return ok && jx->diags->nerrors == errs;
 }
 
-static void decode_exprs(decode_t *d, const json_t *v, bool node, size_t max, selector_req_t **out,
-                         size_t *n)
+static void label_req_item(decode_t *d, const json_t *v, void *item, void *ctx)
 {
-    jsonx_t *jx = &d->jx;
-    size_t len;
-    selector_req_t *reqs;
-
-    if (!jsonx_want_array_max(jx, v, max))
-        return;
-    len = json_array_size(v);
-    if (len == 0)
-        return;
-    reqs = calloc(len, sizeof(*reqs));
-    if (reqs == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    for (size_t i = 0; i < len; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode__selector_req(d, json_array_get(v, i), node, &reqs[i]);
-        jsonx_pop(jx, mark);
-    }
-    *out = reqs;
-    *n = len;
+    (void)ctx;
+    decode__selector_req(d, v, false, item);
 }
 
 void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
@@ -208,7 +228,8 @@ void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
         if (DECODE_IS(key, "matchLabels"))
             jsonx_kv_map(jx, val, 0, &s->match_labels);
         else if (DECODE_IS(key, "matchExpressions"))
-            decode_exprs(d, val, false, DEC_MAX_LIST, &s->exprs, &s->nexprs);
+            s->exprs = decode__list(d, val, DEC_MAX_LIST, false, sizeof(*s->exprs), label_req_item,
+                                    NULL, &s->nexprs);
         else
             jsonx_unknown(jx, key);
     }

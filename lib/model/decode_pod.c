@@ -110,15 +110,15 @@ static int cel_enum(jsonx_t *jx, const json_t *v, const char *const *values, boo
     return -1;
 }
 
-static void decode_taint(decode_t *d, const json_t *v, taint_t *t, bool *bad_effect)
+/* `bad_effect` (a bool *): set when an effect is outside the CEL rule's set. */
+static void decode_taint(decode_t *d, const json_t *v, void *item, void *bad_effect)
 {
+    taint_t *t = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
     bool have_effect = false;
 
-    if (!jsonx_want_object(jx, v))
-        return;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "key")) {
@@ -132,7 +132,7 @@ static void decode_taint(decode_t *d, const json_t *v, taint_t *t, bool *bad_eff
             if (e >= 0)
                 t->effect = (taint_effect_t)(e + 1);
             else if (str)
-                *bad_effect = true;
+                *(bool *)bad_effect = true;
         } else if (DECODE_IS(key, "timeAdded")) {
             int64_t ts;
             jsonx_time(jx, val, &ts);
@@ -140,38 +140,18 @@ static void decode_taint(decode_t *d, const json_t *v, taint_t *t, bool *bad_eff
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "key"))
-        jsonx_required(jx, "key");
+    DECODE_REQUIRED(d, v, "key");
     if (!have_effect)
         jsonx_required(jx, "effect");
 }
 
 void decode__taints(decode_t *d, const json_t *v, size_t max, taint_t **out, size_t *n)
 {
-    jsonx_t *jx = &d->jx;
-    taint_t *items;
-    size_t len;
     bool bad_effect = false;
 
-    if (!jsonx_want_array_max(jx, v, max))
-        return;
-    len = json_array_size(v);
-    if (len == 0)
-        return;
-    items = calloc(len, sizeof(*items));
-    if (items == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    for (size_t i = 0; i < len; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode_taint(d, json_array_get(v, i), &items[i], &bad_effect);
-        jsonx_pop(jx, mark);
-    }
+    *out = decode__list(d, v, max, false, sizeof(**out), decode_taint, &bad_effect, n);
     if (bad_effect)
-        jsonx_error(jx, MSG_CEL_EFFECTS);
-    *out = items;
-    *n = len;
+        jsonx_error(&d->jx, MSG_CEL_EFFECTS);
 }
 
 /* What a Kueue CRD toleration list's CEL rules found (crd mode). */
@@ -180,18 +160,18 @@ typedef struct tol_cel_s {
     bool bad_effect;
 } tol_cel_t;
 
-/* `cel` NULL: a core PodSpec toleration (schema enums, Kubernetes' "Unsupported value"); else a
- * Kueue CRD list whose enum rules are CEL rules (see above). */
-static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t, tol_cel_t *cel)
+/* `ctx` NULL: a core PodSpec toleration (schema enums, Kubernetes' "Unsupported value"); else
+ * the tol_cel_t of a Kueue CRD list whose enum rules are CEL rules (see above). */
+static void decode_toleration(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    toleration_t *t = item;
+    tol_cel_t *cel = ctx;
     static const char *const ops[] = {"Equal", "Exists", "", NULL};
     static const char *const cel_ops[] = {"Equal", "Exists", NULL};
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "key")) {
@@ -234,33 +214,14 @@ static void decode_toleration(decode_t *d, const json_t *v, toleration_t *t, tol
 void decode__tolerations(decode_t *d, const json_t *v, size_t max, bool crd, toleration_t **out,
                          size_t *n)
 {
-    jsonx_t *jx = &d->jx;
-    toleration_t *items;
     tol_cel_t cel = {false, false};
-    size_t len;
 
-    if (!jsonx_want_array_max(jx, v, max))
-        return;
-    len = json_array_size(v);
-    if (len == 0)
-        return;
-    items = calloc(len, sizeof(*items));
-    if (items == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    for (size_t i = 0; i < len; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode_toleration(d, json_array_get(v, i), &items[i], crd ? &cel : NULL);
-        jsonx_pop(jx, mark);
-    }
+    *out = decode__list(d, v, max, false, sizeof(**out), decode_toleration, crd ? &cel : NULL, n);
     /* In the CRD's rule order. */
     if (cel.bad_operator)
-        jsonx_error(jx, MSG_CEL_OPERATORS);
+        jsonx_error(&d->jx, MSG_CEL_OPERATORS);
     if (cel.bad_effect)
-        jsonx_error(jx, MSG_CEL_EFFECTS);
-    *out = items;
-    *n = len;
+        jsonx_error(&d->jx, MSG_CEL_EFFECTS);
 }
 
 /* ---- containers ---------------------------------------------------------------------------- */
@@ -287,15 +248,15 @@ static void decode_resources(decode_t *d, const json_t *v, resource_list_t *requ
     }
 }
 
-static void decode_container(decode_t *d, const json_t *v, bool init, container_t *c)
+/* `init` (a const bool *): an initContainers item. */
+static void decode_container(decode_t *d, const json_t *v, void *item, void *init)
 {
     static const char *const policies[] = {"Always", "OnFailure", "Never", NULL};
+    container_t *c = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name")) {
@@ -306,71 +267,36 @@ static void decode_container(decode_t *d, const json_t *v, bool init, container_
             int p;
             /* Only an init container with restartPolicy Always is a sidecar. */
             if (jsonx_enum(jx, val, policies, &p))
-                c->restartable = init && p == 0;
+                c->restartable = *(const bool *)init && p == 0;
         } else if (!decode__in(key, container_tolerated)) {
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
-}
-
-static void decode_containers(decode_t *d, const json_t *v, bool init, container_t **out, size_t *n)
-{
-    jsonx_t *jx = &d->jx;
-    container_t *items;
-    size_t len;
-
-    if (!jsonx_want_array_max(jx, v, DEC_MAX_LIST))
-        return;
-    len = json_array_size(v);
-    if (len == 0)
-        return;
-    items = calloc(len, sizeof(*items));
-    if (items == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    for (size_t i = 0; i < len; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode_container(d, json_array_get(v, i), init, &items[i]);
-        jsonx_pop(jx, mark);
-    }
-    *out = items;
-    *n = len;
+    DECODE_REQUIRED(d, v, "name");
 }
 
 /* ---- affinity ----------------------------------------------------------------------------------
  */
 
-static void decode_term(decode_t *d, const json_t *v, node_selector_term_t *t)
+static void node_req_item(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    (void)ctx;
+    decode__selector_req(d, v, true, item);
+}
+
+static void decode_term(decode_t *d, const json_t *v, void *item, void *ctx)
+{
+    node_selector_term_t *t = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "matchExpressions")) {
-            size_t len;
-            if (!jsonx_want_array_max(jx, val, DEC_MAX_LIST))
-                continue;
-            len = json_array_size(val);
-            if (len == 0)
-                continue;
-            t->exprs = calloc(len, sizeof(*t->exprs));
-            if (t->exprs == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            t->nexprs = len;
-            for (size_t i = 0; i < len; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode__selector_req(d, json_array_get(val, i), true, &t->exprs[i]);
-                jsonx_pop(jx, mark);
-            }
+            t->exprs = decode__list(d, val, DEC_MAX_LIST, false, sizeof(*t->exprs), node_req_item,
+                                    NULL, &t->nexprs);
         } else if (DECODE_IS(key, "matchFields")) {
             if (jsonx_want_array(jx, val) && json_array_size(val) > 0)
                 jsonx_warn(jx, "matchFields (node fields) are not evaluated by sluice");
@@ -395,27 +321,12 @@ static void decode_node_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
                 continue;
             DECODE_FIELDS(d, val, k2, v2)
             {
-                size_t len;
-                if (!DECODE_IS(k2, "nodeSelectorTerms")) {
+                if (DECODE_IS(k2, "nodeSelectorTerms"))
+                    spec->affinity_terms = decode__list(d, v2, DEC_MAX_SELECTOR_TERMS, false,
+                                                        sizeof(*spec->affinity_terms), decode_term,
+                                                        NULL, &spec->naffinity_terms);
+                else
                     jsonx_unknown(jx, k2);
-                    continue;
-                }
-                if (!jsonx_want_array_max(jx, v2, DEC_MAX_SELECTOR_TERMS))
-                    continue;
-                len = json_array_size(v2);
-                if (len == 0)
-                    continue;
-                spec->affinity_terms = calloc(len, sizeof(*spec->affinity_terms));
-                if (spec->affinity_terms == NULL) {
-                    jsonx_oom(jx);
-                    continue;
-                }
-                spec->naffinity_terms = len;
-                for (size_t i = 0; i < len; i++) {
-                    size_t mark = jsonx_push_index(jx, i);
-                    decode_term(d, json_array_get(v2, i), &spec->affinity_terms[i]);
-                    jsonx_pop(jx, mark);
-                }
             }
         } else if (DECODE_IS(key, "preferredDuringSchedulingIgnoredDuringExecution")) {
             jsonx_want_array(jx, val); /* preferences do not restrict flavors */
@@ -458,9 +369,12 @@ void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "containers"))
-            decode_containers(d, val, false, &spec->containers, &spec->ncontainers);
+            spec->containers = decode__list(d, val, DEC_MAX_LIST, false, sizeof(*spec->containers),
+                                            decode_container, &(bool){false}, &spec->ncontainers);
         else if (DECODE_IS(key, "initContainers"))
-            decode_containers(d, val, true, &spec->init_containers, &spec->ninit_containers);
+            spec->init_containers =
+                decode__list(d, val, DEC_MAX_LIST, false, sizeof(*spec->init_containers),
+                             decode_container, &(bool){true}, &spec->ninit_containers);
         else if (DECODE_IS(key, "overhead"))
             jsonx_resource_list(jx, val, &spec->overhead);
         else if (DECODE_IS(key, "nodeSelector"))
@@ -499,8 +413,7 @@ void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_li
         else
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(v, "spec"))
-        jsonx_required(jx, "spec");
+    DECODE_REQUIRED(d, v, "spec");
 }
 
 void decode__pod_set_requests(decode_t *d, pod_set_t *ps)

@@ -10,15 +10,15 @@ static const char *const stop_policies[] = {"None", "Hold", "HoldAndDrain", NULL
 
 /* ---- resource groups (ClusterQueue and Cohort) ----------------------------------------------- */
 
-static void decode_quota(decode_t *d, const json_t *v, resource_quota_t *q)
+static void decode_quota(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    resource_quota_t *q = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
     bool have_nominal = false;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name")) {
@@ -34,118 +34,59 @@ static void decode_quota(decode_t *d, const json_t *v, resource_quota_t *q)
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
+    DECODE_REQUIRED(d, v, "name");
     if (!have_nominal)
         jsonx_required(jx, "nominalQuota");
 }
 
-/* An array field with CRD bounds [1, max]: a missing or empty list is "Required value". */
-static size_t want_list(decode_t *d, const json_t *v, size_t max)
+static void decode_flavor_quotas(decode_t *d, const json_t *v, void *item, void *ctx)
 {
-    if (!jsonx_want_array_max(&d->jx, v, max))
-        return 0;
-    if (json_array_size(v) == 0)
-        jsonx_error(&d->jx, "Required value: must have at least 1 item");
-    return json_array_size(v);
-}
-
-static void decode_flavor_quotas(decode_t *d, const json_t *v, flavor_quotas_t *f)
-{
+    flavor_quotas_t *f = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name")) {
             jsonx_string(jx, val, &f->name);
         } else if (DECODE_IS(key, "resources")) {
-            size_t n = want_list(d, val, DEC_MAX_RESOURCES);
-            if (n == 0)
-                continue;
-            f->resources = calloc(n, sizeof(*f->resources));
-            if (f->resources == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            f->nresources = n;
-            for (size_t i = 0; i < n; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode_quota(d, json_array_get(val, i), &f->resources[i]);
-                jsonx_pop(jx, mark);
-            }
+            f->resources = decode__list(d, val, DEC_MAX_RESOURCES, true, sizeof(*f->resources),
+                                        decode_quota, NULL, &f->nresources);
         } else {
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
-    if (decode__absent(v, "resources"))
-        jsonx_required(jx, "resources");
+    DECODE_REQUIRED(d, v, "name", "resources");
 }
 
-static void decode_group(decode_t *d, const json_t *v, resource_group_t *g)
+static void decode_group(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    resource_group_t *g = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "coveredResources")) {
-            if (want_list(d, val, DEC_MAX_RESOURCES) > 0)
+            if (decode__list_len(d, val, DEC_MAX_RESOURCES, true) > 0)
                 jsonx_string_array(jx, val, DEC_MAX_RESOURCES, false, &g->covered, &g->ncovered);
         } else if (DECODE_IS(key, "flavors")) {
-            size_t n = want_list(d, val, DEC_MAX_FLAVORS);
-            if (n == 0)
-                continue;
-            g->flavors = calloc(n, sizeof(*g->flavors));
-            if (g->flavors == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            g->nflavors = n;
-            for (size_t i = 0; i < n; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode_flavor_quotas(d, json_array_get(val, i), &g->flavors[i]);
-                jsonx_pop(jx, mark);
-            }
+            g->flavors = decode__list(d, val, DEC_MAX_FLAVORS, true, sizeof(*g->flavors),
+                                      decode_flavor_quotas, NULL, &g->nflavors);
         } else {
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "coveredResources"))
-        jsonx_required(jx, "coveredResources");
-    if (decode__absent(v, "flavors"))
-        jsonx_required(jx, "flavors");
+    DECODE_REQUIRED(d, v, "coveredResources", "flavors");
 }
 
 static void decode_groups(decode_t *d, const json_t *v, resource_group_t **out, size_t *n)
 {
-    jsonx_t *jx = &d->jx;
-    size_t len;
-
-    if (!jsonx_want_array_max(jx, v, DEC_MAX_RESOURCE_GROUPS))
-        return;
-    len = json_array_size(v);
-    if (len == 0)
-        return;
-    *out = calloc(len, sizeof(**out));
-    if (*out == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    *n = len;
-    for (size_t i = 0; i < len; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode_group(d, json_array_get(v, i), &(*out)[i]);
-        jsonx_pop(jx, mark);
-    }
+    *out = decode__list(d, v, DEC_MAX_RESOURCE_GROUPS, false, sizeof(**out), decode_group, NULL, n);
 }
 
 /* fairSharing: {weight}. */
@@ -296,15 +237,15 @@ static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
 /* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names and onFlavors are kept
  * (validate.c checks onFlavors against the queue's flavors); sluice has no admission-check
  * controllers, so the field is reported as not acted on. */
-static void decode_check_rule(decode_t *d, const json_t *item, admission_check_rule_t *rule)
+static void decode_check_rule(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    admission_check_rule_t *rule = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, item))
-        return;
-    DECODE_FIELDS(d, item, key, val)
+    (void)ctx;
+    DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name"))
             jsonx_string(jx, val, &rule->name);
@@ -328,42 +269,35 @@ static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t
         return;
     DECODE_FIELDS(d, v, key, val)
     {
-        size_t n;
+        admission_check_rule_t *rules;
+        size_t n = 0;
+
         if (!DECODE_IS(key, "admissionChecks")) {
             jsonx_unknown(jx, key);
             continue;
         }
-        if (!jsonx_want_array_max(jx, val, DEC_MAX_ADMISSION_CHECKS))
+        rules = decode__list(d, val, DEC_MAX_ADMISSION_CHECKS, false, sizeof(*rules),
+                             decode_check_rule, NULL, &n);
+        if (rules == NULL)
             continue;
-        n = json_array_size(val);
-        if (n == 0)
-            continue;
+        /* Replaces v1beta1 spec.admissionChecks; the names are kept apart for the engine. */
         strv_free(cq->admission_checks, cq->nadmission_checks);
-        cq->admission_checks = NULL;
+        DECODE_FREE_ARRAY(cq->check_rules, cq->ncheck_rules, admission_check_rule_fini);
+        cq->check_rules = rules;
+        cq->ncheck_rules = n;
         cq->nadmission_checks = 0;
-        for (size_t i = 0; i < cq->ncheck_rules; i++)
-            admission_check_rule_fini(&cq->check_rules[i]);
-        free(cq->check_rules);
-        cq->check_rules = NULL;
-        cq->ncheck_rules = 0;
         cq->admission_checks = calloc(n, sizeof(char *));
-        cq->check_rules = calloc(n, sizeof(*cq->check_rules));
-        if (cq->admission_checks == NULL || cq->check_rules == NULL) {
+        if (cq->admission_checks == NULL) {
             jsonx_oom(jx);
             continue;
         }
         cq->nadmission_checks = n;
-        cq->ncheck_rules = n;
         for (size_t i = 0; i < n; i++) {
-            size_t mark = jsonx_push_index(jx, i);
-            admission_check_rule_t *rule = &cq->check_rules[i];
-            decode_check_rule(d, json_array_get(val, i), rule);
-            if (rule->name != NULL) {
-                cq->admission_checks[i] = strdup(rule->name);
-                if (cq->admission_checks[i] == NULL)
-                    jsonx_oom(jx);
-            }
-            jsonx_pop(jx, mark);
+            if (rules[i].name == NULL)
+                continue;
+            cq->admission_checks[i] = strdup(rules[i].name);
+            if (cq->admission_checks[i] == NULL)
+                jsonx_oom(jx);
         }
     }
 }
@@ -543,6 +477,5 @@ void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out
         else if (!decode__in(key, root_keys))
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(root, "value"))
-        jsonx_required(jx, "value");
+    DECODE_REQUIRED(d, root, "value");
 }

@@ -10,15 +10,15 @@ static const char *const root_keys[] = {"apiVersion", "kind", "metadata", NULL};
 /* ---- Workload spec ------------------------------------------------------------------------------
  */
 
-static void decode_pod_set(decode_t *d, const json_t *v, pod_set_t *ps)
+static void decode_pod_set(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    pod_set_t *ps = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
+    (void)ctx;
     ps->count = 1;
-    if (!jsonx_want_object(jx, v))
-        return;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name")) {
@@ -70,12 +70,7 @@ static void decode_priority_ref(decode_t *d, const json_t *v, workload_t *wl)
         else
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(v, "group"))
-        jsonx_required(jx, "group");
-    if (decode__absent(v, "kind"))
-        jsonx_required(jx, "kind");
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
+    DECODE_REQUIRED(d, v, "group", "kind", "name");
     /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate.c's. */
     if (group >= 0)
         wl->priority_source =
@@ -99,25 +94,8 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "podSets")) {
-            size_t n;
-            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
-                continue;
-            n = json_array_size(val);
-            if (n == 0) {
-                jsonx_error(jx, "Required value: must have at least 1 item");
-                continue;
-            }
-            wl->pod_sets = calloc(n, sizeof(*wl->pod_sets));
-            if (wl->pod_sets == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            wl->npod_sets = n;
-            for (size_t i = 0; i < n; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode_pod_set(d, json_array_get(val, i), &wl->pod_sets[i]);
-                jsonx_pop(jx, mark);
-            }
+            wl->pod_sets = decode__list(d, val, DEC_MAX_POD_SETS, true, sizeof(*wl->pod_sets),
+                                        decode_pod_set, NULL, &wl->npod_sets);
         } else if (DECODE_IS(key, "queueName")) {
             jsonx_string(jx, val, &wl->queue_name);
         } else if (DECODE_IS(key, "priorityClassRef") && !d->v1beta1) {
@@ -144,8 +122,7 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "podSets"))
-        jsonx_required(jx, "podSets");
+    DECODE_REQUIRED(d, v, "podSets");
     /* v1beta1: an empty name means no priority class, whatever the source says. */
     if (wl->priority_class != NULL && wl->priority_class[0] == '\0') {
         free(wl->priority_class);
@@ -158,14 +135,14 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
 /* ---- Workload status
  * ------------------------------------------------------------------------------ */
 
-static void decode_assignment(decode_t *d, const json_t *v, pod_set_assignment_t *a)
+static void decode_assignment(decode_t *d, const json_t *v, void *item, void *ctx)
 {
+    pod_set_assignment_t *a = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name"))
@@ -208,31 +185,14 @@ static void decode_admission(decode_t *d, const json_t *v, workload_t *wl)
         if (DECODE_IS(key, "clusterQueue")) {
             jsonx_string(jx, val, &adm->cluster_queue);
         } else if (DECODE_IS(key, "podSetAssignments")) {
-            size_t n;
-            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
-                continue;
-            n = json_array_size(val);
-            if (n == 0)
-                continue;
-            adm->assignments = calloc(n, sizeof(*adm->assignments));
-            if (adm->assignments == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            adm->nassignments = n;
-            for (size_t i = 0; i < n; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode_assignment(d, json_array_get(val, i), &adm->assignments[i]);
-                jsonx_pop(jx, mark);
-            }
+            adm->assignments =
+                decode__list(d, val, DEC_MAX_POD_SETS, false, sizeof(*adm->assignments),
+                             decode_assignment, NULL, &adm->nassignments);
         } else {
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "clusterQueue"))
-        jsonx_required(jx, "clusterQueue");
-    if (decode__absent(v, "podSetAssignments"))
-        jsonx_required(jx, "podSetAssignments");
+    DECODE_REQUIRED(d, v, "clusterQueue", "podSetAssignments");
 }
 
 /* One metav1.Condition; sets *is_true when status is "True" and *when to lastTransitionTime. */
@@ -266,26 +226,23 @@ static void decode_condition(decode_t *d, const json_t *v, char **type, bool *is
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "type"))
-        jsonx_required(jx, "type");
-    if (decode__absent(v, "status"))
-        jsonx_required(jx, "status");
+    DECODE_REQUIRED(d, v, "type", "status");
     *is_true = st == 0;
 }
 
 /* One metav1.Condition of a Workload, kept as written: the schema's type and status checks here,
  * Kubernetes' ValidateConditions rules (reason format, lengths, lastTransitionTime set) in
  * validate.c, which reports them with the webhook's messages. */
-static void decode_wl_condition(decode_t *d, const json_t *v, condition_t *c)
+static void decode_wl_condition(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     static const char *const statuses[] = {"True", "False", "Unknown", NULL};
+    condition_t *c = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
     int st;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "type")) {
@@ -308,35 +265,20 @@ static void decode_wl_condition(decode_t *d, const json_t *v, condition_t *c)
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "type"))
-        jsonx_required(jx, "type");
-    if (decode__absent(v, "status"))
-        jsonx_required(jx, "status");
+    DECODE_REQUIRED(d, v, "type", "status");
 }
 
 static void decode_wl_conditions(decode_t *d, const json_t *v, workload_t *wl)
 {
-    jsonx_t *jx = &d->jx;
     workload_conditions_t *c = &wl->conditions;
-    size_t n;
 
-    if (!jsonx_want_array_max(jx, v, DEC_MAX_CONDITIONS))
-        return;
-    n = json_array_size(v);
-    if (n == 0)
-        return;
-    wl->status_conditions = calloc(n, sizeof(*wl->status_conditions));
-    if (wl->status_conditions == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    wl->nstatus_conditions = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t mark = jsonx_push_index(jx, i);
+    wl->status_conditions =
+        decode__list(d, v, DEC_MAX_CONDITIONS, false, sizeof(*wl->status_conditions),
+                     decode_wl_condition, NULL, &wl->nstatus_conditions);
+    for (size_t i = 0; i < wl->nstatus_conditions; i++) {
         const condition_t *cond = &wl->status_conditions[i];
         bool is_true;
 
-        decode_wl_condition(d, json_array_get(v, i), &wl->status_conditions[i]);
         is_true = cond->status != NULL && strcmp(cond->status, "True") == 0;
         /* Kueue reads the first condition of a type (apimeta.FindStatusCondition); a repeated
          * type is a validation error, and must not override it here. */
@@ -358,7 +300,6 @@ static void decode_wl_conditions(decode_t *d, const json_t *v, workload_t *wl)
                 c->preempted = is_true;
             }
         }
-        jsonx_pop(jx, mark);
     }
 }
 
@@ -377,56 +318,34 @@ static bool decode_count(decode_t *d, const json_t *v, int32_t *out)
     return true;
 }
 
-static void decode_reclaimable(decode_t *d, const json_t *v, workload_t *wl)
+static void decode_reclaimable_pod(decode_t *d, const json_t *v, void *item, void *ctx)
 {
-    jsonx_t *jx = &d->jx;
-    size_t n;
-
-    if (!jsonx_want_array_max(jx, v, DEC_MAX_POD_SETS))
-        return;
-    n = json_array_size(v);
-    if (n == 0)
-        return;
-    wl->reclaimable_pods = calloc(n, sizeof(*wl->reclaimable_pods));
-    if (wl->reclaimable_pods == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    wl->nreclaimable_pods = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        const json_t *item = json_array_get(v, i);
-        reclaimable_pod_t *rp = &wl->reclaimable_pods[i];
-        const char *key;
-        json_t *val;
-
-        if (jsonx_want_object(jx, item)) {
-            DECODE_FIELDS(d, item, key, val)
-            {
-                if (DECODE_IS(key, "name"))
-                    jsonx_string(jx, val, &rp->name);
-                else if (DECODE_IS(key, "count"))
-                    decode_count(d, val, &rp->count);
-                else
-                    jsonx_unknown(jx, key);
-            }
-            if (decode__absent(item, "name"))
-                jsonx_required(jx, "name");
-            if (decode__absent(item, "count"))
-                jsonx_required(jx, "count");
-        }
-        jsonx_pop(jx, mark);
-    }
-}
-
-static void decode_pod_set_update(decode_t *d, const json_t *v, pod_set_update_t *u)
-{
+    reclaimable_pod_t *rp = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &rp->name);
+        else if (DECODE_IS(key, "count"))
+            decode_count(d, val, &rp->count);
+        else
+            jsonx_unknown(jx, key);
+    }
+    DECODE_REQUIRED(d, v, "name", "count");
+}
+
+static void decode_pod_set_update(decode_t *d, const json_t *v, void *item, void *ctx)
+{
+    pod_set_update_t *u = item;
+    jsonx_t *jx = &d->jx;
+    const char *key;
+    json_t *val;
+
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name"))
@@ -443,21 +362,20 @@ static void decode_pod_set_update(decode_t *d, const json_t *v, pod_set_update_t
         else
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
+    DECODE_REQUIRED(d, v, "name");
 }
 
-static void decode_check_state(decode_t *d, const json_t *v, admission_check_state_t *cs)
+static void decode_check_state(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     static const char *const states[] = {"Pending", "Ready", "Retry", "Rejected", NULL};
+    admission_check_state_t *cs = item;
     jsonx_t *jx = &d->jx;
     const char *key;
     json_t *val;
     int32_t ignored;
     int e;
 
-    if (!jsonx_want_object(jx, v))
-        return;
+    (void)ctx;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "name")) {
@@ -472,54 +390,13 @@ static void decode_check_state(decode_t *d, const json_t *v, admission_check_sta
         } else if (DECODE_IS(key, "requeueAfterSeconds") || DECODE_IS(key, "retryCount")) {
             decode_count(d, val, &ignored);
         } else if (DECODE_IS(key, "podSetUpdates")) {
-            size_t n;
-            if (!jsonx_want_array_max(jx, val, DEC_MAX_POD_SETS))
-                continue;
-            n = json_array_size(val);
-            if (n == 0)
-                continue;
-            cs->updates = calloc(n, sizeof(*cs->updates));
-            if (cs->updates == NULL) {
-                jsonx_oom(jx);
-                continue;
-            }
-            cs->nupdates = n;
-            for (size_t i = 0; i < n; i++) {
-                size_t mark = jsonx_push_index(jx, i);
-                decode_pod_set_update(d, json_array_get(val, i), &cs->updates[i]);
-                jsonx_pop(jx, mark);
-            }
+            cs->updates = decode__list(d, val, DEC_MAX_POD_SETS, false, sizeof(*cs->updates),
+                                       decode_pod_set_update, NULL, &cs->nupdates);
         } else {
             jsonx_unknown(jx, key);
         }
     }
-    if (decode__absent(v, "name"))
-        jsonx_required(jx, "name");
-    if (decode__absent(v, "state"))
-        jsonx_required(jx, "state");
-}
-
-static void decode_check_states(decode_t *d, const json_t *v, workload_t *wl)
-{
-    jsonx_t *jx = &d->jx;
-    size_t n;
-
-    if (!jsonx_want_array_max(jx, v, DEC_MAX_WL_ADMISSION_CHECKS))
-        return;
-    n = json_array_size(v);
-    if (n == 0)
-        return;
-    wl->check_states = calloc(n, sizeof(*wl->check_states));
-    if (wl->check_states == NULL) {
-        jsonx_oom(jx);
-        return;
-    }
-    wl->ncheck_states = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t mark = jsonx_push_index(jx, i);
-        decode_check_state(d, json_array_get(v, i), &wl->check_states[i]);
-        jsonx_pop(jx, mark);
-    }
+    DECODE_REQUIRED(d, v, "name", "state");
 }
 
 /* Status fields the controller owns that neither admission nor validation reads back. */
@@ -547,9 +424,13 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
         else if (DECODE_IS(key, accumulated))
             jsonx_int32(jx, val, &wl->accumulated_exec_seconds);
         else if (DECODE_IS(key, "reclaimablePods"))
-            decode_reclaimable(d, val, wl);
+            wl->reclaimable_pods =
+                decode__list(d, val, DEC_MAX_POD_SETS, false, sizeof(*wl->reclaimable_pods),
+                             decode_reclaimable_pod, NULL, &wl->nreclaimable_pods);
         else if (DECODE_IS(key, "admissionChecks"))
-            decode_check_states(d, val, wl);
+            wl->check_states =
+                decode__list(d, val, DEC_MAX_WL_ADMISSION_CHECKS, false, sizeof(*wl->check_states),
+                             decode_check_state, NULL, &wl->ncheck_states);
         else if (DECODE_IS(key, "clusterName"))
             jsonx_string(jx, val, &wl->cluster_name);
         else if (DECODE_IS(key, "nominatedClusterNames"))
@@ -577,8 +458,7 @@ void decode__workload(decode_t *d, const json_t *root, workload_t *out)
         else if (!decode__in(key, root_keys))
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(root, "spec"))
-        jsonx_required(jx, "spec");
+    DECODE_REQUIRED(d, root, "spec");
 }
 
 /* ---- batch/v1 Job
@@ -631,8 +511,7 @@ static void decode_job_spec(decode_t *d, const json_t *v, job_t *job)
     }
     if (!have_par)
         job->parallelism = 1;
-    if (decode__absent(v, "template"))
-        jsonx_required(jx, "template");
+    DECODE_REQUIRED(d, v, "template");
 }
 
 static void decode_job_status(decode_t *d, const json_t *v, job_t *job)
@@ -690,6 +569,5 @@ void decode__job(decode_t *d, const json_t *root, job_t *out)
         else if (!decode__in(key, root_keys))
             jsonx_unknown(jx, key);
     }
-    if (decode__absent(root, "spec"))
-        jsonx_required(jx, "spec");
+    DECODE_REQUIRED(d, root, "spec");
 }
