@@ -433,14 +433,25 @@ bool jsonx_enum(jsonx_t *jx, const json_t *v, const char *const *values, int *ou
     return false;
 }
 
-static int kv_cmp(const void *a, const void *b)
-{
-    return strcmp(((const kv_t *)a)->key, ((const kv_t *)b)->key);
-}
+/*
+ * String-keyed maps (labels, ResourceLists) become arrays sorted by key: one member reader per
+ * element type, and one all-or-nothing loop. A member reader fills its element completely or
+ * leaves it empty and returns false (having reported why, or recorded OOM).
+ */
+typedef struct map_ops_s {
+    size_t size; /* of one element */
+    bool (*member)(jsonx_t *jx, const char *key, const json_t *val, void *elem);
+    void (*fini)(void *elem);
+    int (*cmp)(const void *a, const void *b);
+} map_ops_t;
 
-bool jsonx_kv_map(jsonx_t *jx, const json_t *v, size_t max, kv_list_t *out)
+/* The members of object `v` (at most `max`, 0 = unlimited) as a new sorted array in *items and
+ * *len; false (nothing allocated) when `v` or any member is unusable. */
+static bool read_map(jsonx_t *jx, const json_t *v, size_t max, const map_ops_t *ops, void **items,
+                     size_t *len)
 {
-    kv_list_t list = {0};
+    char *arr = NULL;
+    size_t n = 0;
     const char *key;
     json_t *val;
     bool ok = true;
@@ -452,39 +463,111 @@ bool jsonx_kv_map(jsonx_t *jx, const json_t *v, size_t max, kv_list_t *out)
         return false;
     }
     if (json_object_size(v) > 0) {
-        list.items = calloc(json_object_size(v), sizeof(*list.items));
-        if (list.items == NULL)
+        arr = calloc(json_object_size(v), ops->size);
+        if (arr == NULL)
             return jsonx_oom(jx);
     }
     json_object_foreach((json_t *)v, key, val)
     {
         size_t mark = jsonx_push_key(jx, key);
-        char *value = NULL;
 
-        if (jsonx_string_conv(jx, val, &value)) {
-            kv_t *kv = &list.items[list.len];
-            kv->key = strdup(key);
-            kv->value = value;
-            if (kv->key == NULL) {
-                free(value);
-                jsonx_oom(jx);
-                ok = false;
-            } else {
-                list.len++;
-            }
-        } else {
+        if (ops->member(jx, key, val, arr + n * ops->size))
+            n++;
+        else
             ok = false;
-        }
         jsonx_pop(jx, mark);
     }
     if (!ok) {
-        kv_list_fini(&list);
+        for (size_t i = 0; i < n; i++)
+            ops->fini(arr + i * ops->size);
+        free(arr);
         return false;
     }
-    if (list.len > 1)
-        qsort(list.items, list.len, sizeof(*list.items), kv_cmp);
+    if (n > 1)
+        qsort(arr, n, ops->size, ops->cmp);
+    *items = arr;
+    *len = n;
+    return true;
+}
+
+static bool kv_member(jsonx_t *jx, const char *key, const json_t *val, void *elem)
+{
+    kv_t *kv = elem;
+    char *value = NULL;
+
+    if (!jsonx_string_conv(jx, val, &value))
+        return false;
+    kv->key = strdup(key);
+    if (kv->key == NULL) {
+        free(value);
+        return jsonx_oom(jx);
+    }
+    kv->value = value;
+    return true;
+}
+
+static void kv_fini(void *elem)
+{
+    kv_t *kv = elem;
+
+    free(kv->key);
+    free(kv->value);
+}
+
+static int kv_cmp(const void *a, const void *b)
+{
+    return strcmp(((const kv_t *)a)->key, ((const kv_t *)b)->key);
+}
+
+bool jsonx_kv_map(jsonx_t *jx, const json_t *v, size_t max, kv_list_t *out)
+{
+    static const map_ops_t ops = {sizeof(kv_t), kv_member, kv_fini, kv_cmp};
+    void *items;
+    size_t len;
+
+    if (!read_map(jx, v, max, &ops, &items, &len))
+        return false;
     kv_list_fini(out);
-    *out = list;
+    out->items = items;
+    out->len = len;
+    return true;
+}
+
+static bool resource_member(jsonx_t *jx, const char *key, const json_t *val, void *elem)
+{
+    resource_t *r = elem;
+    quantity_t q;
+
+    if (!jsonx_quantity(jx, val, &q))
+        return false;
+    r->name = strdup(key);
+    if (r->name == NULL)
+        return jsonx_oom(jx);
+    r->value = q;
+    return true;
+}
+
+static void resource_fini(void *elem)
+{
+    free(((resource_t *)elem)->name);
+}
+
+static int res_cmp(const void *a, const void *b)
+{
+    return strcmp(((const resource_t *)a)->name, ((const resource_t *)b)->name);
+}
+
+bool jsonx_resource_list(jsonx_t *jx, const json_t *v, resource_list_t *out)
+{
+    static const map_ops_t ops = {sizeof(resource_t), resource_member, resource_fini, res_cmp};
+    void *items;
+    size_t len;
+
+    if (!read_map(jx, v, 0, &ops, &items, &len))
+        return false;
+    resource_list_fini(out);
+    out->items = items;
+    out->len = len;
     return true;
 }
 
@@ -516,56 +599,6 @@ bool jsonx_string_array(jsonx_t *jx, const json_t *v, size_t max, bool conv, cha
     strv_free(*out, *n);
     *out = items;
     *n = len;
-    return true;
-}
-
-static int res_cmp(const void *a, const void *b)
-{
-    return strcmp(((const resource_t *)a)->name, ((const resource_t *)b)->name);
-}
-
-bool jsonx_resource_list(jsonx_t *jx, const json_t *v, resource_list_t *out)
-{
-    resource_list_t list = {0};
-    const char *key;
-    json_t *val;
-    bool ok = true;
-
-    if (!jsonx_want_object(jx, v))
-        return false;
-    if (json_object_size(v) > 0) {
-        list.items = calloc(json_object_size(v), sizeof(*list.items));
-        if (list.items == NULL)
-            return jsonx_oom(jx);
-    }
-    json_object_foreach((json_t *)v, key, val)
-    {
-        size_t mark = jsonx_push_key(jx, key);
-        quantity_t q;
-
-        if (jsonx_quantity(jx, val, &q)) {
-            resource_t *r = &list.items[list.len];
-            r->name = strdup(key);
-            r->value = q;
-            if (r->name == NULL) {
-                jsonx_oom(jx);
-                ok = false;
-            } else {
-                list.len++;
-            }
-        } else {
-            ok = false;
-        }
-        jsonx_pop(jx, mark);
-    }
-    if (!ok) {
-        resource_list_fini(&list);
-        return false;
-    }
-    if (list.len > 1)
-        qsort(list.items, list.len, sizeof(*list.items), res_cmp);
-    resource_list_fini(out);
-    *out = list;
     return true;
 }
 
