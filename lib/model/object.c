@@ -15,21 +15,41 @@ static const char *const kueue_versions[] = {"kueue.x-k8s.io/v1beta2", "kueue.x-
 static const char *const config_versions[] = {"config.kueue.x-k8s.io/v1beta2",
                                               "config.kueue.x-k8s.io/v1beta1", NULL};
 
+/*
+ * Every kind once: its kind_t, Kueue's name, accepted apiVersions (first is current; a second one
+ * is the deprecated v1beta1), its member of object_t.u (each kind's struct starts with
+ * `object_meta_t meta`), its decoder and its finaliser. The tables and switches below are built
+ * from this list.
+ */
+#define OBJECT_KINDS(XX)                                                                          \
+    XX(KIND_NAMESPACE, "Namespace", core_versions, ns, decode__namespace, namespace_fini)         \
+    XX(KIND_RESOURCE_FLAVOR, "ResourceFlavor", kueue_versions, flavor, decode__flavor,            \
+       flavor_fini)                                                                               \
+    XX(KIND_CLUSTER_QUEUE, "ClusterQueue", kueue_versions, cq, decode__cluster_queue,             \
+       cluster_queue_fini)                                                                        \
+    XX(KIND_LOCAL_QUEUE, "LocalQueue", kueue_versions, lq, decode__local_queue, local_queue_fini) \
+    XX(KIND_COHORT, "Cohort", kueue_versions, cohort, decode__cohort, cohort_fini)                \
+    XX(KIND_WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", kueue_versions, wpc, decode__wpc,   \
+       workload_priority_class_fini)                                                              \
+    XX(KIND_WORKLOAD, "Workload", kueue_versions, wl, decode__workload, workload_fini)            \
+    XX(KIND_PRIORITY_CLASS, "PriorityClass", scheduling_versions, pc, decode__priority_class,     \
+       priority_class_fini)                                                                       \
+    XX(KIND_JOB, "Job", batch_versions, job, decode__job, job_fini)                               \
+    XX(KIND_CONFIGURATION, "Configuration", config_versions, config, decode__configuration,       \
+       configuration_fini)
+
+static const char *const core_versions[] = {"v1", NULL};
+static const char *const scheduling_versions[] = {"scheduling.k8s.io/v1", NULL};
+static const char *const batch_versions[] = {"batch/v1", NULL};
+
 static const struct kind_info {
     kind_t kind;
     const char *name;
-    const char *const *versions; /* first is current; a second one is the deprecated v1beta1 */
+    const char *const *versions;
 } kinds[] = {
-    {KIND_NAMESPACE, "Namespace", (const char *const[]){"v1", NULL}},
-    {KIND_RESOURCE_FLAVOR, "ResourceFlavor", kueue_versions},
-    {KIND_CLUSTER_QUEUE, "ClusterQueue", kueue_versions},
-    {KIND_LOCAL_QUEUE, "LocalQueue", kueue_versions},
-    {KIND_COHORT, "Cohort", kueue_versions},
-    {KIND_WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", kueue_versions},
-    {KIND_WORKLOAD, "Workload", kueue_versions},
-    {KIND_PRIORITY_CLASS, "PriorityClass", (const char *const[]){"scheduling.k8s.io/v1", NULL}},
-    {KIND_JOB, "Job", (const char *const[]){"batch/v1", NULL}},
-    {KIND_CONFIGURATION, "Configuration", config_versions},
+#define XX(kind, name, versions, member, decode, fini) {kind, name, versions},
+    OBJECT_KINDS(XX)
+#undef XX
 };
 
 const char *kind_name(kind_t kind)
@@ -43,29 +63,15 @@ const char *kind_name(kind_t kind)
 object_meta_t *object_meta(object_t *obj)
 {
     switch (obj->kind) {
-    case KIND_NAMESPACE:
-        return &obj->u.ns.meta;
-    case KIND_RESOURCE_FLAVOR:
-        return &obj->u.flavor.meta;
-    case KIND_CLUSTER_QUEUE:
-        return &obj->u.cq.meta;
-    case KIND_LOCAL_QUEUE:
-        return &obj->u.lq.meta;
-    case KIND_COHORT:
-        return &obj->u.cohort.meta;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        return &obj->u.wpc.meta;
-    case KIND_WORKLOAD:
-        return &obj->u.wl.meta;
-    case KIND_PRIORITY_CLASS:
-        return &obj->u.pc.meta;
-    case KIND_JOB:
-        return &obj->u.job.meta;
-    case KIND_CONFIGURATION:
-        return &obj->u.config.meta;
-    default:
-        return NULL;
+#define XX(kind, name, versions, member, decode, fini) \
+    case kind:                                         \
+        return &obj->u.member.meta;
+        OBJECT_KINDS(XX)
+#undef XX
+    case KIND_UNKNOWN:
+        break;
     }
+    return NULL;
 }
 
 const object_meta_t *object_meta_const(const object_t *obj)
@@ -76,36 +82,12 @@ const object_meta_t *object_meta_const(const object_t *obj)
 static void decode_body(decode_t *d, const json_t *root, object_t *out)
 {
     switch (out->kind) {
-    case KIND_NAMESPACE:
-        decode__namespace(d, root, &out->u.ns);
+#define XX(kind, name, versions, member, decode, fini) \
+    case kind:                                         \
+        decode(d, root, &out->u.member);               \
         break;
-    case KIND_RESOURCE_FLAVOR:
-        decode__flavor(d, root, &out->u.flavor);
-        break;
-    case KIND_CLUSTER_QUEUE:
-        decode__cluster_queue(d, root, &out->u.cq);
-        break;
-    case KIND_LOCAL_QUEUE:
-        decode__local_queue(d, root, &out->u.lq);
-        break;
-    case KIND_COHORT:
-        decode__cohort(d, root, &out->u.cohort);
-        break;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        decode__wpc(d, root, &out->u.wpc);
-        break;
-    case KIND_WORKLOAD:
-        decode__workload(d, root, &out->u.wl);
-        break;
-    case KIND_PRIORITY_CLASS:
-        decode__priority_class(d, root, &out->u.pc);
-        break;
-    case KIND_JOB:
-        decode__job(d, root, &out->u.job);
-        break;
-    case KIND_CONFIGURATION:
-        decode__configuration(d, root, &out->u.config);
-        break;
+        OBJECT_KINDS(XX)
+#undef XX
     case KIND_UNKNOWN:
         break;
     }
@@ -181,121 +163,128 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags)
 /* ---- lifetimes ----------------------------------------------------------------------------------
  */
 
+/*
+ * Every public T_fini() is NULL-safe and leaves *p zeroed, so that a finalised struct can be
+ * finalised again or reused. OBJECT_FINI(name, T, p) { body } defines name() around a body that
+ * only releases what *p owns.
+ */
+#define OBJECT_FINI(name, type, p)       \
+    static void name##_release(type *p); \
+    void name(type *p)                   \
+    {                                    \
+        if (p == NULL)                   \
+            return;                      \
+        name##_release(p);               \
+        memset(p, 0, sizeof(*p));        \
+    }                                    \
+    static void name##_release(type *p)
+
+/* Element finalisers for DECODE_FREE_ARRAY, for element types without a public *_fini. */
+static void str_fini(char **s)
+{
+    free(*s);
+}
+
+static void kv_fini(kv_t *kv)
+{
+    free(kv->key);
+    free(kv->value);
+}
+
+static void resource_fini(resource_t *r)
+{
+    free(r->name);
+}
+
+static void resource_quota_fini(resource_quota_t *q)
+{
+    free(q->name);
+}
+
+static void flavor_quotas_fini(flavor_quotas_t *f)
+{
+    free(f->name);
+    DECODE_FREE_ARRAY(f->resources, f->nresources, resource_quota_fini);
+}
+
+static void node_selector_term_fini(node_selector_term_t *t)
+{
+    DECODE_FREE_ARRAY(t->exprs, t->nexprs, selector_req_fini);
+}
+
+static void pod_set_assignment_fini(pod_set_assignment_t *a)
+{
+    free(a->name);
+    kv_list_fini(&a->flavors);
+    resource_list_fini(&a->usage);
+}
+
+static void reclaimable_pod_fini(reclaimable_pod_t *r)
+{
+    free(r->name);
+}
+
 void strv_free(char **v, size_t n)
 {
-    if (v == NULL)
-        return;
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
+    DECODE_FREE_ARRAY(v, n, str_fini);
 }
 
-void kv_list_fini(kv_list_t *l)
+OBJECT_FINI(kv_list_fini, kv_list_t, l)
 {
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->len; i++) {
-        free(l->items[i].key);
-        free(l->items[i].value);
-    }
-    free(l->items);
-    memset(l, 0, sizeof(*l));
+    DECODE_FREE_ARRAY(l->items, l->len, kv_fini);
 }
 
-void resource_list_fini(resource_list_t *l)
+OBJECT_FINI(resource_list_fini, resource_list_t, l)
 {
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->len; i++)
-        free(l->items[i].name);
-    free(l->items);
-    memset(l, 0, sizeof(*l));
+    DECODE_FREE_ARRAY(l->items, l->len, resource_fini);
 }
 
-void selector_req_fini(selector_req_t *r)
+OBJECT_FINI(selector_req_fini, selector_req_t, r)
 {
-    if (r == NULL)
-        return;
     free(r->key);
     strv_free(r->values, r->nvalues);
-    memset(r, 0, sizeof(*r));
 }
 
-void label_selector_fini(label_selector_t *s)
+OBJECT_FINI(label_selector_fini, label_selector_t, s)
 {
-    if (s == NULL)
-        return;
     kv_list_fini(&s->match_labels);
-    for (size_t i = 0; i < s->nexprs; i++)
-        selector_req_fini(&s->exprs[i]);
-    free(s->exprs);
-    memset(s, 0, sizeof(*s));
+    DECODE_FREE_ARRAY(s->exprs, s->nexprs, selector_req_fini);
 }
 
-void taint_fini(taint_t *t)
+OBJECT_FINI(taint_fini, taint_t, t)
 {
-    if (t == NULL)
-        return;
     free(t->key);
     free(t->value);
-    memset(t, 0, sizeof(*t));
 }
 
-void toleration_fini(toleration_t *t)
+OBJECT_FINI(toleration_fini, toleration_t, t)
 {
-    if (t == NULL)
-        return;
     free(t->key);
     free(t->value);
-    memset(t, 0, sizeof(*t));
 }
 
-void container_fini(container_t *c)
+OBJECT_FINI(container_fini, container_t, c)
 {
-    if (c == NULL)
-        return;
     free(c->name);
     resource_list_fini(&c->requests);
     resource_list_fini(&c->limits);
-    memset(c, 0, sizeof(*c));
 }
 
-static void terms_free(node_selector_term_t *t, size_t n)
+OBJECT_FINI(pod_spec_fini, pod_spec_t, s)
 {
-    for (size_t i = 0; t != NULL && i < n; i++) {
-        for (size_t j = 0; j < t[i].nexprs; j++)
-            selector_req_fini(&t[i].exprs[j]);
-        free(t[i].exprs);
-    }
-    free(t);
-}
-
-void pod_spec_fini(pod_spec_t *s)
-{
-    if (s == NULL)
-        return;
-    for (size_t i = 0; i < s->ncontainers; i++)
-        container_fini(&s->containers[i]);
-    free(s->containers);
-    for (size_t i = 0; i < s->ninit_containers; i++)
-        container_fini(&s->init_containers[i]);
-    free(s->init_containers);
+    DECODE_FREE_ARRAY(s->containers, s->ncontainers, container_fini);
+    DECODE_FREE_ARRAY(s->init_containers, s->ninit_containers, container_fini);
     resource_list_fini(&s->overhead);
     kv_list_fini(&s->node_selector);
-    for (size_t i = 0; i < s->ntolerations; i++)
-        toleration_fini(&s->tolerations[i]);
-    free(s->tolerations);
-    terms_free(s->affinity_terms, s->naffinity_terms);
+    DECODE_FREE_ARRAY(s->tolerations, s->ntolerations, toleration_fini);
+    DECODE_FREE_ARRAY(s->affinity_terms, s->naffinity_terms, node_selector_term_fini);
     free(s->priority_class_name);
     resource_list_fini(&s->pod_level_requests);
     resource_list_fini(&s->pod_level_limits);
-    memset(s, 0, sizeof(*s));
 }
 
-void object_meta_fini(object_meta_t *m)
+OBJECT_FINI(object_meta_fini, object_meta_t, m)
 {
-    if (m == NULL)
-        return;
     free(m->name);
     free(m->namespace);
     free(m->generate_name);
@@ -304,222 +293,134 @@ void object_meta_fini(object_meta_t *m)
     kv_list_fini(&m->labels);
     kv_list_fini(&m->annotations);
     strv_free(m->finalizers, m->nfinalizers);
-    memset(m, 0, sizeof(*m));
 }
 
-void resource_group_fini(resource_group_t *g)
+OBJECT_FINI(resource_group_fini, resource_group_t, g)
 {
-    if (g == NULL)
-        return;
     strv_free(g->covered, g->ncovered);
-    for (size_t i = 0; i < g->nflavors; i++) {
-        flavor_quotas_t *f = &g->flavors[i];
-        for (size_t j = 0; j < f->nresources; j++)
-            free(f->resources[j].name);
-        free(f->resources);
-        free(f->name);
-    }
-    free(g->flavors);
-    memset(g, 0, sizeof(*g));
+    DECODE_FREE_ARRAY(g->flavors, g->nflavors, flavor_quotas_fini);
 }
 
-static void groups_free(resource_group_t *g, size_t n)
+OBJECT_FINI(pod_set_fini, pod_set_t, p)
 {
-    for (size_t i = 0; g != NULL && i < n; i++)
-        resource_group_fini(&g[i]);
-    free(g);
-}
-
-void pod_set_fini(pod_set_t *p)
-{
-    if (p == NULL)
-        return;
     free(p->name);
     kv_list_fini(&p->template_labels);
     kv_list_fini(&p->template_annotations);
     pod_spec_fini(&p->spec);
     resource_list_fini(&p->pod_requests);
-    memset(p, 0, sizeof(*p));
 }
 
-void admission_fini(admission_t *a)
+OBJECT_FINI(admission_fini, admission_t, a)
 {
-    if (a == NULL)
-        return;
     free(a->cluster_queue);
-    for (size_t i = 0; i < a->nassignments; i++) {
-        free(a->assignments[i].name);
-        kv_list_fini(&a->assignments[i].flavors);
-        resource_list_fini(&a->assignments[i].usage);
-    }
-    free(a->assignments);
-    memset(a, 0, sizeof(*a));
+    DECODE_FREE_ARRAY(a->assignments, a->nassignments, pod_set_assignment_fini);
 }
 
-void admission_check_rule_fini(admission_check_rule_t *r)
+OBJECT_FINI(admission_check_rule_fini, admission_check_rule_t, r)
 {
-    if (r == NULL)
-        return;
     free(r->name);
     strv_free(r->on_flavors, r->non_flavors);
-    memset(r, 0, sizeof(*r));
 }
 
-void condition_fini(condition_t *c)
+OBJECT_FINI(condition_fini, condition_t, c)
 {
-    if (c == NULL)
-        return;
     free(c->type);
     free(c->status);
     free(c->reason);
     free(c->message);
-    memset(c, 0, sizeof(*c));
 }
 
-void pod_set_update_fini(pod_set_update_t *u)
+OBJECT_FINI(pod_set_update_fini, pod_set_update_t, u)
 {
-    if (u == NULL)
-        return;
     free(u->name);
     kv_list_fini(&u->labels);
     kv_list_fini(&u->annotations);
     kv_list_fini(&u->node_selector);
-    for (size_t i = 0; i < u->ntolerations; i++)
-        toleration_fini(&u->tolerations[i]);
-    free(u->tolerations);
-    memset(u, 0, sizeof(*u));
+    DECODE_FREE_ARRAY(u->tolerations, u->ntolerations, toleration_fini);
 }
 
-void admission_check_state_fini(admission_check_state_t *s)
+OBJECT_FINI(admission_check_state_fini, admission_check_state_t, s)
 {
-    if (s == NULL)
-        return;
     free(s->name);
     free(s->message);
-    for (size_t i = 0; i < s->nupdates; i++)
-        pod_set_update_fini(&s->updates[i]);
-    free(s->updates);
-    memset(s, 0, sizeof(*s));
+    DECODE_FREE_ARRAY(s->updates, s->nupdates, pod_set_update_fini);
 }
 
-void namespace_fini(namespace_t *n)
+OBJECT_FINI(namespace_fini, namespace_t, n)
 {
-    if (n == NULL)
-        return;
     object_meta_fini(&n->meta);
 }
 
-void flavor_fini(flavor_t *f)
+OBJECT_FINI(flavor_fini, flavor_t, f)
 {
-    if (f == NULL)
-        return;
     object_meta_fini(&f->meta);
     kv_list_fini(&f->node_labels);
-    for (size_t i = 0; i < f->ntaints; i++)
-        taint_fini(&f->taints[i]);
-    free(f->taints);
-    for (size_t i = 0; i < f->ntolerations; i++)
-        toleration_fini(&f->tolerations[i]);
-    free(f->tolerations);
+    DECODE_FREE_ARRAY(f->taints, f->ntaints, taint_fini);
+    DECODE_FREE_ARRAY(f->tolerations, f->ntolerations, toleration_fini);
     free(f->topology_name);
-    memset(f, 0, sizeof(*f));
 }
 
-void cluster_queue_fini(cluster_queue_t *cq)
+OBJECT_FINI(cluster_queue_fini, cluster_queue_t, cq)
 {
-    if (cq == NULL)
-        return;
     object_meta_fini(&cq->meta);
-    groups_free(cq->groups, cq->ngroups);
+    DECODE_FREE_ARRAY(cq->groups, cq->ngroups, resource_group_fini);
     free(cq->cohort);
     label_selector_fini(&cq->namespace_selector);
     strv_free(cq->admission_checks, cq->nadmission_checks);
-    for (size_t i = 0; i < cq->ncheck_rules; i++)
-        admission_check_rule_fini(&cq->check_rules[i]);
-    free(cq->check_rules);
-    memset(cq, 0, sizeof(*cq));
+    DECODE_FREE_ARRAY(cq->check_rules, cq->ncheck_rules, admission_check_rule_fini);
 }
 
-void cohort_fini(cohort_t *c)
+OBJECT_FINI(cohort_fini, cohort_t, c)
 {
-    if (c == NULL)
-        return;
     object_meta_fini(&c->meta);
     free(c->parent);
-    groups_free(c->groups, c->ngroups);
-    memset(c, 0, sizeof(*c));
+    DECODE_FREE_ARRAY(c->groups, c->ngroups, resource_group_fini);
 }
 
-void local_queue_fini(local_queue_t *lq)
+OBJECT_FINI(local_queue_fini, local_queue_t, lq)
 {
-    if (lq == NULL)
-        return;
     object_meta_fini(&lq->meta);
     free(lq->cluster_queue);
-    memset(lq, 0, sizeof(*lq));
 }
 
-void workload_priority_class_fini(workload_priority_class_t *w)
+OBJECT_FINI(workload_priority_class_fini, workload_priority_class_t, w)
 {
-    if (w == NULL)
-        return;
     object_meta_fini(&w->meta);
     free(w->description);
-    memset(w, 0, sizeof(*w));
 }
 
-void priority_class_fini(priority_class_t *p)
+OBJECT_FINI(priority_class_fini, priority_class_t, p)
 {
-    if (p == NULL)
-        return;
     object_meta_fini(&p->meta);
-    memset(p, 0, sizeof(*p));
 }
 
-void workload_fini(workload_t *w)
+OBJECT_FINI(workload_fini, workload_t, w)
 {
-    if (w == NULL)
-        return;
     object_meta_fini(&w->meta);
     free(w->queue_name);
     free(w->priority_class);
-    for (size_t i = 0; i < w->npod_sets; i++)
-        pod_set_fini(&w->pod_sets[i]);
-    free(w->pod_sets);
+    DECODE_FREE_ARRAY(w->pod_sets, w->npod_sets, pod_set_fini);
     admission_fini(w->admission);
     free(w->admission);
-    for (size_t i = 0; i < w->nstatus_conditions; i++)
-        condition_fini(&w->status_conditions[i]);
-    free(w->status_conditions);
-    for (size_t i = 0; i < w->nreclaimable_pods; i++)
-        free(w->reclaimable_pods[i].name);
-    free(w->reclaimable_pods);
-    for (size_t i = 0; i < w->ncheck_states; i++)
-        admission_check_state_fini(&w->check_states[i]);
-    free(w->check_states);
+    DECODE_FREE_ARRAY(w->status_conditions, w->nstatus_conditions, condition_fini);
+    DECODE_FREE_ARRAY(w->reclaimable_pods, w->nreclaimable_pods, reclaimable_pod_fini);
+    DECODE_FREE_ARRAY(w->check_states, w->ncheck_states, admission_check_state_fini);
     free(w->cluster_name);
     strv_free(w->nominated_clusters, w->nnominated_clusters);
-    memset(w, 0, sizeof(*w));
 }
 
-void job_fini(job_t *j)
+OBJECT_FINI(job_fini, job_t, j)
 {
-    if (j == NULL)
-        return;
     object_meta_fini(&j->meta);
     kv_list_fini(&j->template_labels);
     kv_list_fini(&j->template_annotations);
     pod_spec_fini(&j->spec);
-    memset(j, 0, sizeof(*j));
 }
 
-void configuration_fini(configuration_t *c)
+OBJECT_FINI(configuration_fini, configuration_t, c)
 {
-    if (c == NULL)
-        return;
     object_meta_fini(&c->meta);
     label_selector_fini(&c->managed_jobs_namespace_selector);
-    memset(c, 0, sizeof(*c));
 }
 
 void object_fini(object_t *obj)
@@ -527,36 +428,12 @@ void object_fini(object_t *obj)
     if (obj == NULL)
         return;
     switch (obj->kind) {
-    case KIND_NAMESPACE:
-        namespace_fini(&obj->u.ns);
+#define XX(kind, name, versions, member, decode, fini) \
+    case kind:                                         \
+        fini(&obj->u.member);                          \
         break;
-    case KIND_RESOURCE_FLAVOR:
-        flavor_fini(&obj->u.flavor);
-        break;
-    case KIND_CLUSTER_QUEUE:
-        cluster_queue_fini(&obj->u.cq);
-        break;
-    case KIND_LOCAL_QUEUE:
-        local_queue_fini(&obj->u.lq);
-        break;
-    case KIND_COHORT:
-        cohort_fini(&obj->u.cohort);
-        break;
-    case KIND_WORKLOAD_PRIORITY_CLASS:
-        workload_priority_class_fini(&obj->u.wpc);
-        break;
-    case KIND_WORKLOAD:
-        workload_fini(&obj->u.wl);
-        break;
-    case KIND_PRIORITY_CLASS:
-        priority_class_fini(&obj->u.pc);
-        break;
-    case KIND_JOB:
-        job_fini(&obj->u.job);
-        break;
-    case KIND_CONFIGURATION:
-        configuration_fini(&obj->u.config);
-        break;
+        OBJECT_KINDS(XX)
+#undef XX
     case KIND_UNKNOWN:
         break;
     }
