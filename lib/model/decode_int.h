@@ -125,19 +125,25 @@ void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out
 void decode__workload(decode_t *d, const json_t *root, workload_t *out);
 void decode__job(decode_t *d, const json_t *root, job_t *out);
 
-/* Iterate the members of object `obj` with the key pushed on the path and nulls skipped:
+/* Iterate the members of object `obj` with the key pushed on the path and nulls skipped; declares
+ * `const char *key` and `json_t *val` for the body:
  *   DECODE_FIELDS(d, obj, key, val) { if (DECODE_IS(key, "x")) ...; else jsonx_unknown(...); }
- * The body must not `break` or `return` (the key is popped after each iteration). */
+ * `continue` moves to the next member. The body must not `break` or `return` (the key is popped
+ * after each iteration). */
 #define DECODE_CAT_(a, b) a##b
 #define DECODE_CAT(a, b)  DECODE_CAT_(a, b)
-#define DECODE_FIELDS(d, obj, key, val) \
-    DECODE_FIELDS_(d, obj, key, val, DECODE_CAT(it_, __LINE__), DECODE_CAT(mark_, __LINE__))
-#define DECODE_FIELDS_(d, obj, key, val, it, mark)                                            \
-    for (void *it = json_object_iter((json_t *)(obj)); it != NULL;                            \
-         it = json_object_iter_next((json_t *)(obj), it))                                     \
-        for (size_t mark = (key = json_object_iter_key(it), val = json_object_iter_value(it), \
-                           json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key));   \
-             mark != (size_t)-1; jsonx_pop(&(d)->jx, mark), mark = (size_t)-1)
+#define DECODE_FIELDS(d, obj, key, val)                                                      \
+    DECODE_FIELDS_(d, obj, key, val, DECODE_CAT(it_, __LINE__), DECODE_CAT(mark_, __LINE__), \
+                   DECODE_CAT(once_, __LINE__))
+/* Four nested loops: the member iterator, then one pass each to declare key and val, then the
+ * pass of the body, whose increment pops the key (so `continue` pops it too). */
+#define DECODE_FIELDS_(d, obj, key, val, it, mark, once)                                           \
+    for (void *it = json_object_iter((json_t *)(obj)); it != NULL;                                 \
+         it = json_object_iter_next((json_t *)(obj), it))                                          \
+        for (const char *key = json_object_iter_key(it), *once = NULL; once == NULL; once = key)   \
+            for (json_t *val = json_object_iter_value(it); val != NULL; val = NULL)                \
+                for (size_t mark = json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key); \
+                     mark != (size_t)-1; jsonx_pop(&(d)->jx, mark), mark = (size_t)-1)
 
 #define DECODE_IS(key, name) (strcmp((key), (name)) == 0)
 

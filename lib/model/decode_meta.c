@@ -90,8 +90,6 @@ void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespace
 {
     jsonx_t *jx = &d->jx;
     size_t mark = jsonx_push_key(jx, "metadata");
-    const char *key;
-    json_t *val;
 
     if (v == NULL || json_is_null(v)) {
         if (need_name)
@@ -149,8 +147,6 @@ void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespace
 void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels, kv_list_t *annotations)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -173,8 +169,6 @@ static const char *const node_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", 
 bool decode__selector_req(decode_t *d, const json_t *v, bool node, selector_req_t *r)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     bool have_op = false, ok = true;
     size_t errs = jx->diags->nerrors;
 
@@ -216,8 +210,6 @@ static void label_req_item(decode_t *d, const json_t *v, void *item, void *ctx)
 void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -241,8 +233,6 @@ void decode__label_selector(decode_t *d, const json_t *v, label_selector_t *s)
 void decode__namespace(decode_t *d, const json_t *root, namespace_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
     DECODE_FIELDS(d, root, key, val)
@@ -261,8 +251,6 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
 {
     static const char *const policies[] = {"PreemptLowerPriority", "Never", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     bool have_value = false;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
@@ -322,8 +310,6 @@ static void decode_fair_sharing(decode_t *d, const json_t *v, configuration_t *o
     static const char *const strategies[] = {"LessThanOrEqualToFinalShare", "LessThanInitialShare",
                                              NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -384,8 +370,6 @@ oom:
 void decode__configuration(decode_t *d, const json_t *root, configuration_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     char *ns = NULL;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, false);

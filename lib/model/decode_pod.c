@@ -115,8 +115,6 @@ static void decode_taint(decode_t *d, const json_t *v, void *item, void *bad_eff
 {
     taint_t *t = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     bool have_effect = false;
 
     DECODE_FIELDS(d, v, key, val)
@@ -169,8 +167,6 @@ static void decode_toleration(decode_t *d, const json_t *v, void *item, void *ct
     static const char *const ops[] = {"Equal", "Exists", "", NULL};
     static const char *const cel_ops[] = {"Equal", "Exists", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     DECODE_FIELDS(d, v, key, val)
     {
@@ -230,8 +226,6 @@ static void decode_resources(decode_t *d, const json_t *v, resource_list_t *requ
                              resource_list_t *limits)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -254,8 +248,6 @@ static void decode_container(decode_t *d, const json_t *v, void *item, void *ini
     static const char *const policies[] = {"Always", "OnFailure", "Never", NULL};
     container_t *c = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     DECODE_FIELDS(d, v, key, val)
     {
@@ -288,8 +280,6 @@ static void decode_term(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     node_selector_term_t *t = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -309,8 +299,6 @@ static void decode_term(decode_t *d, const json_t *v, void *item, void *ctx)
 static void decode_node_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
 {
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -339,8 +327,6 @@ static void decode_node_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
 static void decode_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -361,8 +347,6 @@ static void decode_affinity(decode_t *d, const json_t *v, pod_spec_t *spec)
 void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -399,8 +383,6 @@ void decode__pod_template(decode_t *d, const json_t *v, kv_list_t *labels, kv_li
                           pod_spec_t *spec)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;

@@ -14,8 +14,6 @@ static void decode_quota(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     resource_quota_t *q = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     bool have_nominal = false;
 
     (void)ctx;
@@ -43,8 +41,6 @@ static void decode_flavor_quotas(decode_t *d, const json_t *v, void *item, void 
 {
     flavor_quotas_t *f = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -65,8 +61,6 @@ static void decode_group(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     resource_group_t *g = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -93,8 +87,6 @@ static void decode_groups(decode_t *d, const json_t *v, resource_group_t **out, 
 static void decode_fair_weight(decode_t *d, const json_t *v, bool *has, quantity_t *weight)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -120,8 +112,6 @@ static void ignore_status(decode_t *d, const json_t *v)
 void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
     DECODE_FIELDS(d, root, key, val)
@@ -165,8 +155,6 @@ static void decode_fungibility(decode_t *d, const json_t *v, cluster_queue_t *cq
     static const char *const preempt1[] = {"MayStopSearch", "TryNextFlavor", "Preempt", NULL};
     static const char *const prefs[] = {"BorrowingOverPreemption", "PreemptionOverBorrowing", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int e;
 
     if (!jsonx_want_object(jx, v))
@@ -199,8 +187,6 @@ static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
     static const preempt_policy_t reclaim_v[] = {PREEMPT_NEVER, PREEMPT_LOWER_PRIORITY,
                                                  PREEMPT_ANY};
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
     int e;
 
     if (!jsonx_want_object(jx, v))
@@ -241,8 +227,6 @@ static void decode_check_rule(decode_t *d, const json_t *v, void *item, void *ct
 {
     admission_check_rule_t *rule = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -262,8 +246,6 @@ static void decode_check_rule(decode_t *d, const json_t *v, void *item, void *ct
 static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t *cq)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -306,8 +288,6 @@ static void decode_cq_spec(decode_t *d, const json_t *v, cluster_queue_t *cq)
 {
     static const char *const queueing[] = {"BestEffortFIFO", "StrictFIFO", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int e;
 
     if (!jsonx_want_object(jx, v))
@@ -358,8 +338,6 @@ static void decode_cq_spec(decode_t *d, const json_t *v, cluster_queue_t *cq)
 void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     out->when_can_borrow = FUNGIBILITY_MAY_STOP_SEARCH;
     out->when_can_preempt = FUNGIBILITY_TRY_NEXT_FLAVOR;
@@ -381,8 +359,6 @@ void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out
 void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
     DECODE_FIELDS(d, root, key, val)
@@ -419,8 +395,6 @@ void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
 void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key, *k2;
-    json_t *val, *v2;
     const json_t *spec = json_object_get(root, "spec");
     int e;
 
@@ -464,8 +438,6 @@ void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
 void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
     DECODE_FIELDS(d, root, key, val)

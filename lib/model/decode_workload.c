@@ -14,8 +14,6 @@ static void decode_pod_set(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     pod_set_t *ps = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     ps->count = 1;
@@ -53,8 +51,6 @@ static void decode_priority_ref(decode_t *d, const json_t *v, workload_t *wl)
     static const char *const groups[] = {"kueue.x-k8s.io", "scheduling.k8s.io", NULL};
     static const char *const kinds[] = {"WorkloadPriorityClass", "PriorityClass", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int group = -1, kind = -1;
 
     if (!jsonx_want_object(jx, v))
@@ -85,8 +81,6 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
     static const char *const sources[] = {"kueue.x-k8s.io/workloadpriorityclass",
                                           "scheduling.k8s.io/priorityclass", "", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int e;
 
     if (!jsonx_want_object(jx, v))
@@ -139,8 +133,6 @@ static void decode_assignment(decode_t *d, const json_t *v, void *item, void *ct
 {
     pod_set_assignment_t *a = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -168,8 +160,6 @@ static void decode_assignment(decode_t *d, const json_t *v, void *item, void *ct
 static void decode_admission(decode_t *d, const json_t *v, workload_t *wl)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     admission_t *adm;
 
     if (!jsonx_want_object(jx, v))
@@ -201,8 +191,6 @@ static void decode_condition(decode_t *d, const json_t *v, char **type, bool *is
 {
     static const char *const statuses[] = {"True", "False", "Unknown", NULL};
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int st = -1;
 
     if (!jsonx_want_object(jx, v))
@@ -238,8 +226,6 @@ static void decode_wl_condition(decode_t *d, const json_t *v, void *item, void *
     static const char *const statuses[] = {"True", "False", "Unknown", NULL};
     condition_t *c = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int st;
 
     (void)ctx;
@@ -322,8 +308,6 @@ static void decode_reclaimable_pod(decode_t *d, const json_t *v, void *item, voi
 {
     reclaimable_pod_t *rp = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -342,8 +326,6 @@ static void decode_pod_set_update(decode_t *d, const json_t *v, void *item, void
 {
     pod_set_update_t *u = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     (void)ctx;
     DECODE_FIELDS(d, v, key, val)
@@ -370,8 +352,6 @@ static void decode_check_state(decode_t *d, const json_t *v, void *item, void *c
     static const char *const states[] = {"Pending", "Ready", "Retry", "Rejected", NULL};
     admission_check_state_t *cs = item;
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     int32_t ignored;
     int e;
 
@@ -408,8 +388,6 @@ static const char *const wl_status_ignored[] = {
 static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     const char *accumulated =
         d->v1beta1 ? "accumulatedPastExexcutionTimeSeconds" : "accumulatedPastExecutionTimeSeconds";
 
@@ -444,8 +422,6 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
 void decode__workload(decode_t *d, const json_t *root, workload_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     out->active = true;
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
@@ -478,8 +454,6 @@ static const char *const job_status_tolerated[] = {
 static void decode_job_spec(decode_t *d, const json_t *v, job_t *job)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
     bool have_par = false;
 
     if (!jsonx_want_object(jx, v))
@@ -517,8 +491,6 @@ static void decode_job_spec(decode_t *d, const json_t *v, job_t *job)
 static void decode_job_status(decode_t *d, const json_t *v, job_t *job)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     if (!jsonx_want_object(jx, v))
         return;
@@ -555,8 +527,6 @@ static void decode_job_status(decode_t *d, const json_t *v, job_t *job)
 void decode__job(decode_t *d, const json_t *root, job_t *out)
 {
     jsonx_t *jx = &d->jx;
-    const char *key;
-    json_t *val;
 
     out->parallelism = 1;
     decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
