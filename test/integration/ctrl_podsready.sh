@@ -5,8 +5,9 @@
 # readmitted -- across a SIGKILL of the operator in the middle of its backoff -- and deactivated
 # once backoffLimitCount is used up; a Job whose pods are ready stays admitted with
 # PodsReady=True Started; a running Job that loses a pod goes WaitForRecovery and comes back
-# Recovered. Also: a priority-class label changed on a suspended Job moves its Workload's
-# priority, and a Job owned by a JobSet gets no Workload of its own.
+# Recovered; with blockAdmission, nothing is admitted while an admitted Job is not ready. Also:
+# a priority-class label changed on a suspended Job moves its Workload's priority, and a Job
+# owned by a JobSet gets no Workload of its own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -179,5 +180,24 @@ until_ 20 "a Workload for the Job created after child" '[ -n "$(wl_of after)" ]'
 [ -z "$(wl_of child)" ] || fail "the JobSet's child Job got a Workload: $(wl_of child)"
 say "child of a JobSet: no Workload"
 
+# ---- blockAdmission: nothing is admitted while an admitted Job's pods are not ready ----------
 ctrl_stop op2
+k delete $TJ -n "$ns" big >/dev/null || fail "delete big"
+sed 's/^  timeout: 3s$/  timeout: 8s\n  blockAdmission: true/' "$tmp/config.yaml" >"$tmp/block.yaml"
+grep -q "blockAdmission: true" "$tmp/block.yaml" || fail "block.yaml: $(cat "$tmp/block.yaml")"
+ctrl_start op3 --config "$tmp/block.yaml"
+pjob blocker 1 false
+until_ 30 "blocker admitted" '[ -n "$(wl_of blocker)" ] && [ "$(wcond "$(wl_of blocker)" Admitted)" = True ]'
+wk=$(wl_of blocker)
+pjob waiter 1 true
+until_ 20 "a Workload for waiter" '[ -n "$(wl_of waiter)" ]'
+ww=$(wl_of waiter)
+until_ 20 "waiter waiting for PodsReady" '[ "$(wreason "$ww" QuotaReserved)" = WaitingForPodsReady ]'
+[ "$(wget_ "$ww" '{.status.conditions[?(@.type=="QuotaReserved")].message}')" = "waiting for all admitted workloads to be in PodsReady condition" ] ||
+    fail "waiter message: $(wget_ "$ww" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
+[ "$(wcond "$ww" QuotaReserved)" = False ] || fail "waiter admitted next to a not-ready Job"
+until_ 30 "blocker evicted, waiter admitted" '[ "$(wreason "$wk" Evicted)" = PodsReadyTimeout ] && [ "$(wcond "$ww" Admitted)" = True ]'
+say "blockAdmission: waiter held (WaitingForPodsReady) until blocker timed out, then admitted"
+
+ctrl_stop op3
 say "PASS in $(($(date +%s) - start))s"
