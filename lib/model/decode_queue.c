@@ -99,48 +99,62 @@ static void decode_fair_weight(decode_t *d, const json_t *v, bool *has, quantity
     }
 }
 
-/* Kueue objects' status is written by the controller; sluice recomputes it, so a status in a
- * manifest (e.g. from `kubectl get -o yaml`) is accepted and ignored. */
-static void ignore_status(decode_t *d, const json_t *v)
+/* Decode the `spec` object of a queue kind into `out` (its struct). */
+typedef void (*spec_fn)(decode_t *d, const json_t *spec, void *out);
+
+/*
+ * The envelope shared by ResourceFlavor, ClusterQueue, Cohort and LocalQueue: metadata (cluster-
+ * scoped unless `namespaced`; a name is required), then the members in order -- spec (an object)
+ * through `spec`, status, the envelope keys -- and anything else is unknown. Kueue objects' status
+ * is written by the controller; sluice recomputes it, so a status in a manifest (e.g. from
+ * `kubectl get -o yaml`) is accepted and ignored.
+ */
+static void decode_queue_object(decode_t *d, const json_t *root, object_meta_t *meta,
+                                bool namespaced, spec_fn spec, void *out)
 {
-    jsonx_want_object(&d->jx, v);
+    decode__meta(d, json_object_get(root, "metadata"), meta, namespaced, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec")) {
+            if (jsonx_want_object(&d->jx, val))
+                spec(d, val, out);
+        } else if (DECODE_IS(key, "status")) {
+            jsonx_want_object(&d->jx, val);
+        } else if (!decode__in(key, root_keys)) {
+            jsonx_unknown(&d->jx, key);
+        }
+    }
 }
 
 /* ---- ResourceFlavor
  * ------------------------------------------------------------------------------ */
 
-void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
+static void decode_flavor_spec(decode_t *d, const json_t *v, void *out)
 {
+    flavor_t *f = out;
     jsonx_t *jx = &d->jx;
 
-    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
-    DECODE_FIELDS(d, root, key, val)
+    DECODE_FIELDS(d, v, key, val)
     {
-        if (DECODE_IS(key, "spec")) {
-            if (!jsonx_want_object(jx, val))
-                continue;
-            DECODE_FIELDS(d, val, k2, v2)
-            {
-                if (DECODE_IS(k2, "nodeLabels")) {
-                    jsonx_kv_map(jx, v2, DEC_MAX_NODE_LABELS, &out->node_labels);
-                } else if (DECODE_IS(k2, "nodeTaints")) {
-                    decode__taints(d, v2, DEC_MAX_TAINTS, &out->taints, &out->ntaints);
-                } else if (DECODE_IS(k2, "tolerations")) {
-                    decode__tolerations(d, v2, DEC_MAX_TOLERATIONS, true, &out->tolerations,
-                                        &out->ntolerations);
-                } else if (DECODE_IS(k2, "topologyName")) {
-                    if (jsonx_string(jx, v2, &out->topology_name))
-                        jsonx_unused(jx, k2);
-                } else {
-                    jsonx_unknown(jx, k2);
-                }
-            }
-        } else if (DECODE_IS(key, "status")) {
-            ignore_status(d, val);
-        } else if (!decode__in(key, root_keys)) {
+        if (DECODE_IS(key, "nodeLabels")) {
+            jsonx_kv_map(jx, val, DEC_MAX_NODE_LABELS, &f->node_labels);
+        } else if (DECODE_IS(key, "nodeTaints")) {
+            decode__taints(d, val, DEC_MAX_TAINTS, &f->taints, &f->ntaints);
+        } else if (DECODE_IS(key, "tolerations")) {
+            decode__tolerations(d, val, DEC_MAX_TOLERATIONS, true, &f->tolerations,
+                                &f->ntolerations);
+        } else if (DECODE_IS(key, "topologyName")) {
+            if (jsonx_string(jx, val, &f->topology_name))
+                jsonx_unused(jx, key);
+        } else {
             jsonx_unknown(jx, key);
         }
     }
+}
+
+void decode__flavor(decode_t *d, const json_t *root, flavor_t *out)
+{
+    decode_queue_object(d, root, &out->meta, false, decode_flavor_spec, out);
 }
 
 /* ---- ClusterQueue -------------------------------------------------------------------------------
@@ -284,14 +298,13 @@ static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t
     }
 }
 
-static void decode_cq_spec(decode_t *d, const json_t *v, cluster_queue_t *cq)
+static void decode_cq_spec(decode_t *d, const json_t *v, void *out)
 {
     static const char *const queueing[] = {"BestEffortFIFO", "StrictFIFO", NULL};
+    cluster_queue_t *cq = out;
     jsonx_t *jx = &d->jx;
     int e;
 
-    if (!jsonx_want_object(jx, v))
-        return;
     DECODE_FIELDS(d, v, key, val)
     {
         if (DECODE_IS(key, "resourceGroups")) {
@@ -337,92 +350,71 @@ static void decode_cq_spec(decode_t *d, const json_t *v, cluster_queue_t *cq)
 
 void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out)
 {
-    jsonx_t *jx = &d->jx;
-
     out->when_can_borrow = FUNGIBILITY_MAY_STOP_SEARCH;
     out->when_can_preempt = FUNGIBILITY_TRY_NEXT_FLAVOR;
-    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
-    DECODE_FIELDS(d, root, key, val)
-    {
-        if (DECODE_IS(key, "spec"))
-            decode_cq_spec(d, val, out);
-        else if (DECODE_IS(key, "status"))
-            ignore_status(d, val);
-        else if (!decode__in(key, root_keys))
-            jsonx_unknown(jx, key);
-    }
+    decode_queue_object(d, root, &out->meta, false, decode_cq_spec, out);
 }
 
 /* ---- Cohort
  * ----------------------------------------------------------------------------------------- */
 
-void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
+static void decode_cohort_spec(decode_t *d, const json_t *v, void *out)
 {
+    cohort_t *c = out;
     jsonx_t *jx = &d->jx;
 
-    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
-    DECODE_FIELDS(d, root, key, val)
+    DECODE_FIELDS(d, v, key, val)
     {
-        if (DECODE_IS(key, "spec")) {
-            if (!jsonx_want_object(jx, val))
-                continue;
-            DECODE_FIELDS(d, val, k2, v2)
-            {
-                if (DECODE_IS(k2, "parentName"))
-                    jsonx_string(jx, v2, &out->parent);
-                else if (DECODE_IS(k2, "resourceGroups"))
-                    decode_groups(d, v2, &out->groups, &out->ngroups);
-                else if (DECODE_IS(k2, "fairSharing"))
-                    decode_fair_weight(d, v2, &out->has_fair_weight, &out->fair_weight);
-                else
-                    jsonx_unknown(jx, k2);
-            }
-            if (out->parent != NULL && out->parent[0] == '\0') {
-                free(out->parent);
-                out->parent = NULL;
-            }
-        } else if (DECODE_IS(key, "status")) {
-            ignore_status(d, val);
-        } else if (!decode__in(key, root_keys)) {
+        if (DECODE_IS(key, "parentName"))
+            jsonx_string(jx, val, &c->parent);
+        else if (DECODE_IS(key, "resourceGroups"))
+            decode_groups(d, val, &c->groups, &c->ngroups);
+        else if (DECODE_IS(key, "fairSharing"))
+            decode_fair_weight(d, val, &c->has_fair_weight, &c->fair_weight);
+        else
             jsonx_unknown(jx, key);
-        }
     }
+    if (c->parent != NULL && c->parent[0] == '\0') {
+        free(c->parent);
+        c->parent = NULL;
+    }
+}
+
+void decode__cohort(decode_t *d, const json_t *root, cohort_t *out)
+{
+    decode_queue_object(d, root, &out->meta, false, decode_cohort_spec, out);
 }
 
 /* ---- LocalQueue
  * ------------------------------------------------------------------------------------- */
 
+static void decode_lq_spec(decode_t *d, const json_t *v, void *out)
+{
+    local_queue_t *lq = out;
+    jsonx_t *jx = &d->jx;
+    int e;
+
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "clusterQueue")) {
+            jsonx_string(jx, val, &lq->cluster_queue);
+        } else if (DECODE_IS(key, "stopPolicy")) {
+            if (jsonx_enum(jx, val, stop_policies, &e))
+                lq->stop_policy = (stop_policy_t)e;
+        } else if (DECODE_IS(key, "fairSharing")) {
+            decode_fair_weight(d, val, &lq->has_fair_weight, &lq->fair_weight);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+}
+
 void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out)
 {
     jsonx_t *jx = &d->jx;
     const json_t *spec = json_object_get(root, "spec");
-    int e;
 
-    decode__meta(d, json_object_get(root, "metadata"), &out->meta, true, true);
-    DECODE_FIELDS(d, root, key, val)
-    {
-        if (DECODE_IS(key, "spec")) {
-            if (!jsonx_want_object(jx, val))
-                continue;
-            DECODE_FIELDS(d, val, k2, v2)
-            {
-                if (DECODE_IS(k2, "clusterQueue")) {
-                    jsonx_string(jx, v2, &out->cluster_queue);
-                } else if (DECODE_IS(k2, "stopPolicy")) {
-                    if (jsonx_enum(jx, v2, stop_policies, &e))
-                        out->stop_policy = (stop_policy_t)e;
-                } else if (DECODE_IS(k2, "fairSharing")) {
-                    decode_fair_weight(d, v2, &out->has_fair_weight, &out->fair_weight);
-                } else {
-                    jsonx_unknown(jx, k2);
-                }
-            }
-        } else if (DECODE_IS(key, "status")) {
-            ignore_status(d, val);
-        } else if (!decode__in(key, root_keys)) {
-            jsonx_unknown(jx, key);
-        }
-    }
+    decode_queue_object(d, root, &out->meta, true, decode_lq_spec, out);
     if (json_is_object(spec) && decode__absent(spec, "clusterQueue")) {
         size_t mark = jsonx_push_key(jx, "spec");
         jsonx_required(jx, "clusterQueue");
