@@ -179,6 +179,45 @@ START_TEST(borrow_within_cohort)
 }
 END_TEST
 
+START_TEST(own_queue_preemption_does_not_grow_borrowing)
+{
+    /* a (nominal 4) borrows 2 from b (nominal 4, idle): low (2 cpu, prio 0) and fill (4 cpu,
+     * prio 5) run in a, 2 cpu are free. high (4 cpu, prio 10) arrives. Kueue would preempt low
+     * and take the 2 freed plus the 2 free, leaving a borrowing 4. sluice never lets a preemption
+     * within a ClusterQueue grow that queue's borrowing (docs/engine.md, "Loops", cause 4):
+     * removing low alone would, so the minimal set is fill, which high replaces one for one. */
+    fx_cq(s, "a", "cpu|f:4",
+          &(fx_cq_opts_t){.cohort = "c", .within = PREEMPT_LOWER_PRIORITY, .reclaim = PREEMPT_ANY});
+    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_wl(s, "ns/low", "qa", 0, 1, "cpu=2", NULL);
+    fx_wl(s, "ns/fill", "qa", 5, 2, "cpu=4", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 6);
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/high", "qa", 10, 3, "cpu=4", NULL);
+    fx_run(s, 10, &out, true);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_PREEMPT), 1);
+    int p = fx_find(&out, SCHED_DECISION_PREEMPT, "ns/fill");
+    ck_assert_int_ge(p, 0);
+    ck_assert_int_eq(out.items[p].reason, SCHED_PREEMPT_IN_CLUSTER_QUEUE);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 6);
+    /* within nominal nothing changes: once a is under nominal, growth up to it is free */
+    ck_assert_int_eq(sched_workload_finish(s, "ns/high", 20, NULL), ERR_OK);
+    ck_assert_int_eq(sched_workload_delete(s, "ns/fill", 20, NULL), ERR_OK);
+    fx_run(s, 20, &out, true);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 2);
+    sched_decisions_clear(&out);
+    fx_wl(s, "ns/high2", "qa", 10, 21, "cpu=4", NULL);
+    fx_run(s, 21, &out, true);
+    ck_assert_uint_eq(count_kind(SCHED_DECISION_PREEMPT), 0);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 6);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_preempt");
@@ -191,6 +230,7 @@ static Suite *suite(void)
     tcase_add_test(tc, reclaim_within_cohort);
     tcase_add_test(tc, reclaim_lower_priority_only);
     tcase_add_test(tc, borrow_within_cohort);
+    tcase_add_test(tc, own_queue_preemption_does_not_grow_borrowing);
     suite_add_tcase(su, tc);
     return su;
 }

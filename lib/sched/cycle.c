@@ -14,9 +14,9 @@
  *
  * Kueue works on a snapshot per cycle. Here the live tree is the snapshot: nominations are all
  * computed before any entry is processed, admissions are applied at once ("assume"), and the
- * cycle-local simulations (targets of issued preemptions removed, preemptors' usage and
- * reservations added) are undone when the cycle ends. The tree state is a pure function of the
- * ClusterQueues' usage, so the undo order does not matter.
+ * cycle-local simulations (preemptors' usage and reservations added on top of their victims,
+ * which keep their quota until they have stopped) are undone when the cycle ends. The tree state is
+ * a pure function of the ClusterQueues' usage, so the undo order does not matter.
  */
 
 /* ---- decisions ---------------------------------------------------------------------------------
@@ -420,7 +420,7 @@ typedef struct cyc_s {
     sched_t *s;
     int64_t now;
     sched_decisions_t *out;
-    wlvec_t removed; /* targets removed from the tree for the rest of the cycle */
+    wlvec_t victims; /* targets of this cycle's preemptions: marked; they keep their quota */
     struct {
         cq_t *cq;
         use_t *use;
@@ -450,11 +450,9 @@ static err_t add_cycle_usage(cyc_t *c, cq_t *cq, const use_t *use, size_t nuse)
 
 static void cycle_undo(cyc_t *c)
 {
-    for (size_t i = 0; i < c->removed.len; i++)
-        sched__wl_usage_apply(c->removed.items[i], +1);
-    for (size_t i = 0; i < c->removed.len; i++)
-        c->removed.items[i]->mark = 0;
-    sched__wlvec_fini(&c->removed);
+    for (size_t i = 0; i < c->victims.len; i++)
+        c->victims.items[i]->mark = 0;
+    sched__wlvec_fini(&c->victims);
     for (size_t i = 0; i < c->nadded; i++) {
         for (size_t k = 0; k < c->added[i].nuse; k++)
             sched__usage_remove(&c->added[i].cq->node, c->added[i].use[k].fr, c->added[i].use[k].v);
@@ -735,13 +733,16 @@ static err_t process(cyc_t *c, entry_t *e)
                              "Workload no longer fits after processing another workload");
         return requeue_entry(c, e, true, false);
     }
+    /* The victims run until the driver reports them evicted: they keep their quota for the rest
+     * of the cycle, and the preemptor's usage is reserved on top, so that no later entry is
+     * admitted into capacity that is still in use (Kueue lets later entries use it at once,
+     * which overcommits quota until the victims have stopped). */
+    for (size_t i = 0; i < e->t.len; i++)
+        sched__wl_usage_apply(e->t.items[i].w, +1);
     for (size_t i = 0; i < e->t.len; i++) {
-        e->t.items[i].w->mark = 1;
-        if (sched__wlvec_push(&c->removed, e->t.items[i].w) != ERR_OK) {
-            for (size_t k = i; k < e->t.len; k++)
-                sched__wl_usage_apply(e->t.items[k].w, +1);
+        if (sched__wlvec_push(&c->victims, e->t.items[i].w) != ERR_OK)
             return ERR_NOMEM;
-        }
+        e->t.items[i].w->mark = 1;
     }
     if (e->a.mode == AM_PREEMPT) {
         if (add_cycle_usage(c, e->cq, e->a.use, e->a.nuse) != ERR_OK ||

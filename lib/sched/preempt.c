@@ -296,9 +296,46 @@ void sched__targets_insert_at(targets_t *t, size_t i, target_t x)
     t->nhold += holds_back(&x);
 }
 
+/*
+ * Kueue lets a preemptor evict lower-priority workloads of its own ClusterQueue and take, on top
+ * of what they free, more quota borrowed from the cohort. That loops (docs/engine.md, "Loops",
+ * cause 4): a small workload reclaims a large one of another queue, a bigger workload of its own
+ * queue replaces it and borrows the rest, the other queue reclaims that, and so on. Here a
+ * preemption with victims in the preemptor's own ClusterQueue may not leave that queue borrowing
+ * more than before in a flavor-resource the preemptor requests: borrowing grows only by
+ * admission into free capacity. `tmp`'s usage is already out of the tree, the preemptor's is not
+ * in it.
+ */
+static bool own_borrowing_grows(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp)
+{
+    bool own = false;
+    for (size_t i = 0; i < tmp->len && !own; i++)
+        own = tmp->items[i].w->acq == cq;
+    if (!own || cq->node.parent == NULL)
+        return false;
+    for (size_t u = 0; u < nuse; u++) {
+        const qfr_t *q = sched__qfr(&cq->node, use[u].fr);
+        qnano_t freed = 0;
+        for (size_t i = 0; i < tmp->len; i++) {
+            const wl_t *v = tmp->items[i].w;
+            if (v->acq != cq)
+                continue;
+            for (size_t k = 0; k < v->nuse; k++)
+                if (v->use[k].fr == use[u].fr)
+                    freed += v->use[k].v;
+        }
+        qnano_t after = q->usage + use[u].v;
+        if (after > q->nominal && after > q->usage + freed)
+            return true;
+    }
+    return false;
+}
+
 bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
                        bool allow_borrowing, bool *oom)
 {
+    if (own_borrowing_grows(cq, use, nuse, tmp))
+        return false;
     size_t nhold = tmp->nhold;
     if (nhold == 0 || nuse == 0)
         return sched__quota_fits(cq, use, nuse, allow_borrowing);
