@@ -981,6 +981,7 @@ START_TEST(configuration)
     ck_assert_uint_eq(d.nerrors, 0);
     ASSERT_WARN(&d, "integrations",
                 "field \"integrations\" is accepted but not supported by sluice; it has no effect");
+    ck_assert_uint_eq(d.len, 1); /* waitForPodsReady is read by `sluice run`: no warning */
     c = &obj.u.config;
     ck_assert(c->fair_sharing);
     ck_assert_uint_eq(c->nstrategies, 1);

@@ -5,6 +5,7 @@
 #include "model/diag.h"
 #include "model/object.h"
 #include "model/yaml.h"
+#include "util/duration.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -88,47 +89,12 @@ void ctrl_config_fini(ctrl_config_t *cfg)
 
 err_t ctrl_duration_ms(const char *s, uint32_t *out, err_msg_t *msg)
 {
-    uint64_t total = 0;
-    const char *p = s;
+    int64_t ms;
+    err_t rc = duration_parse_ms(s ? s : "", s ? strlen(s) : 0, UINT32_MAX, &ms, msg);
 
-    if (s == NULL || *s == '\0')
-        return err_set(msg, ERR_PARSE, "duration \"\": empty");
-    if (strcmp(s, "0") == 0) {
-        *out = 0;
-        return ERR_OK;
-    }
-    while (*p != '\0') {
-        uint64_t n = 0, mult;
-        const char *start = p;
-        while (*p >= '0' && *p <= '9') {
-            n = n * 10 + (uint64_t)(*p - '0');
-            if (n > UINT32_MAX)
-                return err_set(msg, ERR_OVERFLOW, "duration \"%s\": too long", s);
-            p++;
-        }
-        if (p == start)
-            return err_set(msg, ERR_PARSE, "duration \"%s\": expected a number", s);
-        if (strncmp(p, "ms", 2) == 0) {
-            mult = 1;
-            p += 2;
-        } else if (*p == 's') {
-            mult = 1000;
-            p++;
-        } else if (*p == 'm') {
-            mult = 60000;
-            p++;
-        } else if (*p == 'h') {
-            mult = 3600000;
-            p++;
-        } else {
-            return err_set(msg, ERR_PARSE, "duration \"%s\": unit must be ms, s, m or h", s);
-        }
-        total += n * mult;
-        if (total > UINT32_MAX)
-            return err_set(msg, ERR_OVERFLOW, "duration \"%s\": too long", s);
-    }
-    *out = (uint32_t)total;
-    return ERR_OK;
+    if (rc == ERR_OK)
+        *out = (uint32_t)ms;
+    return rc;
 }
 
 err_t ctrl_bind_address(const char *s, char **host, int *port, err_msg_t *msg)

@@ -280,16 +280,16 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
 /* ---- Configuration (config.kueue.x-k8s.io) ------------------------------------------------------
  */
 
+/* Configuration fields only `sluice run` reads (lib/ctrl/config.c): accepted silently here. */
+static const char *const config_operator[] = {
+    "webhook",          "health", "leaderElection", "clientConnection", "internalCertManagement",
+    "waitForPodsReady", NULL,
+};
+
 /* Known Configuration fields sluice accepts without acting on them (warned). */
 static const char *const config_unused[] = {
-    "webhook",
     "metrics",
-    "health",
-    "leaderElection",
     "controller",
-    "clientConnection",
-    "internalCertManagement",
-    "waitForPodsReady",
     "integrations",
     "admissionFairSharing",
     "resources",
@@ -385,6 +385,8 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
             decode__label_selector(d, val, &out->managed_jobs_namespace_selector);
         } else if (DECODE_IS(key, "fairSharing")) {
             decode_fair_sharing(d, val, out);
+        } else if (decode__in(key, config_operator)) {
+            /* decoded by the operator's own configuration reader */
         } else if (decode__in(key, config_unused)) {
             jsonx_unused(jx, key);
         } else {
