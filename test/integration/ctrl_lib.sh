@@ -1,6 +1,8 @@
 # ctrl_lib.sh -- helpers for the operator's end-to-end tests (test/integration/ctrl_*.sh):
-# install the CRDs and the test Job CRD, start `sluice run` and the test job runner as
-# processes, poll objects. Sourced after lib.sh.
+# install the CRDs and the test Job CRD, create the queue fixtures (flavors, priority classes,
+# ClusterQueues, LocalQueues; each deleted when the test exits), start `sluice run` and the test
+# job runner as processes, create test Jobs, poll objects. Sourced after lib.sh.
+# Every object a test creates carries $sfx (random per run) in its name, or lives in $ns.
 # shellcheck shell=sh
 
 sluice=${SLUICE_BINARY_DIR:-$src/build}/sluice
@@ -23,6 +25,121 @@ ctrl_install_crds() {
     wait_for 30 "discovery of the CRDs" sh -c "kubectl get clusterqueues >/dev/null && kubectl get $TJ -A >/dev/null"
 }
 
+# ---- fixtures --------------------------------------------------------------------------------
+# Delete cluster-scoped objects when the test exits: ctrl_delete_at_exit KIND NAME...
+ctrl_delete_at_exit() {
+    kind=$1
+    shift
+    it_on_exit "k delete $kind $* --ignore-not-found --wait=false >/dev/null 2>&1"
+}
+
+# The namespace $sys (sluice-it-sys-$sfx) for the operator's own objects (Lease, Secret,
+# ServiceAccount), deleted when the test exits.
+ctrl_sys_namespace() {
+    sys=sluice-it-sys-$sfx
+    k create namespace "$sys" >/dev/null || fail "create namespace $sys"
+    ctrl_delete_at_exit namespace "$sys"
+}
+
+# YAML of a ResourceFlavor NAME with nodeLabels {pool: NAME} (so an admitted Job's nodeSelector
+# names its flavor), SPEC_LINEs added to its spec: ctrl__flavor_yaml NAME [SPEC_LINE...]
+ctrl__flavor_yaml() {
+    printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: %s}\nspec:\n  nodeLabels: {pool: %s}\n' "$1" "$1"
+    shift
+    for l in "$@"; do printf '  %s\n' "$l"; done
+}
+
+# YAML of a ClusterQueue with one resource group: ctrl__cq_yaml NAME FLAVORS [SPEC_LINE...]
+# (see ctrl_cq).
+ctrl__cq_yaml() {
+    printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: %s}\nspec:\n  namespaceSelector: {}\n' "$1"
+    fl=$2
+    shift 2
+    for l in "$@"; do printf '  %s\n' "$l"; done
+    # The covered resources: the names of the first flavor's quotas, in their order.
+    # shellcheck disable=SC2086 # split "FLAVOR res=q..." into words
+    set -- ${fl%%;*}
+    shift
+    cov=""
+    for r in "$@"; do cov="${cov:+$cov, }${r%%=*}"; done
+    printf '  resourceGroups:\n  - coveredResources: [%s]\n    flavors:\n' "$cov"
+    while [ -n "$fl" ]; do
+        case "$fl" in
+        *\;*) one=${fl%%;*} fl=${fl#*;} ;;
+        *) one=$fl fl="" ;;
+        esac
+        # shellcheck disable=SC2086 # split "FLAVOR res=q..." into words
+        set -- $one
+        printf '    - name: %s\n      resources: [' "$1"
+        shift
+        sep=""
+        for r in "$@"; do
+            printf '%s{name: %s, nominalQuota: %s}' "$sep" "${r%%=*}" "${r#*=}"
+            sep=", "
+        done
+        printf ']\n'
+    done
+}
+
+# YAML of a LocalQueue NAME in $ns pointing at ClusterQueue CQ: ctrl__lq_yaml NAME CQ
+ctrl__lq_yaml() {
+    printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: %s, namespace: %s}\nspec: {clusterQueue: %s}\n' "$1" "$ns" "$2"
+}
+
+# A ResourceFlavor NAME (nodeLabels {pool: NAME}) with SPEC_LINEs added to its spec, deleted at
+# exit: ctrl_flavor NAME [SPEC_LINE...], e.g. ctrl_flavor big-$sfx "tolerations: [...]"
+ctrl_flavor() {
+    ctrl_delete_at_exit resourceflavor "$1"
+    ctrl__flavor_yaml "$@" | k apply -f - >/dev/null || fail "create ResourceFlavor $1"
+}
+
+# A ClusterQueue NAME selecting every namespace, one resource group, SPEC_LINEs added to its
+# spec, deleted at exit: ctrl_cq NAME FLAVORS [SPEC_LINE...]. FLAVORS: "FLAVOR RES=QUOTA..."
+# entries separated by ';', each flavor with the same resources in the same order, e.g.
+# ctrl_cq "$cq" "small-$sfx cpu=8 nvidia.com/gpu=2; big-$sfx cpu=8 nvidia.com/gpu=4" \
+#     "cohortName: co-$sfx" "preemption: {reclaimWithinCohort: Any}"
+ctrl_cq() {
+    ctrl_delete_at_exit clusterqueue "$1"
+    ctrl__cq_yaml "$@" | k apply -f - >/dev/null || fail "create ClusterQueue $1"
+}
+
+# A LocalQueue NAME in $ns for ClusterQueue CQ (deleted with $ns): ctrl_lq NAME CQ
+ctrl_lq() {
+    ctrl__lq_yaml "$1" "$2" | k apply -f - >/dev/null || fail "create LocalQueue $ns/$1"
+}
+
+# The usual queues: flavor, ClusterQueue CQ over it and LocalQueue lq (the one tjob uses) in
+# $ns, in one apply: ctrl_queues CQ "FLAVOR RES=QUOTA..." [SPEC_LINE...] (as ctrl_cq), e.g.
+# ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4" "preemption: {withinClusterQueue: LowerPriority}"
+ctrl_queues() {
+    ctrl_delete_at_exit clusterqueue "$1"
+    ctrl_delete_at_exit resourceflavor "${2%% *}"
+    {
+        ctrl__flavor_yaml "${2%% *}"
+        echo ---
+        ctrl__cq_yaml "$@"
+        echo ---
+        ctrl__lq_yaml lq "$1"
+    } | k apply -f - >/dev/null || fail "create the queues of ClusterQueue $1"
+}
+
+# WorkloadPriorityClasses, deleted at exit: ctrl_wpcs NAME=VALUE..., e.g. ctrl_wpcs low-$sfx=100
+ctrl_wpcs() {
+    names=""
+    for wpc in "$@"; do names="$names ${wpc%%=*}"; done
+    ctrl_delete_at_exit workloadpriorityclass "$names"
+    for wpc in "$@"; do
+        printf -- '---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: %s}\nvalue: %s\n' "${wpc%%=*}" "${wpc#*=}"
+    done | k apply -f - >/dev/null || fail "create WorkloadPriorityClasses $*"
+}
+
+# A Kueue Configuration file $tmp/NAME.yaml: the header, then the fields read from stdin.
+ctrl_config() {
+    { printf 'apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n'; cat; } >"$tmp/$1.yaml" ||
+        fail "write $tmp/$1.yaml"
+}
+
+# ---- processes -------------------------------------------------------------------------------
 # Start `sluice run` as a background process: ctrl_start NAME [extra flags...]; its pid is in
 # $pid_NAME, its log in $tmp/NAME.log. Waits until its caches are synced.
 ctrl_start() {
@@ -44,6 +161,13 @@ ctrl_stop() {
     [ "$st" = 0 ] || fail "sluice $1 exited with $st after SIGTERM: $(tail -n 20 "$tmp/$1.log")"
 }
 
+# Kill the operator NAME with SIGKILL (a crash: no clean-up, no Lease release) and reap it.
+ctrl_kill() {
+    eval "p=\$pid_$1"
+    kill -KILL "$p" 2>/dev/null || fail "sluice $1 is not running: $(tail -n 20 "$tmp/$1.log")"
+    wait "$p" 2>/dev/null || true
+}
+
 ctrl_log() { cat "$tmp/$1.log"; }
 
 # The test job runner for namespace $ns in the background.
@@ -53,7 +177,9 @@ runner_start() {
     it_on_exit "kill $rpid 2>/dev/null || true; wait $rpid 2>/dev/null || true"
 }
 
-# A test Job: tjob NAME GPUS RUNTIME [PRIORITY_CLASS] [SUSPEND] [extra spec.template.spec yaml]
+# ---- objects ---------------------------------------------------------------------------------
+# A test Job in LocalQueue lq: tjob NAME GPUS RUNTIME [PRIORITY_CLASS] [SUSPEND]
+# [extra spec.template.spec yaml] [extra annotations, flow-map entries]
 tjob() {
     pc=""
     [ -z "${4:-}" ] || pc="kueue.x-k8s.io/priority-class: $4"
@@ -64,7 +190,7 @@ metadata:
   name: $1
   namespace: $ns
   labels: {kueue.x-k8s.io/queue-name: lq, $pc}
-  annotations: {test.sluice.dev/runtime-seconds: "$3"}
+  annotations: {test.sluice.dev/runtime-seconds: "$3"${7:+, $7}}
 spec:
   suspend: ${5:-true}
   parallelism: 1
@@ -86,7 +212,25 @@ wl_of() {
     k get workloads.kueue.x-k8s.io -n "$ns" -o jsonpath="{range .items[?(@.metadata.ownerReferences[0].name==\"$1\")]}{.metadata.name}{end}"
 }
 wget_() { k get workloads.kueue.x-k8s.io -n "$ns" "$1" -o jsonpath="$2"; }
+# A field of Workload $1's condition $2: its status, reason, message, lastTransitionTime.
 wcond() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].status}"; }
+wreason() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].reason}"; }
+wmsg() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].message}"; }
+wtime() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].lastTransitionTime}"; }
+# Wait (20 s) for the Workload of Job $1 and print its name: w=$(wl_await JOB)
+wl_await() {
+    wj=$1
+    until_ 20 "a Workload for Job $wj" '[ -n "$(wl_of "$wj")" ]'
+    wl_of "$wj"
+}
+
+# Fail unless the events of $ns include every REASON: ctrl_events_have REASON...
+ctrl_events_have() {
+    ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
+    for r in "$@"; do
+        case " $ev " in *" $r "*) ;; *) fail "no $r event (have: $ev)" ;; esac
+    done
+}
 
 # Poll until a shell condition holds: until_ SECONDS WHAT 'shell condition'
 until_() {

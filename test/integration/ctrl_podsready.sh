@@ -14,72 +14,16 @@
 ctrl_install_crds
 it_namespace
 cq=it-podsready-$sfx
-it_on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1; k delete workloadpriorityclass low-$sfx high-$sfx --ignore-not-found >/dev/null 2>&1"
-k apply -f - >/dev/null <<EOT || fail "create queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-$sfx}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low-$sfx}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high-$sfx}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: gpu-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $cq}
-EOT
-cat >"$tmp/config.yaml" <<EOT
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
+ctrl_wpcs "low-$sfx=100" "high-$sfx=1000"
+ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4"
+ctrl_config config <<EOT
 waitForPodsReady:
   timeout: 3s
   recoveryTimeout: 3s
   requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 2, backoffBaseSeconds: 8, backoffMaxSeconds: 8}
 EOT
-
-# A test Job with the job runner's readiness annotation: pjob NAME GPUS READY [extra labels]
-pjob() {
-    cat <<EOT | k apply -f - >/dev/null || fail "create Job $1"
-apiVersion: batch.test.sluice.dev/v1
-kind: Job
-metadata:
-  name: $1
-  namespace: $ns
-  labels: {kueue.x-k8s.io/queue-name: lq${4:+, $4}}
-  annotations: {test.sluice.dev/runtime-seconds: "3600", test.sluice.dev/ready: "$3"}
-spec:
-  suspend: true
-  parallelism: 1
-  completions: 1
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        resources: {requests: {cpu: 100m, nvidia.com/gpu: $2}}
-EOT
-}
-wreason() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].reason}"; }
-wtime() { wget_ "$1" "{.status.conditions[?(@.type==\"$2\")].lastTransitionTime}"; }
+# A test Job with the job runner's readiness annotation: pjob NAME GPUS READY [PRIORITY_CLASS]
+pjob() { tjob "$1" "$2" 3600 "${4:-}" true "" "test.sluice.dev/ready: \"$3\""; }
 
 start=$(date +%s)
 ctrl_start op --config "$tmp/config.yaml"
@@ -102,8 +46,7 @@ until_ 20 "stuck PodsReady=False WaitForStart" '[ "$(wreason "$ws" PodsReady)" =
 t_adm=$(wtime "$ws" Admitted)
 until_ 20 "stuck evicted by the PodsReady timeout" '[ "$(wcond "$ws" Evicted)" = True ]'
 [ "$(wreason "$ws" Evicted)" = PodsReadyTimeout ] || fail "Evicted reason $(wreason "$ws" Evicted)"
-[ "$(wget_ "$ws" '{.status.conditions[?(@.type=="Evicted")].message}')" = "Exceeded the PodsReady timeout $ns/$ws" ] ||
-    fail "Evicted message: $(wget_ "$ws" '{.status.conditions[?(@.type=="Evicted")].message}')"
+[ "$(wmsg "$ws" Evicted)" = "Exceeded the PodsReady timeout $ns/$ws" ] || fail "Evicted message: $(wmsg "$ws" Evicted)"
 t_ev=$(wtime "$ws" Evicted)
 d=$(($(date -d "$t_ev" +%s) - $(date -d "$t_adm" +%s)))
 [ "$d" -ge 3 ] && [ "$d" -le 6 ] || fail "evicted ${d}s after admission (timeout 3s)"
@@ -112,13 +55,11 @@ d=$(($(date -d "$t_ev" +%s) - $(date -d "$t_adm" +%s)))
 until_ 20 "stuck re-suspended and its quota released" '[ "$(jget stuck "{.spec.suspend}")" = true ] && [ -z "$(wget_ "$ws" "{.status.admission}")" ]'
 [ "$(wcond "$ws" Requeued)" = False ] && [ "$(wreason "$ws" Requeued)" = PodsReadyTimeout ] ||
     fail "Requeued during the backoff: $(wcond "$ws" Requeued) $(wreason "$ws" Requeued)"
-ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
-case " $ev " in *" EvictedDueToPodsReadyTimeout "*) ;; *) fail "no EvictedDueToPodsReadyTimeout event (have: $ev)" ;; esac
+ctrl_events_have EvictedDueToPodsReadyTimeout
 say "stuck: evicted ${d}s after admission (PodsReadyTimeout), re-suspended, released, held (Requeued=False)"
 
 # The operator dies in the middle of the backoff; the next one takes it from the Workload.
-eval "kill -KILL \$pid_op"
-wait "$pid_op" 2>/dev/null || true
+ctrl_kill op
 ctrl_start op2 --config "$tmp/config.yaml"
 until_ 30 "stuck's backoff finished" '[ "$(wcond "$ws" Requeued)" = True ]'
 [ "$(wreason "$ws" Requeued)" = BackoffFinished ] || fail "Requeued reason $(wreason "$ws" Requeued)"
@@ -148,9 +89,8 @@ until_ 20 "good Recovered" '[ "$(wreason "$wg" PodsReady)" = Recovered ] && [ "$
 say "good: WaitForRecovery, then Recovered within recoveryTimeout"
 
 # ---- priority-class label on a suspended Job: the Workload follows ----------------------------
-pjob big 8 true "kueue.x-k8s.io/priority-class: low-$sfx"
-until_ 20 "a Workload for big" '[ -n "$(wl_of big)" ]'
-wb=$(wl_of big)
+pjob big 8 true "low-$sfx"
+wb=$(wl_await big)
 [ "$(wget_ "$wb" '{.spec.priority}')" = 100 ] || fail "big priority $(wget_ "$wb" '{.spec.priority}')"
 k label $TJ -n "$ns" big kueue.x-k8s.io/priority-class=high-$sfx --overwrite >/dev/null
 until_ 20 "big's Workload priority 1000" '[ "$(wget_ "$wb" "{.spec.priority}")" = 1000 ]'
@@ -176,7 +116,7 @@ spec:
       containers: [{name: main, image: busybox, resources: {requests: {cpu: 100m}}}]
 EOT
 pjob after 1 true
-until_ 20 "a Workload for the Job created after child" '[ -n "$(wl_of after)" ]'
+wl_await after >/dev/null
 [ -z "$(wl_of child)" ] || fail "the JobSet's child Job got a Workload: $(wl_of child)"
 say "child of a JobSet: no Workload"
 
@@ -190,11 +130,10 @@ pjob blocker 1 false
 until_ 30 "blocker admitted" '[ -n "$(wl_of blocker)" ] && [ "$(wcond "$(wl_of blocker)" Admitted)" = True ]'
 wk=$(wl_of blocker)
 pjob waiter 1 true
-until_ 20 "a Workload for waiter" '[ -n "$(wl_of waiter)" ]'
-ww=$(wl_of waiter)
+ww=$(wl_await waiter)
 until_ 20 "waiter waiting for PodsReady" '[ "$(wreason "$ww" QuotaReserved)" = WaitingForPodsReady ]'
-[ "$(wget_ "$ww" '{.status.conditions[?(@.type=="QuotaReserved")].message}')" = "waiting for all admitted workloads to be in PodsReady condition" ] ||
-    fail "waiter message: $(wget_ "$ww" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
+[ "$(wmsg "$ww" QuotaReserved)" = "waiting for all admitted workloads to be in PodsReady condition" ] ||
+    fail "waiter message: $(wmsg "$ww" QuotaReserved)"
 [ "$(wcond "$ww" QuotaReserved)" = False ] || fail "waiter admitted next to a not-ready Job"
 until_ 30 "blocker evicted, waiter admitted" '[ "$(wreason "$wk" Evicted)" = PodsReadyTimeout ] && [ "$(wcond "$ww" Admitted)" = True ]'
 say "blockAdmission: waiter held (WaitingForPodsReady) until blocker timed out, then admitted"

@@ -10,40 +10,8 @@
 ctrl_install_crds
 it_namespace
 cq=it-preempt-$sfx
-it_on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1; k delete workloadpriorityclass low-$sfx high-$sfx --ignore-not-found >/dev/null 2>&1"
-k apply -f - >/dev/null <<EOT || fail "create queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-$sfx}
-spec: {nodeLabels: {pool: gpu-$sfx}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low-$sfx}
-value: 100
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high-$sfx}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: gpu-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $cq}
-EOT
+ctrl_wpcs "low-$sfx=100" "high-$sfx=1000"
+ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4" "preemption: {withinClusterQueue: LowerPriority}"
 
 ctrl_start op
 runner_start
@@ -52,23 +20,21 @@ tjob low 4 3600 "low-$sfx"
 until_ 30 "low admitted and running" '[ "$(jget low "{.status.active}")" = 1 ]'
 wl=$(wl_of low)
 [ "$(wget_ "$wl" '{.spec.priority}')" = 100 ] || fail "low priority: $(wget_ "$wl" '{.spec.priority}')"
-t_low=$(wget_ "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')
+t_low=$(wtime "$wl" QuotaReserved)
 say "low admitted and running ($wl)"
 
 # Restart in the middle: SIGKILL (no chance to clean up), a Job of the same priority arrives
 # while no operator runs, then a new operator starts from the API alone.
-eval "kill -KILL \$pid_op"
-wait "$pid_op" 2>/dev/null || true
+ctrl_kill op
 tjob same 4 3600 "low-$sfx"
 ctrl_start op2
-until_ 20 "a Workload for same" '[ -n "$(wl_of same)" ]'
-ws=$(wl_of same)
-until_ 20 "same to wait with an explanation" '[ -n "$(wget_ "$ws" "{.status.conditions[?(@.type==\"QuotaReserved\")].message}")" ]'
+ws=$(wl_await same)
+until_ 20 "same to wait with an explanation" '[ -n "$(wmsg "$ws" QuotaReserved)" ]'
 sleep 2
 [ "$(wcond "$ws" QuotaReserved)" = False ] || fail "same got quota next to low: double admission"
 [ "$(jget same '{.spec.suspend}')" = true ] || fail "same started"
 [ "$(jget low '{.spec.suspend}')" = false ] || fail "low was stopped by the restart"
-[ "$(wget_ "$wl" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')" = "$t_low" ] ||
+[ "$(wtime "$wl" QuotaReserved)" = "$t_low" ] ||
     fail "low's admission was rewritten by the new operator"
 grep -q "caches synced: [1-9][0-9]* workloads" "$tmp/op2.log" || fail "op2 did not rebuild: $(ctrl_log op2)"
 ! grep -q "job-low-.*admitted" "$tmp/op2.log" || fail "op2 admitted low again: $(ctrl_log op2)"
@@ -77,14 +43,11 @@ say "after SIGKILL and restart: low still admitted once and running, same waits 
 
 # Preemption: high takes the whole quota from low.
 tjob high 4 3600 "high-$sfx"
-wh=""
-until_ 20 "a Workload for high" '[ -n "$(wl_of high)" ]'
-wh=$(wl_of high)
+wh=$(wl_await high)
 until_ 30 "low evicted" '[ "$(wcond "$wl" Evicted)" = True ]'
 [ "$(wcond "$wl" Preempted)" = True ] || fail "low: Preempted not True"
-[ "$(wget_ "$wl" '{.status.conditions[?(@.type=="Preempted")].reason}')" = InClusterQueue ] ||
-    fail "Preempted reason $(wget_ "$wl" '{.status.conditions[?(@.type=="Preempted")].reason}')"
-[ "$(wget_ "$wl" '{.status.conditions[?(@.type=="Evicted")].reason}')" = Preempted ] || fail "Evicted reason"
+[ "$(wreason "$wl" Preempted)" = InClusterQueue ] || fail "Preempted reason $(wreason "$wl" Preempted)"
+[ "$(wreason "$wl" Evicted)" = Preempted ] || fail "Evicted reason"
 until_ 30 "low re-suspended and restored" '[ "$(jget low "{.spec.suspend}")" = true ] && [ -z "$(jget low "{.spec.template.spec.nodeSelector}")" ]'
 until_ 30 "low's quota released" '[ -z "$(wget_ "$wl" "{.status.admission}")" ] && [ "$(wcond "$wl" QuotaReserved)" = False ]'
 [ "$(wcond "$wl" Requeued)" = True ] || fail "low not Requeued"
@@ -96,14 +59,9 @@ say "high preempted low (InClusterQueue): low re-suspended, restored, quota rele
 # high completes: low is admitted again and restarted.
 jcomplete high
 until_ 30 "low readmitted" '[ "$(wcond "$wl" Admitted)" = True ] && [ "$(jget low "{.spec.suspend}")" = false ]'
-[ "$(wget_ "$wl" '{.status.conditions[?(@.type=="Evicted")].status}')" = False ] || fail "Evicted not reset"
-case "$(wget_ "$wl" '{.status.conditions[?(@.type=="Evicted")].message}')" in
-Previously:*) ;; *) fail "Evicted message: $(wget_ "$wl" '{.status.conditions[?(@.type=="Evicted")].message}')" ;;
-esac
-ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
-for r in Preempted Stopped; do
-    case " $ev " in *" $r "*) ;; *) fail "no $r event (have: $ev)" ;; esac
-done
+[ "$(wcond "$wl" Evicted)" = False ] || fail "Evicted not reset"
+case "$(wmsg "$wl" Evicted)" in Previously:*) ;; *) fail "Evicted message: $(wmsg "$wl" Evicted)" ;; esac
+ctrl_events_have Preempted Stopped
 ctrl_stop op2
 say "high Finished; low readmitted and restarted"
 say "PASS"
