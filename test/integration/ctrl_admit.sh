@@ -11,46 +11,17 @@
 ctrl_install_crds
 it_namespace
 cq=it-admit-$sfx
-it_on_exit "k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor small-$sfx big-$sfx --ignore-not-found --wait=false >/dev/null 2>&1"
-k apply -f - >/dev/null <<EOT || fail "create queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: small-$sfx}
-spec: {nodeLabels: {pool: small-$sfx}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: big-$sfx}
-spec:
-  nodeLabels: {pool: big-$sfx}
-  tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: small-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 2}]
-    - name: big-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 4}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $cq}
-EOT
+ctrl_flavor "small-$sfx"
+ctrl_flavor "big-$sfx" "tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]"
+ctrl_cq "$cq" "small-$sfx cpu=8 nvidia.com/gpu=2; big-$sfx cpu=8 nvidia.com/gpu=4"
+ctrl_lq lq "$cq"
 
 ctrl_start op
 runner_start
 
 # 3 GPUs do not fit the small flavor (2): the big one is chosen.
 tjob train 3 3600
-until_ 20 "a Workload for Job train" '[ -n "$(wl_of train)" ]'
-w=$(wl_of train)
+w=$(wl_await train)
 case "$w" in job-train-?????) ;; *) fail "Workload name $w is not Kueue's job-train-<hash>" ;; esac
 [ "$(wget_ "$w" '{.metadata.finalizers[0]}')" = kueue.x-k8s.io/resource-in-use ] || fail "no finalizer on $w"
 [ "$(wget_ "$w" '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].controller}')" = "Job/true" ] ||
@@ -74,16 +45,15 @@ until_ 20 "LocalQueue status" '[ "$(k get localqueue -n $ns lq -o jsonpath="{.st
 
 # A second 3-GPU Job does not fit while train runs: it stays suspended with the explanation.
 tjob second 3 0
-until_ 20 "a Workload for Job second" '[ -n "$(wl_of second)" ]'
-w2=$(wl_of second)
-until_ 20 "second's pending explanation" '[ "$(wget_ "$w2" "{.status.conditions[?(@.type==\"QuotaReserved\")].reason}")" = Pending ] || [ -n "$(wget_ "$w2" "{.status.conditions[?(@.type==\"QuotaReserved\")].message}")" ]'
+w2=$(wl_await second)
+until_ 20 "second's pending explanation" '[ "$(wreason "$w2" QuotaReserved)" = Pending ] || [ -n "$(wmsg "$w2" QuotaReserved)" ]'
 [ "$(jget second '{.spec.suspend}')" = true ] || fail "second started while the quota is taken"
-say "second waits: $(wget_ "$w2" '{.status.conditions[?(@.type=="QuotaReserved")].message}')"
+say "second waits: $(wmsg "$w2" QuotaReserved)"
 
 # train completes: Finished, finalizer gone, and second gets the quota.
 jcomplete train
 until_ 30 "Workload $w Finished" '[ "$(wcond "$w" Finished)" = True ]'
-[ "$(wget_ "$w" '{.status.conditions[?(@.type=="Finished")].reason}')" = Succeeded ] || fail "Finished reason"
+[ "$(wreason "$w" Finished)" = Succeeded ] || fail "Finished reason"
 until_ 20 "finalizer removed from $w" '[ -z "$(wget_ "$w" "{.metadata.finalizers}")" ]'
 until_ 30 "second admitted after train finished" '[ "$(wcond "$w2" Admitted)" = True ]'
 until_ 30 "second completes" '[ "$(wcond "$w2" Finished)" = True ]'
@@ -126,10 +96,7 @@ k delete workloads.kueue.x-k8s.io -n "$ns" direct >/dev/null || fail "delete the
 say "a Workload created directly was admitted (2 GPUs) and deleted"
 
 # Events with Kueue's reasons.
-ev=$(k get events -n "$ns" -o jsonpath='{range .items[*]}{.reason}{" "}{end}')
-for r in CreatedWorkload QuotaReserved Admitted Started FinishedWorkload; do
-    case " $ev " in *" $r "*) ;; *) fail "no $r event (have: $ev)" ;; esac
-done
+ctrl_events_have CreatedWorkload QuotaReserved Admitted Started FinishedWorkload
 ctrl_stop op
 grep -q "quota released\|admitted to $cq" "$tmp/op.log" || fail "log lacks admissions: $(ctrl_log op)"
 say "PASS"

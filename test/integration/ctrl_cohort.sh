@@ -9,44 +9,9 @@
 ctrl_install_crds
 it_namespace
 a=it-co-a-$sfx b=it-co-b-$sfx
-it_on_exit "k delete clusterqueue $a $b --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1"
-cq() { # name nominal reclaim
-    cat <<EOT
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $1}
-spec:
-  cohortName: co-$sfx
-  namespaceSelector: {}
-  preemption: {reclaimWithinCohort: $3}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: gpu-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: $2}]
-EOT
-}
-{
-    cat <<EOT
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-$sfx}
-spec: {nodeLabels: {pool: gpu-$sfx}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq-b, namespace: $ns}
-spec: {clusterQueue: $b}
-EOT
-    cq "$a" 2 Never
-    cq "$b" 2 Any
-} | k apply -f - >/dev/null || fail "create queues"
+ctrl_queues "$a" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "cohortName: co-$sfx" "preemption: {reclaimWithinCohort: Never}"
+ctrl_cq "$b" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "cohortName: co-$sfx" "preemption: {reclaimWithinCohort: Any}"
+ctrl_lq lq-b "$b"
 
 ctrl_start op
 runner_start
@@ -63,11 +28,9 @@ say "a1 admitted in $a borrowing 2 GPUs from the cohort"
 # LocalQueue and moved to b's while suspended: its Workload follows the label.
 tjob b1 2 3600
 k label $TJ -n "$ns" b1 kueue.x-k8s.io/queue-name=lq-b --overwrite >/dev/null
-until_ 20 "a Workload for b1" '[ -n "$(wl_of b1)" ]'
-w2=$(wl_of b1)
+w2=$(wl_await b1)
 until_ 30 "a1 preempted" '[ "$(wcond "$w1" Preempted)" = True ]'
-[ "$(wget_ "$w1" '{.status.conditions[?(@.type=="Preempted")].reason}')" = InCohortReclamation ] ||
-    fail "Preempted reason $(wget_ "$w1" '{.status.conditions[?(@.type=="Preempted")].reason}')"
+[ "$(wreason "$w1" Preempted)" = InCohortReclamation ] || fail "Preempted reason $(wreason "$w1" Preempted)"
 until_ 30 "b1 admitted and running" '[ "$(wcond "$w2" Admitted)" = True ] && [ "$(jget b1 "{.status.active}")" = 1 ]'
 until_ 30 "a1 stopped and requeued" '[ "$(jget a1 "{.spec.suspend}")" = true ] && [ "$(wcond "$w1" QuotaReserved)" = False ]'
 sleep 2
