@@ -8,35 +8,11 @@
 
 ctrl_install_crds
 it_namespace
-sys=sluice-it-sys-$sfx
-k create namespace "$sys" >/dev/null || fail "create $sys"
+ctrl_sys_namespace
 cq=it-fo-$sfx
-it_on_exit "k delete namespace $sys --wait=false >/dev/null 2>&1; k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1"
-k apply -f - >/dev/null <<EOT || fail "create queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-$sfx}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: gpu-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $cq}
-EOT
+ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=8"
 # Short lease timings so the test is quick; the defaults are Kueue's 15 s / 10 s / 2 s.
-cat >"$tmp/config.yaml" <<EOT
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
+ctrl_config config <<EOT
 leaderElection: {leaderElect: true, resourceName: sluice-it-$sfx, leaseDuration: 6s,
                  renewDeadline: 4s, retryPeriod: 1s}
 EOT
@@ -54,12 +30,11 @@ w1=$(wl_of one)
 sleep 2
 grep -q "$w1: admitted" "$tmp/a.log" || fail "the leader did not admit one"
 ! grep -q ": admitted to\|: started\|: suspended" "$tmp/b.log" || fail "the standby wrote: $(ctrl_log b)"
-t1=$(wget_ "$w1" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')
+t1=$(wtime "$w1" QuotaReserved)
 say "op-a leads and admitted one; op-b stands by without writing"
 
 # The leader crashes: no release. op-b must take over within a lease duration (+ retry).
-eval "kill -KILL \$pid_a"
-wait "$pid_a" 2>/dev/null || true
+ctrl_kill a
 t0=$(date +%s)
 until_ 15 "op-b to take over" 'grep -q "op-b acquired the lease" "$tmp/b.log"'
 took=$(($(date +%s) - t0))
@@ -68,7 +43,7 @@ tjob two 2 3600
 until_ 30 "two admitted by op-b" '[ "$(jget two "{.status.active}")" = 1 ]'
 grep -q "$(wl_of two): admitted" "$tmp/b.log" || fail "op-b did not admit two"
 ! grep -q "$w1: admitted" "$tmp/b.log" || fail "op-b admitted one again"
-[ "$(wget_ "$w1" '{.status.conditions[?(@.type=="QuotaReserved")].lastTransitionTime}')" = "$t1" ] ||
+[ "$(wtime "$w1" QuotaReserved)" = "$t1" ] ||
     fail "one's admission was rewritten"
 [ "$(jget one '{.spec.suspend}')" = false ] || fail "one was stopped by the failover"
 say "op-a killed: op-b took over in ${took}s (lease 6s), admitted two, left one alone"

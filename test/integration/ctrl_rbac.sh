@@ -8,10 +8,8 @@
 [ "${SLUICE_KUBE_EXTERNAL:-0}" = 0 ] || { say "SKIPPED on an external cluster (uses ServiceAccount tokens)"; exit 77; }
 ctrl_install_crds
 it_namespace
-sys=sluice-it-sys-$sfx
-k create namespace "$sys" >/dev/null || fail "create $sys"
-cq=it-rbac-$sfx
-it_on_exit "k delete namespace $sys --wait=false >/dev/null 2>&1; k delete clusterrole,clusterrolebinding -l sluice-it=$sfx >/dev/null 2>&1; k delete clusterqueue $cq --ignore-not-found --wait=false >/dev/null 2>&1; k delete resourceflavor gpu-$sfx --ignore-not-found --wait=false >/dev/null 2>&1; k delete workloadpriorityclass lo-$sfx hi-$sfx --ignore-not-found >/dev/null 2>&1"
+ctrl_sys_namespace
+it_on_exit "k delete clusterrole,clusterrolebinding -l sluice-it=$sfx >/dev/null 2>&1"
 
 # The shipped RBAC, renamed for this test (namespace, unique cluster-scoped names) and pointed
 # at the test Job CRD's group.
@@ -35,39 +33,9 @@ contexts: [{name: c, context: {cluster: c, user: sa, namespace: $sys}}]
 current-context: c
 EOT
 
-k apply -f - >/dev/null <<EOT || fail "create queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-$sfx}
-spec: {nodeLabels: {pool: gpu-$sfx}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: lo-$sfx}
-value: 1
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: hi-$sfx}
-value: 10
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: $cq}
-spec:
-  namespaceSelector: {}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [cpu, nvidia.com/gpu]
-    flavors:
-    - name: gpu-$sfx
-      resources: [{name: cpu, nominalQuota: 8}, {name: nvidia.com/gpu, nominalQuota: 2}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: $ns}
-spec: {clusterQueue: $cq}
-EOT
+cq=it-rbac-$sfx
+ctrl_wpcs "lo-$sfx=1" "hi-$sfx=10"
+ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "preemption: {withinClusterQueue: LowerPriority}"
 
 KUBECONFIG_ADMIN=$KUBECONFIG
 ctrl_start op --kubeconfig "$tmp/sa.kubeconfig" --namespace "$sys" --leader-elect --identity rbac-op

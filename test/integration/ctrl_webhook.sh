@@ -11,10 +11,11 @@
 . "$(dirname "$0")/ctrl_lib.sh"
 
 ctrl_install_crds
-sys=sluice-it-sys-$sfx
-k create namespace "$sys" >/dev/null || fail "create $sys"
+ctrl_sys_namespace
 base=it-$sfx
-it_on_exit "k delete validatingwebhookconfiguration $base-validating-webhook-configuration --ignore-not-found >/dev/null 2>&1; k delete mutatingwebhookconfiguration $base-mutating-webhook-configuration --ignore-not-found >/dev/null 2>&1; k delete clusterqueue good-$sfx bad-$sfx --ignore-not-found --wait=false >/dev/null 2>&1; k delete namespace $sys --wait=false >/dev/null 2>&1"
+ctrl_delete_at_exit validatingwebhookconfiguration "$base-validating-webhook-configuration"
+ctrl_delete_at_exit mutatingwebhookconfiguration "$base-mutating-webhook-configuration"
+ctrl_delete_at_exit clusterqueue "good-$sfx" "bad-$sfx"
 
 # A free port: random in 20000..39999, retried while something listens there.
 for _ in 1 2 3 4 5 6 7 8; do
@@ -48,9 +49,7 @@ EOT
     hook CREATE /mutate-kueue-x-k8s-io-v1beta2-clusterqueue mclusterqueue
 } | k apply -f - >/dev/null || fail "create the webhook configurations"
 
-cat >"$tmp/config.yaml" <<EOT
-apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
+ctrl_config config <<EOT
 internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service,
                          webhookSecretName: $base-webhook-server-cert}
 EOT
