@@ -751,8 +751,11 @@ static err_t process(cyc_t *c, entry_t *e)
         sched__wl_set_reason(w, SCHED_REASON_WAITING_FOR_PREEMPTED,
                              "%s. Pending the preemption of %zu workload(s)",
                              e->a.message ? e->a.message : "", e->t.len);
-        if (e->cq->queueing == QUEUEING_BEST_EFFORT_FIFO)
-            e->cq->sticky = w;
+        /* The preemptor stays its queue's head until admitted, under StrictFIFO too (Kueue:
+         * BestEffortFIFO only): otherwise a higher-priority workload requeued into the queue,
+         * e.g. a victim of a reclamation, takes the capacity these preemptions free, and the
+         * preemptor preempts again (docs/engine.md, "Loops", cause 5). */
+        e->cq->sticky = w;
         return requeue_entry(c, e, true, false);
     }
     return admit(c, e);
