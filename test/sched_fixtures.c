@@ -149,10 +149,10 @@ void fx_cq(sched_t *s, const char *name, const char *quotas, const fx_cq_opts_t 
     cq.namespace_selector.present = true;
     if (o->ns_label)
         kv_parse(a, o->ns_label, &cq.namespace_selector.match_labels);
-    cq.when_can_borrow = o->try_next_on_borrow ? FUNGIBILITY_TRY_NEXT_FLAVOR
-                                               : FUNGIBILITY_MAY_STOP_SEARCH;
-    cq.when_can_preempt = o->stop_on_preempt ? FUNGIBILITY_MAY_STOP_SEARCH
-                                             : FUNGIBILITY_TRY_NEXT_FLAVOR;
+    cq.when_can_borrow =
+        o->try_next_on_borrow ? FUNGIBILITY_TRY_NEXT_FLAVOR : FUNGIBILITY_MAY_STOP_SEARCH;
+    cq.when_can_preempt =
+        o->stop_on_preempt ? FUNGIBILITY_MAY_STOP_SEARCH : FUNGIBILITY_TRY_NEXT_FLAVOR;
     cq.preference = o->preference;
     cq.within_cluster_queue = o->within;
     cq.reclaim_within_cohort = o->reclaim;

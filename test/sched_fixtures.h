@@ -17,11 +17,11 @@ typedef struct fx_cq_opts_s {
     preempt_policy_t borrow;  /* borrowWithinCohort.policy */
     bool has_threshold;
     int32_t threshold;
-    bool try_next_on_borrow;     /* whenCanBorrow: TryNextFlavor */
-    bool stop_on_preempt;        /* whenCanPreempt: MayStopSearch */
+    bool try_next_on_borrow; /* whenCanBorrow: TryNextFlavor */
+    bool stop_on_preempt;    /* whenCanPreempt: MayStopSearch */
     fungibility_pref_t preference;
     stop_policy_t stop;
-    const char *weight; /* fairSharing.weight */
+    const char *weight;   /* fairSharing.weight */
     const char *ns_label; /* namespaceSelector matchLabels "k=v"; NULL = {} (everything) */
 } fx_cq_opts_t;
 

@@ -1,4 +1,5 @@
-/* test_sched_assign -- flavor assignment: order, fungibility, taints, affinity, partial admission. */
+/* test_sched_assign -- flavor assignment: order, fungibility, taints, affinity, partial admission.
+ */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched_fixtures.h"
 

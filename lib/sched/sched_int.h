@@ -63,9 +63,9 @@ err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const voi
 typedef struct flavor_rec_s {
     char *name; /* owned */
     int id;
-    bool exists; /* a ResourceFlavor object is present */
-    kv_list_t node_labels;     /* owned copy */
-    taint_t *taints;           /* owned copy */
+    bool exists;           /* a ResourceFlavor object is present */
+    kv_list_t node_labels; /* owned copy */
+    taint_t *taints;       /* owned copy */
     size_t ntaints;
     toleration_t *tolerations; /* owned copy */
     size_t ntolerations;
@@ -86,7 +86,7 @@ typedef struct qfr_s {
     qnano_t lending_limit;
     bool has_borrowing_limit;
     bool has_lending_limit;
-    bool declared; /* listed in the node's resource groups */
+    bool declared;   /* listed in the node's resource groups */
     qnano_t subtree; /* SubtreeQuota */
     qnano_t usage;   /* Usage */
 } qfr_t;
@@ -98,24 +98,24 @@ struct node_s {
     node_t *parent;
     node_t **children; /* sorted: cohorts by name, then CQs by name */
     size_t nchildren, cchildren;
-    int height;        /* distance to the furthest leaf (Kueue getNodeHeight) */
-    bool disabled;     /* in or under a cohort cycle */
-    qfr_t *fr;         /* dense by fr id, length nfr */
+    int height;    /* distance to the furthest leaf (Kueue getNodeHeight) */
+    bool disabled; /* in or under a cohort cycle */
+    qfr_t *fr;     /* dense by fr id, length nfr */
     size_t nfr;
-    qnano_t weight;    /* fairSharing.weight in nano (default 1e9) */
-    int visit;         /* scratch for cycle detection */
-    bool fs_pruned;    /* scratch of fair-sharing target ordering */
+    qnano_t weight; /* fairSharing.weight in nano (default 1e9) */
+    int visit;      /* scratch for cycle detection */
+    bool fs_pruned; /* scratch of fair-sharing target ordering */
 };
 
 /* A cohort: an explicit Cohort object, or only a name referenced by someone. */
 typedef struct cohort_rec_s {
     node_t node;
-    char *name;        /* owned */
-    bool exists;       /* Cohort object present */
-    char *parent_name; /* owned, from the object */
+    char *name;                  /* owned */
+    bool exists;                 /* Cohort object present */
+    char *parent_name;           /* owned, from the object */
     struct quota_decl_s *quotas; /* owned: from spec.resourceGroups */
     size_t nquotas;
-    int refs;          /* scratch during rebuild */
+    int refs; /* scratch during rebuild */
 } cohort_rec_t;
 
 typedef struct quota_decl_s {
@@ -125,7 +125,7 @@ typedef struct quota_decl_s {
 } quota_decl_t;
 
 typedef struct rgroup_s {
-    int *res;    /* covered resource ids */
+    int *res; /* covered resource ids */
     size_t nres;
     int *flavors; /* flavor ids in order */
     size_t nflavors;
@@ -140,9 +140,9 @@ typedef struct wlvec_s {
 
 typedef struct cq_s {
     node_t node;
-    char *name;   /* owned */
-    bool exists;  /* ClusterQueue object present (false: deleted, kept while it holds quota) */
-    bool in_tree; /* linked into the forest */
+    char *name;        /* owned */
+    bool exists;       /* ClusterQueue object present (false: deleted, kept while it holds quota) */
+    bool in_tree;      /* linked into the forest */
     char *cohort_name; /* owned */
     rgroup_t *groups;  /* owned */
     size_t ngroups;
@@ -164,18 +164,18 @@ typedef struct cq_s {
     sched_cq_reason_t reason;
     char *inactive_msg; /* owned */
     /* queue */
-    wlvec_t heap;   /* pending, heap-ordered */
-    wlvec_t inadm;  /* pending, parked */
-    wlvec_t admitted; /* holding quota here */
-    wl_t *sticky;   /* preemptor waiting for its victims (BestEffortFIFO) */
+    wlvec_t heap;       /* pending, heap-ordered */
+    wlvec_t inadm;      /* pending, parked */
+    wlvec_t admitted;   /* holding quota here */
+    wl_t *sticky;       /* preemptor waiting for its victims (BestEffortFIFO) */
     uint64_t alloc_gen; /* bumped when quota grows or usage is freed */
     size_t fs_head;     /* scratch of fair-sharing preemption: first candidate index */
     size_t sorted_idx;
 } cq_t;
 
 typedef struct lq_s {
-    char *key;  /* owned ns/name */
-    char *cq;   /* owned */
+    char *key; /* owned ns/name */
+    char *cq;  /* owned */
     stop_policy_t stop_policy;
 } lq_t;
 
@@ -223,10 +223,10 @@ typedef enum {
 } wq_where_t;
 
 struct wl_s {
-    char *key;       /* owned ns/name */
-    char *ns;        /* owned */
-    char *lq_key;    /* owned ns/queueName, NULL when no queue */
-    char *lq_name;   /* owned queueName */
+    char *key;     /* owned ns/name */
+    char *ns;      /* owned */
+    char *lq_key;  /* owned ns/queueName, NULL when no queue */
+    char *lq_name; /* owned queueName */
     priority_source_t prio_source;
     char *prio_class; /* owned */
     bool has_explicit_prio;
@@ -280,24 +280,45 @@ struct wl_s {
 struct sched_s {
     sched_config_t cfg;
     /* interning */
-    char **res_names; size_t nres, cres; smap_t res_map; /* name -> (id+1) */
-    flavor_rec_t **flavors; size_t nflavors, cflavors; smap_t flavor_map;
-    fr_rec_t *frs; size_t nfr, cfr;
+    char **res_names;
+    size_t nres, cres;
+    smap_t res_map; /* name -> (id+1) */
+    flavor_rec_t **flavors;
+    size_t nflavors, cflavors;
+    smap_t flavor_map;
+    fr_rec_t *frs;
+    size_t nfr, cfr;
     /* objects */
-    cq_t **cqs; size_t ncqs, ccqs; smap_t cq_map; /* cqs sorted by name */
-    cohort_rec_t **cohorts; size_t ncohorts, ccohorts; smap_t cohort_map; /* sorted by name */
-    lq_t **lqs; size_t nlqs, clqs; smap_t lq_map;
-    ns_rec_t **nss; size_t nnss, cnss; smap_t ns_map;
-    prio_rec_t **wpcs; size_t nwpcs, cwpcs; smap_t wpc_map;
-    prio_rec_t **pcs; size_t npcs, cpcs; smap_t pc_map;
-    wl_t **wls; size_t nwls, cwls; smap_t wl_map; /* wls sorted by key */
+    cq_t **cqs;
+    size_t ncqs, ccqs;
+    smap_t cq_map; /* cqs sorted by name */
+    cohort_rec_t **cohorts;
+    size_t ncohorts, ccohorts;
+    smap_t cohort_map; /* sorted by name */
+    lq_t **lqs;
+    size_t nlqs, clqs;
+    smap_t lq_map;
+    ns_rec_t **nss;
+    size_t nnss, cnss;
+    smap_t ns_map;
+    prio_rec_t **wpcs;
+    size_t nwpcs, cwpcs;
+    smap_t wpc_map;
+    prio_rec_t **pcs;
+    size_t npcs, cpcs;
+    smap_t pc_map;
+    wl_t **wls;
+    size_t nwls, cwls;
+    smap_t wl_map; /* wls sorted by key */
     bool wls_sorted;
-    node_t **roots; size_t nroots, croots;
-    bool tree_dirty;     /* structure must be rebuilt before the next cycle */
-    bool requeue_all;    /* every inadmissible workload goes back (object change) */
-    node_t **requeue_roots; size_t nrequeue, crequeue; /* trees to requeue */
-    bool queues_dirty;   /* workload -> CQ mapping must be recomputed */
-    wlvec_t expiring;    /* admitted workloads with a maximum execution time */
+    node_t **roots;
+    size_t nroots, croots;
+    bool tree_dirty;  /* structure must be rebuilt before the next cycle */
+    bool requeue_all; /* every inadmissible workload goes back (object change) */
+    node_t **requeue_roots;
+    size_t nrequeue, crequeue; /* trees to requeue */
+    bool queues_dirty;         /* workload -> CQ mapping must be recomputed */
+    wlvec_t expiring;          /* admitted workloads with a maximum execution time */
     int64_t now;
     uint64_t cycle_no;
     /* The preemption oracle's last answer (flavor assignment asks it per flavor-resource).
@@ -372,7 +393,8 @@ void sched__wl_pin_clear(wl_t *w);
 void sched__admission_fini(admission_t *a);
 err_t sched__admission_copy(admission_t *dst, const admission_t *src);
 
-/* ---- match.c: flavor matching (on model/selector.h) and deep copies --------------------------- */
+/* ---- match.c: flavor matching (on model/selector.h) and deep copies ---------------------------
+ */
 
 /* Kubernetes LabelSelector semantics (nil selects nothing), for namespaceSelector. */
 bool sched__label_selector_matches(const label_selector_t *sel, const kv_list_t *labels);
@@ -409,13 +431,13 @@ typedef enum {
 
 typedef struct ps_assign_s {
     int32_t count;
-    size_t nreqs;     /* requests of the podset for `count` pods (+ "pods" when covered) */
-    int *res;         /* resource id per request */
-    qnano_t *total;   /* total for all pods */
-    int *flavor;      /* chosen flavor id or -1 (resource not covered, zero request) */
-    int *fr;          /* fr id or -1 */
-    pmode_t *mode;    /* per request: the resource's own mode in the chosen flavor */
-    int *tried;       /* per resource group: TriedFlavorIdx (-1 = start over) */
+    size_t nreqs;   /* requests of the podset for `count` pods (+ "pods" when covered) */
+    int *res;       /* resource id per request */
+    qnano_t *total; /* total for all pods */
+    int *flavor;    /* chosen flavor id or -1 (resource not covered, zero request) */
+    int *fr;        /* fr id or -1 */
+    pmode_t *mode;  /* per request: the resource's own mode in the chosen flavor */
+    int *tried;     /* per resource group: TriedFlavorIdx (-1 = start over) */
 } ps_assign_t;
 
 typedef struct assignment_s {
@@ -508,7 +530,8 @@ int64_t sched__share_status(share_t sh);
 /* Fair-sharing tournament: index of the next entry to process among those not done. */
 size_t sched__fair_next(sched_t *s, entry_t *e, size_t n);
 
-/* ---- cycle.c / messages ----------------------------------------------------------------------- */
+/* ---- cycle.c / messages -----------------------------------------------------------------------
+ */
 
 char *sched__fmt_q(qnano_t v, char *buf); /* QUANTITY_STR_MAX bytes */
 char *sched__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -97,7 +97,8 @@ err_t sched__intern_fr(sched_t *s, int flavor, int res, int *out)
     return ERR_OK;
 }
 
-/* ---- node arrays ------------------------------------------------------------------------------ */
+/* ---- node arrays ------------------------------------------------------------------------------
+ */
 
 err_t sched__node_reserve(sched_t *s, node_t *n)
 {
@@ -142,7 +143,8 @@ node_t *sched__root(node_t *n)
     return n;
 }
 
-/* ---- quota math (reference §4.4, Kueue pkg/cache/scheduler/resource_node.go) ------------------ */
+/* ---- quota math (reference §4.4, Kueue pkg/cache/scheduler/resource_node.go) ------------------
+ */
 
 static qnano_t qmax(qnano_t a, qnano_t b)
 {
@@ -543,4 +545,3 @@ void sched__mark_requeue(sched_t *s, node_t *n)
     }
     s->requeue_roots[s->nrequeue++] = root;
 }
-
