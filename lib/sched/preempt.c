@@ -377,6 +377,33 @@ static bool attempt_fits(pctx_t *x, const targets_t *tmp, bool allow_borrowing)
     return sched__fits_after(x->cq, x->use, x->nuse, tmp, allow_borrowing, &x->oom);
 }
 
+static const cand_t *cand_of(const cands_t *all, const wl_t *w)
+{
+    for (size_t i = 0; i < all->len; i++)
+        if (all->items[i].w == w)
+            return &all->items[i];
+    return NULL;
+}
+
+/* Each victim from another ClusterQueue still holds borrowed quota once all the other victims
+ * are gone. The removal loop checks it in removal order only: a victim taken first, while a
+ * later victim made their cohort borrow, would be preempted from within its quota and reclaim
+ * it back (docs/engine.md, "Loops", cause 6). */
+static bool still_borrowed(const pctx_t *x, const cands_t *all, const targets_t *t)
+{
+    for (size_t i = 0; i < t->len; i++) {
+        const cand_t *c = cand_of(all, t->items[i].w);
+        if (c == NULL || c->w->acq == x->cq)
+            continue;
+        sched__wl_usage_apply(c->w, +1);
+        bool over = over_nominal_path(c->w, c->lca, x->frs, x->nfrs);
+        sched__wl_usage_apply(c->w, -1);
+        if (!over)
+            return false;
+    }
+    return true;
+}
+
 /* One attempt: remove candidates until fit, then fill back. Leaves the tree unchanged. */
 static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets_t *out)
 {
@@ -408,6 +435,8 @@ static bool minimal(pctx_t *x, const cands_t *all, bool allow_borrowing, targets
             sched__wl_usage_apply(back.w, -1);
         }
     }
+    if (fits && tmp.len >= 2)
+        fits = still_borrowed(x, all, &tmp);
     for (size_t i = 0; i < tmp.len; i++)
         sched__wl_usage_apply(tmp.items[i].w, +1);
     if (fits) {
