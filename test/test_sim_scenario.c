@@ -53,9 +53,10 @@ START_TEST(test_load_valid_with_timing_and_generate_name)
                                                                                  "sim.sluice.dev/"
                                                                                  "at: 250ms\n") "--"
                                                                                                 "-"
-                                                                                                "\n" CQA("cq-a",
-                                                                                                         "4",
-                                                                                                         "  annotations:\n    sim.sluice.dev/at: 2m\n");
+                                                                                                "\n" CQA(
+                                                                                                    "cq-a",
+                                                                                                    "4",
+                                                                                                    "  annotations:\n    sim.sluice.dev/at: 2m\n");
 
     ck_assert_int_eq(load(yaml, &sc), ERR_OK);
     dump(&sc);
@@ -108,42 +109,40 @@ END_TEST
 START_TEST(test_load_simulator_rules)
 {
     sim_scenario_t sc;
-    const char
-        *yaml =
-            FLAVOR "  annotations:\n    sim.sluice.dev/runtime: 5m\n---\n" CQA(
-                "cq-a", "10",
-                "  annotations:\n    sim.sluice.dev/at: 10s\n"
-                "    sim.sluice.dev/delete-at: 10s\n") "---\n" LQ "---\n"
-                                                       "apiVersion: "
-                                                       "config.kueue.x-k8s.io/v1beta2\nkind: "
-                                                       "Configuration\n---\n"
-                                                       "apiVersion: "
-                                                       "config.kueue.x-k8s.io/v1beta2\nkind: "
-                                                       "Configuration\nmetadata:\n"
-                                                       "  annotations:\n    sim.sluice.dev/at: "
-                                                       "1m\n---\n" JOB("  name: same\n",
-                                                                       "    sim.sluice.dev/at: "
-                                                                       "0s\n") "---\n"
-                                                                               "apiVersion: "
-                                                                               "kueue.x-k8s.io/"
-                                                                               "v1beta2\nkind: "
-                                                                               "Workload\nmetadata:"
-                                                                               "\n  name: same\n"
-                                                                               "  namespace: "
-                                                                               "team-a\nspec:\n  "
-                                                                               "queueName: lq\n  "
-                                                                               "podSets:\n  - "
-                                                                               "name: main\n    "
-                                                                               "count: 1\n"
-                                                                               "    template:\n    "
-                                                                               "  spec:\n        "
-                                                                               "containers:\n      "
-                                                                               "  - name: c\n"
-                                                                               "          "
-                                                                               "resources:\n       "
-                                                                               "     requests:\n   "
-                                                                               "           cpu: "
-                                                                               "1\n";
+    const char *yaml = FLAVOR "  annotations:\n    sim.sluice.dev/runtime: 5m\n---\n" CQA(
+        "cq-a", "10",
+        "  annotations:\n    sim.sluice.dev/at: 10s\n"
+        "    sim.sluice.dev/delete-at: 10s\n") "---\n" LQ "---\n"
+                                               "apiVersion: "
+                                               "config.kueue.x-k8s.io/v1beta2\nkind: "
+                                               "Configuration\n---\n"
+                                               "apiVersion: "
+                                               "config.kueue.x-k8s.io/v1beta2\nkind: "
+                                               "Configuration\nmetadata:\n"
+                                               "  annotations:\n    sim.sluice.dev/at: "
+                                               "1m\n---\n" JOB("  name: same\n",
+                                                               "    sim.sluice.dev/at: "
+                                                               "0s\n") "---\n"
+                                                                       "apiVersion: "
+                                                                       "kueue.x-k8s.io/"
+                                                                       "v1beta2\nkind: "
+                                                                       "Workload\nmetadata:"
+                                                                       "\n  name: same\n"
+                                                                       "  namespace: "
+                                                                       "team-a\nspec:\n  "
+                                                                       "queueName: lq\n  "
+                                                                       "podSets:\n  - "
+                                                                       "name: main\n    "
+                                                                       "count: 1\n"
+                                                                       "    template:\n    "
+                                                                       "  spec:\n        "
+                                                                       "containers:\n      "
+                                                                       "  - name: c\n"
+                                                                       "          "
+                                                                       "resources:\n       "
+                                                                       "     requests:\n   "
+                                                                       "           cpu: "
+                                                                       "1\n";
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
     dump(&sc);

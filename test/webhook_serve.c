@@ -73,8 +73,7 @@ int main(int argc, char **argv)
     hook_pem_t ca, serving;
     hook_tls_t *tls;
     hook_admission_env_t env = {.audit = on_audit, .ctx = &s};
-    hook_server_config_t cfg = {.host = "127.0.0.1", .handler = hook_admission_handler,
-                                .ud = &env};
+    hook_server_config_t cfg = {.host = "127.0.0.1", .handler = hook_admission_handler, .ud = &env};
     char path[4096], port[32];
     err_msg_t msg;
 
