@@ -345,6 +345,15 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
     free(a);
 }
 
+void fx_pair(sched_t *s, const char *a_quotas, const fx_cq_opts_t *a, const char *b_quotas,
+             const fx_cq_opts_t *b)
+{
+    fx_cq(s, "a", a_quotas, a);
+    fx_cq(s, "b", b_quotas, b);
+    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
+    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+}
+
 size_t fx_run(sched_t *s, int64_t now, sched_decisions_t *out, bool auto_evict)
 {
     size_t start = out->len;

@@ -38,6 +38,10 @@ void fx_cohort(sched_t *s, const char *name, const char *parent, const char *quo
 void fx_flavor(sched_t *s, const char *name, const char *labels, const char *taints);
 /* A LocalQueue ns/name -> cq. */
 void fx_lq(sched_t *s, const char *ns, const char *name, const char *cq, stop_policy_t stop);
+/* The usual two-queue set-up: ClusterQueues "a" and "b" (fx_cq quotas and options; the options
+ * name the cohort) with LocalQueues ns/qa and ns/qb. */
+void fx_pair(sched_t *s, const char *a_quotas, const fx_cq_opts_t *a, const char *b_quotas,
+             const fx_cq_opts_t *b);
 /* A Namespace with labels "k=v,...". */
 void fx_ns(sched_t *s, const char *name, const char *labels);
 

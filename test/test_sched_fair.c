@@ -29,10 +29,8 @@ START_TEST(tournament_prefers_lower_share)
      * uses 6 (share 600 per mille of what the cohort can lend); both heads need 4 and only 4 are
      * left: b (share 0 before, 400 after) wins over a (1000 after). */
     fx_cohort(s, "c", NULL, "cpu|f:10", NULL);
-    fx_cq(s, "a", "cpu|f:0", &(fx_cq_opts_t){.cohort = "c"});
-    fx_cq(s, "b", "cpu|f:0", &(fx_cq_opts_t){.cohort = "c"});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|f:0", &(fx_cq_opts_t){.cohort = "c"}, "cpu|f:0",
+            &(fx_cq_opts_t){.cohort = "c"});
     fx_wl(s, "ns/a0", "qa", 0, 1, "cpu=6", NULL);
     fx_run(s, 0, &out, true);
     sched_cq_status_t st;
@@ -52,10 +50,8 @@ START_TEST(fair_preemption)
      * Any: after preempting one of a's 5-cpu workloads, b's share (400) <= a's final share (500):
      * LessThanOrEqualToFinalShare accepts; reason InCohortFairSharing. */
     fx_cohort(s, "c", NULL, "cpu|f:10", NULL);
-    fx_cq(s, "a", "cpu|f:0", &(fx_cq_opts_t){.cohort = "c"});
-    fx_cq(s, "b", "cpu|f:0", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|f:0", &(fx_cq_opts_t){.cohort = "c"}, "cpu|f:0",
+            &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
     fx_wl(s, "ns/a1", "qa", 0, 1, "cpu=5", NULL);
     fx_run(s, 0, &out, true);
     fx_wl(s, "ns/a2", "qa", 0, 2, "cpu=5", NULL);

@@ -257,10 +257,8 @@ START_TEST(targets_reclaim_minimal)
      * taken most recently admitted first; removing the 3 leaves 3 free (< 5), removing the 2 as
      * well leaves 5: it fits. The fill-back tries to put the 3 back (2 free: no), so both are
      * preempted (InCohortReclamation) and the 1-cpu workload keeps running. */
-    fx_cq(s, "a", "cpu|default-flavor:6", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_cq(s, "b", "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c"});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|default-flavor:6", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY},
+            "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c"});
     fx_wl(s, "ns/b1", "qb", 0, 0, "cpu=1", NULL);
     fx_run(s, 1, &out, true);
     fx_wl(s, "ns/b2", "qb", 0, 1, "cpu=2", NULL);
@@ -383,10 +381,8 @@ START_TEST(fair_no_preempt_back)
      * the evicted b workloads, back in b's queue, cannot preempt a's in return: the instant
      * settles with a and b at 4 cpu each. */
     fx_cohort(s, "c", NULL, "cpu|default-flavor:8", NULL);
-    fx_cq(s, "a", "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_cq(s, "b", "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY},
+            "cpu|default-flavor:0", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
     for (int i = 0; i < 4; i++) {
         char key[32];
         snprintf(key, sizeof(key), "ns/b%d", i);

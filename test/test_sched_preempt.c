@@ -117,10 +117,8 @@ END_TEST
 START_TEST(reclaim_within_cohort)
 {
     /* b borrows a's idle quota; when a needs its nominal back it reclaims (any priority) */
-    fx_cq(s, "a", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY}, "cpu|f:4",
+            &(fx_cq_opts_t){.cohort = "c"});
     fx_wl(s, "ns/b1", "qb", 100, 1, "cpu=4", NULL);
     fx_run(s, 0, &out, true);
     fx_wl(s, "ns/b2", "qb", 100, 2, "cpu=4", NULL);
@@ -139,10 +137,8 @@ END_TEST
 
 START_TEST(reclaim_lower_priority_only)
 {
-    fx_cq(s, "a", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_LOWER_PRIORITY});
-    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(s, "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_LOWER_PRIORITY},
+            "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
     fx_wl(s, "ns/b1", "qb", 100, 1, "cpu=4", NULL);
     fx_wl(s, "ns/b2", "qb", 100, 2, "cpu=4", NULL);
     fx_run(s, 0, &out, true);
@@ -157,11 +153,10 @@ START_TEST(borrow_within_cohort)
 {
     /* a (nominal 2) needs 4: it must borrow. borrowWithinCohort LowerPriority lets it preempt a
      * lower-priority workload of borrowing CQ b while a itself ends up borrowing. */
-    fx_cq(s, "a", "cpu|f:2",
-          &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY, .borrow = PREEMPT_LOWER_PRIORITY});
-    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(
+        s, "cpu|f:2",
+        &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY, .borrow = PREEMPT_LOWER_PRIORITY},
+        "cpu|f:4", &(fx_cq_opts_t){.cohort = "c"});
     fx_wl(s, "ns/b1", "qb", 1, 1, "cpu=2", NULL);
     fx_run(s, 0, &out, true);
     fx_wl(s, "ns/b2", "qb", 1, 2, "cpu=3", NULL);
@@ -186,11 +181,10 @@ START_TEST(own_queue_preemption_does_not_grow_borrowing)
      * and take the 2 freed plus the 2 free, leaving a borrowing 4. sluice never lets a preemption
      * within a ClusterQueue grow that queue's borrowing (docs/engine.md, "Loops", cause 4):
      * removing low alone would, so the minimal set is fill, which high replaces one for one. */
-    fx_cq(s, "a", "cpu|f:4",
-          &(fx_cq_opts_t){.cohort = "c", .within = PREEMPT_LOWER_PRIORITY, .reclaim = PREEMPT_ANY});
-    fx_cq(s, "b", "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
-    fx_lq(s, "ns", "qa", "a", STOP_POLICY_NONE);
-    fx_lq(s, "ns", "qb", "b", STOP_POLICY_NONE);
+    fx_pair(
+        s, "cpu|f:4",
+        &(fx_cq_opts_t){.cohort = "c", .within = PREEMPT_LOWER_PRIORITY, .reclaim = PREEMPT_ANY},
+        "cpu|f:4", &(fx_cq_opts_t){.cohort = "c", .reclaim = PREEMPT_ANY});
     fx_wl(s, "ns/low", "qa", 0, 1, "cpu=2", NULL);
     fx_wl(s, "ns/fill", "qa", 5, 2, "cpu=4", NULL);
     fx_run(s, 0, &out, true);
