@@ -8,6 +8,7 @@ if(TARGET sluice_kube)
   sluice_add_test(kube_client LIBS sluice_kube SOURCES kube_testsrv.c)
   sluice_add_test(kube_informer LIBS sluice_kube SOURCES kube_testsrv.c)
   sluice_add_test(kube_lease LIBS sluice_kube)
+  sluice_add_test(kube_problem LIBS sluice_kube)
   sluice_add_fuzz(watch_line LIBS sluice_kube)
 endif()
 

@@ -18,7 +18,14 @@ START_TEST(defaults)
 
     ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
     ck_assert_int_eq(ctrl_config_finish(&c, NULL), ERR_OK);
-    ck_assert_str_eq(c.namespace, "kueue-system");
+    ck_assert_str_eq(c.namespace, "sluice-system");
+    ck_assert(!c.namespace_set);
+    ck_assert_str_eq(c.lease_name, "sluice.dev");
+    ck_assert_ptr_null(c.lease_namespace);
+    ck_assert_str_eq(c.webhook_service, "sluice-webhook-service");
+    ck_assert_str_eq(c.webhook_secret, "sluice-webhook-server-cert");
+    ck_assert_ptr_null(c.no_effect);
+    ck_assert_ptr_null(c.warnings);
     ck_assert(!c.leader_elect);
     ck_assert_uint_eq(c.lease_ms, 15000);
     ck_assert_uint_eq(c.renew_ms, 10000);
@@ -29,7 +36,7 @@ START_TEST(defaults)
     ck_assert_uint_eq(c.qps_milli, 300000);
     ck_assert(!c.kueue.fair_sharing);
     ck_assert(c.kueue.managed_jobs_namespace_selector.present);
-    ck_assert_str_eq(c.webhook_config_prefix, "kueue");
+    ck_assert_str_eq(c.webhook_config_prefix, "sluice");
     ctrl_config_fini(&c);
 }
 END_TEST
@@ -124,6 +131,80 @@ START_TEST(errors_name_the_field)
     ck_assert_ptr_nonnull(strstr(msg.text, "bogus"));
     json_decref(doc);
     ck_assert_int_eq(ctrl_config_load(&c, "/nonexistent/sluice.yaml", &msg), ERR_IO);
+    ctrl_config_fini(&c);
+}
+END_TEST
+
+/* Apply `json` to fresh defaults; the error's text when it fails, else NULL. */
+static const char *apply_error(const char *json, err_msg_t *msg)
+{
+    ctrl_config_t c;
+    json_t *doc = json_loads(json, 0, NULL);
+    err_t rc;
+
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    rc = ctrl_config_apply(&c, doc, msg);
+    json_decref(doc);
+    ctrl_config_fini(&c);
+    return rc == ERR_OK ? NULL : msg->text;
+}
+
+START_TEST(operator_sections_are_strict)
+{
+    err_msg_t msg = {{0}};
+
+    /* Every operator section refuses a field it does not know, naming its path. */
+    ck_assert_str_eq(apply_error("{\"leaderElection\":{\"leaseDurtion\":\"15s\"}}", &msg),
+                     "leaderElection.leaseDurtion: unknown field");
+    ck_assert_str_eq(apply_error("{\"webhook\":{\"prot\":9443}}", &msg),
+                     "webhook.prot: unknown field");
+    ck_assert_str_eq(apply_error("{\"health\":{\"bindAddress\":\":8081\"}}", &msg),
+                     "health.bindAddress: unknown field");
+    ck_assert_str_eq(apply_error("{\"clientConnection\":{\"kubeconfig\":\"x\"}}", &msg),
+                     "clientConnection.kubeconfig: unknown field");
+    ck_assert_str_eq(apply_error("{\"internalCertManagement\":{\"enabled\":true}}", &msg),
+                     "internalCertManagement.enabled: unknown field");
+    ck_assert_str_eq(apply_error("{\"webhook\":[]}", &msg), "webhook: must be an object");
+    /* Only Lease locks exist in sluice. */
+    ck_assert_ptr_nonnull(
+        strstr(apply_error("{\"leaderElection\":{\"resourceLock\":\"configmapsleases\"}}", &msg),
+               "leaderElection.resourceLock: sluice elects its leader on a coordination.k8s.io "
+               "Lease only"));
+    ck_assert_ptr_null(apply_error("{\"leaderElection\":{\"resourceLock\":\"leases\"}}", &msg));
+    /* A sluice.dev annotation sluice does not know is a typo, not the user's own. */
+    ck_assert_ptr_nonnull(strstr(
+        apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/log-levle\":\"debug\"}}}",
+                    &msg),
+        "metadata.annotations[sluice.dev/log-levle]: unknown sluice setting"));
+    ck_assert_ptr_null(
+        apply_error("{\"metadata\":{\"annotations\":{\"team.example.com/owner\":\"x\"}}}", &msg));
+}
+END_TEST
+
+START_TEST(no_effect_fields_are_listed)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+    json_t *doc = json_loads("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
+                             "\"Configuration\",\"metrics\":{\"bindAddress\":\":8443\"},"
+                             "\"integrations\":{\"frameworks\":[\"batch/job\"]},"
+                             "\"health\":{\"readinessEndpointName\":\"ready\"},"
+                             "\"leaderElection\":{\"resourceNamespace\":\"lease-ns\"},"
+                             "\"namespace\":\"ops\"}",
+                             0, NULL);
+
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_msg(ctrl_config_apply(&c, doc, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert(c.namespace_set);
+    ck_assert_str_eq(c.namespace, "ops");
+    ck_assert_str_eq(c.lease_namespace, "lease-ns");
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics, integrations");
+    /* finish() twice says the same, not twice as much. */
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics, integrations");
+    json_decref(doc);
     ctrl_config_fini(&c);
 }
 END_TEST
@@ -349,6 +430,8 @@ int main(void)
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, file_and_flags);
     tcase_add_test(tc, errors_name_the_field);
+    tcase_add_test(tc, operator_sections_are_strict);
+    tcase_add_test(tc, no_effect_fields_are_listed);
     tcase_add_test(tc, value_parsers);
     tcase_add_test(tc, wait_for_pods_ready);
     tcase_add_test(tc, shipped_manifest);

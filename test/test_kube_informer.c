@@ -54,7 +54,20 @@ static void on_synced(kube_informer_t *inf, void *data)
     ((rec_t *)data)->synced++;
 }
 
-static const kube_informer_handlers_t handlers = {on_add, on_update, on_delete, on_synced};
+static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)
+{
+    rec_t *r = data;
+    size_t used = strlen(r->log);
+
+    (void)inf;
+    if (res != NULL)
+        snprintf(r->log + used, sizeof(r->log) - used, "err:%s:%ld ", verb, res->status);
+    else
+        snprintf(r->log + used, sizeof(r->log) - used, "ok:%s ", verb);
+}
+
+static const kube_informer_handlers_t handlers = {on_add, on_update, on_delete, on_synced,
+                                                  on_error};
 
 static json_t *obj(const char *ns, const char *name, const char *rv, const char *team)
 {
@@ -382,12 +395,77 @@ START_TEST(test_informer_backs_off_on_drops_without_relisting)
     ck_assert_uint_eq(st.backoffs, 2);
     ck_assert_uint_eq(st.gone, 0);
     ck_assert_str_eq(fx.watch_targets, "resourceVersion=10 resourceVersion=10 resourceVersion=10 ");
+    /* A drop is routine; the 500 is a failure the owner hears about. */
+    ck_assert_str_eq(fx.rec.log, "err:watch:500 ");
     /* 100 ms then 200 ms, each plus up to 100 % jitter. */
     ck_assert_uint_ge(uv_now(&fx.loop) - t0, 300);
     ck_assert_uint_le(uv_now(&fx.loop) - t0, 2000);
     ifx_stop(&fx);
     ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
     ck_assert_int_eq(fx.closed, 2);
+    ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
+    kube_config_fini(&fx.cfg);
+}
+END_TEST
+
+/* Script 3: LIST 404 (CRD not installed) -> LIST 403 (RBAC) -> LIST 200 -> WATCH with one
+ * event. The owner hears each failure, then one recovery per verb that had failed. */
+static void ehandler(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t *req)
+{
+    ifx_t *fx = srv->data;
+
+    if (strstr(req->target, "watch=true") == NULL) {
+        fx->lists++;
+        if (fx->lists == 1)
+            testsrv_reply(conn, 404, NULL,
+                          "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\","
+                          "\"message\":\"the server could not find the requested resource\"}");
+        else if (fx->lists == 2)
+            testsrv_reply(conn, 403, NULL,
+                          "{\"kind\":\"Status\",\"code\":403,\"reason\":\"Forbidden\","
+                          "\"message\":\"widgets.example.com is forbidden\"}");
+        else
+            testsrv_reply(conn, 200, NULL,
+                          "{\"kind\":\"WidgetList\",\"metadata\":{\"resourceVersion\":\"5\"},"
+                          "\"items\":[]}");
+        return;
+    }
+    fx->watches++;
+    testsrv_stream_begin(conn);
+    send_str(conn, "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"w\","
+                   "\"resourceVersion\":\"6\"}}}\n");
+}
+
+START_TEST(test_informer_reports_failures_and_recovery)
+{
+    static const kube_resource_t widgets = {"example.com", "v1", "widgets", false};
+    kube_informer_opts_t o;
+    kube_client_opts_t co;
+    ifx_t fx;
+    err_msg_t msg;
+    char server[64];
+
+    memset(&fx, 0, sizeof(fx));
+    ck_assert_int_eq(uv_loop_init(&fx.loop), 0);
+    testsrv_start(&fx.srv, &fx.loop, ehandler, &fx);
+    kube_config_init(&fx.cfg);
+    snprintf(server, sizeof(server), "http://127.0.0.1:%d", fx.srv.port);
+    fx.cfg.server = strdup(server);
+    memset(&co, 0, sizeof(co));
+    co.http1 = true;
+    ck_assert_int_eq(kube_client_new(&fx.loop, &fx.cfg, &co, &fx.client, &msg), ERR_OK);
+    memset(&o, 0, sizeof(o));
+    o.backoff_base_ms = 20;
+    o.seed = 7;
+    fx.inf = kube_informer_new(fx.client, &widgets, &o, &handlers, &fx.rec);
+    ck_assert_ptr_nonnull(fx.inf);
+    ck_assert_int_eq(kube_informer_start(fx.inf, &msg), ERR_OK);
+    while (strstr(fx.rec.log, "add:") == NULL && uv_run(&fx.loop, UV_RUN_ONCE) != 0)
+        ;
+    ck_assert_str_eq(fx.rec.log, "err:list:404 err:list:403 ok:list add:w@6 ");
+    ck_assert_int_eq(fx.rec.synced, 1);
+    ifx_stop(&fx);
+    ck_assert_int_eq(uv_run(&fx.loop, UV_RUN_DEFAULT), 0);
     ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
     kube_config_fini(&fx.cfg);
 }
@@ -407,6 +485,7 @@ int main(void)
     tcase_set_timeout(net, 20);
     tcase_add_test(net, test_informer_pages_watches_and_relists_on_410);
     tcase_add_test(net, test_informer_backs_off_on_drops_without_relisting);
+    tcase_add_test(net, test_informer_reports_failures_and_recovery);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, net);
     sr = srunner_create(s);

@@ -494,7 +494,8 @@ static json_t *event_obj(const char *name)
  */
 START_TEST(test_informer_survives_forced_410)
 {
-    static const kube_informer_handlers_t h = {inf_add, inf_update, inf_delete, inf_synced};
+    static const kube_informer_handlers_t h = {inf_add, inf_update, inf_delete, inf_synced,
+                                               NULL};
     static const kube_resource_t events = {"", "v1", "events", true};
     kube_informer_opts_t o;
     kube_informer_t *inf;
@@ -578,7 +579,7 @@ static void lease_stopped(kube_lease_t *l, void *data)
 
 START_TEST(test_leader_election_takeover)
 {
-    static const kube_lease_handlers_t h = {lease_started, lease_stopped};
+    static const kube_lease_handlers_t h = {lease_started, lease_stopped, NULL};
     kube_lease_opts_t o = {NULL, "it-leader", "a", 3000, 2000, 300};
     cand_t a = {0}, b = {0}, c = {0};
     kube_lease_t *la, *lb, *lc;

@@ -33,7 +33,9 @@ static const char usage_text[] =
     "  --kubeconfig FILE             kubeconfig (default: $KUBECONFIG, in-cluster, "
     "~/.kube/config)\n"
     "  --context NAME                kubeconfig context (default: current-context)\n"
-    "  --namespace NS                sluice's namespace (default kueue-system)\n"
+    "  --namespace NS                sluice's namespace: its Lease, webhook Service and Secret\n"
+    "                                (default: the file's, else the pod's own in a cluster,\n"
+    "                                else sluice-system)\n"
     "  --job-resource G/V/PLURAL     the Job resource to manage (default batch/v1/jobs)\n"
     "  --leader-elect[=true|false]   compete for the Lease; only the leader writes (default: the\n"
     "                                file's leaderElection.leaderElect, else false)\n"
@@ -122,23 +124,47 @@ static void client_log(void *data, const char *text)
 
 /* ---- probes ------------------------------------------------------------------------------ */
 
+/* /readyz: 200 "ok" once every cache has synced and, with webhooks on, a certificate is served;
+ * otherwise 503 with what is missing and the open problems that explain it. */
 static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     run_t *r = ud;
-    bool ready = r->ctrl != NULL && ctrl_synced(r->ctrl) && !r->stopping &&
-                 (r->cfg.webhook_port == 0 || ctrl_webhook_ready(r->webhook));
+    char body[8192] = "", *p = body;
+    size_t n = sizeof(body);
+    bool ready = true;
 
     resp->content_type = "text/plain";
     if (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/livez") == 0) {
         resp->body = "ok\n";
-    } else if (strcmp(req->path, "/readyz") == 0) {
-        resp->status = ready ? 200 : 503;
-        resp->body = ready ? "ok\n" : "caches not synced\n";
-    } else {
+        resp->body_len = 3;
+        return;
+    }
+    if (strcmp(req->path, "/readyz") != 0) {
         resp->status = 404;
         resp->body = "not found\n";
+        resp->body_len = strlen(resp->body);
+        return;
     }
-    resp->body_len = strlen(resp->body);
+    if (r->stopping) {
+        ready = false;
+        snprintf(p, n, "shutting down\n");
+    } else if (r->ctrl == NULL || !ctrl_readiness(r->ctrl, p, n)) {
+        ready = false;
+    }
+    if (r->cfg.webhook_port > 0 && !ctrl_webhook_ready(r->webhook)) {
+        ready = false;
+        snprintf(body + strlen(body), sizeof(body) - strlen(body),
+                 "webhook certificate not served yet\n");
+    }
+    if (ready) {
+        snprintf(body, sizeof(body), "ok\n");
+    } else if (r->ctrl != NULL && problems_count(ctrl_problems(r->ctrl)) > 0) {
+        snprintf(body + strlen(body), sizeof(body) - strlen(body), "problems:\n");
+        problems_describe(ctrl_problems(r->ctrl), "  ", body, sizeof(body));
+    }
+    resp->status = ready ? 200 : 503;
+    resp->body = body;
+    resp->body_len = strlen(body);
 }
 
 /* ---- shutdown ---------------------------------------------------------------------------- */
@@ -246,6 +272,22 @@ static void on_stopped_leading(kube_lease_t *l, void *data)
     uv_timer_start(&r->drain, on_drain, 0, 0);
 }
 
+static void on_lease_error(kube_lease_t *l, const kube_result_t *res, const char *verb, void *data)
+{
+    static const kube_resource_t leases = {"coordination.k8s.io", "v1", "leases", true};
+    run_t *r = data;
+    kube_result_t ok;
+
+    (void)l;
+    if (r->ctrl == NULL)
+        return;
+    if (res == NULL) {
+        memset(&ok, 0, sizeof(ok));
+        res = &ok;
+    }
+    ctrl_note_result(r->ctrl, res, verb, &leases, NULL);
+}
+
 /* ---- flags ------------------------------------------------------------------------------- */
 
 typedef struct run_args_s {
@@ -341,6 +383,7 @@ static int apply_flags(run_t *r, const run_args_t *a)
     if (rc == ERR_OK && a->ns != NULL) {
         free(r->cfg.namespace);
         r->cfg.namespace = strdup(a->ns);
+        r->cfg.namespace_set = true;
         rc = r->cfg.namespace ? ERR_OK : err_set(&msg, ERR_NOMEM, "out of memory");
     }
     if (rc == ERR_OK && a->job_resource != NULL)
@@ -408,6 +451,16 @@ static int apply_flags(run_t *r, const run_args_t *a)
         else
             r->cfg.burst = (uint32_t)v;
     }
+    if (rc == ERR_OK && kube_config_load(a->kubeconfig, a->context, &r->kcfg, &msg) != ERR_OK)
+        rc = ERR_INVALID;
+    /* In a pod without a namespace in the file or on the command line, sluice's namespace is
+     * the pod's own: a kustomize `namespace:` then needs no second edit in the configuration. */
+    if (rc == ERR_OK && !r->cfg.namespace_set && r->kcfg.in_cluster &&
+        r->kcfg.namespace_name != NULL) {
+        free(r->cfg.namespace);
+        r->cfg.namespace = strdup(r->kcfg.namespace_name);
+        rc = r->cfg.namespace ? ERR_OK : err_set(&msg, ERR_NOMEM, "out of memory");
+    }
     if (rc == ERR_OK)
         rc = ctrl_config_finish(&r->cfg, &msg);
     if (rc != ERR_OK) {
@@ -417,17 +470,30 @@ static int apply_flags(run_t *r, const run_args_t *a)
     return -1;
 }
 
+/* Say at startup what the configuration sets that has no effect, so nobody relies on it. */
+static void log_config_warnings(const run_t *r)
+{
+    const char *w = r->cfg.warnings;
+
+    if (r->cfg.no_effect != NULL)
+        run_log(CTRL_LOG_ERROR,
+                "configuration: these fields have no effect in sluice run and are ignored: %s "
+                "(docs/configuration.md)",
+                r->cfg.no_effect);
+    while (w != NULL && *w != '\0') {
+        size_t n = strcspn(w, "\n");
+        run_log(CTRL_LOG_ERROR, "configuration: %.*s", (int)n, w);
+        w += n + (w[n] == '\n');
+    }
+}
+
 /* ---- main -------------------------------------------------------------------------------- */
 
-static int start(run_t *r, const run_args_t *a)
+static int start(run_t *r)
 {
     err_msg_t msg = {{0}};
     kube_client_opts_t copts = {0};
 
-    if (kube_config_load(a->kubeconfig, a->context, &r->kcfg, &msg) != ERR_OK) {
-        fprintf(stderr, "sluice run: %s\n", msg.text);
-        return 2;
-    }
     copts.qps_milli = r->cfg.qps_milli;
     copts.burst = r->cfg.burst;
     copts.log = client_log;
@@ -462,8 +528,8 @@ static int start(run_t *r, const run_args_t *a)
     }
     if (r->cfg.leader_elect) {
         kube_lease_opts_t lo = {0};
-        kube_lease_handlers_t lh = {on_started_leading, on_stopped_leading};
-        lo.ns = r->cfg.namespace;
+        kube_lease_handlers_t lh = {on_started_leading, on_stopped_leading, on_lease_error};
+        lo.ns = r->cfg.lease_namespace ? r->cfg.lease_namespace : r->cfg.namespace;
         lo.name = r->cfg.lease_name;
         lo.identity = r->identity;
         lo.lease_ms = r->cfg.lease_ms;
@@ -475,13 +541,14 @@ static int start(run_t *r, const run_args_t *a)
             return 1;
         }
         run_log(CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity,
-                r->cfg.namespace, r->cfg.lease_name);
+                lo.ns, r->cfg.lease_name);
     } else {
         /* Without leader election this process is the only writer. */
         ctrl_set_leader(r->ctrl, true);
     }
     run_log(CTRL_LOG_INFO, "sluice run: server %s, jobs %s/%s/%s, namespace %s", r->kcfg.server,
             r->cfg.job_group, r->cfg.job_version, r->cfg.job_resource, r->cfg.namespace);
+    log_config_warnings(r);
     return -1;
 }
 
@@ -516,7 +583,7 @@ int cmd_run(int argc, char **argv)
     r.sigterm.data = r.sigint.data = &r;
     uv_signal_start(&r.sigterm, on_signal, SIGTERM);
     uv_signal_start(&r.sigint, on_signal, SIGINT);
-    rc = start(&r, &a);
+    rc = start(&r);
     if (rc >= 0) {
         r.exit_code = rc;
         finish(&r);

@@ -52,15 +52,15 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->log_level = CTRL_LOG_INFO;
     cfg->audit_max_bytes = 100u << 20;
     pods_ready_defaults(&cfg->pods_ready, false);
-    if ((rc = set_str(&cfg->namespace, "kueue-system", msg)) ||
-        (rc = set_str(&cfg->lease_name, "c1f6bfd2.kueue.x-k8s.io", msg)) ||
+    if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
+        (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||
         (rc = set_str(&cfg->job_group, "batch", msg)) ||
         (rc = set_str(&cfg->job_version, "v1", msg)) ||
         (rc = set_str(&cfg->job_resource, "jobs", msg)) ||
         (rc = set_str(&cfg->webhook_host, "", msg)) ||
-        (rc = set_str(&cfg->webhook_service, "kueue-webhook-service", msg)) ||
-        (rc = set_str(&cfg->webhook_secret, "kueue-webhook-server-cert", msg)) ||
-        (rc = set_str(&cfg->webhook_config_prefix, "kueue", msg)) ||
+        (rc = set_str(&cfg->webhook_service, "sluice-webhook-service", msg)) ||
+        (rc = set_str(&cfg->webhook_secret, "sluice-webhook-server-cert", msg)) ||
+        (rc = set_str(&cfg->webhook_config_prefix, "sluice", msg)) ||
         (rc = set_str(&cfg->health_host, "", msg)))
         return rc;
     return ERR_OK;
@@ -82,6 +82,9 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->webhook_secret);
     free(cfg->webhook_config_prefix);
     free(cfg->health_host);
+    free(cfg->lease_namespace);
+    free(cfg->no_effect);
+    free(cfg->warnings);
     configuration_fini(&cfg->kueue);
     json_decref(cfg->doc);
     memset(cfg, 0, sizeof(*cfg));
@@ -320,41 +323,124 @@ err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, e
     return ERR_OK;
 }
 
+/* The fields of the operator's sections (reference section 6), and which of them sluice run
+ * accepts without acting on (reported by ctrl_config_finish()). Anything else is a typo or a
+ * newer Kueue field: an error naming its path. */
+static const char *const le_fields[] = {"leaderElect",  "leaseDuration", "renewDeadline",
+                                        "retryPeriod",  "resourceLock",  "resourceName",
+                                        "resourceNamespace", NULL};
+static const char *const webhook_fields[] = {"port", "host", "certDir", NULL};
+static const char *const health_fields[] = {"healthProbeBindAddress", "readinessEndpointName",
+                                            "livenessEndpointName", NULL};
+static const char *const client_fields[] = {"qps", "burst", NULL};
+static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName",
+                                         NULL};
+static const char *const sluice_annotations[] = {"sluice.dev/job-resource", "sluice.dev/log-level",
+                                                 "sluice.dev/audit-log",
+                                                 "sluice.dev/audit-log-max-bytes", NULL};
+/* sluice serves /healthz, /livez and /readyz under those names only. */
+static const char *const op_no_effect[] = {"health.readinessEndpointName",
+                                           "health.livenessEndpointName", NULL};
+
+/* `o` (may be absent) is an object whose members are all in `known`. */
+static err_t section(const json_t *o, const char *const *known, const char *path, err_msg_t *msg)
+{
+    if (o == NULL || json_is_null(o))
+        return ERR_OK;
+    if (!json_is_object(o))
+        return err_set(msg, ERR_INVALID, "%s: must be an object", path);
+    return known_fields(o, known, path, msg);
+}
+
+static err_t apply_leader_election(ctrl_config_t *cfg, const json_t *le, err_msg_t *msg)
+{
+    static const char path[] = "leaderElection";
+    const json_t *lock = json_object_get(le, "resourceLock");
+    err_t rc;
+
+    if ((rc = section(le, le_fields, path, msg)) || le == NULL || json_is_null(le))
+        return rc;
+    if ((rc = opt_bool(le, "leaderElect", path, &cfg->leader_elect, msg)) ||
+        (rc = opt_str(le, "resourceName", path, &cfg->lease_name, msg)) ||
+        (rc = opt_str(le, "resourceNamespace", path, &cfg->lease_namespace, msg)) ||
+        (rc = opt_duration(le, "leaseDuration", path, &cfg->lease_ms, msg)) ||
+        (rc = opt_duration(le, "renewDeadline", path, &cfg->renew_ms, msg)) ||
+        (rc = opt_duration(le, "retryPeriod", path, &cfg->retry_ms, msg)))
+        return rc;
+    if (lock != NULL && !json_is_null(lock) &&
+        !(json_is_string(lock) && strcmp(json_string_value(lock), "leases") == 0))
+        return err_set(msg, ERR_INVALID,
+                       "leaderElection.resourceLock: sluice elects its leader on a "
+                       "coordination.k8s.io Lease only: want \"leases\"");
+    return ERR_OK;
+}
+
+/* metadata.annotations: sluice's own settings, so the file stays a valid Kueue Configuration.
+ * Other annotations are the user's; a sluice.dev/ key sluice does not know is a typo. */
+static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t *msg)
+{
+    const char *key;
+    json_t *v;
+    err_t rc;
+
+    json_object_foreach((json_t *)ann, key, v)
+    {
+        size_t i = 0;
+        if (strncmp(key, "sluice.dev/", 11) != 0)
+            continue;
+        while (sluice_annotations[i] != NULL && strcmp(sluice_annotations[i], key) != 0)
+            i++;
+        if (sluice_annotations[i] == NULL)
+            return err_set(msg, ERR_INVALID,
+                           "metadata.annotations[%s]: unknown sluice setting (known: "
+                           "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes)",
+                           key);
+        if (!json_is_string(v))
+            return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
+    }
+    v = json_object_get(ann, "sluice.dev/job-resource");
+    if (json_is_string(v) && (rc = ctrl_config_set_job_resource(cfg, json_string_value(v), msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/job-resource]: ");
+    v = json_object_get(ann, "sluice.dev/log-level");
+    if (json_is_string(v) &&
+        (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/log-level]: ");
+    v = json_object_get(ann, "sluice.dev/audit-log");
+    if (json_is_string(v) && (rc = set_str(&cfg->audit_log, json_string_value(v), msg)))
+        return rc;
+    v = json_object_get(ann, "sluice.dev/audit-log-max-bytes");
+    if (json_is_string(v) && (rc = ctrl_config_set_audit_max(cfg, json_string_value(v), msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/audit-log-max-bytes]: ");
+    return ERR_OK;
+}
+
 err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
 {
-    const json_t *le, *wh, *health, *cc, *icm, *ann, *v;
+    const json_t *wh, *health, *cc, *icm, *v;
     err_t rc;
 
     if (!json_is_object(root))
         return err_set(msg, ERR_INVALID, "configuration: must be an object");
-    if ((rc = opt_str(root, "namespace", "configuration", &cfg->namespace, msg)))
+    if (json_is_string(json_object_get(root, "namespace")))
+        cfg->namespace_set = true;
+    if ((rc = opt_str(root, "namespace", "configuration", &cfg->namespace, msg)) ||
+        (rc = apply_leader_election(cfg, json_object_get(root, "leaderElection"), msg)))
         return rc;
-    le = json_object_get(root, "leaderElection");
-    if (le != NULL) {
-        v = json_object_get(le, "leaderElect");
-        if (v != NULL && !json_is_boolean(v))
-            return err_set(msg, ERR_INVALID, "leaderElection.leaderElect: must be a boolean");
-        if (v != NULL)
-            cfg->leader_elect = json_is_true(v);
-        if ((rc = opt_str(le, "resourceName", "leaderElection", &cfg->lease_name, msg)) ||
-            (rc = opt_duration(le, "leaseDuration", "leaderElection", &cfg->lease_ms, msg)) ||
-            (rc = opt_duration(le, "renewDeadline", "leaderElection", &cfg->renew_ms, msg)) ||
-            (rc = opt_duration(le, "retryPeriod", "leaderElection", &cfg->retry_ms, msg)))
-            return rc;
-    }
     wh = json_object_get(root, "webhook");
-    if (wh != NULL) {
-        v = json_object_get(wh, "port");
-        if (v != NULL &&
-            (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535))
-            return err_set(msg, ERR_INVALID, "webhook.port: must be an integer in 0..65535");
-        if (v != NULL)
-            cfg->webhook_port = (int)json_integer_value(v);
-        if ((rc = opt_str(wh, "host", "webhook", &cfg->webhook_host, msg)) ||
-            (rc = opt_str(wh, "certDir", "webhook", &cfg->cert_dir, msg)))
-            return rc;
-    }
+    if ((rc = section(wh, webhook_fields, "webhook", msg)))
+        return rc;
+    v = json_object_get(wh, "port");
+    if (v != NULL &&
+        (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535))
+        return err_set(msg, ERR_INVALID, "webhook.port: must be an integer in 0..65535");
+    if (v != NULL)
+        cfg->webhook_port = (int)json_integer_value(v);
+    if (wh != NULL && ((rc = opt_str(wh, "host", "webhook", &cfg->webhook_host, msg)) ||
+                       (rc = opt_str(wh, "certDir", "webhook", &cfg->cert_dir, msg))))
+        return rc;
     health = json_object_get(root, "health");
+    if ((rc = section(health, health_fields, "health", msg)))
+        return rc;
     v = json_object_get(health, "healthProbeBindAddress");
     if (v != NULL) {
         if (!json_is_string(v))
@@ -364,6 +450,8 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
             return err_prefix(msg, rc, "health.healthProbeBindAddress: ");
     }
     cc = json_object_get(root, "clientConnection");
+    if ((rc = section(cc, client_fields, "clientConnection", msg)))
+        return rc;
     v = json_object_get(cc, "qps");
     if (v != NULL) {
         if (!json_is_number(v) || json_number_value(v) <= 0 || json_number_value(v) > 1e6)
@@ -379,43 +467,68 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
         cfg->burst = (uint32_t)json_integer_value(v);
     }
     icm = json_object_get(root, "internalCertManagement");
-    if (icm != NULL) {
-        v = json_object_get(icm, "enable");
-        if (v != NULL && !json_is_boolean(v))
-            return err_set(msg, ERR_INVALID, "internalCertManagement.enable: must be a boolean");
-        if (v != NULL)
-            cfg->internal_certs = json_is_true(v);
-        if ((rc = opt_str(icm, "webhookServiceName", "internalCertManagement",
-                          &cfg->webhook_service, msg)) ||
-            (rc = opt_str(icm, "webhookSecretName", "internalCertManagement", &cfg->webhook_secret,
-                          msg)))
-            return rc;
-    }
-    if ((rc = apply_pods_ready(&cfg->pods_ready, root, msg)))
+    if ((rc = section(icm, icm_fields, "internalCertManagement", msg)))
         return rc;
-    ann = json_object_get(json_object_get(root, "metadata"), "annotations");
-    v = json_object_get(ann, "sluice.dev/job-resource");
-    if (json_is_string(v) && (rc = ctrl_config_set_job_resource(cfg, json_string_value(v), msg)))
-        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/job-resource]: ");
-    v = json_object_get(ann, "sluice.dev/log-level");
-    if (json_is_string(v) &&
-        (rc = ctrl_log_level_parse(json_string_value(v), &cfg->log_level, msg)))
-        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/log-level]: ");
-    v = json_object_get(ann, "sluice.dev/audit-log");
-    if (json_is_string(v)) {
-        char *path = strdup(json_string_value(v));
-        if (path == NULL)
-            return err_set(msg, ERR_NOMEM, "out of memory");
-        free(cfg->audit_log);
-        cfg->audit_log = path;
-    }
-    v = json_object_get(ann, "sluice.dev/audit-log-max-bytes");
-    if (json_is_string(v) && (rc = ctrl_config_set_audit_max(cfg, json_string_value(v), msg)))
-        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/audit-log-max-bytes]: ");
+    if (icm != NULL &&
+        ((rc = opt_bool(icm, "enable", "internalCertManagement", &cfg->internal_certs, msg)) ||
+         (rc = opt_str(icm, "webhookServiceName", "internalCertManagement", &cfg->webhook_service,
+                       msg)) ||
+         (rc = opt_str(icm, "webhookSecretName", "internalCertManagement", &cfg->webhook_secret,
+                       msg))))
+        return rc;
+    if ((rc = apply_pods_ready(&cfg->pods_ready, root, msg)) ||
+        (rc = apply_annotations(
+             cfg, json_object_get(json_object_get(root, "metadata"), "annotations"), msg)))
+        return rc;
     json_incref(root);
     json_decref(cfg->doc);
     cfg->doc = root;
     return ERR_OK;
+}
+
+/* Append `text` to the owned list *dst, separated by `sep`. */
+static err_t list_add(char **dst, const char *sep, const char *text, err_msg_t *msg)
+{
+    size_t have = *dst ? strlen(*dst) : 0, n = strlen(text), sl = have ? strlen(sep) : 0;
+    char *p = realloc(*dst, have + sl + n + 1);
+
+    if (p == NULL)
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    memcpy(p + have, sep, sl);
+    memcpy(p + have + sl, text, n + 1);
+    *dst = p;
+    return ERR_OK;
+}
+
+/* What the file sets that has no effect, and its other warnings, from the decode diagnostics of
+ * the Kueue part and the operator fields sluice ignores. */
+static err_t collect_warnings(ctrl_config_t *cfg, const diags_t *diags, err_msg_t *msg)
+{
+    char line[1024];
+    err_t rc = ERR_OK;
+
+    free(cfg->no_effect);
+    free(cfg->warnings);
+    cfg->no_effect = cfg->warnings = NULL;
+    for (size_t i = 0; op_no_effect[i] != NULL && rc == ERR_OK; i++) {
+        const char *dot = strchr(op_no_effect[i], '.');
+        char sec[64];
+        snprintf(sec, sizeof(sec), "%.*s", (int)(dot - op_no_effect[i]), op_no_effect[i]);
+        if (json_object_get(json_object_get(cfg->doc, sec), dot + 1) != NULL)
+            rc = list_add(&cfg->no_effect, ", ", op_no_effect[i], msg);
+    }
+    for (size_t i = 0; i < diags->len && rc == ERR_OK; i++) {
+        const diag_t *d = &diags->items[i];
+        if (!d->warning)
+            continue;
+        if (strstr(d->message, "has no effect") != NULL) {
+            rc = list_add(&cfg->no_effect, ", ", d->path, msg);
+        } else {
+            snprintf(line, sizeof(line), "%s: %s", d->path, d->message);
+            rc = list_add(&cfg->warnings, "\n", line, msg);
+        }
+    }
+    return rc;
 }
 
 /* Kueue names the webhook configurations after the service: "<base>-webhook-service" gives
@@ -464,6 +577,7 @@ err_t ctrl_config_finish(ctrl_config_t *cfg, err_msg_t *msg)
         configuration_fini(&cfg->kueue);
         cfg->kueue = obj.u.config;
         free(obj.api_version);
+        rc = collect_warnings(cfg, &diags, msg);
     }
     diags_fini(&diags);
     json_decref(doc);

@@ -49,9 +49,11 @@ typedef struct ctrl_pods_ready_s {
 } ctrl_pods_ready_t;
 
 typedef struct ctrl_config_s {
-    char *namespace;             /* owned: sluice's namespace (default kueue-system) */
+    char *namespace;             /* owned: sluice's namespace (default sluice-system) */
+    bool namespace_set;          /* given by the file or a flag (else the pod's own, in-cluster) */
     bool leader_elect;           /* default false when no file, as `sluice run` alone */
-    char *lease_name;            /* owned: default c1f6bfd2.kueue.x-k8s.io */
+    char *lease_name;            /* owned: default sluice.dev */
+    char *lease_namespace;       /* owned: leaderElection.resourceNamespace, NULL = namespace */
     uint32_t lease_ms;           /* 15000 */
     uint32_t renew_ms;           /* 10000 */
     uint32_t retry_ms;           /* 2000 */
@@ -62,10 +64,10 @@ typedef struct ctrl_config_s {
     int webhook_port;            /* 9443; 0 = webhooks off */
     char *cert_dir;              /* owned: NULL = self-managed certificates in a Secret */
     bool internal_certs;         /* internalCertManagement.enable (default true) */
-    char *webhook_service;       /* owned: kueue-webhook-service */
-    char *webhook_secret;        /* owned: kueue-webhook-server-cert */
+    char *webhook_service;       /* owned: sluice-webhook-service */
+    char *webhook_secret;        /* owned: sluice-webhook-server-cert */
     char *webhook_config_prefix; /* owned: base of the webhook configurations' names, derived
-                                    by ctrl_config_finish() from the service ("kueue") */
+                                    by ctrl_config_finish() from the service ("sluice") */
     char *health_host;           /* owned: "" = all addresses */
     int health_port;             /* 8081; 0 = off */
     uint64_t qps_milli;          /* 300000 */
@@ -77,9 +79,15 @@ typedef struct ctrl_config_s {
     configuration_t kueue;        /* fairSharing, manageJobsWithoutQueueName, namespace selector
                                      (valid after ctrl_config_finish()) */
     json_t *doc;                  /* owned: the Configuration document applied last, or NULL */
+    char *no_effect; /* owned: the file's fields that sluice run accepts and ignores, comma
+                        separated ("metrics, integrations"), or NULL (ctrl_config_finish) */
+    char *warnings;  /* owned: other warnings about the file, one "path: message" per line, or
+                        NULL (ctrl_config_finish) */
 } ctrl_config_t;
 
-/* Kueue's defaults (namespace kueue-system, no leader election, batch/v1 jobs). NULL-safe
+/* Defaults: Kueue's, with sluice's names (namespace sluice-system, Lease sluice.dev, Service
+ * sluice-webhook-service, Secret sluice-webhook-server-cert), no leader election, batch/v1 jobs.
+ * NULL-safe
  * against OOM: ERR_NOMEM leaves `cfg` safe to ctrl_config_fini(). */
 err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg);
 

@@ -43,6 +43,8 @@ static const char *const kind_api[CTRL__KINDS][2] = {
     [CTRL_JOB] = {"batch/v1", "Job"},
 };
 
+static const kube_resource_t events_res = {"", "v1", "events", true};
+
 static const kube_resource_t kind_res[CTRL__KINDS] = {
     [CTRL_NAMESPACE] = {"", "v1", "namespaces", false},
     [CTRL_FLAVOR] = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false},
@@ -639,6 +641,9 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     ctrl_op_t *op = data;
     ctrl_t *c = op->c;
 
+    if (op->verb != NULL && !c->closing)
+        ctrl_note_result(c, res, op->verb, op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind],
+                         op->sub);
     if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
         c->stats.write_errors++;
         /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
@@ -688,6 +693,8 @@ bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
         snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
         name = slash + 1;
     }
+    op->verb = "patch";
+    op->sub = sub != NULL && strcmp(sub, "status") == 0 ? "status" : NULL;
     if (kube_patch(c->client, &c->res[op->kind], ns[0] ? ns : NULL, name, sub, KUBE_PATCH_MERGE,
                    patch, ctrl__on_done, op, NULL, &msg) != ERR_OK) {
         ctrl__log(c, CTRL_LOG_ERROR, "patch %s: %s", op->key, msg.text);
@@ -701,7 +708,6 @@ bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
 void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
                  const char *fmt, ...)
 {
-    static const kube_resource_t events = {"", "v1", "events", true};
     json_t *meta = json_object_get(obj, "metadata"), *ev;
     const char *ns = json_string_value(json_object_get(meta, "namespace"));
     const char *name = json_string_value(json_object_get(meta, "name"));
@@ -726,7 +732,9 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, con
         text, "type", type, "source", "component", "sluice", "firstTimestamp", ts, "lastTimestamp",
         ts, "count", 1, "reportingComponent", "sluice");
     op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
-    if (op == NULL || kube_create(c->client, &events, ns ? ns : "default", ev, ctrl__on_done, op,
+    if (op != NULL)
+        op->verb = "create";
+    if (op == NULL || kube_create(c->client, &events_res, ns ? ns : "default", ev, ctrl__on_done, op,
                                   NULL, NULL) != ERR_OK) {
         ctrl__op_free(op);
     }
@@ -740,7 +748,8 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
 {
     ctrl_t *c = calloc(1, sizeof(*c));
     sched_config_t sc;
-    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced};
+    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced,
+                                  ctrl__on_informer_error};
 
     if (c == NULL)
         return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -764,7 +773,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     c->dirty_jobs = json_object();
     c->dirty_wls = json_object();
     c->evictions = json_object();
-    if (c->sched == NULL || c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL ||
+    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL ||
         c->evictions == NULL)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
@@ -788,6 +797,7 @@ oom:
     json_decref(c->dirty_jobs);
     json_decref(c->dirty_wls);
     json_decref(c->evictions);
+    problems_free(c->problems);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
 }
@@ -861,6 +871,7 @@ static void maybe_free(ctrl_t *c)
     json_decref(c->dirty_jobs);
     json_decref(c->dirty_wls);
     json_decref(c->evictions);
+    problems_free(c->problems);
     if (c->on_closed != NULL)
         c->on_closed(c->on_closed_data);
     free(c);

@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_H
 
 #include "ctrl/config.h"
+#include "ctrl/problems.h"
 #include "kube/client.h"
 #include "sched/sched.h"
 #include "util/err.h"
@@ -89,6 +90,21 @@ const sched_t *ctrl_engine(const ctrl_t *c);
 
 /* The cached object of `kind` "ns/name" (cluster-scoped: ns NULL), borrowed, or NULL. */
 json_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name);
+
+/* The open problems of the operator's surroundings (borrowed, owned by the controller): missing
+ * CRDs, RBAC denials, an unreachable API server, webhook certificates. Other parts of `sluice
+ * run` (webhooks, leader election) report into it too. */
+problems_t *ctrl_problems(ctrl_t *c);
+
+/* Record the outcome of a request made for sluice (`verb` on `rt`/`sub`, see kube/problem.h): a
+ * failure that needs a person (RBAC, CRD, credentials, network) becomes a problem logged with
+ * its remedy; a success clears what it disproves. */
+void ctrl_note_result(ctrl_t *c, const kube_result_t *res, const char *verb,
+                      const kube_resource_t *rt, const char *sub);
+
+/* Ready (every cache synced and the engine fed)? When not, `buf` (size `n`) says what is
+ * missing, e.g. "caches not synced: clusterqueues.kueue.x-k8s.io\n". */
+bool ctrl_readiness(const ctrl_t *c, char *buf, size_t n);
 
 /* Close informers and timers, then free; `on_closed` (may be NULL) fires once done. */
 void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data);

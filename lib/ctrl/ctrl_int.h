@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_INT_H
 
 #include "ctrl/ctrl.h"
+#include "ctrl/problems.h"
 #include "kube/informer.h"
 #include "model/object.h"
 
@@ -44,6 +45,8 @@ typedef struct ctrl_op_s {
     json_t *tols;       /* owned: JOB_START tolerations */
     bool mutate_failed; /* the mutate function refused (e.g. nodeSelector conflict) */
     bool changed;       /* the mutate function changed the object */
+    const char *verb;   /* static: "patch", "create", "update", "delete" (for problems) */
+    const char *sub;    /* static: subresource written, or NULL */
     err_msg_t mutate_msg;
 } ctrl_op_t;
 
@@ -74,6 +77,7 @@ struct ctrl_s {
     bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
     bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
+    problems_t *problems; /* owned: what is wrong around us (health.c) */
     void (*on_closed)(void *data);
     void *on_closed_data;
 };
@@ -122,6 +126,14 @@ bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch);
 /* Record a core/v1 Event about `obj` (of `kind`): `type` "Normal" or "Warning". */
 void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* ---- health (health.c) ------------------------------------------------------------------ */
+
+/* Create c->problems. */
+err_t ctrl__health_init(ctrl_t *c);
+/* Informer handler: a failed LIST/WATCH becomes a problem, a success clears it. */
+void ctrl__on_informer_error(kube_informer_t *inf, const kube_result_t *res, const char *verb,
+                             void *data);
 
 /* ---- engine (ctrl.c) --------------------------------------------------------------------- */
 

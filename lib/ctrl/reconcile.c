@@ -175,6 +175,7 @@ static void job_write(ctrl_t *c, ctrl_op_kind_t kind, const char *job_key, json_
     op->nodes = json_incref(nodes);
     op->tols = json_incref(tols);
     snprintf(ns, sizeof(ns), "%.*s", (int)(slash - job_key), job_key);
+    op->verb = "update";
     if (kube_update_retry(c->client, &c->res[CTRL_JOB], ns, slash + 1, NULL, mutate_job, 0,
                           ctrl__on_done, op, &msg) != ERR_OK) {
         ctrl__log(c, CTRL_LOG_ERROR, "job %s: %s", job_key, msg.text);
@@ -266,6 +267,7 @@ static void create_workload(ctrl_t *c, const char *job_key, json_t *job, const j
         const char *ns =
             json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
         op->data = json_incref(job);
+        op->verb = "create";
         if (kube_create(c->client, &c->res[CTRL_WORKLOAD], ns, obj, ctrl__on_done, op, NULL,
                         &msg) != ERR_OK) {
             ctrl__log(c, CTRL_LOG_ERROR, "job %s: create Workload: %s", job_key, msg.text);
@@ -555,6 +557,7 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
             char ns[256];
             if (op != NULL && slash != NULL) {
                 snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+                op->verb = "delete";
                 if (kube_delete(c->client, &c->res[CTRL_WORKLOAD], ns, slash + 1, NULL,
                                 ctrl__on_done, op, NULL, NULL) != ERR_OK)
                     ctrl__op_free(op);

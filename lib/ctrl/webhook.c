@@ -82,6 +82,25 @@ static void wlog(ctrl_webhook_t *w, int level, const char *fmt, ...)
         fprintf(stderr, "%s\n", text);
 }
 
+/* The webhook certificate cannot be served (or renewed): a problem, said once and loudly, that
+ * also keeps /readyz at 503 while nothing is served. */
+static void cert_problem(ctrl_webhook_t *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void cert_problem(ctrl_webhook_t *w, const char *fmt, ...)
+{
+    char text[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    problems_set(ctrl_problems(w->ctrl), "webhook-cert", (uint64_t)ctrl__now_ms(), "%s%s",
+                 w->srv == NULL ? "webhook certificate not ready, webhooks not served: "
+                                : "webhook certificate not renewed (the current one is still "
+                                  "served): ",
+                 text);
+}
+
 char *ctrl_base64(const unsigned char *data, size_t len)
 {
     char *out = malloc(4 * ((len + 2) / 3) + 1);
@@ -161,6 +180,7 @@ static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
     if (hook_server_start(w->loop, &sc, &w->srv, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "webhook server on %s:%d: ", sc.host, sc.port);
     wlog(w, CTRL_LOG_INFO, "webhooks: serving TLS on %s:%d", sc.host, hook_server_port(w->srv));
+    problems_clear(ctrl_problems(w->ctrl), "webhook-cert", (uint64_t)ctrl__now_ms());
     return ERR_OK;
 }
 
@@ -185,19 +205,21 @@ static void cert_dir_tick(ctrl_webhook_t *w)
         snprintf(crt, sizeof(crt), "%s/tls.crt", w->cfg->cert_dir);
         snprintf(key, sizeof(key), "%s/tls.key", w->cfg->cert_dir);
         if (hook_tls_new_files(crt, key, &w->tls, &msg) != ERR_OK) {
-            wlog(w, CTRL_LOG_INFO, "webhooks: waiting for certificates in %s: %s", w->cfg->cert_dir,
-                 msg.text);
+            cert_problem(w, "waiting for tls.crt and tls.key in %s (--cert-dir): %s",
+                         w->cfg->cert_dir, msg.text);
             return;
         }
         if (listen_now(w, &msg) != ERR_OK)
-            wlog(w, CTRL_LOG_ERROR, "%s", msg.text);
+            cert_problem(w, "%s", msg.text);
         return;
     }
-    if (hook_tls_reload_files(w->tls, &changed, &msg) != ERR_OK)
-        wlog(w, CTRL_LOG_ERROR, "webhooks: reloading certificates: %s (keeping the old ones)",
-             msg.text);
-    else if (changed)
-        wlog(w, CTRL_LOG_INFO, "webhooks: certificates in %s reloaded", w->cfg->cert_dir);
+    if (hook_tls_reload_files(w->tls, &changed, &msg) != ERR_OK) {
+        cert_problem(w, "reloading the certificates in %s: %s", w->cfg->cert_dir, msg.text);
+    } else {
+        problems_clear(ctrl_problems(w->ctrl), "webhook-cert", (uint64_t)ctrl__now_ms());
+        if (changed)
+            wlog(w, CTRL_LOG_INFO, "webhooks: certificates in %s reloaded", w->cfg->cert_dir);
+    }
 }
 
 /* ---- self-managed: the Secret ------------------------------------------------------------- */
@@ -361,14 +383,20 @@ static void on_bundle(const kube_result_t *res, void *data)
     const char *kind = r->what == 2 ? "validating" : "mutating";
 
     if (!res->canceled) {
+        ctrl_note_result(w->ctrl, res, "update", r->what == 2 ? &vwc_res : &mwc_res, NULL);
         if (res->err == ERR_OK) {
             wlog(w, CTRL_LOG_DEBUG, "webhooks: caBundle in the %s configuration is current", kind);
-            if (r->what == 3)
+            if (r->what == 3) {
                 w->bundles_done = true;
+                problems_clear(ctrl_problems(w->ctrl), "webhook-cabundle",
+                               (uint64_t)ctrl__now_ms());
+            }
         } else {
             w->bundles_done = false;
-            wlog(w, res->err == ERR_NOT_FOUND ? CTRL_LOG_INFO : CTRL_LOG_ERROR,
-                 "webhooks: caBundle of the %s configuration: %s", kind, res->msg.text);
+            problems_set(ctrl_problems(w->ctrl), "webhook-cabundle", (uint64_t)ctrl__now_ms(),
+                         "the caBundle of the %s webhook configuration is not up to date, so the "
+                         "API server cannot verify sluice's webhooks: %s",
+                         kind, res->msg.text);
         }
     }
     wreq_free(r);
@@ -445,6 +473,7 @@ static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
     rc = use_pem(w, (const char *)crt.data, crt.len, (const char *)key.data, key.len, msg);
     if (rc != ERR_OK)
         goto out;
+    problems_clear(ctrl_problems(w->ctrl), "webhook-cert", (uint64_t)ctrl__now_ms());
     b64 = ctrl_base64(ca.data, ca.len);
     if (b64 == NULL) {
         rc = err_set(msg, ERR_NOMEM, "webhooks: out of memory");
@@ -476,14 +505,16 @@ static void on_secret_written(const kube_result_t *res, void *data)
             wlog(w, CTRL_LOG_INFO, "webhooks: certificates written to Secret %s/%s",
                  w->cfg->namespace, w->cfg->webhook_secret);
             if (adopt(w, res->body, &msg) != ERR_OK)
-                wlog(w, CTRL_LOG_ERROR, "webhooks: %s", msg.text);
+                cert_problem(w, "%s", msg.text);
             else
                 patch_bundles(w);
         } else if (res->err == ERR_EXISTS || res->err == ERR_CONFLICT) {
             /* Another replica wrote it first: use theirs. */
             secret_sync(w);
         } else {
-            wlog(w, CTRL_LOG_ERROR, "webhooks: %s", res->msg.text);
+            ctrl_note_result(w->ctrl, res, "create or update", &secrets_res, NULL);
+            cert_problem(w, "writing Secret %s/%s: %s", w->cfg->namespace, w->cfg->webhook_secret,
+                         res->msg.text);
         }
     }
     wreq_free(r);
@@ -500,8 +531,11 @@ static void on_secret(const kube_result_t *res, void *data)
 
     w->busy = false;
     if (res->canceled || w->closing || (res->err != ERR_OK && !create)) {
-        if (!res->canceled && !w->closing)
-            wlog(w, CTRL_LOG_ERROR, "webhooks: %s", res->msg.text);
+        if (!res->canceled && !w->closing) {
+            ctrl_note_result(w->ctrl, res, "get", &secrets_res, NULL);
+            cert_problem(w, "reading Secret %s/%s: %s", w->cfg->namespace,
+                         w->cfg->webhook_secret, res->msg.text);
+        }
         wreq_free(r);
         return;
     }
@@ -542,7 +576,7 @@ static void on_secret(const kube_result_t *res, void *data)
     body = generate(w, &ca, &msg);
     hook_pem_fini(&ca);
     if (body == NULL) {
-        wlog(w, CTRL_LOG_ERROR, "%s", msg.text);
+        cert_problem(w, "%s", msg.text);
         wreq_free(r);
         return;
     }

@@ -327,6 +327,11 @@ const char *kube_client_namespace(const kube_client_t *c)
     return c->cfg->namespace_name ? c->cfg->namespace_name : "default";
 }
 
+const char *kube_client_server(const kube_client_t *c)
+{
+    return c->cfg->server ? c->cfg->server : "";
+}
+
 void kube_client_log(kube_client_t *c, const char *fmt, ...)
 {
     char text[1024];

@@ -105,6 +105,9 @@ uv_loop_t *kube_client_loop(kube_client_t *c);
 /* The configuration's namespace (borrowed). */
 const char *kube_client_namespace(const kube_client_t *c);
 
+/* The server's address ("https://host:port", borrowed). */
+const char *kube_client_server(const kube_client_t *c);
+
 /* Report `text` through the client's log sink. */
 void kube_client_log(kube_client_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

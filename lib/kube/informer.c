@@ -59,6 +59,8 @@ struct kube_informer_s {
     bool started, synced, closing;
     bool gone;                      /* the current watch reported 410 */
     bool watch_error;               /* the current watch reported another ERROR event */
+    bool list_failing;              /* the last LIST failed (on_error told) */
+    bool watch_failing;             /* the last WATCH failed (on_error told) */
     bool timer_closed, waiting_req; /* close in progress: free when both are done */
     bool restart;                   /* test hook: restart the watch when the cancel lands */
     uint64_t watch_started;
@@ -440,6 +442,18 @@ static void set_rv(kube_informer_t *inf, const char *rv)
     inf->rv = d;
 }
 
+/* Tell the owner about a failure (`res` set) or the first success after failures. */
+static void report(kube_informer_t *inf, const kube_result_t *res, const char *verb)
+{
+    bool *failing = verb[0] == 'l' ? &inf->list_failing : &inf->watch_failing;
+
+    if (res == NULL && !*failing)
+        return;
+    *failing = res != NULL;
+    if (inf->cache.handlers.on_error != NULL)
+        inf->cache.handlers.on_error(inf, res, verb, inf->cache.data);
+}
+
 static void on_backoff(uv_timer_t *t)
 {
     kube_informer_t *inf = container_of(t, kube_informer_t, timer);
@@ -502,9 +516,11 @@ static void on_list(const kube_result_t *res, void *data)
             return;
         }
         kube_client_log(inf->c, "informer %s: list: %s", inf->resource, res->msg.text);
+        report(inf, res, "list");
         schedule(inf, NEXT_LIST);
         return;
     }
+    report(inf, NULL, "list");
     items = json_object_get(res->body, "items");
     meta = json_object_get(res->body, "metadata");
     if (json_is_array(items) && json_array_extend(inf->pending, items) != 0) {
@@ -578,10 +594,19 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
 
         kube_client_log(inf->c, "informer %s: watch error %lld: %s", inf->resource, (long long)code,
                         m ? m : "");
-        if (code == 410)
+        if (code == 410) {
             inf->gone = true; /* relist when the stream is down */
-        else
+        } else {
+            kube_result_t r;
+            memset(&r, 0, sizeof(r));
+            r.status = (long)code;
+            r.err = kube_status_err(r.status, json_string_value(json_object_get(obj, "reason")));
+            r.body = obj;
+            r.reason = "";
+            err_set(&r.msg, r.err, "watch %s: %s", inf->resource, m ? m : "");
+            report(inf, &r, "watch");
             inf->watch_error = true; /* reconnect after backoff */
+        }
         kube_req_cancel(inf->req);   /* the server ends the stream after an ERROR anyway */
         return;
     }
@@ -594,6 +619,7 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
     }
     set_rv(inf, kube_object_rv(obj));
     kube_backoff_reset(&inf->backoff); /* the connection works */
+    report(inf, NULL, "watch");
 }
 
 static void on_watch_done(const kube_result_t *res, void *data)
@@ -633,11 +659,14 @@ static void on_watch_done(const kube_result_t *res, void *data)
     }
     quick = uv_now(kube_client_loop(inf->c)) - inf->watch_started < 1000 && inf->watch_events == 0;
     if (res->err == ERR_OK && !quick) {
+        report(inf, NULL, "watch"); /* a quiet watch that lasted works too */
         watch_start(inf);
         return;
     }
-    if (res->err != ERR_OK)
+    if (res->err != ERR_OK) {
         kube_client_log(inf->c, "informer %s: watch: %s", inf->resource, res->msg.text);
+        report(inf, res, "watch");
+    }
     schedule(inf, NEXT_WATCH);
 }
 

@@ -16,6 +16,11 @@ typedef struct kube_informer_handlers_s {
     void (*on_update)(kube_informer_t *inf, json_t *old_obj, json_t *new_obj, void *data);
     void (*on_delete)(kube_informer_t *inf, json_t *obj, void *data);
     void (*on_synced)(kube_informer_t *inf, void *data); /* after the first complete LIST */
+    /* A LIST or WATCH failed (`verb` "list" or "watch"; `res` borrowed, see kube/problem.h), or,
+     * with `res` NULL, the first LIST or WATCH event that succeeded after failures. Routine ends
+     * (410 Gone, a watch closed by the server) are not failures. May be NULL. */
+    void (*on_error)(kube_informer_t *inf, const kube_result_t *res, const char *verb,
+                     void *data);
 } kube_informer_handlers_t;
 
 /* The index value of `obj` (borrowed from obj, e.g. a label value), or NULL to leave it out. */

@@ -513,6 +513,7 @@ err_t kube_config_in_cluster(const kube_incluster_t *paths, kube_config_t *out, 
         snprintf(server, sizeof(server), "https://%s:%s", p.host, p.port);
 
     kube_config_init(&cfg);
+    cfg.in_cluster = true;
     rc = dup_str(server, &cfg.server, msg);
     if (rc == ERR_OK)
         rc = dup_str(p.token_path, &cfg.token_file, msg);

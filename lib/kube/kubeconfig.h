@@ -32,6 +32,7 @@ typedef struct kube_config_s {
     char *token;           /* owned or NULL: static bearer token, or the last one read */
     char *token_file;      /* owned or NULL: tokenFile / service-account token, re-read on change */
     bool insecure;         /* insecure-skip-tls-verify */
+    bool in_cluster;       /* from the pod's ServiceAccount (kube_config_in_cluster) */
     /* Token-file change detection (identity and timestamp of the last read). */
     dev_t token_dev;
     ino_t token_ino;

@@ -240,6 +240,8 @@ struct kube_lease_s {
     bool timer_ready, timer_closed;
     kube_req_t *req; /* GET or write of the current attempt */
     bool closing, waiting_req, waiting_release;
+    bool failing;     /* the last request failed (on_error told) */
+    const char *verb; /* of the write in flight: "create" or "update" */
     void (*on_closed)(void *data);
     void *closed_data;
 };
@@ -267,6 +269,16 @@ static void fire(kube_lease_t *l, kube__lease_change_t change)
     }
 }
 
+/* Tell the owner about a failure (`res` set) or the first success after failures. */
+static void report(kube_lease_t *l, const kube_result_t *res, const char *verb)
+{
+    if (res == NULL && !l->failing)
+        return;
+    l->failing = res != NULL;
+    if (l->handlers.on_error != NULL)
+        l->handlers.on_error(l, res, verb, l->data);
+}
+
 static void maybe_free(kube_lease_t *l)
 {
     void (*cb)(void *) = l->on_closed;
@@ -292,6 +304,8 @@ static void on_write(const kube_result_t *res, void *data)
     }
     if (res->err != ERR_OK)
         kube_client_log(l->c, "lease %s/%s: %s", l->st.ns, l->st.name, res->msg.text);
+    if (res->err != ERR_CONFLICT && res->err != ERR_EXISTS)
+        report(l, res->err == ERR_OK ? NULL : res, l->verb);
     fire(l, kube__lease_written(&l->st, uv_now(kube_client_loop(l->c)), res->err, res->body));
 }
 
@@ -312,6 +326,8 @@ static void on_get(const kube_result_t *res, void *data)
         maybe_free(l);
         return;
     }
+    if (res->err != ERR_NOT_FOUND)
+        report(l, res->err == ERR_OK ? NULL : res, "get");
     now_microtime(now_str);
     rc = kube__lease_plan(&l->st, now, now_str, res->err, res->body, &action, &body, &change, &msg);
     if (rc != ERR_OK) {
@@ -320,6 +336,7 @@ static void on_get(const kube_result_t *res, void *data)
         return;
     }
     fire(l, change);
+    l->verb = action == KUBE__LEASE_CREATE ? "create" : "update";
     if (action == KUBE__LEASE_CREATE)
         rc = kube_create(l->c, &leases, l->st.ns, body, on_write, l, &l->req, &msg);
     else if (action == KUBE__LEASE_UPDATE)

@@ -22,6 +22,10 @@ typedef struct kube_lease_opts_s {
 typedef struct kube_lease_handlers_s {
     void (*on_started)(kube_lease_t *l, void *data);
     void (*on_stopped)(kube_lease_t *l, void *data);
+    /* A read or write of the Lease failed (`verb` "get", "create" or "update"; `res` borrowed,
+     * see kube/problem.h), or, with `res` NULL, the first one that succeeded after failures.
+     * Losing a race to another candidate (409) is not a failure. May be NULL. */
+    void (*on_error)(kube_lease_t *l, const kube_result_t *res, const char *verb, void *data);
 } kube_lease_handlers_t;
 
 /* Create a candidate on client `c` (borrowed, must outlive it). NULL on out-of-memory or when
