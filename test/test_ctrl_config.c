@@ -372,51 +372,31 @@ START_TEST(value_parsers)
 }
 END_TEST
 
-static err_t keep_configmap(void *ctx, size_t index, int line, json_t *doc)
-{
-    json_t **out = ctx;
-    (void)index;
-    (void)line;
-    if (*out == NULL &&
-        json_is_string(json_object_get(json_object_get(doc, "data"), "config.yaml")))
-        *out = json_incref(doc);
-    return ERR_OK;
-}
-
 START_TEST(shipped_manifest)
 {
-    /* the configuration manifests/deployment.yaml ships is valid and says what it means */
+    /* the configuration manifests/ ships (configMapGenerator's file) is valid and says what it
+     * means */
     const char *src = getenv("SLUICE_SOURCE_DIR");
     char path[4096];
-    json_t *cm = NULL, *text;
     err_msg_t msg = {{0}};
     ctrl_config_t c;
-    FILE *f;
 
     ck_assert_ptr_nonnull(src);
-    snprintf(path, sizeof(path), "%s/manifests/deployment.yaml", src);
-    f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_msg(yaml_load_file(f, keep_configmap, &cm, &msg) == ERR_OK, "%s", msg.text);
-    fclose(f);
-    ck_assert_ptr_nonnull(cm);
-    text = json_object_get(json_object_get(cm, "data"), "config.yaml");
-    snprintf(path, sizeof(path), "%s/config-XXXXXX", P_tmpdir);
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, json_string_value(text), json_string_length(text)),
-                     (ssize_t)json_string_length(text));
-    close(fd);
+    snprintf(path, sizeof(path), "%s/manifests/config/controller_manager_config.yaml", src);
     ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
     ck_assert_msg(ctrl_config_load(&c, path, &msg) == ERR_OK, "%s", msg.text);
-    unlink(path);
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
     ck_assert_str_eq(c.namespace, "sluice-system");
+    ck_assert(c.namespace_set);
     ck_assert(c.leader_elect);
+    ck_assert_str_eq(c.lease_name, "sluice.dev");
+    ck_assert_str_eq(c.webhook_service, "sluice-webhook-service");
+    ck_assert_str_eq(c.webhook_secret, "sluice-webhook-server-cert");
+    ck_assert_ptr_null(c.no_effect);
     ck_assert(c.pods_ready.enabled);
     ck_assert_uint_eq(c.pods_ready.timeout_ms, 1800000);
     ck_assert_int_eq(c.pods_ready.backoff_base_s, 60);
     ctrl_config_fini(&c);
-    json_decref(cm);
 }
 END_TEST
 

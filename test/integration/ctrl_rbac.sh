@@ -38,7 +38,9 @@ ctrl_wpcs "lo-$sfx=1" "hi-$sfx=10"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "preemption: {withinClusterQueue: LowerPriority}"
 
 KUBECONFIG_ADMIN=$KUBECONFIG
-ctrl_start op --kubeconfig "$tmp/sa.kubeconfig" --namespace "$sys" --leader-elect --identity rbac-op
+# The shipped configuration: its Lease and Secret names are the ones the Role grants by name.
+ctrl_start op --kubeconfig "$tmp/sa.kubeconfig" --config "$src/manifests/config/controller_manager_config.yaml" \
+    --namespace "$sys" --leader-elect --identity rbac-op
 until_ 20 "leadership" 'grep -q "rbac-op acquired the lease" "$tmp/op.log"'
 runner_start
 tjob low 2 3600 "lo-$sfx"
