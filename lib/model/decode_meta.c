@@ -395,6 +395,6 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
     }
     if (!out->managed_jobs_namespace_selector.present)
         default_managed_selector(d, &out->managed_jobs_namespace_selector,
-                                 ns ? ns : "kueue-system");
+                                 ns ? ns : "sluice-system");
     free(ns);
 }

@@ -170,6 +170,15 @@ ctrl_kill() {
 
 ctrl_log() { cat "$tmp/$1.log"; }
 
+# A free TCP port on loopback: random in 20000..39999, retried while something listens there.
+ctrl_free_port() {
+    for _ in 1 2 3 4 5 6 7 8; do
+        fp=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+        ss -ltn 2>/dev/null | grep -q ":$fp " || break
+    done
+    echo "$fp"
+}
+
 # The test job runner for namespace $ns in the background.
 runner_start() {
     "$runner" --interval-ms 200 -n "$ns" >"$tmp/runner.log" 2>&1 &

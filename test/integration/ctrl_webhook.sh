@@ -17,11 +17,7 @@ ctrl_delete_at_exit validatingwebhookconfiguration "$base-validating-webhook-con
 ctrl_delete_at_exit mutatingwebhookconfiguration "$base-mutating-webhook-configuration"
 ctrl_delete_at_exit clusterqueue "good-$sfx" "bad-$sfx"
 
-# A free port: random in 20000..39999, retried while something listens there.
-for _ in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
-    ss -ltn 2>/dev/null | grep -q ":$port " || break
-done
+port=$(ctrl_free_port)
 
 hook() { # kind path name
     cat <<EOT
