@@ -1,0 +1,7 @@
+# Kueue's kueue.x-k8s.io v1beta1 <-> v1beta2 conversion: lib/model convert + yamlw, the
+# ConversionReview webhook (lib/hook conversion) and `sluice convert`.
+sluice_add_test(convert LIBS sluice_model)
+# lib/model's own allocations go through test_convert's wrappers (allocation-failure test).
+target_link_options(test_convert PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
+sluice_add_fuzz(convert LIBS sluice_model)
+sluice_add_test(yamlw LIBS sluice_model)
