@@ -1,0 +1,18 @@
+# The short version of bench/scale.sh for CI: shape "smoke" (1 cohort x 2 ClusterQueues x 40
+# Workloads) against the shared test API server of the integration tests (fixture kube_env), with
+# a random name prefix and clean-up; passes when the runner ran end to end and the quota check
+# found nothing. A replay of a synthetic overcommitting trace checks that the checker can fail.
+add_test(NAME bench_scale_trace_overcommit
+  COMMAND sh -c "o=$(\"$1\" --shape smoke --check-trace \"$2\" 2>&1); r=$?; echo \"$o\"; [ $r -eq 1 ] && echo \"$o\" | grep -q 'cohort cohort-0 holds 41 cpu'" sh
+          $<TARGET_FILE:scale_runner> ${CMAKE_CURRENT_SOURCE_DIR}/testdata/overcommit.jsonl)
+set_tests_properties(bench_scale_trace_overcommit PROPERTIES LABELS "unit")
+
+if(NOT SLUICE_INTEGRATION)
+  return()
+endif()
+add_test(NAME bench_scale_smoke
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scale.sh --shape smoke --build ${PROJECT_BINARY_DIR}
+          --kube-env ${PROJECT_BINARY_DIR}/kube-env/env --random-prefix --cleanup --trace
+          --out ${PROJECT_BINARY_DIR}/bench-scale-smoke --runner-args "--timeout 120")
+set_tests_properties(bench_scale_smoke PROPERTIES LABELS "bench-smoke;integration"
+  FIXTURES_REQUIRED kube_env RESOURCE_LOCK kube_env SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -1,0 +1,205 @@
+#!/bin/sh
+# scale.sh -- Kueue's scheduler benchmark (test/performance/scheduler) for sluice, one command per
+# row of docs/performance.md: start the test API server (test/kube-env), install the CRDs, start
+# `sluice run`, run bench/scale_runner (creates the shape on Kueue's schedule, finishes admitted
+# Workloads after their runtime, checks quotas from the watch history) and print Kueue's figures
+# beside the same shape through `sluice sim` and Kueue's own numbers.
+#
+# Usage: bench/scale.sh [--shape baseline|large-scale|smoke] [--build DIR] [--qps N --burst N]
+#                       [--sluice-args "..."] [--runner-args "..."] [--out DIR] [--sim | --no-sim]
+#                       [--kube-env ENV_FILE] [--prefix P | --random-prefix] [--cleanup]
+#                       [--trace] [--label TEXT]
+#   --shape        Kueue's baseline (default), large-scale, or smoke (CI: 80 workloads)
+#   --build        build directory with sluice and bench/scale_runner (default: build)
+#   --qps/--burst  sluice's client limits (default: sluice's own, 300/500; Kueue's are 50/100)
+#   --sluice-args  more flags for `sluice run`
+#   --runner-args  more flags for bench/scale_runner (see scale_runner --help)
+#   --out          directory for the artifacts (default: a new /tmp/sluice-scale-* directory):
+#                  result.json, report.txt, sluice.log, runner.log, sim-summary.json, trace.jsonl
+#   --sim          only the simulator row (no API server); --no-sim: no simulator column
+#   --kube-env     use a running test API server (its env file) instead of starting one
+#   --random-prefix  prefix every cluster-scoped name with a random one (shared API servers)
+#   --cleanup      delete the shape's objects at the end (while sluice still runs)
+#   --trace        keep every Workload record in trace.jsonl (re-check: scale_runner
+#                  --shape S --check-trace trace.jsonl)
+# Exit status: scale_runner's (0 ok, 1 quota check failed, 3 run failed, 4 history gap), 2 usage,
+# 77 when the test API server cannot be built here, 5 when sluice exits early or fails to stop.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+shape=baseline build=$top/build qps="" burst="" sluice_args="" runner_args="" out=""
+sim=1 live=1 kube_env="" prefix="" cleanup="" trace="" label=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --shape) shape=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --qps) qps=$2; shift 2 ;;
+    --burst) burst=$2; shift 2 ;;
+    --sluice-args) sluice_args=$2; shift 2 ;;
+    --runner-args) runner_args=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --sim) live=0; shift ;;
+    --no-sim) sim=0; shift ;;
+    --kube-env) kube_env=$2; shift 2 ;;
+    --prefix) prefix=$2; shift 2 ;;
+    --random-prefix) prefix="s$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')-"; shift ;;
+    --cleanup) cleanup=--cleanup; shift ;;
+    --trace) trace=1; shift ;;
+    --label) label=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+case "$shape" in baseline|large-scale|smoke) ;; *) echo "scale.sh: unknown shape $shape" >&2; exit 2 ;; esac
+build=$(cd "$build" && pwd)
+sluice=$build/sluice runner=$build/bench/scale_runner gen=$build/bench/scale_gen
+for b in "$sluice" "$runner" "$gen"; do
+    [ -x "$b" ] || { echo "scale.sh: $b not built (cmake --build $build)" >&2; exit 2; }
+done
+[ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/sluice-scale-$shape.XXXXXX")
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+[ -n "$label" ] || label=$(git -C "$top" describe --always --dirty 2>/dev/null || echo unknown)
+log() { echo "scale.sh: $*" >&2; }
+
+# ---- the simulator's row: the same objects as a scenario, in virtual time ----
+sim_flag=""
+if [ "$sim" = 1 ]; then
+    "$gen" --shape "$shape" ${prefix:+--prefix "$prefix"} >"$out/scenario.yaml"
+    log "sluice sim: $(grep -c '^kind: Workload' "$out/scenario.yaml") workloads"
+    "$sluice" sim --quiet --timings --summary "$out/sim-summary.json" "$out/scenario.yaml" \
+        2>"$out/sim-timings.txt" || { cat "$out/sim-timings.txt" >&2; log "sluice sim failed"; exit 3; }
+    cat "$out/sim-timings.txt" >&2
+    rm -f "$out/scenario.yaml"
+    sim_flag="--sim-summary $out/sim-summary.json"
+fi
+if [ "$live" = 0 ]; then
+    # shellcheck disable=SC2086
+    "$runner" --shape "$shape" ${prefix:+--prefix "$prefix"} --sim-only $sim_flag \
+        --out "$out/result.json" --label "$label" | tee "$out/report.txt"
+    log "artifacts in $out"
+    exit 0
+fi
+
+# ---- the API server ----
+env_dir=""
+sluice_pid=""
+cleanup_all() {
+    if [ -n "$sluice_pid" ] && kill -0 "$sluice_pid" 2>/dev/null; then
+        kill -TERM "$sluice_pid" 2>/dev/null || true
+        wait "$sluice_pid" 2>/dev/null || true
+    fi
+    if [ -n "$env_dir" ]; then
+        "$top/test/kube-env/down" "$env_dir" >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup_all EXIT
+trap 'exit 130' INT TERM
+if [ -n "$kube_env" ]; then
+    if [ ! -f "$kube_env" ]; then
+        skipped="$(dirname "$kube_env")/SKIPPED"
+        if [ -f "$skipped" ]; then
+            echo "SKIPPED -- INTEGRATION ENVIRONMENT UNAVAILABLE: $(cat "$skipped")" >&2
+            exit 77
+        fi
+        log "no environment file $kube_env"
+        exit 2
+    fi
+else
+    if [ "$shape" = large-scale ] && [ -z "${SLUICE_KUBE_APISERVER_ARGS+x}" ]; then
+        # 1,000 namespaces: on 1.20 the ResourceQuota admission plugin times out creates.
+        SLUICE_KUBE_APISERVER_ARGS="--disable-admission-plugins=ResourceQuota --max-requests-inflight=2000 --max-mutating-requests-inflight=1000"
+        export SLUICE_KUBE_APISERVER_ARGS
+    fi
+    # The controller manager has nothing to do here (no Pods, no Jobs) but costs CPU.
+    : "${SLUICE_KUBE_CONTROLLER_MANAGER:=0}"
+    export SLUICE_KUBE_CONTROLLER_MANAGER
+    env_dir=$out/kube-env
+    rm -rf "$env_dir"
+    set +e
+    kube_env=$("$top/test/kube-env/up" "$env_dir" 2>"$out/kube-env-up.log")
+    st=$?
+    set -e
+    if [ $st = 77 ]; then
+        cat "$out/kube-env-up.log" >&2
+        exit 77
+    fi
+    [ $st = 0 ] || { cat "$out/kube-env-up.log" >&2; log "test/kube-env/up failed"; exit 3; }
+    log "API server up${SLUICE_KUBE_APISERVER_ARGS:+ with $SLUICE_KUBE_APISERVER_ARGS}"
+fi
+# shellcheck disable=SC1090
+. "$kube_env"
+export KUBECONFIG
+k() { kubectl --warnings-as-errors=false "$@"; }
+
+# ---- CRDs ----
+k apply --validate=false -f "$top/crds/" >/dev/null 2>"$out/crds.log" ||
+    k create -f "$top/crds/" >/dev/null 2>>"$out/crds.log" ||
+    { cat "$out/crds.log" >&2; log "installing the CRDs failed"; exit 3; }
+for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses; do
+    k wait --for condition=Established --timeout=60s "crd/$n.kueue.x-k8s.io" >/dev/null
+done
+i=0
+until k get clusterqueues >/dev/null 2>&1 && k get workloads -A >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -lt 150 ] || { log "the CRDs are not served"; exit 3; }
+    sleep 0.2
+done
+
+# ---- sluice run ----
+port_free() {
+    hex=$(printf ':%04X ' "$1")
+    ! cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '{print $2" "$4}' | grep -q "$hex"
+}
+hport=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+    p=$(( ($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000) + 20000 ))
+    if port_free "$p"; then hport=$p; break; fi
+done
+[ "$hport" != 0 ] || { log "no free port for sluice's health probes"; exit 3; }
+# Webhooks off, waitForPodsReady off, no leader election (Kueue's minimalkueue runs the same way).
+# shellcheck disable=SC2086
+"$sluice" run --kubeconfig "$KUBECONFIG" --webhook-port 0 --pods-ready-timeout 0 \
+    --leader-elect=false --health-probe-bind-address "127.0.0.1:$hport" \
+    ${qps:+--qps "$qps"} ${burst:+--burst "$burst"} $sluice_args >"$out/sluice.log" 2>&1 &
+sluice_pid=$!
+i=0
+until curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
+    i=$((i + 1))
+    kill -0 "$sluice_pid" 2>/dev/null || { tail -n 30 "$out/sluice.log" >&2; log "sluice exited"; exit 5; }
+    [ $i -lt 300 ] || { tail -n 30 "$out/sluice.log" >&2; log "sluice not ready after 60 s"; exit 5; }
+    sleep 0.2
+done
+log "sluice run ready (pid $sluice_pid${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- the runner ----
+set +e
+# shellcheck disable=SC2086
+"$runner" --shape "$shape" ${prefix:+--prefix "$prefix"} --sluice-pid "$sluice_pid" \
+    --apiserver-pid "${SLUICE_KUBE_APISERVER_PID:-0}" --etcd-pid "${SLUICE_KUBE_ETCD_PID:-0}" \
+    --out "$out/result.json" --label "$label" $sim_flag $cleanup \
+    ${trace:+--trace "$out/trace.jsonl"} $runner_args >"$out/report.txt" 2>"$out/runner.log"
+rc=$?
+set -e
+cat "$out/report.txt"
+grep -E 'QUOTA CHECK|stopping|FAIL' "$out/runner.log" >&2 || true
+
+if [ -n "$cleanup" ]; then
+    # sluice removes the ClusterQueue and ResourceFlavor finalizers; wait until they are gone.
+    for n in $(k get clusterqueues -o name 2>/dev/null | grep "/${prefix}cq-" || true); do
+        k wait --for=delete --timeout=60s "$n" >/dev/null 2>&1 || log "$n not deleted"
+    done
+fi
+
+# ---- stop sluice: SIGTERM, exit 0 expected ----
+kill -0 "$sluice_pid" 2>/dev/null || { tail -n 30 "$out/sluice.log" >&2; log "sluice died during the run"; rc=${rc:-5}; [ "$rc" != 0 ] || rc=5; }
+kill -TERM "$sluice_pid" 2>/dev/null || true
+st=0
+wait "$sluice_pid" || st=$?
+sluice_pid=""
+if [ "$st" != 0 ]; then
+    tail -n 30 "$out/sluice.log" >&2
+    log "sluice exited with status $st"
+    [ "$rc" != 0 ] || rc=5
+fi
+log "artifacts in $out"
+exit "$rc"
