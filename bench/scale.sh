@@ -5,12 +5,15 @@
 # Workloads after their runtime, checks quotas from the watch history) and print Kueue's figures
 # beside the same shape through `sluice sim` and Kueue's own numbers.
 #
-# Usage: bench/scale.sh [--shape baseline|large-scale|smoke] [--build DIR] [--qps N --burst N]
+# Usage: bench/scale.sh [--shape baseline|large-scale|smoke] [--build DIR] [--sluice BIN]
+#                       [--qps N --burst N]
 #                       [--sluice-args "..."] [--runner-args "..."] [--out DIR] [--sim | --no-sim]
 #                       [--kube-env ENV_FILE] [--prefix P | --random-prefix] [--cleanup]
 #                       [--trace] [--label TEXT]
 #   --shape        Kueue's baseline (default), large-scale, or smoke (CI: 80 workloads)
 #   --build        build directory with sluice and bench/scale_runner (default: build)
+#   --sluice BIN   the sluice binary to measure (default: BUILD/sluice), e.g. one built from a
+#                  given commit (git archive COMMIT | tar -x -C DIR; cmake -S DIR ...)
 #   --qps/--burst  sluice's client limits (default: sluice's own, 300/500; Kueue's are 50/100)
 #   --sluice-args  more flags for `sluice run`
 #   --runner-args  more flags for bench/scale_runner (see scale_runner --help)
@@ -27,12 +30,13 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-shape=baseline build=$top/build qps="" burst="" sluice_args="" runner_args="" out=""
+shape=baseline build=$top/build sluice="" qps="" burst="" sluice_args="" runner_args="" out=""
 sim=1 live=1 kube_env="" prefix="" cleanup="" trace="" label=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --shape) shape=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --sluice) sluice=$2; shift 2 ;;
     --qps) qps=$2; shift 2 ;;
     --burst) burst=$2; shift 2 ;;
     --sluice-args) sluice_args=$2; shift 2 ;;
@@ -46,13 +50,14 @@ while [ $# -gt 0 ]; do
     --cleanup) cleanup=--cleanup; shift ;;
     --trace) trace=1; shift ;;
     --label) label=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case "$shape" in baseline|large-scale|smoke) ;; *) echo "scale.sh: unknown shape $shape" >&2; exit 2 ;; esac
 build=$(cd "$build" && pwd)
-sluice=$build/sluice runner=$build/bench/scale_runner gen=$build/bench/scale_gen
+[ -n "$sluice" ] || sluice=$build/sluice
+runner=$build/bench/scale_runner gen=$build/bench/scale_gen
 for b in "$sluice" "$runner" "$gen"; do
     [ -x "$b" ] || { echo "scale.sh: $b not built (cmake --build $build)" >&2; exit 2; }
 done

@@ -122,10 +122,14 @@ static void end_run(live_t *lv, err_t result, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void act(wl_t *w);
 
+/* Count one of the runner's requests by the API server's labels. Only requests made between
+ * the two metric scrapes count (from the first create on); a request canceled at the end never
+ * reached the server's counters before the second scrape. */
 static void count(live_t *lv, const char *verb, const kube_resource_t *res, const char *sub,
                   const kube_result_t *r)
 {
-    (void)scale_api_add(&lv->out->api, verb, res->resource, sub, r->status, 1);
+    if (lv->t0 > 0 && !r->canceled)
+        (void)scale_api_add(&lv->out->api, verb, res->resource, sub, r->status, 1);
 }
 
 /* A transient failure worth another try: timeouts, transport errors, 5xx. */

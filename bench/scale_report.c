@@ -469,7 +469,7 @@ static void cell(char *buf, size_t n, bool known, double v, int dec)
 static void row(FILE *f, const char *label, const char *a, const char *b, const char *c,
                 const char *d)
 {
-    fprintf(f, "| %-44s | %14s | %14s | %14s | %12s |\n", label, a, b, c, d);
+    fprintf(f, "| %-48s | %14s | %14s | %14s | %12s |\n", label, a, b, c, d);
 }
 
 typedef double (*getter_fn)(const scale_result_t *r, int arg, bool *known);
@@ -612,7 +612,7 @@ void scale_report_print(FILE *f, const scale_result_t *live, const scale_result_
              l->ncohorts, l->ncqs, (unsigned long long)l->nwl);
     fprintf(f, "\n");
     row(f, hdr, "sluice run", "sluice sim", "Kueue", "lower bound");
-    fprintf(f, "|%s|%s|%s|%s|%s|\n", "----------------------------------------------",
+    fprintf(f, "|%s|%s|%s|%s|%s|\n", "--------------------------------------------------",
             "----------------", "----------------", "----------------", "--------------");
     row_of(f, "wall, first create -> last finish (s)", live, sim, g_wall, 0, 1, k->wall_s,
            lb > gen ? lb : gen);
