@@ -45,6 +45,8 @@ sluice_add_integration(kube_env)
 sluice_add_integration(crds)
 sluice_add_integration(examples)
 sluice_add_integration(job_runner)
+# The shipped install (manifests/, kustomize-rendered) and the operator under it.
+sluice_add_integration(install)
 # Starts and stops environments of its own; the shared one is not needed (but the lock is: the
 # machine should not run three API servers at once).
 sluice_add_integration(kube_env_lifecycle NO_FIXTURE)
