@@ -79,6 +79,13 @@ for d in crds manifests; do
 done
 [ -f "$stage/share/doc/sluice/README.md" ] && [ -f "$stage/share/doc/sluice/docs/testing.md" ] ||
     fail "cmake --install: README.md and docs/ not under share/doc/sluice"
+# The tree this test belongs to installs too (its own build type), wherever it is told.
+if [ -n "${SLUICE_BINARY_DIR:-}" ] && [ -x "$SLUICE_BINARY_DIR/sluice" ]; then
+    cmake --install "$SLUICE_BINARY_DIR" --prefix "$tmp/x" >"$tmp/install.log" 2>&1 ||
+        fail "cmake --install $SLUICE_BINARY_DIR --prefix $tmp/x: $(cat "$tmp/install.log")"
+    [ "$("$tmp/x/bin/sluice" version)" = "sluice $version" ] || fail "the installed sluice does not run"
+    [ -f "$tmp/x/share/sluice/crds/$(ls "$src/crds" | head -n 1)" ] || fail "no crds under $tmp/x/share/sluice"
+fi
 say "cmake --install: bin/sluice, share/sluice/crds and manifests, share/doc/sluice"
 
 # --- the archive, as skopeo reads it ------------------------------------------------------------
