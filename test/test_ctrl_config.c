@@ -174,8 +174,7 @@ START_TEST(operator_sections_are_strict)
     ck_assert_ptr_null(apply_error("{\"leaderElection\":{\"resourceLock\":\"leases\"}}", &msg));
     /* A sluice.dev annotation sluice does not know is a typo, not the user's own. */
     ck_assert_ptr_nonnull(strstr(
-        apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/log-levle\":\"debug\"}}}",
-                    &msg),
+        apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/log-levle\":\"debug\"}}}", &msg),
         "metadata.annotations[sluice.dev/log-levle]: unknown sluice setting"));
     ck_assert_ptr_null(
         apply_error("{\"metadata\":{\"annotations\":{\"team.example.com/owner\":\"x\"}}}", &msg));

@@ -540,8 +540,8 @@ static int start(run_t *r)
             run_log(CTRL_LOG_ERROR, "leader election: %s", r->lease ? msg.text : "out of memory");
             return 1;
         }
-        run_log(CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity,
-                lo.ns, r->cfg.lease_name);
+        run_log(CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity, lo.ns,
+                r->cfg.lease_name);
     } else {
         /* Without leader election this process is the only writer. */
         ctrl_set_leader(r->ctrl, true);

@@ -326,15 +326,14 @@ err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, e
 /* The fields of the operator's sections (reference section 6), and which of them sluice run
  * accepts without acting on (reported by ctrl_config_finish()). Anything else is a typo or a
  * newer Kueue field: an error naming its path. */
-static const char *const le_fields[] = {"leaderElect",  "leaseDuration", "renewDeadline",
-                                        "retryPeriod",  "resourceLock",  "resourceName",
-                                        "resourceNamespace", NULL};
+static const char *const le_fields[] = {
+    "leaderElect",  "leaseDuration", "renewDeadline",     "retryPeriod",
+    "resourceLock", "resourceName",  "resourceNamespace", NULL};
 static const char *const webhook_fields[] = {"port", "host", "certDir", NULL};
 static const char *const health_fields[] = {"healthProbeBindAddress", "readinessEndpointName",
                                             "livenessEndpointName", NULL};
 static const char *const client_fields[] = {"qps", "burst", NULL};
-static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName",
-                                         NULL};
+static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName", NULL};
 static const char *const sluice_annotations[] = {"sluice.dev/job-resource", "sluice.dev/log-level",
                                                  "sluice.dev/audit-log",
                                                  "sluice.dev/audit-log-max-bytes", NULL};

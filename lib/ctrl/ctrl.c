@@ -642,8 +642,8 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     ctrl_t *c = op->c;
 
     if (op->verb != NULL && !c->closing)
-        ctrl_note_result(c, res, op->verb, op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind],
-                         op->sub);
+        ctrl_note_result(c, res, op->verb,
+                         op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind], op->sub);
     if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
         c->stats.write_errors++;
         /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
@@ -734,8 +734,8 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, con
     op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
     if (op != NULL)
         op->verb = "create";
-    if (op == NULL || kube_create(c->client, &events_res, ns ? ns : "default", ev, ctrl__on_done, op,
-                                  NULL, NULL) != ERR_OK) {
+    if (op == NULL || kube_create(c->client, &events_res, ns ? ns : "default", ev, ctrl__on_done,
+                                  op, NULL, NULL) != ERR_OK) {
         ctrl__op_free(op);
     }
     json_decref(ev);
@@ -748,8 +748,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
 {
     ctrl_t *c = calloc(1, sizeof(*c));
     sched_config_t sc;
-    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced,
-                                  ctrl__on_informer_error};
+    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced, ctrl__on_informer_error};
 
     if (c == NULL)
         return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -773,8 +772,8 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     c->dirty_jobs = json_object();
     c->dirty_wls = json_object();
     c->evictions = json_object();
-    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL ||
-        c->evictions == NULL)
+    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || c->busy == NULL ||
+        c->dirty_jobs == NULL || c->dirty_wls == NULL || c->evictions == NULL)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
         c->overlay[k] = json_object();

@@ -533,8 +533,8 @@ static void on_secret(const kube_result_t *res, void *data)
     if (res->canceled || w->closing || (res->err != ERR_OK && !create)) {
         if (!res->canceled && !w->closing) {
             ctrl_note_result(w->ctrl, res, "get", &secrets_res, NULL);
-            cert_problem(w, "reading Secret %s/%s: %s", w->cfg->namespace,
-                         w->cfg->webhook_secret, res->msg.text);
+            cert_problem(w, "reading Secret %s/%s: %s", w->cfg->namespace, w->cfg->webhook_secret,
+                         res->msg.text);
         }
         wreq_free(r);
         return;

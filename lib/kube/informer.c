@@ -607,7 +607,7 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
             report(inf, &r, "watch");
             inf->watch_error = true; /* reconnect after backoff */
         }
-        kube_req_cancel(inf->req);   /* the server ends the stream after an ERROR anyway */
+        kube_req_cancel(inf->req); /* the server ends the stream after an ERROR anyway */
         return;
     }
     case KUBE_EVENT_BOOKMARK:

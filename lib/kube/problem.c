@@ -10,8 +10,7 @@ void kube_problem_resource_name(const kube_resource_t *r, const char *sub, char 
     const char *res = r && r->resource ? r->resource : "?";
     const char *group = r && r->group ? r->group : "";
 
-    snprintf(buf, n, "%s%s%s%s%s", res, group[0] ? "." : "", group, sub ? "/" : "",
-             sub ? sub : "");
+    snprintf(buf, n, "%s%s%s%s%s", res, group[0] ? "." : "", group, sub ? "/" : "", sub ? sub : "");
 }
 
 /* The API server's own words: the Status message when the answer had one, else the client's
@@ -21,6 +20,17 @@ static const char *server_words(const kube_result_t *res)
     const char *m = json_string_value(json_object_get(res->body, "message"));
 
     return m != NULL && m[0] != '\0' ? m : res->msg.text;
+}
+
+/* The transport's reason without the request ("GET /api/v1/...: Couldn't connect" -> "Couldn't
+ * connect"): a problem of the whole server reads the same whichever request met it. */
+static const char *transport_reason(const kube_result_t *res)
+{
+    const char *t = res->msg.text, *sp = strchr(t, ' '), *sep = strstr(t, ": ");
+
+    if (sp != NULL && sp[1] == '/' && sep != NULL && sep > sp)
+        return sep + 2;
+    return t;
 }
 
 kube_problem_t kube_problem_explain(const kube_result_t *res, const char *verb,
@@ -48,22 +58,22 @@ kube_problem_t kube_problem_explain(const kube_result_t *res, const char *verb,
                 "TLS with %s failed: %s; check the certificate authority sluice "
                 "trusts (kubeconfig certificate-authority, or the ServiceAccount's ca.crt in a "
                 "pod) and that the server name matches its certificate",
-                srv, res->msg.text);
+                srv, transport_reason(res));
     } else if (res->status == 0) {
         p = KUBE_PROBLEM_UNREACHABLE;
         snprintf(k, sizeof(k), "api");
         err_set(text, res->err,
                 "%s unreachable: %s; sluice keeps retrying with backoff (check the "
                 "server address, network policies and that the API server is up)",
-                srv, res->msg.text);
+                srv, transport_reason(res));
     } else if (res->status == 401) {
         p = KUBE_PROBLEM_UNAUTHORIZED;
         snprintf(k, sizeof(k), "api");
         err_set(text, res->err,
-                "%s refused sluice's credentials (401 Unauthorized) on %s %s: the "
-                "token is missing, expired or not trusted; check the kubeconfig user or the "
-                "pod's ServiceAccount token",
-                srv, verb, name);
+                "%s refused sluice's credentials (401 Unauthorized): the token is missing, "
+                "expired or not trusted; check the kubeconfig user or the pod's ServiceAccount "
+                "token",
+                srv);
     } else if (res->status == 403) {
         p = KUBE_PROBLEM_FORBIDDEN;
         snprintf(k, sizeof(k), "rbac:%s:%s", verb, name);
@@ -82,8 +92,8 @@ kube_problem_t kube_problem_explain(const kube_result_t *res, const char *verb,
     } else if (res->status >= 500 || res->status == 429) {
         p = KUBE_PROBLEM_SERVER;
         snprintf(k, sizeof(k), "server:%s", name);
-        err_set(text, res->err, "API server error on %s %s (HTTP %ld): %s", verb, name,
-                res->status, server_words(res));
+        err_set(text, res->err, "API server error on %s %s (HTTP %ld): %s", verb, name, res->status,
+                server_words(res));
     } else {
         p = KUBE_PROBLEM_OTHER;
         snprintf(k, sizeof(k), "request:%s:%s", verb, name);

@@ -41,8 +41,7 @@ typedef enum {
  * and watch (a 404 on one object is an ordinary "not found": OTHER). */
 kube_problem_t kube_problem_explain(const kube_result_t *res, const char *verb,
                                     const kube_resource_t *res_type, const char *sub,
-                                    const char *server, char *key, size_t key_len,
-                                    err_msg_t *text);
+                                    const char *server, char *key, size_t key_len, err_msg_t *text);
 
 /* "resource.group" (or "resource" for the core group), "/sub" appended when `sub` is set. */
 void kube_problem_resource_name(const kube_resource_t *res_type, const char *sub, char *buf,

@@ -56,7 +56,7 @@ EOT
 diag_start crd --kubeconfig "$KUBECONFIG" --config "$tmp/cfg.yaml" --job-resource "$grp/v1/jobs"
 diag_await crd 20 "the API server does not serve $grp/v1 jobs: the CustomResourceDefinition jobs.$grp is not installed or does not serve version v1; install it (kubectl apply -k manifests/"
 diag_await crd 5 "configuration: these fields have no effect in sluice run and are ignored: health.readinessEndpointName, metrics, integrations"
-diag_readyz 503 "caches not synced: jobs.$grp" "problems:" "CustomResourceDefinition jobs.$grp is not installed"
+diag_readyz 503 "caches not synced:" "jobs.$grp" "problems:" "CustomResourceDefinition jobs.$grp is not installed"
 # The informer retries with backoff (0.8 s, 1.6 s, ...): the problem is still said once.
 sleep 5
 diag_count crd 1 "CustomResourceDefinition jobs.$grp is not installed"
@@ -108,11 +108,15 @@ write_kubeconfig "$tmp/tls.kubeconfig" "$SLUICE_KUBE_SERVER" "$tmp/other-ca.crt"
 diag_start tls --kubeconfig "$tmp/tls.kubeconfig"
 diag_await tls 20 "TLS with API server $SLUICE_KUBE_SERVER failed:"
 diag_await tls 5 "check the certificate authority sluice trusts"
+sleep 2
+diag_count tls 1 "TLS with API server"
 ctrl_stop tls
 
 write_kubeconfig "$tmp/token.kubeconfig" "$SLUICE_KUBE_SERVER" "$SLUICE_KUBE_CA" "not-a-token"
 diag_start token --kubeconfig "$tmp/token.kubeconfig"
 diag_await token 20 "refused sluice's credentials (401 Unauthorized)"
+sleep 2
+diag_count token 1 "refused sluice's credentials"
 ctrl_stop token
 
 # ---- a webhook certificate directory without certificates ------------------------------------
