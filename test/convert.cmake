@@ -5,3 +5,7 @@ sluice_add_test(convert LIBS sluice_model)
 target_link_options(test_convert PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 sluice_add_fuzz(convert LIBS sluice_model)
 sluice_add_test(yamlw LIBS sluice_model)
+sluice_add_test(convert_review LIBS sluice_hook)
+target_link_options(test_convert_review PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
+                    -Wl,--wrap=realloc)
+sluice_add_fuzz(convert_review LIBS sluice_hook)

@@ -765,7 +765,8 @@ START_TEST(tas_errors)
     expect_fail("{" WL2
                 "," ADM("{'levels':['a'],'slices':[{'domainCount':2000000000,"
                         "'valuesPerLevel':[{'universal':'x'}],'podCounts':{'universal':1}}]}") "}",
-                CONVERT_V1BETA1, ERR_INVALID, "would expand to more than 200000 domains");
+                CONVERT_V1BETA1, ERR_INVALID,
+                "would expand to more domains than allowed (200000 per object");
 }
 END_TEST
 
@@ -778,16 +779,20 @@ START_TEST(tas_domain_budget)
                    "{'levels':['a'],'slices':[{'domainCount':2,'valuesPerLevel':[{'individual':{"
                    "'roots':['1','2']}}],'podCounts':{'universal':1}}]}}]}}}"),
            *out = NULL;
-    convert_opts_t o = {.max_domains = 4};
+    size_t budget = 4;
+    convert_opts_t o = {.budget = &budget};
     err_msg_t msg = {{0}};
 
     ck_assert_int_eq(convert_object(wl, CONVERT_V1BETA1, &o, &out, &msg), ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(msg.text, "podSetAssignments[1].topologyAssignment.slices[0]."
                                            "domainCount: the topology assignments would expand "
-                                           "to more than 4 domains"));
-    o.max_domains = 5;
+                                           "to more domains than allowed (200000 per object; 1 "
+                                           "left)"));
+    budget = 5;
     ck_assert_int_eq(convert_object(wl, CONVERT_V1BETA1, &o, &out, &msg), ERR_OK);
+    ck_assert_uint_eq(budget, 0); /* shared by the next object of the same request */
     json_decref(out);
+    ck_assert_int_eq(convert_object(wl, CONVERT_V1BETA1, &o, &out, &msg), ERR_INVALID);
     json_decref(wl);
 }
 END_TEST

@@ -66,6 +66,8 @@ void convert__pop(convert__cur_t *c, size_t mark)
 }
 
 static err_t vfail(convert__cur_t *c, err_t code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static err_t vfail(convert__cur_t *c, err_t code, const char *fmt, va_list ap)
 {
     char detail[ERR_MSG_LEN];
 
@@ -804,6 +806,8 @@ err_t convert_object(const json_t *in, const char *to, const convert_opts_t *opt
                        json_is_string(kind) ? json_string_value(kind) : "(none)",
                        json_string_value(api));
     describe(&c, in, kinds[k].kind);
+    c.own_budget = CONVERT_MAX_DOMAINS;
+    c.budget = c.opts->budget != NULL ? c.opts->budget : &c.own_budget;
     copy = json_deep_copy(in);
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "%s: out of memory", c.who);

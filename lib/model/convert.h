@@ -47,8 +47,8 @@
 #define CONVERT_V1BETA1 "kueue.x-k8s.io/v1beta1"
 #define CONVERT_V1BETA2 "kueue.x-k8s.io/v1beta2"
 
-/* A Workload's topology assignments may expand to at most this many domains in total (v1beta2
- * -> v1beta1 materialises every domain; a 200-byte review could otherwise ask for billions). */
+/* v1beta2 -> v1beta1 materialises every topology domain, so a 200-byte object could ask for
+ * billions: one conversion may produce at most this many (see convert_opts_t.budget). */
 #define CONVERT_MAX_DOMAINS 200000
 
 /* Called for each field a conversion drops or rewrites beyond a rename: `path` is the field in
@@ -59,7 +59,9 @@ typedef void (*convert_note_fn)(void *ctx, const char *path, const char *text);
 typedef struct convert_opts_s {
     convert_note_fn note; /* may be NULL */
     void *ctx;
-    size_t max_domains; /* 0 = CONVERT_MAX_DOMAINS */
+    /* Topology domains the conversion may still materialise, decreased by what it does; share
+     * one budget between the objects of one request. NULL: CONVERT_MAX_DOMAINS per object. */
+    size_t *budget;
 } convert_opts_t;
 
 /* Is `kind` of `api_version` one convert_object() converts (a kueue.x-k8s.io v1beta1 or v1beta2

@@ -18,7 +18,8 @@ typedef struct convert__cur_s {
     char who[320];              /* "Workload team/train-1", for messages */
     char path[CONVERT__PATH_MAX];
     size_t len;
-    size_t domains; /* topology domains materialised so far (v1beta2 -> v1beta1) */
+    size_t *budget; /* topology domains left to materialise (v1beta2 -> v1beta1) */
+    size_t own_budget;
 } convert__cur_t;
 
 /* Append ".key" ("key" at the root) / "[i]" to the path; return the mark to pop back to. */

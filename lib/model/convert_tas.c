@@ -522,13 +522,10 @@ err_t convert__tas_to_v2(convert__cur_t *c, json_t *ta)
                &slices) != ERR_OK)
         goto out;
     if (json_array_size(slices) > 0) { /* Go: slices,omitempty */
-        entries = json_object();
-        if (entries == NULL || json_object_set_new(entries, "slices", slices) != 0) {
-            json_decref(entries);
-            slices = NULL;
-            goto out;
-        }
+        entries = convert__obj1("slices", slices);
         slices = NULL;
+        if (entries == NULL)
+            goto out;
     }
     rc = convert__splice(ta, "domains", entries);
 out:
@@ -620,7 +617,7 @@ static err_t decode_slice(convert__cur_t *c, const json_t *sl, size_t nlevels, j
     const json_t *pu = NULL, *pi = NULL, *dcv = json_object_get(sl, "domainCount");
     level_t *lv = NULL;
     int32_t dc32 = 0;
-    size_t dc, max = c->opts->max_domains ? c->opts->max_domains : CONVERT_MAX_DOMAINS;
+    size_t dc;
     err_t rc = ERR_INVALID;
 
     if (!json_is_object(sl))
@@ -628,11 +625,12 @@ static err_t decode_slice(convert__cur_t *c, const json_t *sl, size_t nlevels, j
     if (dcv != NULL && !int32_of(dcv, 0, &dc32))
         return convert__fail_at(c, "domainCount", ERR_INVALID, "must be an int32, at least 0");
     dc = (size_t)dc32;
-    if (dc > max - c->domains)
+    if (dc > *c->budget)
         return convert__fail_at(c, "domainCount", ERR_INVALID,
-                                "the topology assignments would expand to more than %zu domains",
-                                max);
-    c->domains += dc;
+                                "the topology assignments would expand to more domains than "
+                                "allowed (%d per object; %zu left)",
+                                CONVERT_MAX_DOMAINS, *c->budget);
+    *c->budget -= dc;
     if (json_is_null(vpl))
         vpl = NULL;
     if (vpl != NULL && !json_is_array(vpl))
@@ -731,10 +729,8 @@ err_t convert__tas_to_v1(convert__cur_t *c, json_t *ta)
         convert__pop(c, mark);
     }
     /* Kueue's v1beta1 domains has no omitempty: always written, [] when empty. */
-    entries = json_object();
-    if (entries == NULL || json_object_set_new(entries, "domains", domains) != 0) {
-        json_decref(entries);
+    entries = convert__obj1("domains", domains);
+    if (entries == NULL)
         return ERR_NOMEM;
-    }
     return convert__splice(ta, "slices", entries);
 }
