@@ -10,6 +10,7 @@
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,7 @@ struct live_s {
     setup_t *setups;
     watch_t wwl, wcq;
     uv_timer_t tick, endt;
+    uv_signal_t sigint, sigterm;
     bool tick_inited;
     phase_t phase;
     double t0, settle_start, last_progress;
@@ -994,6 +996,8 @@ static void close_all(live_t *lv)
     if (lv->tick_inited) {
         uv_close((uv_handle_t *)&lv->tick, NULL);
         uv_close((uv_handle_t *)&lv->endt, NULL);
+        uv_close((uv_handle_t *)&lv->sigint, NULL);
+        uv_close((uv_handle_t *)&lv->sigterm, NULL);
     }
     kube_client_close(lv->c, NULL, NULL);
     lv->c = NULL;
@@ -1022,6 +1026,13 @@ static void on_tick(uv_timer_t *t)
                 (now - lv->t0) / 1000.0, out->created, lv->l->nwl, lv->running, out->finished,
                 lv->evictions, out->chk.records);
     }
+}
+
+/* SIGINT/SIGTERM: stop as at the end, so the figures so far are still measured and printed. */
+static void on_signal(uv_signal_t *h, int signum)
+{
+    live_t *lv = h->data;
+    end_run(lv, ERR_IO, "interrupted by signal %d", signum);
 }
 
 static void on_client_log(void *data, const char *text)
@@ -1095,6 +1106,11 @@ err_t scale_live_run(const scale_live_opts_t *o, scale_live_out_t *out, err_msg_
     lv->wcq = (watch_t){.lv = lv, .res = &RES_CQ, .is_wl = false};
     uv_timer_init(&lv->loop, &lv->tick);
     uv_timer_init(&lv->loop, &lv->endt);
+    uv_signal_init(&lv->loop, &lv->sigint);
+    uv_signal_init(&lv->loop, &lv->sigterm);
+    lv->sigint.data = lv->sigterm.data = lv;
+    uv_signal_start(&lv->sigint, on_signal, SIGINT);
+    uv_signal_start(&lv->sigterm, on_signal, SIGTERM);
     lv->tick_inited = true;
     uv_timer_start(&lv->tick, on_tick, 1000, 1000);
     watch_list(&lv->wwl);
