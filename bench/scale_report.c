@@ -660,6 +660,9 @@ void scale_report_print(FILE *f, const scale_result_t *live, const scale_result_
     }
     if (live != NULL && live->have_api)
         print_api(f, live);
+    if (live != NULL && live->load_start >= 0)
+        fprintf(f, "\nmachine load average (1 min): %.2f at the start, %.2f at the end\n",
+                live->load_start, live->load_end);
     if (live != NULL && live->notes[0])
         fprintf(f, "\nnotes: %s\n", live->notes);
 }
@@ -752,6 +755,10 @@ json_t *scale_result_json(const scale_result_t *r)
                                       (json_int_t)r->check_gaps, "firstViolation", r->check_first,
                                       "peakClusterQueueCpu", (double)r->peak_cq_milli / 1000.0,
                                       "peakCohortCpu", (double)r->peak_cohort_milli / 1000.0)))
+        goto fail;
+    if (r->load_start >= 0 &&
+        json_object_set_new(o, "loadAverage",
+                            json_pack("{s:f,s:f}", "start", r->load_start, "end", r->load_end)))
         goto fail;
     if (r->notes[0] && json_object_set_new(o, "notes", json_string(r->notes)))
         goto fail;

@@ -125,6 +125,7 @@ typedef struct scale_result_s {
     uint64_t check_records, check_violations, check_gaps;
     char check_first[600];
     int64_t peak_cq_milli, peak_cohort_milli; /* the highest quota held by any CQ / cohort */
+    double load_start, load_end;              /* the machine's 1-minute load average; < 0 unknown */
     char notes[512];
 } scale_result_t;
 

@@ -175,6 +175,20 @@ static err_t scrape(kube_config_t *cfg, scale_api_t *out, err_msg_t *msg)
     return err;
 }
 
+/* The 1-minute load average, or -1. */
+static double loadavg(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    char buf[64];
+    double v = -1;
+    if (f != NULL) {
+        if (fgets(buf, sizeof(buf), f) != NULL)
+            v = strtod(buf, NULL);
+        fclose(f);
+    }
+    return v;
+}
+
 typedef struct run_s {
     kube_config_t *cfg;
     bool metrics;
@@ -182,6 +196,7 @@ typedef struct run_s {
     scale_api_t before, after;
     bool have_before, have_after;
     proc_sample_t api0, api1, etcd0, etcd1, sluice1;
+    double load0, load1;
 } run_t;
 
 static void on_start(void *data)
@@ -194,6 +209,7 @@ static void on_start(void *data)
         if (!r->have_before)
             fprintf(stderr, "scale: metrics before the run: %s\n", msg.text);
     }
+    r->load0 = loadavg();
     r->api0 = proc_sample(r->apiserver_pid);
     r->etcd0 = proc_sample(r->etcd_pid);
 }
@@ -203,6 +219,7 @@ static void on_end(void *data)
     run_t *r = data;
     err_msg_t msg;
 
+    r->load1 = loadavg();
     r->sluice1 = proc_sample(r->sluice_pid);
     r->api1 = proc_sample(r->apiserver_pid);
     r->etcd1 = proc_sample(r->etcd_pid);
@@ -310,7 +327,7 @@ int main(int argc, char **argv)
     bool sim_only = false, cleanup = false, quiet = false;
     run_t run = {.metrics = true};
     scale_layout_t l;
-    scale_result_t live = {0}, sim = {0};
+    scale_result_t live = {.load_start = -1}, sim = {.load_start = -1};
     scale_live_out_t out;
     kube_config_t cfg;
     err_msg_t msg;
@@ -425,6 +442,8 @@ int main(int argc, char **argv)
             trace = fopen(trace_path, "w");
             if (trace == NULL) {
                 fprintf(stderr, "scale_runner: %s: %s\n", trace_path, strerror(errno));
+                kube_config_fini(&cfg);
+                scale_layout_fini(&l);
                 return 2;
             }
         }
@@ -451,11 +470,19 @@ int main(int argc, char **argv)
         e = scale_live_run(&o, &out, &msg);
         if (trace != NULL)
             fclose(trace);
+        if (out.wl == NULL) { /* it never started */
+            fprintf(stderr, "scale_runner: %s\n", msg.text);
+            kube_config_fini(&cfg);
+            scale_layout_fini(&l);
+            return 3;
+        }
         scale_result_from_wl(&live, out.wl, out.first_create_ms, out.last_create_ms,
                              out.last_finish_ms);
         scale_result_cq_usage(&live, out.cq);
         if (run.sluice_pid > 0 && run.sluice1.ok)
             live.ctrl = (scale_proc_t){true, run.sluice1.cpu_s, run.sluice1.hwm_mib};
+        live.load_start = run.load0;
+        live.load_end = run.load1;
         live.apiserver = delta(run.api0, run.api1);
         live.etcd = delta(run.etcd0, run.etcd1);
         struct rusage ru;
