@@ -8,6 +8,7 @@
 #include "hook/admission.h"
 #include "hook/audit.h"
 #include "hook/cert.h"
+#include "hook/conversion.h"
 #include "hook/server.h"
 #include "hook/tls.h"
 #include "kube/kubeconfig.h"
@@ -27,7 +28,9 @@
  *   self-managed:  GET Secret -(404)-> generate -> POST  -(409)-> GET again
  *                             -(200, valid)-> use; (expiring) -> generate -> PUT
  *                  -> listen / replace certificate -> patch caBundle into both webhook
- *                  configurations -> [timer: 10 s until all done, then hourly] -> GET Secret ...
+ *                  configurations and the conversion webhook of the three converted CRDs
+ *                  -> [timer: 10 s until all done, then hourly] -> GET Secret ...
+ *   Requests to /convert go to the conversion webhook, every other path to admission.
  */
 
 #define CERT_DAYS       365
@@ -53,9 +56,10 @@ struct ctrl_webhook_s {
     hook_tls_t *tls;
     hook_server_t *srv;
     uv_timer_t timer;
-    char *ca_b64;      /* owned: caBundle to inject (self-managed) */
-    bool bundles_done; /* both configurations carry ca_b64 */
-    bool busy;         /* a Secret or configuration request is in flight */
+    char *ca_b64;       /* owned: caBundle to inject (self-managed) */
+    bool bundles_done;  /* both configurations carry ca_b64 */
+    unsigned crds_done; /* bit i: conversion_crds[i] is current */
+    bool busy;          /* a Secret or configuration request is in flight */
     size_t inflight;
     bool closing;
     bool timer_closed;
@@ -166,6 +170,17 @@ static bool env_cq_usage(void *ctx, const char *cq, const char *flavor, const ch
 
 /* ---- serving ------------------------------------------------------------------------------ */
 
+/* /convert is the CRD conversion webhook; every other path is an admission webhook. */
+static void on_request(void *ud, const hook_request_t *req, hook_response_t *resp)
+{
+    ctrl_webhook_t *w = ud;
+
+    if (strcmp(req->path, HOOK_CONVERSION_PATH) == 0)
+        hook_conversion_handler(NULL, req, resp);
+    else
+        hook_admission_handler(&w->env, req, resp);
+}
+
 static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
 {
     hook_server_config_t sc = {0};
@@ -175,8 +190,8 @@ static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
     sc.host = w->cfg->webhook_host[0] ? w->cfg->webhook_host : "0.0.0.0";
     sc.port = w->cfg->webhook_port;
     sc.tls = w->tls;
-    sc.handler = hook_admission_handler;
-    sc.ud = &w->env;
+    sc.handler = on_request;
+    sc.ud = w;
     if (hook_server_start(w->loop, &sc, &w->srv, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "webhook server on %s:%d: ", sc.host, sc.port);
     wlog(w, CTRL_LOG_INFO, "webhooks: serving TLS on %s:%d", sc.host, hook_server_port(w->srv));
@@ -228,7 +243,8 @@ static void secret_sync(ctrl_webhook_t *w);
 
 typedef struct wreq_s {
     ctrl_webhook_t *w;
-    int what; /* 0 GET secret, 1 create/update secret, 2 validating, 3 mutating, 4 audit event */
+    int what; /* 0 GET secret, 1 create/update secret, 2 validating, 3 mutating, 4 audit event,
+               * WHAT_CRD + i conversion caBundle of conversion_crds[i] */
 } wreq_t;
 
 static wreq_t *wreq(ctrl_webhook_t *w, int what)
@@ -335,6 +351,7 @@ static kube_blob_t secret_pem(json_t *secret, const char *key)
 }
 
 static void on_bundle(const kube_result_t *res, void *data);
+static void patch_crd_bundles(ctrl_webhook_t *w);
 
 static err_t bundle_mutate(json_t *obj, void *data, bool *changed, err_msg_t *msg)
 {
@@ -374,6 +391,7 @@ static void patch_bundles(ctrl_webhook_t *w)
             wreq_free(r);
         }
     }
+    patch_crd_bundles(w);
 }
 
 static void on_bundle(const kube_result_t *res, void *data)
@@ -400,6 +418,81 @@ static void on_bundle(const kube_result_t *res, void *data)
         }
     }
     wreq_free(r);
+}
+
+/* ---- self-managed: the conversion webhook's caBundle in the CRDs --------------------------- */
+
+/* The CRDs whose v1beta1 sluice converts (spec.conversion.webhook.clientConfig -> /convert).
+ * Only a clientConfig that calls sluice is touched (hook_conversion_inject_ca): its Service, or
+ * a url naming one of the certificate's extra IPs/DNS names and the webhook port (a test or
+ * out-of-cluster set-up). A CRD that is absent or converts elsewhere needs nothing. */
+static const kube_resource_t crd_res = {"apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                                        false};
+static const char *const conversion_crds[] = {
+    "clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io", "workloads.kueue.x-k8s.io"};
+#define CRDS_ALL ((1u << ARRAY_SIZE(conversion_crds)) - 1)
+#define WHAT_CRD 5 /* wreq_t.what of conversion_crds[i] is WHAT_CRD + i */
+
+static err_t crd_bundle_mutate(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    ctrl_webhook_t *w = ((wreq_t *)data)->w;
+    const char *hosts[32];
+    hook_conversion_target_t t = {.ca_bundle = w->ca_b64,
+                                  .service = w->cfg->webhook_service,
+                                  .namespace = w->cfg->namespace,
+                                  .port = w->srv != NULL ? hook_server_port(w->srv)
+                                                         : w->cfg->webhook_port,
+                                  .hosts = hosts};
+
+    for (size_t i = 0; i < w->opts.nips && t.nhosts < ARRAY_SIZE(hosts); i++)
+        hosts[t.nhosts++] = w->opts.ips[i];
+    for (size_t i = 0; i < w->opts.ndns && t.nhosts < ARRAY_SIZE(hosts); i++)
+        hosts[t.nhosts++] = w->opts.dns[i];
+    return hook_conversion_inject_ca(obj, &t, changed, msg);
+}
+
+static void on_crd_bundle(const kube_result_t *res, void *data)
+{
+    wreq_t *r = data;
+    ctrl_webhook_t *w = r->w;
+    unsigned bit = 1u << (r->what - WHAT_CRD);
+    const char *crd = conversion_crds[r->what - WHAT_CRD];
+
+    if (!res->canceled) {
+        char key[96];
+        snprintf(key, sizeof(key), "conversion-cabundle:%s", crd);
+        ctrl_note_result(w->ctrl, res, "update", &crd_res, NULL);
+        if (res->err == ERR_OK || res->err == ERR_NOT_FOUND) {
+            wlog(w, CTRL_LOG_DEBUG, "webhooks: conversion caBundle of CRD %s is current%s", crd,
+                 res->err == ERR_NOT_FOUND ? " (CRD absent)" : "");
+            w->crds_done |= bit;
+            problems_clear(ctrl_problems(w->ctrl), key, (uint64_t)ctrl__now_ms());
+        } else {
+            w->crds_done &= ~bit;
+            problems_set(ctrl_problems(w->ctrl), key, (uint64_t)ctrl__now_ms(),
+                         "the caBundle of the conversion webhook in CRD %s is not up to date, so "
+                         "the API server cannot convert v1beta1 reads and writes: %s",
+                         crd, res->msg.text);
+        }
+    }
+    wreq_free(r);
+}
+
+static void patch_crd_bundles(ctrl_webhook_t *w)
+{
+    err_msg_t msg = {{0}};
+
+    for (size_t i = 0; i < ARRAY_SIZE(conversion_crds); i++) {
+        wreq_t *r = wreq(w, WHAT_CRD + (int)i);
+        if (r == NULL)
+            return;
+        if (kube_update_retry(w->client, &crd_res, NULL, conversion_crds[i], NULL,
+                              crd_bundle_mutate, 0, on_crd_bundle, r, &msg) != ERR_OK) {
+            wlog(w, CTRL_LOG_ERROR, "webhooks: caBundle of CRD %s: %s", conversion_crds[i],
+                 msg.text);
+            wreq_free(r);
+        }
+    }
 }
 
 /* Generate CA (unless `ca` holds a usable one) and serving certificate into a Secret body. */
@@ -484,6 +577,7 @@ static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
         w->ca_b64 = b64;
         b64 = NULL;
         w->bundles_done = false;
+        w->crds_done = 0;
     }
 out:
     free(b64);
@@ -548,7 +642,7 @@ static void on_secret(const kube_result_t *res, void *data)
             not_after - (int64_t)time(NULL) > ROTATE_BEFORE_S;
         free(crt.data);
         if (fresh && adopt(w, res->body, &msg) == ERR_OK) {
-            if (!w->bundles_done)
+            if (!w->bundles_done || w->crds_done != CRDS_ALL)
                 patch_bundles(w);
             wreq_free(r);
             return;
@@ -627,7 +721,9 @@ static void on_timer(uv_timer_t *t)
         return;
     }
     secret_sync(w);
-    uv_timer_start(&w->timer, on_timer, w->srv != NULL && w->bundles_done ? 3600000 : 10000, 0);
+    uv_timer_start(&w->timer, on_timer,
+                   w->srv != NULL && w->bundles_done && w->crds_done == CRDS_ALL ? 3600000 : 10000,
+                   0);
 }
 
 err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_t *cfg,
