@@ -203,6 +203,7 @@ say "a queued Job waits for sluice (failurePolicy Fail): it is never created uns
 expect_fail 'failed calling webhook "vjob.sluice.dev"' k label job -n "$ns" queued kueue.x-k8s.io/queue-name-
 say "UPDATE removing the queue-name label is still sent to the webhook (old object matches)"
 k delete job -n "$ns" queued --wait=false >/dev/null || fail "deleting a queued Job while sluice is down"
+until_ 10 "the queued Job to be gone" '! k get job -n "$ns" queued'
 k delete clusterqueue "$cq" --wait=false >/dev/null || fail "deleting a ClusterQueue while sluice is down"
 [ -n "$(jp clusterqueue "$cq" -o jsonpath='{.metadata.deletionTimestamp}')" ] || fail "the ClusterQueue is not being deleted"
 apply_cq() { printf 'apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: %s}\nspec: {}\n' "$1" | kubectl --warnings-as-errors=false apply -f -; }
