@@ -41,8 +41,9 @@ void crd_schema_validate(const json_t *schema, const json_t *instance, const cha
 
 /* Append to `d` every problem of the CustomResourceDefinition object `crd`: names, scope,
  * versions (one storage version, served), subresources, printer columns and selectable fields
- * that resolve in the schema, each version's schema (crd_schema_check), and -- because there is
- * no conversion webhook -- served versions whose schemas differ while conversion is "None". */
+ * that resolve in the schema, each version's schema (crd_schema_check), the conversion stanza
+ * (None, or Webhook with review versions and one clientConfig), and served versions whose
+ * schemas differ while conversion is "None" (only a conversion webhook maps their fields). */
 void crd_check(const json_t *crd, diags_t *d);
 
 /* The openAPIV3Schema of served version `version` of `crd` (borrowed), or NULL. */

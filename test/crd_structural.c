@@ -804,6 +804,80 @@ static json_t *strip_descriptions(const json_t *s)
     return copy;
 }
 
+/* spec.conversion as apiextensions/v1 validates it (ValidateCustomResourceConversion): strategy
+ * None without a webhook, or Webhook with conversionReviewVersions naming v1 (or v1beta1) and a
+ * clientConfig with exactly one of url (https, no query or fragment) and service (name,
+ * namespace, a path starting with '/', a port in 1..65535); sluice serves /convert. */
+static void check_conversion(const json_t *conv, diags_t *d)
+{
+    const char *strategy = crd__jstr(conv, "strategy"), *url, *path;
+    const json_t *wh = json_object_get(conv, "webhook"), *cc, *svc, *v, *port;
+    bool known = false;
+    size_t i;
+
+    if (conv == NULL)
+        return;
+    if (strategy == NULL || (strcmp(strategy, "None") != 0 && strcmp(strategy, "Webhook") != 0)) {
+        diags_error(d, "spec.conversion.strategy",
+                    "Unsupported value: supported values: \"None\", \"Webhook\"");
+        return;
+    }
+    if (strcmp(strategy, "None") == 0) {
+        if (wh != NULL)
+            diags_error(d, "spec.conversion.webhook",
+                        "Forbidden: should be empty if conversion strategy is None");
+        return;
+    }
+    if (!json_is_object(wh)) {
+        diags_error(d, "spec.conversion.webhook",
+                    "Required value: required when strategy is set to Webhook");
+        return;
+    }
+    json_array_foreach(json_object_get(wh, "conversionReviewVersions"), i, v)
+    {
+        const char *name = json_string_value(v);
+        known =
+            known || (name != NULL && (strcmp(name, "v1") == 0 || strcmp(name, "v1beta1") == 0));
+        for (size_t j = 0; j < i; j++)
+            if (json_equal(v, json_array_get(json_object_get(wh, "conversionReviewVersions"), j)))
+                diags_error(d, "spec.conversion.webhook.conversionReviewVersions",
+                            "Duplicate value: \"%s\"", name ? name : "?");
+    }
+    if (!known)
+        diags_error(d, "spec.conversion.webhook.conversionReviewVersions",
+                    "Invalid value: must include at least one of v1, v1beta1");
+    cc = json_object_get(wh, "clientConfig");
+    svc = json_object_get(cc, "service");
+    url = crd__jstr(cc, "url");
+    if (!json_is_object(cc)) {
+        diags_error(d, "spec.conversion.webhook.clientConfig",
+                    "Required value: required when strategy is set to Webhook");
+        return;
+    }
+    if ((svc != NULL) == (url != NULL)) {
+        diags_error(d, "spec.conversion.webhook.clientConfig",
+                    "Required value: exactly one of url or service is required");
+        return;
+    }
+    if (url != NULL && (strncmp(url, "https://", 8) != 0 || strpbrk(url, "?#") != NULL))
+        diags_error(d, "spec.conversion.webhook.clientConfig.url",
+                    "Invalid value: \"%s\": must be an https URL without query or fragment", url);
+    if (svc == NULL)
+        return;
+    if (crd__jstr(svc, "name") == NULL || crd__jstr(svc, "namespace") == NULL)
+        diags_error(d, "spec.conversion.webhook.clientConfig.service",
+                    "Required value: name and namespace");
+    path = crd__jstr(svc, "path");
+    if (path != NULL && path[0] != '/')
+        diags_error(d, "spec.conversion.webhook.clientConfig.service.path",
+                    "Invalid value: \"%s\": must start with a '/'", path);
+    port = json_object_get(svc, "port");
+    if (port != NULL && (!json_is_integer(port) || json_integer_value(port) < 1 ||
+                         json_integer_value(port) > 65535))
+        diags_error(d, "spec.conversion.webhook.clientConfig.service.port",
+                    "Invalid value: port is not valid: must be between 1 and 65535, inclusive");
+}
+
 static void check_versions(const json_t *spec, diags_t *d)
 {
     static const char *const version_fields[] = {"name",
@@ -891,9 +965,9 @@ static void check_versions(const json_t *spec, diags_t *d)
     /* With conversion "None" the API server only rewrites apiVersion when it reads an object in
      * another version; served versions whose schemas differ would then show fields under the
      * wrong names. Without a conversion webhook, served schemas must therefore be identical. */
-    if (strategy != NULL && strcmp(strategy, "None") != 0)
-        diags_error(d, "spec.conversion.strategy",
-                    "Unsupported value: \"%s\": sluice ships no conversion webhook", strategy);
+    check_conversion(conv, d);
+    if (strategy != NULL && strcmp(strategy, "Webhook") == 0)
+        return;
     json_array_foreach(versions, i, ver)
     {
         json_t *a, *b;

@@ -132,13 +132,13 @@ START_TEST(test_crds_one_file_per_kind)
     } want[] = {
         {"resourceflavors", "ResourceFlavor", "Cluster", "flavor,flavors,rf", "v1beta2,v1beta1",
          false},
-        {"clusterqueues", "ClusterQueue", "Cluster", "cq", "v1beta2", true},
-        {"localqueues", "LocalQueue", "Namespaced", "queue,queues,lq", "v1beta2", true},
+        {"clusterqueues", "ClusterQueue", "Cluster", "cq", "v1beta2,v1beta1", true},
+        {"localqueues", "LocalQueue", "Namespaced", "queue,queues,lq", "v1beta2,v1beta1", true},
         {"cohorts", "Cohort", "Cluster", "co", "v1beta2,v1beta1", true},
         {"workloadpriorityclasses", "WorkloadPriorityClass", "Cluster", "wpc", "v1beta2,v1beta1",
          false},
-        {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads", "v1beta2",
-         true},
+        {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads",
+         "v1beta2,v1beta1", true},
     };
     crd_set_t set;
 
@@ -205,10 +205,12 @@ START_TEST(test_crds_printer_columns_as_kueue)
     crd_set_t set;
 
     load_crds(&set);
-    for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
-        const json_t *crd = crd_set_find(&set, "kueue.x-k8s.io", want[k].kind);
-        const json_t *ver =
-            json_array_get(json_object_get(json_object_get(crd, "spec"), "versions"), 0);
+    for (size_t k = 0; k < ARRAY_SIZE(want) * 2; k++) {
+        /* The second round reads v1beta1, whose columns use its own paths (.spec.cohort). */
+        const json_t *crd = crd_set_find(&set, "kueue.x-k8s.io", want[k % ARRAY_SIZE(want)].kind);
+        const json_t *ver = json_array_get(
+            json_object_get(json_object_get(crd, "spec"), "versions"), k / ARRAY_SIZE(want));
+        const char *expect = want[k % ARRAY_SIZE(want)].columns;
         const json_t *col;
         char got[1024] = "";
         size_t i;
@@ -222,8 +224,72 @@ START_TEST(test_crds_printer_columns_as_kueue)
                      prio && json_integer_value(prio) == 1 ? "/1" : "");
             strcat(got, one);
         }
-        ck_assert_str_eq(got, want[k].columns);
+        if (k >= ARRAY_SIZE(want) && strcmp(want[k - ARRAY_SIZE(want)].kind, "ClusterQueue") == 0)
+            expect = "Cohort=.spec.cohort;Strategy=.spec.queueingStrategy/1;"
+                     "Pending Workloads=.status.pendingWorkloads;"
+                     "Admitted Workloads=.status.admittedWorkloads/1;";
+        ck_assert_str_eq(got, expect);
     }
+    crd_set_fini(&set);
+}
+END_TEST
+
+/* ClusterQueue, LocalQueue and Workload serve v1beta1 through sluice's conversion webhook (Kueue
+ * converts the same three, and Cohort); v1beta1 carries Kueue's v1beta1 field names. */
+START_TEST(test_crds_conversion_webhook)
+{
+    static const struct {
+        const char *kind, *v1beta1_fields, *absent;
+    } want[] = {
+        {"ClusterQueue",
+         "spec.cohort spec.admissionChecks status.pendingWorkloadsStatus "
+         "status.fairSharing.admissionFairSharingStatus",
+         "spec.cohortName spec.concurrentAdmissionPolicy"},
+        {"LocalQueue", "status.flavorUsage status.flavors status.fairSharing",
+         "status.flavorsUsage"},
+        {"Workload",
+         "spec.priorityClassName spec.priorityClassSource "
+         "status.accumulatedPastExexcutionTimeSeconds status.admission",
+         "spec.priorityClassRef spec.preemptionGates status.preemptionGates "
+         "status.accumulatedPastExecutionTimeSeconds"},
+    };
+    static const char *const none[] = {"ResourceFlavor", "Cohort", "WorkloadPriorityClass"};
+    crd_set_t set;
+
+    load_crds(&set);
+    for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
+        const json_t *crd = crd_set_find(&set, "kueue.x-k8s.io", want[k].kind);
+        const json_t *conv = json_object_get(json_object_get(crd, "spec"), "conversion");
+        const json_t *wh = json_object_get(conv, "webhook");
+        const json_t *svc = json_object_get(json_object_get(wh, "clientConfig"), "service");
+        const json_t *v1 = crd_version_schema(crd, "v1beta1");
+        char buf[512], *tok, *save;
+        ck_assert_str_eq(json_string_value(json_object_get(conv, "strategy")), "Webhook");
+        ck_assert_str_eq(
+            json_string_value(json_array_get(json_object_get(wh, "conversionReviewVersions"), 0)),
+            "v1");
+        ck_assert_str_eq(json_string_value(json_object_get(svc, "name")), "sluice-webhook-service");
+        ck_assert_str_eq(json_string_value(json_object_get(svc, "namespace")), "sluice-system");
+        ck_assert_str_eq(json_string_value(json_object_get(svc, "path")), "/convert");
+        ck_assert_int_eq(json_integer_value(json_object_get(svc, "port")), 443);
+        ck_assert_ptr_nonnull(v1);
+        for (int present = 1; present >= 0; present--) {
+            snprintf(buf, sizeof(buf), "%s", present ? want[k].v1beta1_fields : want[k].absent);
+            for (tok = strtok_r(buf, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save)) {
+                const json_t *node = v1;
+                char field[128], *f, *fs;
+                snprintf(field, sizeof(field), "%s", tok);
+                for (f = strtok_r(field, ".", &fs); f != NULL && node != NULL;
+                     f = strtok_r(NULL, ".", &fs))
+                    node = json_object_get(json_object_get(node, "properties"), f);
+                ck_assert_msg((node != NULL) == present, "%s v1beta1 %s: %s", want[k].kind, tok,
+                              present ? "missing" : "present");
+            }
+        }
+    }
+    for (size_t k = 0; k < ARRAY_SIZE(none); k++)
+        ck_assert_ptr_null(json_object_get(
+            json_object_get(crd_set_find(&set, "kueue.x-k8s.io", none[k]), "spec"), "conversion"));
     crd_set_fini(&set);
 }
 END_TEST
@@ -456,6 +522,52 @@ static void edit_v1beta1_renamed_field(json_t *crd)
     json_object_set_new(v1, "name", json_string("v1beta1"));
     json_object_set_new(v1, "storage", json_false());
     json_array_append_new(json_object_get(json_object_get(crd, "spec"), "versions"), v1);
+    json_object_del(json_object_get(crd, "spec"), "conversion");
+}
+
+/* The conversion stanza, broken in the ways the API server refuses. */
+static json_t *conversion_of(json_t *crd)
+{
+    return json_object_get(json_object_get(crd, "spec"), "conversion");
+}
+
+static json_t *client_config_of(json_t *crd)
+{
+    return json_object_get(json_object_get(conversion_of(crd), "webhook"), "clientConfig");
+}
+
+static void edit_conversion_bad_strategy(json_t *crd)
+{
+    json_object_set_new(conversion_of(crd), "strategy", json_string("Magic"));
+}
+
+static void edit_conversion_none_with_webhook(json_t *crd)
+{
+    json_object_set_new(conversion_of(crd), "strategy", json_string("None"));
+}
+
+static void edit_conversion_no_v1(json_t *crd)
+{
+    json_object_set_new(json_object_get(conversion_of(crd), "webhook"), "conversionReviewVersions",
+                        json_pack("[s]", "v2"));
+}
+
+static void edit_conversion_url_and_service(json_t *crd)
+{
+    json_object_set_new(client_config_of(crd), "url", json_string("https://127.0.0.1/convert"));
+}
+
+static void edit_conversion_http_url(json_t *crd)
+{
+    json_object_del(client_config_of(crd), "service");
+    json_object_set_new(client_config_of(crd), "url", json_string("http://127.0.0.1/convert"));
+}
+
+static void edit_conversion_bad_service(json_t *crd)
+{
+    json_t *svc = json_object_get(client_config_of(crd), "service");
+    json_object_set_new(svc, "path", json_string("convert"));
+    json_object_set_new(svc, "port", json_integer(0));
 }
 
 static void edit_bad_column(json_t *crd)
@@ -497,6 +609,22 @@ START_TEST(test_crd_check_catches_mistakes)
     expect_crd_error(&set, "ClusterQueue", edit_v1beta1_renamed_field,
                      "served versions v1beta2 and v1beta1 have different schemas but conversion "
                      "is None");
+    expect_crd_error(&set, "Workload", edit_conversion_bad_strategy,
+                     "spec.conversion.strategy: Unsupported value");
+    expect_crd_error(&set, "Workload", edit_conversion_none_with_webhook,
+                     "spec.conversion.webhook: Forbidden: should be empty if conversion strategy "
+                     "is None");
+    expect_crd_error(&set, "LocalQueue", edit_conversion_no_v1,
+                     "conversionReviewVersions: Invalid value: must include at least one of v1");
+    expect_crd_error(&set, "LocalQueue", edit_conversion_url_and_service,
+                     "clientConfig: Required value: exactly one of url or service is required");
+    expect_crd_error(&set, "LocalQueue", edit_conversion_http_url,
+                     "clientConfig.url: Invalid value: \"http://127.0.0.1/convert\": must be an "
+                     "https URL");
+    expect_crd_error(&set, "ClusterQueue", edit_conversion_bad_service,
+                     "service.path: Invalid value: \"convert\": must start with a '/'");
+    expect_crd_error(&set, "ClusterQueue", edit_conversion_bad_service,
+                     "service.port: Invalid value: port is not valid");
     expect_crd_error(&set, "ClusterQueue", edit_bad_column,
                      "jsonPath: Invalid value: \".spec.cohort\": does not resolve");
     expect_crd_error(&set, "ClusterQueue", edit_bad_name,
@@ -549,6 +677,32 @@ START_TEST(test_instances_valid)
     expect_object(&set,
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"WorkloadPriorityClass\","
                   "\"metadata\":{\"name\":\"high\"},\"value\":1000,\"description\":\"d\"}",
+                  NULL);
+    /* Kueue's v1beta1 spellings validate against the v1beta1 schemas. */
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"research\","
+                  "\"admissionChecks\":[\"prov\"],\"flavorFungibility\":{\"whenCanBorrow\":"
+                  "\"Borrow\",\"whenCanPreempt\":\"Preempt\"}},\"status\":{"
+                  "\"pendingWorkloadsStatus\":{\"lastChangeTime\":\"2025-01-01T00:00:00Z\"}}}",
+                  NULL);
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"LocalQueue\","
+                  "\"metadata\":{\"name\":\"q\",\"namespace\":\"ml\"},\"spec\":{"
+                  "\"clusterQueue\":\"c\"},\"status\":{\"flavorUsage\":[{\"name\":\"f\","
+                  "\"resources\":[{\"name\":\"cpu\",\"total\":\"1\"}]}],\"flavors\":[{"
+                  "\"name\":\"f\",\"resources\":[\"cpu\"],\"nodeLabels\":{\"a\":\"b\"}}]}}",
+                  NULL);
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\",\"metadata\":"
+                  "{\"name\":\"w\",\"namespace\":\"ml\"},\"spec\":{\"queueName\":\"lq\","
+                  "\"priorityClassName\":\"high\",\"priorityClassSource\":"
+                  "\"kueue.x-k8s.io/workloadpriorityclass\",\"priority\":1000,\"podSets\":[{"
+                  "\"count\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}]},"
+                  "\"status\":{\"accumulatedPastExexcutionTimeSeconds\":60,\"admission\":{"
+                  "\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+                  "\"topologyAssignment\":{\"levels\":[\"kubernetes.io/hostname\"],"
+                  "\"domains\":[{\"values\":[\"n1\"],\"count\":2}]}}]}}}",
                   NULL);
     crd_set_fini(&set);
 }
@@ -629,10 +783,31 @@ START_TEST(test_instances_invalid)
                   "spec.podSets[0].template.spec.containers: Required value");
     /* Versions and kinds the CRDs do not serve. */
     expect_object(&set,
-                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1alpha1\",\"kind\":\"ClusterQueue\","
                   "\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohort\":\"x\"}}",
-                  "apiVersion: Invalid value: \"kueue.x-k8s.io/v1beta1\": version v1beta1 of "
+                  "apiVersion: Invalid value: \"kueue.x-k8s.io/v1alpha1\": version v1alpha1 of "
                   "ClusterQueue is not served");
+    /* v1beta1 objects are checked against the v1beta1 schema, with its names. */
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"cohortName\":\"x\"}}",
+                  "spec.cohortName: unknown field");
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ClusterQueue\","
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"admissionChecks\":[\"a\","
+                  "\"a\"]}}",
+                  "spec.admissionChecks[1]: Duplicate value");
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+                  "\"metadata\":{\"name\":\"w\"},\"spec\":{\"priorityClassSource\":\"x\","
+                  "\"podSets\":[{\"template\":{\"spec\":{\"containers\":[{\"name\":"
+                  "\"c\"}]}}}]}}",
+                  "spec.priorityClassSource: Unsupported value: \"x\"");
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"LocalQueue\","
+                  "\"metadata\":{\"name\":\"q\"},\"spec\":{\"clusterQueue\":\"c\"},"
+                  "\"status\":{\"flavorsUsage\":[]}}",
+                  "status.flavorsUsage: unknown field");
     expect_object(&set,
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
                   "\"metadata\":{\"name\":\"a\"}}",
@@ -807,6 +982,7 @@ int main(void)
     tcase_add_test(tc, test_crds_are_accepted_and_structural);
     tcase_add_test(tc, test_crds_one_file_per_kind);
     tcase_add_test(tc, test_crds_printer_columns_as_kueue);
+    tcase_add_test(tc, test_crds_conversion_webhook);
     tcase_add_test(tc, test_crds_defaults_and_cel_messages);
     tcase_add_test(tc, test_examples_validate_against_crds);
     tcase_add_test(tc, test_schema_rejects_non_structural);
