@@ -23,8 +23,9 @@
  * shows them; the Job reconciler then stops the Job and releases the quota.
  */
 
-/* Pending explanations written per pass at most (the rest follow a second later). */
-#define PENDING_WRITES_PER_PASS 50
+/* A ClusterQueue's or LocalQueue's status is computed at most this often (and written only
+ * when it changed, within the writer's STATUS budget). */
+#define QUEUE_STATUS_INTERVAL_MS 5000
 
 static void revert(ctrl_t *c, const char *key)
 {
@@ -238,7 +239,6 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 
 typedef struct pending_ctx_s {
     ctrl_t *c;
-    size_t writes;
     int64_t now_s;
     json_t *blocked_heads; /* blockAdmission: heads that would be admitted, or NULL */
 } pending_ctx_t;
@@ -247,32 +247,42 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
 {
     pending_ctx_t *p = ud;
     ctrl_t *c = p->c;
-    json_t *wl, *patch;
+    json_t *wl, *patch, *cur;
+    const char *reason = sched_reason_str(info->reason), *message = info->message;
+    const char *have_reason, *have_message;
     bool changed = false;
     ctrl_op_t *op;
 
     if (info->state != SCHED_WL_PENDING || info->reason == SCHED_REASON_NONE)
         return true;
-    if (p->writes >= PENDING_WRITES_PER_PASS)
-        return false;
+    if (!ctrl__can_write(c, CTRL_WRITE_EXPLAIN))
+        return false; /* the budget is spent: the rest in a later pass */
     wl = ctrl__view(c, CTRL_WORKLOAD, info->key);
     if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, info->key) || wlstatus_reserved(wl) ||
         wlstatus_cond(wl, "Finished"))
         return true;
     if (c->cfg->pods_ready.enabled && podsready_held(wl))
         return true; /* in requeue backoff: the eviction's explanation stands, as in Kueue */
-    if (json_object_get(p->blocked_heads, info->key) != NULL)
-        patch = wlstatus_pending_patch(
-            wl, "WaitingForPodsReady",
-            "waiting for all admitted workloads to be in PodsReady condition", p->now_s, &changed);
-    else
-        patch = wlstatus_pending_patch(wl, sched_reason_str(info->reason), info->message, p->now_s,
-                                       &changed);
+    if (json_object_get(p->blocked_heads, info->key) != NULL) {
+        reason = "WaitingForPodsReady";
+        message = "waiting for all admitted workloads to be in PodsReady condition";
+    }
+    /* Only news is written: another reason, or a message that says something else than the
+     * one written -- not the same words with other numbers (usage moves all the time). */
+    cur = cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "QuotaReserved");
+    have_reason = json_string_value(json_object_get(cur, "reason"));
+    have_message = json_string_value(json_object_get(cur, "message"));
+    if (have_reason != NULL && have_message != NULL && strcmp(have_reason, reason) == 0 &&
+        cond_same_but_numbers(have_message, message))
+        return true;
+    patch = wlstatus_pending_patch(wl, reason, message, p->now_s, &changed);
     if (patch == NULL)
         return true; /* already says so (or OOM: next time) */
     op = ctrl__op_new(c, CTRL_OP_WL_PENDING, CTRL_WORKLOAD, info->key, CTRL_WORKLOAD, info->key);
-    if (op != NULL && ctrl__patch(c, op, "status", patch))
-        p->writes++;
+    if (op != NULL) {
+        op->cls = CTRL_WRITE_EXPLAIN;
+        ctrl__patch(c, op, "status", patch);
+    }
     json_decref(patch);
     return true;
 }
@@ -335,6 +345,43 @@ static bool flavor_in_use(ctrl_t *c, const char *name)
     return false;
 }
 
+/* Is it time to look at the status of queue `key` of `kind` again, and may one be written? Each
+ * queue is looked at once per QUEUE_STATUS_INTERVAL_MS at most; checking marks the time. */
+static bool status_due(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    char k[CTRL_KEY_MAX + 8];
+    int64_t now = (int64_t)uv_now(c->loop);
+    json_t *t;
+
+    snprintf(k, sizeof(k), "%d:%s", (int)kind, key);
+    t = json_object_get(c->status_checked, k);
+    if (t != NULL && now - json_integer_value(t) < QUEUE_STATUS_INTERVAL_MS)
+        return false;
+    if (ctrl__busy(c, kind, key) || !ctrl__can_write(c, CTRL_WRITE_STATUS))
+        return false;
+    json_object_set_new(c->status_checked, k, json_integer(now));
+    return true;
+}
+
+/* Write status `st` (consumed) of queue `key` when it differs from `cur`. */
+static void write_status(ctrl_t *c, ctrl_kind_t kind, const char *key, json_t *st, json_t *cur)
+{
+    json_t *patch;
+    ctrl_op_t *op;
+
+    if (st == NULL || json_equal(st, cur)) {
+        json_decref(st);
+        return;
+    }
+    patch = json_pack("{s:o}", "status", st);
+    op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_STATUS, kind, key, kind, key) : NULL;
+    if (op != NULL) {
+        op->cls = CTRL_WRITE_STATUS;
+        ctrl__patch(c, op, "status", patch);
+    }
+    json_decref(patch);
+}
+
 static void queue_statuses(ctrl_t *c, int64_t now_s)
 {
     queuestatus_lqs_t lqs = {0};
@@ -343,8 +390,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
 
     json_object_foreach(kube_informer_items(c->inf[CTRL_CQ]), key, obj)
     {
-        json_t *cur = json_object_get(obj, "status"), *st, *patch;
-        ctrl_op_t *op;
+        json_t *cur = json_object_get(obj, "status");
         sched_cq_status_t cs;
         if (ctrl__busy(c, CTRL_CQ, key))
             continue;
@@ -354,16 +400,10 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
             queue_finalizer(c, CTRL_CQ, key, obj);
             continue;
         }
-        st = queuestatus_cq(c->sched, key, cur, c->cfg->kueue.fair_sharing, now_s);
-        if (st == NULL || json_equal(st, cur)) {
-            json_decref(st);
-            continue;
-        }
-        patch = json_pack("{s:o}", "status", st);
-        op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_STATUS, CTRL_CQ, key, CTRL_CQ, key) : NULL;
-        if (op != NULL)
-            ctrl__patch(c, op, "status", patch);
-        json_decref(patch);
+        if (status_due(c, CTRL_CQ, key))
+            write_status(c, CTRL_CQ, key,
+                         queuestatus_cq(c->sched, key, cur, c->cfg->kueue.fair_sharing, now_s),
+                         cur);
     }
     json_object_foreach(kube_informer_items(c->inf[CTRL_FLAVOR]), key, obj)
     {
@@ -375,30 +415,21 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
         return;
     json_object_foreach(kube_informer_items(c->inf[CTRL_LQ]), key, obj)
     {
-        json_t *cur = json_object_get(obj, "status"), *st, *patch;
-        ctrl_op_t *op;
-        if (ctrl__busy(c, CTRL_LQ, key))
-            continue;
-        st = queuestatus_lq(
-            c->sched, &lqs, key,
-            json_string_value(json_object_get(json_object_get(obj, "spec"), "clusterQueue")), cur,
-            now_s);
-        if (st == NULL || json_equal(st, cur)) {
-            json_decref(st);
-            continue;
-        }
-        patch = json_pack("{s:o}", "status", st);
-        op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_STATUS, CTRL_LQ, key, CTRL_LQ, key) : NULL;
-        if (op != NULL)
-            ctrl__patch(c, op, "status", patch);
-        json_decref(patch);
+        json_t *cur = json_object_get(obj, "status");
+        if (status_due(c, CTRL_LQ, key))
+            write_status(c, CTRL_LQ, key,
+                         queuestatus_lq(c->sched, &lqs, key,
+                                        json_string_value(json_object_get(
+                                            json_object_get(obj, "spec"), "clusterQueue")),
+                                        cur, now_s),
+                         cur);
     }
     queuestatus_lqs_fini(&lqs);
 }
 
 void ctrl__statuses(ctrl_t *c)
 {
-    pending_ctx_t p = {c, 0, ctrl__now_ms() / 1000, NULL};
+    pending_ctx_t p = {c, ctrl__now_ms() / 1000, NULL};
 
     if (c->blocked) {
         p.blocked_heads = json_object();

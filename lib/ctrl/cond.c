@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/cond.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -123,4 +124,22 @@ bool cond_remove(json_t *conds, const char *type)
             return json_array_remove(conds, i) == 0;
     }
     return false;
+}
+
+bool cond_same_but_numbers(const char *a, const char *b)
+{
+    while (*a != '\0' && *b != '\0') {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            while (isdigit((unsigned char)*a) || *a == '.')
+                a++;
+            while (isdigit((unsigned char)*b) || *b == '.')
+                b++;
+            continue;
+        }
+        if (*a != *b)
+            return false;
+        a++;
+        b++;
+    }
+    return *a == *b;
 }

@@ -35,6 +35,10 @@ int cond_set(json_t *conds, const char *type, const char *status, const char *re
 /* Remove condition `type` from `conds`; true when it was there. */
 bool cond_remove(json_t *conds, const char *type);
 
+/* Do `a` and `b` say the same but for their numbers ("requested 8, available 4" and
+ * "requested 8, available 2")? A message whose numbers moved is not news worth a write. */
+bool cond_same_but_numbers(const char *a, const char *b);
+
 /* Length of `s` cut to at most `max` bytes without splitting a UTF-8 sequence. */
 size_t cond_utf8_cut(const char *s, size_t max);
 

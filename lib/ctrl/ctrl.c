@@ -559,7 +559,9 @@ static void pass(ctrl_t *c)
     /* blockAdmission: no cycle while an admitted Workload waits for its pods (Kueue blocks its
      * scheduler the same way); the heads say so in ctrl__statuses(). */
     c->blocked = ctrl__admission_blocked(c);
-    if (!c->blocked)
+    /* Decisions are only worth making when they can be written soon: with admission writes
+     * waiting for the window, the next cycle follows once they are out (ctrl__on_done kicks). */
+    if (!c->blocked && c->backlog == NULL)
         ctrl__cycle(c);
     ctrl__evictions(c);
 }
@@ -623,17 +625,70 @@ void ctrl__op_free(ctrl_op_t *op)
     if (op == NULL)
         return;
     ctrl_t *c = op->c;
+    if (op->started)
+        ctrl_writer_done(&c->writer);
     if (op->busy != NULL)
         json_object_del(c->busy, op->busy);
     c->inflight--;
     free(op->key);
     free(op->busy);
+    json_decref(op->body);
     json_decref(op->data);
     json_decref(op->nodes);
     json_decref(op->tols);
     free(op);
     if (c->closing)
         maybe_free(c);
+}
+
+/* Send what waits in the backlog while the window has room. */
+static void drain_backlog(ctrl_t *c)
+{
+    while (c->backlog != NULL && !c->writes_stopped &&
+           ctrl_writer_start(&c->writer, CTRL_WRITE_ADMISSION, uv_now(c->loop), NULL)) {
+        ctrl_op_t *op = c->backlog;
+        c->backlog = op->next;
+        if (c->backlog == NULL)
+            c->backlog_tail = NULL;
+        op->next = NULL;
+        op->started = true;
+        if (!op->send(op)) {
+            ctrl_writer_done(&c->writer);
+            c->stats.write_errors++;
+            ctrl__op_free(op);
+        }
+    }
+}
+
+bool ctrl__can_write(ctrl_t *c, ctrl_write_class_t cls)
+{
+    if (cls == CTRL_WRITE_ADMISSION && c->backlog != NULL)
+        return false;
+    return ctrl_writer_ready(&c->writer, cls, uv_now(c->loop));
+}
+
+bool ctrl__submit(ctrl_t *c, ctrl_op_t *op)
+{
+    if ((op->cls != CTRL_WRITE_ADMISSION || c->backlog == NULL) &&
+        ctrl_writer_start(&c->writer, op->cls, uv_now(c->loop), NULL)) {
+        op->started = true;
+        if (op->send(op))
+            return true;
+        c->stats.write_errors++;
+        ctrl__op_free(op); /* releases the writer's slot */
+        return false;
+    }
+    if (op->cls != CTRL_WRITE_ADMISSION) {
+        ctrl__op_free(op);
+        return false;
+    }
+    /* The window is full: wait in line, in decision order, holding the busy key. */
+    if (c->backlog_tail != NULL)
+        c->backlog_tail->next = op;
+    else
+        c->backlog = op;
+    c->backlog_tail = op;
+    return true;
 }
 
 void ctrl__on_done(const kube_result_t *res, void *data)
@@ -679,12 +734,15 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     }
     bool closing = c->closing;
     ctrl__op_free(op); /* may free `c` while closing */
-    if (!closing)
+    if (!closing) {
+        drain_backlog(c);
         ctrl__kick(c);
+    }
 }
 
-bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
+static bool send_patch(ctrl_op_t *op)
 {
+    ctrl_t *c = op->c;
     char ns[256] = "";
     const char *slash = strchr(op->key, '/'), *name = op->key;
     err_msg_t msg = {{0}};
@@ -693,16 +751,30 @@ bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
         snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
         name = slash + 1;
     }
-    op->verb = "patch";
-    op->sub = sub != NULL && strcmp(sub, "status") == 0 ? "status" : NULL;
-    if (kube_patch(c->client, &c->res[op->kind], ns[0] ? ns : NULL, name, sub, KUBE_PATCH_MERGE,
-                   patch, ctrl__on_done, op, NULL, &msg) != ERR_OK) {
+    if (kube_patch(c->client, &c->res[op->kind], ns[0] ? ns : NULL, name, op->sub, KUBE_PATCH_MERGE,
+                   op->body, ctrl__on_done, op, NULL, &msg) != ERR_OK) {
         ctrl__log(c, CTRL_LOG_ERROR, "patch %s: %s", op->key, msg.text);
-        c->stats.write_errors++;
-        ctrl__op_free(op);
         return false;
     }
     return true;
+}
+
+bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch)
+{
+    op->verb = "patch";
+    op->sub = sub != NULL && strcmp(sub, "status") == 0 ? "status" : NULL;
+    op->body = json_incref(patch);
+    op->send = send_patch;
+    return ctrl__submit(c, op);
+}
+
+static bool send_event(ctrl_op_t *op)
+{
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(op->body, "metadata"), "namespace"));
+
+    return kube_create(op->c->client, &events_res, ns, op->body, ctrl__on_done, op, NULL, NULL) ==
+           ERR_OK;
 }
 
 void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
@@ -718,6 +790,11 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, con
 
     if (c->writes_stopped || name == NULL)
         return;
+    if (!ctrl__can_write(c, CTRL_WRITE_EVENT)) {
+        /* Over the Event budget: admissions matter more than their announcements. */
+        ctrl_writer_drop_event(&c->writer);
+        return;
+    }
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
@@ -732,11 +809,12 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, con
         text, "type", type, "source", "component", "sluice", "firstTimestamp", ts, "lastTimestamp",
         ts, "count", 1, "reportingComponent", "sluice");
     op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
-    if (op != NULL)
+    if (op != NULL) {
         op->verb = "create";
-    if (op == NULL || kube_create(c->client, &events_res, ns ? ns : "default", ev, ctrl__on_done,
-                                  op, NULL, NULL) != ERR_OK) {
-        ctrl__op_free(op);
+        op->cls = CTRL_WRITE_EVENT;
+        op->body = json_incref(ev);
+        op->send = send_event;
+        ctrl__submit(c, op);
     }
     json_decref(ev);
 }
@@ -772,8 +850,9 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     c->dirty_jobs = json_object();
     c->dirty_wls = json_object();
     c->evictions = json_object();
-    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || c->busy == NULL ||
-        c->dirty_jobs == NULL || c->dirty_wls == NULL || c->evictions == NULL)
+    c->status_checked = json_object();
+    if (ctrl__health_init(c) != ERR_OK || c->status_checked == NULL || c->sched == NULL ||
+        c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL || c->evictions == NULL)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
         c->overlay[k] = json_object();
@@ -781,6 +860,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         if (c->overlay[k] == NULL || c->inf[k] == NULL)
             goto oom;
     }
+    ctrl_writer_init(&c->writer, NULL, uv_now(c->loop));
     uv_timer_init(c->loop, &c->tick);
     uv_timer_init(c->loop, &c->periodic);
     c->open_handles = 2;
@@ -796,6 +876,7 @@ oom:
     json_decref(c->dirty_jobs);
     json_decref(c->dirty_wls);
     json_decref(c->evictions);
+    json_decref(c->status_checked);
     problems_free(c->problems);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -829,9 +910,21 @@ void ctrl_set_leader(ctrl_t *c, bool leader)
     ctrl__kick(c);
 }
 
+/* Give up the writes that never left: after a stop nothing new may reach the API. */
+static void drop_backlog(ctrl_t *c)
+{
+    while (c->backlog != NULL) {
+        ctrl_op_t *op = c->backlog;
+        c->backlog = op->next;
+        ctrl__op_free(op);
+    }
+    c->backlog_tail = NULL;
+}
+
 void ctrl_stop_writes(ctrl_t *c)
 {
     c->writes_stopped = true;
+    drop_backlog(c);
 }
 
 bool ctrl_synced(const ctrl_t *c)
@@ -870,6 +963,7 @@ static void maybe_free(ctrl_t *c)
     json_decref(c->dirty_jobs);
     json_decref(c->dirty_wls);
     json_decref(c->evictions);
+    json_decref(c->status_checked);
     problems_free(c->problems);
     if (c->on_closed != NULL)
         c->on_closed(c->on_closed_data);
@@ -898,6 +992,7 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
         return;
     c->closing = true;
     c->writes_stopped = true;
+    drop_backlog(c);
     c->on_closed = on_closed;
     c->on_closed_data = data;
     c->tick.data = c;

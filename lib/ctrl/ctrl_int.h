@@ -5,6 +5,7 @@
 
 #include "ctrl/ctrl.h"
 #include "ctrl/problems.h"
+#include "ctrl/writer.h"
 #include "kube/informer.h"
 #include "model/object.h"
 
@@ -34,21 +35,31 @@ typedef enum {
     CTRL_OP_EVENT,           /* core/v1 Event */
 } ctrl_op_kind_t;
 
-typedef struct ctrl_op_s {
+typedef struct ctrl_op_s ctrl_op_t;
+
+/* Send the request of `op` (its fields below); false when it could not be submitted. */
+typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
+
+struct ctrl_op_s {
     ctrl_t *c;
     ctrl_op_kind_t op;
-    ctrl_kind_t kind;   /* the kind written */
-    char *key;          /* owned: the object written ("ns/name" or "name") */
-    char *busy;         /* owned: busy-set key released when done, or NULL */
-    json_t *data;       /* owned: op-specific (admission Workload, podset, event object...) */
-    json_t *nodes;      /* owned: JOB_START node selector */
-    json_t *tols;       /* owned: JOB_START tolerations */
-    bool mutate_failed; /* the mutate function refused (e.g. nodeSelector conflict) */
-    bool changed;       /* the mutate function changed the object */
-    const char *verb;   /* static: "patch", "create", "update", "delete" (for problems) */
-    const char *sub;    /* static: subresource written, or NULL */
+    ctrl_write_class_t cls; /* the writer's class (writer.h); ADMISSION unless set */
+    ctrl_send_fn send;      /* how to send it (set by the ctrl__patch/... helpers) */
+    json_t *body;           /* owned: the patch or object to send */
+    bool started;           /* the writer counted it in flight */
+    ctrl_op_t *next;        /* in the backlog */
+    ctrl_kind_t kind;       /* the kind written */
+    char *key;              /* owned: the object written ("ns/name" or "name") */
+    char *busy;             /* owned: busy-set key released when done, or NULL */
+    json_t *data;           /* owned: op-specific (admission Workload, podset, event object...) */
+    json_t *nodes;          /* owned: JOB_START node selector */
+    json_t *tols;           /* owned: JOB_START tolerations */
+    bool mutate_failed;     /* the mutate function refused (e.g. nodeSelector conflict) */
+    bool changed;           /* the mutate function changed the object */
+    const char *verb;       /* static: "patch", "create", "update", "delete" (for problems) */
+    const char *sub;        /* static: subresource written, or NULL */
     err_msg_t mutate_msg;
-} ctrl_op_t;
+};
 
 struct ctrl_s {
     uv_loop_t *loop;
@@ -65,8 +76,9 @@ struct ctrl_s {
     json_t *dirty_jobs;           /* owned: key -> true */
     json_t *dirty_wls;            /* owned: key -> true */
     json_t *evictions;            /* owned: wl key -> {reason, preempt, message} to write */
-    uv_timer_t tick;              /* coalesced reconcile pass */
-    uv_timer_t periodic;          /* once a second: pending explanations, queue status */
+    json_t *status_checked; /* owned: "<kind>:<key>" -> loop ms its status was last looked at */
+    uv_timer_t tick;        /* coalesced reconcile pass */
+    uv_timer_t periodic;    /* once a second: pending explanations, queue status */
     size_t open_handles;
     size_t synced_kinds;
     size_t inflight;
@@ -78,6 +90,9 @@ struct ctrl_s {
     bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
+    ctrl_writer_t writer; /* the write budget (writer.h) */
+    ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
+    ctrl_op_t *backlog_tail;
     void (*on_closed)(void *data);
     void *on_closed_data;
 };
@@ -119,8 +134,15 @@ ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const ch
 void ctrl__op_free(ctrl_op_t *op);
 /* Final callback of every write. */
 void ctrl__on_done(const kube_result_t *res, void *data);
-/* Submit a merge patch (`patch` borrowed) on `op->kind`/`op->key` (`sub` "status" or NULL);
- * on failure to submit the op is released and false returned. */
+/* Send `op` (op->send set) when the writer allows: an ADMISSION write waits in the backlog for
+ * the window; another class is given up (the op released, false returned) when its budget is
+ * spent -- ask ctrl__can_write() before building one. False too when it could not be submitted
+ * (the op is released). */
+bool ctrl__submit(ctrl_t *c, ctrl_op_t *op);
+/* Could a write of class `cls` start now? */
+bool ctrl__can_write(ctrl_t *c, ctrl_write_class_t cls);
+/* Submit a merge patch (`patch` borrowed) on `op->kind`/`op->key` (`sub` "status" or NULL)
+ * through ctrl__submit(). */
 bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch);
 
 /* Record a core/v1 Event about `obj` (of `kind`): `type` "Normal" or "Warning". */

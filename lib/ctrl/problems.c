@@ -2,7 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/problems.h"
 
-#include <ctype.h>
+#include "ctrl/cond.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,26 +57,6 @@ static void say(problems_t *p, int level, const char *text)
         p->log(p->log_data, level, text);
 }
 
-/* The same problem, said again? Texts that differ only in numbers (a port, "after 3 ms", a
- * count) are the same problem: repeating them at once would defeat the rate limit. */
-static bool same_text(const char *a, const char *b)
-{
-    while (*a != '\0' && *b != '\0') {
-        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-            while (isdigit((unsigned char)*a))
-                a++;
-            while (isdigit((unsigned char)*b))
-                b++;
-            continue;
-        }
-        if (*a != *b)
-            return false;
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
 static problem_t *find(const problems_t *p, const char *key)
 {
     for (size_t i = 0; i < p->len; i++)
@@ -126,7 +107,9 @@ void problems_set(problems_t *p, const char *key, uint64_t now_ms, const char *f
         say(p, 0, text);
         return;
     }
-    if (!same_text(e->text, text)) {
+    /* Texts that differ only in numbers (a port, "after 3 ms", a count) are the same problem:
+     * repeating them at once would defeat the rate limit. */
+    if (!cond_same_but_numbers(e->text, text)) {
         char *copy = strdup(text);
         if (copy != NULL) {
             free(e->text);

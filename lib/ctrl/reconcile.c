@@ -159,28 +159,44 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     }
 }
 
+/* Split "ns/name" `key` into `ns` (size n) and return the name, or NULL without a '/'. */
+static const char *split_key(const char *key, char *ns, size_t n)
+{
+    const char *slash = strchr(key, '/');
+
+    if (slash == NULL)
+        return NULL;
+    snprintf(ns, n, "%.*s", (int)(slash - key), key);
+    return slash + 1;
+}
+
+static bool send_job(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *name = split_key(op->key, ns, sizeof(ns));
+    err_msg_t msg = {{0}};
+
+    if (name == NULL || kube_update_retry(op->c->client, &op->c->res[CTRL_JOB], ns, name, NULL,
+                                          mutate_job, 0, ctrl__on_done, op, &msg) != ERR_OK) {
+        ctrl__log(op->c, CTRL_LOG_ERROR, "job %s: %s", op->key, msg.text);
+        return false;
+    }
+    return true;
+}
+
 static void job_write(ctrl_t *c, ctrl_op_kind_t kind, const char *job_key, json_t *data,
                       json_t *nodes, json_t *tols)
 {
     ctrl_op_t *op = ctrl__op_new(c, kind, CTRL_JOB, job_key, CTRL_JOB, job_key);
-    const char *slash = strchr(job_key, '/');
-    char ns[256];
-    err_msg_t msg = {{0}};
 
-    if (op == NULL || slash == NULL) {
-        ctrl__op_free(op);
+    if (op == NULL)
         return;
-    }
     op->data = json_incref(data);
     op->nodes = json_incref(nodes);
     op->tols = json_incref(tols);
-    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - job_key), job_key);
     op->verb = "update";
-    if (kube_update_retry(c->client, &c->res[CTRL_JOB], ns, slash + 1, NULL, mutate_job, 0,
-                          ctrl__on_done, op, &msg) != ERR_OK) {
-        ctrl__log(c, CTRL_LOG_ERROR, "job %s: %s", job_key, msg.text);
-        ctrl__op_free(op);
-    }
+    op->send = send_job;
+    ctrl__submit(c, op);
 }
 
 /* ---- Workload creation ------------------------------------------------------------------- */
@@ -235,6 +251,20 @@ static const priority_class_t *lookup_pc_at(void *ctx, size_t i)
     return NULL;
 }
 
+static bool send_create(ctrl_op_t *op)
+{
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(op->body, "metadata"), "namespace"));
+    err_msg_t msg = {{0}};
+
+    if (kube_create(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op,
+                    NULL, &msg) != ERR_OK) {
+        ctrl__log(op->c, CTRL_LOG_ERROR, "create Workload %s: %s", op->key, msg.text);
+        return false;
+    }
+    return true;
+}
+
 static void create_workload(ctrl_t *c, const char *job_key, json_t *job, const job_t *j,
                             const char *wl_key)
 {
@@ -264,15 +294,11 @@ static void create_workload(ctrl_t *c, const char *job_key, json_t *job, const j
     workload_fini(&wl);
     op = obj ? ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key) : NULL;
     if (op != NULL) {
-        const char *ns =
-            json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
         op->data = json_incref(job);
         op->verb = "create";
-        if (kube_create(c->client, &c->res[CTRL_WORKLOAD], ns, obj, ctrl__on_done, op, NULL,
-                        &msg) != ERR_OK) {
-            ctrl__log(c, CTRL_LOG_ERROR, "job %s: create Workload: %s", job_key, msg.text);
-            ctrl__op_free(op);
-        }
+        op->body = json_incref(obj);
+        op->send = send_create;
+        ctrl__submit(c, op);
     }
     json_decref(obj);
 }
@@ -529,6 +555,15 @@ out:
     object_fini(&o);
 }
 
+static bool send_delete(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *name = split_key(op->key, ns, sizeof(ns));
+
+    return name != NULL && kube_delete(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, name, NULL,
+                                       ctrl__on_done, op, NULL, NULL) == ERR_OK;
+}
+
 /* ---- the Workload reconciler ------------------------------------------------------------- */
 
 void ctrl__reconcile_wl(ctrl_t *c, const char *key)
@@ -553,16 +588,10 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
         } else if (!is_deleting(wl)) {
             ctrl_op_t *op =
                 ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
-            const char *slash = strchr(key, '/');
-            char ns[256];
-            if (op != NULL && slash != NULL) {
-                snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+            if (op != NULL) {
                 op->verb = "delete";
-                if (kube_delete(c->client, &c->res[CTRL_WORKLOAD], ns, slash + 1, NULL,
-                                ctrl__on_done, op, NULL, NULL) != ERR_OK)
-                    ctrl__op_free(op);
-            } else {
-                ctrl__op_free(op);
+                op->send = send_delete;
+                ctrl__submit(c, op);
             }
         }
         return;

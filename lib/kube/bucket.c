@@ -28,17 +28,24 @@ static void refill(kube_bucket_t *b, uint64_t now_ms)
         b->level = b->cap;
 }
 
-uint64_t kube_bucket_take(kube_bucket_t *b, uint64_t now_ms)
+uint64_t kube_bucket_peek(kube_bucket_t *b, uint64_t now_ms)
 {
     uint64_t missing;
 
     if (b->qps_milli == 0)
         return 0;
     refill(b, now_ms);
-    if (b->level >= KUBE_BUCKET_UNIT) {
-        b->level -= KUBE_BUCKET_UNIT;
+    if (b->level >= KUBE_BUCKET_UNIT)
         return 0;
-    }
     missing = KUBE_BUCKET_UNIT - b->level;
     return (missing + b->qps_milli - 1) / b->qps_milli; /* round up: never wake too early */
+}
+
+uint64_t kube_bucket_take(kube_bucket_t *b, uint64_t now_ms)
+{
+    uint64_t wait = kube_bucket_peek(b, now_ms);
+
+    if (wait == 0 && b->qps_milli != 0)
+        b->level -= KUBE_BUCKET_UNIT;
+    return wait;
 }

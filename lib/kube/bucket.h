@@ -21,6 +21,9 @@ typedef struct kube_bucket_s {
 /* Start full at time `now_ms`. `burst` 0 is taken as 1. */
 void kube_bucket_init(kube_bucket_t *b, uint64_t qps_milli, uint32_t burst, uint64_t now_ms);
 
+/* The milliseconds until a token is available at `now_ms` (0: one is), taking nothing. */
+uint64_t kube_bucket_peek(kube_bucket_t *b, uint64_t now_ms);
+
 /* Take one token at `now_ms`: returns 0 when taken, otherwise the milliseconds to wait until one
  * is available (nothing is taken then; call again after waiting). */
 uint64_t kube_bucket_take(kube_bucket_t *b, uint64_t now_ms);
