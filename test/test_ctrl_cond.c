@@ -79,6 +79,19 @@ START_TEST(message_cut_on_utf8_boundary)
 }
 END_TEST
 
+START_TEST(same_but_numbers)
+{
+    ck_assert(cond_same_but_numbers("requested 8, available 4 (used 4)",
+                                    "requested 8, available 2 (used 16)"));
+    ck_assert(cond_same_but_numbers("usage 1.5Gi", "usage 12.25Gi"));
+    ck_assert(cond_same_but_numbers("", ""));
+    ck_assert(!cond_same_but_numbers("in flavor a100: requested 8", "in flavor h100: requested 8"));
+    ck_assert(!cond_same_but_numbers("requested 8", "requested 8 cpu"));
+    ck_assert(!cond_same_but_numbers("requested 8", "requested x"));
+    ck_assert(!cond_same_but_numbers("abc", "ab"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_cond");
@@ -89,6 +102,7 @@ int main(void)
     tcase_add_test(tc, time_format);
     tcase_add_test(tc, transition_time_only_on_status_change);
     tcase_add_test(tc, message_cut_on_utf8_boundary);
+    tcase_add_test(tc, same_but_numbers);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
