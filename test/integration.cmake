@@ -44,6 +44,8 @@ endfunction()
 sluice_add_integration(kube_env)
 sluice_add_integration(crds)
 sluice_add_integration(examples)
+# v1beta1 <-> v1beta2 through sluice's conversion webhook (needs the sluice binary).
+sluice_add_integration(conversion)
 sluice_add_integration(job_runner)
 # The shipped install (manifests/, kustomize-rendered) and the operator under it.
 sluice_add_integration(install)

@@ -3,5 +3,3 @@ sluice_add_test(quantity LIBS sluice_model)
 sluice_add_test(yaml LIBS sluice_model)
 sluice_add_fuzz(quantity LIBS sluice_model)
 sluice_add_fuzz(yaml LIBS sluice_model)
-# v1beta1 <-> v1beta2 conversion (convert, yamlw, the conversion webhook, sluice convert).
-include(${CMAKE_CURRENT_SOURCE_DIR}/convert.cmake)
