@@ -9,3 +9,9 @@ sluice_add_test(convert_review LIBS sluice_hook)
 target_link_options(test_convert_review PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
                     -Wl,--wrap=realloc)
 sluice_add_fuzz(convert_review LIBS sluice_hook)
+# Runs the built binary ($SLUICE_BINARY_DIR/sluice) on test/data/convert/; `sluice check` checks
+# the output.
+if(TARGET sluice)
+  sluice_add_test(convert_cmd)
+  add_dependencies(test_convert_cmd sluice)
+endif()

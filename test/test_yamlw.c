@@ -103,6 +103,31 @@ START_TEST(manifest_text)
 }
 END_TEST
 
+START_TEST(plain_when_safe)
+{
+    /* Quoted only when a plain scalar would read back as something else. */
+    json_t *v = J("{\"a\":\"512Gi\",\"b\":\"team-a\",\"c\":\"1.5\",\"d\":\"yes\","
+                  "\"e\":\"1.0.0\",\"f\":\"-x\",\"g\":\"off-peak\",\"h\":\"0x1F\","
+                  "\"i\":\"2025-01-01T00:00:00Z\",\"10\":\"k\"}");
+    char *text = write1(v);
+
+    ck_assert_str_eq(text, "a: 512Gi\n"
+                           "b: team-a\n"
+                           "c: '1.5'\n"
+                           "d: 'yes'\n"
+                           "e: 1.0.0\n"
+                           "f: -x\n"
+                           "g: off-peak\n"
+                           "h: '0x1F'\n"
+                           "i: 2025-01-01T00:00:00Z\n"
+                           "'10': k\n");
+    free(text);
+    json_decref(v);
+    round_trip("{\"a\":\"512Gi\",\"b\":\"team-a\",\"c\":\"1.5\",\"d\":\"yes\","
+               "\"e\":\"1.0.0\",\"f\":\"-x\",\"i\":\"2025-01-01T00:00:00Z\",\"10\":\"k\"}");
+}
+END_TEST
+
 START_TEST(scalars_read_back)
 {
     /* YAML 1.1 words and numbers that must stay strings, as values and as keys. */
@@ -182,6 +207,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, manifest_text);
+    tcase_add_test(tc, plain_when_safe);
     tcase_add_test(tc, scalars_read_back);
     tcase_add_test(tc, documents);
     suite_add_tcase(s, tc);

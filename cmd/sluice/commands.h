@@ -15,4 +15,7 @@ int cmd_run(int argc, char **argv);
 /* `sluice audit FILE`: print the quota/priority audit log as a table. */
 int cmd_audit(int argc, char **argv);
 
+/* `sluice convert FILE...`: rewrite kueue.x-k8s.io/v1beta1 manifests as v1beta2 (0/1/2 as check). */
+int cmd_convert(int argc, char **argv);
+
 #endif

@@ -28,6 +28,9 @@ static const subcommand_t subcommands[] = {
 #ifdef SLUICE_HAVE_CMD_AUDIT
     {"audit", cmd_audit, "print the quota and priority audit log"},
 #endif
+#ifdef SLUICE_HAVE_CMD_CONVERT
+    {"convert", cmd_convert, "rewrite Kueue v1beta1 manifests as v1beta2"},
+#endif
     {NULL, NULL, NULL},
 };
 

@@ -3,6 +3,7 @@
 #include "model/yamlw.h"
 
 #include "model/jsonx.h"
+#include "model/yaml.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,9 +14,8 @@
  * libyaml chooses a scalar's style from its characters (plain when the syntax allows it, else
  * quoted), but it knows nothing of YAML 1.1's implicit types: "yes" or "0x10" are fine plain
  * scalars to it, and Kubernetes would read them back as true and 16. So every string is emitted
- * with plain_implicit only when model/yaml.c's resolver (go-yaml v2's rules) would give a string
- * back; otherwise libyaml has to quote it. The test is deliberately wider than the resolver
- * (any leading digit, sign or dot) so that timestamps and sexagesimals need no special cases.
+ * with plain_implicit only when model/yaml.c's resolver (go-yaml v2's rules) gives the same
+ * string back (needs_quotes); otherwise libyaml has to quote it.
  */
 
 typedef struct sink_s {
@@ -54,24 +54,41 @@ static int on_write(void *data, unsigned char *buffer, size_t size)
     return 1;
 }
 
-/* Would this string, written as a plain scalar, read back as something else? */
+static err_t on_probe(void *ctx, size_t index, int line, json_t *doc)
+{
+    (void)index;
+    (void)line;
+    *(json_t **)ctx = json_incref(json_object_get(doc, "x"));
+    return ERR_OK;
+}
+
+/* Would this string, written as a plain scalar, read back as something else? Only a first
+ * character go-yaml's resolver looks at (sign, digit, dot, y/n/t/f/o, ~) can make it a number,
+ * boolean or null; those strings are read back through model/yaml.c -- the same rules as
+ * Kubernetes' reader -- and quoted unless they come back as themselves ("512Gi", "team-a" stay
+ * plain; "8", "0x10", "yes", "1e3", ".inf" are quoted). */
 static bool needs_quotes(const char *s, size_t len)
 {
-    static const char *const words[] = {"y",  "yes", "n",    "no", "true", "false",
-                                        "on", "off", "null", "~",  "<<"};
-    char lower[8];
+    char buf[128];
+    json_t *back = NULL;
+    bool same;
 
-    if (len == 0 || strchr("+-.0123456789", s[0]) != NULL)
+    if (len == 0 || (len == 2 && memcmp(s, "<<", 2) == 0))
         return true;
-    if (len >= sizeof(lower))
+    if (strchr("+-.0123456789yYnNtTfFoO~", s[0]) == NULL)
         return false;
-    for (size_t i = 0; i < len; i++)
-        lower[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
-    lower[len] = '\0';
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (strcmp(lower, words[i]) == 0)
-            return true;
-    return false;
+    if (len > sizeof(buf) - 4 || memchr(s, '\0', len) != NULL)
+        return true; /* long or odd: quoting is always correct */
+    memcpy(buf, "x: ", 3);
+    memcpy(buf + 3, s, len);
+    if (yaml_load_string(buf, len + 3, on_probe, &back, NULL) != ERR_OK) {
+        json_decref(back);
+        return true;
+    }
+    same = json_is_string(back) && json_string_length(back) == len &&
+           memcmp(json_string_value(back), s, len) == 0;
+    json_decref(back);
+    return !same;
 }
 
 /* Emit an event whose initialisation returned `initialized` (0: out of memory). */

@@ -12,9 +12,9 @@
 /*
  * Block style, two-space indent, no line folding, keys in the tree's order, documents separated
  * by "---". The output reads back through model/yaml.h -- and through Kubernetes' YAML reader,
- * whose YAML 1.1 rules it mirrors -- as the same JSON: a string that a plain scalar would turn
- * into something else ("true", "no", "null", "", "0x10", "1e3", "~") is quoted, and so is any
- * string or key starting with a digit, sign or dot; reals are written in Go's shortest form
+ * whose YAML 1.1 rules it mirrors -- as the same JSON: a string or key that a plain scalar would
+ * turn into something else ("true", "no", "null", "", "8", "0x10", "1e3", "~") is quoted, one
+ * that stays itself ("512Gi", "team-a") is not; reals are written in Go's shortest form
  * with a ".0" when they would otherwise read back as integers; strings with a newline use the
  * literal block style when libyaml allows it. Comments of the input are not kept (there are none
  * in a jansson tree).
