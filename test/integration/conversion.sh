@@ -5,7 +5,9 @@
 # created as v1beta1 (Kueue's field names, status through the status subresource) read back as
 # v1beta2 field by field and as v1beta1 again, objects created as v1beta2 read as v1beta1, a
 # write through v1beta1 drops what v1beta1 cannot hold (as with Kueue), and an object the webhook
-# cannot convert is refused with its message instead of being guessed.
+# cannot convert is refused with its message instead of being guessed. First, an object stored in
+# etcd as v1beta1 (as after an older Kueue) reads as v1beta2 through the webhook -- sluice's own
+# informers included -- and a storage migration rewrites it as v1beta2.
 # The test API server cannot route to a Service, so the CRDs' clientConfig is switched to
 # url: https://127.0.0.1:PORT/convert for the test (and put back at exit); the certificate
 # carries 127.0.0.1 (--webhook-cert-ip), which is also what lets sluice recognise that url as
@@ -34,6 +36,48 @@ for c in $crds; do
         >/dev/null || fail "point CRD $c at 127.0.0.1:$port"
 done
 
+# ---- an object stored as v1beta1, as a cluster that ran an older Kueue has them ---------------
+# For a moment v1beta1 is the storage version: cq0 is written to etcd as v1beta1. From then on
+# every read of it -- v1beta2 included, sluice's own informers included -- needs the webhook.
+cq0=conv0-$sfx
+# Deleted at exit while sluice still runs; through v1beta1 (no conversion while it is stored as
+# v1beta1) if the test stops before it is rewritten -- a leftover object nobody can convert would
+# break every later list of ClusterQueues on the shared server.
+ctrl_delete_at_exit clusterqueue "$cq0"
+it_on_exit "k delete clusterqueues.v1beta1.kueue.x-k8s.io $cq0 --ignore-not-found >/dev/null 2>&1"
+storage() { # v1beta1's storage flag (true/false); v1beta2 gets the other one
+    other=true
+    [ "$1" = false ] || other=false
+    i1=$(k get crd clusterqueues.kueue.x-k8s.io -o jsonpath='{range .spec.versions[*]}{.name} {end}' |
+        tr ' ' '\n' | grep -n '^v1beta1$' | cut -d: -f1)
+    i1=$((i1 - 1))
+    i2=$((1 - i1))
+    k patch crd clusterqueues.kueue.x-k8s.io --type json -p \
+        "[{\"op\":\"replace\",\"path\":\"/spec/versions/$i1/storage\",\"value\":$1},{\"op\":\"replace\",\"path\":\"/spec/versions/$i2/storage\",\"value\":$other}]" \
+        >/dev/null || fail "set the storage version"
+}
+it_on_exit "k patch crd clusterqueues.kueue.x-k8s.io --subresource=status --type merge -p '{\"status\":{\"storedVersions\":[\"v1beta2\"]}}' >/dev/null 2>&1"
+storage true
+# The API server switches storage a moment after the CRD update.
+# Until it has, a v1beta1 create needs the (not yet running) webhook and fails; once it succeeds,
+# the object went to etcd as v1beta1 -- and a v1beta2 read of it fails for want of the webhook.
+n=0
+until k create -f - >/dev/null 2>&1 <<EOT; do
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: $cq0}
+spec: {cohort: co0-$sfx, admissionChecks: [old-$sfx], namespaceSelector: {}}
+EOT
+    n=$((n + 1))
+    [ $n -lt 20 ] || fail "v1beta1 never became the storage version"
+    sleep 1
+done
+! k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" >/dev/null 2>&1 || fail "cq0 was stored as v1beta2"
+storage false
+sv=$(k get crd clusterqueues.kueue.x-k8s.io -o jsonpath='{.status.storedVersions[*]}')
+case " $sv " in *" v1beta1 "*) ;; *) fail "storedVersions without v1beta1: $sv" ;; esac
+say "cq0 is stored as v1beta1 (storedVersions: $sv)"
+
 # ---- sluice run: a standby serving webhooks -------------------------------------------------
 now=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
 k apply -f - >/dev/null <<EOT || fail "create the Lease held by someone else"
@@ -56,6 +100,14 @@ for c in $crds; do
 done
 ! grep -q "acquired the lease" "$tmp/op.log" || fail "sluice became leader: $(ctrl_log op)"
 say "sluice (standby) injected its CA into the conversion webhook of: $crds"
+
+# The object stored as v1beta1 reads as v1beta2 through sluice, and a storage migration (rewrite
+# every object, then drop v1beta1 from storedVersions) needs no further conversion afterwards.
+until_ 30 "cq0 to read as v1beta2" '[ "$(k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" -o jsonpath="{.spec.cohortName}")" = "co0-$sfx" ]'
+[ "$(k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" -o jsonpath='{.spec.admissionChecksStrategy.admissionChecks[0].name}')" = "old-$sfx" ] ||
+    fail "cq0's admissionChecks as v1beta2"
+k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" -o json | k replace -f - >/dev/null || fail "rewrite cq0"
+say "an object stored as v1beta1 reads as v1beta2 through the webhook, and is rewritten as v1beta2"
 
 g() { # KIND VERSION NAME JSONPATH [namespace]
     k get "$1.$2.kueue.x-k8s.io" ${5:+-n "$5"} "$3" -o jsonpath="$4"
