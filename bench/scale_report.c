@@ -608,8 +608,8 @@ void scale_report_print(FILE *f, const scale_result_t *live, const scale_result_
     double lb = scale_layout_lower_bound_s(l), gen = scale_layout_generation_s(l);
     char hdr[96];
 
-    snprintf(hdr, sizeof(hdr), "shape %s: %u cohorts, %u CQs, %llu workloads", l->shape->name,
-             l->ncohorts, l->ncqs, (unsigned long long)l->nwl);
+    snprintf(hdr, sizeof(hdr), "%s: %u CQs, %llu workloads", l->shape->name, l->ncqs,
+             (unsigned long long)l->nwl);
     fprintf(f, "\n");
     row(f, hdr, "sluice run", "sluice sim", "Kueue", "lower bound");
     fprintf(f, "|%s|%s|%s|%s|%s|\n", "--------------------------------------------------",
