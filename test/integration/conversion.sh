@@ -25,6 +25,13 @@ crds="clusterqueues localqueues workloads"
 cq1=conv1-$sfx cq2=conv2-$sfx cq3=conv3-$sfx
 ctrl_delete_at_exit clusterqueue "$cq1" "$cq2" "$cq3"
 
+g() { # KIND VERSION NAME JSONPATH [namespace]
+    k get "$1.$2.kueue.x-k8s.io" ${5:+-n "$5"} "$3" -o jsonpath="$4"
+}
+eq() { # WHAT GOT WANT
+    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
 # ---- the CRDs call 127.0.0.1:PORT; restored to the shipped Service at exit -----------------
 svc='{"service":{"name":"sluice-webhook-service","namespace":"sluice-system","path":"/convert","port":443}}'
 for c in $crds; do
@@ -107,14 +114,11 @@ until_ 30 "cq0 to read as v1beta2" '[ "$(k get clusterqueues.v1beta2.kueue.x-k8s
 [ "$(k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" -o jsonpath='{.spec.admissionChecksStrategy.admissionChecks[0].name}')" = "old-$sfx" ] ||
     fail "cq0's admissionChecks as v1beta2"
 k get clusterqueues.v1beta2.kueue.x-k8s.io "$cq0" -o json | k replace -f - >/dev/null || fail "rewrite cq0"
+k patch crd clusterqueues.kueue.x-k8s.io --subresource=status --type merge \
+    -p '{"status":{"storedVersions":["v1beta2"]}}' >/dev/null || fail "storedVersions"
+eq "storedVersions" "$(k get crd clusterqueues.kueue.x-k8s.io -o jsonpath='{.status.storedVersions[*]}')" v1beta2
 say "an object stored as v1beta1 reads as v1beta2 through the webhook, and is rewritten as v1beta2"
 
-g() { # KIND VERSION NAME JSONPATH [namespace]
-    k get "$1.$2.kueue.x-k8s.io" ${5:+-n "$5"} "$3" -o jsonpath="$4"
-}
-eq() { # WHAT GOT WANT
-    [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-}
 
 # ---- created as v1beta1 --------------------------------------------------------------------
 # The API server may take a moment to trust the new caBundle: retry while the failure is TLS.
