@@ -1,10 +1,11 @@
-/* test_validate -- every Kueue CEL and webhook rule of validate.c, through YAML and the decoder. */
+/* test_validate -- every Kueue CEL and webhook rule of lib/model/validate*, YAML to messages. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/object.h"
 #include "model/validate.h"
 #include "model/yaml.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1475,14 +1476,15 @@ START_TEST(rules_for_objects_built_in_code)
 }
 END_TEST
 
-/* ---- every message of validate.c has a test ------------------------------------------------ */
+/* ---- every message of the validate files has a test ---------------------------------------- */
 
 /*
  * "Tests cover every validation rule" is enforced here rather than hoped for: the test reads
- * lib/model/validate.c, takes the message format of every verr() call (string literals and the
- * string macros they use), and requires each to match some expected output written in this
+ * every lib/model/validate*.c and validate*.h file (validate.c and the per-kind files it
+ * dispatches to), takes the message format of every validate__err() call (string literals and
+ * the string macros they use), and requires each to match some expected output written in this
  * file (adjacent string literals and this file's string macros joined, as the compiler joins
- * them). A printf conversion in a format matches any text. A message added to validate.c
+ * them). A printf conversion in a format matches any text. A message added to any of those files
  * without a case here fails this test. Formats with no literal text ("%s" relaying names.c's
  * messages) are covered by those callers' own cases.
  */
@@ -1749,8 +1751,8 @@ static bool format_has_text(const char *fmt_s)
     return false;
 }
 
-/* The message formats of validate.c: third argument of verr(d, path, fmt, ...); the fixed
- * "Unsupported value: " of verr_not_supported(). */
+/* The message formats of the validate files: third argument of validate__err(d, path, fmt, ...);
+ * the fixed "Unsupported value: " of validate__err_not_supported(). */
 static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out, size_t cap)
 {
     size_t n = 0;
@@ -1761,7 +1763,7 @@ static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out
 
         if (t->v[i].kind != TOK_IDENT || strcmp(t->v[i + 1].text, "(") != 0)
             continue;
-        if (strcmp(t->v[i].text, "verr_not_supported") == 0 && i > 0 &&
+        if (strcmp(t->v[i].text, "validate__err_not_supported") == 0 && i > 0 &&
             strcmp(t->v[i - 1].text, "void") != 0) {
             REQUIRE(n < cap, "too many formats");
             out[n] = strdup("Unsupported value: ");
@@ -1769,9 +1771,9 @@ static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out
             n++;
             continue;
         }
-        if (strcmp(t->v[i].text, "verr") != 0)
+        if (strcmp(t->v[i].text, "validate__err") != 0)
             continue;
-        /* Skip the declaration and definition ("static void verr(diags_t *d, ..."). */
+        /* Skip the declaration and definition ("void validate__err(diags_t *d, ..."). */
         if (strcmp(t->v[i + 2].text, "diags_t") == 0)
             continue;
         for (j = i + 1; j < t->n; j++) {
@@ -1783,7 +1785,7 @@ static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out
             else if (strcmp(x, ",") == 0 && depth == 1 && ++commas == 2) {
                 size_t k = j + 1;
                 char *f = join_strings(t, &k, m);
-                REQUIRE(f != NULL, "verr() near token %zu (%s) has no literal format", k,
+                REQUIRE(f != NULL, "validate__err() near token %zu (%s) has no literal format", k,
                         t->v[k].text);
                 REQUIRE(n < cap, "too many formats");
                 out[n++] = f;
@@ -1794,9 +1796,68 @@ static size_t collect_formats(const toks_t *t, const str_macros_t *m, char **out
     return n;
 }
 
+/* Headers before .c files, each group in name order (readdir's order is the file system's). */
+static int cmp_source_name(const void *pa, const void *pb)
+{
+    const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+    bool ha = a[strlen(a) - 1] == 'h', hb = b[strlen(b) - 1] == 'h';
+
+    if (ha != hb)
+        return ha ? -1 : 1;
+    return strcmp(a, b);
+}
+
+/* Every lib/model/validate*.c and validate*.h, concatenated (header first, so that its string
+ * macros are known to the files that use them). Caller frees. */
+static char *read_validate_sources(void)
+{
+    const char *dir = getenv("SLUICE_SOURCE_DIR");
+    char path[4096], *names[32], *all = NULL;
+    size_t nnames = 0, len = 0;
+    struct dirent *e;
+    DIR *dp;
+
+    ck_assert_msg(dir != NULL, "SLUICE_SOURCE_DIR is not set (run through ctest)");
+    snprintf(path, sizeof(path), "%s/lib/model", dir);
+    dp = opendir(path);
+    ck_assert_msg(dp != NULL, "cannot open %s", path);
+    while ((e = readdir(dp)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "validate", 8) != 0 || n < 3 ||
+            (strcmp(e->d_name + n - 2, ".c") != 0 && strcmp(e->d_name + n - 2, ".h") != 0))
+            continue;
+        ck_assert_uint_lt(nnames, sizeof(names) / sizeof(names[0]));
+        names[nnames] = strdup(e->d_name);
+        ck_assert_ptr_nonnull(names[nnames]);
+        nnames++;
+    }
+    closedir(dp);
+    /* Headers first: validate_int.h defines string macros that other macros and the .c files use.
+     */
+    qsort(names, nnames, sizeof(names[0]), cmp_source_name);
+    /* validate.c, validate.h, validate_int.h and the per-kind files at least. */
+    ck_assert_uint_ge(nnames, 6);
+    for (size_t i = 0; i < nnames; i++) {
+        char rel[512], *src;
+        size_t n;
+        snprintf(rel, sizeof(rel), "lib/model/%s", names[i]);
+        src = read_source(rel);
+        n = strlen(src);
+        all = realloc(all, len + n + 2);
+        ck_assert_ptr_nonnull(all);
+        memcpy(all + len, src, n);
+        all[len + n] = '\n';
+        len += n + 1;
+        all[len] = '\0';
+        free(src);
+        free(names[i]);
+    }
+    return all;
+}
+
 START_TEST(every_message_has_a_test)
 {
-    char *vsrc = read_source("lib/model/validate.c");
+    char *vsrc = read_validate_sources();
     char *tsrc = read_source("test/test_validate.c");
     toks_t vt, tt;
     str_macros_t vm, tm;
@@ -1819,8 +1880,8 @@ START_TEST(every_message_has_a_test)
             i++;
     }
 
-    /* The extraction works: validate.c has far more than 80 verr() calls, and a message that
-     * no case expects is not found. */
+    /* The extraction works: the validate files have far more than 80 validate__err() calls, and
+     * a message that no case expects is not found. */
     ck_assert_uint_gt(nformats, 80);
     ck_assert(!format_found_in("no test expects this message %d", "no test expects this"));
     ck_assert(format_found_in("is not a multiple of %d", "x: is not a multiple of 2\n"));
@@ -1832,13 +1893,12 @@ START_TEST(every_message_has_a_test)
         for (size_t g = 0; g < ngroups && !found; g++)
             found = format_found_in(formats[f], groups[g]);
         if (!found) {
-            fprintf(stderr, "validate.c message without a test case: \"%s\"\n", formats[f]);
+            fprintf(stderr, "validate message without a test case: \"%s\"\n", formats[f]);
             missing++;
         }
     }
     ck_assert_uint_gt(checked, 70);
-    ck_assert_msg(missing == 0, "%zu validate.c messages have no test case (listed above)",
-                  missing);
+    ck_assert_msg(missing == 0, "%zu validate messages have no test case (listed above)", missing);
 
     for (size_t f = 0; f < nformats; f++)
         free(formats[f]);

@@ -235,7 +235,7 @@ static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
 }
 
 /* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names and onFlavors are kept
- * (validate.c checks onFlavors against the queue's flavors); sluice has no admission-check
+ * (validate_queue.c checks onFlavors against the queue's flavors); sluice has no admission-check
  * controllers, so the field is reported as not acted on. */
 static void decode_check_rule(decode_t *d, const json_t *v, void *item, void *ctx)
 {

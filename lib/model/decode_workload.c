@@ -67,7 +67,7 @@ static void decode_priority_ref(decode_t *d, const json_t *v, workload_t *wl)
             jsonx_unknown(jx, key);
     }
     DECODE_REQUIRED(d, v, "group", "kind", "name");
-    /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate.c's. */
+    /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate_workload.c's. */
     if (group >= 0)
         wl->priority_source =
             group == 0 ? PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS : PRIORITY_SOURCE_PRIORITY_CLASS;
@@ -220,7 +220,7 @@ static void decode_condition(decode_t *d, const json_t *v, char **type, bool *is
 
 /* One metav1.Condition of a Workload, kept as written: the schema's type and status checks here,
  * Kubernetes' ValidateConditions rules (reason format, lengths, lastTransitionTime set) in
- * validate.c, which reports them with the webhook's messages. */
+ * validate_workload.c, which reports them with the webhook's messages. */
 static void decode_wl_condition(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     static const char *const statuses[] = {"True", "False", "Unknown", NULL};

@@ -312,7 +312,7 @@ typedef struct workload_conditions_s {
     int64_t admitted_time; /* Admitted lastTransitionTime, seconds since epoch */
 } workload_conditions_t;
 
-/* One metav1.Condition of a Workload status, as written (validate.c checks it the way
+/* One metav1.Condition of a Workload status, as written (validate_workload.c checks it the way
  * Kubernetes' ValidateConditions does). */
 typedef struct condition_s {
     char *type;    /* owned */
