@@ -71,7 +71,8 @@ typedef struct run_s {
     uv_loop_t loop;
     ctrl_config_t cfg;
     kube_config_t kcfg;
-    kube_client_t *client;
+    kube_client_t *client;       /* the controller's and the webhooks' requests */
+    kube_client_t *lease_client; /* leader election only: its own connection and rate limit */
     ctrl_t *ctrl;
     kube_lease_t *lease;
     ctrl_webhook_t *webhook;
@@ -193,6 +194,8 @@ static void finish(run_t *r)
     r->health = NULL;
     kube_client_close(r->client, NULL, NULL);
     r->client = NULL;
+    kube_client_close(r->lease_client, NULL, NULL);
+    r->lease_client = NULL;
     uv_close((uv_handle_t *)&r->sigterm, NULL);
     uv_close((uv_handle_t *)&r->sigint, NULL);
     uv_close((uv_handle_t *)&r->drain, NULL);
@@ -527,6 +530,10 @@ static int start(run_t *r)
         }
     }
     if (r->cfg.leader_elect) {
+        /* The Lease has a client of its own, as controller-runtime gives it: a burst of
+         * controller writes (or of audited webhook requests) must never delay a renewal past
+         * the deadline. One request per retry period needs little: 5/s, burst 10. */
+        kube_client_opts_t lopts = {0};
         kube_lease_opts_t lo = {0};
         kube_lease_handlers_t lh = {on_started_leading, on_stopped_leading, on_lease_error};
         lo.ns = r->cfg.lease_namespace ? r->cfg.lease_namespace : r->cfg.namespace;
@@ -535,7 +542,16 @@ static int start(run_t *r)
         lo.lease_ms = r->cfg.lease_ms;
         lo.deadline_ms = r->cfg.renew_ms;
         lo.retry_ms = r->cfg.retry_ms;
-        r->lease = kube_lease_new(r->client, &lo, &lh, r);
+        lopts.qps_milli = 5000;
+        lopts.burst = 10;
+        lopts.timeout_ms = r->cfg.renew_ms; /* a request that outlives the deadline is moot */
+        lopts.log = client_log;
+        lopts.log_data = r;
+        if (kube_client_new(&r->loop, &r->kcfg, &lopts, &r->lease_client, &msg) != ERR_OK) {
+            run_log(CTRL_LOG_ERROR, "leader election: %s", msg.text);
+            return 1;
+        }
+        r->lease = kube_lease_new(r->lease_client, &lo, &lh, r);
         if (r->lease == NULL || kube_lease_start(r->lease, &msg) != ERR_OK) {
             run_log(CTRL_LOG_ERROR, "leader election: %s", r->lease ? msg.text : "out of memory");
             return 1;

@@ -184,6 +184,71 @@ void ctrl__evictions(ctrl_t *c)
     }
 }
 
+/* Did the API refuse the request without applying it? A 4xx answer says so (but a 408: the
+ * server gave up waiting, which it may do after applying). No answer, a reset or a 5xx say
+ * nothing: the write may have landed. */
+static bool refused(const kube_result_t *res)
+{
+    return res->status >= 400 && res->status < 500 && res->status != 408;
+}
+
+/* The admission write (or verification) `op` ended without telling whether the admission
+ * landed. The engine keeps the quota -- admitting another workload into it could overcommit the
+ * queue if the write did land -- until a GET of the Workload says what the API holds. The busy
+ * key stays held in between (so nothing else writes the Workload and ctrl__engine_wl() does not
+ * revert it), and the GETs back off like a failing reconcile. */
+static void verify_later(ctrl_t *c, ctrl_op_t *op)
+{
+    uint64_t wait = 0;
+
+    if (op->op == CTRL_OP_WL_VERIFY) {
+        wait = 200;
+        for (uint32_t i = 0; i < ctrl_wq_failures(&c->wls_q, op->key) && wait < 30000; i++)
+            wait *= 2;
+    }
+    if (json_object_set_new(c->verify, op->key,
+                            json_integer((json_int_t)(uv_now(c->loop) + wait)))) {
+        revert(c, op->key); /* out of memory: the watch corrects the engine later */
+        return;
+    }
+    free(op->busy); /* the busy entry itself stays set until the verification is done */
+    op->busy = NULL;
+}
+
+static bool send_get(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_get(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, slash + 1, NULL, ctrl__on_done,
+                    op, NULL, NULL) == ERR_OK;
+}
+
+void ctrl__verifications(ctrl_t *c)
+{
+    uint64_t now = uv_now(c->loop);
+    const char *key;
+    void *tmp;
+    json_t *due;
+
+    json_object_foreach_safe(c->verify, tmp, key, due)
+    {
+        ctrl_op_t *op;
+        if ((uint64_t)json_integer_value(due) > now)
+            continue;
+        op = ctrl__op_new(c, CTRL_OP_WL_VERIFY, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
+        if (op == NULL)
+            continue;
+        op->verb = "get";
+        op->send = send_get;
+        json_object_del(c->verify, key);
+        ctrl__submit(c, op);
+    }
+}
+
 void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 {
     char owner[CTRL_KEY_MAX];
@@ -193,6 +258,15 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         return;
     switch (op->op) {
     case CTRL_OP_WL_ADMIT:
+        if (res->err != ERR_OK && !refused(res)) {
+            c->stats.admit_unknown++;
+            ctrl__log(c, CTRL_LOG_INFO,
+                      "workload %s: admission write outcome unknown (%s): quota held until a GET "
+                      "says what the API has",
+                      op->key, res->msg.text);
+            verify_later(c, op);
+            return;
+        }
         if (res->err != ERR_OK) {
             c->stats.admit_conflicts++;
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission not written (%s): re-evaluating",
@@ -224,6 +298,22 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
                 ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", ev, "%s",
                             json_string_value(json_object_get(op->data, "message")));
             }
+        }
+        break;
+    case CTRL_OP_WL_VERIFY:
+        if (res->err == ERR_NOT_FOUND) {
+            revert(c, op->key); /* deleted meanwhile: the engine forgets it */
+        } else if (res->err != ERR_OK) {
+            verify_later(c, op); /* still unknown: ask again after a backoff */
+            return;
+        } else if (wlstatus_reserved(res->body)) {
+            c->stats.admitted++; /* it landed: the answer was lost, not the write */
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission found written", op->key);
+        } else {
+            c->stats.admit_conflicts++;
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission not written: re-evaluating",
+                      op->key);
+            revert(c, op->key);
         }
         break;
     default:

@@ -207,21 +207,21 @@ err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_
     return rc;
 }
 
-static void mark(ctrl_t *c, json_t *set, const char *key)
+static void mark(ctrl_t *c, ctrl_wq_t *q, const char *key)
 {
-    if (json_object_set_new(set, key, json_true()) != 0)
+    if (ctrl_wq_add(q, key) != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory marking %s", key);
     ctrl__kick(c);
 }
 
 void ctrl__mark_job(ctrl_t *c, const char *key)
 {
-    mark(c, c->dirty_jobs, key);
+    mark(c, &c->jobs_q, key);
 }
 
 void ctrl__mark_wl(ctrl_t *c, const char *key)
 {
-    mark(c, c->dirty_wls, key);
+    mark(c, &c->wls_q, key);
 }
 
 static void busy_key(ctrl_kind_t kind, const char *key, char *buf, size_t n)
@@ -532,17 +532,6 @@ static void on_synced(kube_informer_t *inf, void *data)
 
 /* ---- the pass ---------------------------------------------------------------------------- */
 
-/* Take the keys of `set` out (a new object) so reconcilers may mark again while iterating. */
-static json_t *take(json_t **set)
-{
-    json_t *keys = *set, *fresh = json_object();
-
-    if (fresh == NULL)
-        return NULL;
-    *set = fresh;
-    return keys;
-}
-
 static void pass(ctrl_t *c)
 {
     json_t *jobs, *wls, *v;
@@ -550,8 +539,9 @@ static void pass(ctrl_t *c)
 
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
-    jobs = take(&c->dirty_jobs);
-    wls = take(&c->dirty_wls);
+    /* Take the due keys out so reconcilers may queue them again while we iterate. */
+    jobs = ctrl_wq_take(&c->jobs_q, uv_now(c->loop));
+    wls = ctrl_wq_take(&c->wls_q, uv_now(c->loop));
     json_object_foreach(jobs, key, v) ctrl__reconcile_job(c, key);
     json_object_foreach(wls, key, v) ctrl__reconcile_wl(c, key);
     json_decref(jobs);
@@ -561,6 +551,7 @@ static void pass(ctrl_t *c)
     c->blocked = ctrl__admission_blocked(c);
     /* Decisions are only worth making when they can be written soon: with admission writes
      * waiting for the window, the next cycle follows once they are out (ctrl__on_done kicks). */
+    ctrl__verifications(c);
     if (!c->blocked && c->backlog == NULL)
         ctrl__cycle(c);
     ctrl__evictions(c);
@@ -721,6 +712,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_WL_EVICT:
         case CTRL_OP_WL_PENDING:
         case CTRL_OP_WL_DEACTIVATE:
+        case CTRL_OP_WL_VERIFY:
             ctrl__admit_done(c, op, res);
             break;
         case CTRL_OP_QUEUE_STATUS:
@@ -731,6 +723,21 @@ void ctrl__on_done(const kube_result_t *res, void *data)
             ctrl__job_done(c, op, res);
             break;
         }
+    }
+    if (!c->closing && op->busy != NULL) {
+        /* A write that failed for a reason other than optimistic concurrency (a conflict, an
+         * object already created or gone: decide again at once) is retried after the backoff
+         * of the key whose reconcile made it (the one it holds busy), so a forbidden or failing
+         * write never spins; success resets the backoff. */
+        int kind = atoi(op->busy);
+        const char *key = strchr(op->busy, ':') + 1;
+        ctrl_wq_t *q = kind == CTRL_JOB ? &c->jobs_q : kind == CTRL_WORKLOAD ? &c->wls_q : NULL;
+        if (q != NULL && res->err == ERR_OK)
+            ctrl_wq_forget(q, key);
+        else if (q != NULL && !res->canceled && res->err != ERR_CONFLICT &&
+                 res->err != ERR_EXISTS && res->err != ERR_NOT_FOUND &&
+                 ctrl_wq_fail(q, key, uv_now(c->loop)) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", key);
     }
     bool closing = c->closing;
     ctrl__op_free(op); /* may free `c` while closing */
@@ -847,12 +854,13 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     sched_config_from(&sc, &cfg->kueue);
     c->sched = sched_new(&sc);
     c->busy = json_object();
-    c->dirty_jobs = json_object();
-    c->dirty_wls = json_object();
+
     c->evictions = json_object();
     c->status_checked = json_object();
-    if (ctrl__health_init(c) != ERR_OK || c->status_checked == NULL || c->sched == NULL ||
-        c->busy == NULL || c->dirty_jobs == NULL || c->dirty_wls == NULL || c->evictions == NULL)
+    c->verify = json_object();
+    if (ctrl__health_init(c) != ERR_OK || c->status_checked == NULL || c->verify == NULL ||
+        c->sched == NULL || c->busy == NULL || ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK ||
+        ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK || c->evictions == NULL)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
         c->overlay[k] = json_object();
@@ -873,10 +881,11 @@ oom:
     }
     sched_free(c->sched);
     json_decref(c->busy);
-    json_decref(c->dirty_jobs);
-    json_decref(c->dirty_wls);
+    ctrl_wq_fini(&c->jobs_q);
+    ctrl_wq_fini(&c->wls_q);
     json_decref(c->evictions);
     json_decref(c->status_checked);
+    json_decref(c->verify);
     problems_free(c->problems);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -960,10 +969,11 @@ static void maybe_free(ctrl_t *c)
         json_decref(c->overlay[k]);
     sched_free(c->sched);
     json_decref(c->busy);
-    json_decref(c->dirty_jobs);
-    json_decref(c->dirty_wls);
+    ctrl_wq_fini(&c->jobs_q);
+    ctrl_wq_fini(&c->wls_q);
     json_decref(c->evictions);
     json_decref(c->status_checked);
+    json_decref(c->verify);
     problems_free(c->problems);
     if (c->on_closed != NULL)
         c->on_closed(c->on_closed_data);

@@ -5,6 +5,7 @@
 
 #include "ctrl/ctrl.h"
 #include "ctrl/problems.h"
+#include "ctrl/workqueue.h"
 #include "ctrl/writer.h"
 #include "kube/informer.h"
 #include "model/object.h"
@@ -33,6 +34,7 @@ typedef enum {
     CTRL_OP_QUEUE_STATUS,    /* ClusterQueue / LocalQueue status */
     CTRL_OP_QUEUE_FINALIZER, /* ClusterQueue / ResourceFlavor finalizer removed */
     CTRL_OP_EVENT,           /* core/v1 Event */
+    CTRL_OP_WL_VERIFY,       /* GET after an admission write whose outcome is unknown */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
@@ -73,9 +75,10 @@ struct ctrl_s {
     char job_api_version[256];    /* "batch/v1" or the configured group/version */
     json_t *overlay[CTRL__KINDS]; /* owned: key -> object this process wrote last */
     json_t *busy;                 /* owned: "<kind>:<key>" -> true while a write is in flight */
-    json_t *dirty_jobs;           /* owned: key -> true */
-    json_t *dirty_wls;            /* owned: key -> true */
+    ctrl_wq_t jobs_q;             /* Jobs to reconcile (workqueue.h) */
+    ctrl_wq_t wls_q;              /* Workloads to reconcile */
     json_t *evictions;            /* owned: wl key -> {reason, preempt, message} to write */
+    json_t *verify;               /* owned: wl key -> loop ms of its next verification GET */
     json_t *status_checked; /* owned: "<kind>:<key>" -> loop ms its status was last looked at */
     uv_timer_t tick;        /* coalesced reconcile pass */
     uv_timer_t periodic;    /* once a second: pending explanations, queue status */
@@ -174,6 +177,8 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
 
 /* Run engine cycles to quiescence and write the decisions (leader only). */
 void ctrl__cycle(ctrl_t *c);
+/* Send the verification GETs that are due (admission writes whose outcome is unknown). */
+void ctrl__verifications(ctrl_t *c);
 /* Retry evictions whose write has not landed. */
 void ctrl__evictions(ctrl_t *c);
 /* Write pending explanations and ClusterQueue/LocalQueue statuses that changed. */
