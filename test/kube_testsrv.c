@@ -18,6 +18,8 @@ struct testsrv_conn_s {
     char *in;
     size_t in_len, in_cap;
     bool answered, closing;
+    void (*on_end)(testsrv_conn_t *conn, void *data);
+    void *end_data;
 };
 
 typedef struct wreq_s {
@@ -42,10 +44,11 @@ static void on_shutdown(uv_shutdown_t *sd, int status)
         uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
 }
 
-void testsrv_end(testsrv_conn_t *c)
+/* Mark `c` as ending: unlink it and tell its owner (once). */
+static void conn_unlink(testsrv_conn_t *c)
 {
-    if (c->closing)
-        return;
+    void (*cb)(testsrv_conn_t *, void *) = c->on_end;
+
     c->closing = true;
     if (c->prev)
         c->prev->next = c->next;
@@ -53,6 +56,31 @@ void testsrv_end(testsrv_conn_t *c)
         c->srv->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    c->on_end = NULL;
+    if (cb != NULL)
+        cb(c, c->end_data);
+}
+
+void testsrv_on_end(testsrv_conn_t *c, void (*cb)(testsrv_conn_t *conn, void *data), void *data)
+{
+    c->on_end = cb;
+    c->end_data = data;
+}
+
+void testsrv_reset(testsrv_conn_t *c)
+{
+    if (c->closing)
+        return;
+    conn_unlink(c);
+    if (uv_tcp_close_reset(&c->tcp, on_conn_closed) != 0)
+        uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
+}
+
+void testsrv_end(testsrv_conn_t *c)
+{
+    if (c->closing)
+        return;
+    conn_unlink(c);
     /* Shut down after the queued writes have gone out, then close. */
     if (uv_shutdown(&c->sd, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
         uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
@@ -142,7 +170,7 @@ static void try_dispatch(testsrv_conn_t *c)
     testsrv_req_t req;
     size_t body_len = 0, head_len;
 
-    if (c->answered || c->in == NULL)
+    if (c->answered || c->closing || c->in == NULL)
         return;
     c->in[c->in_len] = '\0';
     end = strstr(c->in, "\r\n\r\n");
@@ -232,10 +260,18 @@ void testsrv_start(testsrv_t *srv, uv_loop_t *loop, testsrv_handler handler, voi
     srv->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
 }
 
+static void on_listener_closed(uv_handle_t *h)
+{
+    testsrv_t *srv = container_of((uv_tcp_t *)h, testsrv_t, listener);
+
+    if (srv->on_stopped != NULL)
+        srv->on_stopped(srv);
+}
+
 void testsrv_stop(testsrv_t *srv)
 {
     while (srv->conns != NULL)
         testsrv_end(srv->conns);
     if (!uv_is_closing((uv_handle_t *)&srv->listener))
-        uv_close((uv_handle_t *)&srv->listener, NULL);
+        uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
 }

@@ -30,6 +30,9 @@ struct testsrv_s {
     void *data;
     testsrv_conn_t *conns;
     int requests; /* requests seen */
+    /* Optional: called once the listener closed by testsrv_stop() is closed (the owner may free
+     * `srv` then); set it after testsrv_start(). */
+    void (*on_stopped)(testsrv_t *srv);
 };
 
 /* Listen on 127.0.0.1 (a free port, in srv->port); aborts the test on failure. */
@@ -46,6 +49,14 @@ void testsrv_send(testsrv_conn_t *conn, const char *data, size_t len);
 
 /* Close the connection (ends a streamed response). */
 void testsrv_end(testsrv_conn_t *conn);
+
+/* Close `conn` at once with a TCP RST (unsent data is dropped). No-op once it is ending. */
+void testsrv_reset(testsrv_conn_t *conn);
+
+/* Have `cb(conn, data)` called once when `conn` ends (testsrv_end(), testsrv_reset(), the peer
+ * closing or testsrv_stop()); `conn` must not be used after it. Replaces an earlier callback;
+ * `cb` NULL removes it. */
+void testsrv_on_end(testsrv_conn_t *conn, void (*cb)(testsrv_conn_t *conn, void *data), void *data);
 
 /* Close the listener and every open connection. */
 void testsrv_stop(testsrv_t *srv);
