@@ -83,13 +83,6 @@ static json_t *obj(const char *ns, const char *name, const char *rv, const char 
     return o;
 }
 
-static const char *by_team(json_t *o, void *data)
-{
-    (void)data;
-    return json_string_value(
-        json_object_get(json_object_get(json_object_get(o, "metadata"), "labels"), "team"));
-}
-
 START_TEST(test_object_key)
 {
     char key[16];
@@ -106,36 +99,88 @@ START_TEST(test_object_key)
 }
 END_TEST
 
+/* A typed codec for the cache tests: the value is the object's name@rv as a string, and every
+ * decode and free is counted. */
+typedef struct tcodec_s {
+    int decoded, freed;
+    char log[1024];
+} tcodec_t;
+
+static void *t_decode(json_t *o, void *data)
+{
+    tcodec_t *t = data;
+    char buf[128];
+
+    t->decoded++;
+    snprintf(buf, sizeof(buf), "%s@%s",
+             json_string_value(json_object_get(json_object_get(o, "metadata"), "name")),
+             kube_object_rv(o));
+    return strdup(buf);
+}
+
+static void t_free(void *v, void *data)
+{
+    ((tcodec_t *)data)->freed++;
+    free(v);
+}
+
+static void t_log(tcodec_t *t, const char *what, const char *key, const char *v, json_t *raw)
+{
+    size_t used = strlen(t->log);
+
+    snprintf(t->log + used, sizeof(t->log) - used, "%s:%s=%s%s ", what, key, v,
+             raw ? "" : "(no raw)");
+}
+
+static void t_add(kube_informer_t *inf, const char *key, void *v, json_t *raw, void *data)
+{
+    (void)inf;
+    t_log(data, "add", key, v, raw);
+}
+
+static void t_update(kube_informer_t *inf, const char *key, void *old, void *v, json_t *raw,
+                     void *data)
+{
+    (void)inf, (void)old;
+    t_log(data, "upd", key, v, raw);
+}
+
+static void t_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw, void *data)
+{
+    (void)inf;
+    t_log(data, "del", key, old, raw);
+}
+
+static const kube_informer_typed_handlers_t thandlers = {t_add, t_update, t_delete, NULL, NULL};
+
 START_TEST(test_watch_events_deduplicated)
 {
     kube__cache_t cache;
-    rec_t r = {{0}, 0};
+    tcodec_t t = {0, 0, ""};
+    kube_codec_t codec = {t_decode, t_free, &t};
     json_t *a1 = obj("ns", "a", "1", "x"), *a1again = obj("ns", "a", "1", "x");
     json_t *a2 = obj("ns", "a", "2", "y"), *gone = obj("ns", "zz", "3", NULL);
     err_msg_t msg;
 
-    ck_assert_int_eq(kube__cache_init(&cache, &handlers, NULL, &r), ERR_OK);
-    ck_assert_int_eq(kube__cache_add_index(&cache, "team", by_team, NULL, &msg), ERR_OK);
-    ck_assert_int_eq(kube__cache_add_index(&cache, "team", by_team, NULL, &msg), ERR_EXISTS);
+    ck_assert_int_eq(kube__cache_init(&cache, &codec, &thandlers, NULL, &t), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_ADDED, a1, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_ADDED, a1again, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_MODIFIED, a1again, &msg), ERR_OK);
-    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "x"), "ns/a"), a1);
+    /* A replayed version is neither reported nor decoded again. */
+    ck_assert_int_eq(t.decoded, 1);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_MODIFIED, a2, &msg), ERR_OK);
-    /* The index follows the label change: gone from "x", present under "y". */
-    ck_assert_ptr_null(json_object_get(cache.indexes[0].by_value, "x"));
-    ck_assert_ptr_eq(json_object_get(json_object_get(cache.indexes[0].by_value, "y"), "ns/a"), a2);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, gone, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, a2, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_DELETED, a2, &msg), ERR_OK);
     ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_BOOKMARK, a2, &msg), ERR_OK);
-    ck_assert_str_eq(r.log, "add:ns/a@1 upd:ns/a@1>2 del:ns/a@2 ");
-    ck_assert_uint_eq(json_object_size(cache.items), 0);
-    ck_assert_uint_eq(json_object_size(cache.indexes[0].by_value), 0);
+    ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_ADDED, json_object_get(a1, "kind"), &msg),
+                     ERR_INVALID);
+    ck_assert_str_eq(t.log, "add:ns/a=a@1 upd:ns/a=a@2 del:ns/a=a@2 ");
+    ck_assert_uint_eq(util_hmap_len(&cache.items), 0);
     kube__cache_fini(&cache);
-    /* The cache held references, not copies, and gave every one back. */
-    ck_assert_int_eq(a1->refcount, 1);
-    ck_assert_int_eq(a2->refcount, 1);
+    /* Every decoded value was freed exactly once. */
+    ck_assert_int_eq(t.decoded, 2);
+    ck_assert_int_eq(t.freed, 2);
     json_decref(a1);
     json_decref(a1again);
     json_decref(a2);
@@ -146,36 +191,48 @@ END_TEST
 START_TEST(test_relist_diff)
 {
     kube__cache_t cache;
-    rec_t r = {{0}, 0};
-    json_t *first = json_array(), *second = json_array(), *noname = json_pack("{s:{}}", "metadata");
+    tcodec_t t = {0, 0, ""};
+    kube_codec_t codec = {t_decode, t_free, &t};
+    json_t *first = json_array(), *page1 = json_array(), *page2 = json_array();
+    json_t *noname = json_pack("{s:{}}", "metadata");
     err_msg_t msg;
 
     json_array_append_new(first, obj("ns", "keep", "5", "x"));
     json_array_append_new(first, obj("ns", "change", "6", "x"));
     json_array_append_new(first, obj("ns", "vanish", "7", "x"));
-    json_array_append_new(second, obj("ns", "change", "9", "y"));
-    json_array_append_new(second, obj("ns", "keep", "5", "x"));
-    json_array_append_new(second, obj("ns", "new", "10", "y"));
-    json_array_append(second, noname);
-    ck_assert_int_eq(kube__cache_init(&cache, &handlers, NULL, &r), ERR_OK);
-    ck_assert_int_eq(kube__cache_replace(&cache, first, &msg), ERR_OK);
-    /* An index added after objects are cached indexes them too. */
-    ck_assert_int_eq(kube__cache_add_index(&cache, "team", by_team, NULL, &msg), ERR_OK);
-    ck_assert_uint_eq(json_object_size(json_object_get(cache.indexes[0].by_value, "x")), 3);
-    ck_assert_str_eq(r.log, "add:ns/keep@5 add:ns/change@6 add:ns/vanish@7 ");
-    r.log[0] = '\0';
-    ck_assert_int_eq(kube__cache_replace(&cache, second, &msg), ERR_OK);
-    ck_assert_str_eq(r.log, "upd:ns/change@6>9 add:ns/new@10 del:ns/vanish@7 ");
-    ck_assert_uint_eq(json_object_size(cache.items), 3);
-    ck_assert_uint_eq(json_object_size(json_object_get(cache.indexes[0].by_value, "x")), 1);
-    ck_assert_uint_eq(json_object_size(json_object_get(cache.indexes[0].by_value, "y")), 2);
-    /* The same list again changes nothing. */
-    r.log[0] = '\0';
-    ck_assert_int_eq(kube__cache_replace(&cache, second, &msg), ERR_OK);
-    ck_assert_str_eq(r.log, "");
+    json_array_append_new(page1, obj("ns", "change", "9", "y"));
+    json_array_append_new(page1, obj("ns", "keep", "5", "x"));
+    json_array_append_new(page2, obj("ns", "new", "10", "y"));
+    json_array_append(page2, noname);
+    ck_assert_int_eq(kube__cache_init(&cache, &codec, &thandlers, NULL, &t), ERR_OK);
+    kube__cache_list_begin(&cache);
+    ck_assert_int_eq(kube__cache_list_page(&cache, first, &msg), ERR_OK);
+    kube__cache_list_end(&cache);
+    ck_assert_str_eq(t.log, "add:ns/keep=keep@5 add:ns/change=change@6 add:ns/vanish=vanish@7 ");
+    t.log[0] = '\0';
+    /* A relist in two pages: adds and updates as the pages come, deletions at the end. */
+    kube__cache_list_begin(&cache);
+    ck_assert_int_eq(kube__cache_list_page(&cache, page1, &msg), ERR_OK);
+    ck_assert_str_eq(t.log, "upd:ns/change=change@9 ");
+    ck_assert_int_eq(kube__cache_list_page(&cache, page2, &msg), ERR_OK);
+    kube__cache_list_end(&cache);
+    ck_assert_str_eq(t.log,
+                     "upd:ns/change=change@9 add:ns/new=new@10 del:ns/vanish=vanish@7(no raw) ");
+    ck_assert_uint_eq(util_hmap_len(&cache.items), 3);
+    /* The same list again changes nothing and decodes nothing. */
+    t.log[0] = '\0';
+    t.decoded = 0;
+    kube__cache_list_begin(&cache);
+    ck_assert_int_eq(kube__cache_list_page(&cache, page1, &msg), ERR_OK);
+    ck_assert_int_eq(kube__cache_list_page(&cache, page2, &msg), ERR_OK);
+    kube__cache_list_end(&cache);
+    ck_assert_str_eq(t.log, "");
+    ck_assert_int_eq(t.decoded, 0);
     kube__cache_fini(&cache);
+    ck_assert_int_eq(t.freed, 5);
     json_decref(first);
-    json_decref(second);
+    json_decref(page1);
+    json_decref(page2);
     json_decref(noname);
 }
 END_TEST
@@ -318,7 +375,7 @@ START_TEST(test_informer_pages_watches_and_relists_on_410)
     ck_assert_str_eq(kube_informer_resource_version(fx.inf), "20");
     ck_assert_ptr_nonnull(kube_informer_get(fx.inf, "ns", "d"));
     ck_assert_ptr_null(kube_informer_get(fx.inf, "ns", "b"));
-    ck_assert_uint_eq(json_object_size(kube_informer_items(fx.inf)), 3);
+    ck_assert_uint_eq(kube_informer_len(fx.inf), 3);
     st = kube_informer_stats(fx.inf);
     ck_assert_uint_eq(st.lists, 2);
     ck_assert_uint_eq(st.gone, 1);

@@ -420,7 +420,7 @@ static bool flavor_in_use(ctrl_t *c, const char *name)
     json_t *cq, *g, *f;
     size_t i, j;
 
-    json_object_foreach(kube_informer_items(c->inf[CTRL_CQ]), key, cq)
+    CTRL_FOREACH(c->inf[CTRL_CQ], key, cq)
     {
         json_array_foreach(json_object_get(json_object_get(cq, "spec"), "resourceGroups"), i, g)
         {
@@ -478,7 +478,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
     const char *key;
     json_t *obj;
 
-    json_object_foreach(kube_informer_items(c->inf[CTRL_CQ]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_CQ], key, obj)
     {
         json_t *cur = json_object_get(obj, "status");
         sched_cq_status_t cs;
@@ -495,7 +495,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
                          queuestatus_cq(c->sched, key, cur, c->cfg->kueue.fair_sharing, now_s),
                          cur);
     }
-    json_object_foreach(kube_informer_items(c->inf[CTRL_FLAVOR]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_FLAVOR], key, obj)
     {
         if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
             has_our_finalizer(obj) && !ctrl__busy(c, CTRL_FLAVOR, key) && !flavor_in_use(c, key))
@@ -503,7 +503,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
     }
     if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
         return;
-    json_object_foreach(kube_informer_items(c->inf[CTRL_LQ]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_LQ], key, obj)
     {
         json_t *cur = json_object_get(obj, "status");
         if (status_due(c, CTRL_LQ, key))

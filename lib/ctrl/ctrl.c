@@ -103,7 +103,7 @@ static bool rv_num(json_t *obj, uint64_t *out)
 
 json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    json_t *cached = json_object_get(kube_informer_items(c->inf[kind]), key);
+    json_t *cached = kube_informer_value(c->inf[kind], key);
     json_t *ov = json_object_get(c->overlay[kind], key);
     uint64_t a, b;
 
@@ -433,20 +433,19 @@ static void feed_all(ctrl_t *c)
     json_t *obj;
 
     for (int k = 0; k < CTRL_WORKLOAD; k++) {
-        json_object_foreach(kube_informer_items(c->inf[k]), key, obj) feed_obj(c, k, obj, false);
+        CTRL_FOREACH(c->inf[k], key, obj) feed_obj(c, k, obj, false);
     }
-    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
     {
         ctrl__engine_wl(c, key);
         ctrl__mark_wl(c, key);
     }
-    json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj) ctrl__mark_job(c, key);
+    CTRL_FOREACH(c->inf[CTRL_JOB], key, obj) ctrl__mark_job(c, key);
     c->fed = true;
     c->queue_dirty = true;
     ctrl__log(c, CTRL_LOG_INFO, "caches synced: %zu workloads, %zu jobs, %zu cluster queues",
-              json_object_size(kube_informer_items(c->inf[CTRL_WORKLOAD])),
-              json_object_size(kube_informer_items(c->inf[CTRL_JOB])),
-              json_object_size(kube_informer_items(c->inf[CTRL_CQ])));
+              kube_informer_len(c->inf[CTRL_WORKLOAD]), kube_informer_len(c->inf[CTRL_JOB]),
+              kube_informer_len(c->inf[CTRL_CQ]));
 }
 
 /* ---- informer handlers ------------------------------------------------------------------- */
@@ -911,9 +910,9 @@ void ctrl_set_leader(ctrl_t *c, bool leader)
     if (leader && c->fed) {
         const char *key;
         json_t *obj;
-        json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
-            ctrl__mark_wl(c, key);
-        json_object_foreach(kube_informer_items(c->inf[CTRL_JOB]), key, obj) ctrl__mark_job(c, key);
+        CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
+        ctrl__mark_wl(c, key);
+        CTRL_FOREACH(c->inf[CTRL_JOB], key, obj) ctrl__mark_job(c, key);
         c->queue_dirty = true;
     }
     ctrl__kick(c);

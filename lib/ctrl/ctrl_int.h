@@ -12,6 +12,10 @@
 
 #define CTRL_KEY_MAX 512
 
+/* Iterate informer `inf`'s cache: `key` (const char *) and `obj` (json_t *) per object. */
+#define CTRL_FOREACH(inf, key, obj) \
+    for (size_t pos_##obj = 0; kube_informer_next((inf), &pos_##obj, &(key), (void **)&(obj));)
+
 /* The writes the controller makes; each has one continuation in ctrl__on_done(). */
 typedef enum {
     CTRL_OP_WL_CREATE = 0,   /* POST a Workload for a Job (busy: the Job) */

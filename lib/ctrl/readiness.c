@@ -88,7 +88,7 @@ void ctrl__pods_ready_tick(ctrl_t *c)
 
     if (!c->cfg->pods_ready.enabled || !c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
-    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
     {
         json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
         if (wl != NULL && !ctrl__busy(c, CTRL_WORKLOAD, key))
@@ -104,7 +104,7 @@ bool ctrl__admission_blocked(ctrl_t *c)
     if (!c->cfg->pods_ready.enabled || !c->cfg->pods_ready.block_admission)
         return false;
     /* Kueue's PodsReadyForAllAdmittedWorkloads: every admitted Workload has PodsReady=True. */
-    json_object_foreach(kube_informer_items(c->inf[CTRL_WORKLOAD]), key, obj)
+    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
     {
         json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
         if (wl != NULL && podsready_admitted(wl) && !wlstatus_cond(wl, "Finished") &&

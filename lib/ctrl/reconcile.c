@@ -238,7 +238,7 @@ static const priority_class_t *lookup_pc_at(void *ctx, size_t i)
     size_t n = 0;
 
     /* Only globalDefault classes matter to the caller; decode those, skip the rest cheaply. */
-    json_object_foreach(kube_informer_items(l->c->inf[CTRL_PC]), key, obj)
+    CTRL_FOREACH(l->c->inf[CTRL_PC], key, obj)
     {
         if (n++ == i) {
             if (!json_is_true(json_object_get(obj, "globalDefault"))) {

@@ -1,9 +1,11 @@
-/* informer -- list+watch one resource type into an indexed local cache and report changes. */
+/* informer -- list+watch one resource type into a local cache of decoded objects and report
+ * changes. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/informer.h"
 
 #include "kube/backoff.h"
 #include "kube/informer_int.h"
+#include "util/hmap.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -16,7 +18,7 @@
  *          start                          ERROR event / HTTP 410 Gone
  *            |                      +--------------------------------------+
  *            v                      v                                      |
- *   +---> LIST (pages, limit/continue) --ok--> replace cache --> WATCH(rv, bookmarks)
+ *   +---> LIST (pages, limit/continue) --ok--> update cache --> WATCH(rv, bookmarks)
  *   |        | error                                               |   |  stream ended normally
  *   |        v                                                     |   +--> WATCH(rv) again
  *   +---- backoff (exponential, jittered) <--- drop / HTTP error --+
@@ -25,8 +27,10 @@
  * resourceVersion: the LIST's metadata.resourceVersion, then each event's object version and
  * each BOOKMARK's, is where the next WATCH resumes. When the server no longer has that version
  * in its window (compaction, watch cache), it answers 410 Gone and only a fresh LIST can restore
- * a consistent view; replace() then turns the difference into add/update/delete calls so that
- * handlers see every change exactly once and nothing twice.
+ * a consistent view; the relist turns the difference into add/update/delete calls (page by
+ * page, deletions after the last page) so that handlers see every change exactly once and
+ * nothing twice. The cache keeps what the owner's codec decodes, never the server's JSON
+ * (kube_informer_new() keeps the JSON objects themselves).
  *
  * A watch that ends normally (timeoutSeconds elapsed) is restarted at once; one that ends within
  * a second without any event is treated as a drop, so a misbehaving server cannot make us spin.
@@ -48,8 +52,9 @@ struct kube_informer_s {
     char *ns, *label_selector, *field_selector;
     uint32_t page_size;
     kube__cache_t cache;
-    char *rv;        /* owned: where the next WATCH starts; "" before the first LIST */
-    json_t *pending; /* owned: items gathered over LIST pages */
+    char *rv; /* owned: where the next WATCH starts; "" before the first LIST */
+    kube_informer_handlers_t json_handlers; /* kube_informer_new(): the owner's callbacks */
+    void *json_data;
     char *continue_token;
     kube_req_t *req;  /* the LIST page or WATCH in flight */
     uv_timer_t timer; /* backoff */
@@ -100,13 +105,13 @@ const char *kube_object_rv(json_t *obj)
 /* ---- cache (pure)
  * --------------------------------------------------------------------------------- */
 
-err_t kube__cache_init(kube__cache_t *cache, const kube_informer_handlers_t *handlers,
-                       kube_informer_t *owner, void *data)
+err_t kube__cache_init(kube__cache_t *cache, const kube_codec_t *codec,
+                       const kube_informer_typed_handlers_t *handlers, kube_informer_t *owner,
+                       void *data)
 {
     memset(cache, 0, sizeof(*cache));
-    cache->items = json_object();
-    if (cache->items == NULL)
-        return ERR_NOMEM;
+    util_hmap_init(&cache->items, 0);
+    cache->codec = *codec;
     if (handlers != NULL)
         cache->handlers = *handlers;
     cache->owner = owner;
@@ -114,148 +119,84 @@ err_t kube__cache_init(kube__cache_t *cache, const kube_informer_handlers_t *han
     return ERR_OK;
 }
 
+static void entry_free(kube__cache_t *cache, kube__entry_t *e)
+{
+    if (e == NULL)
+        return;
+    if (e->value != NULL)
+        cache->codec.free(e->value, cache->codec.data);
+    free(e->rv);
+    free(e);
+}
+
 void kube__cache_fini(kube__cache_t *cache)
 {
-    json_decref(cache->items);
-    for (size_t i = 0; i < cache->n_indexes; i++) {
-        free(cache->indexes[i].name);
-        json_decref(cache->indexes[i].by_value);
-    }
-    memset(cache, 0, sizeof(*cache));
-}
+    size_t pos = 0;
+    void *e;
 
-err_t kube__cache_add_index(kube__cache_t *cache, const char *name, kube_index_fn fn, void *fn_data,
-                            err_msg_t *msg)
-{
-    kube__index_t *ix;
-
-    for (size_t i = 0; i < cache->n_indexes; i++) {
-        if (strcmp(cache->indexes[i].name, name) == 0)
-            return err_set(msg, ERR_EXISTS, "index %s: already defined", name);
-    }
-    if (cache->n_indexes == KUBE_INDEX_MAX)
-        return err_set(msg, ERR_OVERFLOW, "index %s: at most %d indexes", name, KUBE_INDEX_MAX);
-    ix = &cache->indexes[cache->n_indexes];
-    ix->name = strdup(name);
-    ix->by_value = json_object();
-    if (ix->name == NULL || ix->by_value == NULL) {
-        free(ix->name);
-        json_decref(ix->by_value);
-        memset(ix, 0, sizeof(*ix));
-        return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
-    }
-    ix->fn = fn;
-    ix->fn_data = fn_data;
-    /* Objects already cached (an index added late) are indexed now. */
-    {
-        const char *key;
-        json_t *obj;
-
-        json_object_foreach(cache->items, key, obj)
-        {
-            const char *v = fn(obj, fn_data);
-            json_t *set;
-
-            if (v == NULL)
-                continue;
-            set = json_object_get(ix->by_value, v);
-            if (set == NULL) {
-                set = json_object();
-                if (set == NULL || json_object_set_new(ix->by_value, v, set) != 0)
-                    return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
-            }
-            if (json_object_set(set, key, obj) != 0)
-                return err_set(msg, ERR_NOMEM, "index %s: out of memory", name);
-        }
-    }
-    cache->n_indexes++;
-    return ERR_OK;
-}
-
-static err_t index_add(kube__cache_t *cache, const char *key, json_t *obj)
-{
-    for (size_t i = 0; i < cache->n_indexes; i++) {
-        kube__index_t *ix = &cache->indexes[i];
-        const char *v = ix->fn(obj, ix->fn_data);
-        json_t *set;
-
-        if (v == NULL)
-            continue;
-        set = json_object_get(ix->by_value, v);
-        if (set == NULL) {
-            set = json_object();
-            if (set == NULL || json_object_set_new(ix->by_value, v, set) != 0)
-                return ERR_NOMEM;
-        }
-        if (json_object_set(set, key, obj) != 0)
-            return ERR_NOMEM;
-    }
-    return ERR_OK;
-}
-
-/* Remove `key` from every index, looking it up by the value `old` (the cached version) had. */
-static void index_remove(kube__cache_t *cache, const char *key, json_t *old)
-{
-    for (size_t i = 0; i < cache->n_indexes; i++) {
-        kube__index_t *ix = &cache->indexes[i];
-        const char *v = ix->fn(old, ix->fn_data);
-        json_t *set;
-
-        if (v == NULL)
-            continue;
-        set = json_object_get(ix->by_value, v);
-        if (set == NULL)
-            continue;
-        json_object_del(set, key);
-        if (json_object_size(set) == 0)
-            json_object_del(ix->by_value, v);
-    }
+    while (util_hmap_next(&cache->items, &pos, NULL, &e))
+        entry_free(cache, e);
+    util_hmap_fini(&cache->items);
 }
 
 /* Insert or replace `obj` at `key`, firing on_add/on_update unless the version is unchanged. */
 static err_t cache_upsert(kube__cache_t *cache, const char *key, json_t *obj, err_msg_t *msg)
 {
-    json_t *old = json_object_get(cache->items, key);
-    err_t rc;
+    kube__entry_t *e = util_hmap_get(&cache->items, key);
+    const char *rv = kube_object_rv(obj);
+    void *value, *old;
+    char *rv_copy;
 
-    if (old == obj)
-        return ERR_OK;
-    if (old != NULL && strcmp(kube_object_rv(old), kube_object_rv(obj)) == 0)
-        return ERR_OK; /* a relist or a replayed event: nothing changed */
-    if (old != NULL) {
-        json_incref(old);
-        index_remove(cache, key, old);
+    if (e != NULL) {
+        e->gen = cache->gen;
+        if (strcmp(e->rv, rv) == 0)
+            return ERR_OK; /* a relist or a replayed event: nothing changed, nothing decoded */
     }
-    if (json_object_set(cache->items, key, obj) != 0) {
-        json_decref(old);
+    rv_copy = strdup(rv);
+    value = rv_copy != NULL ? cache->codec.decode(obj, cache->codec.data) : NULL;
+    if (value == NULL) {
+        free(rv_copy);
         return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
     }
-    rc = index_add(cache, key, obj);
-    if (old != NULL) {
+    if (e != NULL) {
+        old = e->value;
+        e->value = value;
+        free(e->rv);
+        e->rv = rv_copy;
         if (cache->handlers.on_update)
-            cache->handlers.on_update(cache->owner, old, obj, cache->data);
-        json_decref(old);
-    } else if (cache->handlers.on_add) {
-        cache->handlers.on_add(cache->owner, obj, cache->data);
+            cache->handlers.on_update(cache->owner, key, old, value, obj, cache->data);
+        cache->codec.free(old, cache->codec.data);
+        return ERR_OK;
     }
-    if (rc != ERR_OK)
-        return err_set(msg, rc, "cache %s: index: out of memory", key);
+    e = calloc(1, sizeof(*e));
+    if (e == NULL || util_hmap_put(&cache->items, key, e, NULL) != ERR_OK) {
+        free(e);
+        free(rv_copy);
+        cache->codec.free(value, cache->codec.data);
+        return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
+    }
+    e->value = value;
+    e->rv = rv_copy;
+    e->gen = cache->gen;
+    if (cache->handlers.on_add)
+        cache->handlers.on_add(cache->owner, key, value, obj, cache->data);
     return ERR_OK;
 }
 
-/* Drop `key`, reporting `final` (the deleted object's last state) to on_delete. */
+/* Drop `key`, reporting its value and `final` (the deleted object's last state, or NULL). */
 static void cache_remove(kube__cache_t *cache, const char *key, json_t *final)
 {
-    json_t *old = json_object_get(cache->items, key);
+    char copy[KEY_MAX];
+    kube__entry_t *e;
 
-    if (old == NULL)
+    /* `key` may be the map's own copy, which the delete frees. */
+    snprintf(copy, sizeof(copy), "%s", key);
+    e = util_hmap_del(&cache->items, copy);
+    if (e == NULL)
         return;
-    json_incref(old);
-    index_remove(cache, key, old);
-    json_object_del(cache->items, key);
     if (cache->handlers.on_delete)
-        cache->handlers.on_delete(cache->owner, final ? final : old, cache->data);
-    json_decref(old);
+        cache->handlers.on_delete(cache->owner, copy, e->value, final, cache->data);
+    entry_free(cache, e);
 }
 
 err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *obj, err_msg_t *msg)
@@ -273,41 +214,58 @@ err_t kube__cache_apply(kube__cache_t *cache, kube_event_type_t type, json_t *ob
     return cache_upsert(cache, key, obj, msg);
 }
 
-err_t kube__cache_replace(kube__cache_t *cache, json_t *items, err_msg_t *msg)
+void kube__cache_list_begin(kube__cache_t *cache)
 {
-    json_t *fresh = json_object(), *obj, *tmp;
+    cache->gen++;
+}
+
+err_t kube__cache_list_page(kube__cache_t *cache, json_t *items, err_msg_t *msg)
+{
     char key[KEY_MAX];
-    const char *k;
+    json_t *obj;
     size_t i;
     err_t rc = ERR_OK;
 
-    if (fresh == NULL)
-        return err_set(msg, ERR_NOMEM, "relist: out of memory");
-    /* Keys of the new list first, so vanished objects can be found afterwards. */
     json_array_foreach(items, i, obj)
     {
+        err_t r;
         if (kube_object_key(obj, key, sizeof(key)) != ERR_OK)
             continue;
-        if (json_object_set(fresh, key, obj) != 0) {
-            json_decref(fresh);
-            return err_set(msg, ERR_NOMEM, "relist: out of memory");
-        }
-    }
-    json_object_foreach(fresh, k, obj)
-    {
-        err_t r = cache_upsert(cache, k, obj, msg);
-
+        r = cache_upsert(cache, key, obj, msg);
         if (r != ERR_OK)
             rc = r;
     }
-    json_object_foreach_safe(cache->items, tmp, k, obj)
-    {
-        if (json_object_get(fresh, k) == NULL)
-            cache_remove(cache, k, NULL);
-    }
-    json_decref(fresh);
     return rc;
 }
+
+void kube__cache_list_end(kube__cache_t *cache)
+{
+    size_t pos = 0;
+    const char *key;
+    void *e;
+
+    /* Deleting the current entry while iterating is allowed (util/hmap.h). */
+    while (util_hmap_next(&cache->items, &pos, &key, &e)) {
+        if (((kube__entry_t *)e)->gen != cache->gen)
+            cache_remove(cache, key, NULL);
+    }
+}
+
+/* ---- JSON informers: the cache keeps the server's objects ------------------------------------ */
+
+static void *json_keep(json_t *obj, void *data)
+{
+    (void)data;
+    return json_incref(obj);
+}
+
+static void json_drop(void *value, void *data)
+{
+    (void)data;
+    json_decref(value);
+}
+
+static const kube_codec_t json_codec = {json_keep, json_drop, NULL};
 
 /* ---- informer
  * ---------------------------------------------------------------------------------------- */
@@ -330,7 +288,6 @@ static char *dup_or_null(const char *s, bool *failed)
 static void informer_free(kube_informer_t *inf)
 {
     kube__cache_fini(&inf->cache);
-    json_decref(inf->pending);
     free(inf->group);
     free(inf->version);
     free(inf->resource);
@@ -342,9 +299,10 @@ static void informer_free(kube_informer_t *inf)
     free(inf);
 }
 
-kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
-                                   const kube_informer_opts_t *opts,
-                                   const kube_informer_handlers_t *handlers, void *data)
+kube_informer_t *kube_informer_new_typed(kube_client_t *c, const kube_resource_t *res,
+                                         const kube_informer_opts_t *opts,
+                                         const kube_codec_t *codec,
+                                         const kube_informer_typed_handlers_t *handlers, void *data)
 {
     kube_informer_opts_t o;
     kube_informer_t *inf;
@@ -365,7 +323,7 @@ kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
     inf->label_selector = dup_or_null(o.label_selector, &failed);
     inf->field_selector = dup_or_null(o.field_selector, &failed);
     inf->rv = dup_or_null("", &failed);
-    if (failed || kube__cache_init(&inf->cache, handlers, inf, data) != ERR_OK) {
+    if (failed || kube__cache_init(&inf->cache, codec, handlers, inf, data) != ERR_OK) {
         informer_free(inf);
         return NULL;
     }
@@ -377,13 +335,69 @@ kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
     return inf;
 }
 
-err_t kube_informer_add_index(kube_informer_t *inf, const char *name, kube_index_fn fn,
-                              void *fn_data, err_msg_t *msg)
+/* A JSON informer is a typed one whose values are the objects; these pass them on. */
+static void json_on_add(kube_informer_t *inf, const char *key, void *value, json_t *raw, void *data)
 {
-    return kube__cache_add_index(&inf->cache, name, fn, fn_data, msg);
+    (void)key, (void)raw, (void)data;
+    if (inf->json_handlers.on_add)
+        inf->json_handlers.on_add(inf, value, inf->json_data);
 }
 
-json_t *kube_informer_get(const kube_informer_t *inf, const char *ns, const char *name)
+static void json_on_update(kube_informer_t *inf, const char *key, void *old, void *value,
+                           json_t *raw, void *data)
+{
+    (void)key, (void)raw, (void)data;
+    if (inf->json_handlers.on_update)
+        inf->json_handlers.on_update(inf, old, value, inf->json_data);
+}
+
+static void json_on_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw,
+                           void *data)
+{
+    (void)key, (void)data;
+    if (inf->json_handlers.on_delete)
+        inf->json_handlers.on_delete(inf, raw != NULL ? raw : old, inf->json_data);
+}
+
+static void json_on_synced(kube_informer_t *inf, void *data)
+{
+    (void)data;
+    if (inf->json_handlers.on_synced)
+        inf->json_handlers.on_synced(inf, inf->json_data);
+}
+
+static void json_on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb,
+                          void *data)
+{
+    (void)data;
+    if (inf->json_handlers.on_error)
+        inf->json_handlers.on_error(inf, res, verb, inf->json_data);
+}
+
+kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
+                                   const kube_informer_opts_t *opts,
+                                   const kube_informer_handlers_t *handlers, void *data)
+{
+    static const kube_informer_typed_handlers_t adapters = {
+        json_on_add, json_on_update, json_on_delete, json_on_synced, json_on_error};
+    kube_informer_t *inf = kube_informer_new_typed(c, res, opts, &json_codec, &adapters, NULL);
+
+    if (inf != NULL) {
+        if (handlers != NULL)
+            inf->json_handlers = *handlers;
+        inf->json_data = data;
+    }
+    return inf;
+}
+
+void *kube_informer_value(const kube_informer_t *inf, const char *key)
+{
+    kube__entry_t *e = util_hmap_get(&inf->cache.items, key);
+
+    return e != NULL ? e->value : NULL;
+}
+
+void *kube_informer_get(const kube_informer_t *inf, const char *ns, const char *name)
 {
     char key[KEY_MAX];
     int w;
@@ -394,21 +408,23 @@ json_t *kube_informer_get(const kube_informer_t *inf, const char *ns, const char
         w = snprintf(key, sizeof(key), "%s", name);
     if (w < 0 || (size_t)w >= sizeof(key))
         return NULL;
-    return json_object_get(inf->cache.items, key);
+    return kube_informer_value(inf, key);
 }
 
-json_t *kube_informer_items(const kube_informer_t *inf)
+size_t kube_informer_len(const kube_informer_t *inf)
 {
-    return inf->cache.items;
+    return util_hmap_len(&inf->cache.items);
 }
 
-json_t *kube_informer_index(const kube_informer_t *inf, const char *name, const char *value)
+bool kube_informer_next(const kube_informer_t *inf, size_t *pos, const char **key, void **value)
 {
-    for (size_t i = 0; i < inf->cache.n_indexes; i++) {
-        if (strcmp(inf->cache.indexes[i].name, name) == 0)
-            return json_object_get(inf->cache.indexes[i].by_value, value);
-    }
-    return NULL;
+    void *e;
+
+    if (!util_hmap_next(&inf->cache.items, pos, key, &e))
+        return false;
+    if (value != NULL)
+        *value = ((kube__entry_t *)e)->value;
+    return true;
 }
 
 bool kube_informer_synced(const kube_informer_t *inf)
@@ -512,6 +528,8 @@ static void on_list(const kube_result_t *res, void *data)
             kube_client_log(inf->c, "informer %s: continue token expired, listing again",
                             inf->resource);
             inf->stats.gone++;
+            free(inf->continue_token);
+            inf->continue_token = NULL; /* from the first page, not the expired token again */
             list_start(inf);
             return;
         }
@@ -523,11 +541,19 @@ static void on_list(const kube_result_t *res, void *data)
     report(inf, NULL, "list");
     items = json_object_get(res->body, "items");
     meta = json_object_get(res->body, "metadata");
-    if (json_is_array(items) && json_array_extend(inf->pending, items) != 0) {
-        kube_client_log(inf->c, "informer %s: list: out of memory", inf->resource);
+    if (inf->continue_token == NULL)
+        kube__cache_list_begin(&inf->cache);
+    /* Each page goes into the cache as it comes (adds and updates); only the deletions wait for
+     * the last page. So only one page of the server's JSON is ever alive. */
+    if (json_is_array(items) && kube__cache_list_page(&inf->cache, items, &msg) != ERR_OK) {
+        kube_client_log(inf->c, "informer %s: list: %s", inf->resource, msg.text);
+        free(inf->continue_token);
+        inf->continue_token = NULL;
         schedule(inf, NEXT_LIST);
         return;
     }
+    if (inf->closing)
+        return; /* a handler may not close us, but be safe */
     cont = json_string_value(json_object_get(meta, "continue"));
     free(inf->continue_token);
     inf->continue_token = NULL;
@@ -540,14 +566,12 @@ static void on_list(const kube_result_t *res, void *data)
         list_start(inf);
         return;
     }
-    /* The complete list: diff it into the cache, then watch from its version. */
-    if (kube__cache_replace(&inf->cache, inf->pending, &msg) != ERR_OK)
-        kube_client_log(inf->c, "informer %s: %s", inf->resource, msg.text);
-    json_array_clear(inf->pending);
+    /* The complete list: what no page had is gone; watch from the list's version. */
+    kube__cache_list_end(&inf->cache);
     set_rv(inf, json_string_value(json_object_get(meta, "resourceVersion")));
     inf->stats.lists++;
     if (inf->closing)
-        return; /* a handler may not close us, but be safe */
+        return;
     if (!inf->synced) {
         inf->synced = true;
         if (inf->cache.handlers.on_synced)
@@ -562,8 +586,6 @@ static void list_start(kube_informer_t *inf)
     kube_list_opts_t lo;
     err_msg_t msg;
 
-    if (inf->continue_token == NULL)
-        json_array_clear(inf->pending);
     memset(&lo, 0, sizeof(lo));
     lo.label_selector = inf->label_selector;
     lo.field_selector = inf->field_selector;
@@ -701,9 +723,6 @@ err_t kube_informer_start(kube_informer_t *inf, err_msg_t *msg)
 
     if (inf->started || inf->closing)
         return err_set(msg, ERR_INVALID, "informer %s: already started", inf->resource);
-    inf->pending = json_array();
-    if (inf->pending == NULL)
-        return err_set(msg, ERR_NOMEM, "informer %s: out of memory", inf->resource);
     rc = uv_timer_init(kube_client_loop(inf->c), &inf->timer);
     if (rc != 0)
         return err_set(msg, ERR_IO, "informer %s: uv_timer_init: %s", inf->resource,

@@ -1,4 +1,5 @@
-/* informer -- list+watch one resource type into an indexed local cache and report changes. */
+/* informer -- list+watch one resource type into a local cache of decoded objects and report
+ * changes. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #ifndef SLUICE_KUBE_INFORMER_H
 #define SLUICE_KUBE_INFORMER_H
@@ -19,12 +20,35 @@ typedef struct kube_informer_handlers_s {
     /* A LIST or WATCH failed (`verb` "list" or "watch"; `res` borrowed, see kube/problem.h), or,
      * with `res` NULL, the first LIST or WATCH event that succeeded after failures. Routine ends
      * (410 Gone, a watch closed by the server) are not failures. May be NULL. */
-    void (*on_error)(kube_informer_t *inf, const kube_result_t *res, const char *verb,
-                     void *data);
+    void (*on_error)(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data);
 } kube_informer_handlers_t;
 
-/* The index value of `obj` (borrowed from obj, e.g. a label value), or NULL to leave it out. */
-typedef const char *(*kube_index_fn)(json_t *obj, void *data);
+/*
+ * Typed informers. A codec turns each object the server sends (JSON, borrowed) into the value
+ * the cache keeps -- a compact struct with only the fields its owner uses -- so the cache never
+ * holds the server's JSON (managedFields, pod templates, ...). Objects whose resourceVersion
+ * did not change are not decoded again.
+ */
+typedef struct kube_codec_s {
+    /* A value for the cache made from `obj`, or NULL on out-of-memory (the object is skipped
+     * and the informer's LIST retried later). */
+    void *(*decode)(json_t *obj, void *data);
+    void (*free)(void *value, void *data); /* release a value decode() made */
+    void *data;
+} kube_codec_t;
+
+/* Change callbacks of a typed informer. Values belong to the cache (`old` is freed right after
+ * the call); `raw` is the object as the server sent it, borrowed for the call (NULL for a
+ * delete found by a relist, which has no last state). Each change is reported exactly once, as
+ * for kube_informer_handlers_t. */
+typedef struct kube_informer_typed_handlers_s {
+    void (*on_add)(kube_informer_t *inf, const char *key, void *value, json_t *raw, void *data);
+    void (*on_update)(kube_informer_t *inf, const char *key, void *old, void *value, json_t *raw,
+                      void *data);
+    void (*on_delete)(kube_informer_t *inf, const char *key, void *old, json_t *raw, void *data);
+    void (*on_synced)(kube_informer_t *inf, void *data);
+    void (*on_error)(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data);
+} kube_informer_typed_handlers_t;
 
 typedef struct kube_informer_opts_s {
     const char *ns; /* NULL: all namespaces (copied) */
@@ -43,9 +67,13 @@ kube_informer_t *kube_informer_new(kube_client_t *c, const kube_resource_t *res,
                                    const kube_informer_opts_t *opts,
                                    const kube_informer_handlers_t *handlers, void *data);
 
-/* Add a secondary index named `name` (copied) before start. ERR_EXISTS for a duplicate name. */
-err_t kube_informer_add_index(kube_informer_t *inf, const char *name, kube_index_fn fn,
-                              void *fn_data, err_msg_t *msg);
+/* A typed informer: the cache keeps what `codec` (copied) decodes; `handlers` are copied. NULL
+ * only on out-of-memory. */
+kube_informer_t *kube_informer_new_typed(kube_client_t *c, const kube_resource_t *res,
+                                         const kube_informer_opts_t *opts,
+                                         const kube_codec_t *codec,
+                                         const kube_informer_typed_handlers_t *handlers,
+                                         void *data);
 
 /* LIST then WATCH, forever, until closed. ERR_INVALID when already started or closing. */
 err_t kube_informer_start(kube_informer_t *inf, err_msg_t *msg);
@@ -54,16 +82,20 @@ err_t kube_informer_start(kube_informer_t *inf, err_msg_t *msg);
  * `on_closed` (may be NULL) fires. No handler fires after this call. NULL-safe. */
 void kube_informer_close(kube_informer_t *inf, void (*on_closed)(void *data), void *data);
 
-/* The cached object "ns/name" (cluster-scoped: `ns` NULL), borrowed, or NULL. */
-json_t *kube_informer_get(const kube_informer_t *inf, const char *ns, const char *name);
+/* The cached object "ns/name" (cluster-scoped: `ns` NULL), borrowed, or NULL: the JSON object
+ * for kube_informer_new(), the codec's value for kube_informer_new_typed(). */
+void *kube_informer_get(const kube_informer_t *inf, const char *ns, const char *name);
 
-/* The whole cache: a JSON object mapping "ns/name" keys to objects (borrowed; iterate with
- * json_object_foreach; valid until the next loop callback). */
-json_t *kube_informer_items(const kube_informer_t *inf);
+/* The cached object of cache key `key` ("ns/name" or "name"), borrowed, or NULL. */
+void *kube_informer_value(const kube_informer_t *inf, const char *key);
 
-/* Objects whose index `name` has `value`: a JSON object key -> object (borrowed, as above), or
- * NULL when none. */
-json_t *kube_informer_index(const kube_informer_t *inf, const char *name, const char *value);
+/* Number of cached objects. */
+size_t kube_informer_len(const kube_informer_t *inf);
+
+/* Iterate the cache: start with *pos = 0; each call gives the next key and value (borrowed,
+ * either out-parameter may be NULL) and returns true, or false at the end. The cache must not
+ * change meanwhile (no loop callback in between). */
+bool kube_informer_next(const kube_informer_t *inf, size_t *pos, const char **key, void **value);
 
 /* True once the first LIST has been applied. */
 bool kube_informer_synced(const kube_informer_t *inf);
