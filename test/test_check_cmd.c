@@ -222,6 +222,26 @@ START_TEST(stdin_input)
 }
 END_TEST
 
+START_TEST(kubectl_lists)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[4096];
+    result_t r;
+
+    /* A List from kubectl, on standard input: its items are the objects (the flavor they
+     * reference is among them). */
+    ck_assert_ptr_nonnull(src);
+    snprintf(path, sizeof(path), "%s/" D "list.yaml", src);
+    r = run(path, "-", NULL);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(r.out, "<stdin>: doc 1 (ClusterQueue gpu): spec.queueingStrategy: "
+                            "Unsupported value: \"Wrong\": supported values: \"BestEffortFIFO\", "
+                            "\"StrictFIFO\"\n");
+    ck_assert_str_eq(r.err, "sluice check: 2 objects in 1 file: 1 error\n");
+    result_fini(&r);
+}
+END_TEST
+
 START_TEST(scenario_updates)
 {
     result_t r = run(NULL, "-q", D "scenario.yaml", NULL);
@@ -319,6 +339,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, warnings_do_not_fail);
     tcase_add_test(tc, cross_file_references);
     tcase_add_test(tc, stdin_input);
+    tcase_add_test(tc, kubectl_lists);
     tcase_add_test(tc, scenario_updates);
     tcase_add_test(tc, workload_status_updates);
     tcase_add_test(tc, io_errors);

@@ -143,16 +143,15 @@ static check_doc_t *doc_new(check_t *c)
     return &c->docs[c->ndocs++];
 }
 
-static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
+/* Check one object: document `index` of the current file, or its items[item] (item >= 0). */
+static err_t check_object(check_t *c, size_t index, long item, json_t *root)
 {
-    check_t *c = ctx;
     check_doc_t *cd = doc_new(c);
     const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
     const char *name = json_str(md, "name"), *ns = json_str(md, "namespace");
     char buf[1024];
     err_t e;
 
-    (void)line;
     if (cd == NULL) {
         c->oom = true;
         return ERR_NOMEM;
@@ -168,7 +167,10 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     } else {
         cd->name = dup_or_null(name, &c->oom);
     }
-    snprintf(buf, sizeof(buf), "%s doc %zu", cd->file, cd->doc);
+    if (item >= 0)
+        snprintf(buf, sizeof(buf), "%s doc %zu items[%ld]", cd->file, cd->doc, item);
+    else
+        snprintf(buf, sizeof(buf), "%s doc %zu", cd->file, cd->doc);
     cd->origin = dup_or_null(buf, &c->oom);
 
     e = object_decode(root, &cd->obj, &cd->diags);
@@ -181,6 +183,23 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         return ERR_NOMEM;
     }
     return ERR_OK;
+}
+
+/* A document; a kubectl List (`kubectl get ... -o yaml`) is checked item by item. */
+static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
+{
+    check_t *c = ctx;
+    const json_t *items = json_object_get(root, "items");
+    const char *kind = json_str(root, "kind"), *av = json_str(root, "apiVersion");
+    err_t e = ERR_OK;
+
+    (void)line;
+    if (kind == NULL || strcmp(kind, "List") != 0 || av == NULL || strcmp(av, "v1") != 0 ||
+        !json_is_array(items))
+        return check_object(c, index, -1, root);
+    for (size_t i = 0; i < json_array_size(items) && e == ERR_OK; i++)
+        e = check_object(c, index, (long)i, json_array_get(items, i));
+    return e;
 }
 
 static const char *remember_file(check_t *c, const char *name)
