@@ -49,6 +49,13 @@ const char *fakeapi_url(const fakeapi_t *fa);
 err_t fakeapi_register(fakeapi_t *fa, const char *group, const char *version, const char *plural,
                        const char *kind, bool namespaced, bool has_status_subresource);
 
+/* Register every type `sluice run` reads or writes, scoped and with status subresources as on a
+ * cluster with Kueue's CRDs: namespaces, events, secrets (core/v1), batch/v1 jobs, leases,
+ * priorityclasses, the kueue.x-k8s.io/v1beta2 kinds (resourceflavors, cohorts, clusterqueues,
+ * localqueues, workloadpriorityclasses, workloads), customresourcedefinitions and the two
+ * webhook configurations. ERR_EXISTS when one of them is registered already. */
+err_t fakeapi_register_sluice(fakeapi_t *fa);
+
 /* Close the listener, every connection and timer; `fa` is freed once the loop has run the close
  * callbacks (run it until it has no more work, then uv_loop_close()). NULL-safe. */
 void fakeapi_stop(fakeapi_t *fa);

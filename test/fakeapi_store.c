@@ -314,6 +314,43 @@ err_t fakeapi_register(fakeapi_t *fa, const char *group, const char *version, co
     return ERR_OK;
 }
 
+err_t fakeapi_register_sluice(fakeapi_t *fa)
+{
+    static const struct {
+        const char *group, *version, *plural, *kind;
+        bool namespaced, status;
+    } types[] = {
+        {"", "v1", "namespaces", "Namespace", false, true},
+        {"", "v1", "events", "Event", true, false},
+        {"", "v1", "secrets", "Secret", true, false},
+        {"batch", "v1", "jobs", "Job", true, true},
+        {"coordination.k8s.io", "v1", "leases", "Lease", true, false},
+        {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false, false},
+        {"kueue.x-k8s.io", "v1beta2", "resourceflavors", "ResourceFlavor", false, false},
+        {"kueue.x-k8s.io", "v1beta2", "cohorts", "Cohort", false, true},
+        {"kueue.x-k8s.io", "v1beta2", "clusterqueues", "ClusterQueue", false, true},
+        {"kueue.x-k8s.io", "v1beta2", "localqueues", "LocalQueue", true, true},
+        {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", false,
+         false},
+        {"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true, true},
+        {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+         false, true},
+        {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+         "ValidatingWebhookConfiguration", false, false},
+        {"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+         "MutatingWebhookConfiguration", false, false},
+    };
+
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        err_t rc = fakeapi_register(fa, types[i].group, types[i].version, types[i].plural,
+                                    types[i].kind, types[i].namespaced, types[i].status);
+
+        if (rc != ERR_OK)
+            return rc;
+    }
+    return ERR_OK;
+}
+
 void fa__store_fini(fakeapi_t *fa)
 {
     for (size_t i = 0; i < fa->nhist; i++) {

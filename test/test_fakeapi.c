@@ -38,7 +38,8 @@ static void on_client_log(void *data, const char *text)
     snprintf(fx->last_log, sizeof(fx->last_log), "%s", text);
 }
 
-static void fx_init(fx_t *fx)
+/* A loop, a server with the types of `sluice run` (`sluice`) or a few test types, a client. */
+static void fx_init_types(fx_t *fx, bool sluice)
 {
     kube_client_opts_t co;
     err_msg_t msg;
@@ -46,6 +47,11 @@ static void fx_init(fx_t *fx)
     memset(fx, 0, sizeof(*fx));
     ck_assert_int_eq(uv_loop_init(&fx->loop), 0);
     ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
+    if (sluice) {
+        ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
+        ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_EXISTS);
+        goto client;
+    }
     ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "configmaps", "ConfigMap", true, false),
                      ERR_OK);
     ck_assert_int_eq(
@@ -58,6 +64,7 @@ static void fx_init(fx_t *fx)
                      ERR_EXISTS);
     ck_assert_int_eq(fakeapi_register(fx->fa, "x", "", "things", "Thing", true, false),
                      ERR_INVALID);
+client:
     fakeapi_set_now(fx->fa, 1700000000); /* 2023-11-14T22:13:20Z */
     kube_config_init(&fx->cfg);
     fx->cfg.server = strdup(fakeapi_url(fx->fa));
@@ -67,6 +74,11 @@ static void fx_init(fx_t *fx)
     co.log = on_client_log;
     co.log_data = fx;
     ck_assert_int_eq(kube_client_new(&fx->loop, &fx->cfg, &co, &fx->client, &msg), ERR_OK);
+}
+
+static void fx_init(fx_t *fx)
+{
+    fx_init_types(fx, false);
 }
 
 static void on_closed(void *data)
@@ -728,6 +740,7 @@ START_TEST(test_watch_resume_selectors_bookmarks_timeout)
     kube_watch_opts_t wo;
     wrec_t w1, w2, w3;
     kube_req_t *req2;
+    fakeapi_fault_t f;
     uint64_t t0;
 
     fx_init(&fx);
@@ -778,6 +791,18 @@ START_TEST(test_watch_resume_selectors_bookmarks_timeout)
     ck_assert_uint_eq(fakeapi_close_watches(fx.fa, "configmaps", false), 1);
     run_until(&fx, &w3.end.done);
     ck_assert_int_eq(w3.end.err, ERR_OK);
+    /* CUT: one event, then the connection breaks in the middle of the chunked response. */
+    memset(&f, 0, sizeof(f));
+    f.action = FAKEAPI_CUT;
+    f.cut_after = 1;
+    fakeapi_fault_next(fx.fa, "watch", "configmaps", &f, 1);
+    memset(&wo, 0, sizeof(wo));
+    res_reset(&w3.end);
+    watch(&fx, &cms, &wo, &w3, NULL);
+    run_until(&fx, &w3.end.done);
+    ck_assert_str_eq(w3.log, "ADDED:p@6 ");
+    ck_assert_int_eq(w3.end.err, ERR_IO);
+    ck_assert_int_eq(w3.end.status, 200);
     res_reset(&w1.end);
     res_reset(&w2.end);
     res_reset(&w3.end);
@@ -814,6 +839,7 @@ START_TEST(test_faults_seen_by_the_client)
     create(&fx, &cms, "a", cm_text("dropped"), &r);
     ck_assert_int_eq(r.status, 0);
     ck_assert_int_eq(r.err, ERR_IO);
+    ck_assert_msg(strstr(r.msg, "Empty reply from server") != NULL, "%s", r.msg);
     ck_assert_ptr_nonnull(fakeapi_get_object(fx.fa, "configmaps", "a", "dropped"));
     ck_assert_str_eq(fakeapi_log_at(fx.fa, 0)->fault, "drop");
     ck_assert_int_eq(fakeapi_log_at(fx.fa, 0)->status, 0);
@@ -822,7 +848,7 @@ START_TEST(test_faults_seen_by_the_client)
     fakeapi_fault_next(fx.fa, "create", NULL, &f, 1);
     create(&fx, &cms, "a", cm_text("reset"), &r);
     ck_assert_int_eq(r.status, 0);
-    ck_assert_int_ne(r.err, ERR_OK);
+    ck_assert_int_eq(r.err, ERR_IO);
     ck_assert_ptr_nonnull(fakeapi_get_object(fx.fa, "configmaps", "a", "reset"));
     /* LOSE: closed before anything happened. */
     memset(&f, 0, sizeof(f));
@@ -1076,6 +1102,80 @@ START_TEST(test_compaction_gives_410_and_a_relist)
 }
 END_TEST
 
+static err_t unsuspend(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    (void)data;
+    (void)msg;
+    json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false());
+    *changed = true;
+    return ERR_OK;
+}
+
+START_TEST(test_sluice_types_and_update_retry)
+{
+    static const kube_resource_t nss = {"", "v1", "namespaces", false};
+    static const kube_resource_t jobs = {"batch", "v1", "jobs", true};
+    static const kube_resource_t events = {"", "v1", "events", true};
+    static const kube_resource_t lqs = {"kueue.x-k8s.io", "v1beta2", "localqueues", true};
+    fx_t fx;
+    res_t r = {0};
+    fakeapi_fault_t f;
+    err_msg_t msg;
+    json_t *job;
+
+    fx_init_types(&fx, true);
+    /* Namespaces are a cluster-scoped type with a status subresource of their own. */
+    create(&fx, &nss, NULL, "{\"metadata\":{\"name\":\"team\",\"labels\":{\"a\":\"b\"}}}", &r);
+    ck_assert_int_eq(r.status, 201);
+    get(&fx, &nss, NULL, "team", &r);
+    ck_assert_int_eq(r.status, 200);
+    patch(&fx, &nss, NULL, "team", "status", "{\"status\":{\"phase\":\"Active\"}}", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(fakeapi_log_at(fx.fa, 2)->resource, "namespaces/status");
+    /* A suspended Job; its status is the job controller's, dropped on create. */
+    create(&fx, &jobs, "team",
+           "{\"metadata\":{\"name\":\"j\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+           "\"spec\":{\"suspend\":true,\"parallelism\":2},\"status\":{\"active\":1}}",
+           &r);
+    ck_assert_int_eq(r.status, 201);
+    ck_assert_ptr_null(json_object_get(r.body, "status"));
+    ck_assert_str_eq(json_string_value(json_object_get(r.body, "apiVersion")), "batch/v1");
+    /* Read-modify-write against a conflicting writer: the injected 409 makes the client read
+     * again and redo its change on the fresh object. */
+    memset(&f, 0, sizeof(f));
+    f.action = FAKEAPI_FAIL;
+    f.status = 409;
+    fakeapi_fault_next(fx.fa, "update", "jobs", &f, 1);
+    fakeapi_log_clear(fx.fa);
+    res_reset(&r);
+    ck_assert_int_eq(
+        kube_update_retry(fx.client, &jobs, "team", "j", NULL, unsuspend, 0, on_done, &r, &msg),
+        ERR_OK);
+    run_until(&fx, &r.done);
+    ck_assert_int_eq(r.err, ERR_OK);
+    job = fakeapi_get_object(fx.fa, "jobs", "team", "j");
+    ck_assert(json_is_false(json_object_get(json_object_get(job, "spec"), "suspend")));
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(job, "metadata"), "generation")), 2);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "get", "jobs"), 2);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "update", "jobs"), 2);
+    /* Events with generateName, a LocalQueue with its status. */
+    create(&fx, &events, "team",
+           "{\"metadata\":{\"generateName\":\"j.\"},\"reason\":\"Admitted\","
+           "\"involvedObject\":{\"kind\":\"Job\",\"name\":\"j\"}}",
+           &r);
+    ck_assert_int_eq(r.status, 201);
+    ck_assert_int_eq(strlen(md(r.body, "name")), 7);
+    create(&fx, &lqs, "team", "{\"metadata\":{\"name\":\"lq\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
+           &r);
+    patch(&fx, &lqs, "team", "lq", "status", "{\"status\":{\"admittedWorkloads\":1}}", &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, NULL), 4);
+    res_reset(&r);
+    fx_fini(&fx, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("fakeapi");
@@ -1093,6 +1193,7 @@ int main(void)
     tcase_add_test(tc, test_faults_seen_by_the_client);
     tcase_add_test(tc, test_cut_watch_resumes_without_relist);
     tcase_add_test(tc, test_compaction_gives_410_and_a_relist);
+    tcase_add_test(tc, test_sluice_types_and_update_retry);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
