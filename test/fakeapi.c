@@ -114,6 +114,9 @@ static char *xstrndup(const char *s, size_t n)
 static void fault_copy(fa_fault_t *dst, const fakeapi_fault_t *src)
 {
     dst->f = *src;
+    if ((src->action == FAKEAPI_FAIL || src->action == FAKEAPI_FAIL_APPLIED) &&
+        (src->status < 100 || src->status > 599))
+        dst->f.status = 500; /* no status given: the most common server failure */
     dst->retry_after = src->retry_after ? xstrdup(src->retry_after) : NULL;
     dst->message = src->message ? xstrdup(src->message) : NULL;
     dst->f.retry_after = dst->retry_after;
@@ -272,12 +275,11 @@ static void route(fakeapi_t *fa, const fa_call_t *c, fa_route_t *rt)
     if (rt->verb[0] == '\0') {
         rt->err = 405;
         snprintf(rt->err_msg, sizeof(rt->err_msg),
-                 "the server does not allow this method on the "
-                 "requested resource");
+                 "the server does not allow this method on the requested resource");
     }
 }
 
-/* ---- the log ------------------------------------------------------------------------------- */
+/* ---- the log --------------------------------------------------------------------------------- */
 
 static void resource_of(const fa_route_t *rt, char *buf, size_t n)
 {
@@ -628,7 +630,10 @@ static void watch_replay_state(fa_watch_t *w)
     size_t n = 0;
 
     FA_NN(keys);
-    json_object_foreach(objs, key, obj) keys[n++] = key;
+    json_object_foreach(objs, key, obj)
+    {
+        keys[n++] = key;
+    }
     qsort(keys, n, sizeof(*keys), cmp_key);
     for (size_t i = 0; i < n && !w->ended; i++) {
         obj = json_object_get(objs, keys[i]);
@@ -758,8 +763,7 @@ size_t fakeapi_close_watches(fakeapi_t *fa, const char *resource, bool abrupt)
     return n;
 }
 
-/* ---- acting on a request ----------------------------------------------------------------------
- */
+/* ---- acting on a request --------------------------------------------------------------------- */
 
 static void act(fakeapi_t *fa, testsrv_conn_t *conn, const fa_call_t *c, const fa_route_t *rt,
                 const fakeapi_fault_t *f, unsigned seq)
@@ -896,7 +900,7 @@ static void on_request(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t
     fa_call_t c;
     fa_route_t rt;
     fa_fault_t fault;
-    char ctype[128] = "", res[512];
+    char ctype[128] = "";
     unsigned seq = ++fa->seq;
 
     c.method = xstrdup(req->method);
@@ -908,7 +912,6 @@ static void on_request(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t
     c.body_len = req->body_len;
     route(fa, &c, &rt);
     log_add(fa, seq, &c, &rt);
-    resource_of(&rt, res, sizeof(res));
     memset(&r, 0, sizeof(r));
     r.seq = seq;
     r.method = c.method;
@@ -951,8 +954,7 @@ static void on_request(testsrv_t *srv, testsrv_conn_t *conn, const testsrv_req_t
     fault_fini(&fault);
 }
 
-/* ---- faults ------------------------------------------------------------------------------------
- */
+/* ---- faults ---------------------------------------------------------------------------------- */
 
 void fakeapi_set_fault(fakeapi_t *fa, fakeapi_fault_fn fn, void *data)
 {
@@ -980,8 +982,7 @@ void fakeapi_fault_next(fakeapi_t *fa, const char *verb, const char *resource,
     fa->rules_tail = rule;
 }
 
-/* ---- lifecycle ----------------------------------------------------------------------------------
- */
+/* ---- lifecycle ------------------------------------------------------------------------------- */
 
 static void on_stopped(testsrv_t *srv)
 {

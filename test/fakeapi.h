@@ -63,7 +63,7 @@ void fakeapi_stop(fakeapi_t *fa);
 /* Fix the clock used for creationTimestamp/deletionTimestamp (0: the wall clock). */
 void fakeapi_set_now(fakeapi_t *fa, time_t now);
 
-/* ---- direct access (no HTTP) -------------------------------------------------------------- */
+/* ---- direct access (no HTTP) ----------------------------------------------------------------- */
 
 /* Create or replace `obj` (borrowed, copied) as a test fixture would: the type comes from its
  * apiVersion and kind; metadata.name (and namespace for namespaced types) are required. A new
@@ -152,7 +152,7 @@ typedef enum {
 /* What to do with one request; all zero serves it normally. */
 typedef struct fakeapi_fault_s {
     fakeapi_action_t action;
-    int status;              /* FAIL, FAIL_APPLIED: the HTTP status (400..599) */
+    int status;              /* FAIL, FAIL_APPLIED: the HTTP status (400..599; 0: 500) */
     const char *retry_after; /* FAIL, FAIL_APPLIED: Retry-After value (copied), NULL: none */
     const char *message;     /* FAIL, FAIL_APPLIED: Status message (copied), NULL: the usual */
     uint32_t delay_ms;       /* act this much later (applied then, even if the client left) */

@@ -31,7 +31,7 @@
 
 #define KEY_MAX 512
 
-/* ---- small helpers ------------------------------------------------------------------------- */
+/* ---- small helpers --------------------------------------------------------------------------- */
 
 static json_t *meta(json_t *obj)
 {
@@ -140,7 +140,7 @@ static bool spec_changed(const fa_type_t *t, json_t *a, json_t *b)
     return changed;
 }
 
-/* ---- Status bodies ------------------------------------------------------------------------- */
+/* ---- Status bodies --------------------------------------------------------------------------- */
 
 const char *fa__reason(int code)
 {
@@ -228,7 +228,7 @@ static void invalid(fa_answer_t *a, const fa_type_t *t, const char *name, const 
     fa__status_details(a, t, name);
 }
 
-/* ---- types ---------------------------------------------------------------------------------- */
+/* ---- types ----------------------------------------------------------------------------------- */
 
 fa_type_t *fa__type_at(const fakeapi_t *fa, const char *group, const char *version,
                        const char *plural)
@@ -373,7 +373,7 @@ void fa__store_fini(fakeapi_t *fa)
     free(fa->types);
 }
 
-/* ---- commit: the one place that writes ------------------------------------------------------ */
+/* ---- commit: the one place that writes ------------------------------------------------------- */
 
 static void record(fakeapi_t *fa, fa_type_t *t, fa_etype_t et, json_t *obj, json_t *prev)
 {
@@ -444,7 +444,7 @@ static json_t *commit(fakeapi_t *fa, fa_type_t *t, const char *key, json_t *old,
     return out;
 }
 
-/* ---- names ---------------------------------------------------------------------------------- */
+/* ---- names ----------------------------------------------------------------------------------- */
 
 /* A DNS-1123 subdomain, what most types (and every CRD) accept as metadata.name. */
 static bool name_ok(const char *s)
@@ -767,7 +767,10 @@ static void do_update(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *n
             size_t j;
             json_t *g;
 
-            json_array_foreach(fin_old, j, g) known = known || json_equal(f, g);
+            json_array_foreach(fin_old, j, g)
+            {
+                known = known || json_equal(f, g);
+            }
             if (!known) {
                 char what[512];
 
@@ -879,7 +882,7 @@ void fa__delete(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, j
     a->body = commit(fa, t, key, old, next, &removed);
 }
 
-/* ---- direct access -------------------------------------------------------------------------- */
+/* ---- direct access --------------------------------------------------------------------------- */
 
 err_t fakeapi_put_object(fakeapi_t *fa, json_t *obj, json_t **stored, err_msg_t *msg)
 {
@@ -998,7 +1001,7 @@ void fakeapi_compact(fakeapi_t *fa)
     fa->compacted = fa->rv;
 }
 
-/* ---- RFC 7386 merge patch ------------------------------------------------------------------ */
+/* ---- RFC 7386 merge patch -------------------------------------------------------------------- */
 
 json_t *fa__merge_patch(json_t *target, json_t *patch)
 {
@@ -1029,7 +1032,7 @@ json_t *fa__merge_patch(json_t *target, json_t *patch)
     return target;
 }
 
-/* ---- selectors ------------------------------------------------------------------------------ */
+/* ---- selectors ------------------------------------------------------------------------------- */
 
 static char *trim_dup(const char *s, size_t n)
 {

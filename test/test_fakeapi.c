@@ -1,5 +1,4 @@
-/* test_fakeapi -- the in-memory API server, driven by sluice's real lib/kube client and informer.
- */
+/* test_fakeapi -- the in-memory API server, driven by sluice's lib/kube client and informer. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "fakeapi.h"
 
@@ -17,8 +16,7 @@ static const kube_resource_t wls = {"kueue.x-k8s.io", "v1beta2", "workloads", tr
 static const kube_resource_t cqs = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
 static const kube_resource_t widgets = {"example.com", "v1", "widgets", true};
 
-/* ---- fixture: a loop, the fake server, a client -----------------------------------------------
- */
+/* ---- fixture: a loop, the fake server, a client ---------------------------------------------- */
 
 typedef struct fx_s {
     uv_loop_t loop;
@@ -225,8 +223,7 @@ static void put(fx_t *fx, const char *text)
     json_decref(obj);
 }
 
-/* ---- informer recorder -------------------------------------------------------------------------
- */
+/* ---- informer recorder ----------------------------------------------------------------------- */
 
 typedef struct rec_s {
     char log[4096];
@@ -325,8 +322,7 @@ static void run_until_logged(fx_t *fx, const rec_t *rec, const char *text)
         uv_run(&fx->loop, UV_RUN_ONCE);
 }
 
-/* ---- tests -------------------------------------------------------------------------------------
- */
+/* ---- tests ----------------------------------------------------------------------------------- */
 
 START_TEST(test_create_get_list_update)
 {
@@ -810,8 +806,7 @@ START_TEST(test_watch_resume_selectors_bookmarks_timeout)
 }
 END_TEST
 
-/* ---- faults ------------------------------------------------------------------------------------
- */
+/* ---- faults ---------------------------------------------------------------------------------- */
 
 static const char *cm_text(const char *name)
 {
