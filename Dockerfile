@@ -30,5 +30,4 @@ ENTRYPOINT ["/usr/bin/sluice"]
 CMD ["run"]
 LABEL org.opencontainers.image.title="sluice" \
       org.opencontainers.image.version="0.1.0" \
-      org.opencontainers.image.source="https://github.com/sluice-dev/sluice" \
       org.opencontainers.image.licenses="Apache-2.0"

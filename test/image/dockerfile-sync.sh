@@ -74,7 +74,7 @@ check() (
     # Labels: the same keys, and the same values once .ci/build-image's variables are expanded.
     echo "$final" | sed -n 's/^LABEL //p' | grep -o '[a-z.]*="[^"]*"' | sed 's/="/=/; s/"$//' |
         LC_ALL=C sort >"$tmpd/docker-labels"
-    IMAGE_TITLE=$(var IMAGE_TITLE) IMAGE_SOURCE=$(var IMAGE_SOURCE) IMAGE_LICENSES=$(var IMAGE_LICENSES) \
+    IMAGE_TITLE=$(var IMAGE_TITLE) IMAGE_LICENSES=$(var IMAGE_LICENSES) \
         version=$version awk '
         /--config.label "/ {
             s = $0; sub(/.*--config.label "/, "", s); sub(/".*/, "", s)

@@ -119,9 +119,9 @@ jq -e --arg v "$version" --arg a "$arch" '
     .config.Labels["org.opencontainers.image.title"] == "sluice" and
     .config.Labels["org.opencontainers.image.version"] == $v and
     .config.Labels["org.opencontainers.image.licenses"] == "Apache-2.0" and
-    (.config.Labels["org.opencontainers.image.source"] | startswith("https://"))' "$config" \
+    (.config.Labels | length) == 3' "$config" \
     >/dev/null || fail "image config: $(jq -c .config "$config")"
-say "config: user 65532:65532, entrypoint [/usr/bin/sluice], cmd [run], workdir /, 4 OCI labels, $arch"
+say "config: user 65532:65532, entrypoint [/usr/bin/sluice], cmd [run], workdir /, 3 OCI labels, $arch"
 
 # --- the root filesystem, unpacked by umoci ---------------------------------------------------
 unpack_opts=""
