@@ -745,17 +745,13 @@ static int version_of(const json_t *api)
 
 bool convert_supported(const char *api_version, const char *kind)
 {
-    json_t *a, *k;
-    bool ok;
-
-    if (api_version == NULL || kind == NULL)
+    if (api_version == NULL || kind == NULL ||
+        (strcmp(api_version, CONVERT_V1BETA1) != 0 && strcmp(api_version, CONVERT_V1BETA2) != 0))
         return false;
-    a = json_string(api_version);
-    k = json_string(kind);
-    ok = a != NULL && k != NULL && version_of(a) != 0 && kind_index(k) >= 0;
-    json_decref(a);
-    json_decref(k);
-    return ok;
+    for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+        if (strcmp(kind, kinds[i].kind) == 0)
+            return true;
+    return false;
 }
 
 /* "<Kind> <namespace>/<name>" (or without the namespace), bounded. */
