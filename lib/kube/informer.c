@@ -687,7 +687,10 @@ static void on_watch_done(const kube_result_t *res, void *data)
     }
     if (res->err != ERR_OK) {
         kube_client_log(inf->c, "informer %s: watch: %s", inf->resource, res->msg.text);
-        report(inf, res, "watch");
+        /* A stream cut after its 200 is a routine drop (a proxy, a restart), not a failure of
+         * the watch request: only report what the server refused or could not be reached. */
+        if (res->status != 200)
+            report(inf, res, "watch");
     }
     schedule(inf, NEXT_WATCH);
 }
