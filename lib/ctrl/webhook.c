@@ -399,19 +399,20 @@ static void on_bundle(const kube_result_t *res, void *data)
     wreq_t *r = data;
     ctrl_webhook_t *w = r->w;
     const char *kind = r->what == 2 ? "validating" : "mutating";
+    char key[64];
 
+    /* One problem per configuration: the two fail and recover independently. */
+    snprintf(key, sizeof(key), "webhook-cabundle:%s", kind);
     if (!res->canceled) {
         ctrl_note_result(w->ctrl, res, "update", r->what == 2 ? &vwc_res : &mwc_res, NULL);
         if (res->err == ERR_OK) {
             wlog(w, CTRL_LOG_DEBUG, "webhooks: caBundle in the %s configuration is current", kind);
-            if (r->what == 3) {
+            problems_clear(ctrl_problems(w->ctrl), key, (uint64_t)ctrl__now_ms());
+            if (r->what == 3)
                 w->bundles_done = true;
-                problems_clear(ctrl_problems(w->ctrl), "webhook-cabundle",
-                               (uint64_t)ctrl__now_ms());
-            }
         } else {
             w->bundles_done = false;
-            problems_set(ctrl_problems(w->ctrl), "webhook-cabundle", (uint64_t)ctrl__now_ms(),
+            problems_set(ctrl_problems(w->ctrl), key, (uint64_t)ctrl__now_ms(),
                          "the caBundle of the %s webhook configuration is not up to date, so the "
                          "API server cannot verify sluice's webhooks: %s",
                          kind, res->msg.text);
