@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/hmap.h"
 
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,79 @@ START_TEST(grows_survives_churn_and_iterates)
 }
 END_TEST
 
+/* Indices as values (the simulator's name -> document/record index maps): 0 is a value. */
+START_TEST(index_values)
+{
+    util_hmap_t m;
+    size_t idx = 77;
+
+    util_hmap_init(&m, 7);
+    ck_assert(!util_hmap_get_index(&m, "cq/a", &idx));
+    ck_assert_uint_eq(idx, 77); /* untouched */
+    ck_assert_int_eq(util_hmap_put_index(&m, "cq/a", 0), ERR_OK);
+    ck_assert_int_eq(util_hmap_put_index(&m, "cohort/a", 41), ERR_OK);
+    ck_assert(util_hmap_get_index(&m, "cq/a", &idx));
+    ck_assert_uint_eq(idx, 0);
+    ck_assert(util_hmap_get_index(&m, "cohort/a", &idx));
+    ck_assert_uint_eq(idx, 41);
+    ck_assert_int_eq(util_hmap_put_index(&m, "cq/a", 5), ERR_OK);
+    ck_assert(util_hmap_get_index(&m, "cq/a", &idx));
+    ck_assert_uint_eq(idx, 5);
+    ck_assert_uint_eq(util_hmap_len(&m), 2);
+    util_hmap_fini(&m);
+}
+END_TEST
+
+/* Keys are copied: the caller's buffer may change after the put. */
+START_TEST(keys_are_copied)
+{
+    util_hmap_t m;
+    char key[16];
+    int a = 1;
+
+    util_hmap_init(&m, 0);
+    snprintf(key, sizeof(key), "team-a");
+    ck_assert_int_eq(util_hmap_put(&m, key, &a, NULL), ERR_OK);
+    snprintf(key, sizeof(key), "team-b");
+    ck_assert_ptr_eq(util_hmap_get(&m, "team-a"), &a);
+    ck_assert_ptr_null(util_hmap_get(&m, "team-b"));
+    util_hmap_fini(&m);
+}
+END_TEST
+
+/* Each allocation of a put fails in turn: ERR_NOMEM, and every entry stays as it was. */
+START_TEST(put_failures_leave_the_map)
+{
+    static char names[64][16];
+    util_hmap_t m;
+    size_t idx;
+    long failures = 0;
+
+    util_hmap_init(&m, 3);
+    for (size_t i = 0; i < 64; i++) {
+        snprintf(names[i], sizeof(names[i]), "k%zu", i);
+        for (long n = 1;; n++) {
+            err_t rc;
+            oom_fail_at(n);
+            rc = util_hmap_put_index(&m, names[i], i);
+            oom_fail_at(0);
+            if (rc == ERR_OK)
+                break;
+            ck_assert_int_eq(rc, ERR_NOMEM);
+            failures++;
+            ck_assert_uint_eq(util_hmap_len(&m), i);
+            ck_assert(!util_hmap_get_index(&m, names[i], &idx));
+        }
+        for (size_t j = 0; j <= i; j++) {
+            ck_assert(util_hmap_get_index(&m, names[j], &idx));
+            ck_assert_uint_eq(idx, j);
+        }
+    }
+    ck_assert_int_gt(failures, 64); /* a key copy per put, and the table's growths */
+    util_hmap_fini(&m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("util_hmap");
@@ -97,6 +172,9 @@ int main(void)
     tcase_add_test(tc, siphash_reference_vector);
     tcase_add_test(tc, put_get_replace_delete);
     tcase_add_test(tc, grows_survives_churn_and_iterates);
+    tcase_add_test(tc, index_values);
+    tcase_add_test(tc, keys_are_copied);
+    tcase_add_test(tc, put_failures_leave_the_map);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -6,6 +6,8 @@
 #include "model/object.h"
 #include "model/validate.h"
 #include "model/yaml.h"
+#include "util/grow.h"
+#include "util/str.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -92,20 +94,8 @@ static const char *json_str(const json_t *obj, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static char *dup_or_null(const char *s, bool *oom)
-{
-    char *d;
-
-    if (s == NULL)
-        return NULL;
-    d = strdup(s);
-    if (d == NULL)
-        *oom = true;
-    return d;
-}
-
 /* After a failed decode: keep the object's identity so references to it still resolve. */
-static void make_partial(check_doc_t *cd, const json_t *root, bool *oom)
+static err_t make_partial(check_doc_t *cd, const json_t *root)
 {
     const char *kind = json_str(root, "kind");
     const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
@@ -113,7 +103,7 @@ static void make_partial(check_doc_t *cd, const json_t *root, bool *oom)
     object_meta_t *m;
 
     if (kind == NULL || name == NULL)
-        return;
+        return ERR_OK;
     for (int k = KIND_NAMESPACE; k <= KIND_CONFIGURATION; k++) {
         if (strcmp(kind_name((kind_t)k), kind) == 0) {
             cd->obj.kind = (kind_t)k;
@@ -122,22 +112,17 @@ static void make_partial(check_doc_t *cd, const json_t *root, bool *oom)
     }
     m = object_meta(&cd->obj);
     if (m == NULL)
-        return;
-    m->name = dup_or_null(name, oom);
-    m->namespace = dup_or_null(ns, oom);
+        return ERR_OK;
     cd->partial = true;
+    if (util_strdup(name, &m->name) != ERR_OK || util_strdup(ns, &m->namespace) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
 }
 
 static check_doc_t *doc_new(check_t *c)
 {
-    if (c->ndocs == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        check_doc_t *d = realloc(c->docs, cap * sizeof(*d));
-        if (d == NULL)
-            return NULL;
-        c->docs = d;
-        c->cap = cap;
-    }
+    if (util_grow((void **)&c->docs, &c->cap, c->ndocs + 1, sizeof(*c->docs)) != ERR_OK)
+        return NULL;
     memset(&c->docs[c->ndocs], 0, sizeof(c->docs[0]));
     diags_init(&c->docs[c->ndocs].diags);
     return &c->docs[c->ndocs++];
@@ -158,26 +143,29 @@ static err_t check_object(check_t *c, size_t index, long item, json_t *root)
     }
     cd->file = c->cur_file;
     cd->doc = index + 1;
-    cd->kind = dup_or_null(json_str(root, "kind"), &c->oom);
     if (name == NULL)
         name = json_str(md, "generateName");
     if (name != NULL && ns != NULL && ns[0] != '\0') {
         snprintf(buf, sizeof(buf), "%s/%s", ns, name);
-        cd->name = dup_or_null(buf, &c->oom);
+        e = util_strdup(buf, &cd->name);
     } else {
-        cd->name = dup_or_null(name, &c->oom);
+        e = util_strdup(name, &cd->name);
     }
     if (item >= 0)
         snprintf(buf, sizeof(buf), "%s doc %zu items[%ld]", cd->file, cd->doc, item);
     else
         snprintf(buf, sizeof(buf), "%s doc %zu", cd->file, cd->doc);
-    cd->origin = dup_or_null(buf, &c->oom);
+    if (e != ERR_OK || util_strdup(json_str(root, "kind"), &cd->kind) != ERR_OK ||
+        util_strdup(buf, &cd->origin) != ERR_OK) {
+        c->oom = true;
+        return ERR_NOMEM;
+    }
 
     e = object_decode(root, &cd->obj, &cd->diags);
     if (e == ERR_OK)
         cd->decoded = true;
-    else if (e == ERR_INVALID)
-        make_partial(cd, root, &c->oom);
+    else if (e == ERR_INVALID && make_partial(cd, root) != ERR_OK)
+        e = ERR_NOMEM;
     if (e == ERR_NOMEM || cd->diags.oom || c->oom) {
         c->oom = true;
         return ERR_NOMEM;

@@ -4,9 +4,9 @@
 
 #include "model/object.h"
 #include "model/validate.h"
+#include "util/base64.h"
 #include "util/util.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,16 +325,6 @@ out:
 /* ---- the review -------------------------------------------------------------------------------
  */
 
-static char *base64(const char *data, size_t len)
-{
-    size_t cap = 4 * ((len + 2) / 3) + 1;
-    char *out = malloc(cap);
-
-    if (out != NULL)
-        EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)data, (int)len);
-    return out;
-}
-
 static json_t *response_json(const review_t *r, const verdict_t *v)
 {
     json_t *resp = json_pack("{s:s, s:b}", "uid", r->uid, "allowed", v->allowed);
@@ -350,8 +340,9 @@ static json_t *response_json(const review_t *r, const verdict_t *v)
         goto fail;
     if (v->allowed && v->patch != NULL && json_array_size(v->patch) > 0) {
         char *text = json_dumps(v->patch, JSON_COMPACT);
-        char *b64 = text ? base64(text, strlen(text)) : NULL;
-        int bad = b64 == NULL || json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
+        char *b64 = NULL;
+        int bad = text == NULL || base64_encode(text, strlen(text), &b64) != ERR_OK ||
+                  json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
                   json_object_set_new(resp, "patch", json_string(b64));
         free(text);
         free(b64);

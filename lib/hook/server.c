@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/server.h"
 
+#include "util/grow.h"
 #include "util/util.h"
 
 #include <ctype.h>
@@ -94,17 +95,8 @@ static void on_listener_closed(uv_handle_t *h);
 
 static int sbuf_append(sbuf_t *b, const char *p, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        char *grown;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        grown = realloc(b->p, cap);
-        if (grown == NULL)
-            return -1;
-        b->p = grown;
-        b->cap = cap;
-    }
+    if (util_grow((void **)&b->p, &b->cap, b->len + n + 1, 1) != ERR_OK)
+        return -1;
     memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = '\0';

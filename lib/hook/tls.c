@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/tls.h"
 
+#include "util/grow.h"
+
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -122,21 +124,15 @@ static err_t read_file(const char *path, char **out, size_t *len, err_msg_t *msg
     if (f == NULL)
         return err_set(msg, ERR_IO, "%s: cannot open", path);
     for (;;) {
-        if (n + 4096 + 1 > cap) {
-            char *grown;
-            if (cap > (1u << 20)) {
-                free(buf);
-                fclose(f);
-                return err_set(msg, ERR_INVALID, "%s: larger than 1 MiB", path);
-            }
-            cap = cap ? cap * 2 : 8192;
-            grown = realloc(buf, cap);
-            if (grown == NULL) {
-                free(buf);
-                fclose(f);
-                return err_set(msg, ERR_NOMEM, "out of memory");
-            }
-            buf = grown;
+        if (n + 4096 + 1 > cap && cap > (1u << 20)) {
+            free(buf);
+            fclose(f);
+            return err_set(msg, ERR_INVALID, "%s: larger than 1 MiB", path);
+        }
+        if (util_grow((void **)&buf, &cap, n + 4096 + 1, 1) != ERR_OK) {
+            free(buf);
+            fclose(f);
+            return err_set(msg, ERR_NOMEM, "out of memory");
         }
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;

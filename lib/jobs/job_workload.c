@@ -5,6 +5,7 @@
 #include "model/names.h"
 #include "model/object.h"
 #include "model/requests.h"
+#include "util/str.h"
 
 #include <errno.h>
 #include <openssl/evp.h>
@@ -109,24 +110,11 @@ static err_t build_pod_set(const job_t *job, pod_set_t *ps, err_msg_t *msg)
     return ERR_OK;
 }
 
-static char *dup_opt(const char *s, bool *fail)
-{
-    char *c;
-
-    if (s == NULL)
-        return NULL;
-    c = strdup(s);
-    if (c == NULL)
-        *fail = true;
-    return c;
-}
-
 err_t job_workload_build(const job_t *job, workload_t *out, err_msg_t *msg)
 {
     char name[JOB_WORKLOAD_NAME_MAX + 1];
     const object_meta_t *jm = &job->meta;
     workload_t wl;
-    bool fail = false;
     err_t rc;
 
     memset(out, 0, sizeof(*out));
@@ -138,49 +126,47 @@ err_t job_workload_build(const job_t *job, workload_t *out, err_msg_t *msg)
         return rc;
 
     wl.active = true;
-    wl.meta.name = dup_opt(name, &fail);
-    wl.meta.namespace = dup_opt(jm->namespace, &fail);
+    if (util_strdup(name, &wl.meta.name) != ERR_OK ||
+        util_strdup(jm->namespace, &wl.meta.namespace) != ERR_OK)
+        goto nomem;
     wl.meta.finalizers = calloc(1, sizeof(char *));
     if (wl.meta.finalizers == NULL)
-        fail = true;
-    else {
-        wl.meta.nfinalizers = 1;
-        wl.meta.finalizers[0] = dup_opt(JOB_FINALIZER_RESOURCE_IN_USE, &fail);
-    }
+        goto nomem;
+    wl.meta.nfinalizers = 1;
+    if (util_strdup(JOB_FINALIZER_RESOURCE_IN_USE, &wl.meta.finalizers[0]) != ERR_OK)
+        goto nomem;
     if (jm->uid != NULL && names_is_label_value(jm->uid) &&
         kv_list_set(&wl.meta.labels, JOB_LABEL_JOB_UID, jm->uid) != ERR_OK)
-        fail = true;
+        goto nomem;
     for (size_t i = 0; i < jm->annotations.len; i++)
         if (strncmp(jm->annotations.items[i].key, "provreq.kueue.x-k8s.io/", 23) == 0 &&
             kv_list_set(&wl.meta.annotations, jm->annotations.items[i].key,
                         jm->annotations.items[i].value) != ERR_OK)
-            fail = true;
-    wl.queue_name = dup_opt(kv_list_get(&jm->labels, JOB_LABEL_QUEUE_NAME), &fail);
+            goto nomem;
+    if (util_strdup(kv_list_get(&jm->labels, JOB_LABEL_QUEUE_NAME), &wl.queue_name) != ERR_OK)
+        goto nomem;
     wl.has_max_exec_seconds =
         positive_int32(kv_list_get(&jm->labels, JOB_LABEL_MAX_EXEC_TIME), &wl.max_exec_seconds);
     {
         const char *pc = kv_list_get(&jm->labels, JOB_LABEL_PRIORITY_CLASS);
         if (pc != NULL && pc[0] != '\0') {
-            wl.priority_class = dup_opt(pc, &fail);
+            if (util_strdup(pc, &wl.priority_class) != ERR_OK)
+                goto nomem;
             wl.priority_source = PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS;
             wl.priority_kind = PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS;
         }
     }
-    if (fail) {
-        rc = err_set(msg, ERR_NOMEM, "out of memory");
-        goto fail;
-    }
     wl.pod_sets = calloc(1, sizeof(*wl.pod_sets));
-    if (wl.pod_sets == NULL) {
-        rc = err_set(msg, ERR_NOMEM, "out of memory");
-        goto fail;
-    }
+    if (wl.pod_sets == NULL)
+        goto nomem;
     wl.npod_sets = 1;
     rc = build_pod_set(job, &wl.pod_sets[0], msg);
     if (rc != ERR_OK)
         goto fail;
     *out = wl;
     return ERR_OK;
+nomem:
+    rc = err_set(msg, ERR_NOMEM, "out of memory");
 fail:
     workload_fini(&wl);
     return rc;

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/diag.h"
 
+#include "util/grow.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,15 +34,9 @@ static void diags_vadd(diags_t *d, bool warning, const char *path, const char *f
     char text[1024];
     diag_t *item;
 
-    if (d->len == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 8;
-        diag_t *items = realloc(d->items, cap * sizeof(*items));
-        if (items == NULL) {
-            d->oom = true;
-            return;
-        }
-        d->items = items;
-        d->cap = cap;
+    if (util_grow((void **)&d->items, &d->cap, d->len + 1, sizeof(*d->items)) != ERR_OK) {
+        d->oom = true;
+        return;
     }
     vsnprintf(text, sizeof(text), fmt, ap);
     item = &d->items[d->len];

@@ -3,6 +3,7 @@
 #include "model/object.h"
 
 #include "model/decode_int.h"
+#include "util/str.h"
 #include "util/util.h"
 
 #include <stdlib.h>
@@ -444,22 +445,8 @@ void object_fini(object_t *obj)
 /* ---- copies and lookups
  * -------------------------------------------------------------------------- */
 
-static char *dup_or_null(const char *s, bool *fail)
-{
-    char *c;
-
-    if (s == NULL)
-        return NULL;
-    c = strdup(s);
-    if (c == NULL)
-        *fail = true;
-    return c;
-}
-
 err_t kv_list_copy(kv_list_t *dst, const kv_list_t *src)
 {
-    bool fail = false;
-
     memset(dst, 0, sizeof(*dst));
     if (src->len == 0)
         return ERR_OK;
@@ -468,20 +455,17 @@ err_t kv_list_copy(kv_list_t *dst, const kv_list_t *src)
         return ERR_NOMEM;
     dst->len = src->len;
     for (size_t i = 0; i < src->len; i++) {
-        dst->items[i].key = dup_or_null(src->items[i].key, &fail);
-        dst->items[i].value = dup_or_null(src->items[i].value, &fail);
-    }
-    if (fail) {
-        kv_list_fini(dst);
-        return ERR_NOMEM;
+        if (util_strdup(src->items[i].key, &dst->items[i].key) != ERR_OK ||
+            util_strdup(src->items[i].value, &dst->items[i].value) != ERR_OK) {
+            kv_list_fini(dst);
+            return ERR_NOMEM;
+        }
     }
     return ERR_OK;
 }
 
 err_t resource_list_copy(resource_list_t *dst, const resource_list_t *src)
 {
-    bool fail = false;
-
     memset(dst, 0, sizeof(*dst));
     if (src->len == 0)
         return ERR_OK;
@@ -490,61 +474,59 @@ err_t resource_list_copy(resource_list_t *dst, const resource_list_t *src)
         return ERR_NOMEM;
     dst->len = src->len;
     for (size_t i = 0; i < src->len; i++) {
-        dst->items[i].name = dup_or_null(src->items[i].name, &fail);
         dst->items[i].value = src->items[i].value;
-    }
-    if (fail) {
-        resource_list_fini(dst);
-        return ERR_NOMEM;
+        if (util_strdup(src->items[i].name, &dst->items[i].name) != ERR_OK) {
+            resource_list_fini(dst);
+            return ERR_NOMEM;
+        }
     }
     return ERR_OK;
 }
 
-static bool req_copy(selector_req_t *dst, const selector_req_t *src)
+/* Into zeroed `dst`; on ERR_NOMEM what was copied stays in `dst` for the caller's fini. */
+static err_t req_copy(selector_req_t *dst, const selector_req_t *src)
 {
-    bool fail = false;
-
-    dst->key = dup_or_null(src->key, &fail);
     dst->op = src->op;
+    if (util_strdup(src->key, &dst->key) != ERR_OK)
+        return ERR_NOMEM;
     if (src->nvalues > 0) {
         dst->values = calloc(src->nvalues, sizeof(char *));
         if (dst->values == NULL)
-            return false;
+            return ERR_NOMEM;
         dst->nvalues = src->nvalues;
         for (size_t i = 0; i < src->nvalues; i++)
-            dst->values[i] = dup_or_null(src->values[i], &fail);
+            if (util_strdup(src->values[i], &dst->values[i]) != ERR_OK)
+                return ERR_NOMEM;
     }
-    return !fail;
+    return ERR_OK;
 }
 
-static bool containers_copy(container_t **dst, size_t *n, const container_t *src, size_t len)
+/* As req_copy(). */
+static err_t containers_copy(container_t **dst, size_t *n, const container_t *src, size_t len)
 {
-    bool fail = false;
-
     if (len == 0)
-        return true;
+        return ERR_OK;
     *dst = calloc(len, sizeof(**dst));
     if (*dst == NULL)
-        return false;
+        return ERR_NOMEM;
     *n = len;
     for (size_t i = 0; i < len; i++) {
-        (*dst)[i].name = dup_or_null(src[i].name, &fail);
         (*dst)[i].restartable = src[i].restartable;
-        if (resource_list_copy(&(*dst)[i].requests, &src[i].requests) != ERR_OK ||
+        if (util_strdup(src[i].name, &(*dst)[i].name) != ERR_OK ||
+            resource_list_copy(&(*dst)[i].requests, &src[i].requests) != ERR_OK ||
             resource_list_copy(&(*dst)[i].limits, &src[i].limits) != ERR_OK)
-            fail = true;
+            return ERR_NOMEM;
     }
-    return !fail;
+    return ERR_OK;
 }
 
 err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src)
 {
-    bool fail = false;
-
     memset(dst, 0, sizeof(*dst));
-    if (!containers_copy(&dst->containers, &dst->ncontainers, src->containers, src->ncontainers) ||
-        !containers_copy(&dst->init_containers, &dst->ninit_containers, src->init_containers,
-                         src->ninit_containers) ||
+    if (containers_copy(&dst->containers, &dst->ncontainers, src->containers, src->ncontainers) !=
+            ERR_OK ||
+        containers_copy(&dst->init_containers, &dst->ninit_containers, src->init_containers,
+                        src->ninit_containers) != ERR_OK ||
         resource_list_copy(&dst->overhead, &src->overhead) != ERR_OK ||
         kv_list_copy(&dst->node_selector, &src->node_selector) != ERR_OK ||
         resource_list_copy(&dst->pod_level_requests, &src->pod_level_requests) != ERR_OK ||
@@ -557,8 +539,11 @@ err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src)
         dst->ntolerations = src->ntolerations;
         for (size_t i = 0; i < src->ntolerations; i++) {
             dst->tolerations[i] = src->tolerations[i];
-            dst->tolerations[i].key = dup_or_null(src->tolerations[i].key, &fail);
-            dst->tolerations[i].value = dup_or_null(src->tolerations[i].value, &fail);
+            dst->tolerations[i].key = NULL;
+            dst->tolerations[i].value = NULL;
+            if (util_strdup(src->tolerations[i].key, &dst->tolerations[i].key) != ERR_OK ||
+                util_strdup(src->tolerations[i].value, &dst->tolerations[i].value) != ERR_OK)
+                goto fail;
         }
     }
     if (src->naffinity_terms > 0) {
@@ -575,12 +560,11 @@ err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src)
                 goto fail;
             dst->affinity_terms[i].nexprs = t->nexprs;
             for (size_t j = 0; j < t->nexprs; j++)
-                if (!req_copy(&dst->affinity_terms[i].exprs[j], &t->exprs[j]))
-                    fail = true;
+                if (req_copy(&dst->affinity_terms[i].exprs[j], &t->exprs[j]) != ERR_OK)
+                    goto fail;
         }
     }
-    dst->priority_class_name = dup_or_null(src->priority_class_name, &fail);
-    if (!fail)
+    if (util_strdup(src->priority_class_name, &dst->priority_class_name) == ERR_OK)
         return ERR_OK;
 fail:
     pod_spec_fini(dst);

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/yaml.h"
 
+#include "util/grow.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -483,14 +485,9 @@ static err_t anchor_add(loader_t *ld, const char *name, const node_t *nd, size_t
     const char *text = nd->text;
     size_t text_len = nd->text_len;
 
-    if (ld->nanchors == ld->anchors_cap) {
-        size_t cap = ld->anchors_cap ? 2 * ld->anchors_cap : 16;
-        anchor_t *grown = realloc(ld->anchors, cap * sizeof(*grown));
-        if (grown == NULL)
-            return nomem(ld);
-        ld->anchors = grown;
-        ld->anchors_cap = cap;
-    }
+    if (util_grow((void **)&ld->anchors, &ld->anchors_cap, ld->nanchors + 1,
+                  sizeof(*ld->anchors)) != ERR_OK)
+        return nomem(ld);
     a.name = strdup(name);
     if (text != NULL) {
         a.text = dup_n(text, text_len);

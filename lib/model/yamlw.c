@@ -4,6 +4,7 @@
 
 #include "model/jsonx.h"
 #include "model/yaml.h"
+#include "util/grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -35,18 +36,9 @@ static int on_write(void *data, unsigned char *buffer, size_t size)
             s->failed = true;
         return !s->failed;
     }
-    if (s->len + size + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 256;
-        char *grown;
-        while (cap < s->len + size + 1)
-            cap *= 2;
-        grown = realloc(s->buf, cap);
-        if (grown == NULL) {
-            s->failed = s->nomem = true;
-            return 0;
-        }
-        s->buf = grown;
-        s->cap = cap;
+    if (util_grow((void **)&s->buf, &s->cap, s->len + size + 1, 1) != ERR_OK) {
+        s->failed = s->nomem = true;
+        return 0;
     }
     memcpy(s->buf + s->len, buffer, size);
     s->len += size;

@@ -97,7 +97,7 @@ typedef struct reasons_s {
 static void reasons_add(reasons_t *r, char *text)
 {
     if (text == NULL ||
-        sched__grow((void **)&r->items, &r->cap, r->len + 1, sizeof(char *)) != ERR_OK) {
+        util_grow((void **)&r->items, &r->cap, r->len + 1, sizeof(char *)) != ERR_OK) {
         free(text);
         r->oom = true;
         return;
@@ -159,10 +159,10 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
         b5[QUANTITY_STR_MAX];
     if (val > maxcap) {
         reasons_add(why,
-                    sched__asprintf("insufficient quota for %s in flavor %s: requested %s, maximum "
-                                    "capacity %s (nominal %s, borrowing limit %s)",
-                                    res, flv, sched__fmt_q(val, b1), sched__fmt_q(maxcap, b2),
-                                    sched__fmt_q(q->nominal, b3), limit_str(n, q, b4)));
+                    util_asprintf("insufficient quota for %s in flavor %s: requested %s, maximum "
+                                  "capacity %s (nominal %s, borrowing limit %s)",
+                                  res, flv, sched__fmt_q(val, b1), sched__fmt_q(maxcap, b2),
+                                  sched__fmt_q(q->nominal, b3), limit_str(n, q, b4)));
         if (severity(SCHED_REASON_EXCEEDS_MAX_QUOTA) > severity(*nofit))
             *nofit = SCHED_REASON_EXCEEDS_MAX_QUOTA;
         return (gmode_t){PM_NOFIT, 0};
@@ -171,11 +171,11 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
     int borrow = sched__lowest_fit_height(n, fr, val, &may_reclaim);
     if (val <= avail)
         return (gmode_t){PM_FIT, borrow};
-    reasons_add(why, sched__asprintf("insufficient quota for %s in flavor %s: requested %s, "
-                                     "available %s (nominal %s, used %s, borrowing limit %s)",
-                                     res, flv, sched__fmt_q(val, b1), sched__fmt_q(avail, b2),
-                                     sched__fmt_q(q->nominal, b3), sched__fmt_q(q->usage, b5),
-                                     limit_str(n, q, b4)));
+    reasons_add(why, util_asprintf("insufficient quota for %s in flavor %s: requested %s, "
+                                   "available %s (nominal %s, used %s, borrowing limit %s)",
+                                   res, flv, sched__fmt_q(val, b1), sched__fmt_q(avail, b2),
+                                   sched__fmt_q(q->nominal, b3), sched__fmt_q(q->usage, b5),
+                                   limit_str(n, q, b4)));
     bool can_preempt_borrowing =
         cq->borrow_within_cohort != PREEMPT_NEVER ||
         (s->cfg.fair_sharing && cq->reclaim_within_cohort != PREEMPT_NEVER);
@@ -293,7 +293,7 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
         if (rg_of(cq, p->res[k]) == (int)g)
             nres_in_group++;
     if (nres_in_group > 64) {
-        reasons_add(why, sched__asprintf("too many resources in one resource group"));
+        reasons_add(why, util_asprintf("too many resources in one resource group"));
         *ps_reason = SCHED_REASON_MISCONFIGURED;
         return false;
     }
@@ -311,19 +311,18 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
         const flavor_rec_t *f = s->flavors[rg->flavors[idx]];
         sched_reason_t fr_reason = SCHED_REASON_NONE;
         if (!f->exists) {
-            reasons_add(why, sched__asprintf("flavor %s not found", f->name));
+            reasons_add(why, util_asprintf("flavor %s not found", f->name));
             fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
         } else {
             const taint_t *t = sched__untolerated_taint(f, src);
             if (t != NULL) {
                 static const char *eff[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute"};
-                reasons_add(why,
-                            sched__asprintf("untolerated taint %s%s%s:%s in flavor %s", t->key,
-                                            t->value && t->value[0] ? "=" : "",
-                                            t->value ? t->value : "", eff[t->effect], f->name));
+                reasons_add(why, util_asprintf("untolerated taint %s%s%s:%s in flavor %s", t->key,
+                                               t->value && t->value[0] ? "=" : "",
+                                               t->value ? t->value : "", eff[t->effect], f->name));
                 fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
             } else if (!sched__affinity_matches(f, src)) {
-                reasons_add(why, sched__asprintf("flavor %s doesn't match node affinity", f->name));
+                reasons_add(why, util_asprintf("flavor %s doesn't match node affinity", f->name));
                 fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
             }
         }
@@ -342,8 +341,8 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
             int fr = sched__find_fr(s, f->id, p->res[k]);
             gmode_t mode;
             if (fr == SCHED__NONE) {
-                reasons_add(why, sched__asprintf("resource %s unavailable in flavor %s",
-                                                 s->res_names[p->res[k]], f->name));
+                reasons_add(why, util_asprintf("resource %s unavailable in flavor %s",
+                                               s->res_names[p->res[k]], f->name));
                 nofit = SCHED_REASON_NO_MATCHING_FLAVOR;
                 mode = (gmode_t){PM_NOFIT, 0};
             } else {
@@ -470,8 +469,8 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
             if (g == SCHED__NONE) {
                 if (p->total[k] == 0)
                     continue;
-                reasons_add(&per_ps[i], sched__asprintf("resource %s unavailable in ClusterQueue",
-                                                        s->res_names[p->res[k]]));
+                reasons_add(&per_ps[i], util_asprintf("resource %s unavailable in ClusterQueue",
+                                                      s->res_names[p->res[k]]));
                 ps_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
                 ok = false;
                 break;

@@ -71,15 +71,15 @@ const char *sched_preempt_reason_str(sched_preempt_reason_t r)
 static sched_decision_t *decision_new(sched_decisions_t *out, sched_decision_kind_t kind,
                                       const wl_t *w, const char *cq, int64_t now)
 {
-    if (sched__grow((void **)&out->items, &out->cap, out->len + 1, sizeof(sched_decision_t)) !=
+    if (util_grow((void **)&out->items, &out->cap, out->len + 1, sizeof(sched_decision_t)) !=
         ERR_OK)
         return NULL;
     sched_decision_t *d = &out->items[out->len];
     memset(d, 0, sizeof(*d));
     d->kind = kind;
     d->time = now;
-    d->workload = sched__strdup(w->key);
-    d->cluster_queue = sched__strdup(cq ? cq : "");
+    d->workload = strdup(w->key);
+    d->cluster_queue = strdup(cq ? cq : "");
     if (d->workload == NULL || d->cluster_queue == NULL) {
         free(d->workload);
         free(d->cluster_queue);
@@ -142,9 +142,9 @@ static err_t expire(sched_t *s, int64_t now, sched_decisions_t *out)
         sched_decision_t *d = decision_new(out, SCHED_DECISION_DEACTIVATE, w, cq, now);
         if (d == NULL)
             return ERR_NOMEM;
-        d->reason_str = sched__strdup("MaximumExecutionTimeExceeded");
-        d->message = sched__asprintf("exceeding the maximum execution time of %lld seconds",
-                                     (long long)(w->max_exec_ms / 1000));
+        d->reason_str = strdup("MaximumExecutionTimeExceeded");
+        d->message = util_asprintf("exceeding the maximum execution time of %lld seconds",
+                                   (long long)(w->max_exec_ms / 1000));
         sched__wl_release(s, w, now); /* removes it from s->expiring */
         w->accumulated_ms = 0;        /* Kueue resets accumulatedPast on deactivation */
         w->state = SCHED_WL_DEACTIVATED;
@@ -178,9 +178,9 @@ static err_t drain(sched_t *s, int64_t now, sched_decisions_t *out)
             sched_decision_t *d = decision_new(out, SCHED_DECISION_EVICT, w, cq->name, now);
             if (d == NULL)
                 return ERR_NOMEM;
-            d->reason_str = sched__strdup(cq_drain ? "ClusterQueueStopped" : "LocalQueueStopped");
-            d->message = sched__strdup(cq_drain ? "The ClusterQueue is stopped"
-                                                : "The LocalQueue is stopped");
+            d->reason_str = strdup(cq_drain ? "ClusterQueueStopped" : "LocalQueueStopped");
+            d->message =
+                strdup(cq_drain ? "The ClusterQueue is stopped" : "The LocalQueue is stopped");
             w->state = SCHED_WL_EVICTING;
         }
     }
@@ -251,7 +251,7 @@ static err_t frs_needing(const assignment_t *a, int **out, size_t *n)
                 dup = dup || frs[j] == p->fr[k];
             if (dup)
                 continue;
-            if (sched__grow((void **)&frs, &cap, len + 1, sizeof(int)) != ERR_OK) {
+            if (util_grow((void **)&frs, &cap, len + 1, sizeof(int)) != ERR_OK) {
                 free(frs);
                 return ERR_NOMEM;
             }
@@ -356,7 +356,7 @@ static err_t nominate(sched_t *s, entry_t *e)
     sched__memo_drop(s);
     wl_t *w = e->w;
     cq_t *cq = e->cq;
-    const ns_rec_t *ns = sched__smap_get(&s->ns_map, w->ns);
+    const ns_rec_t *ns = util_hmap_get(&s->ns_map, w->ns);
     static const kv_list_t no_labels;
     if (!sched__label_selector_matches(&cq->ns_selector, ns ? &ns->labels : &no_labels)) {
         sched__wl_set_reason(w, SCHED_REASON_MISCONFIGURED,
@@ -432,7 +432,7 @@ typedef struct cyc_s {
 
 static err_t add_cycle_usage(cyc_t *c, cq_t *cq, const use_t *use, size_t nuse)
 {
-    if (sched__grow((void **)&c->added, &c->cadded, c->nadded + 1, sizeof(*c->added)) != ERR_OK)
+    if (util_grow((void **)&c->added, &c->cadded, c->nadded + 1, sizeof(*c->added)) != ERR_OK)
         return ERR_NOMEM;
     use_t *copy = malloc((nuse ? nuse : 1) * sizeof(use_t));
     if (copy == NULL)
@@ -533,7 +533,7 @@ static err_t admit(cyc_t *c, entry_t *e)
     cq_t *cq = e->cq;
     admission_t adm;
     memset(&adm, 0, sizeof(adm));
-    adm.cluster_queue = sched__strdup(cq->name);
+    adm.cluster_queue = strdup(cq->name);
     adm.assignments = calloc(e->a.nps ? e->a.nps : 1, sizeof(pod_set_assignment_t));
     if (adm.cluster_queue == NULL || adm.assignments == NULL)
         goto nomem;
@@ -541,7 +541,7 @@ static err_t admit(cyc_t *c, entry_t *e)
     for (size_t i = 0; i < e->a.nps; i++) {
         const ps_assign_t *p = &e->a.ps[i];
         pod_set_assignment_t *d = &adm.assignments[i];
-        d->name = sched__strdup(w->ps[i].name);
+        d->name = strdup(w->ps[i].name);
         d->has_count = true;
         d->count = p->count;
         d->flavors.items = calloc(p->nreqs ? p->nreqs : 1, sizeof(kv_t));
@@ -551,7 +551,7 @@ static err_t admit(cyc_t *c, entry_t *e)
         for (size_t k = 0; k < p->nreqs; k++) {
             const char *res = s->res_names[p->res[k]];
             resource_t *u = &d->usage.items[d->usage.len];
-            u->name = sched__strdup(res);
+            u->name = strdup(res);
             if (u->name == NULL)
                 goto nomem;
             u->value.nano = p->total[k];
@@ -560,8 +560,8 @@ static err_t admit(cyc_t *c, entry_t *e)
             if (p->flavor[k] == SCHED__NONE)
                 continue;
             kv_t *kv = &d->flavors.items[d->flavors.len];
-            kv->key = sched__strdup(res);
-            kv->value = sched__strdup(s->flavors[p->flavor[k]]->name);
+            kv->key = strdup(res);
+            kv->value = strdup(s->flavors[p->flavor[k]]->name);
             d->flavors.len++;
             if (kv->key == NULL || kv->value == NULL)
                 goto nomem;
@@ -582,8 +582,8 @@ static err_t admit(cyc_t *c, entry_t *e)
         goto nomem;
     }
     d->borrowing = e->a.borrow > 0;
-    d->reason_str = sched__strdup("QuotaReserved");
-    d->message = sched__asprintf("Quota reserved in ClusterQueue %s", cq->name);
+    d->reason_str = strdup("QuotaReserved");
+    d->message = util_asprintf("Quota reserved in ClusterQueue %s", cq->name);
     w->admitted_at = c->now;
     if (sched__wl_apply_admission(s, w, cq, use, e->a.nuse) != ERR_OK) {
         free(use);
@@ -657,10 +657,10 @@ static err_t issue_preemptions(cyc_t *c, entry_t *e)
             : r == SCHED_PREEMPT_IN_COHORT_FAIR_SHARING
                 ? "Fair Sharing within the cohort"
                 : "reclamation within the cohort while borrowing";
-        d->preemptor = sched__strdup(e->w->key);
+        d->preemptor = strdup(e->w->key);
         d->reason = r;
-        d->reason_str = sched__strdup(sched_preempt_reason_str(r));
-        d->message = sched__asprintf(
+        d->reason_str = strdup(sched_preempt_reason_str(r));
+        d->message = util_asprintf(
             "Preempted to accommodate a workload (key: %s) due to %s; preemptor path: %s; "
             "preemptee path: %s",
             e->w->key, human, path_of(&e->cq->node, p1, sizeof(p1)),
@@ -669,7 +669,7 @@ static err_t issue_preemptions(cyc_t *c, entry_t *e)
             return ERR_NOMEM;
         v->state = SCHED_WL_EVICTING;
         free(v->preemptor);
-        v->preemptor = sched__strdup(e->w->key);
+        v->preemptor = strdup(e->w->key);
         issued++;
     }
     (void)issued;

@@ -72,8 +72,8 @@ err_t sched__kv_copy(kv_list_t *dst, const kv_list_t *src)
         return ERR_NOMEM;
     dst->len = src->len;
     for (size_t i = 0; i < src->len; i++) {
-        dst->items[i].key = sched__strdup(src->items[i].key);
-        dst->items[i].value = sched__strdup(src->items[i].value ? src->items[i].value : "");
+        dst->items[i].key = strdup(src->items[i].key ? src->items[i].key : "");
+        dst->items[i].value = strdup(src->items[i].value ? src->items[i].value : "");
         if (dst->items[i].key == NULL || dst->items[i].value == NULL) {
             kv_list_fini(dst);
             return ERR_NOMEM;
@@ -103,8 +103,7 @@ static err_t reqs_copy(selector_req_t **dst, const selector_req_t *src, size_t n
     *dst = r;
     for (size_t i = 0; i < n; i++) {
         r[i].op = src[i].op;
-        r[i].key = sched__strdup(src[i].key);
-        if (r[i].key == NULL)
+        if (util_strdup(src[i].key, &r[i].key) != ERR_OK)
             return ERR_NOMEM;
         if (src[i].nvalues) {
             r[i].values = calloc(src[i].nvalues, sizeof(char *));
@@ -112,8 +111,7 @@ static err_t reqs_copy(selector_req_t **dst, const selector_req_t *src, size_t n
                 return ERR_NOMEM;
             r[i].nvalues = src[i].nvalues;
             for (size_t j = 0; j < src[i].nvalues; j++) {
-                r[i].values[j] = sched__strdup(src[i].values[j]);
-                if (r[i].values[j] == NULL)
+                if (util_strdup(src[i].values[j], &r[i].values[j]) != ERR_OK)
                     return ERR_NOMEM;
             }
         }
@@ -145,9 +143,10 @@ err_t sched__tolerations_copy(toleration_t **dst, const toleration_t *src, size_
         return ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         t[i] = src[i];
-        t[i].key = sched__strdup(src[i].key);
-        t[i].value = sched__strdup(src[i].value);
-        if ((src[i].key && !t[i].key) || (src[i].value && !t[i].value)) {
+        t[i].key = NULL;
+        t[i].value = NULL;
+        if (util_strdup(src[i].key, &t[i].key) != ERR_OK ||
+            util_strdup(src[i].value, &t[i].value) != ERR_OK) {
             sched__tolerations_fini(t, i + 1);
             return ERR_NOMEM;
         }
@@ -175,9 +174,8 @@ err_t sched__taints_copy(taint_t **dst, const taint_t *src, size_t n)
         return ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         t[i].effect = src[i].effect;
-        t[i].key = sched__strdup(src[i].key ? src[i].key : "");
-        t[i].value = sched__strdup(src[i].value);
-        if (!t[i].key || (src[i].value && !t[i].value)) {
+        t[i].key = strdup(src[i].key ? src[i].key : "");
+        if (t[i].key == NULL || util_strdup(src[i].value, &t[i].value) != ERR_OK) {
             sched__taints_fini(t, i + 1);
             return ERR_NOMEM;
         }

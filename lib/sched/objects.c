@@ -23,6 +23,16 @@ sched_t *sched_new(const sched_config_t *cfg)
     sched_t *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return NULL;
+    /* Each map hashes under its own random key (names come from users; see util/hmap.h). */
+    util_hmap_init(&s->res_map, 0);
+    util_hmap_init(&s->flavor_map, 0);
+    util_hmap_init(&s->cq_map, 0);
+    util_hmap_init(&s->cohort_map, 0);
+    util_hmap_init(&s->lq_map, 0);
+    util_hmap_init(&s->ns_map, 0);
+    util_hmap_init(&s->wpc_map, 0);
+    util_hmap_init(&s->pc_map, 0);
+    util_hmap_init(&s->wl_map, 0);
     if (cfg != NULL)
         sched_set_config(s, cfg);
     s->wls_sorted = true;
@@ -86,11 +96,11 @@ void sched_free(sched_t *s)
     for (size_t i = 0; i < s->nwls; i++)
         sched__wl_free(s->wls[i]);
     free(s->wls);
-    sched__smap_fini(&s->wl_map);
+    util_hmap_fini(&s->wl_map);
     for (size_t i = 0; i < s->ncqs; i++)
         cq_free(s->cqs[i]);
     free(s->cqs);
-    sched__smap_fini(&s->cq_map);
+    util_hmap_fini(&s->cq_map);
     for (size_t i = 0; i < s->ncohorts; i++) {
         cohort_rec_t *c = s->cohorts[i];
         sched__node_fini(&c->node);
@@ -100,37 +110,37 @@ void sched_free(sched_t *s)
         free(c);
     }
     free(s->cohorts);
-    sched__smap_fini(&s->cohort_map);
+    util_hmap_fini(&s->cohort_map);
     for (size_t i = 0; i < s->nlqs; i++) {
         free(s->lqs[i]->key);
         free(s->lqs[i]->cq);
         free(s->lqs[i]);
     }
     free(s->lqs);
-    sched__smap_fini(&s->lq_map);
+    util_hmap_fini(&s->lq_map);
     for (size_t i = 0; i < s->nnss; i++) {
         free(s->nss[i]->name);
         kv_list_fini(&s->nss[i]->labels);
         free(s->nss[i]);
     }
     free(s->nss);
-    sched__smap_fini(&s->ns_map);
+    util_hmap_fini(&s->ns_map);
     for (size_t i = 0; i < s->nwpcs; i++)
         prio_free(s->wpcs[i]);
     free(s->wpcs);
-    sched__smap_fini(&s->wpc_map);
+    util_hmap_fini(&s->wpc_map);
     for (size_t i = 0; i < s->npcs; i++)
         prio_free(s->pcs[i]);
     free(s->pcs);
-    sched__smap_fini(&s->pc_map);
+    util_hmap_fini(&s->pc_map);
     for (size_t i = 0; i < s->nflavors; i++)
         flavor_free(s->flavors[i]);
     free(s->flavors);
-    sched__smap_fini(&s->flavor_map);
+    util_hmap_fini(&s->flavor_map);
     for (size_t i = 0; i < s->nres; i++)
         free(s->res_names[i]);
     free(s->res_names);
-    sched__smap_fini(&s->res_map);
+    util_hmap_fini(&s->res_map);
     free(s->frs);
     free(s->roots);
     free(s->requeue_roots);
@@ -186,7 +196,7 @@ err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg)
 
 err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg)
 {
-    flavor_rec_t *rec = sched__smap_get(&s->flavor_map, name);
+    flavor_rec_t *rec = util_hmap_get(&s->flavor_map, name);
     if (rec == NULL || !rec->exists)
         return err_set(msg, ERR_NOT_FOUND, "ResourceFlavor %s not found", name);
     rec->exists = false;
@@ -277,7 +287,7 @@ static err_t parse_groups(sched_t *s, const char *kind, const char *name,
                         free(res_ids);
                     goto nomem;
                 }
-                if (sched__grow((void **)&q, &cq_, nq + 1, sizeof(*q)) != ERR_OK) {
+                if (util_grow((void **)&q, &cq_, nq + 1, sizeof(*q)) != ERR_OK) {
                     if (rg == NULL)
                         free(res_ids);
                     goto nomem;
@@ -318,16 +328,16 @@ fail:
 
 static cq_t *cq_get(sched_t *s, const char *name, bool create)
 {
-    cq_t *cq = sched__smap_get(&s->cq_map, name);
+    cq_t *cq = util_hmap_get(&s->cq_map, name);
     if (cq != NULL || !create)
         return cq;
-    if (sched__grow((void **)&s->cqs, &s->ccqs, s->ncqs + 1, sizeof(void *)) != ERR_OK)
+    if (util_grow((void **)&s->cqs, &s->ccqs, s->ncqs + 1, sizeof(void *)) != ERR_OK)
         return NULL;
     cq = calloc(1, sizeof(*cq));
     if (cq == NULL)
         return NULL;
-    cq->name = sched__strdup(name);
-    if (cq->name == NULL || sched__smap_put(&s->cq_map, cq->name, cq) != ERR_OK) {
+    cq->name = strdup(name);
+    if (cq->name == NULL || util_hmap_put(&s->cq_map, cq->name, cq, NULL) != ERR_OK) {
         free(cq->name);
         free(cq);
         return NULL;
@@ -369,7 +379,7 @@ err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
     int *rg_by_res = NULL;
     if (sched__selector_copy(&sel, &in->namespace_selector) != ERR_OK)
         goto nomem_groups;
-    cohort = in->cohort && in->cohort[0] ? sched__strdup(in->cohort) : NULL;
+    cohort = in->cohort && in->cohort[0] ? strdup(in->cohort) : NULL;
     rg_by_res = malloc((s->nres ? s->nres : 1) * sizeof(int));
     if ((in->cohort && in->cohort[0] && cohort == NULL) || rg_by_res == NULL)
         goto nomem_sel;
@@ -453,7 +463,7 @@ err_t sched_cohort_upsert(sched_t *s, const cohort_t *in, err_msg_t *msg)
         parse_groups(s, "Cohort", name, in->groups, in->ngroups, NULL, &quotas, &nquotas, msg);
     if (rc != ERR_OK)
         return rc;
-    char *parent = in->parent && in->parent[0] ? sched__strdup(in->parent) : NULL;
+    char *parent = in->parent && in->parent[0] ? strdup(in->parent) : NULL;
     cohort_rec_t *c = sched__cohort_get(s, name, true);
     if (c == NULL || (in->parent && in->parent[0] && parent == NULL)) {
         free(parent);
@@ -494,7 +504,7 @@ err_t sched_cohort_delete(sched_t *s, const char *name, err_msg_t *msg)
 
 static char *join_key(const char *ns, const char *name)
 {
-    return sched__asprintf("%s/%s", ns ? ns : "default", name);
+    return util_asprintf("%s/%s", ns ? ns : "default", name);
 }
 
 err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
@@ -504,19 +514,19 @@ err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
                        in->meta.name ? in->meta.name : "",
                        in->meta.name ? "spec.clusterQueue" : "metadata.name");
     char *key = join_key(in->meta.namespace, in->meta.name);
-    char *cqn = sched__strdup(in->cluster_queue);
+    char *cqn = strdup(in->cluster_queue);
     if (key == NULL || cqn == NULL)
         goto nomem;
-    lq_t *lq = sched__smap_get(&s->lq_map, key);
+    lq_t *lq = util_hmap_get(&s->lq_map, key);
     if (lq == NULL) {
-        if (sched__grow((void **)&s->lqs, &s->clqs, s->nlqs + 1, sizeof(void *)) != ERR_OK)
+        if (util_grow((void **)&s->lqs, &s->clqs, s->nlqs + 1, sizeof(void *)) != ERR_OK)
             goto nomem;
         lq = calloc(1, sizeof(*lq));
         if (lq == NULL)
             goto nomem;
         lq->key = key;
         key = NULL;
-        if (sched__smap_put(&s->lq_map, lq->key, lq) != ERR_OK) {
+        if (util_hmap_put(&s->lq_map, lq->key, lq, NULL) != ERR_OK) {
             free(lq->key);
             free(lq);
             goto nomem;
@@ -540,11 +550,11 @@ err_t sched_lq_delete(sched_t *s, const char *ns, const char *name, err_msg_t *m
     char *key = join_key(ns, name);
     if (key == NULL)
         return err_set(msg, ERR_NOMEM, "LocalQueue %s: out of memory", name);
-    lq_t *lq = sched__smap_get(&s->lq_map, key);
+    lq_t *lq = util_hmap_get(&s->lq_map, key);
     free(key);
     if (lq == NULL)
         return err_set(msg, ERR_NOT_FOUND, "LocalQueue %s/%s not found", ns ? ns : "default", name);
-    sched__smap_del(&s->lq_map, lq->key);
+    util_hmap_del(&s->lq_map, lq->key);
     for (size_t i = 0; i < s->nlqs; i++) {
         if (s->lqs[i] == lq) {
             memmove(&s->lqs[i], &s->lqs[i + 1], (s->nlqs - i - 1) * sizeof(void *));
@@ -563,18 +573,18 @@ err_t sched_namespace_upsert(sched_t *s, const namespace_t *in, err_msg_t *msg)
 {
     if (in->meta.name == NULL)
         return err_set(msg, ERR_INVALID, "Namespace: metadata.name: required");
-    ns_rec_t *ns = sched__smap_get(&s->ns_map, in->meta.name);
+    ns_rec_t *ns = util_hmap_get(&s->ns_map, in->meta.name);
     kv_list_t labels;
     if (sched__kv_copy(&labels, &in->meta.labels) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "Namespace %s: out of memory", in->meta.name);
     if (ns == NULL) {
-        if (sched__grow((void **)&s->nss, &s->cnss, s->nnss + 1, sizeof(void *)) != ERR_OK)
+        if (util_grow((void **)&s->nss, &s->cnss, s->nnss + 1, sizeof(void *)) != ERR_OK)
             goto nomem;
         ns = calloc(1, sizeof(*ns));
         if (ns == NULL)
             goto nomem;
-        ns->name = sched__strdup(in->meta.name);
-        if (ns->name == NULL || sched__smap_put(&s->ns_map, ns->name, ns) != ERR_OK) {
+        ns->name = strdup(in->meta.name);
+        if (ns->name == NULL || util_hmap_put(&s->ns_map, ns->name, ns, NULL) != ERR_OK) {
             free(ns->name);
             free(ns);
             goto nomem;
@@ -593,10 +603,10 @@ nomem:
 
 err_t sched_namespace_delete(sched_t *s, const char *name, err_msg_t *msg)
 {
-    ns_rec_t *ns = sched__smap_get(&s->ns_map, name);
+    ns_rec_t *ns = util_hmap_get(&s->ns_map, name);
     if (ns == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Namespace %s not found", name);
-    sched__smap_del(&s->ns_map, name);
+    util_hmap_del(&s->ns_map, name);
     for (size_t i = 0; i < s->nnss; i++) {
         if (s->nss[i] == ns) {
             s->nss[i] = s->nss[--s->nnss];
@@ -610,21 +620,21 @@ err_t sched_namespace_delete(sched_t *s, const char *name, err_msg_t *msg)
     return ERR_OK;
 }
 
-static err_t prio_upsert(sched_t *s, prio_rec_t ***arr, size_t *n, size_t *cap, smap_t *map,
+static err_t prio_upsert(sched_t *s, prio_rec_t ***arr, size_t *n, size_t *cap, util_hmap_t *map,
                          const char *kind, const char *name, int32_t value, bool global_default,
                          err_msg_t *msg)
 {
     if (name == NULL)
         return err_set(msg, ERR_INVALID, "%s: metadata.name: required", kind);
-    prio_rec_t *p = sched__smap_get(map, name);
+    prio_rec_t *p = util_hmap_get(map, name);
     if (p == NULL) {
-        if (sched__grow((void **)arr, cap, *n + 1, sizeof(void *)) != ERR_OK)
+        if (util_grow((void **)arr, cap, *n + 1, sizeof(void *)) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
         p = calloc(1, sizeof(*p));
         if (p == NULL)
             return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
-        p->name = sched__strdup(name);
-        if (p->name == NULL || sched__smap_put(map, p->name, p) != ERR_OK) {
+        p->name = strdup(name);
+        if (p->name == NULL || util_hmap_put(map, p->name, p, NULL) != ERR_OK) {
             free(p->name);
             free(p);
             return err_set(msg, ERR_NOMEM, "%s %s: out of memory", kind, name);
@@ -637,9 +647,9 @@ static err_t prio_upsert(sched_t *s, prio_rec_t ***arr, size_t *n, size_t *cap, 
     return ERR_OK;
 }
 
-static void prio_delete(prio_rec_t **arr, size_t *n, smap_t *map, prio_rec_t *p)
+static void prio_delete(prio_rec_t **arr, size_t *n, util_hmap_t *map, prio_rec_t *p)
 {
-    sched__smap_del(map, p->name);
+    util_hmap_del(map, p->name);
     for (size_t i = 0; i < *n; i++) {
         if (arr[i] == p) {
             memmove(&arr[i], &arr[i + 1], (*n - i - 1) * sizeof(void *));
@@ -685,7 +695,7 @@ err_t sched_wpc_upsert(sched_t *s, const workload_priority_class_t *in, err_msg_
 
 err_t sched_wpc_delete(sched_t *s, const char *name, err_msg_t *msg)
 {
-    prio_rec_t *p = sched__smap_get(&s->wpc_map, name);
+    prio_rec_t *p = util_hmap_get(&s->wpc_map, name);
     if (p == NULL)
         return err_set(msg, ERR_NOT_FOUND, "WorkloadPriorityClass %s not found", name);
     freeze_priorities(s, PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS, name);
@@ -704,7 +714,7 @@ err_t sched_pc_upsert(sched_t *s, const priority_class_t *in, err_msg_t *msg)
 
 err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg)
 {
-    prio_rec_t *p = sched__smap_get(&s->pc_map, name);
+    prio_rec_t *p = util_hmap_get(&s->pc_map, name);
     if (p == NULL)
         return err_set(msg, ERR_NOT_FOUND, "PriorityClass %s not found", name);
     freeze_priorities(s, PRIORITY_SOURCE_PRIORITY_CLASS, name);

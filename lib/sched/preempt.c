@@ -104,7 +104,7 @@ static variant_t classify(const pctx_t *x, const wl_t *c, bool advantage)
 
 static void cands_add(pctx_t *x, cands_t *l, wl_t *c, node_t *lca, variant_t v)
 {
-    if (sched__grow((void **)&l->items, &l->cap, l->len + 1, sizeof(cand_t)) != ERR_OK) {
+    if (util_grow((void **)&l->items, &l->cap, l->len + 1, sizeof(cand_t)) != ERR_OK) {
         x->oom = true;
         return;
     }
@@ -272,7 +272,7 @@ static bool holds_back(const target_t *t)
 
 err_t sched__targets_add(targets_t *t, wl_t *w, sched_preempt_reason_t r)
 {
-    if (sched__grow((void **)&t->items, &t->cap, t->len + 1, sizeof(target_t)) != ERR_OK)
+    if (util_grow((void **)&t->items, &t->cap, t->len + 1, sizeof(target_t)) != ERR_OK)
         return ERR_NOMEM;
     t->items[t->len++] = (target_t){w, r};
     t->nhold += holds_back(&t->items[t->len - 1]);
@@ -581,7 +581,7 @@ pmode_t sched__simulate_preemption(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
         return PM_NO_CANDIDATES;
     }
     /* remember the answer for the targets search of this nomination */
-    if (sched__grow((void **)&s->memo.items, &s->memo.cap, t.len ? t.len : 1, sizeof(target_t)) ==
+    if (util_grow((void **)&s->memo.items, &s->memo.cap, t.len ? t.len : 1, sizeof(target_t)) ==
         ERR_OK) {
         if (t.len)
             memcpy(s->memo.items, t.items, t.len * sizeof(target_t));

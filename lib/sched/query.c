@@ -72,7 +72,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
 
 err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out, err_msg_t *msg)
 {
-    const wl_t *w = sched__smap_get(&s->wl_map, key);
+    const wl_t *w = util_hmap_get(&s->wl_map, key);
     if (w == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     fill_info(s, w, out);
@@ -88,7 +88,7 @@ static int wl_ptr_cmp(const void *a, const void *b, const void *ctx)
 err_t sched_cq_workloads(const sched_t *s, const char *name, sched_wl_cb cb, void *ud,
                          err_msg_t *msg)
 {
-    const cq_t *cq = sched__smap_get(&s->cq_map, name);
+    const cq_t *cq = util_hmap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
         return err_set(msg, ERR_NOT_FOUND, "ClusterQueue %s not found", name);
     sched_wl_info_t info;
@@ -190,7 +190,7 @@ static err_t usage_list(const sched_t *s, const node_t *n, const quota_decl_t *d
 
 err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out, err_msg_t *msg)
 {
-    const cq_t *cq = sched__smap_get(&s->cq_map, name);
+    const cq_t *cq = util_hmap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
         return err_set(msg, ERR_NOT_FOUND, "ClusterQueue %s not found", name);
     if (usage_list(s, &cq->node, cq->quotas, cq->nquotas, out) != ERR_OK)
@@ -201,10 +201,10 @@ err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out
 err_t sched_cq_fr_usage(const sched_t *s, const char *name, const char *flavor,
                         const char *resource, sched_fr_usage_t *out, err_msg_t *msg)
 {
-    const cq_t *cq = sched__smap_get(&s->cq_map, name);
+    const cq_t *cq = util_hmap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
         return err_set(msg, ERR_NOT_FOUND, "ClusterQueue %s not found", name);
-    const flavor_rec_t *f = sched__smap_get(&s->flavor_map, flavor);
+    const flavor_rec_t *f = util_hmap_get(&s->flavor_map, flavor);
     int res = sched__find_res(s, resource);
     int fr = f ? sched__find_fr(s, f->id, res) : SCHED__NONE;
     if (fr == SCHED__NONE)
@@ -217,7 +217,7 @@ err_t sched_cq_fr_usage(const sched_t *s, const char *name, const char *flavor,
 err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
                          err_msg_t *msg)
 {
-    const cohort_rec_t *c = sched__smap_get(&s->cohort_map, name);
+    const cohort_rec_t *c = util_hmap_get(&s->cohort_map, name);
     if (c == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Cohort %s not found", name);
     memset(out, 0, sizeof(*out));
@@ -235,7 +235,7 @@ err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t 
 
 err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out, err_msg_t *msg)
 {
-    const cq_t *cq = sched__smap_get(&s->cq_map, name);
+    const cq_t *cq = util_hmap_get(&s->cq_map, name);
     if (cq == NULL || (!cq->exists && cq->admitted.len == 0))
         return err_set(msg, ERR_NOT_FOUND, "ClusterQueue %s not found", name);
     memset(out, 0, sizeof(*out));

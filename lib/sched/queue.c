@@ -24,7 +24,7 @@ int sched__wl_cmp(const wl_t *a, const wl_t *b)
 
 err_t sched__wlvec_push(wlvec_t *v, wl_t *w)
 {
-    if (sched__grow((void **)&v->items, &v->cap, v->len + 1, sizeof(wl_t *)) != ERR_OK)
+    if (util_grow((void **)&v->items, &v->cap, v->len + 1, sizeof(wl_t *)) != ERR_OK)
         return ERR_NOMEM;
     v->items[v->len++] = w;
     return ERR_OK;
@@ -79,7 +79,7 @@ static void sift_down(wlvec_t *h, size_t i)
 
 err_t sched__queue_push(cq_t *cq, wl_t *w)
 {
-    if (sched__grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + 1, sizeof(void *)) !=
+    if (util_grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + 1, sizeof(void *)) !=
         ERR_OK)
         return ERR_NOMEM;
     w->qcq = cq;
@@ -154,8 +154,8 @@ err_t sched__queue_requeue_all(cq_t *cq)
 
     if (cq->inadm.len == 0)
         return ERR_OK;
-    if (sched__grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + cq->inadm.len,
-                    sizeof(void *)) != ERR_OK)
+    if (util_grow((void **)&cq->heap.items, &cq->heap.cap, cq->heap.len + cq->inadm.len,
+                  sizeof(void *)) != ERR_OK)
         return ERR_NOMEM;
     for (size_t i = 0; i < cq->inadm.len; i++) {
         wl_t *w = cq->inadm.items[i];
@@ -222,7 +222,7 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
         sched__wl_set_reason(w, SCHED_REASON_ON_HOLD, "LocalQueue %s is stopped", w->lq_name);
         return ERR_OK;
     }
-    cq_t *cq = sched__smap_get(&s->cq_map, lq->cq);
+    cq_t *cq = util_hmap_get(&s->cq_map, lq->cq);
     if (cq == NULL || !cq->exists) {
         sched__wl_set_reason(w, SCHED_REASON_MISCONFIGURED, "ClusterQueue %s doesn't exist",
                              lq->cq);

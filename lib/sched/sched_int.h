@@ -6,6 +6,9 @@
 #include "model/object.h"
 #include "model/selector.h"
 #include "sched/sched.h"
+#include "util/grow.h"
+#include "util/hmap.h"
+#include "util/str.h"
 #include "util/util.h"
 
 #include <stdbool.h>
@@ -24,36 +27,15 @@
  *    up the parents exactly as Kueue's resource_node.go does.
  *  - Each ClusterQueue has a binary heap of pending workloads (the active queue), a vector of
  *    inadmissible ones and a vector of workloads holding quota.
- *  - Lookups by name use an open-addressing string map; nothing is ever iterated in hash order:
- *    ordered iteration uses sorted arrays (CQs by name, children by name, workloads by key).
+ *  - Lookups by name use util/hmap.h (SipHash under a per-map random key: names come from
+ *    users); no map is ever iterated, so hash order cannot reach a decision: ordered iteration
+ *    uses sorted arrays (CQs by name, children by name, workloads by key). Arrays grow with
+ *    util_grow() (util/grow.h).
  */
 
 #define SCHED__NONE (-1)
 
-/* ---- small containers ------------------------------------------------------------------- */
-
-typedef struct smap_entry_s {
-    const char *key; /* borrowed from the value */
-    void *value;
-} smap_entry_t;
-
-/* String -> pointer map for lookups only (never iterated). */
-typedef struct smap_s {
-    smap_entry_t *slots;
-    size_t cap; /* power of two or 0 */
-    size_t len;
-    size_t tombs;
-} smap_t;
-
-void *sched__smap_get(const smap_t *m, const char *key);
-err_t sched__smap_put(smap_t *m, const char *key, void *value);
-void sched__smap_del(smap_t *m, const char *key);
-void sched__smap_fini(smap_t *m);
-
-/* Grow *arr (element size `sz`) so that it holds at least `need` elements. */
-err_t sched__grow(void **arr, size_t *cap, size_t need, size_t sz);
-
-char *sched__strdup(const char *s);
+/* ---- util.c ------------------------------------------------------------------------------- */
 
 typedef int (*sched_cmp_fn)(const void *a, const void *b, const void *ctx);
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx);
@@ -170,6 +152,7 @@ typedef struct cq_s {
     wl_t *sticky;       /* preemptor waiting for its victims (BestEffortFIFO) */
     uint64_t alloc_gen; /* bumped when quota grows or usage is freed */
     size_t fs_head;     /* scratch of fair-sharing preemption: first candidate index */
+    struct cohort_rec_s *rebuild_cohort; /* scratch of sched__tree_rebuild: its cohort record */
     size_t sorted_idx;
 } cq_t;
 
@@ -282,34 +265,34 @@ struct sched_s {
     /* interning */
     char **res_names;
     size_t nres, cres;
-    smap_t res_map; /* name -> (id+1) */
+    util_hmap_t res_map; /* name -> id (util_hmap_put_index) */
     flavor_rec_t **flavors;
     size_t nflavors, cflavors;
-    smap_t flavor_map;
+    util_hmap_t flavor_map;
     fr_rec_t *frs;
     size_t nfr, cfr;
     /* objects */
     cq_t **cqs;
     size_t ncqs, ccqs;
-    smap_t cq_map; /* cqs sorted by name */
+    util_hmap_t cq_map; /* cqs sorted by name */
     cohort_rec_t **cohorts;
     size_t ncohorts, ccohorts;
-    smap_t cohort_map; /* sorted by name */
+    util_hmap_t cohort_map; /* sorted by name */
     lq_t **lqs;
     size_t nlqs, clqs;
-    smap_t lq_map;
+    util_hmap_t lq_map;
     ns_rec_t **nss;
     size_t nnss, cnss;
-    smap_t ns_map;
+    util_hmap_t ns_map;
     prio_rec_t **wpcs;
     size_t nwpcs, cwpcs;
-    smap_t wpc_map;
+    util_hmap_t wpc_map;
     prio_rec_t **pcs;
     size_t npcs, cpcs;
-    smap_t pc_map;
+    util_hmap_t pc_map;
     wl_t **wls;
     size_t nwls, cwls;
-    smap_t wl_map; /* wls sorted by key */
+    util_hmap_t wl_map; /* wls sorted by key */
     bool wls_sorted;
     node_t **roots;
     size_t nroots, croots;
@@ -534,6 +517,5 @@ size_t sched__fair_next(sched_t *s, entry_t *e, size_t n);
  */
 
 char *sched__fmt_q(qnano_t v, char *buf); /* QUANTITY_STR_MAX bytes */
-char *sched__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -10,8 +10,8 @@
 
 int sched__find_res(const sched_t *s, const char *name)
 {
-    void *v = sched__smap_get(&s->res_map, name);
-    return v ? (int)((intptr_t)v - 1) : SCHED__NONE;
+    size_t id;
+    return util_hmap_get_index(&s->res_map, name, &id) ? (int)id : SCHED__NONE;
 }
 
 err_t sched__intern_res(sched_t *s, const char *name, int *out)
@@ -21,12 +21,12 @@ err_t sched__intern_res(sched_t *s, const char *name, int *out)
         *out = id;
         return ERR_OK;
     }
-    if (sched__grow((void **)&s->res_names, &s->cres, s->nres + 1, sizeof(char *)) != ERR_OK)
+    if (util_grow((void **)&s->res_names, &s->cres, s->nres + 1, sizeof(char *)) != ERR_OK)
         return ERR_NOMEM;
-    char *copy = sched__strdup(name);
+    char *copy = strdup(name);
     if (copy == NULL)
         return ERR_NOMEM;
-    if (sched__smap_put(&s->res_map, copy, (void *)(intptr_t)(s->nres + 1)) != ERR_OK) {
+    if (util_hmap_put_index(&s->res_map, copy, s->nres) != ERR_OK) {
         free(copy);
         return ERR_NOMEM;
     }
@@ -37,18 +37,18 @@ err_t sched__intern_res(sched_t *s, const char *name, int *out)
 
 err_t sched__intern_flavor(sched_t *s, const char *name, flavor_rec_t **out)
 {
-    flavor_rec_t *f = sched__smap_get(&s->flavor_map, name);
+    flavor_rec_t *f = util_hmap_get(&s->flavor_map, name);
     if (f != NULL) {
         *out = f;
         return ERR_OK;
     }
-    if (sched__grow((void **)&s->flavors, &s->cflavors, s->nflavors + 1, sizeof(void *)) != ERR_OK)
+    if (util_grow((void **)&s->flavors, &s->cflavors, s->nflavors + 1, sizeof(void *)) != ERR_OK)
         return ERR_NOMEM;
     f = calloc(1, sizeof(*f));
     if (f == NULL)
         return ERR_NOMEM;
-    f->name = sched__strdup(name);
-    if (f->name == NULL || sched__smap_put(&s->flavor_map, f->name, f) != ERR_OK) {
+    f->name = strdup(name);
+    if (f->name == NULL || util_hmap_put(&s->flavor_map, f->name, f, NULL) != ERR_OK) {
         free(f->name);
         free(f);
         return ERR_NOMEM;
@@ -87,7 +87,7 @@ err_t sched__intern_fr(sched_t *s, int flavor, int res, int *out)
         f->fr_by_res = p;
         f->nfr_by_res = n;
     }
-    if (sched__grow((void **)&s->frs, &s->cfr, s->nfr + 1, sizeof(fr_rec_t)) != ERR_OK)
+    if (util_grow((void **)&s->frs, &s->cfr, s->nfr + 1, sizeof(fr_rec_t)) != ERR_OK)
         return ERR_NOMEM;
     s->frs[s->nfr].flavor = flavor;
     s->frs[s->nfr].res = res;
@@ -260,16 +260,16 @@ int sched__lowest_fit_height(const node_t *cq, int fr, qnano_t val, bool *may_re
 
 cohort_rec_t *sched__cohort_get(sched_t *s, const char *name, bool create)
 {
-    cohort_rec_t *c = sched__smap_get(&s->cohort_map, name);
+    cohort_rec_t *c = util_hmap_get(&s->cohort_map, name);
     if (c != NULL || !create)
         return c;
-    if (sched__grow((void **)&s->cohorts, &s->ccohorts, s->ncohorts + 1, sizeof(void *)) != ERR_OK)
+    if (util_grow((void **)&s->cohorts, &s->ccohorts, s->ncohorts + 1, sizeof(void *)) != ERR_OK)
         return NULL;
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return NULL;
-    c->name = sched__strdup(name);
-    if (c->name == NULL || sched__smap_put(&s->cohort_map, c->name, c) != ERR_OK) {
+    c->name = strdup(name);
+    if (c->name == NULL || util_hmap_put(&s->cohort_map, c->name, c, NULL) != ERR_OK) {
         free(c->name);
         free(c);
         return NULL;
@@ -299,8 +299,8 @@ static void cohort_free(cohort_rec_t *c)
 
 static err_t add_child(node_t *parent, node_t *child)
 {
-    if (sched__grow((void **)&parent->children, &parent->cchildren, parent->nchildren + 1,
-                    sizeof(node_t *)) != ERR_OK)
+    if (util_grow((void **)&parent->children, &parent->cchildren, parent->nchildren + 1,
+                  sizeof(node_t *)) != ERR_OK)
         return ERR_NOMEM;
     parent->children[parent->nchildren++] = child;
     child->parent = parent;
@@ -381,21 +381,21 @@ static void cq_status(sched_t *s, cq_t *cq)
     cq->active = false;
     if (!cq->exists) {
         cq->reason = SCHED_CQ_NOT_FOUND;
-        cq->inactive_msg = sched__asprintf("ClusterQueue %s not found", cq->name);
+        cq->inactive_msg = util_asprintf("ClusterQueue %s not found", cq->name);
     } else if (cq->deleting) {
         cq->reason = SCHED_CQ_TERMINATING;
-        cq->inactive_msg = sched__strdup("Can't admit new workloads; clusterQueue is terminating");
+        cq->inactive_msg = strdup("Can't admit new workloads; clusterQueue is terminating");
     } else if (cq->stop_policy != STOP_POLICY_NONE) {
         cq->reason = SCHED_CQ_STOPPED;
-        cq->inactive_msg = sched__strdup("Can't admit new workloads: is stopped.");
+        cq->inactive_msg = strdup("Can't admit new workloads: is stopped.");
     } else if (flavors_missing(s, cq, missing, sizeof(missing))) {
         cq->reason = SCHED_CQ_FLAVOR_NOT_FOUND;
-        cq->inactive_msg = sched__asprintf(
+        cq->inactive_msg = util_asprintf(
             "Can't admit new workloads: references missing ResourceFlavor(s): %s.", missing);
     } else if (cq->node.disabled) {
         cq->reason = SCHED_CQ_COHORT_CYCLE;
-        cq->inactive_msg = sched__asprintf(
-            "Can't admit new workloads: cohort %s is part of a cycle.", cq->cohort_name);
+        cq->inactive_msg = util_asprintf("Can't admit new workloads: cohort %s is part of a cycle.",
+                                         cq->cohort_name);
     } else {
         cq->reason = SCHED_CQ_READY;
         cq->active = true;
@@ -414,9 +414,14 @@ err_t sched__tree_rebuild(sched_t *s)
     for (size_t i = 0; i < s->ncqs; i++) {
         cq_t *cq = s->cqs[i];
         cq->in_tree = cq->exists || cq->admitted.len > 0;
-        if (cq->in_tree && cq->cohort_name != NULL &&
-            sched__cohort_get(s, cq->cohort_name, true) == NULL)
-            return ERR_NOMEM;
+        cq->rebuild_cohort = NULL;
+        if (cq->in_tree && cq->cohort_name != NULL) {
+            /* Records are stable (the array holds pointers) and a named one is never dropped
+             * below, so the later passes reuse this lookup. */
+            cq->rebuild_cohort = sched__cohort_get(s, cq->cohort_name, true);
+            if (cq->rebuild_cohort == NULL)
+                return ERR_NOMEM;
+        }
     }
     bool created;
     do {
@@ -435,8 +440,8 @@ err_t sched__tree_rebuild(sched_t *s)
         s->cohorts[i]->refs = s->cohorts[i]->exists ? 1 : 0;
     for (size_t i = 0; i < s->ncqs; i++) {
         cq_t *cq = s->cqs[i];
-        if (cq->in_tree && cq->cohort_name != NULL)
-            sched__cohort_get(s, cq->cohort_name, false)->refs++;
+        if (cq->rebuild_cohort != NULL)
+            cq->rebuild_cohort->refs++;
     }
     for (size_t i = 0; i < s->ncohorts; i++) {
         cohort_rec_t *c = s->cohorts[i];
@@ -448,7 +453,7 @@ err_t sched__tree_rebuild(sched_t *s)
     for (size_t i = 0; i < s->ncohorts; i++) {
         cohort_rec_t *c = s->cohorts[i];
         if (c->refs == 0) {
-            sched__smap_del(&s->cohort_map, c->name);
+            util_hmap_del(&s->cohort_map, c->name);
             cohort_free(c);
             continue;
         }
@@ -496,9 +501,9 @@ err_t sched__tree_rebuild(sched_t *s)
     }
     for (size_t i = 0; i < s->ncqs; i++) {
         cq_t *cq = s->cqs[i];
-        if (!cq->in_tree || cq->cohort_name == NULL)
+        if (cq->rebuild_cohort == NULL)
             continue;
-        cohort_rec_t *c = sched__cohort_get(s, cq->cohort_name, false);
+        cohort_rec_t *c = cq->rebuild_cohort;
         if (add_child(&c->node, &cq->node) != ERR_OK)
             return ERR_NOMEM;
         cq->node.disabled = c->node.disabled;
@@ -514,7 +519,7 @@ err_t sched__tree_rebuild(sched_t *s)
         if (n->parent != NULL)
             continue;
         compute_subtree(n);
-        if (sched__grow((void **)&s->roots, &s->croots, s->nroots + 1, sizeof(void *)) != ERR_OK)
+        if (util_grow((void **)&s->roots, &s->croots, s->nroots + 1, sizeof(void *)) != ERR_OK)
             return ERR_NOMEM;
         s->roots[s->nroots++] = n;
     }
@@ -538,7 +543,7 @@ void sched__mark_requeue(sched_t *s, node_t *n)
     for (size_t i = 0; i < s->nrequeue; i++)
         if (s->requeue_roots[i] == root)
             return;
-    if (sched__grow((void **)&s->requeue_roots, &s->crequeue, s->nrequeue + 1, sizeof(void *)) !=
+    if (util_grow((void **)&s->requeue_roots, &s->crequeue, s->nrequeue + 1, sizeof(void *)) !=
         ERR_OK) {
         s->requeue_all = true; /* degrade to a full requeue rather than lose the event */
         return;

@@ -13,7 +13,7 @@ cq_t *sched__cq_record(sched_t *s, const char *name);
 
 lq_t *sched__lq_of(const sched_t *s, const wl_t *w)
 {
-    return w->lq_key ? sched__smap_get(&s->lq_map, w->lq_key) : NULL;
+    return w->lq_key ? util_hmap_get(&s->lq_map, w->lq_key) : NULL;
 }
 
 cq_t *sched__cq_of(const sched_t *s, const wl_t *w)
@@ -21,7 +21,7 @@ cq_t *sched__cq_of(const sched_t *s, const wl_t *w)
     const lq_t *lq = sched__lq_of(s, w);
     if (lq == NULL)
         return NULL;
-    cq_t *cq = sched__smap_get(&s->cq_map, lq->cq);
+    cq_t *cq = util_hmap_get(&s->cq_map, lq->cq);
     return cq != NULL && cq->exists ? cq : NULL;
 }
 
@@ -35,7 +35,7 @@ void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
     w->reason = r;
     if (w->message != NULL && strcmp(w->message, buf) == 0)
         return;
-    char *m = sched__strdup(buf);
+    char *m = strdup(buf);
     if (m == NULL)
         return; /* keep the previous explanation rather than fail an admission decision */
     free(w->message);
@@ -50,9 +50,9 @@ int32_t sched__resolve_priority(const sched_t *s, const wl_t *w)
     if (w->prio_class != NULL) {
         const prio_rec_t *p = NULL;
         if (w->prio_source == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS)
-            p = sched__smap_get(&s->wpc_map, w->prio_class);
+            p = util_hmap_get(&s->wpc_map, w->prio_class);
         else if (w->prio_source == PRIORITY_SOURCE_PRIORITY_CLASS)
-            p = sched__smap_get(&s->pc_map, w->prio_class);
+            p = util_hmap_get(&s->pc_map, w->prio_class);
         if (p != NULL)
             return p->value;
     }
@@ -92,8 +92,7 @@ void sched__admission_fini(admission_t *a)
 err_t sched__admission_copy(admission_t *dst, const admission_t *src)
 {
     memset(dst, 0, sizeof(*dst));
-    dst->cluster_queue = sched__strdup(src->cluster_queue);
-    if (dst->cluster_queue == NULL)
+    if (util_strdup(src->cluster_queue, &dst->cluster_queue) != ERR_OK)
         goto nomem;
     if (src->nassignments) {
         dst->assignments = calloc(src->nassignments, sizeof(pod_set_assignment_t));
@@ -106,7 +105,7 @@ err_t sched__admission_copy(admission_t *dst, const admission_t *src)
         pod_set_assignment_t *d = &dst->assignments[i];
         d->has_count = s->has_count;
         d->count = s->count;
-        d->name = sched__strdup(s->name ? s->name : "main");
+        d->name = strdup(s->name ? s->name : "main");
         if (d->name == NULL || sched__kv_copy(&d->flavors, &s->flavors) != ERR_OK)
             goto nomem;
         if (s->usage.len) {
@@ -116,7 +115,7 @@ err_t sched__admission_copy(admission_t *dst, const admission_t *src)
             d->usage.len = s->usage.len;
             for (size_t r = 0; r < s->usage.len; r++) {
                 d->usage.items[r].value = s->usage.items[r].value;
-                d->usage.items[r].name = sched__strdup(s->usage.items[r].name);
+                d->usage.items[r].name = strdup(s->usage.items[r].name);
                 if (d->usage.items[r].name == NULL)
                     goto nomem;
             }
@@ -238,14 +237,14 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
 {
     wl_spec_fini(w);
     if (in->queue_name != NULL && in->queue_name[0] != '\0') {
-        w->lq_name = sched__strdup(in->queue_name);
-        w->lq_key = sched__asprintf("%s/%s", w->ns, in->queue_name);
+        w->lq_name = strdup(in->queue_name);
+        w->lq_key = util_asprintf("%s/%s", w->ns, in->queue_name);
         if (w->lq_name == NULL || w->lq_key == NULL)
             return ERR_NOMEM;
     }
     w->prio_source = in->priority_source;
     if (in->priority_class != NULL && in->priority_source != PRIORITY_SOURCE_NONE) {
-        w->prio_class = sched__strdup(in->priority_class);
+        w->prio_class = strdup(in->priority_class);
         if (w->prio_class == NULL)
             return ERR_NOMEM;
     }
@@ -262,7 +261,7 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
     for (size_t i = 0; i < in->npod_sets; i++) {
         const pod_set_t *src = &in->pod_sets[i];
         wps_t *p = &w->ps[i];
-        p->name = sched__strdup(src->name ? src->name : "main");
+        p->name = strdup(src->name ? src->name : "main");
         if (p->name == NULL)
             return ERR_NOMEM;
         p->count = src->count;
@@ -416,9 +415,9 @@ static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, s
 
 static err_t wls_add(sched_t *s, wl_t *w)
 {
-    if (sched__grow((void **)&s->wls, &s->cwls, s->nwls + 1, sizeof(void *)) != ERR_OK)
+    if (util_grow((void **)&s->wls, &s->cwls, s->nwls + 1, sizeof(void *)) != ERR_OK)
         return ERR_NOMEM;
-    if (sched__smap_put(&s->wl_map, w->key, w) != ERR_OK)
+    if (util_hmap_put(&s->wl_map, w->key, w, NULL) != ERR_OK)
         return ERR_NOMEM;
     w->sorted_idx = s->nwls;
     s->wls[s->nwls++] = w;
@@ -429,7 +428,7 @@ static err_t wls_add(sched_t *s, wl_t *w)
 
 static void wls_remove(sched_t *s, wl_t *w)
 {
-    sched__smap_del(&s->wl_map, w->key);
+    util_hmap_del(&s->wl_map, w->key);
     size_t i = w->sorted_idx;
     s->wls[i] = s->wls[--s->nwls];
     s->wls[i]->sorted_idx = i;
@@ -453,10 +452,10 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     if (in->meta.name == NULL || in->meta.name[0] == '\0')
         return err_set(msg, ERR_INVALID, "Workload: metadata.name: required");
     const char *ns = in->meta.namespace ? in->meta.namespace : "default";
-    char *key = sched__asprintf("%s/%s", ns, in->meta.name);
+    char *key = util_asprintf("%s/%s", ns, in->meta.name);
     if (key == NULL)
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
-    wl_t *w = sched__smap_get(&s->wl_map, key);
+    wl_t *w = util_hmap_get(&s->wl_map, key);
     int64_t now = opts ? opts->created : 0;
     if (w != NULL) {
         free(key);
@@ -493,7 +492,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         w->prio_source = in->priority_source;
         free(w->prio_class);
         w->prio_class = in->priority_class && in->priority_source != PRIORITY_SOURCE_NONE
-                            ? sched__strdup(in->priority_class)
+                            ? strdup(in->priority_class)
                             : NULL;
         w->has_explicit_prio = in->has_priority;
         w->explicit_prio = in->priority;
@@ -511,13 +510,13 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
     }
     w->key = key;
-    w->ns = sched__strdup(ns);
+    w->ns = strdup(ns);
     w->created = opts ? opts->created : in->meta.creation_time * 1000;
     w->seq = opts ? opts->seq : 0;
     w->held = opts != NULL && opts->hold;
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
     if (w->ns == NULL || wl_load_spec(s, w, in) != ERR_OK || wls_add(s, w) != ERR_OK) {
-        sched__smap_del(&s->wl_map, w->key);
+        util_hmap_del(&s->wl_map, w->key);
         sched__wl_free(w);
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
     }
@@ -565,7 +564,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
 
 err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 {
-    wl_t *w = sched__smap_get(&s->wl_map, key);
+    wl_t *w = util_hmap_get(&s->wl_map, key);
     if (w == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     sched__queue_remove(w);
@@ -581,7 +580,7 @@ err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t 
 
 err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 {
-    wl_t *w = sched__smap_get(&s->wl_map, key);
+    wl_t *w = util_hmap_get(&s->wl_map, key);
     if (w == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     sched__queue_remove(w);
@@ -593,7 +592,7 @@ err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t 
 
 err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 {
-    wl_t *w = sched__smap_get(&s->wl_map, key);
+    wl_t *w = util_hmap_get(&s->wl_map, key);
     if (w == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     if (w->state != SCHED_WL_EVICTING)
@@ -610,7 +609,7 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 
 err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg)
 {
-    wl_t *w = sched__smap_get(&s->wl_map, key);
+    wl_t *w = util_hmap_get(&s->wl_map, key);
     if (w == NULL)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     if (w->state == SCHED_WL_EVICTING)

@@ -32,10 +32,10 @@ typedef struct prio_ctx_s {
 } prio_ctx_t;
 
 /* The live document of class `name` in `live` (name -> doc index + 1, 0 = deleted). */
-static const object_t *live_object(sim_run_t *r, const sim_strmap_t *live, const char *name)
+static const object_t *live_object(sim_run_t *r, const util_hmap_t *live, const char *name)
 {
     size_t v = 0;
-    if (!sim_strmap_get(live, name, &v) || v == 0)
+    if (!util_hmap_get_index(live, name, &v) || v == 0)
         return NULL;
     return &r->sc->docs[v - 1].obj;
 }
@@ -79,7 +79,7 @@ static bool lq_alive(sim_run_t *r, const char *ns, const char *name)
     size_t v = 0;
 
     snprintf(key, sizeof(key), "%s/%s", ns, name);
-    return sim_strmap_get(&r->lq_live, key, &v) && v == 1;
+    return util_hmap_get_index(&r->lq_live, key, &v) && v == 1;
 }
 
 /* Does Configuration.managedJobsNamespaceSelector select namespace `ns`? Absent, Kueue's default
@@ -282,7 +282,7 @@ static err_t set_lq_live(sim_run_t *r, const local_queue_t *lq, bool live)
 {
     char key[512];
     snprintf(key, sizeof(key), "%s/%s", ns_or_default(lq->meta.namespace), lq->meta.name);
-    return sim_strmap_put(&r->lq_live, key, live ? 1 : 0);
+    return util_hmap_put_index(&r->lq_live, key, live ? 1 : 0);
 }
 
 static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool del,
@@ -297,7 +297,7 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_NAMESPACE:
         rc = del ? sched_namespace_delete(r->s, m->name, msg)
                  : sched_namespace_upsert(r->s, &o->u.ns, msg);
-        if (sim_strmap_put(&r->ns_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+        if (util_hmap_put_index(&r->ns_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
             ERR_OK)
             return ERR_NOMEM;
         *queues_changed = true;
@@ -339,13 +339,13 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         break;
     case KIND_WORKLOAD_PRIORITY_CLASS:
         rc = del ? sched_wpc_delete(r->s, m->name, msg) : sched_wpc_upsert(r->s, &o->u.wpc, msg);
-        if (sim_strmap_put(&r->wpc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+        if (util_hmap_put_index(&r->wpc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
             ERR_OK)
             return ERR_NOMEM;
         break;
     case KIND_PRIORITY_CLASS:
         rc = del ? sched_pc_delete(r->s, m->name, msg) : sched_pc_upsert(r->s, &o->u.pc, msg);
-        if (sim_strmap_put(&r->pc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+        if (util_hmap_put_index(&r->pc_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
             ERR_OK)
             return ERR_NOMEM;
         break;

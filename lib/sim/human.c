@@ -4,6 +4,7 @@
 
 #include "sim/fmt.h"
 #include "sim/view.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -33,15 +34,9 @@ static void row(table_t *t, ...)
 {
     va_list ap;
 
-    if (t->rows == t->cap) {
-        size_t ncap = t->cap == 0 ? 16 : t->cap * 2;
-        void *n = realloc(t->cells, ncap * sizeof(*t->cells));
-        if (n == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->cells = n;
-        t->cap = ncap;
+    if (util_grow((void **)&t->cells, &t->cap, t->rows + 1, sizeof(*t->cells)) != ERR_OK) {
+        t->oom = true;
+        return;
     }
     va_start(ap, t);
     for (int c = 0; c < t->ncols; c++) {

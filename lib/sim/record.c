@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/record.h"
 
+#include "util/grow.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,23 +14,6 @@
  * or at the end. A run touches O(changes) entries, never all of them per instant.
  */
 
-/* ---- growth helpers ------------------------------------------------------------------------ */
-
-static bool grow(void **items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t ncap = *cap == 0 ? 16 : *cap * 2;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*items, ncap * size);
-    if (p == NULL)
-        return false;
-    *items = p;
-    *cap = ncap;
-    return true;
-}
-
 static void series_push(sim_rec_t *r, sim_series_t *s, sim_ms_t t, qnano_t v)
 {
     if (s->len > 0 && s->t[s->len - 1] == t) {
@@ -38,20 +23,14 @@ static void series_push(sim_rec_t *r, sim_series_t *s, sim_ms_t t, qnano_t v)
     if (s->len > 0 && s->v[s->len - 1] == v)
         return;
     if (s->len == s->cap) {
-        size_t ncap = s->cap == 0 ? 16 : s->cap * 2;
-        sim_ms_t *nt = realloc(s->t, ncap * sizeof(*nt));
-        if (nt == NULL) {
+        /* Two arrays, one capacity: s->cap moves only once both have grown. */
+        size_t tcap = s->cap, vcap = s->cap;
+        if (util_grow((void **)&s->t, &tcap, s->len + 1, sizeof(*s->t)) != ERR_OK ||
+            util_grow((void **)&s->v, &vcap, s->len + 1, sizeof(*s->v)) != ERR_OK) {
             r->oom = true;
             return;
         }
-        s->t = nt;
-        qnano_t *nv = realloc(s->v, ncap * sizeof(*nv));
-        if (nv == NULL) {
-            r->oom = true;
-            return;
-        }
-        s->v = nv;
-        s->cap = ncap;
+        s->cap = tcap;
     }
     s->t[s->len] = t;
     s->v[s->len] = v;
@@ -85,10 +64,10 @@ qnano_t sim_series_at(const sim_series_t *s, sim_ms_t t)
 void sim_rec_init(sim_rec_t *r)
 {
     memset(r, 0, sizeof(*r));
-    sim_strmap_init(&r->wl_index);
-    sim_strmap_init(&r->holder_index);
-    sim_strmap_init(&r->gfr_index);
-    sim_strmap_init(&r->reason_index);
+    util_hmap_init(&r->wl_index, 0);
+    util_hmap_init(&r->holder_index, 0);
+    util_hmap_init(&r->gfr_index, 0);
+    util_hmap_init(&r->reason_index, 0);
     r->end = -1;
 }
 
@@ -125,10 +104,10 @@ void sim_rec_fini(sim_rec_t *r)
     for (size_t i = 0; i < r->nreasons; i++)
         free(r->reasons[i].text);
     free(r->reasons);
-    sim_strmap_fini(&r->wl_index);
-    sim_strmap_fini(&r->holder_index);
-    sim_strmap_fini(&r->gfr_index);
-    sim_strmap_fini(&r->reason_index);
+    util_hmap_fini(&r->wl_index);
+    util_hmap_fini(&r->holder_index);
+    util_hmap_fini(&r->gfr_index);
+    util_hmap_fini(&r->reason_index);
     memset(r, 0, sizeof(*r));
     r->end = -1;
 }
@@ -144,18 +123,19 @@ size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
         goto oom;
     memcpy(key, is_cohort ? "cohort/" : "cq/", is_cohort ? 7 : 3);
     memcpy(key + (is_cohort ? 7 : 3), name, len + 1);
-    if (sim_strmap_get(&r->holder_index, key, &idx)) {
+    if (util_hmap_get_index(&r->holder_index, key, &idx)) {
         free(key);
         return idx;
     }
-    if (!grow((void **)&r->holders, &r->capholders, r->nholders + 1, sizeof(sim_holder_t)))
+    if (util_grow((void **)&r->holders, &r->capholders, r->nholders + 1, sizeof(sim_holder_t)) !=
+        ERR_OK)
         goto oom;
     sim_holder_t *h = &r->holders[r->nholders];
     memset(h, 0, sizeof(*h));
     h->name = strdup(name);
     h->is_cohort = is_cohort;
     h->weight = 1000000000;
-    if (h->name == NULL || sim_strmap_put(&r->holder_index, key, r->nholders) != ERR_OK) {
+    if (h->name == NULL || util_hmap_put_index(&r->holder_index, key, r->nholders) != ERR_OK) {
         free(h->name);
         goto oom;
     }
@@ -201,11 +181,11 @@ static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, si
     memcpy(key, flavor, fl);
     key[fl] = '\x1f';
     memcpy(key + fl + 1, resource, rl + 1);
-    if (sim_strmap_get(&r->gfr_index, key, &idx)) {
+    if (util_hmap_get_index(&r->gfr_index, key, &idx)) {
         free(key);
         return idx;
     }
-    if (!grow((void **)&r->gfrs, &r->capgfrs, r->ngfrs + 1, sizeof(sim_gfr_t)))
+    if (util_grow((void **)&r->gfrs, &r->capgfrs, r->ngfrs + 1, sizeof(sim_gfr_t)) != ERR_OK)
         goto oom;
     sim_gfr_t *g = &r->gfrs[r->ngfrs];
     memset(g, 0, sizeof(*g));
@@ -213,7 +193,7 @@ static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, si
     g->resource = strdup(resource);
     g->since = t;
     if (g->flavor == NULL || g->resource == NULL ||
-        sim_strmap_put(&r->gfr_index, key, r->ngfrs) != ERR_OK) {
+        util_hmap_put_index(&r->gfr_index, key, r->ngfrs) != ERR_OK) {
         free(g->flavor);
         free(g->resource);
         goto oom;
@@ -237,7 +217,7 @@ static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *re
     size_t g = gfr_get(r, flavor, resource, t);
     if (g == SIM_NONE)
         return SIM_NONE;
-    if (!grow((void **)&h->frs, &h->cap, h->nfrs + 1, sizeof(sim_fr_rec_t))) {
+    if (util_grow((void **)&h->frs, &h->cap, h->nfrs + 1, sizeof(sim_fr_rec_t)) != ERR_OK) {
         r->oom = true;
         return SIM_NONE;
     }
@@ -321,7 +301,7 @@ static void pending_add(sim_rec_t *r, size_t hi, int delta, sim_ms_t t)
 size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
                       int32_t priority, size_t cq, sim_ms_t t)
 {
-    if (!grow((void **)&r->wls, &r->capwls, r->nwls + 1, sizeof(sim_wl_rec_t)))
+    if (util_grow((void **)&r->wls, &r->capwls, r->nwls + 1, sizeof(sim_wl_rec_t)) != ERR_OK)
         goto oom;
     sim_wl_rec_t *w = &r->wls[r->nwls];
     memset(w, 0, sizeof(*w));
@@ -329,7 +309,7 @@ size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char
     w->ns = strdup(ns != NULL ? ns : "");
     w->priority_class = strdup(pclass != NULL ? pclass : "");
     if (w->name == NULL || w->ns == NULL || w->priority_class == NULL ||
-        sim_strmap_put(&r->wl_index, name, r->nwls) != ERR_OK) {
+        util_hmap_put_index(&r->wl_index, name, r->nwls) != ERR_OK) {
         free(w->name);
         free(w->ns);
         free(w->priority_class);
@@ -352,7 +332,7 @@ oom:
 size_t sim_rec_wl_find(const sim_rec_t *r, const char *name)
 {
     size_t idx;
-    return sim_strmap_get(&r->wl_index, name, &idx) ? idx : SIM_NONE;
+    return util_hmap_get_index(&r->wl_index, name, &idx) ? idx : SIM_NONE;
 }
 
 void sim_rec_wl_retarget(sim_rec_t *r, size_t wi, size_t cq, sim_ms_t t)
@@ -432,7 +412,7 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
             size_t fi = fr_get(r, cq, flavor, res->name, t);
             if (fi == SIM_NONE)
                 return ERR_NOMEM;
-            if (!grow((void **)&w->holds, &cap, n + 1, sizeof(sim_hold_t))) {
+            if (util_grow((void **)&w->holds, &cap, n + 1, sizeof(sim_hold_t)) != ERR_OK) {
                 r->oom = true;
                 return ERR_NOMEM;
             }
@@ -465,8 +445,8 @@ err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *
     back_to_pending(r, w, t);
     w->preemptions++;
     r->holders[w->cq].preemptions++;
-    if (!grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
-              sizeof(sim_preemption_t))) {
+    if (util_grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
+                  sizeof(sim_preemption_t)) != ERR_OK) {
         r->oom = true;
         return ERR_NOMEM;
     }
@@ -521,9 +501,10 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t
     norm = sim_reason_normalize(message);
     if (norm == NULL)
         goto oom;
-    if (!sim_strmap_get(&r->reason_index, norm, &idx)) {
-        if (!grow((void **)&r->reasons, &r->capreasons, r->nreasons + 1, sizeof(sim_reason_t)) ||
-            sim_strmap_put(&r->reason_index, norm, r->nreasons) != ERR_OK)
+    if (!util_hmap_get_index(&r->reason_index, norm, &idx)) {
+        if (util_grow((void **)&r->reasons, &r->capreasons, r->nreasons + 1,
+                      sizeof(sim_reason_t)) != ERR_OK ||
+            util_hmap_put_index(&r->reason_index, norm, r->nreasons) != ERR_OK)
             goto oom;
         r->reasons[r->nreasons] = (sim_reason_t){norm, 0, 0};
         norm = NULL;

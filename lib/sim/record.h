@@ -5,9 +5,9 @@
 
 #include "model/types.h"
 #include "sim/stats.h"
-#include "sim/strmap.h"
 #include "sim/vtime.h"
 #include "util/err.h"
+#include "util/hmap.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -135,18 +135,18 @@ typedef struct sim_reason_s {
 typedef struct sim_rec_s {
     sim_wl_rec_t *wls; /* owned, in creation order */
     size_t nwls, capwls;
-    sim_strmap_t wl_index;
+    util_hmap_t wl_index;
     sim_holder_t *holders; /* owned, in order of first sight */
     size_t nholders, capholders;
-    sim_strmap_t holder_index; /* "cq/<name>" or "cohort/<name>" */
-    sim_gfr_t *gfrs;           /* owned, in order of first sight */
+    util_hmap_t holder_index; /* "cq/<name>" or "cohort/<name>" */
+    sim_gfr_t *gfrs;          /* owned, in order of first sight */
     size_t ngfrs, capgfrs;
-    sim_strmap_t gfr_index;
+    util_hmap_t gfr_index;
     sim_preemption_t *preemptions; /* owned, in time order */
     size_t npreemptions, cappreemptions;
     sim_reason_t *reasons; /* owned */
     size_t nreasons, capreasons;
-    sim_strmap_t reason_index;
+    util_hmap_t reason_index;
     sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
     size_t events; /* JSON Lines events emitted */

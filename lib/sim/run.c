@@ -5,6 +5,7 @@
 #include "sched/sched.h"
 #include "sim/events.h"
 #include "sim/run_int.h"
+#include "util/grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,14 +93,8 @@ static bool fin_less(const sim_finish_t *a, const sim_finish_t *b)
 
 static err_t fin_push(sim_run_t *r, sim_finish_t f)
 {
-    if (r->nfin == r->capfin) {
-        size_t ncap = r->capfin == 0 ? 64 : r->capfin * 2;
-        sim_finish_t *n = realloc(r->fin, ncap * sizeof(*n));
-        if (n == NULL)
-            return ERR_NOMEM;
-        r->fin = n;
-        r->capfin = ncap;
-    }
+    if (util_grow((void **)&r->fin, &r->capfin, r->nfin + 1, sizeof(*r->fin)) != ERR_OK)
+        return ERR_NOMEM;
     size_t i = r->nfin++;
     r->fin[i] = f;
     while (i > 0) {
@@ -153,18 +148,13 @@ static err_t touch_cq(sim_run_t *r, const char *cq)
 {
     size_t dummy;
 
-    if (cq == NULL || cq[0] == '\0' || sim_strmap_get(&r->touched_index, cq, &dummy))
+    if (cq == NULL || cq[0] == '\0' || util_hmap_get_index(&r->touched_index, cq, &dummy))
         return ERR_OK;
-    if (sim_strmap_put(&r->touched_index, cq, r->ntouched) != ERR_OK)
+    if (util_hmap_put_index(&r->touched_index, cq, r->ntouched) != ERR_OK)
         return ERR_NOMEM;
-    if (r->ntouched == r->captouched) {
-        size_t ncap = r->captouched == 0 ? 16 : r->captouched * 2;
-        char **n = realloc(r->touched, ncap * sizeof(*n));
-        if (n == NULL)
-            return ERR_NOMEM;
-        r->touched = n;
-        r->captouched = ncap;
-    }
+    if (util_grow((void **)&r->touched, &r->captouched, r->ntouched + 1, sizeof(*r->touched)) !=
+        ERR_OK)
+        return ERR_NOMEM;
     r->touched[r->ntouched] = strdup(cq);
     if (r->touched[r->ntouched] == NULL)
         return ERR_NOMEM;
@@ -177,8 +167,8 @@ static void touched_clear(sim_run_t *r)
     for (size_t i = 0; i < r->ntouched; i++)
         free(r->touched[i]);
     r->ntouched = 0;
-    sim_strmap_fini(&r->touched_index);
-    sim_strmap_init(&r->touched_index);
+    util_hmap_fini(&r->touched_index);
+    util_hmap_init(&r->touched_index, 0);
 }
 
 size_t sim__run_holder(sim_run_t *r, const char *cq)
@@ -188,30 +178,18 @@ size_t sim__run_holder(sim_run_t *r, const char *cq)
 
 err_t sim__run_wr_grow(sim_run_t *r)
 {
-    if (r->rec->nwls <= r->capwr)
-        return ERR_OK;
-    size_t ncap = r->capwr == 0 ? 64 : r->capwr * 2;
-    while (ncap < r->rec->nwls)
-        ncap *= 2;
-    sim_wlrun_t *n = realloc(r->wr, ncap * sizeof(*n));
-    if (n == NULL)
+    size_t old = r->capwr;
+
+    if (util_grow((void **)&r->wr, &r->capwr, r->rec->nwls, sizeof(*r->wr)) != ERR_OK)
         return ERR_NOMEM;
-    memset(n + r->capwr, 0, (ncap - r->capwr) * sizeof(*n));
-    r->wr = n;
-    r->capwr = ncap;
+    memset(r->wr + old, 0, (r->capwr - old) * sizeof(*r->wr)); /* the new runs start zeroed */
     return ERR_OK;
 }
 
 err_t sim__run_sample_later(sim_run_t *r, size_t w)
 {
-    if (r->nsample == r->capsample) {
-        size_t ncap = r->capsample == 0 ? 64 : r->capsample * 2;
-        size_t *n = realloc(r->sample, ncap * sizeof(*n));
-        if (n == NULL)
-            return ERR_NOMEM;
-        r->sample = n;
-        r->capsample = ncap;
-    }
+    if (util_grow((void **)&r->sample, &r->capsample, r->nsample + 1, sizeof(*r->sample)) != ERR_OK)
+        return ERR_NOMEM;
     r->sample[r->nsample++] = w;
     return ERR_OK;
 }
@@ -383,11 +361,11 @@ static void run_fini(sim_run_t *r)
     free(r->sample);
     touched_clear(r);
     free(r->touched);
-    sim_strmap_fini(&r->touched_index);
-    sim_strmap_fini(&r->lq_live);
-    sim_strmap_fini(&r->wpc_live);
-    sim_strmap_fini(&r->pc_live);
-    sim_strmap_fini(&r->ns_live);
+    util_hmap_fini(&r->touched_index);
+    util_hmap_fini(&r->lq_live);
+    util_hmap_fini(&r->wpc_live);
+    util_hmap_fini(&r->pc_live);
+    util_hmap_fini(&r->ns_live);
     free(r->pc_docs);
     sched_decisions_fini(&r->dec);
     sched_free(r->s);
@@ -405,11 +383,11 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     r.sc = sc;
     r.rec = rec;
     sim_events_init(&r.ev, opts->events);
-    sim_strmap_init(&r.touched_index);
-    sim_strmap_init(&r.lq_live);
-    sim_strmap_init(&r.wpc_live);
-    sim_strmap_init(&r.pc_live);
-    sim_strmap_init(&r.ns_live);
+    util_hmap_init(&r.touched_index, 0);
+    util_hmap_init(&r.lq_live, 0);
+    util_hmap_init(&r.wpc_live, 0);
+    util_hmap_init(&r.pc_live, 0);
+    util_hmap_init(&r.ns_live, 0);
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
     r.s = sched_new(&cfg);

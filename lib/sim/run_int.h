@@ -7,7 +7,7 @@
 #include "sim/events.h"
 #include "sim/record.h"
 #include "sim/scenario.h"
-#include "sim/strmap.h"
+#include "util/hmap.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,14 +49,14 @@ typedef struct sim_run_s {
     size_t done;    /* workloads finished, deactivated or deleted */
     char **touched; /* owned: ClusterQueues where something happened this instant */
     size_t ntouched, captouched;
-    sim_strmap_t touched_index;
+    util_hmap_t touched_index;
     size_t *sample; /* owned: workloads whose wait reason to read this instant */
     size_t nsample, capsample;
-    sim_strmap_t lq_live;  /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
-    sim_strmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
-    sim_strmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
-    sim_strmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */
-    size_t *pc_docs;       /* owned: documents holding PriorityClasses, in file order */
+    util_hmap_t lq_live;  /* "ns/name" of LocalQueues that exist now (value 1) or not (0) */
+    util_hmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
+    util_hmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
+    util_hmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */
+    size_t *pc_docs;      /* owned: documents holding PriorityClasses, in file order */
     size_t npc_docs;
 } sim_run_t;
 

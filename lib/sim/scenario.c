@@ -7,9 +7,10 @@
 #include "model/diag.h"
 #include "model/validate.h"
 #include "model/yaml.h"
-#include "sim/strmap.h"
+#include "util/grow.h"
+#include "util/hmap.h"
+#include "util/str.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,35 +35,13 @@ typedef struct load_s {
     sim_scenario_t *sc;
     diags_t *diags; /* owned: one list per document in sc->docs */
     size_t capdiags;
-    bool *partial;           /* owned: per document, decode failed (only kind/name known) */
-    sim_strmap_t gen_counts; /* generateName -> last n */
-    sim_strmap_t warned;     /* "path: message" of warnings already reported */
+    bool *partial;          /* owned: per document, decode failed (only kind/name known) */
+    util_hmap_t gen_counts; /* generateName -> last n */
+    util_hmap_t warned;     /* "path: message" of warnings already reported */
     bool oom;
 } load_t;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-    char *s;
-
-    va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return NULL;
-    s = malloc((size_t)n + 1);
-    if (s == NULL)
-        return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 static bool push_str(char ***v, size_t *n, char *s)
 {
@@ -156,10 +135,10 @@ static void apply_generate_name(load_t *ld, json_t *meta)
 
     if ((name != NULL && name[0] != '\0') || gen == NULL || gen[0] == '\0')
         return;
-    sim_strmap_get(&ld->gen_counts, gen, &n);
+    util_hmap_get_index(&ld->gen_counts, gen, &n);
     n++;
-    full = xasprintf("%s%zu", gen, n);
-    if (full == NULL || sim_strmap_put(&ld->gen_counts, gen, n) != ERR_OK ||
+    full = util_asprintf("%s%zu", gen, n);
+    if (full == NULL || util_hmap_put_index(&ld->gen_counts, gen, n) != ERR_OK ||
         json_object_set_new(meta, "name", json_string(full)) != 0)
         ld->oom = true;
     free(full);
@@ -168,22 +147,14 @@ static void apply_generate_name(load_t *ld, json_t *meta)
 static bool grow_docs(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
-    if (sc->ndocs < sc->cap)
-        return true;
-    size_t ncap = sc->cap == 0 ? 64 : sc->cap * 2;
-    sim_doc_t *nd = realloc(sc->docs, ncap * sizeof(*nd));
-    if (nd == NULL)
+    /* Three arrays, one capacity: sc->cap moves only once all three have grown. */
+    size_t dcap = sc->cap, gcap = sc->cap, pcap = sc->cap;
+
+    if (util_grow((void **)&sc->docs, &dcap, sc->ndocs + 1, sizeof(*sc->docs)) != ERR_OK ||
+        util_grow((void **)&ld->diags, &gcap, sc->ndocs + 1, sizeof(*ld->diags)) != ERR_OK ||
+        util_grow((void **)&ld->partial, &pcap, sc->ndocs + 1, sizeof(*ld->partial)) != ERR_OK)
         return false;
-    sc->docs = nd;
-    diags_t *ndg = realloc(ld->diags, ncap * sizeof(*ndg));
-    if (ndg == NULL)
-        return false;
-    ld->diags = ndg;
-    bool *np = realloc(ld->partial, ncap * sizeof(*np));
-    if (np == NULL)
-        return false;
-    ld->partial = np;
-    sc->cap = ncap;
+    sc->cap = dcap;
     return true;
 }
 
@@ -216,13 +187,13 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     ns = json_str(meta, "namespace");
     name = json_str(meta, "name");
     if (kind == NULL)
-        doc->label = xasprintf("doc %zu", doc->number);
+        doc->label = util_asprintf("doc %zu", doc->number);
     else if (ns != NULL && name != NULL)
-        doc->label = xasprintf("doc %zu (%s %s/%s)", doc->number, kind, ns, name);
+        doc->label = util_asprintf("doc %zu (%s %s/%s)", doc->number, kind, ns, name);
     else if (name != NULL)
-        doc->label = xasprintf("doc %zu (%s %s)", doc->number, kind, name);
+        doc->label = util_asprintf("doc %zu (%s %s)", doc->number, kind, name);
     else
-        doc->label = xasprintf("doc %zu (%s)", doc->number, kind);
+        doc->label = util_asprintf("doc %zu (%s)", doc->number, kind);
     if (doc->label == NULL)
         return ERR_NOMEM;
     sc->ndocs++;
@@ -264,11 +235,11 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
 static void check_sim_rules(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
-    sim_strmap_t wl_names;
+    util_hmap_t wl_names;
     size_t config_doc = SIM_DOC_NONE;
     char tbuf[DURATION_STR_MAX];
 
-    sim_strmap_init(&wl_names);
+    util_hmap_init(&wl_names, 0);
     for (size_t i = 0; i < sc->ndocs; i++) {
         sim_doc_t *doc = &sc->docs[i];
         diags_t *d = &ld->diags[i];
@@ -298,19 +269,19 @@ static void check_sim_rules(load_t *ld)
             const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
-            char *key = xasprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);
+            char *key = util_asprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);
             size_t other;
             if (key == NULL) {
                 ld->oom = true;
                 continue;
             }
-            if (sim_strmap_get(&wl_names, key, &other)) {
+            if (util_hmap_get_index(&wl_names, key, &other)) {
                 if (sc->docs[other].obj.kind != k)
                     diags_error(d, "metadata.name",
                                 "workload %s is already the workload of %s (a Job's workload is "
                                 "named after the Job)",
                                 key, sc->docs[other].label);
-            } else if (sim_strmap_put(&wl_names, key, i) != ERR_OK) {
+            } else if (util_hmap_put_index(&wl_names, key, i) != ERR_OK) {
                 ld->oom = true;
             }
             free(key);
@@ -318,7 +289,7 @@ static void check_sim_rules(load_t *ld)
     }
     if (config_doc != SIM_DOC_NONE && !ld->partial[config_doc])
         sc->config = &sc->docs[config_doc].obj.u.config;
-    sim_strmap_fini(&wl_names);
+    util_hmap_fini(&wl_names);
 }
 
 /* Turn the per-document diagnostics into the scenario's error and warning lines. */
@@ -333,8 +304,9 @@ static void collect(load_t *ld)
         for (size_t k = 0; k < d->len; k++) {
             const diag_t *g = &d->items[k];
             bool haspath = g->path != NULL && g->path[0] != '\0';
-            char *line = haspath ? xasprintf("%s: %s: %s", sc->docs[i].label, g->path, g->message)
-                                 : xasprintf("%s: %s", sc->docs[i].label, g->message);
+            char *line = haspath
+                             ? util_asprintf("%s: %s: %s", sc->docs[i].label, g->path, g->message)
+                             : util_asprintf("%s: %s", sc->docs[i].label, g->message);
             if (line == NULL) {
                 ld->oom = true;
                 continue;
@@ -347,11 +319,11 @@ static void collect(load_t *ld)
             /* One warning per distinct field and message, not per document. */
             const char *what = line + strlen(sc->docs[i].label) + 2;
             size_t dummy;
-            if (sim_strmap_get(&ld->warned, what, &dummy)) {
+            if (util_hmap_get_index(&ld->warned, what, &dummy)) {
                 free(line);
                 continue;
             }
-            if (sim_strmap_put(&ld->warned, what, 0) != ERR_OK ||
+            if (util_hmap_put_index(&ld->warned, what, 0) != ERR_OK ||
                 !push_str(&sc->warnings, &sc->nwarnings, line))
                 ld->oom = true;
         }
@@ -416,12 +388,12 @@ static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg
 
     memset(&ld, 0, sizeof(ld));
     ld.sc = sc;
-    sim_strmap_init(&ld.gen_counts);
-    sim_strmap_init(&ld.warned);
+    util_hmap_init(&ld.gen_counts, 0);
+    util_hmap_init(&ld.warned, 0);
     rc = fn(src, len, on_doc, &ld, &ymsg);
     if (rc == ERR_PARSE) {
         /* A syntax error ends the stream: report it against the document it is in. */
-        char *line = xasprintf("doc %zu: %s", sc->ndocs + 1, ymsg.text);
+        char *line = util_asprintf("doc %zu: %s", sc->ndocs + 1, ymsg.text);
         if (!push_str(&sc->errors, &sc->nerrors, line))
             ld.oom = true;
     } else if (rc == ERR_NOMEM) {
@@ -452,8 +424,8 @@ out:
         diags_fini(&ld.diags[i]);
     free(ld.diags);
     free(ld.partial);
-    sim_strmap_fini(&ld.gen_counts);
-    sim_strmap_fini(&ld.warned);
+    util_hmap_fini(&ld.gen_counts);
+    util_hmap_fini(&ld.warned);
     return rc;
 }
 

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/hmap.h"
 
+#include "util/str.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,7 +35,22 @@ static uint64_t rotl(uint64_t x, int b)
         v2 = rotl(v2, 32);       \
     } while (0)
 
-uint64_t util_siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, size_t len)
+/* Eight bytes as a little-endian integer, whatever the machine (one load where it is little
+ * endian: the map hashes every name the engine looks up). */
+static inline uint64_t load_le64(const unsigned char *p)
+{
+    uint64_t m;
+
+    memcpy(&m, p, sizeof(m));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    m = __builtin_bswap64(m);
+#endif
+    return m;
+}
+
+/* Always inlined, so that hash_of()'s constant rounds unroll. */
+static inline __attribute__((always_inline)) uint64_t
+siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
@@ -42,9 +59,7 @@ uint64_t util_siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, 
     size_t i, left = len & 7;
 
     for (i = 0; i + 8 <= len; i += 8) {
-        m = 0;
-        for (int j = 7; j >= 0; j--)
-            m = (m << 8) | p[i + (size_t)j]; /* little endian, whatever the machine */
+        m = load_le64(p + i);
         v3 ^= m;
         for (int r = 0; r < c; r++)
             SIPROUND(v0, v1, v2, v3);
@@ -60,6 +75,11 @@ uint64_t util_siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, 
     for (int r = 0; r < d; r++)
         SIPROUND(v0, v1, v2, v3);
     return v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t util_siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, size_t len)
+{
+    return siphash(c, d, k0, k1, data, len);
 }
 
 /* splitmix64: spreads a seed over the SipHash key. */
@@ -95,7 +115,7 @@ void util_hmap_fini(util_hmap_t *m)
 
 static uint64_t hash_of(const util_hmap_t *m, const char *key)
 {
-    return util_siphash(1, 3, m->k0, m->k1, key, strlen(key));
+    return siphash(1, 3, m->k0, m->k1, key, strlen(key));
 }
 
 /* The slot holding `key`, or NULL. */
@@ -167,8 +187,7 @@ err_t util_hmap_put(util_hmap_t *m, const char *key, void *value, void **old)
         if (rehash(m, cap) != ERR_OK)
             return ERR_NOMEM;
     }
-    copy = strdup(key);
-    if (copy == NULL)
+    if (util_strdup(key, &copy) != ERR_OK)
         return ERR_NOMEM;
     mask = m->cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {

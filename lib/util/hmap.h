@@ -5,6 +5,7 @@
 
 #include "util/err.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,8 @@
  * Keys come from the API server (object names chosen by users), so the hash is SipHash-1-3 with
  * a per-map key: nobody can pick names that collide on purpose. Iteration order is the table's,
  * not insertion order; deleting the current entry while iterating is allowed, putting is not.
+ * Code whose output must not depend on hashing (the engine's decisions, the simulator's reports)
+ * never iterates a map: it keeps a sorted array beside it and uses the map for lookups only.
  */
 typedef struct util_hmap_slot_s {
     char *key;   /* owned; NULL = empty; UTIL_HMAP_TOMBSTONE = deleted */
@@ -50,6 +53,25 @@ size_t util_hmap_len(const util_hmap_t *m);
 /* Iterate: start with *pos = 0; each call returns the next entry (its key and value through the
  * out-parameters, either may be NULL) and true, or false at the end. */
 int util_hmap_next(const util_hmap_t *m, size_t *pos, const char **key, void **value);
+
+/* An index (any size_t but SIZE_MAX) as the value, stored as index + 1 since a value is never
+ * NULL. */
+static inline err_t util_hmap_put_index(util_hmap_t *m, const char *key, size_t index)
+{
+    return util_hmap_put(m, key, (void *)(uintptr_t)(index + 1), NULL);
+}
+
+/* Whether `key` is present; its index (util_hmap_put_index) into *out when it is, *out untouched
+ * otherwise. */
+static inline bool util_hmap_get_index(const util_hmap_t *m, const char *key, size_t *out)
+{
+    void *v = util_hmap_get(m, key);
+
+    if (v == NULL)
+        return false;
+    *out = (size_t)(uintptr_t)v - 1;
+    return true;
+}
 
 /* SipHash-c-d of `len` bytes at `data` with key (k0, k1): the map uses c = 1, d = 3. */
 uint64_t util_siphash(int c, int d, uint64_t k0, uint64_t k1, const void *data, size_t len);
