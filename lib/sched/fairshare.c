@@ -224,58 +224,10 @@ typedef struct fctx_s {
     bool oom;
 } fctx_t;
 
-static bool uses_any(const wl_t *c, const int *frs, size_t nfrs)
-{
-    for (size_t i = 0; i < c->nuse; i++)
-        for (size_t j = 0; j < nfrs; j++)
-            if (c->use[i].fr == frs[j])
-                return true;
-    return false;
-}
-
-static bool allows(preempt_policy_t p, const wl_t *w, const wl_t *c)
-{
-    switch (p) {
-    case PREEMPT_LOWER_PRIORITY:
-        return c->priority < w->priority;
-    case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-        return c->priority < w->priority || (c->priority == w->priority && w->created < c->created);
-    case PREEMPT_ANY:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Kueue CandidatesOrdering: evicting first, other ClusterQueues first, lower priority, most
- * recently admitted first, then key (Kueue: UID). */
-static int cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
-{
-    bool ea = a->state == SCHED_WL_EVICTING, eb = b->state == SCHED_WL_EVICTING;
-    if (ea != eb)
-        return ea ? -1 : 1;
-    bool oa = a->acq != own, ob = b->acq != own;
-    if (oa != ob)
-        return oa ? -1 : 1;
-    if (a->priority != b->priority)
-        return a->priority < b->priority ? -1 : 1;
-    if (a->admitted_at != b->admitted_at)
-        return a->admitted_at > b->admitted_at ? -1 : 1;
-    return strcmp(a->key, b->key);
-}
-
+/* CandidatesOrdering (sched__cand_cmp) of workload pointers. */
 static int cand_sort_cmp(const void *pa, const void *pb, const void *ctx)
 {
-    return cand_cmp(*(wl_t *const *)pa, *(wl_t *const *)pb, ctx);
-}
-
-/* Borrowing in some contested flavor-resource (Kueue cqIsBorrowing). */
-static bool borrows_in(const node_t *n, const int *frs, size_t nfrs)
-{
-    for (size_t i = 0; i < nfrs; i++)
-        if (!sched__within_nominal(n, frs[i]))
-            return true;
-    return false;
+    return sched__cand_cmp(*(wl_t *const *)pa, *(wl_t *const *)pb, ctx);
 }
 
 /* Kueue DRS.IsBorrowing: over its subtree quota in any flavor-resource (roots never borrow). */
@@ -308,13 +260,13 @@ static void collect(fctx_t *x, const node_t *n, wlvec_t *out)
     preempt_policy_t pol;
     if (cq == x->own)
         pol = x->own->within_cluster_queue;
-    else if (n->parent != NULL && borrows_in(n, x->frs, x->nfrs))
+    else if (n->parent != NULL && !sched__within_nominal_frs(n, x->frs, x->nfrs)) /* borrowing */
         pol = x->own->reclaim_within_cohort;
     else
         return;
     for (size_t i = 0; i < cq->admitted.len; i++) {
         wl_t *c = cq->admitted.items[i];
-        if (!uses_any(c, x->frs, x->nfrs) || !allows(pol, x->w, c))
+        if (!sched__uses_any_fr(c, x->frs, x->nfrs) || !sched__policy_allows(pol, x->w, c))
             continue;
         if (sched__wlvec_push(out, c) != ERR_OK) {
             x->oom = true;
@@ -377,7 +329,7 @@ static cq_t *next_target(fctx_t *x, wl_t **cand, node_t *cohort)
                 continue;
             }
             int c = best_cq ? sched__share_cmp(sh, best_cq_sh) : 1;
-            if (c == 0 && cand_cmp(cand[cq->fs_head], cand[best_cq->fs_head], x->own) < 0)
+            if (c == 0 && sched__cand_cmp(cand[cq->fs_head], cand[best_cq->fs_head], x->own) < 0)
                 c = 1;
             if (c > 0) {
                 best_cq = cq;

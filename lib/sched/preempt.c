@@ -57,37 +57,13 @@ static sched_preempt_reason_t variant_reason(variant_t v)
     }
 }
 
-static bool uses_frs(const wl_t *c, const int *frs, size_t nfrs)
-{
-    for (size_t i = 0; i < c->nuse; i++)
-        for (size_t j = 0; j < nfrs; j++)
-            if (c->use[i].fr == frs[j])
-                return true;
-    return false;
-}
-
-/* Kueue priorityTooHighToPreempt, inverted: may `policy` preempt candidate c for w? */
-static bool policy_allows(preempt_policy_t policy, const wl_t *w, const wl_t *c)
-{
-    switch (policy) {
-    case PREEMPT_LOWER_PRIORITY:
-        return c->priority < w->priority;
-    case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-        return c->priority < w->priority || (c->priority == w->priority && w->created < c->created);
-    case PREEMPT_ANY:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static variant_t classify(const pctx_t *x, const wl_t *c, bool advantage)
 {
-    if (!uses_frs(c, x->frs, x->nfrs))
+    if (!sched__uses_any_fr(c, x->frs, x->nfrs))
         return V_NEVER;
     bool same = c->acq == x->cq;
     preempt_policy_t pol = same ? x->cq->within_cluster_queue : x->cq->reclaim_within_cohort;
-    if (!policy_allows(pol, x->w, c))
+    if (!sched__policy_allows(pol, x->w, c))
         return V_NEVER;
     if (same)
         return V_WITHIN_CQ;
@@ -125,14 +101,6 @@ static void from_cq(pctx_t *x, cq_t *cq, node_t *lca, bool advantage, cands_t *o
     }
 }
 
-static bool within_nominal_frs(const node_t *n, const int *frs, size_t nfrs)
-{
-    for (size_t i = 0; i < nfrs; i++)
-        if (!sched__within_nominal(n, frs[i]))
-            return false;
-    return true;
-}
-
 static void in_subtree(pctx_t *x, node_t *cur, node_t *root, node_t *skip, bool advantage,
                        cands_t *out)
 {
@@ -140,7 +108,7 @@ static void in_subtree(pctx_t *x, node_t *cur, node_t *root, node_t *skip, bool 
         node_t *ch = cur->children[i];
         if (ch->is_cq || ch == skip)
             continue;
-        if (within_nominal_frs(ch, x->frs, x->nfrs))
+        if (sched__within_nominal_frs(ch, x->frs, x->nfrs))
             continue;
         in_subtree(x, ch, root, skip, advantage, out);
     }
@@ -148,7 +116,7 @@ static void in_subtree(pctx_t *x, node_t *cur, node_t *root, node_t *skip, bool 
         node_t *ch = cur->children[i];
         if (!ch->is_cq || ch == &x->cq->node)
             continue;
-        if (!within_nominal_frs(ch, x->frs, x->nfrs))
+        if (!sched__within_nominal_frs(ch, x->frs, x->nfrs))
             from_cq(x, container_of(ch, cq_t, node), root, advantage, out);
     }
 }
@@ -170,22 +138,10 @@ static bool fit_in_quota(const node_t *n, const use_t *req, qnano_t *rem, size_t
     return fits;
 }
 
-/* CandidatesOrdering: evicted first, other CQs first, lower priority, newest admission, key. */
+/* CandidatesOrdering (sched__cand_cmp) of the candidates' workloads. */
 static int cand_cmp(const void *pa, const void *pb, const void *ctx)
 {
-    const cand_t *a = pa, *b = pb;
-    const cq_t *order_cq = ctx;
-    bool ea = a->w->state == SCHED_WL_EVICTING, eb = b->w->state == SCHED_WL_EVICTING;
-    if (ea != eb)
-        return ea ? -1 : 1;
-    bool oa = a->w->acq != order_cq, ob = b->w->acq != order_cq;
-    if (oa != ob)
-        return oa ? -1 : 1;
-    if (a->w->priority != b->w->priority)
-        return a->w->priority < b->w->priority ? -1 : 1;
-    if (a->w->admitted_at != b->w->admitted_at)
-        return a->w->admitted_at > b->w->admitted_at ? -1 : 1;
-    return strcmp(a->w->key, b->w->key);
+    return sched__cand_cmp(((const cand_t *)pa)->w, ((const cand_t *)pb)->w, ctx);
 }
 
 static void sort_cands(pctx_t *x, cands_t *l)

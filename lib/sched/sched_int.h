@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /*
  * Data model (see docs/engine.md):
@@ -485,6 +486,62 @@ void sched__wl_usage_apply(wl_t *w, int sign);
 /* Fair sharing variant (fairshare.c). */
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
                           const int *frs_need, size_t nfrs_need, targets_t *out);
+
+/* ---- preemption rules shared by classical (preempt.c) and fair sharing (fairshare.c) ----------
+ * Inline: both call them per candidate, for every workload admitted in the cohort. */
+
+/* Kueue's priorityTooHighToPreempt, inverted: may `policy` (withinClusterQueue or
+ * reclaimWithinCohort of the preemptor's ClusterQueue) preempt candidate `c` for `w`? */
+static inline bool sched__policy_allows(preempt_policy_t policy, const wl_t *w, const wl_t *c)
+{
+    switch (policy) {
+    case PREEMPT_LOWER_PRIORITY:
+        return c->priority < w->priority;
+    case PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return c->priority < w->priority || (c->priority == w->priority && w->created < c->created);
+    case PREEMPT_ANY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Does candidate `c` use any of the contested flavor-resources `frs`? (Others free nothing the
+ * preemptor needs.) */
+static inline bool sched__uses_any_fr(const wl_t *c, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < c->nuse; i++)
+        for (size_t j = 0; j < nfrs; j++)
+            if (c->use[i].fr == frs[j])
+                return true;
+    return false;
+}
+
+/* Within nominal quota in every contested flavor-resource (Kueue: not cqIsBorrowing). */
+static inline bool sched__within_nominal_frs(const node_t *n, const int *frs, size_t nfrs)
+{
+    for (size_t i = 0; i < nfrs; i++)
+        if (!sched__within_nominal(n, frs[i]))
+            return false;
+    return true;
+}
+
+/* Kueue CandidatesOrdering: evicting first, workloads of other ClusterQueues than `own` first,
+ * lower priority, most recently admitted first, then key (Kueue: UID). */
+static inline int sched__cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
+{
+    bool ea = a->state == SCHED_WL_EVICTING, eb = b->state == SCHED_WL_EVICTING;
+    if (ea != eb)
+        return ea ? -1 : 1;
+    bool oa = a->acq != own, ob = b->acq != own;
+    if (oa != ob)
+        return oa ? -1 : 1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->admitted_at != b->admitted_at)
+        return a->admitted_at > b->admitted_at ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
 
 /* ---- cycle.c: one nominated head --------------------------------------------------------- */
 
