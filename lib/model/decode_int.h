@@ -70,15 +70,6 @@ size_t decode__list_len(decode_t *d, const json_t *v, size_t max, bool nonempty)
 void *decode__list(decode_t *d, const json_t *v, size_t max, bool nonempty, size_t size,
                    decode_item_fn item, void *ctx, size_t *n);
 
-/* Finalise the `n` elements of the owned array `items` with `fini` (which takes a pointer to
- * one), then free the array. */
-#define DECODE_FREE_ARRAY(items, n, fini)                      \
-    do {                                                       \
-        for (size_t i_ = 0; (items) != NULL && i_ < (n); i_++) \
-            fini(&(items)[i_]);                                \
-        free(items);                                           \
-    } while (0)
-
 /* metadata (ObjectMeta). `v` may be NULL (absent). `namespaced` kinds keep metadata.namespace;
  * cluster-scoped kinds drop it with a warning. `need_name`: name or generateName required. */
 void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespaced, bool need_name);

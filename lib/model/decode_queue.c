@@ -278,7 +278,7 @@ static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t
             continue;
         /* Replaces v1beta1 spec.admissionChecks; the names are kept apart for the engine. */
         strv_free(cq->admission_checks, cq->nadmission_checks);
-        DECODE_FREE_ARRAY(cq->check_rules, cq->ncheck_rules, admission_check_rule_fini);
+        TYPES_FREE_ARRAY(cq->check_rules, cq->ncheck_rules, admission_check_rule_fini);
         cq->check_rules = rules;
         cq->ncheck_rules = n;
         cq->nadmission_checks = 0;

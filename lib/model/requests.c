@@ -2,7 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/requests.h"
 
-#include "model/object.h"
+#include "model/types.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -420,4 +420,57 @@ typedef struct configuration_s {
     label_selector_t managed_jobs_namespace_selector;
 } configuration_t;
 
+/* ---- lifetimes (types.c; all NULL-safe; each zeroes what it releases) ------------------- */
+
+/* Free an array of `n` owned strings and the array itself. */
+void strv_free(char **v, size_t n);
+void kv_list_fini(kv_list_t *l);
+void resource_list_fini(resource_list_t *l);
+void label_selector_fini(label_selector_t *s);
+void selector_req_fini(selector_req_t *r);
+void taint_fini(taint_t *t);
+void toleration_fini(toleration_t *t);
+void container_fini(container_t *c);
+void pod_spec_fini(pod_spec_t *s);
+void object_meta_fini(object_meta_t *m);
+void resource_group_fini(resource_group_t *g);
+void pod_set_fini(pod_set_t *p);
+void admission_fini(admission_t *a);
+void admission_check_rule_fini(admission_check_rule_t *r);
+void condition_fini(condition_t *c);
+void pod_set_update_fini(pod_set_update_t *u);
+void admission_check_state_fini(admission_check_state_t *s);
+void namespace_fini(namespace_t *n);
+void flavor_fini(flavor_t *f);
+void cluster_queue_fini(cluster_queue_t *cq);
+void cohort_fini(cohort_t *c);
+void local_queue_fini(local_queue_t *lq);
+void workload_priority_class_fini(workload_priority_class_t *w);
+void priority_class_fini(priority_class_t *p);
+void workload_fini(workload_t *w);
+void job_fini(job_t *j);
+void configuration_fini(configuration_t *c);
+
+/* Deep copies into zeroed `dst`; ERR_NOMEM leaves `dst` zeroed. */
+err_t kv_list_copy(kv_list_t *dst, const kv_list_t *src);
+err_t resource_list_copy(resource_list_t *dst, const resource_list_t *src);
+err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src);
+
+/* Value for `key` in a sorted list (borrowed), NULL when absent. */
+const char *kv_list_get(const kv_list_t *l, const char *key);
+
+/* Set `key` to `value` keeping the list sorted (copies both); ERR_NOMEM on failure. */
+err_t kv_list_set(kv_list_t *l, const char *key, const char *value);
+
+/* Quantity for `name` in a sorted list (borrowed), NULL when absent. */
+const quantity_t *resource_list_get(const resource_list_t *l, const char *name);
+
+/* Finalise the `n` elements of the owned array `items` with fini(&items[i]), then free it. */
+#define TYPES_FREE_ARRAY(items, n, fini)                       \
+    do {                                                       \
+        for (size_t i_ = 0; (items) != NULL && i_ < (n); i_++) \
+            fini(&(items)[i_]);                                \
+        free(items);                                           \
+    } while (0)
+
 #endif

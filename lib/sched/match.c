@@ -2,7 +2,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched/sched_int.h"
 
-#include "model/object.h"
 #include "model/selector.h"
 
 #include <stdlib.h>

@@ -3,8 +3,8 @@
 #ifndef SLUICE_SCHED_INT_H
 #define SLUICE_SCHED_INT_H
 
-#include "model/object.h"
 #include "model/selector.h"
+#include "model/types.h"
 #include "sched/sched.h"
 #include "util/grow.h"
 #include "util/hmap.h"
