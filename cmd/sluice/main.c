@@ -16,21 +16,11 @@ typedef struct subcommand_s {
 } subcommand_t;
 
 static const subcommand_t subcommands[] = {
-#ifdef SLUICE_HAVE_CMD_RUN
     {"run", cmd_run, "run the operator against a Kubernetes API server"},
-#endif
-#ifdef SLUICE_HAVE_CMD_SIM
     {"sim", cmd_sim, "simulate a queue and quota design over a scenario, in virtual time"},
-#endif
-#ifdef SLUICE_HAVE_CMD_CHECK
     {"check", cmd_check, "validate manifests offline with the webhook's rules"},
-#endif
-#ifdef SLUICE_HAVE_CMD_AUDIT
     {"audit", cmd_audit, "print the quota and priority audit log"},
-#endif
-#ifdef SLUICE_HAVE_CMD_CONVERT
     {"convert", cmd_convert, "rewrite Kueue v1beta1 manifests as v1beta2"},
-#endif
     {NULL, NULL, NULL},
 };
 
