@@ -18,7 +18,8 @@
 #   --sluice-args  more flags for `sluice run`
 #   --runner-args  more flags for bench/scale_runner (see scale_runner --help)
 #   --out          directory for the artifacts (default: a new /tmp/sluice-scale-* directory):
-#                  result.json, report.txt, sluice.log, runner.log, sim-summary.json, trace.jsonl
+#                  result.json, report.txt, sluice.log, runner.log, sim-summary.json, trace.jsonl,
+#                  apiserver.log
 #   --sim          only the simulator row (no API server); --no-sim: no simulator column
 #   --kube-env     use a running test API server (its env file) instead of starting one
 #   --random-prefix  prefix every cluster-scoped name with a random one (shared API servers)
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
     --cleanup) cleanup=--cleanup; shift ;;
     --trace) trace=1; shift ;;
     --label) label=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -95,6 +96,7 @@ cleanup_all() {
         wait "$sluice_pid" 2>/dev/null || true
     fi
     if [ -n "$env_dir" ]; then
+        cp "$env_dir/apiserver.log" "$out/apiserver.log" 2>/dev/null || true
         "$top/test/kube-env/down" "$env_dir" >/dev/null 2>&1 || true
     fi
 }
