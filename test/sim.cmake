@@ -1,7 +1,10 @@
 # Simulator tests (lib/sim, `sluice sim`).
 sluice_add_test(sim_events LIBS sluice_sim)
 sluice_add_test(sim_record LIBS sluice_sim)
+# test/oom_wrap.h: the record's allocations fail in turn.
+target_link_options(test_sim_record PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 sluice_add_test(sim_scenario LIBS sluice_sim)
+target_link_options(test_sim_scenario PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 sluice_add_test(sim_golden LIBS sluice_sim)
 # Runs the sluice binary itself (exit codes, where outputs go).
 sluice_add_test(sim_cmd)

@@ -4,12 +4,38 @@
 #include "sim/record.h"
 #include "sim/stats.h"
 
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NANO ((qnano_t)1000000000)
+
+/* Return the error of `e` from the enclosing function. */
+#define TRY(e)             \
+    do {                   \
+        err_t rc_ = (e);   \
+        if (rc_ != ERR_OK) \
+            return rc_;    \
+    } while (0)
+
+/* Test shorthands for the calls that cannot fail here (no allocation is made to fail). */
+static size_t holder(sim_rec_t *r, const char *name, bool is_cohort)
+{
+    size_t h = SIM_NONE;
+    ck_assert_int_eq(sim_rec_holder(r, name, is_cohort, &h), ERR_OK);
+    return h;
+}
+
+static size_t wl_add(sim_rec_t *r, const char *name, const char *pclass, int32_t prio, size_t cq,
+                     sim_ms_t t)
+{
+    size_t w = SIM_NONE;
+    ck_assert_int_eq(sim_rec_wl_add(r, name, "ns", pclass, prio, cq, t, &w), ERR_OK);
+    return w;
+}
 
 START_TEST(test_percentile_nearest_rank)
 {
@@ -81,7 +107,7 @@ END_TEST
  *   t=20s    end
  * usage integral = 4*10 + 8*10 = 120 cpu-s; nominal integral = 10*20 = 200 cpu-s -> share 0.6;
  * borrowed = 2 * 5 = 10 cpu-s; w2 waited 5 s; w1 used 1 GPU for 10 s. */
-static void build_basic(sim_rec_t *r, size_t *w1, size_t *w2)
+static err_t record_basic(sim_rec_t *r, size_t *w1, size_t *w2)
 {
     char fname[] = "f", cpu[] = "cpu", gpu[] = "nvidia.com/gpu", mainps[] = "main";
     resource_quota_t rq[] = {{.name = cpu, .nominal = quantity_from_int(10, 0)},
@@ -97,23 +123,54 @@ static void build_basic(sim_rec_t *r, size_t *w1, size_t *w2)
     admission_t adm2 = {.assignments = &a2, .nassignments = 1};
     size_t cq;
 
-    sim_rec_init(r);
-    cq = sim_rec_holder(r, "cq-a", false);
-    ck_assert_uint_eq(cq, 0);
-    ck_assert_int_eq(sim_rec_set_quotas(r, cq, &g, 1, 0), ERR_OK);
-    *w1 = sim_rec_wl_add(r, "ns/w1", "ns", "high", 100, cq, 0);
-    *w2 = sim_rec_wl_add(r, "ns/w2", "ns", "", 0, cq, 0);
-    ck_assert_int_eq(sim_rec_wl_admit(r, *w1, cq, &adm1, 0), ERR_OK);
-    ck_assert_int_eq(sim_rec_wl_reason(r, *w2,
-                                       "insufficient quota for cpu in flavor f: "
-                                       "requested 8, available 6",
-                                       0),
-                     ERR_OK);
-    ck_assert_int_eq(sim_rec_wl_admit(r, *w2, cq, &adm2, 5000), ERR_OK);
-    sim_rec_wl_leave(r, *w1, SIM_WL_FINISHED, 10000);
-    sim_rec_wl_leave(r, *w2, SIM_WL_FINISHED, 15000);
+    TRY(sim_rec_holder(r, "cq-a", false, &cq));
+    TRY(sim_rec_set_quotas(r, cq, &g, 1, 0));
+    TRY(sim_rec_wl_add(r, "ns/w1", "ns", "high", 100, cq, 0, w1));
+    TRY(sim_rec_wl_add(r, "ns/w2", "ns", "", 0, cq, 0, w2));
+    TRY(sim_rec_wl_admit(r, *w1, cq, &adm1, 0));
+    TRY(sim_rec_wl_reason(r, *w2,
+                          "insufficient quota for cpu in flavor f: requested 8, available 6", 0));
+    TRY(sim_rec_wl_admit(r, *w2, cq, &adm2, 5000));
+    TRY(sim_rec_wl_leave(r, *w1, SIM_WL_FINISHED, 10000));
+    TRY(sim_rec_wl_leave(r, *w2, SIM_WL_FINISHED, 15000));
     sim_rec_end(r, 20000);
+    return ERR_OK;
 }
+
+static void build_basic(sim_rec_t *r, size_t *w1, size_t *w2)
+{
+    sim_rec_init(r);
+    ck_assert_int_eq(record_basic(r, w1, w2), ERR_OK);
+    ck_assert_uint_eq(r->nholders, 1);
+}
+
+/* Each allocation of recording the basic timeline fails in turn: the call that met it says
+ * ERR_NOMEM and the incomplete record still finalises without a leak (ASan). */
+START_TEST(test_record_allocation_failures)
+{
+    long n;
+
+    for (n = 1;; n++) {
+        sim_rec_t r;
+        size_t w1, w2;
+        long made;
+        err_t rc;
+
+        sim_rec_init(&r);
+        oom_fail_at(n);
+        rc = record_basic(&r, &w1, &w2);
+        made = oom_count();
+        oom_fail_at(0);
+        sim_rec_fini(&r);
+        if (made < n) {
+            ck_assert_int_eq(rc, ERR_OK);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %s", n, err_str(rc));
+    }
+    ck_assert_int_gt(n, 10);
+}
+END_TEST
 
 START_TEST(test_record_integrals_and_borrowing)
 {
@@ -122,7 +179,6 @@ START_TEST(test_record_integrals_and_borrowing)
     char buf[SIM_RATIO_STR_MAX];
 
     build_basic(&r, &w1, &w2);
-    ck_assert(!r.oom);
     const sim_holder_t *h = &r.holders[0];
     ck_assert_uint_eq(h->nfrs, 2);
     const sim_fr_rec_t *cpu = &h->frs[0];
@@ -180,22 +236,24 @@ START_TEST(test_record_preemption_and_quota_change)
     size_t cq, lo, hi;
 
     sim_rec_init(&r);
-    cq = sim_rec_holder(&r, "cq", false);
-    ck_assert_uint_eq(sim_rec_holder(&r, "cq", true), 1); /* a cohort of the same name */
-    ck_assert_uint_eq(sim_rec_holder(&r, "cq", false), cq);
+    cq = holder(&r, "cq", false);
+    ck_assert_uint_eq(holder(&r, "cq", true), 1); /* a cohort of the same name */
+    ck_assert_uint_eq(holder(&r, "cq", false), cq);
+    ck_assert_int_eq(sim_rec_set_quotas(&r, SIM_NONE, &g, 1, 0), ERR_INVALID);
     sim_rec_set_quotas(&r, cq, &g, 1, 0);
-    lo = sim_rec_wl_add(&r, "ns/lo", "ns", "", 0, cq, 0);
+    lo = wl_add(&r, "ns/lo", "", 0, cq, 0);
     sim_rec_wl_admit(&r, lo, cq, &adm, 0);
-    hi = sim_rec_wl_add(&r, "ns/hi", "ns", "urgent", 1000, cq, 1000);
+    hi = wl_add(&r, "ns/hi", "urgent", 1000, cq, 1000);
     ck_assert_int_eq(sim_rec_wl_preempt(&r, lo, hi, "InClusterQueue", 1000), ERR_OK);
     ck_assert_int_eq(sim_rec_wl_preempt(&r, lo, hi, "InClusterQueue", 1000), ERR_INVALID);
     sim_rec_wl_admit(&r, hi, cq, &adm, 1000);
     /* Quota cut to 5 at t=2s: the running workload keeps its 10, which now counts as borrowed. */
     rq.nominal = quantity_from_int(5, 0);
     sim_rec_set_quotas(&r, cq, &g, 1, 2000);
-    sim_rec_wl_leave(&r, hi, SIM_WL_DELETED, 3000);
-    sim_rec_wl_leave(&r, lo, SIM_WL_DEACTIVATED, 3500);
-    sim_rec_wl_leave(&r, lo, SIM_WL_FINISHED, 3600); /* already gone: ignored */
+    ck_assert_int_eq(sim_rec_wl_leave(&r, hi, SIM_WL_DELETED, 3000), ERR_OK);
+    ck_assert_int_eq(sim_rec_wl_leave(&r, lo, SIM_WL_DEACTIVATED, 3500), ERR_OK);
+    /* already gone: ignored */
+    ck_assert_int_eq(sim_rec_wl_leave(&r, lo, SIM_WL_FINISHED, 3600), ERR_OK);
     sim_rec_end(&r, 4000);
 
     const sim_fr_rec_t *fr = &r.holders[cq].frs[0];
@@ -227,12 +285,12 @@ START_TEST(test_record_still_pending_at_end)
     size_t cq, w;
 
     sim_rec_init(&r);
-    cq = sim_rec_holder(&r, "cq", false);
-    w = sim_rec_wl_add(&r, "ns/w", "ns", "", 0, cq, 1000);
+    cq = holder(&r, "cq", false);
+    w = wl_add(&r, "ns/w", "", 0, cq, 1000);
     sim_rec_wl_reason(&r, w, "a 1", 1000);
     sim_rec_wl_reason(&r, w, "a 2", 2000); /* same normalised text: no new wait */
     sim_rec_wl_reason(&r, w, "b", 3000);
-    sim_rec_wl_retarget(&r, w, sim_rec_holder(&r, "other", false), 3500);
+    ck_assert_int_eq(sim_rec_wl_retarget(&r, w, holder(&r, "other", false), 3500), ERR_OK);
     sim_rec_end(&r, 6000);
     sim_rec_end(&r, 9000); /* only the first end counts */
     ck_assert_int_eq(r.wls[w].wait, 5000);
@@ -281,6 +339,7 @@ int main(void)
     tcase_add_test(tc, test_record_integrals_and_borrowing);
     tcase_add_test(tc, test_record_preemption_and_quota_change);
     tcase_add_test(tc, test_record_still_pending_at_end);
+    tcase_add_test(tc, test_record_allocation_failures);
     tcase_add_test(tc, test_reason_normalize_and_gpu_names);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/scenario.h"
 
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,51 @@ START_TEST(test_load_empty)
 }
 END_TEST
 
+/* Each allocation of loading a scenario with generated names, updates, a warning and an error
+ * fails in turn: ERR_NOMEM, and nothing leaks (ASan); with none failing, the error is reported. */
+START_TEST(test_load_allocation_failures)
+{
+    const char *yaml =
+        FLAVOR "---\n" CQ(
+            "cq-a", "10") "---\n" LQ
+                          "---\n" JOB("  generateName: train-\n", "    sim.sluice.dev/runtime: "
+                                                                  "1m\n") "---\n" JOB(
+                              "  "
+                              "generateName: "
+                              "train-\n",
+                              "    "
+                              "sim.sluice.dev/"
+                              "at: 2s\n") "--"
+                                          "-\n" CQA("cq-a", "4",
+                                                    "  annotations:\n    sim.sluice.dev/at: 1m\n   "
+                                                    " sim.sluice.dev/runtime: 1s\n");
+    long n;
+
+    for (n = 1;; n++) {
+        sim_scenario_t sc;
+        err_msg_t msg = {{0}};
+        long made;
+        err_t rc;
+
+        sim_scenario_init(&sc);
+        oom_fail_at(n);
+        rc = sim_scenario_load_string(yaml, strlen(yaml), &sc, &msg);
+        made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
+            /* a ClusterQueue has no runtime */
+            ck_assert_int_eq(rc, ERR_INVALID);
+            ck_assert_uint_eq(sc.nerrors, 1);
+            sim_scenario_fini(&sc);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %s (%s)", n, err_str(rc), msg.text);
+        sim_scenario_fini(&sc);
+    }
+    ck_assert_int_gt(n, 20);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_scenario");
@@ -228,6 +275,7 @@ int main(void)
     tcase_add_test(tc, test_load_dangling_reference_and_duplicate);
     tcase_add_test(tc, test_load_warnings_once);
     tcase_add_test(tc, test_load_empty);
+    tcase_add_test(tc, test_load_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -26,13 +26,13 @@ static void on_audit(void *ctx, const hook_audit_event_t *ev)
 {
     serve_t *s = ctx;
     struct timeval tv;
-    bool oom;
-    json_t *rec;
+    json_t *rec = NULL;
     err_msg_t msg;
 
     gettimeofday(&tv, NULL);
-    rec = audit_record(ev, (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000, &oom);
-    if (rec != NULL && audit_log_write(s->audit, rec, &msg) != ERR_OK)
+    if (audit_record_build(ev, (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000, &rec) != ERR_OK)
+        fprintf(stderr, "webhook_serve: audit record: out of memory\n");
+    else if (rec != NULL && audit_log_write(s->audit, rec, &msg) != ERR_OK)
         fprintf(stderr, "webhook_serve: %s\n", msg.text);
     json_decref(rec);
 }

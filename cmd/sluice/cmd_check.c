@@ -338,22 +338,20 @@ static bool run_checks(check_t *c, bool scenario)
     }
     opts.origins = origins;
     opts.partial = partial;
-    crosscheck_updates(objs, c->ndocs, &opts, prev);
-    for (size_t i = 0; i < c->ndocs; i++) {
+    /* Out of memory: the lists are still moved back (and freed by the caller). */
+    ok = crosscheck_updates(objs, c->ndocs, &opts, prev) == ERR_OK;
+    for (size_t i = 0; i < c->ndocs && ok; i++) {
         if (!c->docs[i].decoded)
             continue;
         if (prev[i] != CROSSCHECK_NONE && c->docs[prev[i]].decoded)
-            validate_update(objs[prev[i]], objs[i], &diags[i]);
+            ok = validate_update(objs[prev[i]], objs[i], &diags[i]) == ERR_OK;
         else
-            validate_object(objs[i], &diags[i]);
+            ok = validate_object(objs[i], &diags[i]) == ERR_OK;
     }
-    crosscheck_run(objs, c->ndocs, &opts, diags);
-    ok = true;
-    for (size_t i = 0; i < c->ndocs; i++) {
+    if (ok)
+        ok = crosscheck_run(objs, c->ndocs, &opts, diags) == ERR_OK;
+    for (size_t i = 0; i < c->ndocs; i++)
         c->docs[i].diags = diags[i];
-        if (diags[i].oom)
-            ok = false;
-    }
 out:
     free(objs);
     free(origins);

@@ -79,9 +79,9 @@ static bool counts(const diag_t *it, bool skip_unknown_fields)
 }
 
 /* Join the error diagnostics the way controller-runtime prints a field.ErrorList aggregate:
- * one error as "path: detail", several as "[p1: d1, p2: d2]". NULL when there is none (or on
- * OOM, which the caller tells apart through d->oom being false). */
-static char *join_errors(const diags_t *d, bool skip_unknown_fields)
+ * one error as "path: detail", several as "[p1: d1, p2: d2]", into *message (NULL when there is
+ * none). ERR_NOMEM: a failed allocation must not read as "no errors", which would admit. */
+static err_t join_errors(const diags_t *d, bool skip_unknown_fields, char **message)
 {
     size_t n = 0, len = 0, cap = 3;
     char *out;
@@ -92,11 +92,12 @@ static char *join_errors(const diags_t *d, bool skip_unknown_fields)
             cap += strlen(d->items[i].path) + strlen(d->items[i].message) + 4;
         }
     }
+    *message = NULL;
     if (n == 0)
-        return NULL;
+        return ERR_OK;
     out = malloc(cap);
     if (out == NULL)
-        return NULL;
+        return ERR_NOMEM;
     if (n > 1)
         out[len++] = '[';
     for (size_t i = 0; i < d->len; i++) {
@@ -110,13 +111,15 @@ static char *join_errors(const diags_t *d, bool skip_unknown_fields)
     if (n > 1)
         out[len++] = ']';
     out[len] = '\0';
-    return out;
+    *message = out;
+    return ERR_OK;
 }
 
-static int patch_add(json_t *patch, const char *path, json_t *value)
+/* Append {"op":"add","path":path,"value":value} to `patch`; `value` is consumed. ERR_NOMEM. */
+static err_t patch_add(json_t *patch, const char *path, json_t *value)
 {
     json_t *op = json_pack("{s:s, s:s, s:o}", "op", "add", "path", path, "value", value);
-    return op == NULL ? -1 : json_array_append_new(patch, op);
+    return op == NULL || json_array_append_new(patch, op) != 0 ? ERR_NOMEM : ERR_OK;
 }
 
 /* Escape a map key for a JSON Pointer (RFC 6901): "~" -> "~0", "/" -> "~1". */
@@ -140,7 +143,7 @@ static void pointer_escape(const char *key, char *out, size_t cap)
 
 /* Add the label key=value to `obj` at "/metadata/labels". `have_labels` tracks whether the map
  * exists (in the object or through an earlier operation of the same patch). */
-static int patch_label(json_t *patch, bool *have_labels, const char *key, const char *value)
+static err_t patch_label(json_t *patch, bool *have_labels, const char *key, const char *value)
 {
     char esc[320], path[400];
 
@@ -156,7 +159,7 @@ static int patch_label(json_t *patch, bool *have_labels, const char *key, const 
 /* ---- mutating webhooks ---------------------------------------------------------------------- */
 
 /* ClusterQueue and ResourceFlavor: add Kueue's finalizer so deletion waits for their users. */
-static int mutate_finalizer(const review_t *r, verdict_t *v)
+static err_t mutate_finalizer(const review_t *r, verdict_t *v)
 {
     json_t *fins = json_object_get(json_object_get(r->object, "metadata"), "finalizers");
     size_t i;
@@ -165,7 +168,7 @@ static int mutate_finalizer(const review_t *r, verdict_t *v)
     json_array_foreach(fins, i, f)
     {
         if (json_is_string(f) && strcmp(json_string_value(f), FINALIZER) == 0)
-            return 0;
+            return ERR_OK;
     }
     if (json_is_array(fins))
         return patch_add(v->patch, "/metadata/finalizers/-", json_string(FINALIZER));
@@ -174,7 +177,7 @@ static int mutate_finalizer(const review_t *r, verdict_t *v)
 
 /* batch/v1 Job (Kueue's jobframework defaults, reference §3.2): default LocalQueue, default
  * WorkloadPriorityClass, and spec.suspend=true for managed Jobs. */
-static int mutate_job(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
+static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
 {
     json_t *meta = json_object_get(r->object, "metadata");
     json_t *labels = json_object_get(meta, "labels");
@@ -185,11 +188,11 @@ static int mutate_job(const hook_admission_env_t *env, const review_t *r, verdic
     bool managed;
 
     if (strcmp(r->operation, "CREATE") != 0)
-        return 0;
+        return ERR_OK;
     if ((queue == NULL || queue[0] == '\0') && ns != NULL && env->local_queue_exists &&
         env->local_queue_exists(env->ctx, ns, "default")) {
-        if (patch_label(v->patch, &have_labels, LABEL_QUEUE, "default") != 0)
-            return -1;
+        if (patch_label(v->patch, &have_labels, LABEL_QUEUE, "default") != ERR_OK)
+            return ERR_NOMEM;
         queue = "default";
     }
     managed =
@@ -197,12 +200,12 @@ static int mutate_job(const hook_admission_env_t *env, const review_t *r, verdic
                                                 env->manage_without_queue_name(env->ctx, ns));
     if (managed && str_at(labels, LABEL_PRIORITY) == NULL && env->wpc_exists &&
         env->wpc_exists(env->ctx, "default")) {
-        if (patch_label(v->patch, &have_labels, LABEL_PRIORITY, "default") != 0)
-            return -1;
+        if (patch_label(v->patch, &have_labels, LABEL_PRIORITY, "default") != ERR_OK)
+            return ERR_NOMEM;
     }
     if (managed && !json_is_true(json_object_get(spec, "suspend")))
         return patch_add(v->patch, "/spec/suspend", json_true());
-    return 0;
+    return ERR_OK;
 }
 
 /* ---- validating webhooks ------------------------------------------------------------------- */
@@ -224,11 +227,11 @@ static const flavor_quotas_t *find_flavor(const cluster_queue_t *cq, const char 
 
 /* A quota decrease below what admitted workloads use is allowed (they keep running, as in
  * Kueue) but the person making it is told, naming the ClusterQueue and resource. */
-static int quota_warnings(const hook_admission_env_t *env, const cluster_queue_t *old,
-                          const cluster_queue_t *cq, json_t *warnings)
+static err_t quota_warnings(const hook_admission_env_t *env, const cluster_queue_t *old,
+                            const cluster_queue_t *cq, json_t *warnings)
 {
     if (env->cq_usage == NULL)
-        return 0;
+        return ERR_OK;
     for (size_t g = 0; g < cq->ngroups; g++) {
         for (size_t f = 0; f < cq->groups[g].nflavors; f++) {
             const flavor_quotas_t *fq = &cq->groups[g].flavors[f];
@@ -256,40 +259,50 @@ static int quota_warnings(const hook_admission_env_t *env, const cluster_queue_t
                          cq->meta.name, quantity_format(used, u), rq->name, fq->name,
                          quantity_format(rq->nominal, n));
                 if (json_array_append_new(warnings, json_string(text)) != 0)
-                    return -1;
+                    return ERR_NOMEM;
             }
         }
     }
-    return 0;
+    return ERR_OK;
 }
 
-static int validate(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
+/* The verdict on r->object into `v`. ERR_NOMEM when it could not be reached (the caller answers
+ * 500: a refusal for lack of memory would be a wrong answer, and so would an approval). */
+static err_t validate(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
 {
     object_t obj, old;
     diags_t d;
     bool have_obj = false, have_old = false;
     validate_env_t venv = {.default_queue_exists = default_queue_exists, .ctx = (void *)env};
-    int rc = 0;
+    err_t rc;
 
     if (strcmp(r->operation, "DELETE") == 0 || strcmp(r->operation, "CONNECT") == 0)
-        return 0; /* registered for DELETE only to audit it */
+        return ERR_OK; /* registered for DELETE only to audit it */
     memset(&obj, 0, sizeof(obj));
     memset(&old, 0, sizeof(old));
     diags_init(&d);
-    have_obj = object_decode(r->object, &obj, &d) == ERR_OK;
+    rc = object_decode(r->object, &obj, &d);
+    if (rc == ERR_NOMEM)
+        goto out;
+    have_obj = rc == ERR_OK;
+    rc = ERR_OK;
     if (have_obj && r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0) {
         diags_t old_diags;
         diags_init(&old_diags);
         /* The stored object was valid when written; decode problems of it are not the user's. */
-        have_old = object_decode(r->old_object, &old, &old_diags) == ERR_OK;
+        rc = object_decode(r->old_object, &old, &old_diags);
         diags_fini(&old_diags);
+        if (rc == ERR_NOMEM)
+            goto out;
+        have_old = rc == ERR_OK;
+        rc = ERR_OK;
     }
     if (have_obj && obj.kind != r->route->kind) {
         v->allowed = false;
         v->code = 400;
         v->message = malloc(128);
         if (v->message == NULL) {
-            rc = -1;
+            rc = ERR_NOMEM;
             goto out;
         }
         snprintf(v->message, 128, "expected a %s, got a %s", kind_name(r->route->kind),
@@ -297,16 +310,18 @@ static int validate(const hook_admission_env_t *env, const review_t *r, verdict_
         goto out;
     }
     if (have_obj && have_old)
-        validate_update_env(&old, &obj, &venv, &d);
+        rc = validate_update_env(&old, &obj, &venv, &d);
     else if (have_obj)
-        validate_object(&obj, &d);
-    if (d.oom) {
-        rc = -1;
+        rc = validate_object(&obj, &d);
+    if (rc == ERR_OK && d.oom) /* the decoder's list of problems is incomplete */
+        rc = ERR_NOMEM;
+    if (rc != ERR_OK)
         goto out;
-    }
     /* For built-in kinds the API server has already dropped fields it does not know; a field
      * sluice does not know is only newer than sluice, never a reason to refuse a Job. */
-    v->message = join_errors(&d, r->route->kind == KIND_JOB);
+    rc = join_errors(&d, r->route->kind == KIND_JOB, &v->message);
+    if (rc != ERR_OK)
+        goto out;
     if (v->message != NULL) {
         v->allowed = false;
         v->code = 403;
@@ -449,7 +464,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
     json_error_t jerr;
     json_t *doc = NULL, *out = NULL;
     err_t rc = ERR_OK;
-    int bad;
+    err_t bad;
 
     if (env == NULL)
         env = &no_env;
@@ -480,7 +495,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         goto out;
     }
     if (r.route->type == HOOK_MUTATE) {
-        bad = 0;
+        bad = ERR_OK;
         if (r.object != NULL && strcmp(r.operation, "CREATE") == 0) {
             if (r.route->kind == KIND_JOB)
                 bad = mutate_job(env, &r, &v);
@@ -491,7 +506,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         bad = validate(env, &r, &v);
         audit(env, &r, &v);
     }
-    if (bad) {
+    if (bad != ERR_OK) {
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         *status = 500;
         goto out;

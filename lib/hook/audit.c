@@ -194,38 +194,42 @@ static void format_time(int64_t ms, char *buf, size_t cap)
              tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 }
 
-json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom)
+err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **out)
 {
     json_t *changes = audit_changes(ev->kind, ev->old_object, ev->object);
     json_t *rec;
     char when[40];
 
-    *oom = false;
-    if (changes == NULL) {
-        *oom = true;
-        return NULL;
-    }
+    if (changes == NULL)
+        return ERR_NOMEM;
     if (ev->allowed && json_array_size(changes) == 0) {
         json_decref(changes);
-        return NULL;
+        *out = NULL;
+        return ERR_OK;
     }
     format_time(now_ms, when, sizeof(when));
     rec = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s?, s:s?, s:b, s:o}", "time", when, "user",
                     ev->user ? ev->user : "", "groups", ev->groups ? ev->groups : json_null(),
                     "operation", ev->operation, "kind", ev->kind, "namespace", ev->namespace,
                     "name", ev->name, "allowed", ev->allowed, "changes", changes);
-    if (rec == NULL) {
-        *oom = true;
-        return NULL;
-    }
+    if (rec == NULL)
+        return ERR_NOMEM;
     if ((!ev->allowed &&
          json_object_set_new(rec, "reason", json_string(ev->reason ? ev->reason : "")) != 0) ||
         (json_array_size(ev->warnings) > 0 &&
          json_object_set(rec, "warnings", ev->warnings) != 0)) {
         json_decref(rec);
-        *oom = true;
-        return NULL;
+        return ERR_NOMEM;
     }
+    *out = rec;
+    return ERR_OK;
+}
+
+json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom)
+{
+    json_t *rec = NULL;
+
+    *oom = audit_record_build(ev, now_ms, &rec) != ERR_OK;
     return rec;
 }
 

@@ -36,8 +36,13 @@
  * of {"field","before","after"} (before/after null when absent), or NULL on OOM. */
 json_t *audit_changes(const char *kind, json_t *old, json_t *obj);
 
-/* The record for `ev` at `now_ms` (Unix ms), or NULL when it need not be recorded (accepted,
- * nothing audited changed) or on OOM (then *oom is set). */
+/* The record for `ev` at `now_ms` (Unix ms) into *out (a new reference), or NULL when it need
+ * not be recorded (accepted, nothing audited changed). ERR_NOMEM leaves *out untouched. */
+err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **out);
+
+/* Deprecated (the sluice-wide convention is err_t plus an out-parameter): audit_record_build()
+ * with NULL for both "nothing to record" and OOM, told apart by *oom. Kept until lib/ctrl has
+ * switched over. */
 json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom);
 
 /* One line for people, for the Kubernetes Event posted on the object: "alice changed quota

@@ -106,11 +106,11 @@ static int entry_cmp(const void *a, const void *b)
     return r;
 }
 
-static bool build_table(cc_t *c)
+static err_t build_table(cc_t *c)
 {
     c->tab = calloc(c->n ? c->n : 1, sizeof(*c->tab));
     if (c->tab == NULL)
-        return false;
+        return ERR_NOMEM;
     for (size_t i = 0; i < c->n; i++) {
         const object_t *o = c->objs[i];
         const object_meta_t *m = o ? object_meta_const(o) : NULL;
@@ -121,7 +121,7 @@ static bool build_table(cc_t *c)
             c->ncohorts++;
     }
     qsort(c->tab, c->ntab, sizeof(*c->tab), entry_cmp);
-    return true;
+    return ERR_OK;
 }
 
 /* Position of the first table entry for (kind, ns, name), or CROSSCHECK_NONE. */
@@ -226,17 +226,20 @@ static void scan_identities(cc_t *c, size_t *prev, bool report)
     }
 }
 
-void crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
-                        size_t *prev)
+err_t crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                         size_t *prev)
 {
     cc_t c = {.objs = objs, .n = n, .opts = opts};
 
     for (size_t i = 0; i < n; i++)
         prev[i] = CROSSCHECK_NONE;
-    if (opts == NULL || !opts->timed_updates || !build_table(&c))
-        return;
+    if (opts == NULL || !opts->timed_updates)
+        return ERR_OK;
+    if (build_table(&c) != ERR_OK)
+        return ERR_NOMEM;
     scan_identities(&c, prev, false);
     free(c.tab);
+    return ERR_OK;
 }
 
 /* ---- cohort cycles ------------------------------------------------------------------------ */
@@ -382,22 +385,21 @@ static void check_cohort(cc_t *c, size_t i, const cohort_t *co)
     }
 }
 
-/* Does the ClusterQueue's namespaceSelector select namespace `ns`? Kubernetes gives every
- * namespace the label kubernetes.io/metadata.name=<name>, which selectors often use. */
-static bool selects_namespace(const cluster_queue_t *cq, const namespace_t *ns, bool *oom)
+/* Does the ClusterQueue's namespaceSelector select namespace `ns`? (into *match) Kubernetes
+ * gives every namespace the label kubernetes.io/metadata.name=<name>, which selectors often
+ * use. */
+static err_t selects_namespace(const cluster_queue_t *cq, const namespace_t *ns, bool *match)
 {
     kv_list_t labels = {NULL, 0};
-    bool match;
 
     if (kv_list_copy(&labels, &ns->meta.labels) != ERR_OK ||
         kv_list_set(&labels, "kubernetes.io/metadata.name", ns->meta.name) != ERR_OK) {
         kv_list_fini(&labels);
-        *oom = true;
-        return true;
+        return ERR_NOMEM;
     }
-    match = selector_matches(&cq->namespace_selector, &labels);
+    *match = selector_matches(&cq->namespace_selector, &labels);
     kv_list_fini(&labels);
-    return match;
+    return ERR_OK;
 }
 
 static void check_local_queue(cc_t *c, size_t i, const object_t *o)
@@ -405,6 +407,7 @@ static void check_local_queue(cc_t *c, size_t i, const object_t *o)
     const local_queue_t *lq = &o->u.lq;
     const cluster_queue_t *cq;
     size_t cqi, nsi;
+    bool match = true;
 
     if (lq->cluster_queue == NULL || lq->cluster_queue[0] == '\0')
         return;
@@ -425,8 +428,11 @@ static void check_local_queue(cc_t *c, size_t i, const object_t *o)
         return;
     }
     nsi = find(c, KIND_NAMESPACE, "", ns_of(o));
-    if (nsi != CROSSCHECK_NONE && !is_partial(c, nsi) &&
-        !selects_namespace(cq, &c->objs[nsi]->u.ns, &c->diags[i].oom))
+    if (nsi == CROSSCHECK_NONE || is_partial(c, nsi))
+        return;
+    if (selects_namespace(cq, &c->objs[nsi]->u.ns, &match) != ERR_OK)
+        c->diags[i].oom = true; /* the list is incomplete; crosscheck_run() says ERR_NOMEM */
+    else if (!match)
         diags_warn(&c->diags[i], "spec.clusterQueue",
                    "the namespaceSelector of ClusterQueue \"%s\" does not select namespace "
                    "\"%s\", so it admits no workloads from this LocalQueue",
@@ -509,15 +515,15 @@ static void check_workload(cc_t *c, size_t i, const object_t *o)
         check_priority_class_name(c, i, "spec.priorityClassRef.name", wl->priority_class);
 }
 
-void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
-                    diags_t *diags)
+err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                     diags_t *diags)
 {
     cc_t c = {.objs = objs, .n = n, .opts = opts, .diags = diags, .manage_unlabelled = -1};
 
-    if (!build_table(&c)) {
+    if (build_table(&c) != ERR_OK) {
         for (size_t i = 0; i < n; i++)
             diags[i].oom = true;
-        return;
+        return ERR_NOMEM;
     }
     scan_identities(&c, NULL, true);
     check_cycles(&c);
@@ -546,4 +552,9 @@ void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts
         }
     }
     free(c.tab);
+    /* The checks append to the lists and a failed append leaves that list's oom set. */
+    for (size_t i = 0; i < n; i++)
+        if (diags[i].oom)
+            return ERR_NOMEM;
+    return ERR_OK;
 }

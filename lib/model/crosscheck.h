@@ -49,14 +49,16 @@ typedef struct crosscheck_opts_s {
 
 /* For each object, the index of the earlier object it updates under opts->timed_updates, or
  * CROSSCHECK_NONE (always NONE without timed_updates). `prev` has `n` entries. An update's
- * validation is validate_update(objs[prev[i]], objs[i]) instead of validate_object(objs[i]). */
-void crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
-                        size_t *prev);
+ * validation is validate_update(objs[prev[i]], objs[i]) instead of validate_object(objs[i]).
+ * ERR_NOMEM leaves every entry NONE. */
+err_t crosscheck_updates(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                         size_t *prev);
 
 /* Run every cross-object check over objs[0..n) and append each problem to diags[i] of the
- * object concerned (`diags` has `n` lists). OOM is recorded in the lists' `oom` flags. */
-void crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
-                    diags_t *diags);
+ * object concerned (`diags` has `n` lists). ERR_NOMEM when a list is incomplete (its `oom` is
+ * set), ERR_OK otherwise; problems are the result, not errors of the call. */
+err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
+                     diags_t *diags);
 
 /* Parse a Go duration ("0s", "1.5s", "250ms", "1h30m") into nanoseconds with
  * duration_parse_ns() (util/duration.h); false when malformed, negative, finer than a nanosecond

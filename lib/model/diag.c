@@ -26,17 +26,17 @@ void diags_fini(diags_t *d)
     memset(d, 0, sizeof(*d));
 }
 
-static void diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
+static err_t diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 
-static void diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
+static err_t diags_vadd(diags_t *d, bool warning, const char *path, const char *fmt, va_list ap)
 {
     char text[1024];
     diag_t *item;
 
     if (util_grow((void **)&d->items, &d->cap, d->len + 1, sizeof(*d->items)) != ERR_OK) {
         d->oom = true;
-        return;
+        return ERR_NOMEM;
     }
     vsnprintf(text, sizeof(text), fmt, ap);
     item = &d->items[d->len];
@@ -47,27 +47,32 @@ static void diags_vadd(diags_t *d, bool warning, const char *path, const char *f
         free(item->path);
         free(item->message);
         d->oom = true;
-        return;
+        return ERR_NOMEM;
     }
     d->len++;
     if (!warning)
         d->nerrors++;
+    return ERR_OK;
 }
 
-void diags_error(diags_t *d, const char *path, const char *fmt, ...)
+err_t diags_error(diags_t *d, const char *path, const char *fmt, ...)
 {
     va_list ap;
+    err_t rc;
 
     va_start(ap, fmt);
-    diags_vadd(d, false, path, fmt, ap);
+    rc = diags_vadd(d, false, path, fmt, ap);
     va_end(ap);
+    return rc;
 }
 
-void diags_warn(diags_t *d, const char *path, const char *fmt, ...)
+err_t diags_warn(diags_t *d, const char *path, const char *fmt, ...)
 {
     va_list ap;
+    err_t rc;
 
     va_start(ap, fmt);
-    diags_vadd(d, true, path, fmt, ap);
+    rc = diags_vadd(d, true, path, fmt, ap);
     va_end(ap);
+    return rc;
 }

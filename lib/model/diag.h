@@ -19,7 +19,7 @@ typedef struct diags_s {
     size_t len;
     size_t cap;
     size_t nerrors; /* items with warning == false */
-    bool oom;       /* an append failed for lack of memory */
+    bool oom;       /* an append failed for lack of memory: the list is incomplete */
 } diags_t;
 
 /* Zero-initialise an empty list. */
@@ -28,12 +28,14 @@ void diags_init(diags_t *d);
 /* Release every item; the list is empty afterwards. NULL-safe. */
 void diags_fini(diags_t *d);
 
-/* Append an error at `path` with a formatted message. On OOM sets d->oom and drops it. */
-void diags_error(diags_t *d, const char *path, const char *fmt, ...)
+/* Append an error at `path` with a formatted message. ERR_NOMEM drops it and also sets d->oom,
+ * which stays set: code that appends many problems and checks once (the validators) reads the
+ * flag at the end, or the ERR_NOMEM of the function that filled the list. */
+err_t diags_error(diags_t *d, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Append a warning (does not count as an error). */
-void diags_warn(diags_t *d, const char *path, const char *fmt, ...)
+/* Append a warning (does not count as an error); as diags_error(). */
+err_t diags_warn(diags_t *d, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

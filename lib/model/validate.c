@@ -20,7 +20,7 @@
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
-void validate_object(const object_t *obj, diags_t *d)
+err_t validate_object(const object_t *obj, diags_t *d)
 {
     switch (obj->kind) {
     case KIND_RESOURCE_FLAVOR:
@@ -43,15 +43,15 @@ void validate_object(const object_t *obj, diags_t *d)
          * has no create-time rule beyond the schema, which the decoder checks. */
         break;
     }
+    /* The rules append to `d` and a failed append leaves d->oom set: one check here. */
+    return d->oom ? ERR_NOMEM : ERR_OK;
 }
 
-void validate_update_env(const object_t *old, const object_t *obj, const validate_env_t *env,
-                         diags_t *d)
+err_t validate_update_env(const object_t *old, const object_t *obj, const validate_env_t *env,
+                          diags_t *d)
 {
-    if (old == NULL || old->kind != obj->kind) {
-        validate_object(obj, d);
-        return;
-    }
+    if (old == NULL || old->kind != obj->kind)
+        return validate_object(obj, d);
     switch (obj->kind) {
     case KIND_RESOURCE_FLAVOR:
         validate__flavor_update(&old->u.flavor, &obj->u.flavor, d);
@@ -72,12 +72,12 @@ void validate_update_env(const object_t *old, const object_t *obj, const validat
         break;
     default:
         /* Cohort: the create rules again. */
-        validate_object(obj, d);
-        break;
+        return validate_object(obj, d);
     }
+    return d->oom ? ERR_NOMEM : ERR_OK;
 }
 
-void validate_update(const object_t *old, const object_t *obj, diags_t *d)
+err_t validate_update(const object_t *old, const object_t *obj, diags_t *d)
 {
-    validate_update_env(old, obj, NULL, d);
+    return validate_update_env(old, obj, NULL, d);
 }

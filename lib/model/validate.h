@@ -33,16 +33,19 @@ typedef struct validate_env_s {
     void *ctx;
 } validate_env_t;
 
-/* Validate `obj` as it would be created. Appends every violation to `d`. */
-void validate_object(const object_t *obj, diags_t *d);
+/* Validate `obj` as it would be created. Appends every violation to `d`; violations are the
+ * result, not errors of the call. Returns ERR_NOMEM when `d` ran out of memory (d->oom: the list
+ * is incomplete, so the object must not be taken as valid), ERR_OK otherwise. */
+err_t validate_object(const object_t *obj, diags_t *d);
 
 /* Validate an update of `old` to `obj` (same kind). This is the whole check Kueue runs on an
  * update: the create rules on `obj`, with Kueue's update relaxations, plus the rules that compare
- * old and new (immutable fields). Call it instead of, not after, validate_object(). */
-void validate_update(const object_t *old, const object_t *obj, diags_t *d);
+ * old and new (immutable fields). Call it instead of, not after, validate_object(). Returns as
+ * validate_object(). */
+err_t validate_update(const object_t *old, const object_t *obj, diags_t *d);
 
 /* As validate_update(), with cluster knowledge for the rules that need it (`env` may be NULL). */
-void validate_update_env(const object_t *old, const object_t *obj, const validate_env_t *env,
-                         diags_t *d);
+err_t validate_update_env(const object_t *old, const object_t *obj, const validate_env_t *env,
+                          diags_t *d);
 
 #endif

@@ -388,7 +388,9 @@ static bool fits_fs(fctx_t *x)
 {
     for (size_t i = 0; i < x->nuse; i++)
         sched__usage_remove(&x->own->node, x->use[i].fr, x->use[i].v);
-    bool fits = sched__fits_after(x->own, x->use, x->nuse, &x->t, true, &x->oom);
+    bool fits = false;
+    if (sched__fits_after(x->own, x->use, x->nuse, &x->t, true, &fits) != ERR_OK)
+        x->oom = true; /* reads as "does not fit"; the search ends on x->oom */
     for (size_t i = 0; i < x->nuse; i++)
         sched__usage_add(&x->own->node, x->use[i].fr, x->use[i].v);
     return fits;
@@ -516,7 +518,10 @@ err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_
         for (size_t i = x.t.len - 1; i-- > 0 && !x.oom;) {
             sched__wl_usage_apply(x.t.items[i].w, +1);
             target_t back = sched__targets_remove_at(&x.t, i);
-            if (sched__fits_after(cq, use, nuse, &x.t, true, &x.oom))
+            bool still_fits = false;
+            if (sched__fits_after(cq, use, nuse, &x.t, true, &still_fits) != ERR_OK)
+                x.oom = true;
+            if (still_fits)
                 continue;
             sched__targets_insert_at(&x.t, i, back);
             sched__wl_usage_apply(back.w, -1);

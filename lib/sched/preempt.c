@@ -287,22 +287,24 @@ static bool own_borrowing_grows(const cq_t *cq, const use_t *use, size_t nuse, c
     return false;
 }
 
-bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
-                       bool allow_borrowing, bool *oom)
+err_t sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
+                        bool allow_borrowing, bool *fits_out)
 {
-    if (own_borrowing_grows(cq, use, nuse, tmp))
-        return false;
+    if (own_borrowing_grows(cq, use, nuse, tmp)) {
+        *fits_out = false;
+        return ERR_OK;
+    }
     size_t nhold = tmp->nhold;
-    if (nhold == 0 || nuse == 0)
-        return sched__quota_fits(cq, use, nuse, allow_borrowing);
+    if (nhold == 0 || nuse == 0) {
+        *fits_out = sched__quota_fits(cq, use, nuse, allow_borrowing);
+        return ERR_OK;
+    }
     struct held_s {
         cq_t *cq;
         use_t u;
     } *held = malloc(nhold * nuse * sizeof(*held));
-    if (held == NULL) {
-        *oom = true;
-        return false;
-    }
+    if (held == NULL)
+        return ERR_NOMEM;
     size_t nheld = 0;
     for (size_t i = 0; i < tmp->len; i++) {
         if (!holds_back(&tmp->items[i]))
@@ -325,12 +327,18 @@ bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targ
     for (size_t i = nheld; i-- > 0;)
         sched__usage_remove(&held[i].cq->node, held[i].u.fr, held[i].u.v);
     free(held);
-    return fits;
+    *fits_out = fits;
+    return ERR_OK;
 }
 
+/* sched__fits_after() for the search; OOM reads as "does not fit" and ends the search. */
 static bool attempt_fits(pctx_t *x, const targets_t *tmp, bool allow_borrowing)
 {
-    return sched__fits_after(x->cq, x->use, x->nuse, tmp, allow_borrowing, &x->oom);
+    bool fits = false;
+
+    if (sched__fits_after(x->cq, x->use, x->nuse, tmp, allow_borrowing, &fits) != ERR_OK)
+        x->oom = true;
+    return fits;
 }
 
 static const cand_t *cand_of(const cands_t *all, const wl_t *w)

@@ -479,9 +479,10 @@ bool sched__memo_take(sched_t *s, const cq_t *cq, const wl_t *w, const use_t *us
 void sched__memo_drop(sched_t *s);
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
 /* Does `use` fit in cq once `removed` (already taken out of the tree) are gone, holding back the
- * nominal quota their ClusterQueues would reclaim (see preempt.c)? *oom set on ERR_NOMEM. */
-bool sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *removed,
-                       bool allow_borrowing, bool *oom);
+ * nominal quota their ClusterQueues would reclaim (see preempt.c)? The answer into *fits;
+ * ERR_NOMEM leaves it untouched. */
+err_t sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *removed,
+                        bool allow_borrowing, bool *fits);
 void sched__wl_usage_apply(wl_t *w, int sign);
 /* Fair sharing variant (fairshare.c). */
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,

@@ -82,26 +82,26 @@ static bool lq_alive(sim_run_t *r, const char *ns, const char *name)
     return util_hmap_get_index(&r->lq_live, key, &v) && v == 1;
 }
 
-/* Does Configuration.managedJobsNamespaceSelector select namespace `ns`? Absent, Kueue's default
- * applies: every namespace but kube-system and kueue-system. A namespace has the label
- * kubernetes.io/metadata.name = its name, as the API server sets it. */
-static bool ns_managed(sim_run_t *r, const configuration_t *conf, const char *ns, bool *oom)
+/* Does Configuration.managedJobsNamespaceSelector select namespace `ns`? (into *managed) Absent,
+ * Kueue's default applies: every namespace but kube-system and kueue-system. A namespace has the
+ * label kubernetes.io/metadata.name = its name, as the API server sets it. */
+static err_t ns_managed(sim_run_t *r, const configuration_t *conf, const char *ns, bool *managed)
 {
     const object_t *o = live_object(r, &r->ns_live, ns);
     kv_list_t labels = {NULL, 0};
-    bool match;
 
-    if (!conf->managed_jobs_namespace_selector.present)
-        return strcmp(ns, "kube-system") != 0 && strcmp(ns, "kueue-system") != 0;
+    if (!conf->managed_jobs_namespace_selector.present) {
+        *managed = strcmp(ns, "kube-system") != 0 && strcmp(ns, "kueue-system") != 0;
+        return ERR_OK;
+    }
     if ((o != NULL && kv_list_copy(&labels, &o->u.ns.meta.labels) != ERR_OK) ||
         kv_list_set(&labels, "kubernetes.io/metadata.name", ns) != ERR_OK) {
         kv_list_fini(&labels);
-        *oom = true;
-        return false;
+        return ERR_NOMEM;
     }
-    match = selector_matches(&conf->managed_jobs_namespace_selector, &labels);
+    *managed = selector_matches(&conf->managed_jobs_namespace_selector, &labels);
     kv_list_fini(&labels);
-    return match;
+    return ERR_OK;
 }
 
 /* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller).
@@ -147,9 +147,11 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out,
         } else if (conf == NULL || !conf->manage_jobs_without_queue_name) {
             return ERR_NOT_FOUND;
         } else {
-            bool oom = false;
-            if (!ns_managed(r, conf, ns, &oom))
-                return oom ? ERR_NOMEM : ERR_NOT_FOUND;
+            bool managed = false;
+            if (ns_managed(r, conf, ns, &managed) != ERR_OK)
+                return ERR_NOMEM;
+            if (!managed)
+                return ERR_NOT_FOUND;
         }
     }
     rc = job_workload_build(&copy, out, msg);
@@ -219,18 +221,20 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
     rc = sched_workload_info(r->s, key, &info, msg);
     if (rc != ERR_OK)
         goto fail;
-    size_t h = sim__run_holder(r, info.cluster_queue);
-    w = sim_rec_wl_add(r->rec, key, wl.meta.namespace,
-                       wl.priority_class != NULL ? wl.priority_class : "", info.priority, h, now);
-    if (w == SIM_NONE || sim__run_wr_grow(r) != ERR_OK) {
+    size_t h;
+    if (sim__run_holder(r, info.cluster_queue, &h) != ERR_OK ||
+        sim_rec_wl_add(r->rec, key, wl.meta.namespace,
+                       wl.priority_class != NULL ? wl.priority_class : "", info.priority, h, now,
+                       &w) != ERR_OK ||
+        sim__run_wr_grow(r) != ERR_OK) {
         rc = ERR_NOMEM;
         goto out;
     }
     r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, (uint64_t)di + 1};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
-        sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, now);
         r->done++;
+        rc = sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, now);
         goto out;
     }
     rc = sim__run_sample_later(r, w);
@@ -263,7 +267,8 @@ static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *m
         if (rw->cq != SIM_NONE)
             cq = r->rec->holders[rw->cq].name;
         sim_events_deleted(&r->ev, now, key, cq);
-        sim_rec_wl_leave(r->rec, w, SIM_WL_DELETED, now);
+        if (sim_rec_wl_leave(r->rec, w, SIM_WL_DELETED, now) != ERR_OK)
+            return ERR_NOMEM;
         r->wr[w].gen++;
         r->done++;
     } else {
@@ -308,21 +313,21 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         break;
     case KIND_CLUSTER_QUEUE:
         rc = del ? sched_cq_delete(r->s, m->name, msg) : sched_cq_upsert(r->s, &o->u.cq, msg);
-        h = sim_rec_holder(r->rec, m->name, false);
-        if (h != SIM_NONE)
-            r->rec->holders[h].weight =
-                !del && o->u.cq.has_fair_weight ? o->u.cq.fair_weight.nano : 1000000000;
-        if (h == SIM_NONE || sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups,
-                                                del ? 0 : o->u.cq.ngroups, now) != ERR_OK)
+        if (sim_rec_holder(r->rec, m->name, false, &h) != ERR_OK)
+            return ERR_NOMEM;
+        r->rec->holders[h].weight =
+            !del && o->u.cq.has_fair_weight ? o->u.cq.fair_weight.nano : 1000000000;
+        if (sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups, del ? 0 : o->u.cq.ngroups,
+                               now) != ERR_OK)
             return ERR_NOMEM;
         *queues_changed = true;
         break;
     case KIND_COHORT:
         rc = del ? sched_cohort_delete(r->s, m->name, msg)
                  : sched_cohort_upsert(r->s, &o->u.cohort, msg);
-        h = sim_rec_holder(r->rec, m->name, true);
-        if (h == SIM_NONE || sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
-                                                del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
+        if (sim_rec_holder(r->rec, m->name, true, &h) != ERR_OK ||
+            sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
+                               del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
             return ERR_NOMEM;
         break;
     case KIND_LOCAL_QUEUE:

@@ -14,27 +14,26 @@
  * or at the end. A run touches O(changes) entries, never all of them per instant.
  */
 
-static void series_push(sim_rec_t *r, sim_series_t *s, sim_ms_t t, qnano_t v)
+static err_t series_push(sim_series_t *s, sim_ms_t t, qnano_t v)
 {
     if (s->len > 0 && s->t[s->len - 1] == t) {
         s->v[s->len - 1] = v;
-        return;
+        return ERR_OK;
     }
     if (s->len > 0 && s->v[s->len - 1] == v)
-        return;
+        return ERR_OK;
     if (s->len == s->cap) {
         /* Two arrays, one capacity: s->cap moves only once both have grown. */
         size_t tcap = s->cap, vcap = s->cap;
         if (util_grow((void **)&s->t, &tcap, s->len + 1, sizeof(*s->t)) != ERR_OK ||
-            util_grow((void **)&s->v, &vcap, s->len + 1, sizeof(*s->v)) != ERR_OK) {
-            r->oom = true;
-            return;
-        }
+            util_grow((void **)&s->v, &vcap, s->len + 1, sizeof(*s->v)) != ERR_OK)
+            return ERR_NOMEM;
         s->cap = tcap;
     }
     s->t[s->len] = t;
     s->v[s->len] = v;
     s->len++;
+    return ERR_OK;
 }
 
 static void series_fini(sim_series_t *s)
@@ -114,7 +113,7 @@ void sim_rec_fini(sim_rec_t *r)
 
 /* ---- holders and (flavor, resource) entries -------------------------------------------------- */
 
-size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
+err_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort, size_t *out)
 {
     size_t len = strlen(name), idx;
     char *key = malloc(len + 8);
@@ -125,7 +124,8 @@ size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
     memcpy(key + (is_cohort ? 7 : 3), name, len + 1);
     if (util_hmap_get_index(&r->holder_index, key, &idx)) {
         free(key);
-        return idx;
+        *out = idx;
+        return ERR_OK;
     }
     if (util_grow((void **)&r->holders, &r->capholders, r->nholders + 1, sizeof(sim_holder_t)) !=
         ERR_OK)
@@ -140,11 +140,11 @@ size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort)
         goto oom;
     }
     free(key);
-    return r->nholders++;
+    *out = r->nholders++;
+    return ERR_OK;
 oom:
     free(key);
-    r->oom = true;
-    return SIM_NONE;
+    return ERR_NOMEM;
 }
 
 static void fr_advance(sim_fr_rec_t *fr, sim_ms_t t)
@@ -171,7 +171,8 @@ static void gfr_advance(sim_gfr_t *g, sim_ms_t t)
         g->since = t;
 }
 
-static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, sim_ms_t t)
+static err_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, sim_ms_t t,
+                     size_t *out)
 {
     size_t fl = strlen(flavor), rl = strlen(resource), idx;
     char *key = malloc(fl + rl + 2);
@@ -183,7 +184,8 @@ static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, si
     memcpy(key + fl + 1, resource, rl + 1);
     if (util_hmap_get_index(&r->gfr_index, key, &idx)) {
         free(key);
-        return idx;
+        *out = idx;
+        return ERR_OK;
     }
     if (util_grow((void **)&r->gfrs, &r->capgfrs, r->ngfrs + 1, sizeof(sim_gfr_t)) != ERR_OK)
         goto oom;
@@ -199,28 +201,29 @@ static size_t gfr_get(sim_rec_t *r, const char *flavor, const char *resource, si
         goto oom;
     }
     free(key);
-    return r->ngfrs++;
+    *out = r->ngfrs++;
+    return ERR_OK;
 oom:
     free(key);
-    r->oom = true;
-    return SIM_NONE;
+    return ERR_NOMEM;
 }
 
-static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *resource, sim_ms_t t)
+/* The index of holder `hi`'s entry for (flavor, resource), created on first use, into *out. */
+static err_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *resource, sim_ms_t t,
+                    size_t *out)
 {
     sim_holder_t *h = &r->holders[hi];
+    size_t g;
 
     for (size_t i = 0; i < h->nfrs; i++) {
-        if (strcmp(h->frs[i].flavor, flavor) == 0 && strcmp(h->frs[i].resource, resource) == 0)
-            return i;
+        if (strcmp(h->frs[i].flavor, flavor) == 0 && strcmp(h->frs[i].resource, resource) == 0) {
+            *out = i;
+            return ERR_OK;
+        }
     }
-    size_t g = gfr_get(r, flavor, resource, t);
-    if (g == SIM_NONE)
-        return SIM_NONE;
-    if (util_grow((void **)&h->frs, &h->cap, h->nfrs + 1, sizeof(sim_fr_rec_t)) != ERR_OK) {
-        r->oom = true;
-        return SIM_NONE;
-    }
+    if (gfr_get(r, flavor, resource, t, &g) != ERR_OK ||
+        util_grow((void **)&h->frs, &h->cap, h->nfrs + 1, sizeof(sim_fr_rec_t)) != ERR_OK)
+        return ERR_NOMEM;
     sim_fr_rec_t *fr = &h->frs[h->nfrs];
     memset(fr, 0, sizeof(*fr));
     fr->flavor = strdup(flavor);
@@ -230,15 +233,15 @@ static size_t fr_get(sim_rec_t *r, size_t hi, const char *flavor, const char *re
     if (fr->flavor == NULL || fr->resource == NULL) {
         free(fr->flavor);
         free(fr->resource);
-        r->oom = true;
-        return SIM_NONE;
+        return ERR_NOMEM;
     }
-    return h->nfrs++;
+    *out = h->nfrs++;
+    return ERR_OK;
 }
 
 /* Change the usage of holder entry (hi, fi) by `delta` at `t`, keeping the global entry and its
  * series in step. */
-static void usage_add(sim_rec_t *r, size_t hi, size_t fi, qnano_t delta, sim_ms_t t)
+static err_t usage_add(sim_rec_t *r, size_t hi, size_t fi, qnano_t delta, sim_ms_t t)
 {
     sim_fr_rec_t *fr = &r->holders[hi].frs[fi];
     sim_gfr_t *g = &r->gfrs[fr->gfr];
@@ -249,10 +252,10 @@ static void usage_add(sim_rec_t *r, size_t hi, size_t fi, qnano_t delta, sim_ms_
     if (fr->usage > fr->peak)
         fr->peak = fr->usage;
     g->usage += delta;
-    series_push(r, &g->usage_series, t, g->usage);
+    return series_push(&g->usage_series, t, g->usage);
 }
 
-static void nominal_set(sim_rec_t *r, size_t hi, size_t fi, qnano_t nominal, sim_ms_t t)
+static err_t nominal_set(sim_rec_t *r, size_t hi, size_t fi, qnano_t nominal, sim_ms_t t)
 {
     sim_fr_rec_t *fr = &r->holders[hi].frs[fi];
     sim_gfr_t *g = &r->gfrs[fr->gfr];
@@ -261,45 +264,48 @@ static void nominal_set(sim_rec_t *r, size_t hi, size_t fi, qnano_t nominal, sim
     gfr_advance(g, t);
     g->nominal += nominal - fr->nominal;
     fr->nominal = nominal;
-    series_push(r, &g->nominal_series, t, g->nominal);
     /* Keep a usage point at the same instant so both series of a chart start together. */
-    series_push(r, &g->usage_series, t, g->usage);
+    if (series_push(&g->nominal_series, t, g->nominal) != ERR_OK ||
+        series_push(&g->usage_series, t, g->usage) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
 }
 
 err_t sim_rec_set_quotas(sim_rec_t *r, size_t hi, const resource_group_t *groups, size_t ngroups,
                          sim_ms_t t)
 {
     if (hi == SIM_NONE)
-        return ERR_NOMEM;
+        return ERR_INVALID;
     for (size_t i = 0; i < r->holders[hi].nfrs; i++)
-        nominal_set(r, hi, i, 0, t);
+        if (nominal_set(r, hi, i, 0, t) != ERR_OK)
+            return ERR_NOMEM;
     for (size_t g = 0; g < ngroups; g++) {
         for (size_t f = 0; f < groups[g].nflavors; f++) {
             const flavor_quotas_t *fq = &groups[g].flavors[f];
             for (size_t k = 0; k < fq->nresources; k++) {
-                size_t fi = fr_get(r, hi, fq->name, fq->resources[k].name, t);
-                if (fi == SIM_NONE)
+                size_t fi;
+                if (fr_get(r, hi, fq->name, fq->resources[k].name, t, &fi) != ERR_OK ||
+                    nominal_set(r, hi, fi, fq->resources[k].nominal.nano, t) != ERR_OK)
                     return ERR_NOMEM;
-                nominal_set(r, hi, fi, fq->resources[k].nominal.nano, t);
             }
         }
     }
-    return r->oom ? ERR_NOMEM : ERR_OK;
+    return ERR_OK;
 }
 
 /* ---- workloads --------------------------------------------------------------------------- */
 
-static void pending_add(sim_rec_t *r, size_t hi, int delta, sim_ms_t t)
+static err_t pending_add(sim_rec_t *r, size_t hi, int delta, sim_ms_t t)
 {
     if (hi == SIM_NONE)
-        return;
+        return ERR_OK;
     sim_holder_t *h = &r->holders[hi];
     h->pending += delta;
-    series_push(r, &h->pending_series, t, h->pending);
+    return series_push(&h->pending_series, t, h->pending);
 }
 
-size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
-                      int32_t priority, size_t cq, sim_ms_t t)
+err_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
+                     int32_t priority, size_t cq, sim_ms_t t, size_t *out)
 {
     if (util_grow((void **)&r->wls, &r->capwls, r->nwls + 1, sizeof(sim_wl_rec_t)) != ERR_OK)
         goto oom;
@@ -322,11 +328,10 @@ size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char
     w->first_admit = w->last_admit = w->finish = w->left = -1;
     w->pending_since = t;
     w->reason = SIM_NONE;
-    pending_add(r, cq, 1, t);
-    return r->nwls++;
+    *out = r->nwls++;
+    return pending_add(r, cq, 1, t);
 oom:
-    r->oom = true;
-    return SIM_NONE;
+    return ERR_NOMEM;
 }
 
 size_t sim_rec_wl_find(const sim_rec_t *r, const char *name)
@@ -335,17 +340,18 @@ size_t sim_rec_wl_find(const sim_rec_t *r, const char *name)
     return util_hmap_get_index(&r->wl_index, name, &idx) ? idx : SIM_NONE;
 }
 
-void sim_rec_wl_retarget(sim_rec_t *r, size_t wi, size_t cq, sim_ms_t t)
+err_t sim_rec_wl_retarget(sim_rec_t *r, size_t wi, size_t cq, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
+    size_t from = w->cq;
 
-    if (w->cq == cq)
-        return;
-    if (w->state == SIM_WL_PENDING) {
-        pending_add(r, w->cq, -1, t);
-        pending_add(r, cq, 1, t);
-    }
+    if (from == cq)
+        return ERR_OK;
     w->cq = cq;
+    if (w->state == SIM_WL_PENDING &&
+        (pending_add(r, from, -1, t) != ERR_OK || pending_add(r, cq, 1, t) != ERR_OK))
+        return ERR_NOMEM;
+    return ERR_OK;
 }
 
 static void reason_close(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
@@ -355,18 +361,23 @@ static void reason_close(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
     w->reason = SIM_NONE;
 }
 
-static void stop_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+static err_t stop_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
 {
     w->wait += t - w->pending_since;
     reason_close(r, w, t);
-    pending_add(r, w->cq, -1, t);
+    return pending_add(r, w->cq, -1, t);
 }
 
-static void stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+/* The workload's quota is given back whatever happens (the bookkeeping stays whole); ERR_NOMEM
+ * when a point of a usage series was lost on the way. */
+static err_t stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
 {
+    err_t rc = ERR_OK;
+
     for (size_t i = 0; i < w->nholds; i++) {
         const sim_hold_t *hd = &w->holds[i];
-        usage_add(r, w->cq, hd->fr, -hd->amount, t);
+        if (usage_add(r, w->cq, hd->fr, -hd->amount, t) != ERR_OK)
+            rc = ERR_NOMEM;
         if (hd->gpu) {
             sim_wide_t g = (sim_wide_t)hd->amount * (t - w->last_admit);
             w->gpu_nano_ms += g;
@@ -376,6 +387,7 @@ static void stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
     free(w->holds);
     w->holds = NULL;
     w->nholds = 0;
+    return rc;
 }
 
 static const char *kv_find(const kv_list_t *l, const char *key)
@@ -393,9 +405,9 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
     size_t n = 0, cap = 0;
 
     if (cq == SIM_NONE)
+        return ERR_INVALID;
+    if (w->state == SIM_WL_PENDING && stop_pending(r, w, t) != ERR_OK)
         return ERR_NOMEM;
-    if (w->state == SIM_WL_PENDING)
-        stop_pending(r, w, t);
     w->cq = cq;
     w->state = SIM_WL_RUNNING;
     if (w->first_admit < 0)
@@ -409,31 +421,32 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
             const char *flavor = kv_find(&pa->flavors, res->name);
             if (flavor == NULL || res->value.nano == 0)
                 continue; /* not covered by the ClusterQueue: not quota-managed */
-            size_t fi = fr_get(r, cq, flavor, res->name, t);
-            if (fi == SIM_NONE)
+            size_t fi;
+            if (fr_get(r, cq, flavor, res->name, t, &fi) != ERR_OK ||
+                util_grow((void **)&w->holds, &cap, n + 1, sizeof(sim_hold_t)) != ERR_OK)
                 return ERR_NOMEM;
-            if (util_grow((void **)&w->holds, &cap, n + 1, sizeof(sim_hold_t)) != ERR_OK) {
-                r->oom = true;
-                return ERR_NOMEM;
-            }
             w->holds[n].fr = fi;
             w->holds[n].gfr = r->holders[cq].frs[fi].gfr;
             w->holds[n].amount = res->value.nano;
             w->holds[n].gpu = sim_resource_is_gpu(res->name);
             n++;
             w->nholds = n;
-            usage_add(r, cq, fi, res->value.nano, t);
+            if (usage_add(r, cq, fi, res->value.nano, t) != ERR_OK)
+                return ERR_NOMEM;
         }
     }
-    return r->oom ? ERR_NOMEM : ERR_OK;
+    return ERR_OK;
 }
 
-static void back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+static err_t back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
 {
-    stop_running(r, w, t);
+    err_t rc = stop_running(r, w, t);
+
     w->state = SIM_WL_PENDING;
     w->pending_since = t;
-    pending_add(r, w->cq, 1, t);
+    if (pending_add(r, w->cq, 1, t) != ERR_OK)
+        rc = ERR_NOMEM;
+    return rc;
 }
 
 err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *reason, sim_ms_t t)
@@ -442,39 +455,39 @@ err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *
 
     if (w->state != SIM_WL_RUNNING)
         return ERR_INVALID;
-    back_to_pending(r, w, t);
+    err_t rc = back_to_pending(r, w, t);
     w->preemptions++;
     r->holders[w->cq].preemptions++;
     if (util_grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
-                  sizeof(sim_preemption_t)) != ERR_OK) {
-        r->oom = true;
+                  sizeof(sim_preemption_t)) != ERR_OK)
         return ERR_NOMEM;
-    }
     r->preemptions[r->npreemptions++] = (sim_preemption_t){t, wi, preemptor, w->cq, reason};
-    return ERR_OK;
+    return rc;
 }
 
-void sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
+err_t sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
 
     if (w->state != SIM_WL_RUNNING)
-        return;
-    back_to_pending(r, w, t);
+        return ERR_OK;
+    err_t rc = back_to_pending(r, w, t);
     w->evictions++;
     r->holders[w->cq].evictions++;
+    return rc;
 }
 
-void sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t)
+err_t sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
+    err_t rc;
 
     if (w->state == SIM_WL_RUNNING)
-        stop_running(r, w, t);
+        rc = stop_running(r, w, t);
     else if (w->state == SIM_WL_PENDING)
-        stop_pending(r, w, t);
+        rc = stop_pending(r, w, t);
     else
-        return; /* already gone */
+        return ERR_OK; /* already gone */
     w->state = state;
     w->left = t;
     if (state == SIM_WL_FINISHED)
@@ -488,6 +501,7 @@ void sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t)
         else if (state == SIM_WL_DELETED)
             h->deleted++;
     }
+    return rc;
 }
 
 err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t)
@@ -520,7 +534,6 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t
     return ERR_OK;
 oom:
     free(norm);
-    r->oom = true;
     return ERR_NOMEM;
 }
 

@@ -150,7 +150,6 @@ typedef struct sim_rec_s {
     sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
     size_t events; /* JSON Lines events emitted */
-    bool oom;      /* an allocation failed: the record is incomplete */
 } sim_rec_t;
 
 /* An empty record. */
@@ -159,38 +158,46 @@ void sim_rec_init(sim_rec_t *r);
 /* Release everything; NULL-safe. */
 void sim_rec_fini(sim_rec_t *r);
 
-/* Index of ClusterQueue (`is_cohort` false) or Cohort `name`, created on first use; SIM_NONE
- * on OOM. */
-size_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort);
+/*
+ * Every function that records something returns ERR_NOMEM when an allocation failed; the record
+ * is then incomplete (a series may miss a point) but stays consistent enough to be finalised,
+ * and the run that fills it fails.
+ */
+
+/* Index of ClusterQueue (`is_cohort` false) or Cohort `name`, created on first use, into *out.
+ * ERR_NOMEM. */
+err_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort, size_t *out);
 
 /* Replace the nominal quotas of holder `h` at `t` with those of `groups` (every (flavor,
- * resource) not listed drops to 0). ERR_NOMEM. */
+ * resource) not listed drops to 0). ERR_NOMEM; ERR_INVALID for SIM_NONE. */
 err_t sim_rec_set_quotas(sim_rec_t *r, size_t h, const resource_group_t *groups, size_t ngroups,
                          sim_ms_t t);
 
 /* A new workload submitted at `t`, pending in the queue of holder `cq` (SIM_NONE when its
- * queue leads nowhere). Returns its index, SIM_NONE on OOM. */
-size_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
-                      int32_t priority, size_t cq, sim_ms_t t);
+ * queue leads nowhere); its index into *out. ERR_NOMEM. */
+err_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
+                     int32_t priority, size_t cq, sim_ms_t t, size_t *out);
 
 /* The index of workload `name`, SIM_NONE when unknown. */
 size_t sim_rec_wl_find(const sim_rec_t *r, const char *name);
 
-/* Pending workload `w` now leads to holder `cq` (its LocalQueue changed). */
-void sim_rec_wl_retarget(sim_rec_t *r, size_t w, size_t cq, sim_ms_t t);
+/* Pending workload `w` now leads to holder `cq` (its LocalQueue changed). ERR_NOMEM. */
+err_t sim_rec_wl_retarget(sim_rec_t *r, size_t w, size_t cq, sim_ms_t t);
 
-/* Workload `w` was admitted to holder `cq` at `t` with `adm`. ERR_NOMEM. */
+/* Workload `w` was admitted to holder `cq` at `t` with `adm`. ERR_NOMEM; ERR_INVALID for
+ * SIM_NONE. */
 err_t sim_rec_wl_admit(sim_rec_t *r, size_t w, size_t cq, const admission_t *adm, sim_ms_t t);
 
 /* Running workload `w` was preempted by `preemptor` (SIM_NONE: unknown) for `reason` (static
  * string) and is pending again. ERR_NOMEM. */
 err_t sim_rec_wl_preempt(sim_rec_t *r, size_t w, size_t preemptor, const char *reason, sim_ms_t t);
 
-/* Running workload `w` was evicted by a stop policy and is pending again. */
-void sim_rec_wl_evict(sim_rec_t *r, size_t w, sim_ms_t t);
+/* Running workload `w` was evicted by a stop policy and is pending again. ERR_NOMEM. */
+err_t sim_rec_wl_evict(sim_rec_t *r, size_t w, sim_ms_t t);
 
-/* Workload `w` left for good at `t`: `state` is SIM_WL_FINISHED, _DEACTIVATED or _DELETED. */
-void sim_rec_wl_leave(sim_rec_t *r, size_t w, sim_wl_state_t state, sim_ms_t t);
+/* Workload `w` left for good at `t`: `state` is SIM_WL_FINISHED, _DEACTIVATED or _DELETED.
+ * ERR_NOMEM. */
+err_t sim_rec_wl_leave(sim_rec_t *r, size_t w, sim_wl_state_t state, sim_ms_t t);
 
 /* Pending workload `w` waits, from `t`, for the engine's explanation `message`. ERR_NOMEM. */
 err_t sim_rec_wl_reason(sim_rec_t *r, size_t w, const char *message, sim_ms_t t);

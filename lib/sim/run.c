@@ -171,9 +171,13 @@ static void touched_clear(sim_run_t *r)
     util_hmap_init(&r->touched_index, 0);
 }
 
-size_t sim__run_holder(sim_run_t *r, const char *cq)
+err_t sim__run_holder(sim_run_t *r, const char *cq, size_t *out)
 {
-    return cq == NULL || cq[0] == '\0' ? SIM_NONE : sim_rec_holder(r->rec, cq, false);
+    if (cq == NULL || cq[0] == '\0') {
+        *out = SIM_NONE;
+        return ERR_OK;
+    }
+    return sim_rec_holder(r->rec, cq, false, out);
 }
 
 err_t sim__run_wr_grow(sim_run_t *r)
@@ -209,9 +213,9 @@ static err_t finish_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg)
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "finishing %s: ", w->name);
         sim_events_finished(&r->ev, t, w->name, cq);
-        if (touch_cq(r, cq) != ERR_OK)
+        if (touch_cq(r, cq) != ERR_OK ||
+            sim_rec_wl_leave(r->rec, f.wl, SIM_WL_FINISHED, t) != ERR_OK)
             return ERR_NOMEM;
-        sim_rec_wl_leave(r->rec, f.wl, SIM_WL_FINISHED, t);
         r->wr[f.wl].gen++;
         r->done++;
     }
@@ -228,8 +232,8 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         return ERR_NOMEM;
     switch (d->kind) {
     case SCHED_DECISION_ADMIT:
-        h = sim__run_holder(r, d->cluster_queue);
-        if (h == SIM_NONE || sim_rec_wl_admit(r->rec, w, h, &d->admission, t) != ERR_OK)
+        if (sim__run_holder(r, d->cluster_queue, &h) != ERR_OK || h == SIM_NONE ||
+            sim_rec_wl_admit(r->rec, w, h, &d->admission, t) != ERR_OK)
             return ERR_NOMEM;
         sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
         r->wr[w].gen++;
@@ -252,13 +256,15 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
     }
     case SCHED_DECISION_EVICT:
         /* The contract has no event for a stop-policy eviction; it shows in the summary. */
-        sim_rec_wl_evict(r->rec, w, t);
+        if (sim_rec_wl_evict(r->rec, w, t) != ERR_OK)
+            return ERR_NOMEM;
         break;
     case SCHED_DECISION_DEACTIVATE:
         sim_events_deactivated(&r->ev, t, d->workload, d->cluster_queue,
                                d->reason_str != NULL ? d->reason_str
                                                      : "MaximumExecutionTimeExceeded");
-        sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, t);
+        if (sim_rec_wl_leave(r->rec, w, SIM_WL_DEACTIVATED, t) != ERR_OK)
+            return ERR_NOMEM;
         r->wr[w].gen++;
         r->done++;
         return ERR_OK;
@@ -343,10 +349,10 @@ static err_t retarget_pending(sim_run_t *r, sim_ms_t t)
         const sim_wl_rec_t *w = &r->rec->wls[i];
         if (w->state != SIM_WL_PENDING || sched_workload_info(r->s, w->name, &info, NULL) != ERR_OK)
             continue;
-        size_t h = sim__run_holder(r, info.cluster_queue);
-        if (info.cluster_queue != NULL && h == SIM_NONE)
+        size_t h;
+        if (sim__run_holder(r, info.cluster_queue, &h) != ERR_OK ||
+            sim_rec_wl_retarget(r->rec, i, h, t) != ERR_OK)
             return ERR_NOMEM;
-        sim_rec_wl_retarget(r->rec, i, h, t);
     }
     return ERR_OK;
 }
@@ -439,7 +445,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
         rc = schedule(&r, now, msg);
         if (rc != ERR_OK)
             goto out;
-        if (sample_reasons(&r, now) != ERR_OK || rec->oom) {
+        if (sample_reasons(&r, now) != ERR_OK) {
             rc = err_set(msg, ERR_NOMEM, "out of memory");
             goto out;
         }
@@ -449,8 +455,6 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     sim_rec_end(rec, now);
     rec->events = r.ev.count;
     rc = sim_events_finish(&r.ev, msg);
-    if (rc == ERR_OK && rec->oom)
-        rc = err_set(msg, ERR_NOMEM, "out of memory");
 out:
     run_fini(&r);
     return rc;

@@ -66,8 +66,9 @@ typedef struct sim_run_s {
 err_t sim__run_apply(sim_run_t *r, const sim_change_t *c, sim_ms_t now, bool *queues_changed,
                      err_msg_t *msg);
 
-/* Holder index of ClusterQueue `cq` (created on first use); SIM_NONE for NULL/"" or OOM. */
-size_t sim__run_holder(sim_run_t *r, const char *cq);
+/* Holder index of ClusterQueue `cq` (created on first use) into *out; SIM_NONE for NULL/"".
+ * ERR_NOMEM. */
+err_t sim__run_holder(sim_run_t *r, const char *cq, size_t *out);
 
 /* Make r->wr as long as rec->wls. */
 err_t sim__run_wr_grow(sim_run_t *r);

@@ -38,7 +38,6 @@ typedef struct load_s {
     bool *partial;          /* owned: per document, decode failed (only kind/name known) */
     util_hmap_t gen_counts; /* generateName -> last n */
     util_hmap_t warned;     /* "path: message" of warnings already reported */
-    bool oom;
 } load_t;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
@@ -126,25 +125,27 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
 }
 
 /* Give a Job or Workload with generateName and no name its name `<generateName><n>`. */
-static void apply_generate_name(load_t *ld, json_t *meta)
+static err_t apply_generate_name(load_t *ld, json_t *meta)
 {
     const char *name = json_str(meta, "name");
     const char *gen = json_str(meta, "generateName");
     size_t n = 0;
     char *full;
+    err_t rc = ERR_OK;
 
     if ((name != NULL && name[0] != '\0') || gen == NULL || gen[0] == '\0')
-        return;
+        return ERR_OK;
     util_hmap_get_index(&ld->gen_counts, gen, &n);
     n++;
     full = util_asprintf("%s%zu", gen, n);
     if (full == NULL || util_hmap_put_index(&ld->gen_counts, gen, n) != ERR_OK ||
         json_object_set_new(meta, "name", json_string(full)) != 0)
-        ld->oom = true;
+        rc = ERR_NOMEM;
     free(full);
+    return rc;
 }
 
-static bool grow_docs(load_t *ld)
+static err_t grow_docs(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
     /* Three arrays, one capacity: sc->cap moves only once all three have grown. */
@@ -153,9 +154,9 @@ static bool grow_docs(load_t *ld)
     if (util_grow((void **)&sc->docs, &dcap, sc->ndocs + 1, sizeof(*sc->docs)) != ERR_OK ||
         util_grow((void **)&ld->diags, &gcap, sc->ndocs + 1, sizeof(*ld->diags)) != ERR_OK ||
         util_grow((void **)&ld->partial, &pcap, sc->ndocs + 1, sizeof(*ld->partial)) != ERR_OK)
-        return false;
+        return ERR_NOMEM;
     sc->cap = dcap;
-    return true;
+    return ERR_OK;
 }
 
 static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
@@ -168,7 +169,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     const char *kind, *ns, *name;
     err_t rc;
 
-    if (!grow_docs(ld))
+    if (grow_docs(ld) != ERR_OK)
         return ERR_NOMEM;
     doc = &sc->docs[sc->ndocs];
     d = &ld->diags[sc->ndocs];
@@ -182,8 +183,9 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     meta = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
     kind = json_str(root, "kind");
     if (json_is_object(meta) && kind != NULL &&
-        (strcmp(kind, "Job") == 0 || strcmp(kind, "Workload") == 0))
-        apply_generate_name(ld, meta);
+        (strcmp(kind, "Job") == 0 || strcmp(kind, "Workload") == 0) &&
+        apply_generate_name(ld, meta) != ERR_OK)
+        return ERR_NOMEM;
     ns = json_str(meta, "namespace");
     name = json_str(meta, "name");
     if (kind == NULL)
@@ -210,7 +212,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
     }
     rc = object_decode(root, &doc->obj, d);
-    if (rc == ERR_NOMEM || ld->oom)
+    if (rc == ERR_NOMEM || d->oom)
         return ERR_NOMEM;
     if (rc != ERR_OK) {
         /* Keep what references need: the kind and the name. */
@@ -232,7 +234,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
 
 /* The simulator's own rules (scenario-format.md): runtime only on what runs, delete-at after at,
  * one Configuration at 0s, one workload per namespace/name across Jobs and Workloads. */
-static void check_sim_rules(load_t *ld)
+static err_t check_sim_rules(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
     util_hmap_t wl_names;
@@ -272,8 +274,8 @@ static void check_sim_rules(load_t *ld)
             char *key = util_asprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);
             size_t other;
             if (key == NULL) {
-                ld->oom = true;
-                continue;
+                util_hmap_fini(&wl_names);
+                return ERR_NOMEM;
             }
             if (util_hmap_get_index(&wl_names, key, &other)) {
                 if (sc->docs[other].obj.kind != k)
@@ -282,7 +284,9 @@ static void check_sim_rules(load_t *ld)
                                 "named after the Job)",
                                 key, sc->docs[other].label);
             } else if (util_hmap_put_index(&wl_names, key, i) != ERR_OK) {
-                ld->oom = true;
+                free(key);
+                util_hmap_fini(&wl_names);
+                return ERR_NOMEM;
             }
             free(key);
         }
@@ -290,30 +294,30 @@ static void check_sim_rules(load_t *ld)
     if (config_doc != SIM_DOC_NONE && !ld->partial[config_doc])
         sc->config = &sc->docs[config_doc].obj.u.config;
     util_hmap_fini(&wl_names);
+    return ERR_OK;
 }
 
-/* Turn the per-document diagnostics into the scenario's error and warning lines. */
-static void collect(load_t *ld)
+/* Turn the per-document diagnostics into the scenario's error and warning lines. ERR_NOMEM also
+ * when a list was incomplete. */
+static err_t collect(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
 
     for (size_t i = 0; i < sc->ndocs; i++) {
         const diags_t *d = &ld->diags[i];
         if (d->oom)
-            ld->oom = true;
+            return ERR_NOMEM;
         for (size_t k = 0; k < d->len; k++) {
             const diag_t *g = &d->items[k];
             bool haspath = g->path != NULL && g->path[0] != '\0';
             char *line = haspath
                              ? util_asprintf("%s: %s: %s", sc->docs[i].label, g->path, g->message)
                              : util_asprintf("%s: %s", sc->docs[i].label, g->message);
-            if (line == NULL) {
-                ld->oom = true;
-                continue;
-            }
+            if (line == NULL)
+                return ERR_NOMEM;
             if (!g->warning) {
                 if (!push_str(&sc->errors, &sc->nerrors, line))
-                    ld->oom = true;
+                    return ERR_NOMEM;
                 continue;
             }
             /* One warning per distinct field and message, not per document. */
@@ -323,14 +327,18 @@ static void collect(load_t *ld)
                 free(line);
                 continue;
             }
-            if (util_hmap_put_index(&ld->warned, what, 0) != ERR_OK ||
-                !push_str(&sc->warnings, &sc->nwarnings, line))
-                ld->oom = true;
+            if (util_hmap_put_index(&ld->warned, what, 0) != ERR_OK) {
+                free(line);
+                return ERR_NOMEM;
+            }
+            if (!push_str(&sc->warnings, &sc->nwarnings, line))
+                return ERR_NOMEM;
         }
     }
+    return ERR_OK;
 }
 
-static void check_all(load_t *ld)
+static err_t check_all(load_t *ld)
 {
     sim_scenario_t *sc = ld->sc;
     size_t n = sc->ndocs;
@@ -338,31 +346,35 @@ static void check_all(load_t *ld)
     const char **origins = calloc(n + 1, sizeof(*origins));
     size_t *prev = calloc(n + 1, sizeof(*prev));
     crosscheck_opts_t opts = {.timed_updates = true, .origins = origins, .partial = ld->partial};
+    err_t rc = ERR_NOMEM;
 
-    if (objs == NULL || origins == NULL || prev == NULL) {
-        ld->oom = true;
+    if (objs == NULL || origins == NULL || prev == NULL)
         goto out;
-    }
     for (size_t i = 0; i < n; i++) {
         objs[i] = sc->docs[i].obj.kind == KIND_UNKNOWN ? NULL : &sc->docs[i].obj;
         origins[i] = sc->docs[i].label;
     }
-    crosscheck_updates(objs, n, &opts, prev);
+    if (crosscheck_updates(objs, n, &opts, prev) != ERR_OK)
+        goto out;
     for (size_t i = 0; i < n; i++) {
         sc->docs[i].prev = prev[i] == CROSSCHECK_NONE ? SIM_DOC_NONE : prev[i];
         if (objs[i] == NULL || ld->partial[i])
             continue;
         if (sc->docs[i].prev != SIM_DOC_NONE && !ld->partial[sc->docs[i].prev])
-            validate_update(objs[sc->docs[i].prev], objs[i], &ld->diags[i]);
+            rc = validate_update(objs[sc->docs[i].prev], objs[i], &ld->diags[i]);
         else
-            validate_object(objs[i], &ld->diags[i]);
+            rc = validate_object(objs[i], &ld->diags[i]);
+        if (rc != ERR_OK)
+            goto out;
     }
-    crosscheck_run(objs, n, &opts, ld->diags);
-    check_sim_rules(ld);
+    rc = crosscheck_run(objs, n, &opts, ld->diags);
+    if (rc == ERR_OK)
+        rc = check_sim_rules(ld);
 out:
     free(objs);
     free(origins);
     free(prev);
+    return rc;
 }
 
 /* ---- entry points -------------------------------------------------------------------------- */
@@ -395,16 +407,15 @@ static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg
         /* A syntax error ends the stream: report it against the document it is in. */
         char *line = util_asprintf("doc %zu: %s", sc->ndocs + 1, ymsg.text);
         if (!push_str(&sc->errors, &sc->nerrors, line))
-            ld.oom = true;
-    } else if (rc == ERR_NOMEM) {
-        ld.oom = true;
-    } else if (rc != ERR_OK) {
+            rc = ERR_NOMEM;
+    } else if (rc != ERR_OK && rc != ERR_NOMEM) {
         err_set(msg, rc, "%s", ymsg.text);
         goto out;
     }
-    if (rc == ERR_OK && !ld.oom)
-        check_all(&ld);
-    collect(&ld);
+    if (rc == ERR_OK)
+        rc = check_all(&ld);
+    if (rc != ERR_NOMEM && collect(&ld) != ERR_OK)
+        rc = ERR_NOMEM;
     if (rc == ERR_PARSE && sc->nerrors > 0) {
         /* The syntax error was pushed before the per-document ones: move it last, so the lines
          * stay in document order. */
@@ -412,7 +423,7 @@ static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg
         memmove(sc->errors, sc->errors + 1, (sc->nerrors - 1) * sizeof(char *));
         sc->errors[sc->nerrors - 1] = syn;
     }
-    if (ld.oom)
+    if (rc == ERR_NOMEM)
         rc = err_set(msg, ERR_NOMEM, "out of memory loading the scenario");
     else if (sc->nerrors > 0)
         rc = err_set(msg, ERR_INVALID, "%zu error%s in the scenario", sc->nerrors,
