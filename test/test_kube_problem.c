@@ -54,10 +54,20 @@ START_TEST(classes_keys_and_texts)
                                          "User \"system:serviceaccount:s:x\""));
     json_decref(r.body);
 
-    r = result(403, ERR_HTTP, "PATCH ...", NULL);
+    r = result(403, ERR_HTTP, "PATCH ...",
+               "clusterqueues.kueue.x-k8s.io \"a\" is forbidden: User \"u\" cannot patch resource "
+               "\"clusterqueues/status\" in API group \"kueue.x-k8s.io\" at the cluster scope");
     ck_assert_int_eq(kube_problem_explain(&r, "patch", &cqs, "status", NULL, key, sizeof(key), &t),
                      KUBE_PROBLEM_FORBIDDEN);
     ck_assert_str_eq(key, "rbac:patch:clusterqueues.kueue.x-k8s.io/status");
+    json_decref(r.body);
+    /* A 403 that is not RBAC's (the namespace is being deleted) is the request's business. */
+    r = result(403, ERR_HTTP, "POST ...",
+               "events \"x.\" is forbidden: unable to create new content in namespace a because "
+               "it is being terminated");
+    ck_assert_int_eq(kube_problem_explain(&r, "create", &nss, NULL, NULL, key, sizeof(key), &t),
+                     KUBE_PROBLEM_OTHER);
+    json_decref(r.body);
 
     /* The server as a whole: one key, whatever the resource. */
     r = result(0, ERR_IO, "GET /api/v1/namespaces: Couldn't connect to server", NULL);

@@ -27,22 +27,41 @@
  * when it changed, within the writer's STATUS budget). */
 #define QUEUE_STATUS_INTERVAL_MS 5000
 
+/* The engine's admission of `key` was not (and will not be) written: forget it. */
 static void revert(ctrl_t *c, const char *key)
 {
-    sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
-    ctrl__engine_wl(c, key);
+    if (ctrl__wl(c, key) == NULL)
+        sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL); /* gone meanwhile */
+    else
+        ctrl__unadmit(c, key);
 }
+
+static void verify_key(ctrl_t *c, const char *key, uint64_t wait);
 
 static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
 {
-    json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload), *patch;
+    const ctrl_wl_t *w = ctrl__wl(c, d->workload);
+    json_t *view = NULL, *patch = NULL;
     ctrl_op_t *op;
 
-    if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, d->workload) || wlstatus_reserved(wl)) {
+    if (w == NULL || !w->valid || ctrl__busy(c, CTRL_WORKLOAD, d->workload)) {
         revert(c, d->workload);
         return;
     }
-    patch = wlstatus_admit_patch(wl, &d->admission, now_ms / 1000);
+    if (ctrl_wl_reserved(w)) {
+        /* Admitted in the API by someone else meanwhile: the engine takes the API's
+         * assignment from a fresh read instead of its own decision. */
+        char b[CTRL_KEY_MAX + 8];
+        snprintf(b, sizeof(b), "%d:%s", (int)CTRL_WORKLOAD, d->workload);
+        if (json_object_set_new(c->busy, b, json_true()) == 0)
+            verify_key(c, d->workload, 0);
+        else
+            revert(c, d->workload);
+        return;
+    }
+    view = ctrl_wl_json(w);
+    patch = view ? wlstatus_admit_patch(view, &d->admission, now_ms / 1000) : NULL;
+    json_decref(view);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_ADMIT, CTRL_WORKLOAD, d->workload, CTRL_WORKLOAD,
                               d->workload)
                : NULL;
@@ -95,10 +114,10 @@ void ctrl__deactivate(ctrl_t *c, const char *key, const char *reason, const char
 
 static void deactivate(ctrl_t *c, const sched_decision_t *d)
 {
-    json_t *wl = ctrl__view(c, CTRL_WORKLOAD, d->workload);
+    const ctrl_wl_t *w = ctrl__wl(c, d->workload);
 
-    if (wl != NULL)
-        ctrl__event(c, CTRL_WORKLOAD, wl, "Warning", "MaximumExecutionTimeExceeded",
+    if (w != NULL)
+        ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Warning", "MaximumExecutionTimeExceeded",
                     "The maximum execution time (%s) exceeded",
                     d->message ? d->message : "spec.maximumExecutionTimeSeconds");
     ctrl__deactivate(c, d->workload, "DeactivatedDueToMaximumExecutionTimeExceeded",
@@ -148,25 +167,29 @@ void ctrl__evictions(ctrl_t *c)
 
     json_object_foreach_safe(c->evictions, tmp, key, e)
     {
-        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
-        if (wl == NULL || !wlstatus_reserved(wl) || wlstatus_cond(wl, "Finished")) {
+        const ctrl_wl_t *w = ctrl__wl(c, key);
+        if (w == NULL || !ctrl_wl_reserved(w) || w->wl.conditions.finished) {
             json_object_del(c->evictions, key); /* gone, released or done */
             continue;
         }
         if (ctrl__busy(c, CTRL_WORKLOAD, key))
             continue;
-        if (wlstatus_cond(wl, "Evicted")) {
+        if (w->wl.conditions.evicted) {
             ctrl__mark_wl(c, key); /* written: the Job side takes over */
             json_object_del(c->evictions, key);
             continue;
         }
         {
-            json_t *patch = wlstatus_evict_patch(
-                wl, json_string_value(json_object_get(e, "reason")),
-                json_string_value(json_object_get(e, "preempt")),
-                json_string_value(json_object_get(e, "message")), ctrl__now_ms() / 1000);
+            json_t *view = ctrl_wl_json(w);
+            json_t *patch =
+                view ? wlstatus_evict_patch(view, json_string_value(json_object_get(e, "reason")),
+                                            json_string_value(json_object_get(e, "preempt")),
+                                            json_string_value(json_object_get(e, "message")),
+                                            ctrl__now_ms() / 1000)
+                     : NULL;
             json_t *rs = json_object_get(e, "requeueState");
             ctrl_op_t *op;
+            json_decref(view);
             /* PodsReady timeout: the requeue count and time go with the eviction, as Kueue. */
             if (patch != NULL && rs != NULL &&
                 json_object_set(json_object_get(patch, "status"), "requeueState", rs) != 0) {
@@ -197,6 +220,12 @@ static bool refused(const kube_result_t *res)
  * queue if the write did land -- until a GET of the Workload says what the API holds. The busy
  * key stays held in between (so nothing else writes the Workload and ctrl__engine_wl() does not
  * revert it), and the GETs back off like a failing reconcile. */
+static void verify_key(ctrl_t *c, const char *key, uint64_t wait)
+{
+    if (json_object_set_new(c->verify, key, json_integer((json_int_t)(uv_now(c->loop) + wait))))
+        revert(c, key); /* out of memory: the watch corrects the engine later */
+}
+
 static void verify_later(ctrl_t *c, ctrl_op_t *op)
 {
     uint64_t wait = 0;
@@ -206,11 +235,7 @@ static void verify_later(ctrl_t *c, ctrl_op_t *op)
         for (uint32_t i = 0; i < ctrl_wq_failures(&c->wls_q, op->key) && wait < 30000; i++)
             wait *= 2;
     }
-    if (json_object_set_new(c->verify, op->key,
-                            json_integer((json_int_t)(uv_now(c->loop) + wait)))) {
-        revert(c, op->key); /* out of memory: the watch corrects the engine later */
-        return;
-    }
+    verify_key(c, op->key, wait);
     free(op->busy); /* the busy entry itself stays set until the verification is done */
     op->busy = NULL;
 }
@@ -252,7 +277,8 @@ void ctrl__verifications(ctrl_t *c)
 void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 {
     char owner[CTRL_KEY_MAX];
-    json_t *wl;
+    ctrl_wl_t *w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key); /* the answer */
+    const ctrl_wl_t *cur;
 
     if (res->canceled)
         return;
@@ -278,24 +304,26 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         ctrl__log(c, CTRL_LOG_INFO, "workload %s: admitted to %s%s", op->key,
                   json_string_value(json_object_get(op->data, "clusterQueue")),
                   json_is_true(json_object_get(op->data, "borrowing")) ? " (borrowing)" : "");
-        ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "QuotaReserved",
-                    "Quota reserved in ClusterQueue %s",
-                    json_string_value(json_object_get(op->data, "clusterQueue")));
-        ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "Admitted",
-                    "Admitted by ClusterQueue %s",
-                    json_string_value(json_object_get(op->data, "clusterQueue")));
+        if (w != NULL) {
+            ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "QuotaReserved",
+                        "Quota reserved in ClusterQueue %s",
+                        json_string_value(json_object_get(op->data, "clusterQueue")));
+            ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Admitted",
+                        "Admitted by ClusterQueue %s",
+                        json_string_value(json_object_get(op->data, "clusterQueue")));
+        }
         break;
     case CTRL_OP_WL_EVICT:
         if (res->err == ERR_OK) {
             const char *reason = json_string_value(json_object_get(op->data, "reason"));
             c->stats.evicted++;
-            if (strcmp(reason, "Preempted") == 0)
-                ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", "Preempted", "%s",
+            if (w != NULL && strcmp(reason, "Preempted") == 0)
+                ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Preempted", "%s",
                             json_string_value(json_object_get(op->data, "message")));
-            {
+            if (w != NULL) {
                 char ev[128];
                 snprintf(ev, sizeof(ev), "EvictedDueTo%s", reason); /* Kueue's event reason */
-                ctrl__event(c, CTRL_WORKLOAD, res->body, "Normal", ev, "%s",
+                ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", ev, "%s",
                             json_string_value(json_object_get(op->data, "message")));
             }
         }
@@ -306,9 +334,20 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         } else if (res->err != ERR_OK) {
             verify_later(c, op); /* still unknown: ask again after a backoff */
             return;
-        } else if (wlstatus_reserved(res->body)) {
-            c->stats.admitted++; /* it landed: the answer was lost, not the write */
+        } else if (w != NULL && ctrl_wl_reserved(w)) {
+            /* It landed (the answer was lost, not the write), or someone else admitted it: the
+             * engine takes the API's assignment, which may differ from its own decision. */
+            c->stats.admitted++;
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission found written", op->key);
+            free(op->busy); /* released before feeding, so the engine follows the API */
+            {
+                char b[CTRL_KEY_MAX + 8];
+                snprintf(b, sizeof(b), "%d:%s", (int)CTRL_WORKLOAD, op->key);
+                json_object_del(c->busy, b);
+            }
+            op->busy = NULL;
+            sched_workload_delete(c->sched, op->key, ctrl__now_ms(), NULL);
+            ctrl__engine_wl(c, op->key, w);
         } else {
             c->stats.admit_conflicts++;
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission not written: re-evaluating",
@@ -320,8 +359,8 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         break;
     }
     ctrl__mark_wl(c, op->key);
-    wl = ctrl__view(c, CTRL_WORKLOAD, op->key);
-    if (wl != NULL && ctrl__owner_job(c, wl, owner, sizeof(owner), NULL) != NULL)
+    cur = ctrl__wl(c, op->key);
+    if (cur != NULL && ctrl__owner_job(c, cur, owner, sizeof(owner), NULL) != NULL)
         ctrl__mark_job(c, owner);
 }
 
@@ -337,9 +376,10 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
 {
     pending_ctx_t *p = ud;
     ctrl_t *c = p->c;
-    json_t *wl, *patch, *cur;
+    const ctrl_wl_t *w;
+    const condition_t *qr, *rq;
+    json_t *view, *patch;
     const char *reason = sched_reason_str(info->reason), *message = info->message;
-    const char *have_reason, *have_message;
     bool changed = false;
     ctrl_op_t *op;
 
@@ -347,11 +387,13 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
         return true;
     if (!ctrl__can_write(c, CTRL_WRITE_EXPLAIN))
         return false; /* the budget is spent: the rest in a later pass */
-    wl = ctrl__view(c, CTRL_WORKLOAD, info->key);
-    if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, info->key) || wlstatus_reserved(wl) ||
-        wlstatus_cond(wl, "Finished"))
+    w = ctrl__wl(c, info->key);
+    if (w == NULL || !w->valid || ctrl__busy(c, CTRL_WORKLOAD, info->key) || ctrl_wl_reserved(w) ||
+        w->wl.conditions.finished)
         return true;
-    if (c->cfg->pods_ready.enabled && podsready_held(wl))
+    rq = ctrl_wl_cond(w, "Requeued");
+    if (c->cfg->pods_ready.enabled && rq != NULL && strcmp(rq->status, "False") == 0 &&
+        rq->reason != NULL && strcmp(rq->reason, "PodsReadyTimeout") == 0)
         return true; /* in requeue backoff: the eviction's explanation stands, as in Kueue */
     if (json_object_get(p->blocked_heads, info->key) != NULL) {
         reason = "WaitingForPodsReady";
@@ -359,13 +401,13 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
     }
     /* Only news is written: another reason, or a message that says something else than the
      * one written -- not the same words with other numbers (usage moves all the time). */
-    cur = cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "QuotaReserved");
-    have_reason = json_string_value(json_object_get(cur, "reason"));
-    have_message = json_string_value(json_object_get(cur, "message"));
-    if (have_reason != NULL && have_message != NULL && strcmp(have_reason, reason) == 0 &&
-        cond_same_but_numbers(have_message, message))
+    qr = ctrl_wl_cond(w, "QuotaReserved");
+    if (qr != NULL && qr->reason != NULL && qr->message != NULL &&
+        strcmp(qr->reason, reason) == 0 && cond_same_but_numbers(qr->message, message))
         return true;
-    patch = wlstatus_pending_patch(wl, reason, message, p->now_s, &changed);
+    view = ctrl_wl_json(w);
+    patch = view ? wlstatus_pending_patch(view, reason, message, p->now_s, &changed) : NULL;
+    json_decref(view);
     if (patch == NULL)
         return true; /* already says so (or OOM: next time) */
     op = ctrl__op_new(c, CTRL_OP_WL_PENDING, CTRL_WORKLOAD, info->key, CTRL_WORKLOAD, info->key);
@@ -377,39 +419,34 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
     return true;
 }
 
-/* Remove our finalizer from a cluster-scoped `kind` object `name` (borrowed `obj`). */
-static void queue_finalizer(ctrl_t *c, ctrl_kind_t kind, const char *name, json_t *obj)
+/* Remove our finalizer from the cluster-scoped `kind` object `name` with metadata `m`. */
+static void queue_finalizer(ctrl_t *c, ctrl_kind_t kind, const char *name, const object_meta_t *m)
 {
-    json_t *list = json_array(), *f, *patch;
+    json_t *list = json_array(), *patch;
     ctrl_op_t *op;
-    size_t i;
 
     if (list == NULL)
         return;
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-    {
-        if (!(json_is_string(f) &&
-              strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0))
-            json_array_append(list, f);
+    for (size_t i = 0; i < m->nfinalizers; i++) {
+        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) != 0 &&
+            json_array_append_new(list, json_string(m->finalizers[i]))) {
+            json_decref(list);
+            return;
+        }
     }
-    patch = json_pack("{s:{s:o,s:s}}", "metadata", "finalizers", list, "resourceVersion",
-                      kube_object_rv(obj));
+    patch = json_pack("{s:{s:o,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
+                      m->resource_version);
     op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_FINALIZER, kind, name, kind, name) : NULL;
     if (op != NULL)
         ctrl__patch(c, op, NULL, patch);
     json_decref(patch);
 }
 
-static bool has_our_finalizer(json_t *obj)
+static bool has_our_finalizer(const object_meta_t *m)
 {
-    json_t *f;
-    size_t i;
-
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-    {
-        if (json_is_string(f) && strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0)
+    for (size_t i = 0; i < m->nfinalizers; i++)
+        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) == 0)
             return true;
-    }
     return false;
 }
 
@@ -417,20 +454,16 @@ static bool has_our_finalizer(json_t *obj)
 static bool flavor_in_use(ctrl_t *c, const char *name)
 {
     const char *key;
-    json_t *cq, *g, *f;
-    size_t i, j;
+    const ctrl_qobj_t *q;
 
-    CTRL_FOREACH(c->inf[CTRL_CQ], key, cq)
+    CTRL_FOREACH(c, CTRL_CQ, key, q)
     {
-        json_array_foreach(json_object_get(json_object_get(cq, "spec"), "resourceGroups"), i, g)
-        {
-            json_array_foreach(json_object_get(g, "flavors"), j, f)
-            {
-                const char *n = json_string_value(json_object_get(f, "name"));
-                if (n != NULL && strcmp(n, name) == 0)
+        if (!q->valid)
+            continue;
+        for (size_t i = 0; i < q->obj.u.cq.ngroups; i++)
+            for (size_t j = 0; j < q->obj.u.cq.groups[i].nflavors; j++)
+                if (strcmp(q->obj.u.cq.groups[i].flavors[j].name, name) == 0)
                     return true;
-            }
-        }
     }
     return false;
 }
@@ -476,43 +509,40 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
 {
     queuestatus_lqs_t lqs = {0};
     const char *key;
-    json_t *obj;
+    const ctrl_qobj_t *q;
 
-    CTRL_FOREACH(c->inf[CTRL_CQ], key, obj)
+    CTRL_FOREACH(c, CTRL_CQ, key, q)
     {
-        json_t *cur = json_object_get(obj, "status");
+        const object_meta_t *m = q->valid ? &q->obj.u.cq.meta : NULL;
         sched_cq_status_t cs;
-        if (ctrl__busy(c, CTRL_CQ, key))
+        if (m == NULL || ctrl__busy(c, CTRL_CQ, key))
             continue;
-        if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
-            has_our_finalizer(obj) &&
+        if (m->deleting && has_our_finalizer(m) &&
             (sched_cq_status(c->sched, key, &cs, NULL) != ERR_OK || cs.reserving == 0)) {
-            queue_finalizer(c, CTRL_CQ, key, obj);
+            queue_finalizer(c, CTRL_CQ, key, m);
             continue;
         }
         if (status_due(c, CTRL_CQ, key))
             write_status(c, CTRL_CQ, key,
-                         queuestatus_cq(c->sched, key, cur, c->cfg->kueue.fair_sharing, now_s),
-                         cur);
+                         queuestatus_cq(c->sched, key, q->keep, c->cfg->kueue.fair_sharing, now_s),
+                         q->keep);
     }
-    CTRL_FOREACH(c->inf[CTRL_FLAVOR], key, obj)
+    CTRL_FOREACH(c, CTRL_FLAVOR, key, q)
     {
-        if (json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL &&
-            has_our_finalizer(obj) && !ctrl__busy(c, CTRL_FLAVOR, key) && !flavor_in_use(c, key))
-            queue_finalizer(c, CTRL_FLAVOR, key, obj);
+        const object_meta_t *m = q->valid ? &q->obj.u.flavor.meta : NULL;
+        if (m != NULL && m->deleting && has_our_finalizer(m) && !ctrl__busy(c, CTRL_FLAVOR, key) &&
+            !flavor_in_use(c, key))
+            queue_finalizer(c, CTRL_FLAVOR, key, m);
     }
     if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
         return;
-    CTRL_FOREACH(c->inf[CTRL_LQ], key, obj)
+    CTRL_FOREACH(c, CTRL_LQ, key, q)
     {
-        json_t *cur = json_object_get(obj, "status");
-        if (status_due(c, CTRL_LQ, key))
-            write_status(c, CTRL_LQ, key,
-                         queuestatus_lq(c->sched, &lqs, key,
-                                        json_string_value(json_object_get(
-                                            json_object_get(obj, "spec"), "clusterQueue")),
-                                        cur, now_s),
-                         cur);
+        if (q->valid && status_due(c, CTRL_LQ, key))
+            write_status(
+                c, CTRL_LQ, key,
+                queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue, q->keep, now_s),
+                q->keep);
     }
     queuestatus_lqs_fini(&lqs);
 }

@@ -83,128 +83,79 @@ int64_t ctrl__now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *ctrl__key(json_t *obj, char *buf, size_t n)
+const char *ctrl__meta_key(const object_meta_t *m, char *buf, size_t n)
 {
-    if (kube_object_key(obj, buf, n) != ERR_OK)
-        buf[0] = '\0';
+    if (m->namespace != NULL && m->namespace[0] != '\0')
+        snprintf(buf, n, "%s/%s", m->namespace, m->name ? m->name : "");
+    else
+        snprintf(buf, n, "%s", m->name ? m->name : "");
     return buf;
 }
 
-static bool rv_num(json_t *obj, uint64_t *out)
+static const object_meta_t *rec_meta(ctrl_kind_t kind, const void *rec)
 {
-    const char *rv = kube_object_rv(obj);
-    char *end = NULL;
-
-    if (rv == NULL || rv[0] == '\0')
-        return false;
-    *out = strtoull(rv, &end, 10);
-    return end != NULL && *end == '\0';
+    if (kind == CTRL_WORKLOAD)
+        return &((const ctrl_wl_t *)rec)->wl.meta;
+    if (kind == CTRL_JOB)
+        return &((const ctrl_job_t *)rec)->job.meta;
+    return NULL;
 }
 
-json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key)
+/* The freshest of the cached record and our own last write of `key` (Workload or Job). */
+static void *view(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    json_t *cached = kube_informer_value(c->inf[kind], key);
-    json_t *ov = json_object_get(c->overlay[kind], key);
+    void *cached = kube_informer_value(c->inf[kind], key);
+    void *ov = util_hmap_get(&c->overlay[kind], key);
     uint64_t a, b;
 
     if (ov == NULL)
         return cached;
-    if (cached != NULL && (!rv_num(cached, &a) || !rv_num(ov, &b) || a >= b)) {
-        json_object_del(c->overlay[kind], key); /* the cache caught up */
+    a = cached ? ctrl_rv_num(rec_meta(kind, cached)->resource_version) : 0;
+    b = ctrl_rv_num(rec_meta(kind, ov)->resource_version);
+    if (cached != NULL && (a == 0 || b == 0 || a >= b)) {
+        /* The cache caught up with what we wrote: our copy is no longer needed. */
+        ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
         return cached;
     }
     return ov;
 }
 
-/* Delete the member at dotted `path` ("spec.template.spec.foo", "a.b[2].c") of `root`. */
-static void drop_path(json_t *root, const char *path)
+ctrl_wl_t *ctrl__wl(ctrl_t *c, const char *key)
 {
-    char seg[256];
-    const char *p = path;
-    json_t *cur = root;
-
-    while (cur != NULL && *p != '\0') {
-        size_t n = strcspn(p, ".[");
-        bool last;
-        if (n == 0 || n >= sizeof(seg))
-            return;
-        memcpy(seg, p, n);
-        seg[n] = '\0';
-        p += n;
-        last = *p == '\0';
-        if (last) {
-            json_object_del(cur, seg);
-            return;
-        }
-        cur = json_object_get(cur, seg);
-        while (*p == '[') {
-            char *end = NULL;
-            unsigned long i = strtoul(p + 1, &end, 10);
-            if (end == NULL || *end != ']')
-                return;
-            cur = json_array_get(cur, i);
-            p = end + 1;
-        }
-        if (*p == '.')
-            p++;
-    }
+    return view(c, CTRL_WORKLOAD, key);
 }
 
-/* Are all errors in `d` unknown fields (something newer than sluice, not something wrong)? */
-static bool only_unknown_fields(const diags_t *d)
+ctrl_job_t *ctrl__job(ctrl_t *c, const char *key)
 {
-    size_t n = 0;
-
-    for (size_t i = 0; i < d->len; i++) {
-        if (d->items[i].warning)
-            continue;
-        if (strncmp(d->items[i].message, "unknown field", 13) != 0)
-            return false;
-        n++;
-    }
-    return n > 0;
+    return view(c, CTRL_JOB, key);
 }
 
-err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_msg_t *msg)
+const ctrl_qobj_t *ctrl__qrec(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
-    diags_t diags;
-    err_t rc;
+    const ctrl_qobj_t *q = kube_informer_value(c->inf[kind], key);
 
-    (void)c;
-    if (copy == NULL || json_object_set_new(copy, "apiVersion", json_string(kind_api[kind][0])) ||
-        json_object_set_new(copy, "kind", json_string(kind_api[kind][1]))) {
-        json_decref(copy);
-        return err_set(msg, ERR_NOMEM, "decode: out of memory");
+    return q != NULL && q->valid ? q : NULL;
+}
+
+const object_t *ctrl__q(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    const ctrl_qobj_t *q = ctrl__qrec(c, kind, key);
+
+    return q != NULL ? &q->obj : NULL;
+}
+
+/* Remember `rec` (a Workload or Job decoded from a write's answer, owned) as what we wrote
+ * last. */
+static void overlay_put(ctrl_t *c, ctrl_kind_t kind, const char *key, void *rec)
+{
+    void *old = NULL;
+
+    if (util_hmap_put(&c->overlay[kind], key, rec, &old) != ERR_OK) {
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording %s", key);
+        ctrl_record_free(&c->rkind[kind], rec);
+        return;
     }
-    diags_init(&diags);
-    rc = object_decode(copy, out, &diags);
-    if (rc == ERR_INVALID && only_unknown_fields(&diags)) {
-        /* The API server stores what its (newer) schema knows; fields sluice does not know are
-         * not ours to refuse here: drop them and decode what admission reads. */
-        json_t *deep = json_deep_copy(copy);
-        if (deep != NULL) {
-            for (size_t i = 0; i < diags.len; i++)
-                if (!diags.items[i].warning)
-                    drop_path(deep, diags.items[i].path);
-            diags_fini(&diags);
-            diags_init(&diags);
-            rc = object_decode(deep, out, &diags);
-            json_decref(deep);
-        }
-    }
-    if (rc != ERR_OK) {
-        const diag_t *d = NULL;
-        char key[CTRL_KEY_MAX];
-        for (size_t i = 0; i < diags.len && d == NULL; i++)
-            if (!diags.items[i].warning)
-                d = &diags.items[i];
-        err_set(msg, rc, "%s %s: %s: %s", kind_api[kind][1], ctrl__key(obj, key, sizeof(key)),
-                d ? d->path : "", d ? d->message : err_str(rc));
-    }
-    diags_fini(&diags);
-    json_decref(copy);
-    return rc;
+    ctrl_record_free(&c->rkind[kind], old);
 }
 
 static void mark(ctrl_t *c, ctrl_wq_t *q, const char *key)
@@ -237,30 +188,29 @@ bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key)
     return json_object_get(c->busy, b) != NULL;
 }
 
-/* ---- engine feeding ---------------------------------------------------------------------- */
-
-/* Namespaces on servers before 1.21 lack the kubernetes.io/metadata.name label that
- * namespaceSelectors (and the default managedJobsNamespaceSelector) rely on; add it. */
-static err_t ns_label(namespace_t *ns)
+const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, char *buf, size_t n, const char **uid)
 {
-    if (kv_list_get(&ns->meta.labels, "kubernetes.io/metadata.name") != NULL)
-        return ERR_OK;
-    return kv_list_set(&ns->meta.labels, "kubernetes.io/metadata.name", ns->meta.name);
+    const ctrl_owner_t *o = &w->owner;
+
+    if (o->kind == NULL || strcmp(o->kind, "Job") != 0 || o->api_version == NULL ||
+        strcmp(o->api_version, c->job_api_version) != 0 || o->name == NULL)
+        return NULL;
+    if (uid != NULL)
+        *uid = o->uid;
+    snprintf(buf, n, "%s/%s", w->wl.meta.namespace ? w->wl.meta.namespace : "", o->name);
+    return buf;
 }
 
-/* Upsert (or delete when `deleted`) a non-Workload object into the engine. */
-static void feed_obj(ctrl_t *c, ctrl_kind_t kind, json_t *obj, bool deleted)
+/* ---- engine feeding ---------------------------------------------------------------------- */
+
+/* Upsert (or delete when `q` is NULL) the queue-side object `name` (`ns` for LocalQueues). */
+static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name,
+                     const ctrl_qobj_t *q)
 {
-    object_t o;
     err_msg_t msg = {{0}};
     err_t rc = ERR_OK;
-    const char *name = json_string_value(json_object_get(json_object_get(obj, "metadata"), "name"));
-    const char *ns =
-        json_string_value(json_object_get(json_object_get(obj, "metadata"), "namespace"));
 
-    if (name == NULL)
-        return;
-    if (deleted) {
+    if (q == NULL) {
         switch (kind) {
         case CTRL_NAMESPACE:
             rc = sched_namespace_delete(c->sched, name, &msg);
@@ -292,155 +242,154 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, json_t *obj, bool deleted)
         c->queue_dirty = true;
         return;
     }
-    rc = ctrl__decode(c, kind, obj, &o, &msg);
-    if (rc != ERR_OK) {
-        ctrl__log(c, CTRL_LOG_ERROR, "ignoring %s", msg.text);
+    if (!q->valid) {
+        ctrl__log(c, CTRL_LOG_ERROR, "ignoring %s %s%s%s: %s", kind_api[kind][1], ns ? ns : "",
+                  ns ? "/" : "", name, q->invalid);
         return;
     }
     switch (kind) {
     case CTRL_NAMESPACE:
-        rc = ns_label(&o.u.ns);
-        if (rc == ERR_OK)
-            rc = sched_namespace_upsert(c->sched, &o.u.ns, &msg);
+        rc = sched_namespace_upsert(c->sched, &q->obj.u.ns, &msg);
         break;
     case CTRL_FLAVOR:
-        rc = sched_flavor_upsert(c->sched, &o.u.flavor, &msg);
+        rc = sched_flavor_upsert(c->sched, &q->obj.u.flavor, &msg);
         break;
     case CTRL_COHORT:
-        rc = sched_cohort_upsert(c->sched, &o.u.cohort, &msg);
+        rc = sched_cohort_upsert(c->sched, &q->obj.u.cohort, &msg);
         break;
     case CTRL_CQ:
-        rc = sched_cq_upsert(c->sched, &o.u.cq, &msg);
+        rc = sched_cq_upsert(c->sched, &q->obj.u.cq, &msg);
         break;
     case CTRL_LQ:
-        rc = sched_lq_upsert(c->sched, &o.u.lq, &msg);
+        rc = sched_lq_upsert(c->sched, &q->obj.u.lq, &msg);
         break;
     case CTRL_WPC:
-        rc = sched_wpc_upsert(c->sched, &o.u.wpc, &msg);
+        rc = sched_wpc_upsert(c->sched, &q->obj.u.wpc, &msg);
         break;
     case CTRL_PC:
-        rc = sched_pc_upsert(c->sched, &o.u.pc, &msg);
+        rc = sched_pc_upsert(c->sched, &q->obj.u.pc, &msg);
         break;
     default:
         break;
     }
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: %s %s: %s", kind_api[kind][1], name, msg.text);
-    object_fini(&o);
+    c->queue_dirty = true;
+}
+
+void ctrl__unadmit(ctrl_t *c, const char *key)
+{
+    /* EVICTING then evicted: the engine's own path for "no longer holds quota, queue again",
+     * which keeps the queue-order timestamp (a never-written admission moves nobody). */
+    if (sched_workload_evict(c->sched, key, NULL) == ERR_OK)
+        sched_evicted(c->sched, key, ctrl__now_ms(), NULL);
     c->queue_dirty = true;
 }
 
 /*
- * The engine follows the API's record of each Workload (ctrl__view), with two rules that make a
- * restart, a lost write or someone else's edit converge:
+ * The engine follows the API's record of each Workload, with two rules that make a restart, a
+ * lost write or someone else's edit converge:
  *   API reserved (status.admission + QuotaReserved, not finished, active) but engine pending
  *     -> forget and re-add: a new Workload with an admission is taken as admitted;
  *   API not reserved but engine admitted, and no admission write of ours in flight
- *     -> forget and re-add as pending.
+ *     -> back to pending.
  * An eviction in progress is left to its writes (release calls sched_evicted()).
  */
-void ctrl__engine_wl(ctrl_t *c, const char *key)
+void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
 {
-    json_t *view = ctrl__view(c, CTRL_WORKLOAD, key);
-    object_t o;
+    const ctrl_wl_t *fresh = ctrl__wl(c, key);
     err_msg_t msg = {{0}};
     sched_wl_info_t info;
     sched_wl_opts_t opts = {0};
     bool known, reserved;
+    json_t *view_json = NULL;
     err_t rc;
 
-    if (view == NULL) {
-        rc = sched_workload_delete(c->sched, key, ctrl__now_ms(), &msg);
-        if (rc == ERR_OK)
+    if (w == NULL) {
+        if (sched_workload_delete(c->sched, key, ctrl__now_ms(), &msg) == ERR_OK)
             c->queue_dirty = true;
         return;
     }
-    if (ctrl__busy(c, CTRL_WORKLOAD, key) &&
-        sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
-        info.state == SCHED_WL_ADMITTED && !wlstatus_reserved(view))
-        return; /* our admission write is in flight */
-    if (ctrl__decode(c, CTRL_WORKLOAD, view, &o, &msg) != ERR_OK) {
-        ctrl__log(c, CTRL_LOG_ERROR, "ignoring %s", msg.text);
-        return;
+    if (fresh != NULL && fresh != w &&
+        ctrl_rv_num(fresh->wl.meta.resource_version) > ctrl_rv_num(w->wl.meta.resource_version))
+        goto out; /* an older version than one we already know: nothing to learn from it */
+    if (!w->valid) {
+        ctrl__log(c, CTRL_LOG_ERROR, "ignoring Workload %s: %s", key, w->invalid);
+        goto out;
     }
-    opts.created = o.u.wl.meta.creation_time * 1000;
-    opts.admitted_at = o.u.wl.conditions.admitted_time * 1000;
+    known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
+    reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
+    if (known && ctrl__busy(c, CTRL_WORKLOAD, key) && info.state == SCHED_WL_ADMITTED && !reserved)
+        goto out; /* our admission write (or its verification) is in flight */
+    opts.created = w->wl.meta.creation_time * 1000;
+    opts.admitted_at = w->wl.conditions.admitted_time * 1000;
     if (c->cfg->pods_ready.enabled) {
         /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp),
          * and held out of the queue until the backoff is over (Requeued=False). */
-        opts.created = podsready_queue_ts(&c->cfg->pods_ready, view, opts.created);
-        opts.hold = podsready_held(view);
+        view_json = ctrl_wl_json(w);
+        if (view_json != NULL) {
+            opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
+            opts.hold = podsready_held(view_json);
+        }
     }
-    known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
-    reserved = o.u.wl.admission != NULL && o.u.wl.conditions.quota_reserved &&
-               !o.u.wl.conditions.finished && o.u.wl.active;
-    if (known &&
-        ((reserved && (info.state == SCHED_WL_PENDING || info.state == SCHED_WL_DEACTIVATED)) ||
-         (!reserved && !o.u.wl.conditions.finished && o.u.wl.active &&
-          info.state == SCHED_WL_ADMITTED))) {
-        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: engine %s, API %s: re-adding", key,
-                  reserved ? "pending" : "admitted", reserved ? "admitted" : "pending");
+    if (known && reserved &&
+        (info.state == SCHED_WL_PENDING || info.state == SCHED_WL_DEACTIVATED)) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: engine pending, API admitted: re-adding", key);
         sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL);
-    }
-    if (known && info.state == SCHED_WL_EVICTING && !reserved) {
+    } else if (known && !reserved && !w->wl.conditions.finished && w->wl.active &&
+               info.state == SCHED_WL_ADMITTED) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: engine admitted, API pending: requeued", key);
+        ctrl__unadmit(c, key);
+    } else if (known && info.state == SCHED_WL_EVICTING && !reserved) {
         /* Released by another writer (or a write whose answer was lost). */
         sched_evicted(c->sched, key, ctrl__now_ms(), NULL);
     }
-    rc = sched_workload_upsert(c->sched, &o.u.wl, &opts, &msg);
+    rc = sched_workload_upsert(c->sched, &w->wl, &opts, &msg);
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
-    else if (reserved && o.u.wl.conditions.evicted &&
+    else if (reserved && w->wl.conditions.evicted &&
              sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
              info.state == SCHED_WL_ADMITTED)
         /* Evicted in the API (by us before a restart, or by a timeout): the quota stays until
          * the Job has stopped and the release is written, then sched_evicted() requeues it. */
         sched_workload_evict(c->sched, key, NULL);
-    object_fini(&o);
     c->queue_dirty = true;
+out:
+    json_decref(view_json);
+    ctrl_wl_strip(w);
 }
 
-const char *ctrl__owner_job(ctrl_t *c, json_t *wl, char *buf, size_t n, const char **uid)
-{
-    json_t *meta = json_object_get(wl, "metadata"), *ref;
-    size_t i;
-
-    json_array_foreach(json_object_get(meta, "ownerReferences"), i, ref)
-    {
-        const char *kind = json_string_value(json_object_get(ref, "kind"));
-        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
-        const char *name = json_string_value(json_object_get(ref, "name"));
-        if (json_is_true(json_object_get(ref, "controller")) && kind != NULL &&
-            strcmp(kind, "Job") == 0 && av != NULL && strcmp(av, c->job_api_version) == 0 &&
-            name != NULL) {
-            if (uid != NULL)
-                *uid = json_string_value(json_object_get(ref, "uid"));
-            snprintf(buf, n, "%s/%s",
-                     json_string_value(json_object_get(meta, "namespace"))
-                         ? json_string_value(json_object_get(meta, "namespace"))
-                         : "",
-                     name);
-            return buf;
-        }
-    }
-    return NULL;
-}
-
-/* Feed everything after the initial LISTs, in dependency order (flavors and cohorts before the
- * ClusterQueues naming them, queues before Workloads), then reconcile everything once. */
-static void feed_all(ctrl_t *c)
+/* The queue-side kinds are listed: feed them in dependency order (flavors and cohorts before
+ * the ClusterQueues naming them, queues before Workloads), then list Workloads and Jobs, which
+ * go into the engine as they arrive (the restart rebuild). */
+static void feed_queues(ctrl_t *c)
 {
     const char *key;
-    json_t *obj;
+    const ctrl_qobj_t *q;
+    err_msg_t msg = {{0}};
 
     for (int k = 0; k < CTRL_WORKLOAD; k++) {
-        CTRL_FOREACH(c->inf[k], key, obj) feed_obj(c, k, obj, false);
+        CTRL_FOREACH(c, k, key, q)
+        {
+            const object_meta_t *m = q->valid ? object_meta_const(&q->obj) : NULL;
+            feed_obj(c, k, m ? m->namespace : NULL, m ? m->name : key, q);
+        }
     }
-    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
-    {
-        ctrl__engine_wl(c, key);
-        ctrl__mark_wl(c, key);
+    c->queues_fed = true;
+    for (int k = CTRL_WORKLOAD; k < CTRL__KINDS; k++) {
+        if (kube_informer_start(c->inf[k], &msg) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR, "informer %s: %s", c->res[k].resource, msg.text);
     }
-    CTRL_FOREACH(c->inf[CTRL_JOB], key, obj) ctrl__mark_job(c, key);
+}
+
+/* Workloads and Jobs are listed too: reconcile everything once, then cycles may run. */
+static void feed_done(ctrl_t *c)
+{
+    const char *key;
+    void *rec;
+
+    CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec) ctrl__mark_wl(c, key);
+    CTRL_FOREACH(c, CTRL_JOB, key, rec) ctrl__mark_job(c, key);
     c->fed = true;
     c->queue_dirty = true;
     ctrl__log(c, CTRL_LOG_INFO, "caches synced: %zu workloads, %zu jobs, %zu cluster queues",
@@ -458,65 +407,81 @@ static ctrl_kind_t inf_kind(ctrl_t *c, kube_informer_t *inf)
     return CTRL__KINDS;
 }
 
-static void on_change(kube_informer_t *inf, json_t *obj, bool deleted, void *data)
+/* A Job is gone: its Workload is orphaned, reconcile it (finalizer, delete). */
+static void job_gone(ctrl_t *c, const ctrl_job_t *j)
 {
-    ctrl_t *c = data;
+    const object_meta_t *m = &j->job.meta;
+    char wname[JOB_WORKLOAD_NAME_MAX + 1], key[CTRL_KEY_MAX];
+
+    if (m->name != NULL && m->namespace != NULL &&
+        job_workload_name(m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) ==
+            ERR_OK) {
+        snprintf(key, sizeof(key), "%s/%s", m->namespace, wname);
+        ctrl__mark_wl(c, key);
+    }
+}
+
+static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *rec, void *old)
+{
     ctrl_kind_t kind = inf_kind(c, inf);
-    char key[CTRL_KEY_MAX], owner[CTRL_KEY_MAX];
+    char owner[CTRL_KEY_MAX];
 
     if (kind == CTRL__KINDS || c->closing)
         return;
-    ctrl__key(obj, key, sizeof(key));
-    if (deleted)
-        json_object_del(c->overlay[kind], key);
-    if (!c->fed)
-        return; /* fed in order once everything is listed */
     switch (kind) {
-    case CTRL_WORKLOAD:
-        ctrl__engine_wl(c, key);
-        ctrl__mark_wl(c, key);
-        if (ctrl__owner_job(c, obj, owner, sizeof(owner), NULL) != NULL)
-            ctrl__mark_job(c, owner);
-        if (deleted)
+    case CTRL_WORKLOAD: {
+        ctrl_wl_t *w = rec != NULL ? rec : old;
+        if (rec == NULL) {
+            ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
             json_object_del(c->evictions, key);
-        break;
-    case CTRL_JOB:
-        ctrl__mark_job(c, key);
-        if (deleted) {
-            /* Its Workload is orphaned now: reconcile it (finalizer, delete). */
-            json_t *meta = json_object_get(obj, "metadata");
-            const char *name = json_string_value(json_object_get(meta, "name"));
-            const char *ns = json_string_value(json_object_get(meta, "namespace"));
-            char wname[JOB_WORKLOAD_NAME_MAX + 1];
-            if (name != NULL && ns != NULL &&
-                job_workload_name(name, json_string_value(json_object_get(meta, "uid")),
-                                  JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) == ERR_OK) {
-                snprintf(owner, sizeof(owner), "%s/%s", ns, wname);
-                ctrl__mark_wl(c, owner);
-            }
         }
+        ctrl__engine_wl(c, key, rec);
+        if (ctrl__owner_job(c, w, owner, sizeof(owner), NULL) != NULL)
+            ctrl__mark_job(c, owner);
+        if (c->fed)
+            ctrl__mark_wl(c, key);
+        break;
+    }
+    case CTRL_JOB:
+        if (rec == NULL) {
+            ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
+            job_gone(c, old);
+        }
+        if (c->fed)
+            ctrl__mark_job(c, key);
         break;
     default:
-        feed_obj(c, kind, obj, deleted);
-        ctrl__kick(c);
+        if (c->queues_fed) {
+            const ctrl_qobj_t *q = rec != NULL ? rec : old;
+            const object_meta_t *m = q->valid ? object_meta_const(&q->obj) : NULL;
+            const char *slash = strchr(key, '/');
+            char ns[256] = "";
+            if (slash != NULL)
+                snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+            feed_obj(c, kind, ns[0] ? ns : NULL, m ? m->name : (slash ? slash + 1 : key), rec);
+            ctrl__kick(c);
+        }
         break;
     }
 }
 
-static void on_add(kube_informer_t *inf, json_t *obj, void *data)
+static void on_add(kube_informer_t *inf, const char *key, void *rec, json_t *raw, void *data)
 {
-    on_change(inf, obj, false, data);
+    (void)raw;
+    on_change(data, inf, key, rec, NULL);
 }
 
-static void on_update(kube_informer_t *inf, json_t *old_obj, json_t *new_obj, void *data)
+static void on_update(kube_informer_t *inf, const char *key, void *old, void *rec, json_t *raw,
+                      void *data)
 {
-    (void)old_obj;
-    on_change(inf, new_obj, false, data);
+    (void)raw;
+    on_change(data, inf, key, rec, old);
 }
 
-static void on_delete(kube_informer_t *inf, json_t *obj, void *data)
+static void on_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw, void *data)
 {
-    on_change(inf, obj, true, data);
+    (void)raw;
+    on_change(data, inf, key, NULL, old);
 }
 
 static void on_synced(kube_informer_t *inf, void *data)
@@ -525,8 +490,20 @@ static void on_synced(kube_informer_t *inf, void *data)
 
     (void)inf;
     c->synced_kinds++;
-    if (c->synced_kinds == CTRL__KINDS && !c->fed)
-        feed_all(c);
+    if (c->synced_kinds == CTRL_WORKLOAD && !c->queues_fed)
+        feed_queues(c);
+    else if (c->synced_kinds == CTRL__KINDS && !c->fed)
+        feed_done(c);
+}
+
+static void *codec_decode(json_t *obj, void *data)
+{
+    return ctrl_record_decode(data, obj);
+}
+
+static void codec_free(void *rec, void *data)
+{
+    ctrl_record_free(data, rec);
 }
 
 /* ---- the pass ---------------------------------------------------------------------------- */
@@ -580,6 +557,16 @@ void ctrl__kick(ctrl_t *c)
 }
 
 static void maybe_free(ctrl_t *c);
+
+static void overlay_fini(ctrl_t *c, int k)
+{
+    size_t pos = 0;
+    void *rec;
+
+    while (util_hmap_next(&c->overlay[k], &pos, NULL, &rec))
+        ctrl_record_free(&c->rkind[k], rec);
+    util_hmap_fini(&c->overlay[k]);
+}
 
 /* ---- writes ------------------------------------------------------------------------------ */
 
@@ -699,11 +686,15 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&
         (op->kind == CTRL_WORKLOAD || op->kind == CTRL_JOB) && op->op != CTRL_OP_EVENT &&
-        op->op != CTRL_OP_WL_DELETE) {
+        op->op != CTRL_OP_WL_DELETE && !c->closing) {
+        /* The answer is the object as written: ours to read until the cache catches up. */
+        void *rec = ctrl_record_decode(&c->rkind[op->kind], res->body);
         char key[CTRL_KEY_MAX];
-        ctrl__key(res->body, key, sizeof(key));
-        if (key[0] != '\0' && json_object_set(c->overlay[op->kind], key, res->body) != 0)
-            ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording %s", key);
+        if (rec == NULL)
+            ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording %s", op->key);
+        else
+            overlay_put(c, op->kind, ctrl__meta_key(rec_meta(op->kind, rec), key, sizeof(key)),
+                        rec);
     }
     if (!c->closing) {
         switch (op->op) {
@@ -783,14 +774,12 @@ static bool send_event(ctrl_op_t *op)
            ERR_OK;
 }
 
-void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
-                 const char *fmt, ...)
+void ctrl__event(ctrl_t *c, ctrl_kind_t kind, const object_meta_t *m, const char *type,
+                 const char *reason, const char *fmt, ...)
 {
-    json_t *meta = json_object_get(obj, "metadata"), *ev;
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
-    const char *name = json_string_value(json_object_get(meta, "name"));
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *ns = m->namespace, *name = m->name, *uid = m->uid;
     char text[COND_EVENT_MESSAGE_MAX + 1], ts[32], gen[300];
+    json_t *ev;
     ctrl_op_t *op;
     va_list ap;
 
@@ -832,7 +821,8 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
 {
     ctrl_t *c = calloc(1, sizeof(*c));
     sched_config_t sc;
-    kube_informer_handlers_t h = {on_add, on_update, on_delete, on_synced, ctrl__on_informer_error};
+    kube_informer_typed_handlers_t h = {on_add, on_update, on_delete, on_synced,
+                                        ctrl__on_informer_error};
 
     if (c == NULL)
         return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -862,9 +852,13 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK || c->evictions == NULL)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
-        c->overlay[k] = json_object();
-        c->inf[k] = kube_informer_new(client, &c->res[k], NULL, &h, c);
-        if (c->overlay[k] == NULL || c->inf[k] == NULL)
+        kube_codec_t codec = {codec_decode, codec_free, &c->rkind[k]};
+        /* lib/model decodes Jobs as batch/v1 whatever group serves them (--job-resource). */
+        c->rkind[k].api_version = kind_api[k][0];
+        c->rkind[k].kind = kind_api[k][1];
+        util_hmap_init(&c->overlay[k], 0);
+        c->inf[k] = kube_informer_new_typed(client, &c->res[k], NULL, &codec, &h, c);
+        if (c->inf[k] == NULL)
             goto oom;
     }
     ctrl_writer_init(&c->writer, NULL, uv_now(c->loop));
@@ -876,7 +870,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
 oom:
     for (int k = 0; k < CTRL__KINDS; k++) {
         kube_informer_close(c->inf[k], NULL, NULL);
-        json_decref(c->overlay[k]);
+        overlay_fini(c, k);
     }
     sched_free(c->sched);
     json_decref(c->busy);
@@ -892,7 +886,8 @@ oom:
 
 err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
 {
-    for (int k = 0; k < CTRL__KINDS; k++) {
+    /* The queue-side kinds first; Workloads and Jobs once those are in the engine. */
+    for (int k = 0; k < CTRL_WORKLOAD; k++) {
         err_t rc = kube_informer_start(c->inf[k], msg);
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "informer %s: ", c->res[k].resource);
@@ -909,10 +904,9 @@ void ctrl_set_leader(ctrl_t *c, bool leader)
     ctrl__log(c, CTRL_LOG_INFO, "%s", leader ? "leading: writes enabled" : "not leading");
     if (leader && c->fed) {
         const char *key;
-        json_t *obj;
-        CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
-        ctrl__mark_wl(c, key);
-        CTRL_FOREACH(c->inf[CTRL_JOB], key, obj) ctrl__mark_job(c, key);
+        void *rec;
+        CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec) ctrl__mark_wl(c, key);
+        CTRL_FOREACH(c, CTRL_JOB, key, rec) ctrl__mark_job(c, key);
         c->queue_dirty = true;
     }
     ctrl__kick(c);
@@ -955,9 +949,14 @@ const sched_t *ctrl_engine(const ctrl_t *c)
     return c->sched;
 }
 
-json_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name)
+const object_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name)
 {
-    return kube_informer_get(c->inf[kind], ns, name);
+    const ctrl_qobj_t *q;
+
+    if (kind == CTRL_WORKLOAD || kind == CTRL_JOB)
+        return NULL;
+    q = kube_informer_get(c->inf[kind], ns, name);
+    return q != NULL && q->valid ? &q->obj : NULL;
 }
 
 static void maybe_free(ctrl_t *c)
@@ -965,7 +964,7 @@ static void maybe_free(ctrl_t *c)
     if (c->open_handles > 0 || c->inflight > 0)
         return;
     for (int k = 0; k < CTRL__KINDS; k++)
-        json_decref(c->overlay[k]);
+        overlay_fini(c, k);
     sched_free(c->sched);
     json_decref(c->busy);
     ctrl_wq_fini(&c->jobs_q);

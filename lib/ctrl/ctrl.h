@@ -6,6 +6,7 @@
 #include "ctrl/config.h"
 #include "ctrl/problems.h"
 #include "kube/client.h"
+#include "model/object.h"
 #include "sched/sched.h"
 #include "util/err.h"
 
@@ -89,8 +90,9 @@ ctrl_stats_t ctrl_stats(const ctrl_t *c);
 /* The engine (borrowed), e.g. for the webhook's quota-decrease warnings. */
 const sched_t *ctrl_engine(const ctrl_t *c);
 
-/* The cached object of `kind` "ns/name" (cluster-scoped: ns NULL), borrowed, or NULL. */
-json_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name);
+/* The cached queue-side object of `kind` "ns/name" (cluster-scoped: ns NULL), decoded
+ * (borrowed), or NULL when absent or undecodable. Not for Workloads and Jobs. */
+const object_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *name);
 
 /* The open problems of the operator's surroundings (borrowed, owned by the controller): missing
  * CRDs, RBAC denials, an unreachable API server, webhook certificates. Other parts of `sluice

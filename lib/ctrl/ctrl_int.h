@@ -5,16 +5,20 @@
 
 #include "ctrl/ctrl.h"
 #include "ctrl/problems.h"
+#include "ctrl/records.h"
 #include "ctrl/workqueue.h"
 #include "ctrl/writer.h"
 #include "kube/informer.h"
 #include "model/object.h"
+#include "util/hmap.h"
 
 #define CTRL_KEY_MAX 512
 
-/* Iterate informer `inf`'s cache: `key` (const char *) and `obj` (json_t *) per object. */
-#define CTRL_FOREACH(inf, key, obj) \
-    for (size_t pos_##obj = 0; kube_informer_next((inf), &pos_##obj, &(key), (void **)&(obj));)
+/* Iterate the cache of kind `k`: `key` (const char *) and `rec` (the kind's record pointer:
+ * ctrl_qobj_t *, ctrl_wl_t * or ctrl_job_t *) per object. */
+#define CTRL_FOREACH(c, k, key, rec) \
+    for (size_t pos_##rec = 0;       \
+         kube_informer_next((c)->inf[k], &pos_##rec, &(key), (void **)&(rec));)
 
 /* The writes the controller makes; each has one continuation in ctrl__on_done(). */
 typedef enum {
@@ -57,7 +61,7 @@ struct ctrl_op_s {
     ctrl_kind_t kind;       /* the kind written */
     char *key;              /* owned: the object written ("ns/name" or "name") */
     char *busy;             /* owned: busy-set key released when done, or NULL */
-    json_t *data;           /* owned: op-specific (admission Workload, podset, event object...) */
+    json_t *data;           /* owned: op-specific (admission info, podset, eviction...) */
     json_t *nodes;          /* owned: JOB_START node selector */
     json_t *tols;           /* owned: JOB_START tolerations */
     bool mutate_failed;     /* the mutate function refused (e.g. nodeSelector conflict) */
@@ -76,20 +80,24 @@ struct ctrl_s {
     sched_t *sched;                    /* owned */
     kube_informer_t *inf[CTRL__KINDS]; /* owned */
     kube_resource_t res[CTRL__KINDS];
-    char job_api_version[256];    /* "batch/v1" or the configured group/version */
-    json_t *overlay[CTRL__KINDS]; /* owned: key -> object this process wrote last */
-    json_t *busy;                 /* owned: "<kind>:<key>" -> true while a write is in flight */
-    ctrl_wq_t jobs_q;             /* Jobs to reconcile (workqueue.h) */
-    ctrl_wq_t wls_q;              /* Workloads to reconcile */
-    json_t *evictions;            /* owned: wl key -> {reason, preempt, message} to write */
-    json_t *verify;               /* owned: wl key -> loop ms of its next verification GET */
+    ctrl_record_kind_t rkind[CTRL__KINDS]; /* what each informer's codec decodes */
+    char job_api_version[256];             /* "batch/v1" or the configured group/version */
+    util_hmap_t overlay[CTRL__KINDS];      /* Workload, Job: key -> record (owned) of what this
+                                              process wrote last, until the cache catches up */
+    json_t *busy;           /* owned: "<kind>:<key>" -> true while a write is in flight */
+    ctrl_wq_t jobs_q;       /* Jobs to reconcile (workqueue.h) */
+    ctrl_wq_t wls_q;        /* Workloads to reconcile */
+    json_t *evictions;      /* owned: wl key -> {reason, preempt, message} to write */
+    json_t *verify;         /* owned: wl key -> loop ms of its next verification GET */
     json_t *status_checked; /* owned: "<kind>:<key>" -> loop ms its status was last looked at */
     uv_timer_t tick;        /* coalesced reconcile pass */
     uv_timer_t periodic;    /* once a second: pending explanations, queue status */
     size_t open_handles;
     size_t synced_kinds;
     size_t inflight;
-    bool fed; /* initial LISTs fed to the engine */
+    bool queues_fed; /* the queue-side kinds are listed and in the engine; Workloads and Jobs
+                        are being listed */
+    bool fed;        /* everything listed and in the engine: reconciles and cycles may run */
     bool leader;
     bool writes_stopped;
     bool closing;
@@ -110,20 +118,23 @@ void ctrl__log(ctrl_t *c, int level, const char *fmt, ...) __attribute__((format
 /* Unix time now: milliseconds and seconds. */
 int64_t ctrl__now_ms(void);
 
-/* The freshest known version of object `key`: the cache, or what this process wrote last when
- * the cache has not caught up yet (borrowed), NULL when absent. */
-json_t *ctrl__view(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* The freshest known Workload / Job `key` (borrowed): the cache, or what this process wrote
+ * last while the cache has not caught up; NULL when absent. */
+ctrl_wl_t *ctrl__wl(ctrl_t *c, const char *key);
+ctrl_job_t *ctrl__job(ctrl_t *c, const char *key);
 
-/* Decode `obj` as `kind` (apiVersion/kind set as the decoder expects: list items carry neither,
- * and Jobs may come from a configured group). ERR_INVALID with the first error path in `msg`. */
-err_t ctrl__decode(ctrl_t *c, ctrl_kind_t kind, json_t *obj, object_t *out, err_msg_t *msg);
+/* The cached queue-side object of `kind` named `key` (borrowed), NULL when absent or when it
+ * could not be decoded. */
+const object_t *ctrl__q(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* Its record (status and raw parts kept), the same rules. */
+const ctrl_qobj_t *ctrl__qrec(ctrl_t *c, ctrl_kind_t kind, const char *key);
 
-/* Cache key of `obj` into buf. */
-const char *ctrl__key(json_t *obj, char *buf, size_t n);
+/* "ns/name" (or "name") of `m` into buf. */
+const char *ctrl__meta_key(const object_meta_t *m, char *buf, size_t n);
 
-/* The controlling owner Job of Workload `wl` as a key into buf (its uid in *uid, may be NULL),
+/* The controlling owner Job of Workload `w` as a key into buf (its uid in *uid, may be NULL),
  * or NULL when the Workload has none of the configured Job kind. */
-const char *ctrl__owner_job(ctrl_t *c, json_t *wl, char *buf, size_t n, const char **uid);
+const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, char *buf, size_t n, const char **uid);
 
 /* Queue a reconcile of Job / Workload `key` and schedule a pass. */
 void ctrl__mark_job(ctrl_t *c, const char *key);
@@ -152,9 +163,10 @@ bool ctrl__can_write(ctrl_t *c, ctrl_write_class_t cls);
  * through ctrl__submit(). */
 bool ctrl__patch(ctrl_t *c, ctrl_op_t *op, const char *sub, json_t *patch);
 
-/* Record a core/v1 Event about `obj` (of `kind`): `type` "Normal" or "Warning". */
-void ctrl__event(ctrl_t *c, ctrl_kind_t kind, json_t *obj, const char *type, const char *reason,
-                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Record a core/v1 Event about the object of `kind` with metadata `m`: `type` "Normal" or
+ * "Warning". Within the writer's Event budget; beyond it the Event is dropped and counted. */
+void ctrl__event(ctrl_t *c, ctrl_kind_t kind, const object_meta_t *m, const char *type,
+                 const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* ---- health (health.c) ------------------------------------------------------------------ */
 
@@ -166,8 +178,14 @@ void ctrl__on_informer_error(kube_informer_t *inf, const kube_result_t *res, con
 
 /* ---- engine (ctrl.c) --------------------------------------------------------------------- */
 
-/* Bring the engine's record of Workload `key` in line with ctrl__view(). */
-void ctrl__engine_wl(ctrl_t *c, const char *key);
+/* Bring the engine's record of Workload `key` in line with `w`, a version just decoded from the
+ * API (a watch event or a write's answer, not yet stripped; NULL: deleted), unless a newer one
+ * is known. Strips `w` afterwards. */
+void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w);
+
+/* Forget an admission the API does not hold (never written): the engine releases the quota and
+ * queues the Workload again at its old place. */
+void ctrl__unadmit(ctrl_t *c, const char *key);
 
 /* ---- reconcilers (reconcile.c) ----------------------------------------------------------- */
 

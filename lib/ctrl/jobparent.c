@@ -36,6 +36,16 @@ static bool in_group(const char *av, const char *group)
     return slash != NULL && (size_t)(slash - av) == n && strncmp(av, group, n) == 0;
 }
 
+bool jobparent_kind(const char *api_version, const char *kind)
+{
+    if (api_version == NULL || kind == NULL)
+        return false;
+    for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++)
+        if (strcmp(parents[p].kind, kind) == 0 && in_group(api_version, parents[p].group))
+            return true;
+    return false;
+}
+
 bool jobparent_managed(const json_t *job, const char **kind, const char **name)
 {
     const json_t *refs = json_object_get(json_object_get(job, "metadata"), "ownerReferences");
@@ -49,16 +59,13 @@ bool jobparent_managed(const json_t *job, const char **kind, const char **name)
         if (!json_is_true(json_object_get(ref, "controller")) || av == NULL || k == NULL)
             continue;
         /* Only one controller reference is allowed: this one decides. */
-        for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++) {
-            if (strcmp(parents[p].kind, k) == 0 && in_group(av, parents[p].group)) {
-                if (kind != NULL)
-                    *kind = k;
-                if (name != NULL)
-                    *name = json_string_value(json_object_get(ref, "name"));
-                return true;
-            }
-        }
-        return false;
+        if (!jobparent_kind(av, k))
+            return false;
+        if (kind != NULL)
+            *kind = k;
+        if (name != NULL)
+            *name = json_string_value(json_object_get(ref, "name"));
+        return true;
     }
     return false;
 }

@@ -20,4 +20,8 @@
  * *name (may be NULL) point into `job` (borrowed). */
 bool jobparent_managed(const json_t *job, const char **kind, const char **name);
 
+/* Is an owner of apiVersion `api_version` and `kind` (either may be NULL: no) one of those
+ * parents? */
+bool jobparent_kind(const char *api_version, const char *kind);
+
 #endif

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/podset.h"
 
+#include "util/hmap.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -308,4 +310,47 @@ bool podset_is_restored(const json_t *job, const json_t *pod_set)
 
     json_decref(r);
     return same;
+}
+
+/* Add member `key` of `src` to `dst` unless absent or empty (as set_or_drop() treats them). */
+static int digest_part(json_t *dst, const char *key, const json_t *src)
+{
+    const json_t *v = json_object_get(src, key);
+
+    if (v == NULL || json_is_null(v) || (json_is_object(v) && json_object_size(v) == 0) ||
+        (json_is_array(v) && json_array_size(v) == 0))
+        return 0;
+    return json_object_set_new(dst, key, json_deep_copy(v));
+}
+
+uint64_t podset_digest(const json_t *tmpl)
+{
+    const json_t *meta = json_object_get(tmpl, "metadata");
+    const json_t *pspec = json_object_get(tmpl, "spec");
+    json_t *parts = json_object(), *labels = json_object(), *v;
+    const char *k;
+    char *text = NULL;
+    uint64_t h = 0;
+
+    if (parts == NULL || labels == NULL)
+        goto out;
+    json_object_foreach((json_t *)json_object_get(meta, "labels"), k, v)
+    {
+        if (!controller_label(k) && json_object_set(labels, k, v))
+            goto out;
+    }
+    if (json_object_size(labels) > 0 && json_object_set(parts, "labels", labels))
+        goto out;
+    if (digest_part(parts, "annotations", meta) || digest_part(parts, "nodeSelector", pspec) ||
+        digest_part(parts, "tolerations", pspec))
+        goto out;
+    /* Sorted keys: the same content gives the same text whatever order the server sent. */
+    text = json_dumps(parts, JSON_COMPACT | JSON_SORT_KEYS);
+    if (text != NULL)
+        h = util_siphash(1, 3, 0x736c756963650a01ULL, 0x706f647365740a02ULL, text, strlen(text));
+out:
+    free(text);
+    json_decref(parts);
+    json_decref(labels);
+    return h;
 }

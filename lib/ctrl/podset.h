@@ -59,4 +59,11 @@ int podset_stop(json_t *job, const json_t *pod_set);
 /* Does `job`'s pod template carry exactly what podset_stop() would restore (and is suspended)? */
 bool podset_is_restored(const json_t *job, const json_t *pod_set);
 
+/* A digest of what podset_stop() restores in the pod template `tmpl` (a Job's spec.template or
+ * a Workload's spec.podSets[i].template): its labels but the job controller's, annotations,
+ * nodeSelector and tolerations, empty ones as absent. Equal digests of a suspended Job's
+ * template and its Workload's pod set mean the Job is restored (parallelism aside), without
+ * keeping either template. */
+uint64_t podset_digest(const json_t *tmpl);
+
 #endif

@@ -15,7 +15,9 @@
  * second over the Workload cache does (timeouts are whole seconds in the API anyway, from
  * condition lastTransitionTimes). The PodsReady condition itself is written by the Job
  * reconciler (reconcile.c), from the Job's ready pods. Every decision reads only the Workload
- * object, so a restarted leader continues where the last one stopped:
+ * object, so a restarted leader continues where the last one stopped. The scan reads the typed
+ * records and builds the JSON view podsready.h works on only for the few candidates (admitted
+ * and not ready, or in backoff):
  *
  *   admitted, PodsReady != True, deadline passed (podsready_deadline)
  *     -> limit not reached: record an eviction (Evicted PodsReadyTimeout + requeueState) and
@@ -24,6 +26,19 @@
  *   Requeued=False PodsReadyTimeout (the engine holds it), requeueAt passed
  *     -> Requeued=True BackoffFinished; the watch event feeds it back to the engine unheld
  */
+
+/* Is the typed record `w` a candidate for a timeout or the end of a backoff? */
+static bool candidate(const ctrl_wl_t *w)
+{
+    const condition_t *rq;
+
+    if (!w->valid || w->wl.conditions.finished)
+        return false;
+    rq = ctrl_wl_cond(w, "Requeued");
+    if (rq != NULL && strcmp(rq->status, "False") == 0)
+        return true;
+    return w->wl.admission != NULL && ctrl_wl_is(w, "Admitted") && !ctrl_wl_is(w, "PodsReady");
+}
 
 static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
 {
@@ -84,31 +99,36 @@ void ctrl__pods_ready_tick(ctrl_t *c)
 {
     int64_t now = ctrl__now_ms();
     const char *key;
-    json_t *obj;
+    ctrl_wl_t *rec;
 
     if (!c->cfg->pods_ready.enabled || !c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
-    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
+    CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec)
     {
-        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
-        if (wl != NULL && !ctrl__busy(c, CTRL_WORKLOAD, key))
-            on_workload(c, key, wl, now);
+        const ctrl_wl_t *w = ctrl__wl(c, key);
+        json_t *view;
+        if (w == NULL || !candidate(w) || ctrl__busy(c, CTRL_WORKLOAD, key))
+            continue;
+        view = ctrl_wl_json(w);
+        if (view != NULL)
+            on_workload(c, key, view, now);
+        json_decref(view);
     }
 }
 
 bool ctrl__admission_blocked(ctrl_t *c)
 {
     const char *key;
-    json_t *obj;
+    ctrl_wl_t *rec;
 
     if (!c->cfg->pods_ready.enabled || !c->cfg->pods_ready.block_admission)
         return false;
     /* Kueue's PodsReadyForAllAdmittedWorkloads: every admitted Workload has PodsReady=True. */
-    CTRL_FOREACH(c->inf[CTRL_WORKLOAD], key, obj)
+    CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec)
     {
-        json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key);
-        if (wl != NULL && podsready_admitted(wl) && !wlstatus_cond(wl, "Finished") &&
-            !wlstatus_cond(wl, "PodsReady"))
+        const ctrl_wl_t *w = ctrl__wl(c, key);
+        if (w != NULL && w->valid && w->wl.admission != NULL && ctrl_wl_is(w, "Admitted") &&
+            !w->wl.conditions.finished && !ctrl_wl_is(w, "PodsReady"))
             return true;
     }
     return false;
@@ -122,12 +142,15 @@ typedef struct heads_ctx_s {
 static bool on_cq_workload(const sched_wl_info_t *info, void *ud)
 {
     heads_ctx_t *h = ud;
-    json_t *wl;
+    const ctrl_wl_t *w;
+    const condition_t *rq;
 
     if (info->state != SCHED_WL_PENDING)
         return true;
-    wl = ctrl__view(h->c, CTRL_WORKLOAD, info->key);
-    if (wl == NULL || podsready_held(wl))
+    w = ctrl__wl(h->c, info->key);
+    rq = w != NULL ? ctrl_wl_cond(w, "Requeued") : NULL;
+    if (w == NULL || (rq != NULL && strcmp(rq->status, "False") == 0 && rq->reason != NULL &&
+                      strcmp(rq->reason, "PodsReadyTimeout") == 0))
         return true; /* in backoff: never the head */
     json_object_set_new(h->heads, info->key, json_true());
     return false; /* the first pending one in queue order is the head */

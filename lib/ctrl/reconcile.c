@@ -33,41 +33,35 @@
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static bool has_finalizer(json_t *obj)
+/* Split "ns/name" `key` into `ns` (size n) and return the name, or NULL without a '/'. */
+static const char *split_key(const char *key, char *ns, size_t n)
 {
-    json_t *f;
-    size_t i;
+    const char *slash = strchr(key, '/');
 
-    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "finalizers"), i, f)
-    {
-        if (json_is_string(f) && strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0)
-            return true;
-    }
-    return false;
-}
-
-static bool is_deleting(json_t *obj)
-{
-    return json_object_get(json_object_get(obj, "metadata"), "deletionTimestamp") != NULL;
+    if (slash == NULL)
+        return NULL;
+    snprintf(ns, n, "%.*s", (int)(slash - key), key);
+    return slash + 1;
 }
 
 /* Remove our finalizer from Workload `key` (merge patch of the whole list, at its version). */
-static void remove_finalizer(ctrl_t *c, const char *key, json_t *wl)
+static void remove_finalizer(ctrl_t *c, const char *key, const ctrl_wl_t *w)
 {
-    json_t *meta = json_object_get(wl, "metadata"), *list = json_array(), *f, *patch;
+    const object_meta_t *m = &w->wl.meta;
+    json_t *list = json_array(), *patch = NULL;
     ctrl_op_t *op;
-    size_t i;
 
     if (list == NULL)
         return;
-    json_array_foreach(json_object_get(meta, "finalizers"), i, f)
-    {
-        if (!(json_is_string(f) &&
-              strcmp(json_string_value(f), JOB_FINALIZER_RESOURCE_IN_USE) == 0))
-            json_array_append(list, f);
+    for (size_t i = 0; i < m->nfinalizers; i++) {
+        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) != 0 &&
+            json_array_append_new(list, json_string(m->finalizers[i]))) {
+            json_decref(list);
+            return;
+        }
     }
-    patch = json_pack("{s:{s:o,s:s}}", "metadata", "finalizers", list, "resourceVersion",
-                      kube_object_rv(wl));
+    patch = json_pack("{s:{s:o,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
+                      m->resource_version);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_FINALIZER, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
                : NULL;
     if (op != NULL)
@@ -76,7 +70,7 @@ static void remove_finalizer(ctrl_t *c, const char *key, json_t *wl)
 }
 
 /* Write a status patch `patch` (consumed) on Workload `key` as `kind`. */
-static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch, json_t *data)
+static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch)
 {
     ctrl_op_t *op;
 
@@ -85,12 +79,19 @@ static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *p
         return;
     }
     op = ctrl__op_new(c, kind, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
-    if (op != NULL) {
-        op->data = json_incref(data);
+    if (op != NULL)
         ctrl__patch(c, op, "status", patch);
-    }
     json_decref(patch);
 }
+
+/* A status patch from the JSON view of `w` built by `fn` (consumed), written as `kind`. */
+#define WL_PATCH(c, kind, key, w, call)                               \
+    do {                                                              \
+        json_t *view_ = ctrl_wl_json(w);                              \
+        json_t *wl = view_;                                           \
+        wl_status((c), (kind), (key), view_ != NULL ? (call) : NULL); \
+        json_decref(view_);                                           \
+    } while (0)
 
 /* ---- Job writes (read-modify-write with retry on conflict) ------------------------------- */
 
@@ -104,30 +105,27 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     *changed = false;
     switch (op->op) {
     case CTRL_OP_JOB_START: {
-        json_t *wl = op->data;
-        json_t *adm = json_object_get(json_object_get(wl, "status"), "admission");
-        json_t *psa = json_array_get(json_object_get(adm, "podSetAssignments"), 0);
-        json_t *ps = json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0);
+        /* op->data: {podset, localQueue, clusterQueue, workload, count, total} (start_job). */
+        json_t *d = op->data;
         podset_info_t info = {0};
+        json_int_t count = json_integer_value(json_object_get(d, "count"));
         err_t e;
 
         if (!suspended)
             return ERR_OK; /* already running */
-        info.name = json_string_value(json_object_get(psa, "name"));
-        info.name = info.name ? info.name : "main";
-        info.local_queue =
-            json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName"));
-        info.cluster_queue = json_string_value(json_object_get(adm, "clusterQueue"));
-        info.workload = json_string_value(json_object_get(json_object_get(wl, "metadata"), "name"));
+        info.name = json_string_value(json_object_get(d, "podset"));
+        info.local_queue = json_string_value(json_object_get(d, "localQueue"));
+        info.cluster_queue = json_string_value(json_object_get(d, "clusterQueue"));
+        info.workload = json_string_value(json_object_get(d, "workload"));
         info.node_selector = op->nodes;
         info.tolerations = op->tols;
+        /* Partial admission: parallelism follows the admitted count (min-parallelism Jobs). */
         if (json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
                             JOB_ANNOTATION_MIN_PARALLELISM) != NULL &&
-            json_is_integer(json_object_get(psa, "count")) &&
-            json_integer_value(json_object_get(psa, "count")) <
-                json_integer_value(json_object_get(ps, "count"))) {
+            json_is_integer(json_object_get(d, "count")) &&
+            count < json_integer_value(json_object_get(d, "total"))) {
             info.has_count = true;
-            info.count = (int32_t)json_integer_value(json_object_get(psa, "count"));
+            info.count = (int32_t)count;
         }
         e = podset_start(obj, &info, &op->mutate_msg);
         if (e == ERR_CONFLICT) {
@@ -159,17 +157,6 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     }
 }
 
-/* Split "ns/name" `key` into `ns` (size n) and return the name, or NULL without a '/'. */
-static const char *split_key(const char *key, char *ns, size_t n)
-{
-    const char *slash = strchr(key, '/');
-
-    if (slash == NULL)
-        return NULL;
-    snprintf(ns, n, "%.*s", (int)(slash - key), key);
-    return slash + 1;
-}
-
 static bool send_job(ctrl_op_t *op)
 {
     char ns[256];
@@ -199,191 +186,326 @@ static void job_write(ctrl_t *c, ctrl_op_kind_t kind, const char *job_key, json_
     ctrl__submit(c, op);
 }
 
-/* ---- Workload creation ------------------------------------------------------------------- */
-
-typedef struct lookup_s {
-    ctrl_t *c;
-    object_t objs[8]; /* decoded on demand, freed after the lookup */
-    size_t n;
-} lookup_t;
-
-static const void *lookup_decode(lookup_t *l, ctrl_kind_t kind, json_t *obj)
+/* Restoring a Job's template needs the Workload's pod set, which the cache does not keep: GET
+ * the Workload (op->data holds its key), then the read-modify-write of the Job. A failed GET
+ * ends the op as a failed write (its key backs off). */
+static void on_restore_wl(const kube_result_t *res, void *data)
 {
-    if (obj == NULL || l->n == sizeof(l->objs) / sizeof(l->objs[0]))
-        return NULL;
-    if (ctrl__decode(l->c, kind, obj, &l->objs[l->n], NULL) != ERR_OK)
-        return NULL;
-    l->n++;
-    return kind == CTRL_WPC ? (const void *)&l->objs[l->n - 1].u.wpc
-                            : (const void *)&l->objs[l->n - 1].u.pc;
+    ctrl_op_t *op = data;
+    json_t *ps = json_array_get(json_object_get(json_object_get(res->body, "spec"), "podSets"), 0);
+
+    if (res->err != ERR_OK || !json_is_object(ps) || op->c->closing || op->c->writes_stopped) {
+        kube_result_t r = *res;
+        if (r.err == ERR_OK) {
+            r.err = ERR_NOT_FOUND; /* no pod set to restore from: decide again */
+            r.canceled = op->c->closing || op->c->writes_stopped;
+        }
+        ctrl__on_done(&r, op);
+        return;
+    }
+    json_decref(op->data);
+    op->data = json_incref(ps);
+    if (!send_job(op)) {
+        kube_result_t r;
+        memset(&r, 0, sizeof(r));
+        r.err = err_set(&r.msg, ERR_IO, "job %s: restore not submitted", op->key);
+        r.reason = "";
+        op->verb = NULL;
+        ctrl__on_done(&r, op);
+    }
 }
+
+static bool send_restore(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *wkey = json_string_value(op->data);
+    const char *name = wkey ? split_key(wkey, ns, sizeof(ns)) : NULL;
+
+    return name != NULL && kube_get(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, name, NULL,
+                                    on_restore_wl, op, NULL, NULL) == ERR_OK;
+}
+
+static void restore_job(ctrl_t *c, const char *job_key, const char *wl_key)
+{
+    ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_JOB_RESTORE, CTRL_JOB, job_key, CTRL_JOB, job_key);
+
+    if (op == NULL)
+        return;
+    op->data = json_string(wl_key);
+    op->verb = "update";
+    op->send = send_restore;
+    if (op->data == NULL)
+        ctrl__op_free(op);
+    else
+        ctrl__submit(c, op);
+}
+
+/* ---- Workload creation ------------------------------------------------------------------- */
 
 static const workload_priority_class_t *lookup_wpc(void *ctx, const char *name)
 {
-    lookup_t *l = ctx;
-    return lookup_decode(l, CTRL_WPC, ctrl_get(l->c, CTRL_WPC, NULL, name));
+    const object_t *o = ctrl__q(ctx, CTRL_WPC, name);
+    return o != NULL ? &o->u.wpc : NULL;
 }
 
 static const priority_class_t *lookup_pc(void *ctx, const char *name)
 {
-    lookup_t *l = ctx;
-    return lookup_decode(l, CTRL_PC, ctrl_get(l->c, CTRL_PC, NULL, name));
+    const object_t *o = ctrl__q(ctx, CTRL_PC, name);
+    return o != NULL ? &o->u.pc : NULL;
 }
 
 static const priority_class_t *lookup_pc_at(void *ctx, size_t i)
 {
-    lookup_t *l = ctx;
+    ctrl_t *c = ctx;
     const char *key;
-    json_t *obj;
+    const ctrl_qobj_t *q;
     size_t n = 0;
 
-    /* Only globalDefault classes matter to the caller; decode those, skip the rest cheaply. */
-    CTRL_FOREACH(l->c->inf[CTRL_PC], key, obj)
+    CTRL_FOREACH(c, CTRL_PC, key, q)
     {
         if (n++ == i) {
-            if (!json_is_true(json_object_get(obj, "globalDefault"))) {
-                static const priority_class_t none = {0};
-                return &none;
-            }
-            return lookup_decode(l, CTRL_PC, obj);
+            static const priority_class_t none = {0};
+            return q->valid ? &q->obj.u.pc : &none;
         }
     }
     return NULL;
 }
 
-static bool send_create(ctrl_op_t *op)
+/* The Workload for the Job `job` (the object from a fresh GET): a new object, or NULL with
+ * the reason in msg (an Event when a named priority class is missing). */
+static json_t *build_workload(ctrl_t *c, const char *job_key, json_t *job, err_msg_t *msg)
 {
-    const char *ns =
-        json_string_value(json_object_get(json_object_get(op->body, "metadata"), "namespace"));
-    err_msg_t msg = {{0}};
-
-    if (kube_create(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op,
-                    NULL, &msg) != ERR_OK) {
-        ctrl__log(op->c, CTRL_LOG_ERROR, "create Workload %s: %s", op->key, msg.text);
-        return false;
-    }
-    return true;
-}
-
-static void create_workload(ctrl_t *c, const char *job_key, json_t *job, const job_t *j,
-                            const char *wl_key)
-{
+    ctrl_record_kind_t rk = c->rkind[CTRL_JOB];
+    job_priority_lookup_t lookup = {c, lookup_wpc, lookup_pc, lookup_pc_at};
+    json_t *copy = json_copy(job), *obj = NULL;
     workload_t wl = {0};
-    lookup_t l = {.c = c};
-    job_priority_lookup_t lookup = {&l, lookup_wpc, lookup_pc, lookup_pc_at};
-    err_msg_t msg = {{0}};
-    json_t *obj = NULL;
-    ctrl_op_t *op;
+    object_t o;
+    diags_t diags;
     err_t rc;
 
-    rc = job_workload_build(j, &wl, &msg);
-    if (rc == ERR_OK) {
-        rc = job_workload_priority(j, &lookup, &wl, &msg);
-        if (rc == ERR_NOT_FOUND)
-            ctrl__event(c, CTRL_JOB, job, "Warning", "WorkloadPriorityClassNotFound", "%s",
-                        msg.text);
+    diags_init(&diags);
+    if (copy == NULL || json_object_set_new(copy, "apiVersion", json_string(rk.api_version)) ||
+        json_object_set_new(copy, "kind", json_string(rk.kind))) {
+        err_set(msg, ERR_NOMEM, "out of memory");
+        goto out;
     }
-    for (size_t i = 0; i < l.n; i++)
-        object_fini(&l.objs[i]);
+    rc = object_decode(copy, &o, &diags);
     if (rc != ERR_OK) {
-        ctrl__log(c, CTRL_LOG_ERROR, "job %s: no Workload: %s", job_key, msg.text);
-        workload_fini(&wl);
+        err_set(msg, rc, "%s: %s", diags.len ? diags.items[0].path : "",
+                diags.len ? diags.items[0].message : err_str(rc));
+        goto out;
+    }
+    rc = job_workload_build(&o.u.job, &wl, msg);
+    if (rc == ERR_OK) {
+        rc = job_workload_priority(&o.u.job, &lookup, &wl, msg);
+        if (rc == ERR_NOT_FOUND)
+            ctrl__event(c, CTRL_JOB, &o.u.job.meta, "Warning", "WorkloadPriorityClassNotFound",
+                        "%s", msg->text);
+    }
+    if (rc == ERR_OK) {
+        obj = wlstatus_for_job(&wl, job, c->job_api_version, "Job");
+        if (obj == NULL)
+            err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    object_fini(&o);
+out:
+    if (obj == NULL)
+        ctrl__log(c, CTRL_LOG_ERROR, "job %s: no Workload: %s", job_key, msg->text);
+    workload_fini(&wl);
+    diags_fini(&diags);
+    json_decref(copy);
+    return obj;
+}
+
+/* The Job, fetched fresh (the cache keeps no pod template): build the Workload and POST it. */
+static void on_job_fetched(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    char ns[256];
+    err_msg_t msg = {{0}};
+    kube_result_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.reason = "";
+    if (res->err != ERR_OK || c->closing || c->writes_stopped) {
+        r = *res;
+        r.canceled = r.canceled || c->closing || c->writes_stopped;
+        ctrl__on_done(&r, op);
         return;
     }
-    obj = wlstatus_for_job(&wl, job, c->job_api_version, "Job");
-    workload_fini(&wl);
-    op = obj ? ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key) : NULL;
-    if (op != NULL) {
-        op->data = json_incref(job);
-        op->verb = "create";
-        op->body = json_incref(obj);
-        op->send = send_create;
-        ctrl__submit(c, op);
+    op->body = build_workload(c, json_string_value(op->data), res->body, &msg);
+    if (op->body == NULL) {
+        r.err = err_set(&r.msg, ERR_INVALID, "%s", msg.text);
+        op->verb = NULL;       /* not the API's answer: nothing to diagnose about the server */
+        ctrl__on_done(&r, op); /* the Job's key backs off; a change to the Job comes back */
+        return;
     }
-    json_decref(obj);
+    split_key(op->key, ns, sizeof(ns));
+    if (kube_create(c->client, &c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op, NULL,
+                    &msg) != ERR_OK) {
+        r.err = err_set(&r.msg, ERR_IO, "create Workload %s: %s", op->key, msg.text);
+        op->verb = NULL;
+        ctrl__on_done(&r, op);
+    }
+}
+
+static bool send_create(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *job_key = json_string_value(op->data);
+    const char *name = job_key ? split_key(job_key, ns, sizeof(ns)) : NULL;
+
+    return name != NULL && kube_get(op->c->client, &op->c->res[CTRL_JOB], ns, name, NULL,
+                                    on_job_fetched, op, NULL, NULL) == ERR_OK;
+}
+
+static void create_workload(ctrl_t *c, const char *job_key, const char *wl_key)
+{
+    ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key);
+
+    if (op == NULL)
+        return;
+    op->data = json_string(job_key);
+    op->verb = "create";
+    op->send = send_create;
+    if (op->data == NULL)
+        ctrl__op_free(op);
+    else
+        ctrl__submit(c, op);
 }
 
 /* ---- the Job reconciler ------------------------------------------------------------------ */
 
-/* Is `job` managed: queue-name label, or manageJobsWithoutQueueName in a selected namespace? */
-static bool managed(ctrl_t *c, const job_t *j)
+/* Is `j` managed: queue-name label, or manageJobsWithoutQueueName in a selected namespace? */
+static bool managed(ctrl_t *c, const ctrl_job_t *j)
 {
-    json_t *ns;
-    object_t o;
-    bool ok = false;
+    const object_t *ns;
 
-    if (kv_list_get(&j->meta.labels, JOB_LABEL_QUEUE_NAME) != NULL)
+    if (kv_list_get(&j->job.meta.labels, JOB_LABEL_QUEUE_NAME) != NULL)
         return true;
     if (!c->cfg->kueue.manage_jobs_without_queue_name)
         return false;
-    ns = ctrl_get(c, CTRL_NAMESPACE, NULL, j->meta.namespace);
-    if (ns == NULL || ctrl__decode(c, CTRL_NAMESPACE, ns, &o, NULL) != ERR_OK)
-        return false;
-    if (kv_list_get(&o.u.ns.meta.labels, "kubernetes.io/metadata.name") == NULL)
-        kv_list_set(&o.u.ns.meta.labels, "kubernetes.io/metadata.name", j->meta.namespace);
-    ok = selector_matches(&c->cfg->kueue.managed_jobs_namespace_selector, &o.u.ns.meta.labels);
-    object_fini(&o);
-    return ok;
+    ns = ctrl__q(c, CTRL_NAMESPACE, j->job.meta.namespace);
+    return ns != NULL &&
+           selector_matches(&c->cfg->kueue.managed_jobs_namespace_selector, &ns->u.ns.meta.labels);
 }
 
-static const char *job_condition_message(json_t *job, const char *type)
+/* Node labels and tolerations of every distinct flavor the first pod set is assigned. */
+static err_t flavor_info(ctrl_t *c, const pod_set_assignment_t *psa, json_t **nodes, json_t **tols,
+                         err_msg_t *msg)
 {
-    json_t *cnd = cond_find(json_object_get(json_object_get(job, "status"), "conditions"), type);
-    const char *m = json_string_value(json_object_get(cnd, "message"));
-    return m ? m : "";
+    json_t *n = json_object(), *t = json_array();
+    err_t rc = ERR_OK;
+
+    if (n == NULL || t == NULL) {
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < psa->flavors.len && rc == ERR_OK; i++) {
+        const char *fname = psa->flavors.items[i].value, *k;
+        const ctrl_qobj_t *f = ctrl__qrec(c, CTRL_FLAVOR, fname);
+        json_t *v, *tol;
+        size_t j;
+        if (f == NULL) {
+            rc = err_set(msg, ERR_NOT_FOUND, "ResourceFlavor %s not found", fname);
+            break;
+        }
+        json_object_foreach(json_object_get(f->keep, "nodeLabels"), k, v)
+        {
+            json_t *have = json_object_get(n, k);
+            if (have != NULL && !json_equal(have, v)) {
+                rc = err_set(msg, ERR_CONFLICT,
+                             "invalid nodeSelector: conflict for key=%s, value1=%s, value2=%s", k,
+                             json_string_value(have), json_string_value(v));
+                break;
+            }
+            if (json_object_set(n, k, v))
+                rc = err_set(msg, ERR_NOMEM, "out of memory");
+        }
+        json_array_foreach(json_object_get(f->keep, "tolerations"), j, tol)
+        {
+            bool dup = false;
+            size_t x;
+            json_t *h;
+            json_array_foreach(t, x, h) dup = dup || json_equal(h, tol);
+            if (!dup && json_array_append(t, tol))
+                rc = err_set(msg, ERR_NOMEM, "out of memory");
+        }
+    }
+out:
+    if (rc != ERR_OK) {
+        json_decref(n);
+        json_decref(t);
+        return rc;
+    }
+    *nodes = n;
+    *tols = t;
+    return ERR_OK;
 }
 
-static json_t *flavor_get(void *ctx, const char *name)
+/* Start the Job `job_key` for the admitted Workload `w` (key `wl_key`). */
+static void start_job(ctrl_t *c, const char *job_key, const char *wl_key, const ctrl_wl_t *w)
 {
-    return ctrl_get(ctx, CTRL_FLAVOR, NULL, name);
-}
-
-/* Start `job` for the admitted Workload `wl` (key `wl_key`). */
-static void start_job(ctrl_t *c, const char *job_key, const char *wl_key, json_t *wl)
-{
-    json_t *adm = json_object_get(json_object_get(wl, "status"), "admission");
-    json_t *psa = json_array_get(json_object_get(adm, "podSetAssignments"), 0);
-    json_t *nodes = NULL, *tols = NULL;
+    const admission_t *a = w->wl.admission;
+    const pod_set_assignment_t *psa = a->nassignments > 0 ? &a->assignments[0] : NULL;
+    json_t *nodes = NULL, *tols = NULL, *info;
     err_msg_t msg = {{0}};
     err_t rc;
 
-    rc = podset_flavor_info(psa, flavor_get, c, &nodes, &tols, &msg);
+    if (psa == NULL)
+        return;
+    rc = flavor_info(c, psa, &nodes, &tols, &msg);
     if (rc == ERR_NOT_FOUND) {
         ctrl__log(c, CTRL_LOG_INFO, "job %s: waiting: %s", job_key, msg.text);
         return; /* the flavor's informer event brings us back */
     }
     if (rc != ERR_OK) {
         /* Flavors that contradict each other cannot be satisfied: as a template conflict. */
-        wl_status(c, CTRL_OP_WL_FINISH, wl_key,
-                  wlstatus_finish_patch(wl, "FailedToStart", msg.text, ctrl__now_ms() / 1000),
-                  NULL);
+        WL_PATCH(c, CTRL_OP_WL_FINISH, wl_key, w,
+                 wlstatus_finish_patch(wl, "FailedToStart", msg.text, ctrl__now_ms() / 1000));
         return;
     }
-    job_write(c, CTRL_OP_JOB_START, job_key, wl, nodes, tols);
+    info =
+        json_pack("{s:s,s:s?,s:s,s:s}", "podset", psa->name ? psa->name : "main", "localQueue",
+                  w->wl.queue_name, "clusterQueue", a->cluster_queue, "workload", w->wl.meta.name);
+    if (info != NULL && psa->has_count &&
+        (json_object_set_new(info, "count", json_integer(psa->count)) ||
+         json_object_set_new(info, "total",
+                             json_integer(w->wl.npod_sets ? w->wl.pod_sets[0].count : 0)))) {
+        json_decref(info);
+        info = NULL;
+    }
+    if (info != NULL)
+        job_write(c, CTRL_OP_JOB_START, job_key, info, nodes, tols);
+    json_decref(info);
     json_decref(nodes);
     json_decref(tols);
 }
 
-/* The Workload's spec.podSets[0] (borrowed). */
-static json_t *pod_set0(json_t *wl)
+/* Is the suspended Job `j` back to its Workload's pod set (template and parallelism)? */
+static bool restored(const ctrl_job_t *j, const ctrl_wl_t *w)
 {
-    return json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0);
+    if (j->template_digest != w->podset_digest)
+        return false;
+    /* Partial admission changed parallelism to the admitted count: restore puts it back. */
+    return !j->min_parallelism || w->wl.npod_sets == 0 ||
+           j->job.parallelism == w->wl.pod_sets[0].count;
 }
 
-/* One step of stopping `job` (reference 3.7); true when it is fully stopped and restored. */
-static bool stop_step(ctrl_t *c, const char *job_key, json_t *job, const job_t *j, json_t *wl,
-                      const char *why)
+/* One step of stopping the Job (reference 3.7); true when it is fully stopped and restored. */
+static bool stop_step(ctrl_t *c, const char *job_key, const ctrl_job_t *j, const char *wl_key,
+                      const ctrl_wl_t *w, const char *why)
 {
-    if (!j->suspend) {
-        ctrl__event(c, CTRL_JOB, job, "Normal", "Stopped", "%s", why);
+    if (!j->job.suspend) {
+        ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "Stopped", "%s", why);
         job_write(c, CTRL_OP_JOB_SUSPEND, job_key, NULL, NULL, NULL);
         return false;
     }
-    if (j->active > 0)
+    if (j->job.active > 0)
         return false; /* the pods are still going away; restore once they are gone */
-    if (wl != NULL && !podset_is_restored(job, pod_set0(wl))) {
-        if (json_object_get(json_object_get(job, "status"), "startTime") != NULL &&
-            !json_is_null(json_object_get(json_object_get(job, "status"), "startTime"))) {
+    if (w != NULL && !restored(j, w)) {
+        if (j->has_start_time) {
             /* The template is immutable while startTime is set (Kubernetes rule). */
             ctrl_op_t *op =
                 ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, CTRL_JOB, job_key, CTRL_JOB, job_key);
@@ -395,59 +517,73 @@ static bool stop_step(ctrl_t *c, const char *job_key, json_t *job, const job_t *
             json_decref(patch);
             return false;
         }
-        job_write(c, CTRL_OP_JOB_RESTORE, job_key, pod_set0(wl), NULL, NULL);
+        restore_job(c, job_key, wl_key);
         return false;
     }
     return true;
 }
 
+/* Are the Job's pods ready (waitForPodsReady): ready + succeeded >= min(parallelism, completions)?
+ */
+static bool job_ready(const ctrl_job_t *j)
+{
+    int32_t want = j->job.parallelism;
+
+    if (j->job.has_completions && j->job.completions < want)
+        want = j->job.completions;
+    return j->ready + j->job.succeeded >= want;
+}
+
 /* waitForPodsReady: bring the Workload's PodsReady condition in line with the Job's ready pods
  * (reference 3.5 step 8, before the eviction handling as in Kueue). True when a write went out. */
-static bool sync_pods_ready(ctrl_t *c, const char *wkey, json_t *wl, json_t *job)
+static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const ctrl_job_t *j)
 {
-    podsready_cond_t want = podsready_condition(wl, podsready_job_ready(job));
+    json_t *view = ctrl_wl_json(w), *patch = NULL;
+    podsready_cond_t want;
     bool changed = false;
-    json_t *patch = wlstatus_cond_patch(wl, "PodsReady", want.status, want.reason, want.message,
-                                        ctrl__now_ms() / 1000, &changed);
 
+    if (view == NULL)
+        return false;
+    want = podsready_condition(view, job_ready(j));
+    patch = wlstatus_cond_patch(view, "PodsReady", want.status, want.reason, want.message,
+                                ctrl__now_ms() / 1000, &changed);
+    json_decref(view);
     if (!changed)
         return false;
     ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: PodsReady=%s %s", wkey, want.status, want.reason);
-    wl_status(c, CTRL_OP_WL_PODSREADY, wkey, patch, NULL);
+    wl_status(c, CTRL_OP_WL_PODSREADY, wkey, patch);
     return true;
 }
 
 /* A suspended Job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload
  * follows (Kueue's UpdateWorkloadPriority), with the WorkloadPriorityClass's value. */
-static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, json_t *wl,
-                          const job_t *j)
+static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, const ctrl_wl_t *w,
+                          const ctrl_job_t *j)
 {
-    const char *want = kv_list_get(&j->meta.labels, JOB_LABEL_PRIORITY_CLASS);
-    json_t *ref = json_object_get(json_object_get(wl, "spec"), "priorityClassRef"), *wpc, *patch;
-    const char *kind = json_string_value(json_object_get(ref, "kind"));
-    const char *name = json_string_value(json_object_get(ref, "name"));
-    json_t *value;
+    const char *want = kv_list_get(&j->job.meta.labels, JOB_LABEL_PRIORITY_CLASS);
+    const object_t *wpc;
+    json_t *patch;
     ctrl_op_t *op;
 
     if (want == NULL || want[0] == '\0' ||
-        (kind != NULL && strcmp(kind, "WorkloadPriorityClass") == 0 && name != NULL &&
-         strcmp(name, want) == 0))
+        (w->wl.priority_kind == PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS &&
+         w->wl.priority_class != NULL && strcmp(w->wl.priority_class, want) == 0))
         return;
-    wpc = ctrl_get(c, CTRL_WPC, NULL, want);
-    value = json_object_get(wpc, "value");
-    if (!json_is_integer(value)) {
+    wpc = ctrl__q(c, CTRL_WPC, want);
+    if (wpc == NULL) {
         ctrl__log(c, CTRL_LOG_DEBUG, "job %s: WorkloadPriorityClass %s not found: priority kept",
                   job_key, want);
         return;
     }
-    patch = json_pack("{s:{s:s},s:{s:{s:s,s:s,s:s},s:O}}", "metadata", "resourceVersion",
-                      kube_object_rv(wl), "spec", "priorityClassRef", "group", "kueue.x-k8s.io",
-                      "kind", "WorkloadPriorityClass", "name", want, "priority", value);
+    patch = json_pack("{s:{s:s?},s:{s:{s:s,s:s,s:s},s:i}}", "metadata", "resourceVersion",
+                      w->wl.meta.resource_version, "spec", "priorityClassRef", "group",
+                      "kueue.x-k8s.io", "kind", "WorkloadPriorityClass", "name", want, "priority",
+                      (int)wpc->u.wpc.value);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_PRIORITY, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey)
                : NULL;
     if (op != NULL) {
-        ctrl__log(c, CTRL_LOG_INFO, "workload %s: priority class %s (%lld) from job %s", wkey, want,
-                  (long long)json_integer_value(value), job_key);
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: priority class %s (%d) from job %s", wkey, want,
+                  (int)wpc->u.wpc.value, job_key);
         ctrl__patch(c, op, NULL, patch);
     }
     json_decref(patch);
@@ -455,92 +591,86 @@ static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, json
 
 void ctrl__reconcile_job(ctrl_t *c, const char *key)
 {
-    json_t *job = ctrl__view(c, CTRL_JOB, key), *wl;
-    object_t o;
-    const job_t *j;
-    err_msg_t msg = {{0}};
+    const ctrl_job_t *j = ctrl__job(c, key);
+    const ctrl_wl_t *w;
+    const object_meta_t *m;
     char wname[JOB_WORKLOAD_NAME_MAX + 1], wkey[CTRL_KEY_MAX];
-    const char *parent_kind = NULL, *parent_name = NULL;
+    err_msg_t msg = {{0}};
     bool reserved, evicted;
 
-    if (job == NULL || ctrl__busy(c, CTRL_JOB, key))
+    if (j == NULL || ctrl__busy(c, CTRL_JOB, key))
         return;
-    if (ctrl__decode(c, CTRL_JOB, job, &o, &msg) != ERR_OK) {
-        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: not reconciled: %s", key, msg.text);
+    if (!j->valid) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: not reconciled: %s", key, j->invalid);
         return;
     }
-    j = &o.u.job;
-    if (jobparent_managed(job, &parent_kind, &parent_name)) {
+    m = &j->job.meta;
+    if (jobparent_kind(j->owner.api_version, j->owner.kind)) {
         /* A child Job: the parent's Workload admits its pods (reference section 3.1). */
         ctrl__log(c, CTRL_LOG_DEBUG, "job %s: owned by %s %s: no Workload of its own", key,
-                  parent_kind, parent_name ? parent_name : "");
-        goto out;
+                  j->owner.kind, j->owner.name ? j->owner.name : "");
+        return;
     }
-    if (!managed(c, j) || j->meta.namespace == NULL || j->meta.name == NULL ||
-        job_workload_name(j->meta.name, j->meta.uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname),
-                          &msg) != ERR_OK)
-        goto out;
-    snprintf(wkey, sizeof(wkey), "%s/%s", j->meta.namespace, wname);
+    if (!managed(c, j) || m->namespace == NULL || m->name == NULL ||
+        job_workload_name(m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), &msg) !=
+            ERR_OK)
+        return;
+    snprintf(wkey, sizeof(wkey), "%s/%s", m->namespace, wname);
     if (ctrl__busy(c, CTRL_WORKLOAD, wkey))
-        goto out;
-    wl = ctrl__view(c, CTRL_WORKLOAD, wkey);
+        return;
+    w = ctrl__wl(c, wkey);
 
-    if (j->complete || j->failed_cond) {
-        if (wl != NULL && !wlstatus_cond(wl, "Finished")) {
-            const char *reason = j->complete ? "Succeeded" : "Failed";
-            wl_status(c, CTRL_OP_WL_FINISH, wkey,
-                      wlstatus_finish_patch(
-                          wl, reason,
-                          job_condition_message(job, j->complete ? "Complete" : "Failed"),
-                          ctrl__now_ms() / 1000),
-                      job);
-        } else if (wl != NULL && has_finalizer(wl)) {
-            remove_finalizer(c, wkey, wl);
+    if (j->job.complete || j->job.failed_cond) {
+        if (w != NULL && !w->wl.conditions.finished) {
+            const char *message = j->job.complete ? j->complete_message : j->failed_message;
+            WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, w,
+                     wlstatus_finish_patch(wl, j->job.complete ? "Succeeded" : "Failed",
+                                           message ? message : "", ctrl__now_ms() / 1000));
+        } else if (w != NULL && w->finalizer) {
+            remove_finalizer(c, wkey, w);
         }
-        goto out;
+        return;
     }
-    if (wl == NULL) {
-        if (!j->suspend)
-            stop_step(c, key, job, j, NULL, "Not admitted by cluster queue");
-        else if (j->active == 0 && !j->meta.deleting)
-            create_workload(c, key, job, j, wkey);
-        goto out;
+    if (w == NULL) {
+        if (!j->job.suspend)
+            stop_step(c, key, j, wkey, NULL, "Not admitted by cluster queue");
+        else if (j->job.active == 0 && !m->deleting)
+            create_workload(c, key, wkey);
+        return;
     }
-    if (is_deleting(wl)) {
-        if (stop_step(c, key, job, j, NULL, "Workload is being deleted") && has_finalizer(wl))
-            remove_finalizer(c, wkey, wl);
-        goto out;
+    if (!w->valid)
+        return;
+    if (w->wl.meta.deleting) {
+        if (stop_step(c, key, j, wkey, NULL, "Workload is being deleted") && w->finalizer)
+            remove_finalizer(c, wkey, w);
+        return;
     }
-    if (wlstatus_cond(wl, "Finished")) {
-        if (has_finalizer(wl))
-            remove_finalizer(c, wkey, wl);
-        goto out;
+    if (w->wl.conditions.finished) {
+        if (w->finalizer)
+            remove_finalizer(c, wkey, w);
+        return;
     }
-    if (c->cfg->pods_ready.enabled && sync_pods_ready(c, wkey, wl, job))
-        goto out;
-    reserved = wlstatus_reserved(wl);
-    evicted = wlstatus_cond(wl, "Evicted") ||
-              json_is_false(json_object_get(json_object_get(wl, "spec"), "active"));
+    if (c->cfg->pods_ready.enabled && sync_pods_ready(c, wkey, w, j))
+        return;
+    reserved = ctrl_wl_reserved(w);
+    evicted = w->wl.conditions.evicted || !w->wl.active;
     if (reserved && evicted) {
-        json_t *ev =
-            cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "Evicted");
-        const char *why = json_string_value(json_object_get(ev, "message"));
-        if (stop_step(c, key, job, j, wl, why ? why : "Evicted"))
-            wl_status(c, CTRL_OP_WL_RELEASE, wkey,
-                      wlstatus_release_patch(wl, ctrl__now_ms() / 1000), job);
-    } else if (reserved && wlstatus_cond(wl, "Admitted")) {
-        if (j->suspend)
-            start_job(c, key, wkey, wl);
+        const condition_t *ev = ctrl_wl_cond(w, "Evicted");
+        if (stop_step(c, key, j, wkey, w, ev && ev->message ? ev->message : "Evicted"))
+            WL_PATCH(c, CTRL_OP_WL_RELEASE, wkey, w,
+                     wlstatus_release_patch(wl, ctrl__now_ms() / 1000));
+    } else if (reserved && w->wl.conditions.admitted) {
+        if (j->job.suspend)
+            start_job(c, key, wkey, w);
     } else if (!reserved) {
-        const char *want = kv_list_get(&j->meta.labels, JOB_LABEL_QUEUE_NAME);
-        const char *have =
-            json_string_value(json_object_get(json_object_get(wl, "spec"), "queueName"));
-        if (!stop_step(c, key, job, j, wl, "Not admitted by cluster queue"))
-            goto out;
+        const char *want = kv_list_get(&m->labels, JOB_LABEL_QUEUE_NAME);
+        const char *have = w->wl.queue_name;
+        if (!stop_step(c, key, j, wkey, w, "Not admitted by cluster queue"))
+            return;
         if (want != NULL && (have == NULL || strcmp(want, have) != 0)) {
             /* A suspended Job moved to another LocalQueue: so does its Workload. */
-            json_t *patch = json_pack("{s:{s:s},s:{s:s}}", "metadata", "resourceVersion",
-                                      kube_object_rv(wl), "spec", "queueName", want);
+            json_t *patch = json_pack("{s:{s:s?},s:{s:s}}", "metadata", "resourceVersion",
+                                      w->wl.meta.resource_version, "spec", "queueName", want);
             ctrl_op_t *op =
                 patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey)
                       : NULL;
@@ -548,12 +678,12 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
                 ctrl__patch(c, op, NULL, patch);
             json_decref(patch);
         } else {
-            sync_priority(c, key, wkey, wl, j);
+            sync_priority(c, key, wkey, w, j);
         }
     }
-out:
-    object_fini(&o);
 }
+
+/* ---- the Workload reconciler ------------------------------------------------------------- */
 
 static bool send_delete(ctrl_op_t *op)
 {
@@ -564,28 +694,27 @@ static bool send_delete(ctrl_op_t *op)
                                        ctrl__on_done, op, NULL, NULL) == ERR_OK;
 }
 
-/* ---- the Workload reconciler ------------------------------------------------------------- */
-
 void ctrl__reconcile_wl(ctrl_t *c, const char *key)
 {
-    json_t *wl = ctrl__view(c, CTRL_WORKLOAD, key), *job;
+    const ctrl_wl_t *w = ctrl__wl(c, key);
+    const ctrl_job_t *j;
     char owner[CTRL_KEY_MAX];
-    const char *uid = NULL, *juid;
+    const char *uid = NULL;
 
-    if (wl == NULL || ctrl__busy(c, CTRL_WORKLOAD, key))
+    if (w == NULL || ctrl__busy(c, CTRL_WORKLOAD, key))
         return;
-    if (ctrl__owner_job(c, wl, owner, sizeof(owner), &uid) != NULL) {
-        job = ctrl__view(c, CTRL_JOB, owner);
-        juid = json_string_value(json_object_get(json_object_get(job, "metadata"), "uid"));
-        if (job != NULL && (uid == NULL || (juid != NULL && strcmp(uid, juid) == 0))) {
+    if (ctrl__owner_job(c, w, owner, sizeof(owner), &uid) != NULL) {
+        j = ctrl__job(c, owner);
+        if (j != NULL &&
+            (uid == NULL || (j->job.meta.uid != NULL && strcmp(uid, j->job.meta.uid) == 0))) {
             ctrl__mark_job(c, owner);
             return;
         }
         /* Orphaned: its Job is gone. Release the finalizer, then delete it (the garbage
          * collector would too; doing it here does not depend on one running). */
-        if (has_finalizer(wl)) {
-            remove_finalizer(c, key, wl);
-        } else if (!is_deleting(wl)) {
+        if (w->finalizer) {
+            remove_finalizer(c, key, w);
+        } else if (!w->wl.meta.deleting) {
             ctrl_op_t *op =
                 ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
             if (op != NULL) {
@@ -597,14 +726,15 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
         return;
     }
     /* A Workload created directly: nothing to start or stop. */
-    if (is_deleting(wl)) {
-        if (has_finalizer(wl))
-            remove_finalizer(c, key, wl);
+    if (!w->valid)
+        return;
+    if (w->wl.meta.deleting) {
+        if (w->finalizer)
+            remove_finalizer(c, key, w);
         return;
     }
-    if (wlstatus_reserved(wl) && wlstatus_cond(wl, "Evicted") && !wlstatus_cond(wl, "Finished"))
-        wl_status(c, CTRL_OP_WL_RELEASE, key, wlstatus_release_patch(wl, ctrl__now_ms() / 1000),
-                  NULL);
+    if (ctrl_wl_reserved(w) && w->wl.conditions.evicted && !w->wl.conditions.finished)
+        WL_PATCH(c, CTRL_OP_WL_RELEASE, key, w, wlstatus_release_patch(wl, ctrl__now_ms() / 1000));
 }
 
 /* ---- continuations ----------------------------------------------------------------------- */
@@ -612,14 +742,17 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
 void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 {
     err_msg_t msg = {{0}};
-    json_t *wl;
+    const ctrl_job_t *j;
+    ctrl_wl_t *w;
 
     switch (op->op) {
     case CTRL_OP_WL_CREATE:
+        j = ctrl__job(c, json_string_value(op->data));
         if (res->err == ERR_OK) {
             c->stats.created++;
-            ctrl__event(c, CTRL_JOB, op->data, "Normal", "CreatedWorkload", "Created Workload: %s",
-                        op->key);
+            if (j != NULL)
+                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "CreatedWorkload",
+                            "Created Workload: %s", op->key);
         }
         break;
     case CTRL_OP_WL_RELEASE:
@@ -628,17 +761,24 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             json_object_del(c->evictions, op->key);
             if (sched_evicted(c->sched, op->key, ctrl__now_ms(), &msg) != ERR_OK)
                 ctrl__log(c, CTRL_LOG_DEBUG, "engine: evicted %s: %s", op->key, msg.text);
-            ctrl__engine_wl(c, op->key);
+            w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
+            if (w != NULL)
+                ctrl__engine_wl(c, op->key, w);
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: quota released, requeued", op->key);
         }
         break;
     case CTRL_OP_WL_FINISH:
         if (res->err == ERR_OK) {
+            char owner[CTRL_KEY_MAX];
             c->stats.finished++;
             sched_workload_finish(c->sched, op->key, ctrl__now_ms(), NULL);
             c->queue_dirty = true;
-            if (op->data != NULL)
-                ctrl__event(c, CTRL_JOB, op->data, "Normal", "FinishedWorkload",
+            w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
+            j = w != NULL && ctrl__owner_job(c, w, owner, sizeof(owner), NULL) != NULL
+                    ? ctrl__job(c, owner)
+                    : NULL;
+            if (j != NULL)
+                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "FinishedWorkload",
                             "Workload '%s' is declared finished", op->key);
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: finished", op->key);
         }
@@ -647,30 +787,33 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
     case CTRL_OP_WL_PRIORITY:
         if (res->err == ERR_OK) {
             /* Feed the engine now (unheld / new priority) rather than at the watch event. */
-            ctrl__engine_wl(c, op->key);
+            w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
+            if (w != NULL)
+                ctrl__engine_wl(c, op->key, w);
             if (op->op == CTRL_OP_WL_BACKOFF)
                 ctrl__log(c, CTRL_LOG_INFO, "workload %s: requeue backoff finished", op->key);
         }
         break;
     case CTRL_OP_JOB_START:
-        wl = op->data;
         if (op->mutate_failed) {
-            char wkey[CTRL_KEY_MAX];
-            json_t *cur;
-            ctrl__key(wl, wkey, sizeof(wkey));
-            cur = ctrl__view(c, CTRL_WORKLOAD, wkey);
+            const char *wname = json_string_value(json_object_get(op->data, "workload"));
+            char wkey[CTRL_KEY_MAX], ns[256];
+            const ctrl_wl_t *cur;
+            split_key(op->key, ns, sizeof(ns));
+            snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname ? wname : "");
+            cur = ctrl__wl(c, wkey);
             ctrl__log(c, CTRL_LOG_ERROR, "job %s: cannot start: %s", op->key, op->mutate_msg.text);
             if (cur != NULL && !ctrl__busy(c, CTRL_WORKLOAD, wkey))
-                wl_status(c, CTRL_OP_WL_FINISH, wkey,
-                          wlstatus_finish_patch(cur, "FailedToStart", op->mutate_msg.text,
-                                                ctrl__now_ms() / 1000),
-                          NULL);
+                WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, cur,
+                         wlstatus_finish_patch(wl, "FailedToStart", op->mutate_msg.text,
+                                               ctrl__now_ms() / 1000));
         } else if (res->err == ERR_OK && op->changed) {
-            const char *cq = json_string_value(json_object_get(
-                json_object_get(json_object_get(wl, "status"), "admission"), "clusterQueue"));
+            const char *cq = json_string_value(json_object_get(op->data, "clusterQueue"));
+            j = util_hmap_get(&c->overlay[CTRL_JOB], op->key);
             c->stats.started++;
-            ctrl__event(c, CTRL_JOB, res->body, "Normal", "Started", "Admitted by clusterQueue %s",
-                        cq ? cq : "");
+            if (j != NULL)
+                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "Started",
+                            "Admitted by clusterQueue %s", cq ? cq : "");
             ctrl__log(c, CTRL_LOG_INFO, "job %s: started", op->key);
         }
         break;
@@ -696,6 +839,8 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
     /* Whatever happened, look at the Job (and through it the Workload) again. */
     if (op->kind == CTRL_JOB)
         ctrl__mark_job(c, op->key);
+    else if (op->op == CTRL_OP_WL_CREATE)
+        ctrl__mark_job(c, json_string_value(op->data));
     else
         ctrl__mark_wl(c, op->key);
 }

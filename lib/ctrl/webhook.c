@@ -134,24 +134,18 @@ static bool env_wpc_exists(void *ctx, const char *name)
 static bool env_manage(void *ctx, const char *ns)
 {
     ctrl_webhook_t *w = ctx;
-    json_t *labels = json_object_get(
-        json_object_get(ctrl_get(w->ctrl, CTRL_NAMESPACE, NULL, ns), "metadata"), "labels");
+    const object_t *o = ctrl_get(w->ctrl, CTRL_NAMESPACE, NULL, ns);
     kv_list_t kv = {0};
-    const char *k;
-    json_t *v;
-    bool ok = true;
+    bool ok;
 
     if (!w->cfg->kueue.manage_jobs_without_queue_name)
         return false;
-    json_object_foreach(labels, k, v)
-    {
-        if (json_is_string(v) && kv_list_set(&kv, k, json_string_value(v)) != ERR_OK)
-            ok = false;
-    }
-    if (ok && kv_list_get(&kv, "kubernetes.io/metadata.name") == NULL &&
-        kv_list_set(&kv, "kubernetes.io/metadata.name", ns) != ERR_OK)
-        ok = false;
-    ok = ok && selector_matches(&w->cfg->kueue.managed_jobs_namespace_selector, &kv);
+    if (o != NULL)
+        return selector_matches(&w->cfg->kueue.managed_jobs_namespace_selector,
+                                &o->u.ns.meta.labels); /* the name label is added at decode */
+    /* Not seen yet (created a moment ago): judged by its name alone. */
+    ok = kv_list_set(&kv, "kubernetes.io/metadata.name", ns) == ERR_OK &&
+         selector_matches(&w->cfg->kueue.managed_jobs_namespace_selector, &kv);
     kv_list_fini(&kv);
     return ok;
 }

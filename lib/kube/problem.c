@@ -74,7 +74,9 @@ kube_problem_t kube_problem_explain(const kube_result_t *res, const char *verb,
                 "expired or not trusted; check the kubeconfig user or the pod's ServiceAccount "
                 "token",
                 srv);
-    } else if (res->status == 403) {
+    } else if (res->status == 403 && strstr(server_words(res), " cannot ") != NULL) {
+        /* RBAC's denials read `... is forbidden: User "u" cannot list resource ...`; other
+         * 403s (a namespace being deleted, an admission plugin) are the request's business. */
         p = KUBE_PROBLEM_FORBIDDEN;
         snprintf(k, sizeof(k), "rbac:%s:%s", verb, name);
         err_set(text, res->err, "RBAC forbids %s %s: %s", verb, name, server_words(res));

@@ -76,7 +76,7 @@ diag_await rbac 5 "grant it to sluice's ServiceAccount (the shipped ClusterRole 
 diag_await rbac 5 "RBAC forbids list clusterqueues.kueue.x-k8s.io"
 diag_await rbac 10 "RBAC forbids get leases.coordination.k8s.io"
 diag_await rbac 5 "(the shipped Role sluice-leader-election-role, manifests/rbac.yaml)"
-diag_readyz 503 "caches not synced:" "namespaces" "RBAC forbids list workloads.kueue.x-k8s.io"
+diag_readyz 503 "caches not synced:" "namespaces" "RBAC forbids list clusterqueues.kueue.x-k8s.io"
 sleep 3
 diag_count rbac 1 "RBAC forbids list namespaces"
 ctrl_stop rbac

@@ -1,0 +1,482 @@
+/* records -- what the operator keeps of each watched object: typed, compact, decoded once. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/records.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/podset.h"
+#include "ctrl/wlstatus.h"
+#include "jobs/job_workload.h"
+#include "model/diag.h"
+#include "model/jsonx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- decoding with lib/model ------------------------------------------------------------- */
+
+/* Delete the member at dotted `path` ("spec.template.spec.foo", "a.b[2].c") of `root`. */
+static void drop_path(json_t *root, const char *path)
+{
+    char seg[256];
+    const char *p = path;
+    json_t *cur = root;
+
+    while (cur != NULL && *p != '\0') {
+        size_t n = strcspn(p, ".[");
+        if (n == 0 || n >= sizeof(seg))
+            return;
+        memcpy(seg, p, n);
+        seg[n] = '\0';
+        p += n;
+        if (*p == '\0') {
+            json_object_del(cur, seg);
+            return;
+        }
+        cur = json_object_get(cur, seg);
+        while (*p == '[') {
+            char *end = NULL;
+            unsigned long i = strtoul(p + 1, &end, 10);
+            if (end == NULL || *end != ']')
+                return;
+            cur = json_array_get(cur, i);
+            p = end + 1;
+        }
+        if (*p == '.')
+            p++;
+    }
+}
+
+/* Are all errors in `d` unknown fields (something newer than sluice, not something wrong)? */
+static bool only_unknown_fields(const diags_t *d)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->len; i++) {
+        if (d->items[i].warning)
+            continue;
+        if (strncmp(d->items[i].message, "unknown field", 13) != 0)
+            return false;
+        n++;
+    }
+    return n > 0;
+}
+
+/*
+ * Decode `obj` as `rk` into `out`. The API server stores what its (newer) schema knows: fields
+ * sluice does not know are not ours to refuse here, so they are dropped and the object decoded
+ * again. On ERR_INVALID `why` (size n) names the first problem. ERR_NOMEM otherwise.
+ */
+static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, char *why, size_t n)
+{
+    json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
+    diags_t diags;
+    err_t rc;
+
+    why[0] = '\0';
+    if (copy == NULL || json_object_set_new(copy, "apiVersion", json_string(rk->api_version)) ||
+        json_object_set_new(copy, "kind", json_string(rk->kind))) {
+        json_decref(copy);
+        return ERR_NOMEM;
+    }
+    diags_init(&diags);
+    rc = object_decode(copy, out, &diags);
+    if (rc == ERR_INVALID && only_unknown_fields(&diags)) {
+        json_t *deep = json_deep_copy(copy);
+        if (deep != NULL) {
+            for (size_t i = 0; i < diags.len; i++)
+                if (!diags.items[i].warning)
+                    drop_path(deep, diags.items[i].path);
+            diags_fini(&diags);
+            diags_init(&diags);
+            rc = object_decode(deep, out, &diags);
+            json_decref(deep);
+        }
+    }
+    if (rc == ERR_INVALID) {
+        for (size_t i = 0; i < diags.len; i++) {
+            if (!diags.items[i].warning) {
+                snprintf(why, n, "%s: %s", diags.items[i].path, diags.items[i].message);
+                break;
+            }
+        }
+    }
+    if (diags.oom)
+        rc = ERR_NOMEM;
+    diags_fini(&diags);
+    json_decref(copy);
+    return rc;
+}
+
+static char *dup_str(const json_t *v, bool *oom)
+{
+    const char *s = json_string_value(v);
+    char *d;
+
+    if (s == NULL)
+        return NULL;
+    d = strdup(s);
+    if (d == NULL)
+        *oom = true;
+    return d;
+}
+
+/* The minimal metadata of an object that failed to decode: name, namespace, uid, version. */
+static void min_meta(json_t *obj, object_meta_t *m, bool *oom)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+
+    m->name = dup_str(json_object_get(meta, "name"), oom);
+    m->namespace = dup_str(json_object_get(meta, "namespace"), oom);
+    m->uid = dup_str(json_object_get(meta, "uid"), oom);
+    m->resource_version = dup_str(json_object_get(meta, "resourceVersion"), oom);
+    m->deleting = json_object_get(meta, "deletionTimestamp") != NULL;
+}
+
+static void owner_of(json_t *obj, ctrl_owner_t *o, bool *oom)
+{
+    json_t *ref;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+    {
+        if (!json_is_true(json_object_get(ref, "controller")))
+            continue;
+        o->api_version = dup_str(json_object_get(ref, "apiVersion"), oom);
+        o->kind = dup_str(json_object_get(ref, "kind"), oom);
+        o->name = dup_str(json_object_get(ref, "name"), oom);
+        o->uid = dup_str(json_object_get(ref, "uid"), oom);
+        return;
+    }
+}
+
+void ctrl_owner_fini(ctrl_owner_t *o)
+{
+    free(o->api_version);
+    free(o->kind);
+    free(o->name);
+    free(o->uid);
+    memset(o, 0, sizeof(*o));
+}
+
+static bool has_finalizer(const object_meta_t *m)
+{
+    for (size_t i = 0; i < m->nfinalizers; i++)
+        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) == 0)
+            return true;
+    return false;
+}
+
+/* ---- queue-side objects ------------------------------------------------------------------ */
+
+static ctrl_qobj_t *qobj_decode(const ctrl_record_kind_t *rk, json_t *obj)
+{
+    ctrl_qobj_t *q = calloc(1, sizeof(*q));
+    char why[512];
+    bool oom = false;
+    err_t rc;
+
+    if (q == NULL)
+        return NULL;
+    rc = decode(rk, obj, &q->obj, why, sizeof(why));
+    if (rc == ERR_NOMEM)
+        goto oom;
+    q->valid = rc == ERR_OK;
+    if (!q->valid) {
+        q->invalid = strdup(why[0] ? why : err_str(rc));
+        if (q->invalid == NULL)
+            goto oom;
+        return q;
+    }
+    if (q->obj.kind == KIND_NAMESPACE &&
+        kv_list_get(&q->obj.u.ns.meta.labels, "kubernetes.io/metadata.name") == NULL &&
+        kv_list_set(&q->obj.u.ns.meta.labels, "kubernetes.io/metadata.name",
+                    q->obj.u.ns.meta.name) != ERR_OK)
+        goto oom; /* servers before 1.21 lack the label namespaceSelectors rely on */
+    if (q->obj.kind == KIND_CLUSTER_QUEUE || q->obj.kind == KIND_LOCAL_QUEUE) {
+        json_t *st = json_object_get(obj, "status");
+        q->keep = st != NULL ? json_deep_copy(st) : json_object();
+    } else if (q->obj.kind == KIND_RESOURCE_FLAVOR) {
+        json_t *spec = json_object_get(obj, "spec");
+        q->keep = json_pack("{s:O?,s:O?}", "nodeLabels", json_object_get(spec, "nodeLabels"),
+                            "tolerations", json_object_get(spec, "tolerations"));
+    }
+    if ((q->obj.kind == KIND_CLUSTER_QUEUE || q->obj.kind == KIND_LOCAL_QUEUE ||
+         q->obj.kind == KIND_RESOURCE_FLAVOR) &&
+        q->keep == NULL)
+        goto oom;
+    (void)oom;
+    return q;
+oom:
+    if (q->valid)
+        object_fini(&q->obj);
+    free(q->invalid);
+    json_decref(q->keep);
+    free(q);
+    return NULL;
+}
+
+static void qobj_free(ctrl_qobj_t *q)
+{
+    if (q->valid)
+        object_fini(&q->obj);
+    free(q->invalid);
+    json_decref(q->keep);
+    free(q);
+}
+
+/* ---- Workloads --------------------------------------------------------------------------- */
+
+static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
+{
+    ctrl_wl_t *w = calloc(1, sizeof(*w));
+    json_t *status = json_object_get(obj, "status");
+    json_t *rs = json_object_get(status, "requeueState");
+    object_t o;
+    char why[512];
+    bool oom = false;
+    err_t rc;
+
+    if (w == NULL)
+        return NULL;
+    rc = decode(rk, obj, &o, why, sizeof(why));
+    if (rc == ERR_NOMEM) {
+        free(w);
+        return NULL;
+    }
+    w->valid = rc == ERR_OK;
+    if (w->valid) {
+        w->wl = o.u.wl;
+        free(o.api_version);
+        w->finalizer = has_finalizer(&w->wl.meta);
+    } else {
+        min_meta(obj, &w->wl.meta, &oom);
+        w->invalid = strdup(why[0] ? why : err_str(rc));
+        oom = oom || w->invalid == NULL;
+        w->stripped = true;
+    }
+    owner_of(obj, &w->owner, &oom);
+    if (json_is_object(rs)) {
+        const char *at = json_string_value(json_object_get(rs, "requeueAt"));
+        w->has_requeue = true;
+        w->requeue_count = (int32_t)json_integer_value(json_object_get(rs, "count"));
+        if (at != NULL && !jsonx_parse_time(at, &w->requeue_at))
+            w->requeue_at = 0;
+    }
+    w->podset_digest = podset_digest(json_object_get(
+        json_array_get(json_object_get(json_object_get(obj, "spec"), "podSets"), 0), "template"));
+    if (oom) {
+        ctrl_record_free(rk, w);
+        return NULL;
+    }
+    return w;
+}
+
+void ctrl_wl_strip(ctrl_wl_t *w)
+{
+    if (w->stripped)
+        return;
+    for (size_t i = 0; i < w->wl.npod_sets; i++) {
+        pod_set_t *p = &w->wl.pod_sets[i];
+        pod_spec_fini(&p->spec);
+        kv_list_fini(&p->template_labels);
+        kv_list_fini(&p->template_annotations);
+        resource_list_fini(&p->pod_requests);
+    }
+    kv_list_fini(&w->wl.meta.labels);
+    kv_list_fini(&w->wl.meta.annotations);
+    w->stripped = true;
+}
+
+const condition_t *ctrl_wl_cond(const ctrl_wl_t *w, const char *type)
+{
+    for (size_t i = 0; i < w->wl.nstatus_conditions; i++)
+        if (strcmp(w->wl.status_conditions[i].type, type) == 0)
+            return &w->wl.status_conditions[i];
+    return NULL;
+}
+
+bool ctrl_wl_is(const ctrl_wl_t *w, const char *type)
+{
+    const condition_t *c = ctrl_wl_cond(w, type);
+
+    return c != NULL && strcmp(c->status, "True") == 0;
+}
+
+bool ctrl_wl_reserved(const ctrl_wl_t *w)
+{
+    return w->valid && w->wl.admission != NULL && ctrl_wl_is(w, "QuotaReserved");
+}
+
+/* One status.conditions[] item as the API writes it (observedGeneration only when set). */
+static json_t *cond_json(const condition_t *c)
+{
+    char ts[32];
+    json_t *o = json_pack("{s:s,s:s}", "type", c->type, "status", c->status);
+
+    if (o == NULL)
+        return NULL;
+    if ((c->reason != NULL && json_object_set_new(o, "reason", json_string(c->reason))) ||
+        (c->message != NULL && json_object_set_new(o, "message", json_string(c->message))) ||
+        (c->has_transition_time &&
+         json_object_set_new(o, "lastTransitionTime",
+                             json_string(cond_time_str(c->transition_time, ts, sizeof(ts))))) ||
+        (c->observed_generation > 0 &&
+         json_object_set_new(o, "observedGeneration", json_integer(c->observed_generation)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+json_t *ctrl_wl_json(const ctrl_wl_t *w)
+{
+    const object_meta_t *m = &w->wl.meta;
+    json_t *conds = json_array(), *status, *out;
+    char ts[32];
+
+    if (conds == NULL)
+        return NULL;
+    for (size_t i = 0; i < w->wl.nstatus_conditions; i++) {
+        if (json_array_append_new(conds, cond_json(&w->wl.status_conditions[i]))) {
+            json_decref(conds);
+            return NULL;
+        }
+    }
+    out = json_pack("{s:{s:s?,s:s?,s:s?},s:{s:b,s:s?},s:{s:o}}", "metadata", "name", m->name,
+                    "namespace", m->namespace, "resourceVersion", m->resource_version, "spec",
+                    "active", w->wl.active, "queueName", w->wl.queue_name, "status", "conditions",
+                    conds);
+    if (out == NULL)
+        return NULL;
+    status = json_object_get(out, "status");
+    if ((m->generation > 0 && json_object_set_new(json_object_get(out, "metadata"), "generation",
+                                                  json_integer(m->generation))) ||
+        (w->wl.admission != NULL &&
+         json_object_set_new(status, "admission", wlstatus_admission_json(w->wl.admission))) ||
+        (w->has_requeue &&
+         json_object_set_new(
+             status, "requeueState",
+             w->requeue_at > 0 ? json_pack("{s:i,s:s}", "count", (int)w->requeue_count, "requeueAt",
+                                           cond_time_str(w->requeue_at, ts, sizeof(ts)))
+                               : json_pack("{s:i}", "count", (int)w->requeue_count)))) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* ---- Jobs -------------------------------------------------------------------------------- */
+
+/* The message of condition `type` with status True in `conds`, copied, or NULL. */
+static char *true_cond_message(json_t *conds, const char *type, bool *oom)
+{
+    json_t *c;
+    size_t i;
+
+    json_array_foreach(conds, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t != NULL && s != NULL && strcmp(t, type) == 0 && strcmp(s, "True") == 0)
+            return dup_str(json_object_get(c, "message"), oom);
+    }
+    return NULL;
+}
+
+static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
+{
+    ctrl_job_t *j = calloc(1, sizeof(*j));
+    json_t *status = json_object_get(obj, "status"), *conds = json_object_get(status, "conditions");
+    json_t *start = json_object_get(status, "startTime");
+    object_t o;
+    char why[512];
+    bool oom = false;
+    err_t rc;
+
+    if (j == NULL)
+        return NULL;
+    rc = decode(rk, obj, &o, why, sizeof(why));
+    if (rc == ERR_NOMEM) {
+        free(j);
+        return NULL;
+    }
+    j->valid = rc == ERR_OK;
+    if (j->valid) {
+        j->job = o.u.job;
+        free(o.api_version);
+        /* The pod spec and template metadata are only read when a Workload is built, from a
+         * fresh GET: not kept for every Job. */
+        pod_spec_fini(&j->job.spec);
+        kv_list_fini(&j->job.template_labels);
+        kv_list_fini(&j->job.template_annotations);
+        j->min_parallelism =
+            kv_list_get(&j->job.meta.annotations, JOB_ANNOTATION_MIN_PARALLELISM) != NULL;
+        kv_list_fini(&j->job.meta.annotations);
+    } else {
+        min_meta(obj, &j->job.meta, &oom);
+        j->invalid = strdup(why[0] ? why : err_str(rc));
+        oom = oom || j->invalid == NULL;
+    }
+    owner_of(obj, &j->owner, &oom);
+    j->ready = (int32_t)json_integer_value(json_object_get(status, "ready"));
+    j->has_start_time = start != NULL && !json_is_null(start);
+    j->complete_message = true_cond_message(conds, "Complete", &oom);
+    j->failed_message = true_cond_message(conds, "Failed", &oom);
+    j->template_digest = podset_digest(json_object_get(json_object_get(obj, "spec"), "template"));
+    if (oom) {
+        ctrl_record_free(rk, j);
+        return NULL;
+    }
+    return j;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+static bool is(const ctrl_record_kind_t *rk, const char *kind)
+{
+    return strcmp(rk->kind, kind) == 0;
+}
+
+void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj)
+{
+    if (is(rk, "Workload"))
+        return wl_decode(rk, obj);
+    if (is(rk, "Job"))
+        return job_decode(rk, obj);
+    return qobj_decode(rk, obj);
+}
+
+void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
+{
+    if (rec == NULL)
+        return;
+    if (is(rk, "Workload")) {
+        ctrl_wl_t *w = rec;
+        workload_fini(&w->wl);
+        free(w->invalid);
+        ctrl_owner_fini(&w->owner);
+        free(w);
+    } else if (is(rk, "Job")) {
+        ctrl_job_t *j = rec;
+        job_fini(&j->job);
+        free(j->invalid);
+        ctrl_owner_fini(&j->owner);
+        free(j->complete_message);
+        free(j->failed_message);
+        free(j);
+    } else {
+        qobj_free(rec);
+    }
+}
+
+uint64_t ctrl_rv_num(const char *rv)
+{
+    char *end = NULL;
+    unsigned long long v;
+
+    if (rv == NULL || rv[0] == '\0')
+        return 0;
+    v = strtoull(rv, &end, 10);
+    return end != NULL && *end == '\0' ? (uint64_t)v : 0;
+}

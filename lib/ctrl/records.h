@@ -1,0 +1,116 @@
+/* records -- what the operator keeps of each watched object: typed, compact, decoded once. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_CTRL_RECORDS_H
+#define SLUICE_CTRL_RECORDS_H
+
+#include "model/object.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * The informers' codecs (kube/informer.h) turn every object the API server sends into one of
+ * these, once per resourceVersion. They hold what the reconcilers read and nothing else: no
+ * managedFields, no pod templates, no annotations nobody reads. The server's JSON is gone once
+ * the change handler has run; writes build their JSON from these records.
+ *
+ *   Namespace, ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass,
+ *   PriorityClass  -> ctrl_qobj_t: lib/model's typed object, plus the few raw parts written back
+ *   Workload       -> ctrl_wl_t:   a workload_t, complete until the change handler has fed the
+ *                                  engine, then without pod specs, labels or annotations; plus
+ *                                  owner, requeue state, the pod set's template digest
+ *   Job            -> ctrl_job_t:  a job_t without its pod spec, plus owner, ready pods, the
+ *                                  conditions' messages and the template's digest
+ *
+ * An object that fails to decode still gets a record, marked invalid with the reason: it is in
+ * the cache (so deletes and relists stay exact) but the engine and reconcilers leave it alone.
+ */
+
+/* The controlling ownerReference of an object, all NULL when it has none. */
+typedef struct ctrl_owner_s {
+    char *api_version; /* owned */
+    char *kind;        /* owned */
+    char *name;        /* owned */
+    char *uid;         /* owned */
+} ctrl_owner_t;
+
+/* A queue-side object. */
+typedef struct ctrl_qobj_s {
+    object_t obj;  /* decoded (status is not) */
+    bool valid;    /* obj holds the decoded object */
+    char *invalid; /* owned: why not ("spec.x: ..."), or NULL */
+    json_t *keep;  /* owned: ClusterQueue/LocalQueue: their status; ResourceFlavor: {nodeLabels,
+                      tolerations} of its spec; else NULL */
+} ctrl_qobj_t;
+
+/* A Workload. */
+typedef struct ctrl_wl_s {
+    workload_t wl; /* complete until ctrl_wl_strip(); then pod sets keep name and counts
+                      only, and meta drops labels and annotations */
+    bool stripped;
+    bool valid;         /* decoded (else only wl.meta's name/namespace/uid/rv are set) */
+    char *invalid;      /* owned: why not, or NULL */
+    ctrl_owner_t owner; /* controlling owner (a Job) */
+    bool finalizer;     /* kueue.x-k8s.io/resource-in-use present */
+    bool has_requeue;   /* status.requeueState present */
+    int32_t requeue_count;
+    int64_t requeue_at;     /* status.requeueState.requeueAt, seconds; 0 when absent */
+    uint64_t podset_digest; /* podset_digest() of spec.podSets[0].template */
+} ctrl_wl_t;
+
+/* A Job (the configured Job resource). */
+typedef struct ctrl_job_s {
+    job_t job;     /* without spec (pod spec) and template labels/annotations */
+    bool valid;    /* decoded */
+    char *invalid; /* owned: why not, or NULL */
+    ctrl_owner_t owner;
+    int32_t ready;            /* status.ready */
+    bool has_start_time;      /* status.startTime set */
+    bool min_parallelism;     /* annotation kueue.x-k8s.io/job-min-parallelism present */
+    char *complete_message;   /* owned: the Complete condition's message, or NULL */
+    char *failed_message;     /* owned: the Failed condition's message, or NULL */
+    uint64_t template_digest; /* podset_digest() of spec.template */
+} ctrl_job_t;
+
+/* The kinds a record may be decoded as (apiVersion and kind for lib/model: list items carry
+ * neither, and the Job's group is configured). */
+typedef struct ctrl_record_kind_s {
+    const char *api_version;
+    const char *kind;
+} ctrl_record_kind_t;
+
+/* Decode `obj` (borrowed) as `rk`: a new record (ctrl_qobj_t, ctrl_wl_t or ctrl_job_t by
+ * rk->kind), or NULL on out-of-memory only. */
+void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj);
+
+/* Free a record of `rk`'s kind; NULL-safe. */
+void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec);
+
+/* Drop what only the engine needed from `w` (pod specs, labels, annotations): call once the
+ * engine has been fed. Idempotent. */
+void ctrl_wl_strip(ctrl_wl_t *w);
+
+/* Condition `type` of Workload `w` (borrowed), or NULL. */
+const condition_t *ctrl_wl_cond(const ctrl_wl_t *w, const char *type);
+
+/* Is condition `type` of `w` "True"? */
+bool ctrl_wl_is(const ctrl_wl_t *w, const char *type);
+
+/* Does `w` hold quota in the API (status.admission + QuotaReserved=True)? */
+bool ctrl_wl_reserved(const ctrl_wl_t *w);
+
+/* A small JSON view of `w` for the status-patch builders (wlstatus.h, podsready.h), which read
+ * metadata (name, namespace, resourceVersion, generation), spec.active and spec.queueName,
+ * status.conditions, status.admission and status.requeueState: a new reference, NULL on
+ * out-of-memory. */
+json_t *ctrl_wl_json(const ctrl_wl_t *w);
+
+/* The object's resourceVersion as an integer (etcd revision); 0 when absent or not a number. */
+uint64_t ctrl_rv_num(const char *rv);
+
+/* Release what `o` owns. */
+void ctrl_owner_fini(ctrl_owner_t *o);
+
+#endif

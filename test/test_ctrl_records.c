@@ -1,0 +1,264 @@
+/* test_ctrl_records -- the typed records the operator's cache keeps: what is decoded, what is
+ * dropped, the JSON view the status writers read, template digests. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/records.h"
+
+#include "ctrl/podset.h"
+#include "ctrl/wlstatus.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload"};
+static const ctrl_record_kind_t job_kind = {"batch/v1", "Job"};
+static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue"};
+static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor"};
+static const ctrl_record_kind_t ns_kind = {"v1", "Namespace"};
+
+/* A Workload as a LIST item sends it (no apiVersion or kind), admitted, with managedFields. */
+static const char wl_json[] =
+    "{\"metadata\":{\"name\":\"job-train-1a2b3\",\"namespace\":\"team-a\",\"uid\":\"u-1\","
+    "\"resourceVersion\":\"42\",\"generation\":2,\"creationTimestamp\":\"2026-01-01T00:00:00Z\","
+    "\"labels\":{\"kueue.x-k8s.io/job-uid\":\"j-1\"},\"annotations\":{\"a\":\"b\"},"
+    "\"finalizers\":[\"kueue.x-k8s.io/resource-in-use\"],"
+    "\"managedFields\":[{\"manager\":\"x\",\"operation\":\"Update\"}],"
+    "\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"train\","
+    "\"uid\":\"j-1\",\"controller\":true}]},"
+    "\"spec\":{\"queueName\":\"lq\",\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{"
+    "\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}]},"
+    "\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\",\"reason\":"
+    "\"QuotaReserved\",\"message\":\"Quota reserved in ClusterQueue cq\","
+    "\"lastTransitionTime\":\"2026-01-01T00:01:00Z\",\"observedGeneration\":2},"
+    "{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":\"ok\","
+    "\"lastTransitionTime\":\"2026-01-01T00:01:00Z\"}],"
+    "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+    "\"flavors\":{\"cpu\":\"default\"},\"resourceUsage\":{\"cpu\":\"2\"},\"count\":2}]},"
+    "\"requeueState\":{\"count\":3,\"requeueAt\":\"2026-01-01T00:05:00Z\"}}}";
+
+START_TEST(workload_decoded_then_stripped)
+{
+    json_t *obj = json_loads(wl_json, 0, NULL);
+    ctrl_wl_t *w = ctrl_record_decode(&wl_kind, obj);
+    json_t *view;
+
+    ck_assert_ptr_nonnull(w);
+    ck_assert(w->valid);
+    ck_assert_ptr_null(w->invalid);
+    ck_assert_str_eq(w->wl.meta.name, "job-train-1a2b3");
+    ck_assert_str_eq(w->wl.meta.resource_version, "42");
+    ck_assert_uint_eq(ctrl_rv_num(w->wl.meta.resource_version), 42);
+    ck_assert(w->finalizer);
+    ck_assert_str_eq(w->owner.kind, "Job");
+    ck_assert_str_eq(w->owner.name, "train");
+    ck_assert_str_eq(w->owner.uid, "j-1");
+    ck_assert(w->has_requeue);
+    ck_assert_int_eq(w->requeue_count, 3);
+    ck_assert_int_eq(w->requeue_at, 1767225900);
+    ck_assert(ctrl_wl_reserved(w));
+    ck_assert(ctrl_wl_is(w, "Admitted"));
+    ck_assert(!ctrl_wl_is(w, "Finished"));
+    ck_assert_str_eq(ctrl_wl_cond(w, "QuotaReserved")->message,
+                     "Quota reserved in ClusterQueue cq");
+    /* Complete until stripped: the engine needs the pod sets' requests. */
+    ck_assert_uint_eq(w->wl.npod_sets, 1);
+    ck_assert_uint_eq(w->wl.pod_sets[0].spec.ncontainers, 1);
+    ctrl_wl_strip(w);
+    ctrl_wl_strip(w); /* idempotent */
+    ck_assert(w->stripped);
+    ck_assert_uint_eq(w->wl.pod_sets[0].spec.ncontainers, 0);
+    ck_assert_uint_eq(w->wl.meta.labels.len, 0);
+    ck_assert_uint_eq(w->wl.meta.annotations.len, 0);
+    ck_assert_int_eq(w->wl.pod_sets[0].count, 2);
+    ck_assert_str_eq(w->wl.pod_sets[0].name, "main");
+    /* The JSON view carries what the status writers read, and reads back the same. */
+    view = ctrl_wl_json(w);
+    ck_assert_ptr_nonnull(view);
+    ck_assert(wlstatus_reserved(view));
+    ck_assert(wlstatus_cond(view, "Admitted"));
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(view, "metadata"), "resourceVersion")),
+        "42");
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(view, "metadata"), "generation")), 2);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(view, "status"), "admission"), "clusterQueue")),
+        "cq");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(view, "status"), "requeueState"), "requeueAt")),
+        "2026-01-01T00:05:00Z");
+    {
+        json_t *c0 = json_array_get(json_object_get(json_object_get(view, "status"), "conditions"),
+                                    0),
+               *c1 = json_array_get(json_object_get(json_object_get(view, "status"), "conditions"),
+                                    1);
+        ck_assert_str_eq(json_string_value(json_object_get(c0, "lastTransitionTime")),
+                         "2026-01-01T00:01:00Z");
+        ck_assert_int_eq(json_integer_value(json_object_get(c0, "observedGeneration")), 2);
+        ck_assert_ptr_null(json_object_get(c1, "observedGeneration")); /* absent stays absent */
+    }
+    json_decref(view);
+    ctrl_record_free(&wl_kind, w);
+    json_decref(obj);
+}
+END_TEST
+
+START_TEST(undecodable_objects_keep_their_name)
+{
+    json_t *obj = json_pack("{s:{s:s,s:s,s:s},s:{s:i}}", "metadata", "name", "bad", "namespace",
+                            "ns", "resourceVersion", "7", "spec", "podSets", 3);
+    ctrl_wl_t *w = ctrl_record_decode(&wl_kind, obj);
+    ctrl_qobj_t *q;
+
+    ck_assert_ptr_nonnull(w);
+    ck_assert(!w->valid);
+    ck_assert_ptr_nonnull(strstr(w->invalid, "spec.podSets"));
+    ck_assert_str_eq(w->wl.meta.name, "bad");
+    ck_assert_str_eq(w->wl.meta.resource_version, "7");
+    ck_assert(!ctrl_wl_reserved(w));
+    ctrl_record_free(&wl_kind, w);
+    json_decref(obj);
+    obj = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "q", "spec", "queueingStrategy",
+                    "Wrong");
+    q = ctrl_record_decode(&cq_kind, obj);
+    ck_assert_ptr_nonnull(q);
+    ck_assert(!q->valid);
+    ck_assert_ptr_nonnull(strstr(q->invalid, "spec.queueingStrategy"));
+    ctrl_record_free(&cq_kind, q);
+    json_decref(obj);
+    /* An unknown field is something newer than sluice, not something wrong. */
+    obj = json_pack("{s:{s:s},s:{s:s,s:i}}", "metadata", "name", "q", "spec", "queueingStrategy",
+                    "StrictFIFO", "fieldFromTheFuture", 1);
+    q = ctrl_record_decode(&cq_kind, obj);
+    ck_assert(q->valid);
+    ck_assert_int_eq(q->obj.u.cq.queueing, QUEUEING_STRICT_FIFO);
+    ck_assert_ptr_nonnull(q->keep); /* an empty status */
+    ctrl_record_free(&cq_kind, q);
+    json_decref(obj);
+}
+END_TEST
+
+START_TEST(queue_side_keeps_what_is_written_back)
+{
+    json_t *obj = json_pack("{s:{s:s},s:{s:{s:s},s:[{s:s,s:s,s:s}],s:[{s:s,s:s,s:s}]}}", "metadata",
+                            "name", "a100", "spec", "nodeLabels", "pool", "a100", "nodeTaints",
+                            "key", "gpu", "value", "a100", "effect", "NoSchedule", "tolerations",
+                            "key", "gpu", "operator", "Exists", "effect", "NoSchedule");
+    ctrl_qobj_t *q = ctrl_record_decode(&rf_kind, obj);
+
+    ck_assert(q->valid);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(q->keep, "nodeLabels"), "pool")), "a100");
+    ck_assert_uint_eq(json_array_size(json_object_get(q->keep, "tolerations")), 1);
+    ck_assert_ptr_null(json_object_get(q->keep, "nodeTaints"));
+    ctrl_record_free(&rf_kind, q);
+    json_decref(obj);
+    /* A namespace from a server before 1.21 gets the name label selectors rely on. */
+    obj = json_pack("{s:{s:s}}", "metadata", "name", "team-a");
+    q = ctrl_record_decode(&ns_kind, obj);
+    ck_assert_str_eq(kv_list_get(&q->obj.u.ns.meta.labels, "kubernetes.io/metadata.name"),
+                     "team-a");
+    ctrl_record_free(&ns_kind, q);
+    json_decref(obj);
+}
+END_TEST
+
+/* A Job whose template is `tmpl` (JSON text), suspended or not, with status. */
+static json_t *job_with(const char *tmpl, bool suspend)
+{
+    json_t *t = json_loads(tmpl, 0, NULL);
+
+    ck_assert_ptr_nonnull(t);
+    return json_pack("{s:{s:s,s:s,s:s,s:s,s:{s:s},s:{s:s},s:[{s:s,s:s,s:s,s:s,s:b}]},"
+                     "s:{s:b,s:i,s:i,s:o},s:{s:i,s:i,s:s,s:[{s:s,s:s,s:s}]}}",
+                     "metadata", "name", "train", "namespace", "team-a", "uid", "j-1",
+                     "resourceVersion", "9", "labels", "kueue.x-k8s.io/queue-name", "lq",
+                     "annotations", "kueue.x-k8s.io/job-min-parallelism", "1", "ownerReferences",
+                     "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", "js",
+                     "uid", "s-1", "controller", 1, "spec", "suspend", suspend, "parallelism", 2,
+                     "completions", 2, "template", t, "status", "ready", 1, "active", 1,
+                     "startTime", "2026-01-01T00:00:00Z", "conditions", "type", "Complete",
+                     "status", "True", "message", "all done");
+}
+
+START_TEST(job_decoded_without_its_template)
+{
+    json_t *obj = job_with("{\"metadata\":{\"labels\":{\"job-name\":\"train\",\"app\":\"x\"}},"
+                           "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                           true);
+    ctrl_job_t *j = ctrl_record_decode(&job_kind, obj);
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert_msg(j->valid, "%s", j->invalid ? j->invalid : "");
+    ck_assert(j->job.suspend);
+    ck_assert_int_eq(j->job.parallelism, 2);
+    ck_assert_int_eq(j->ready, 1);
+    ck_assert(j->has_start_time);
+    ck_assert(j->min_parallelism);
+    ck_assert_str_eq(j->complete_message, "all done");
+    ck_assert_ptr_null(j->failed_message);
+    ck_assert_str_eq(j->owner.kind, "JobSet");
+    ck_assert_str_eq(kv_list_get(&j->job.meta.labels, "kueue.x-k8s.io/queue-name"), "lq");
+    ck_assert_uint_eq(j->job.meta.annotations.len, 0); /* only the flag is kept */
+    ck_assert_uint_eq(j->job.spec.ncontainers, 0);
+    ck_assert_uint_ne(j->template_digest, 0);
+    ctrl_record_free(&job_kind, j);
+    json_decref(obj);
+}
+END_TEST
+
+START_TEST(template_digests_say_restored_or_not)
+{
+    /* The Workload's pod set, and the Job's template as it was, as started, as restored. */
+    json_t *ps = json_loads("{\"metadata\":{\"labels\":{\"app\":\"x\"}},\"spec\":{"
+                            "\"nodeSelector\":{},\"containers\":[]}}",
+                            0, NULL);
+    json_t *same = json_loads("{\"metadata\":{\"labels\":{\"app\":\"x\",\"job-name\":\"train\","
+                              "\"controller-uid\":\"u\"}},\"spec\":{\"containers\":[{\"name\":"
+                              "\"c\"}],\"tolerations\":[]}}",
+                              0, NULL);
+    json_t *started = json_loads(
+        "{\"metadata\":{\"labels\":{\"app\":\"x\",\"kueue.x-k8s.io/podset\":\"main\"},"
+        "\"annotations\":{\"kueue.x-k8s.io/workload\":\"w\"}},\"spec\":{\"nodeSelector\":"
+        "{\"pool\":\"a100\"}}}",
+        0, NULL);
+
+    /* Controller labels, empty maps and lists, and containers do not count. */
+    ck_assert_uint_eq(podset_digest(ps), podset_digest(same));
+    ck_assert_uint_ne(podset_digest(ps), podset_digest(started));
+    /* Key order does not count either. */
+    {
+        json_t *a = json_loads("{\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":\"2\"}}}", 0, NULL);
+        json_t *b = json_loads("{\"metadata\":{\"labels\":{\"b\":\"2\",\"a\":\"1\"}}}", 0, NULL);
+        ck_assert_uint_eq(podset_digest(a), podset_digest(b));
+        json_decref(a);
+        json_decref(b);
+    }
+    json_decref(ps);
+    json_decref(same);
+    json_decref(started);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_records");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, workload_decoded_then_stripped);
+    tcase_add_test(tc, undecodable_objects_keep_their_name);
+    tcase_add_test(tc, queue_side_keeps_what_is_written_back);
+    tcase_add_test(tc, job_decoded_without_its_template);
+    tcase_add_test(tc, template_digests_say_restored_or_not);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
