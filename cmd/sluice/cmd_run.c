@@ -220,7 +220,22 @@ static void on_drain(uv_timer_t *t)
         uv_timer_start(t, on_drain, step_ms, 0);
         return;
     }
-    run_log(CTRL_LOG_INFO, "stopped");
+    if (r->ctrl != NULL) {
+        ctrl_stats_t st = ctrl_stats(r->ctrl);
+        run_log(CTRL_LOG_INFO,
+                "stopped: %llu admitted, %llu evicted, %llu finished; %llu passes, %llu engine "
+                "cycles (%.1f s CPU), %llu decisions; writes: %llu admission, %llu status, %llu "
+                "explanation, %llu event (%llu events dropped), %llu failed",
+                (unsigned long long)st.admitted, (unsigned long long)st.evicted,
+                (unsigned long long)st.finished, (unsigned long long)st.passes,
+                (unsigned long long)st.cycles, (double)st.engine_ns / 1e9,
+                (unsigned long long)st.decisions, (unsigned long long)st.writes[0],
+                (unsigned long long)st.writes[1], (unsigned long long)st.writes[2],
+                (unsigned long long)st.writes[3], (unsigned long long)st.events_dropped,
+                (unsigned long long)st.write_errors);
+    } else {
+        run_log(CTRL_LOG_INFO, "stopped");
+    }
     if (r->lease != NULL) {
         kube_lease_t *l = r->lease;
         r->lease = NULL;

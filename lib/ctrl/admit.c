@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * ADMIT: the engine has already counted the usage ("assume", as Kueue's cache does). The write
@@ -133,13 +134,22 @@ void ctrl__cycle(ctrl_t *c)
     sched_decisions_init(&ds);
     for (int i = 0; i < 256; i++) {
         size_t n = ds.len;
-        if (sched_cycle(c->sched, now, &ds, &msg) != ERR_OK) {
+        struct timespec t0, t1;
+        err_t rc;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        rc = sched_cycle(c->sched, now, &ds, &msg);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+        c->stats.cycles++;
+        c->stats.engine_ns +=
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+        if (rc != ERR_OK) {
             ctrl__log(c, CTRL_LOG_ERROR, "engine: cycle: %s", msg.text);
             break;
         }
         if (ds.len == n)
             break;
     }
+    c->stats.decisions += ds.len;
     for (size_t i = 0; i < ds.len; i++) {
         const sched_decision_t *d = &ds.items[i];
         switch (d->kind) {

@@ -515,6 +515,7 @@ static void pass(ctrl_t *c)
 
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
+    c->stats.passes++;
     /* Take the due keys out so reconcilers may queue them again while we iterate. */
     jobs = ctrl_wq_take(&c->jobs_q, uv_now(c->loop));
     wls = ctrl_wq_take(&c->wls_q, uv_now(c->loop));
@@ -941,7 +942,12 @@ size_t ctrl_inflight(const ctrl_t *c)
 
 ctrl_stats_t ctrl_stats(const ctrl_t *c)
 {
-    return c->stats;
+    ctrl_stats_t st = c->stats;
+
+    for (int i = 0; i < CTRL_WRITE__CLASSES && i < 4; i++)
+        st.writes[i] = c->writer.stats.started[i];
+    st.events_dropped = c->writer.stats.dropped_events;
+    return st;
 }
 
 const sched_t *ctrl_engine(const ctrl_t *c)

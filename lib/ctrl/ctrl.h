@@ -58,6 +58,12 @@ typedef struct ctrl_stats_s {
     uint64_t created;         /* Workloads created for Jobs */
     uint64_t finished;        /* Workloads marked Finished */
     uint64_t write_errors;    /* failed writes of any kind */
+    uint64_t passes;          /* reconcile passes */
+    uint64_t cycles;          /* engine cycles (sched_cycle calls) */
+    uint64_t decisions;       /* engine decisions written or queued */
+    uint64_t engine_ns;       /* CPU-clock time inside sched_cycle */
+    uint64_t writes[4];       /* writes started per class: admission, status, explain, event */
+    uint64_t events_dropped;  /* Events over their budget */
 } ctrl_stats_t;
 
 /* Log sink: `level` is a ctrl_log_level_t. */
