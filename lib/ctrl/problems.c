@@ -3,6 +3,7 @@
 #include "ctrl/problems.h"
 
 #include "ctrl/cond.h"
+#include "util/grow.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,14 +71,8 @@ static problem_t *add(problems_t *p, const char *key, const char *text, uint64_t
 {
     problem_t *e;
 
-    if (p->len == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 8;
-        problem_t *items = realloc(p->items, cap * sizeof(*items));
-        if (items == NULL)
-            return NULL;
-        p->items = items;
-        p->cap = cap;
-    }
+    if (util_grow((void **)&p->items, &p->cap, p->len + 1, sizeof(*p->items)) != ERR_OK)
+        return NULL;
     e = &p->items[p->len];
     e->key = strdup(key);
     e->text = strdup(text);

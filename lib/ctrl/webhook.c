@@ -14,9 +14,9 @@
 #include "kube/kubeconfig.h"
 #include "model/object.h"
 #include "model/selector.h"
+#include "util/base64.h"
 #include "util/util.h"
 
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,16 +105,12 @@ static void cert_problem(ctrl_webhook_t *w, const char *fmt, ...)
                  text);
 }
 
-char *ctrl_base64(const unsigned char *data, size_t len)
+/* The base64 text of `len` bytes (caller frees), NULL on out-of-memory. */
+static char *to_base64(const void *data, size_t len)
 {
-    char *out = malloc(4 * ((len + 2) / 3) + 1);
+    char *out = NULL;
 
-    if (out == NULL || len > (size_t)INT32_MAX) {
-        free(out);
-        return NULL;
-    }
-    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-    return out;
+    return base64_encode(data, len, &out) == ERR_OK ? out : NULL;
 }
 
 /* ---- what the admission handler asks about the cluster ------------------------------------ */
@@ -316,16 +312,16 @@ static void on_audit_event_done(const kube_result_t *res, void *data)
 static void env_audit(void *ctx, const hook_audit_event_t *ev)
 {
     ctrl_webhook_t *w = ctx;
-    bool oom;
-    json_t *rec = audit_record(ev, ctrl__now_ms(), &oom);
+    json_t *rec = NULL;
     err_msg_t msg;
 
-    if (rec == NULL) {
-        if (oom)
-            wlog(w, CTRL_LOG_ERROR, "audit: out of memory: %s %s/%s not recorded", ev->operation,
-                 ev->kind, ev->name ? ev->name : "");
+    if (audit_record_build(ev, ctrl__now_ms(), &rec) != ERR_OK) {
+        wlog(w, CTRL_LOG_ERROR, "audit: out of memory: %s %s/%s not recorded", ev->operation,
+             ev->kind, ev->name ? ev->name : "");
         return;
     }
+    if (rec == NULL)
+        return; /* nothing audited changed */
     if (w->audit != NULL && audit_log_write(w->audit, rec, &msg) != ERR_OK)
         wlog(w, CTRL_LOG_ERROR, "audit: %s", msg.text);
     if (!w->closing)
@@ -526,10 +522,10 @@ static json_t *generate(ctrl_webhook_t *w, const hook_pem_t *ca_in, err_msg_t *m
     if (hook_cert_serving(&ca, dns, ndns, w->opts.ips, w->opts.nips, CERT_DAYS, &srv, msg) !=
         ERR_OK)
         goto out;
-    b[0] = ctrl_base64((const unsigned char *)ca.cert, ca.cert_len);
-    b[1] = ctrl_base64((const unsigned char *)ca.key, ca.key_len);
-    b[2] = ctrl_base64((const unsigned char *)srv.cert, srv.cert_len);
-    b[3] = ctrl_base64((const unsigned char *)srv.key, srv.key_len);
+    b[0] = to_base64((const unsigned char *)ca.cert, ca.cert_len);
+    b[1] = to_base64((const unsigned char *)ca.key, ca.key_len);
+    b[2] = to_base64((const unsigned char *)srv.cert, srv.cert_len);
+    b[3] = to_base64((const unsigned char *)srv.key, srv.key_len);
     if (b[0] && b[1] && b[2] && b[3])
         secret = json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:{s:s,s:s,s:s,s:s}}", "apiVersion", "v1",
                            "kind", "Secret", "metadata", "name", w->cfg->webhook_secret,
@@ -562,7 +558,7 @@ static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
     if (rc != ERR_OK)
         goto out;
     problems_clear(ctrl_problems(w->ctrl), "webhook-cert", (uint64_t)ctrl__now_ms());
-    b64 = ctrl_base64(ca.data, ca.len);
+    b64 = to_base64(ca.data, ca.len);
     if (b64 == NULL) {
         rc = err_set(msg, ERR_NOMEM, "webhooks: out of memory");
         goto out;

@@ -54,7 +54,4 @@ int ctrl_webhook_port(const ctrl_webhook_t *w);
 /* Stop serving and free; `on_closed` (may be NULL) fires once everything is closed. */
 void ctrl_webhook_close(ctrl_webhook_t *w, void (*on_closed)(void *data), void *data);
 
-/* Base64 (standard, padded) of `len` bytes into a new NUL-terminated string, NULL on OOM. */
-char *ctrl_base64(const unsigned char *data, size_t len);
-
 #endif

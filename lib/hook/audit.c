@@ -225,14 +225,6 @@ err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **
     return ERR_OK;
 }
 
-json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom)
-{
-    json_t *rec = NULL;
-
-    *oom = audit_record_build(ev, now_ms, &rec) != ERR_OK;
-    return rec;
-}
-
 char *audit_event_message(json_t *record)
 {
     const size_t cap = 1024;

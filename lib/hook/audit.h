@@ -40,11 +40,6 @@ json_t *audit_changes(const char *kind, json_t *old, json_t *obj);
  * not be recorded (accepted, nothing audited changed). ERR_NOMEM leaves *out untouched. */
 err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **out);
 
-/* Deprecated (the sluice-wide convention is err_t plus an out-parameter): audit_record_build()
- * with NULL for both "nothing to record" and OOM, told apart by *oom. Kept until lib/ctrl has
- * switched over. */
-json_t *audit_record(const hook_audit_event_t *ev, int64_t now_ms, bool *oom);
-
 /* One line for people, for the Kubernetes Event posted on the object: "alice changed quota
  * h100/nvidia.com/gpu nominalQuota 16 -> 8; cohortName all -> research" or "alice was refused
  * UPDATE: <reason>". Malloc'ed (caller frees), cut at 1024 bytes as Kubernetes does with event

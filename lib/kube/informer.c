@@ -6,6 +6,7 @@
 #include "kube/backoff.h"
 #include "kube/informer_int.h"
 #include "util/hmap.h"
+#include "util/str.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -273,18 +274,6 @@ static const kube_codec_t json_codec = {json_keep, json_drop, NULL};
 static void list_start(kube_informer_t *inf);
 static void watch_start(kube_informer_t *inf);
 
-static char *dup_or_null(const char *s, bool *failed)
-{
-    char *d;
-
-    if (s == NULL)
-        return NULL;
-    d = strdup(s);
-    if (d == NULL)
-        *failed = true;
-    return d;
-}
-
 static void informer_free(kube_informer_t *inf)
 {
     kube__cache_fini(&inf->cache);
@@ -316,13 +305,13 @@ kube_informer_t *kube_informer_new_typed(kube_client_t *c, const kube_resource_t
     if (inf == NULL)
         return NULL;
     inf->c = c;
-    inf->group = dup_or_null(res->group ? res->group : "", &failed);
-    inf->version = dup_or_null(res->version, &failed);
-    inf->resource = dup_or_null(res->resource, &failed);
-    inf->ns = dup_or_null(o.ns, &failed);
-    inf->label_selector = dup_or_null(o.label_selector, &failed);
-    inf->field_selector = dup_or_null(o.field_selector, &failed);
-    inf->rv = dup_or_null("", &failed);
+    failed = util_strdup(res->group ? res->group : "", &inf->group) != ERR_OK ||
+             util_strdup(res->version, &inf->version) != ERR_OK ||
+             util_strdup(res->resource, &inf->resource) != ERR_OK ||
+             util_strdup(o.ns, &inf->ns) != ERR_OK ||
+             util_strdup(o.label_selector, &inf->label_selector) != ERR_OK ||
+             util_strdup(o.field_selector, &inf->field_selector) != ERR_OK ||
+             util_strdup("", &inf->rv) != ERR_OK;
     if (failed || kube__cache_init(&inf->cache, codec, handlers, inf, data) != ERR_OK) {
         informer_free(inf);
         return NULL;

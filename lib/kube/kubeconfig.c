@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/kubeconfig.h"
 
+#include "util/base64.h"
+
 #include "model/yaml.h"
 
 #include <errno.h>
@@ -56,75 +58,15 @@ void kube_config_fini(kube_config_t *cfg)
 
 /* ---- base64 ------------------------------------------------------------------------------ */
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
 err_t kube_base64_decode(const char *s, size_t len, kube_blob_t *out, err_msg_t *msg)
 {
-    unsigned char *buf;
-    size_t n = 0, pad = 0, sextets = 0;
-    uint32_t acc = 0;
+    unsigned char *data;
+    size_t n;
+    err_t rc = base64_decode(s, len, &data, &n, msg);
 
-    buf = malloc(len / 4 * 3 + 4);
-    if (buf == NULL)
-        return err_set(msg, ERR_NOMEM, "base64: out of memory");
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int v;
-
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
-            continue;
-        if (c == '=') {
-            pad++;
-            continue;
-        }
-        v = b64_value(c);
-        if (v < 0 || pad > 0) {
-            free(buf);
-            return err_set(msg, ERR_PARSE, "bad base64 character at offset %zu", i);
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        sextets++;
-        if (sextets % 4 == 0) {
-            buf[n++] = (unsigned char)(acc >> 16);
-            buf[n++] = (unsigned char)(acc >> 8);
-            buf[n++] = (unsigned char)acc;
-            acc = 0;
-        }
-    }
-    /* A trailing group of 2 or 3 sextets carries 1 or 2 bytes; 1 sextet is never valid. */
-    switch (sextets % 4) {
-    case 0:
-        break;
-    case 2:
-        buf[n++] = (unsigned char)(acc >> 4);
-        break;
-    case 3:
-        buf[n++] = (unsigned char)(acc >> 10);
-        buf[n++] = (unsigned char)(acc >> 2);
-        break;
-    default:
-        free(buf);
-        return err_set(msg, ERR_PARSE, "bad base64 length");
-    }
-    if (pad > 2 || (pad > 0 && (sextets + pad) % 4 != 0)) {
-        free(buf);
-        return err_set(msg, ERR_PARSE, "bad base64 padding");
-    }
-    buf[n] = '\0';
-    out->data = buf;
+    if (rc != ERR_OK)
+        return rc;
+    out->data = data;
     out->len = n;
     return ERR_OK;
 }
