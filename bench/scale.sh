@@ -8,7 +8,8 @@
 # Usage: bench/scale.sh [--shape baseline|large-scale|smoke] [--build DIR] [--sluice BIN]
 #                       [--qps N --burst N]
 #                       [--sluice-args "..."] [--runner-args "..."] [--out DIR] [--sim | --no-sim]
-#                       [--kube-env ENV_FILE] [--prefix P | --random-prefix] [--cleanup]
+#                       [--kube-env ENV_FILE] [--crds DIR] [--keep-conversion]
+#                       [--prefix P | --random-prefix] [--cleanup]
 #                       [--trace] [--label TEXT]
 #   --shape        Kueue's baseline (default), large-scale, or smoke (CI: 80 workloads)
 #   --build        build directory with sluice and bench/scale_runner (default: build)
@@ -22,6 +23,10 @@
 #                  apiserver.log
 #   --sim          only the simulator row (no API server); --no-sim: no simulator column
 #   --kube-env     use a running test API server (its env file) instead of starting one
+#   --crds DIR     the CRDs to install (default: crds/; e.g. those of the commit measured)
+#   --keep-conversion  keep the CRDs' conversion webhook (default, on a server of our own:
+#                  strategy None, as Kueue's envtest runs; sluice runs without webhooks, and an
+#                  unreachable conversion webhook makes the server's v1beta1 caches fail forever)
 #   --random-prefix  prefix every cluster-scoped name with a random one (shared API servers)
 #   --cleanup      delete the shape's objects at the end (while sluice still runs)
 #   --trace        keep every Workload record in trace.jsonl (re-check: scale_runner
@@ -32,7 +37,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 shape=baseline build=$top/build sluice="" qps="" burst="" sluice_args="" runner_args="" out=""
-sim=1 live=1 kube_env="" prefix="" cleanup="" trace="" label=""
+sim=1 live=1 kube_env="" prefix="" cleanup="" trace="" label="" crds=$top/crds keep_conv=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --shape) shape=$2; shift 2 ;;
@@ -46,12 +51,14 @@ while [ $# -gt 0 ]; do
     --sim) live=0; shift ;;
     --no-sim) sim=0; shift ;;
     --kube-env) kube_env=$2; shift 2 ;;
+    --crds) crds=$2; shift 2 ;;
+    --keep-conversion) keep_conv=1; shift ;;
     --prefix) prefix=$2; shift 2 ;;
     --random-prefix) prefix="s$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')-"; shift ;;
     --cleanup) cleanup=--cleanup; shift ;;
     --trace) trace=1; shift ;;
     --label) label=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -140,11 +147,18 @@ export KUBECONFIG
 k() { kubectl --warnings-as-errors=false "$@"; }
 
 # ---- CRDs ----
-k apply --validate=false -f "$top/crds/" >/dev/null 2>"$out/crds.log" ||
-    k create -f "$top/crds/" >/dev/null 2>>"$out/crds.log" ||
+k apply --validate=false -f "$crds/" >/dev/null 2>"$out/crds.log" ||
+    k create -f "$crds/" >/dev/null 2>>"$out/crds.log" ||
     { cat "$out/crds.log" >&2; log "installing the CRDs failed"; exit 3; }
 for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses; do
     k wait --for condition=Established --timeout=60s "crd/$n.kueue.x-k8s.io" >/dev/null
+    # Only on a server of our own: a shared one belongs to other tests as it is.
+    if [ -n "$env_dir" ] && [ -z "$keep_conv" ] &&
+        [ "$(k get "crd/$n.kueue.x-k8s.io" -o jsonpath='{.spec.conversion.strategy}')" = Webhook ]; then
+        k patch "crd/$n.kueue.x-k8s.io" --type=json \
+            -p '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]' >/dev/null
+        log "crd/$n.kueue.x-k8s.io: conversion strategy None (sluice runs without webhooks)"
+    fi
 done
 i=0
 until k get clusterqueues >/dev/null 2>&1 && k get workloads -A >/dev/null 2>&1; do
