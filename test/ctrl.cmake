@@ -34,3 +34,6 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(podsready)
   sluice_add_ctrl_e2e(diagnose)
 endif()
+
+# The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
+sluice_add_test(ctrl_reconcile LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})

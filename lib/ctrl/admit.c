@@ -217,12 +217,14 @@ void ctrl__evictions(ctrl_t *c)
     }
 }
 
-/* Did the API refuse the request without applying it? A 4xx answer says so (but a 408: the
- * server gave up waiting, which it may do after applying). No answer, a reset or a 5xx say
- * nothing: the write may have landed. */
+/* Did the API refuse the admission write without applying it? A 4xx answer says so -- but not
+ * a 408 (the server gave up waiting, maybe after applying), and not a 409: the write carries
+ * the resourceVersion the decision saw, and a transport that re-sent it after a lost answer
+ * (libcurl re-sends a request whose reused connection died) meets its own first attempt. No
+ * answer, a reset or a 5xx say nothing either: the write may have landed. */
 static bool refused(const kube_result_t *res)
 {
-    return res->status >= 400 && res->status < 500 && res->status != 408;
+    return res->status >= 400 && res->status < 500 && res->status != 408 && res->status != 409;
 }
 
 /* The admission write (or verification) `op` ended without telling whether the admission

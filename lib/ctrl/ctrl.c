@@ -101,7 +101,9 @@ static const object_meta_t *rec_meta(ctrl_kind_t kind, const void *rec)
     return NULL;
 }
 
-/* The freshest of the cached record and our own last write of `key` (Workload or Job). */
+/* The freshest of the cached record and our own last write of `key` (Workload or Job). Never
+ * frees anything: callers may hold either record (overlays are dropped by overlay_settle(),
+ * from the informer's handlers only). */
 static void *view(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     void *cached = kube_informer_value(c->inf[kind], key);
@@ -110,14 +112,21 @@ static void *view(ctrl_t *c, ctrl_kind_t kind, const char *key)
 
     if (ov == NULL)
         return cached;
-    a = cached ? ctrl_rv_num(rec_meta(kind, cached)->resource_version) : 0;
+    if (cached == NULL)
+        return ov;
+    a = ctrl_rv_num(rec_meta(kind, cached)->resource_version);
     b = ctrl_rv_num(rec_meta(kind, ov)->resource_version);
-    if (cached != NULL && (a == 0 || b == 0 || a >= b)) {
-        /* The cache caught up with what we wrote: our copy is no longer needed. */
+    return a == 0 || b == 0 || a >= b ? cached : ov;
+}
+
+/* The cache has a new version of `key`: our own copy is no longer needed once the cache holds
+ * one at least as new. Called from the informer's handlers, where nobody holds a record. */
+static void overlay_settle(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    void *ov = util_hmap_get(&c->overlay[kind], key);
+
+    if (ov != NULL && view(c, kind, key) != ov)
         ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
-        return cached;
-    }
-    return ov;
 }
 
 ctrl_wl_t *ctrl__wl(ctrl_t *c, const char *key)
@@ -436,6 +445,8 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
             json_object_del(c->evictions, key);
         }
         ctrl__engine_wl(c, key, rec);
+        if (rec != NULL)
+            overlay_settle(c, kind, key);
         if (ctrl__owner_job(c, w, owner, sizeof(owner), NULL) != NULL)
             ctrl__mark_job(c, owner);
         if (c->fed)
@@ -446,6 +457,8 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
         if (rec == NULL) {
             ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
             job_gone(c, old);
+        } else {
+            overlay_settle(c, kind, key);
         }
         if (c->fed)
             ctrl__mark_job(c, key);

@@ -1,0 +1,407 @@
+/* test_ctrl_reconcile -- the operator's reconcilers against the in-memory API server: a Job gets
+ * a Workload, an admission starts it, an eviction stops, restores and releases it; a refused
+ * admission write reverts the engine; one without an answer keeps the quota held until a GET
+ * says what the API has. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl.h"
+
+#include "fakeapi.h"
+#include "jobs/job_workload.h"
+#include "kube/client.h"
+
+#include <check.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fx_s {
+    uv_loop_t loop;
+    uv_timer_t guard; /* keeps run_until() from blocking when nothing else is pending */
+    fakeapi_t *fa;
+    kube_config_t kcfg;
+    kube_client_t *client;
+    ctrl_config_t cfg;
+    ctrl_t *ctrl;
+    int closed;
+} fx_t;
+
+static void on_guard(uv_timer_t *t)
+{
+    (void)t;
+}
+
+static void quiet(void *data, int level, const char *text)
+{
+    (void)data;
+    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "ctrl: %d %s\n", level, text);
+}
+
+static void put(fx_t *fx, const char *json)
+{
+    json_error_t e;
+    json_t *obj = json_loads(json, 0, &e);
+    err_msg_t msg = {{0}};
+
+    ck_assert_msg(obj != NULL, "%s: %s", e.text, json);
+    ck_assert_msg(fakeapi_put_object(fx->fa, obj, NULL, &msg) == ERR_OK, "%s", msg.text);
+    json_decref(obj);
+}
+
+/* Run the loop until `cond(fx)` holds, failing after `secs` seconds. */
+static void run_until(fx_t *fx, bool (*cond)(fx_t *), double secs, const char *what)
+{
+    uint64_t deadline = uv_now(&fx->loop) + (uint64_t)(secs * 1000);
+
+    while (!cond(fx)) {
+        ck_assert_msg(uv_now(&fx->loop) < deadline, "timed out waiting for %s", what);
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    }
+}
+
+static bool synced(fx_t *fx)
+{
+    return ctrl_synced(fx->ctrl);
+}
+
+/* A namespace, a flavor with a node label, a ClusterQueue of `cpu` cpus, a LocalQueue. */
+static void queues(fx_t *fx, int cpu)
+{
+    char cq[512];
+
+    put(fx, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}");
+    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
+            "{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
+    snprintf(cq, sizeof(cq),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+             "\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
+             cpu);
+    put(fx, cq);
+    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+            "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+}
+
+static void fx_start(fx_t *fx, int cpu)
+{
+    kube_client_opts_t co;
+    err_msg_t msg = {{0}};
+
+    memset(fx, 0, sizeof(*fx));
+    ck_assert_int_eq(uv_loop_init(&fx->loop), 0);
+    uv_timer_init(&fx->loop, &fx->guard);
+    uv_timer_start(&fx->guard, on_guard, 20, 20);
+    ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
+    ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
+    queues(fx, cpu);
+    kube_config_init(&fx->kcfg);
+    fx->kcfg.server = strdup(fakeapi_url(fx->fa));
+    memset(&co, 0, sizeof(co));
+    co.http1 = true;
+    co.qps_milli = 1000000;
+    co.burst = 1000;
+    co.log = NULL;
+    ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
+    fx->cfg.pods_ready.enabled = false;
+    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
+        fx->cfg.log_level = CTRL_LOG_DEBUG;
+    ck_assert_msg(ctrl_config_finish(&fx->cfg, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_int_eq(ctrl_new(fx->client, &fx->cfg, quiet, NULL, &fx->ctrl, &msg), ERR_OK);
+    ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
+    ctrl_set_leader(fx->ctrl, true);
+    run_until(fx, synced, 10, "the caches");
+}
+
+static void on_closed(void *data)
+{
+    ((fx_t *)data)->closed++;
+}
+
+static void on_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void fx_stop(fx_t *fx)
+{
+    ctrl_close(fx->ctrl, on_closed, fx);
+    kube_client_close(fx->client, on_closed, fx);
+    fakeapi_stop(fx->fa);
+    uv_close((uv_handle_t *)&fx->guard, NULL);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(fx->closed, 2);
+    uv_walk(&fx->loop, on_walk, NULL);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&fx->loop), 0);
+    ctrl_config_fini(&fx->cfg);
+    kube_config_fini(&fx->kcfg);
+}
+
+/* A suspended Job `name` in ns/lq asking for `cpu` cpus. */
+static void job(fx_t *fx, const char *name, int cpu)
+{
+    char j[1024];
+
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+             "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]}}}}",
+             name, cpu);
+    put(fx, j);
+}
+
+/* The Workload of Job `job_name` from the fake server (borrowed), found by Kueue's name. */
+static json_t *workload_for(fx_t *fx, const char *job_name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", job_name);
+    const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
+    char name[JOB_WORKLOAD_NAME_MAX + 1];
+
+    if (uid == NULL ||
+        job_workload_name(job_name, uid, JOB_WORKLOAD_NAME_MAX, name, sizeof(name), NULL) != ERR_OK)
+        return NULL;
+    return fakeapi_get_object(fx->fa, "workloads", "ns", name);
+}
+
+static bool admitted(fx_t *fx, const char *job_name)
+{
+    json_t *w = workload_for(fx, job_name);
+    return w != NULL && json_object_get(json_object_get(w, "status"), "admission") != NULL;
+}
+
+static bool suspended(fx_t *fx, const char *job_name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", job_name);
+    return json_is_true(json_object_get(json_object_get(j, "spec"), "suspend"));
+}
+
+/* Conditions for run_until() about the Jobs "a" and "b". */
+static bool a_has_workload(fx_t *fx)
+{
+    return workload_for(fx, "a") != NULL;
+}
+
+static bool a_running(fx_t *fx)
+{
+    return admitted(fx, "a") && !suspended(fx, "a");
+}
+
+static bool a_admitted(fx_t *fx)
+{
+    return admitted(fx, "a");
+}
+
+static bool a_stopped_restored_released(fx_t *fx)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", "a");
+    json_t *tspec =
+        json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
+    json_t *w = workload_for(fx, "a");
+
+    return suspended(fx, "a") && json_object_get(tspec, "nodeSelector") == NULL && w != NULL &&
+           json_object_get(json_object_get(w, "status"), "admission") == NULL;
+}
+
+static bool a_finalizer_gone(fx_t *fx)
+{
+    json_t *w = workload_for(fx, "a");
+    return w != NULL &&
+           json_array_size(json_object_get(json_object_get(w, "metadata"), "finalizers")) == 0;
+}
+
+static bool verified(fx_t *fx)
+{
+    return fakeapi_count(fx->fa, "get", "workloads") > 0 && ctrl_inflight(fx->ctrl) == 0;
+}
+
+/* Let the loop run for `ms` milliseconds. */
+static void run_for(fx_t *fx, uint64_t ms)
+{
+    uint64_t end = uv_now(&fx->loop) + ms;
+
+    while (uv_now(&fx->loop) < end)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+}
+
+/* The Workload's condition `type` status ("True", "False") or NULL. */
+static const char *wl_cond(fx_t *fx, const char *job_name, const char *type)
+{
+    json_t *c;
+    size_t i;
+
+    json_array_foreach(
+        json_object_get(json_object_get(workload_for(fx, job_name), "status"), "conditions"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "type")), type) == 0)
+            return json_string_value(json_object_get(c, "status"));
+    }
+    return NULL;
+}
+
+START_TEST(job_admitted_started_evicted_restored_finished)
+{
+    fx_t fx;
+    json_t *j;
+
+    fx_start(&fx, 2);
+    job(&fx, "a", 1);
+    run_until(&fx, a_has_workload, 10, "a Workload for Job a");
+    run_until(&fx, a_running, 10, "Job a admitted and started");
+    /* Started with the flavor's node selector and Kueue's labels in its template. */
+    j = fakeapi_get_object(fx.fa, "jobs", "ns", "a");
+    {
+        json_t *tmpl = json_object_get(json_object_get(j, "spec"), "template");
+        ck_assert_str_eq(
+            json_string_value(json_object_get(
+                json_object_get(json_object_get(tmpl, "spec"), "nodeSelector"), "pool")),
+            "p1");
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_object_get(json_object_get(tmpl, "metadata"), "labels"),
+                             "kueue.x-k8s.io/cluster-queue-name")),
+                         "cq");
+    }
+    ck_assert_str_eq(wl_cond(&fx, "a", "QuotaReserved"), "True");
+    ck_assert_str_eq(wl_cond(&fx, "a", "Admitted"), "True");
+    /* HoldAndDrain evicts: the Job is suspended, its template restored from the Workload's pod
+     * set (a GET of the Workload), and only then is the quota released. */
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    run_until(&fx, a_stopped_restored_released, 10, "Job a stopped, restored and released");
+    ck_assert_str_eq(wl_cond(&fx, "a", "Evicted"), "True");
+    ck_assert_str_eq(wl_cond(&fx, "a", "QuotaReserved"), "False");
+    ck_assert_uint_ge(fakeapi_count(fx.fa, "get", "workloads"), 1);
+    /* Back to work: the Job runs again, completes, its Workload finishes and lets go. */
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+             "\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    run_until(&fx, a_running, 10, "Job a readmitted");
+    j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "a"));
+    json_object_set_new(j, "status",
+                        json_pack("{s:i,s:[{s:s,s:s,s:s}]}", "succeeded", 1, "conditions", "type",
+                                  "Complete", "status", "True", "message", "done"));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
+    json_decref(j);
+    run_until(&fx, a_finalizer_gone, 10, "Workload a finished and its finalizer removed");
+    ck_assert_str_eq(wl_cond(&fx, "a", "Finished"), "True");
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 1);
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).started, 2);
+    fx_stop(&fx);
+}
+END_TEST
+
+static bool a_admission_answered(fx_t *fx)
+{
+    return ctrl_stats(fx->ctrl).admitted == 1;
+}
+
+/* A refused admission write (`status`): the engine forgets it and decides again. A 409 is
+ * checked with a GET first: it may be the echo of an attempt that landed. */
+static void refused(int status)
+{
+    fakeapi_fault_t fault = {.action = FAKEAPI_FAIL, .status = status};
+    fx_t fx;
+
+    fx_start(&fx, 2);
+    fakeapi_fault_next(fx.fa, "patch", "workloads/status", &fault, 1);
+    job(&fx, "a", 1);
+    run_until(&fx, a_admission_answered, 10, "Job a admitted at the second attempt");
+    ck_assert(admitted(&fx, "a"));
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 1);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "get", "workloads"), status == 409 ? 1 : 0);
+    fx_stop(&fx);
+}
+
+START_TEST(refused_admission_reverts_the_engine)
+{
+    refused(422);
+    refused(409);
+}
+END_TEST
+
+/* An admission write without an answer: `action` applies it (DROP) or not (LOSE). The quota
+ * stays held -- Job b, which fits only in a's place, is not admitted meanwhile -- until a GET
+ * of a's Workload says what the API has. */
+static void ambiguous(fakeapi_action_t action)
+{
+    fakeapi_fault_t fault = {.action = action};
+    fx_t fx;
+
+    fx_start(&fx, 1);
+    fakeapi_fault_next(fx.fa, "patch", "workloads/status", &fault, 1);
+    job(&fx, "a", 1);
+    run_until(&fx, a_has_workload, 10, "a Workload for Job a");
+    job(&fx, "b", 1);
+    run_until(&fx, verified, 15, "the verification GET");
+    run_until(&fx, a_admitted, 10, "Job a admitted");
+    run_for(&fx, 1500);
+    ck_assert_msg(!admitted(&fx, "b"), "b admitted into quota a holds");
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_unknown, 1);
+    if (action == FAKEAPI_DROP)
+        ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 0); /* found written */
+    else
+        ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 1); /* not written: decided again */
+    fx_stop(&fx);
+}
+
+START_TEST(lost_answer_keeps_quota_until_the_get_shows_it_landed)
+{
+    ambiguous(FAKEAPI_DROP);
+}
+END_TEST
+
+START_TEST(lost_write_keeps_quota_until_the_get_shows_it_did_not_land)
+{
+    ambiguous(FAKEAPI_LOSE);
+}
+END_TEST
+
+START_TEST(failing_writes_back_off)
+{
+    fakeapi_fault_t failing = {.action = FAKEAPI_FAIL, .status = 500};
+    fx_t fx;
+    size_t posts;
+
+    fx_start(&fx, 2);
+    /* Workload creation fails with 500 for a while: it is retried with a growing backoff, not
+     * in a loop. */
+    fakeapi_fault_next(fx.fa, "create", "workloads", &failing, 1000);
+    job(&fx, "a", 1);
+    run_for(&fx, 2000);
+    posts = fakeapi_count(fx.fa, "create", "workloads");
+    ck_assert_msg(posts >= 2 && posts <= 6, "%zu Workload creates in 2 s", posts);
+    fx_stop(&fx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_reconcile");
+    TCase *tc = tcase_create("fakeapi");
+    SRunner *sr;
+    int failed;
+
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, job_admitted_started_evicted_restored_finished);
+    tcase_add_test(tc, refused_admission_reverts_the_engine);
+    tcase_add_test(tc, lost_answer_keeps_quota_until_the_get_shows_it_landed);
+    tcase_add_test(tc, lost_write_keeps_quota_until_the_get_shows_it_did_not_land);
+    tcase_add_test(tc, failing_writes_back_off);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    curl_global_cleanup();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
