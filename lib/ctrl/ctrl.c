@@ -521,6 +521,8 @@ static void codec_free(void *rec, void *data)
 
 /* ---- the pass ---------------------------------------------------------------------------- */
 
+static void on_tick(uv_timer_t *t);
+
 static void pass(ctrl_t *c)
 {
     json_t *jobs, *wls, *v;
@@ -542,8 +544,19 @@ static void pass(ctrl_t *c)
     /* Decisions are only worth making when they can be written soon: with admission writes
      * waiting for the window, the next cycle follows once they are out (ctrl__on_done kicks). */
     ctrl__verifications(c);
-    if (!c->blocked && c->backlog == NULL)
-        ctrl__cycle(c);
+    if (!c->blocked && c->backlog == NULL) {
+        /* Cycles are paced: changes that arrive together (a burst of finishes, creations, watch
+         * events) are decided together. A cycle runs to quiescence, so pacing delays a decision
+         * by at most the interval and saves re-evaluating every parked head of a cohort for
+         * each single event in it. */
+        uint64_t now = uv_now(c->loop);
+        if (now >= c->next_cycle) {
+            ctrl__cycle(c);
+            c->next_cycle = now + CTRL_CYCLE_INTERVAL_MS;
+        } else if (!uv_is_active((uv_handle_t *)&c->tick)) {
+            uv_timer_start(&c->tick, on_tick, c->next_cycle - now, 0);
+        }
+    }
     ctrl__evictions(c);
 }
 

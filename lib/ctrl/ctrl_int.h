@@ -14,6 +14,9 @@
 
 #define CTRL_KEY_MAX 512
 
+/* Engine cycles run at most this often (ctrl.c, pass()). */
+#define CTRL_CYCLE_INTERVAL_MS 50
+
 /* Iterate the cache of kind `k`: `key` (const char *) and `rec` (the kind's record pointer:
  * ctrl_qobj_t *, ctrl_wl_t * or ctrl_job_t *) per object. */
 #define CTRL_FOREACH(c, k, key, rec) \
@@ -91,6 +94,7 @@ struct ctrl_s {
     json_t *verify;         /* owned: wl key -> loop ms of its next verification GET */
     json_t *status_checked; /* owned: "<kind>:<key>" -> loop ms its status was last looked at */
     uv_timer_t tick;        /* coalesced reconcile pass */
+    uint64_t next_cycle;    /* loop time before which no engine cycle runs (pacing) */
     uv_timer_t periodic;    /* once a second: pending explanations, queue status */
     size_t open_handles;
     size_t synced_kinds;
