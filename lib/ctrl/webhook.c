@@ -11,6 +11,7 @@
 #include "hook/conversion.h"
 #include "hook/server.h"
 #include "hook/tls.h"
+#include "kube/bucket.h"
 #include "kube/kubeconfig.h"
 #include "model/object.h"
 #include "model/selector.h"
@@ -61,6 +62,8 @@ struct ctrl_webhook_s {
     unsigned crds_done; /* bit i: conversion_crds[i] is current */
     bool busy;          /* a Secret or configuration request is in flight */
     size_t inflight;
+    kube_bucket_t event_budget; /* audit Events: 5 per second, burst 20 */
+    uint64_t events_dropped;    /* audit Events over that budget */
     bool closing;
     bool timer_closed;
     bool srv_closed;
@@ -274,11 +277,19 @@ static void audit_event(ctrl_webhook_t *w, const hook_audit_event_t *ev, json_t 
     const char *api = json_string_value(json_object_get(obj, "apiVersion"));
     const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
     const char *ns = ev->namespace ? ev->namespace : "default";
-    char *text = audit_event_message(rec);
+    char *text = NULL;
     char gen[300], ts[32];
     json_t *body;
     wreq_t *r;
 
+    /* The Events are a courtesy beside the audit log: a flood of audited requests (every
+     * replica serves webhooks) must not turn into a flood of writes. Beyond the budget they
+     * are dropped and counted; the audit log itself keeps every record. */
+    if (kube_bucket_take(&w->event_budget, uv_now(w->loop)) != 0) {
+        w->events_dropped++;
+        return;
+    }
+    text = audit_event_message(rec);
     if (text == NULL || ev->name == NULL)
         goto out;
     snprintf(gen, sizeof(gen), "%.240s.", ev->name);
@@ -750,6 +761,7 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
         free(w);
         return ERR_IO;
     }
+    kube_bucket_init(&w->event_budget, 5000, 20, uv_now(w->loop));
     uv_timer_init(w->loop, &w->timer);
     uv_timer_start(&w->timer, on_timer, 0, 0);
     *out = w;
