@@ -321,26 +321,34 @@ void scale_result_from_wl(scale_result_t *r, const scale_wlstat_t *wl, double fi
         int c = scale_class_index(p.t->class_name);
         const scale_wlstat_t *w = &wl[i];
         r->cls[c].count++;
-        adm[c] += scale_wlstat_time_to_admit_ms(w);
-        if (w->admissions > 0)
+        if (w->admissions > 0) {
+            r->cls[c].admitted++;
+            adm[c] += scale_wlstat_time_to_admit_ms(w);
             obs[c] += w->admit_seen_ms - w->create_ms;
-        if (w->finished)
+        }
+        if (w->finished) {
+            r->cls[c].finished++;
             fin[c] += w->finish_seen_ms - w->first_seen_ms;
+        }
         r->cls[c].evictions += w->evictions;
         r->evictions += w->evictions;
         r->ctrl_admissions += w->admissions;
         if (w->finished)
             r->finished++;
     }
+    /* Kueue averages over every workload of the class, all admitted once its run is over; a run
+     * that stopped early averages over those admitted (finished) so far. */
     for (int c = 0; c < SCALE_CLASSES; c++) {
-        if (r->cls[c].count == 0)
-            continue;
-        r->cls[c].avg_admit_s = adm[c] / (double)r->cls[c].count / 1000.0;
-        r->cls[c].avg_admit_obs_s = obs[c] / (double)r->cls[c].count / 1000.0;
-        r->cls[c].avg_finish_s = fin[c] / (double)r->cls[c].count / 1000.0;
+        const scale_class_t *k = &r->cls[c];
+        r->cls[c].avg_admit_s = k->admitted ? adm[c] / (double)k->admitted / 1000.0 : NAN;
+        r->cls[c].avg_admit_obs_s = k->admitted ? obs[c] / (double)k->admitted / 1000.0 : NAN;
+        r->cls[c].avg_finish_s = k->finished ? fin[c] / (double)k->finished / 1000.0 : NAN;
     }
-    r->wall_s = (last_finish_ms - first_create_ms) / 1000.0;
-    r->gen_s = (last_create_ms - first_create_ms) / 1000.0;
+    r->wall_s = r->finished == l->nwl && last_finish_ms > 0
+                    ? (last_finish_ms - first_create_ms) / 1000.0
+                    : NAN;
+    r->gen_s = last_create_ms > 0 ? (last_create_ms - first_create_ms) / 1000.0 : NAN;
+    r->work_pct = NAN;
     if (r->wall_s > 0)
         r->work_pct =
             scale_layout_work(l) / ((double)scale_layout_capacity(l) * r->wall_s * 1000.0) * 100.0;
@@ -416,9 +424,12 @@ err_t scale_result_from_sim(scale_result_t *r, json_t *summary, err_msg_t *msg)
             first = s;
         if (s > last_create)
             last_create = s;
-        if (json_is_number(la))
+        if (json_is_number(la)) {
+            r->cls[c].admitted++;
             adm[c] += json_number_value(la) - s;
+        }
         if (json_is_number(fi)) {
+            r->cls[c].finished++;
             fin[c] += json_number_value(fi) - s;
             r->finished++;
             if (json_number_value(fi) > last_finish)
@@ -429,11 +440,10 @@ err_t scale_result_from_sim(scale_result_t *r, json_t *summary, err_msg_t *msg)
         r->evictions += pre;
     }
     for (int c = 0; c < SCALE_CLASSES; c++) {
-        if (r->cls[c].count == 0)
-            continue;
-        r->cls[c].avg_admit_s = adm[c] / (double)r->cls[c].count;
+        const scale_class_t *k = &r->cls[c];
+        r->cls[c].avg_admit_s = k->admitted ? adm[c] / (double)k->admitted : NAN;
         r->cls[c].avg_admit_obs_s = NAN;
-        r->cls[c].avg_finish_s = fin[c] / (double)r->cls[c].count;
+        r->cls[c].avg_finish_s = k->finished ? fin[c] / (double)k->finished : NAN;
     }
     if (first < 0)
         first = 0;
@@ -495,6 +505,12 @@ static double g_wall(const scale_result_t *r, int arg, bool *k)
     *k = r->finished == r->workloads && r->workloads > 0;
     return r->wall_s;
 }
+static double g_finished(const scale_result_t *r, int arg, bool *k)
+{
+    (void)arg;
+    *k = true;
+    return (double)r->finished;
+}
 static double g_gen(const scale_result_t *r, int arg, bool *k)
 {
     (void)arg;
@@ -503,17 +519,17 @@ static double g_gen(const scale_result_t *r, int arg, bool *k)
 }
 static double g_admit(const scale_result_t *r, int arg, bool *k)
 {
-    *k = r->cls[arg].count > 0;
+    *k = r->cls[arg].admitted > 0;
     return r->cls[arg].avg_admit_s;
 }
 static double g_admit_obs(const scale_result_t *r, int arg, bool *k)
 {
-    *k = r->cls[arg].count > 0;
+    *k = r->cls[arg].admitted > 0;
     return r->cls[arg].avg_admit_obs_s;
 }
 static double g_finish(const scale_result_t *r, int arg, bool *k)
 {
-    *k = r->cls[arg].count > 0;
+    *k = r->cls[arg].finished > 0;
     return r->cls[arg].avg_finish_s;
 }
 static double g_evict(const scale_result_t *r, int arg, bool *k)
@@ -614,6 +630,7 @@ void scale_report_print(FILE *f, const scale_result_t *live, const scale_result_
     row(f, hdr, "sluice run", "sluice sim", "Kueue", "lower bound");
     fprintf(f, "|%s|%s|%s|%s|%s|\n", "--------------------------------------------------",
             "----------------", "----------------", "----------------", "--------------");
+    row_of(f, "workloads finished", live, sim, g_finished, 0, 0, 0, 0);
     row_of(f, "wall, first create -> last finish (s)", live, sim, g_wall, 0, 1, k->wall_s,
            lb > gen ? lb : gen);
     row_of(f, "creation, first -> last create (s)", live, sim, g_gen, 0, 1, 0, gen);
@@ -711,8 +728,10 @@ json_t *scale_result_json(const scale_result_t *r)
             continue;
         if (json_object_set_new(
                 cls, class_names[c],
-                json_pack("{s:I,s:o,s:o,s:o,s:I}", "count", (json_int_t)r->cls[c].count,
-                          "averageTimeToAdmissionSeconds", num_or_null(r->cls[c].avg_admit_s),
+                json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:I}", "count", (json_int_t)r->cls[c].count,
+                          "admitted", (json_int_t)r->cls[c].admitted, "finished",
+                          (json_int_t)r->cls[c].finished, "averageTimeToAdmissionSeconds",
+                          num_or_null(r->cls[c].avg_admit_s),
                           "averageTimeToAdmissionObservedSeconds",
                           num_or_null(r->cls[c].avg_admit_obs_s), "averageTimeToFinishSeconds",
                           num_or_null(r->cls[c].avg_finish_s), "evictions",

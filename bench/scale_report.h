@@ -93,8 +93,8 @@ void scale_api_fini(scale_api_t *a);
 #define SCALE_CLASSES 4 /* small, medium, large, other */
 
 typedef struct scale_class_s {
-    uint64_t count;
-    double avg_admit_s;     /* Kueue's figure */
+    uint64_t count, admitted, finished; /* admitted at least once; finished */
+    double avg_admit_s;     /* Kueue's figure (over the admitted: all, once a run is over) */
     double avg_admit_obs_s; /* create request sent -> admitting record seen (runner clock) */
     double avg_finish_s;    /* first record -> Finished record (Kueue's TimeToFinished) */
     uint64_t evictions;

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- a small test language: records of the smoke shape ------------------------------------- */
@@ -366,6 +367,39 @@ START_TEST(test_kueue_figures)
 }
 END_TEST
 
+START_TEST(test_partial_run_figures)
+{
+    scale_layout_t l;
+    scale_result_t r = {0};
+    scale_wlstat_t *wl;
+
+    ck_assert_int_eq(scale_layout_init(&l, scale_shape_find("smoke"), NULL), 0);
+    wl = calloc(l.nwl, sizeof(*wl));
+    ck_assert_ptr_nonnull(wl);
+    /* Two small workloads admitted after 2 s and 4 s, one finished; nothing else yet. */
+    for (int i = 0; i < 2; i++) {
+        wl[i].create_ms = 1000;
+        scale_wlstat_record(&wl[i], 1000, 10, -1, false, false, false);
+        scale_wlstat_record(&wl[i], 3000 + 2000 * i, 10, 12 + 2 * i, true, false, false);
+    }
+    scale_wlstat_record(&wl[0], 3500, 10, 12, true, false, true);
+    r.l = &l;
+    scale_result_from_wl(&r, wl, 1000, 2000, 0);
+    ck_assert_uint_eq(r.cls[0].count, 48);
+    ck_assert_uint_eq(r.cls[0].admitted, 2);
+    ck_assert_uint_eq(r.cls[0].finished, 1);
+    ck_assert(fabs(r.cls[0].avg_admit_s - 3.0) < 1e-9);
+    ck_assert(fabs(r.cls[0].avg_admit_obs_s - 3.0) < 1e-9);
+    ck_assert(fabs(r.cls[0].avg_finish_s - 2.5) < 1e-9);
+    ck_assert(isnan(r.cls[1].avg_admit_s));
+    ck_assert(isnan(r.wall_s)); /* not every workload finished */
+    ck_assert(isnan(r.work_pct));
+    ck_assert_uint_eq(r.finished, 1);
+    free(wl);
+    scale_layout_fini(&l);
+}
+END_TEST
+
 START_TEST(test_sim_summary_figures)
 {
     scale_layout_t l;
@@ -421,6 +455,7 @@ int main(void)
     tcase_add_test(tc, test_trace_round_trip);
     tcase_add_test(tc, test_metrics_parse_and_diff);
     tcase_add_test(tc, test_kueue_figures);
+    tcase_add_test(tc, test_partial_run_figures);
     tcase_add_test(tc, test_sim_summary_figures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
