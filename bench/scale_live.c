@@ -52,7 +52,7 @@ static const kube_resource_t RES_RF = {"kueue.x-k8s.io", "v1beta2", "resourcefla
 static const kube_resource_t RES_NS = {"", "v1", "namespaces", false};
 
 #define SELECTOR       SCALE_LABEL_CLASS
-#define CREATE_RETRIES 5
+#define CREATE_RETRIES 5 /* setup objects; Workload creates retry until the run's timeout */
 #define MAX_REPORTED   20
 
 typedef enum { T_NONE, T_FINISH, T_RELEASE, T_RETRY } wl_timer_t;
@@ -103,6 +103,10 @@ struct live_s {
     wl_t *wl;
     gen_t *gens;
     size_t ngens, gens_done;
+    /* Workload creates in flight, at most o->max_inflight; the loops over it wait in FIFO order
+     * (a ring of gen indexes: each loop waits at most once). */
+    uint32_t *waiting;
+    size_t wait_head, wait_len, inflight;
     setup_t *setups;
     watch_t wwl, wcq;
     uv_timer_t tick, endt;
@@ -733,6 +737,20 @@ static void gen_next(gen_t *g, uint64_t delay_ms)
     uv_timer_start(&g->timer, on_gen_timer, delay_ms, 0);
 }
 
+static void gen_submit(gen_t *g);
+
+/* A create finished: let the next waiting loop send its own. */
+static void create_slot_free(live_t *lv)
+{
+    lv->inflight--;
+    while (lv->wait_len > 0 && lv->inflight < lv->o->max_inflight && lv->phase < PH_END) {
+        gen_t *g = &lv->gens[lv->waiting[lv->wait_head]];
+        lv->wait_head = (lv->wait_head + 1) % lv->ngens;
+        lv->wait_len--;
+        gen_submit(g);
+    }
+}
+
 static void on_created(const kube_result_t *res, void *data)
 {
     gen_t *g = data;
@@ -742,6 +760,7 @@ static void on_created(const kube_result_t *res, void *data)
     count(lv, "POST", &RES_WL, NULL, res);
     if (lv->phase >= PH_END || res->canceled)
         return;
+    /* After a lost answer the create may have landed: AlreadyExists is then its success. */
     if (res->err == ERR_OK || (res->err == ERR_EXISTS && g->retries > 0)) {
         lv->out->created++;
         lv->out->last_create_ms = now_ms();
@@ -750,21 +769,26 @@ static void on_created(const kube_result_t *res, void *data)
             gen_next(g, set->interval_ms);
         else
             lv->gens_done++;
-        return;
-    }
-    if (transient(res) && g->retries < CREATE_RETRIES) {
+    } else if (transient(res)) {
+        /* The server is overloaded (504 after its request timeout, 429 past the retries of
+         * the client, a reset): try again with backoff, until the run's own timeout. */
+        uint64_t backoff = 200u << (g->retries < 5 ? g->retries : 5);
         g->retries++;
         lv->out->create_retries++;
-        fprintf(stderr, "scale: %s (retry %u)\n", res->msg.text, g->retries);
-        gen_next(g, 200);
+        if (lv->reported++ < MAX_REPORTED)
+            fprintf(stderr, "scale: %s (retry %u in %" PRIu64 " ms)\n", res->msg.text, g->retries,
+                    backoff);
+        gen_next(g, backoff);
+    } else {
+        end_run(lv, res->err, "create workload: %s", res->msg.text);
         return;
     }
-    end_run(lv, res->err, "create workload: %s", res->msg.text);
+    create_slot_free(lv);
 }
 
-static void on_gen_timer(uv_timer_t *t)
+/* Send the loop's next Workload now. */
+static void gen_submit(gen_t *g)
 {
-    gen_t *g = container_of(t, gen_t, timer);
     live_t *lv = g->lv;
     const scale_wlset_t *set = &lv->l->cqs[g->cq].qset->sets[g->set];
     uint32_t rep = g->next / (uint32_t)set->ntmpl, tm = g->next % (uint32_t)set->ntmpl;
@@ -773,7 +797,7 @@ static void on_gen_timer(uv_timer_t *t)
     json_t *body;
     err_msg_t msg;
 
-    if (lv->phase >= PH_END || scale_layout_wl(lv->l, idx, &p) != 0)
+    if (scale_layout_wl(lv->l, idx, &p) != 0)
         return;
     body = wl_json(lv, &p);
     if (body == NULL) {
@@ -789,7 +813,24 @@ static void on_gen_timer(uv_timer_t *t)
     if (kube_create(lv->c, &RES_WL, lv->l->cqs[g->cq].name, body, on_created, g, NULL, &msg) !=
         ERR_OK)
         end_run(lv, ERR_IO, "create workload: %s", msg.text);
+    else
+        lv->inflight++;
     json_decref(body);
+}
+
+static void on_gen_timer(uv_timer_t *t)
+{
+    gen_t *g = container_of(t, gen_t, timer);
+    live_t *lv = g->lv;
+
+    if (lv->phase >= PH_END)
+        return;
+    if (lv->inflight >= lv->o->max_inflight) {
+        lv->waiting[(lv->wait_head + lv->wait_len) % lv->ngens] = (uint32_t)(g - lv->gens);
+        lv->wait_len++;
+        return;
+    }
+    gen_submit(g);
 }
 
 static void setup_step(setup_t *s);
@@ -1072,8 +1113,9 @@ err_t scale_live_run(const scale_live_opts_t *o, scale_live_out_t *out, err_msg_
     for (uint32_t q = 0; q < l->ncqs; q++)
         lv->ngens += l->cqs[q].qset->nsets;
     lv->gens = calloc(lv->ngens + 1, sizeof(gen_t));
+    lv->waiting = calloc(lv->ngens + 1, sizeof(uint32_t));
     if (out->wl == NULL || out->cq == NULL || lv->wl == NULL || lv->setups == NULL ||
-        lv->gens == NULL) {
+        lv->gens == NULL || lv->waiting == NULL) {
         e = err_set(msg, ERR_NOMEM, "out of memory");
         goto fail_early;
     }
@@ -1126,12 +1168,14 @@ err_t scale_live_run(const scale_live_opts_t *o, scale_live_out_t *out, err_msg_
         err_set(msg, e, "%s", lv->msg.text);
     free(lv->wl);
     free(lv->gens);
+    free(lv->waiting);
     free(lv->setups);
     free(lv);
     return e;
 fail_early:
     free(lv->wl);
     free(lv->gens);
+    free(lv->waiting);
     free(lv->setups);
     free(lv);
     return e;

@@ -17,6 +17,7 @@ typedef struct scale_live_opts_s {
     kube_config_t *cfg;      /* borrowed */
     uint64_t qps_milli;      /* the runner's own client: requests per 1000 s */
     uint32_t burst;
+    uint32_t max_inflight;    /* Workload creates in flight at once (> 0) */
     double timeout_s;         /* give up (ERR_TIMEOUT) after this long */
     double settle_s;          /* after the last finish, wait this long at most for the
                                * ClusterQueue statuses to show nothing pending or reserved */

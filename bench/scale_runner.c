@@ -24,6 +24,9 @@ static const char usage_text[] =
     "  --prefix P                prefix every cluster-scoped name (shared API servers)\n"
     "  --kubeconfig FILE         default $KUBECONFIG\n"
     "  --qps N, --burst N        the runner's own client limits (default 5000, 5000)\n"
+    "  --max-inflight N          Workload creates in flight at once (default 250: the streams\n"
+    "                            of one HTTP/2 connection to kube-apiserver, what a Go client\n"
+    "                            gets; creates that fail for the server's load are retried)\n"
     "  --sluice-pid PID          the controller: CPU time and peak RSS at the end\n"
     "  --apiserver-pid PID, --etcd-pid PID   their CPU during the run\n"
     "  --no-metrics              do not scrape the API server's /metrics\n"
@@ -324,6 +327,7 @@ int main(int argc, char **argv)
     const char *shape_name = "baseline", *prefix = NULL, *kubeconfig = NULL, *trace_path = NULL;
     const char *check_path = NULL, *sim_path = NULL, *out_path = NULL, *label = NULL;
     double qps = 5000, burst = 5000, timeout = 3600, settle = 10, release = 2000, pid;
+    double inflight = 250;
     bool sim_only = false, cleanup = false, quiet = false;
     run_t run = {.metrics = true};
     scale_layout_t l;
@@ -373,6 +377,8 @@ int main(int argc, char **argv)
             ok = num_arg(v, &qps) && qps > 0;
         } else if (strcmp(a, "--burst") == 0) {
             ok = num_arg(v, &burst) && burst >= 1;
+        } else if (strcmp(a, "--max-inflight") == 0) {
+            ok = num_arg(v, &inflight) && inflight >= 1;
         } else if (strcmp(a, "--timeout") == 0) {
             ok = num_arg(v, &timeout) && timeout > 0;
         } else if (strcmp(a, "--settle") == 0) {
@@ -452,6 +458,7 @@ int main(int argc, char **argv)
                                .cfg = &cfg,
                                .qps_milli = (uint64_t)(qps * 1000.0),
                                .burst = (uint32_t)burst,
+                               .max_inflight = (uint32_t)inflight,
                                .timeout_s = timeout,
                                .settle_s = settle,
                                .release_after_ms = (int64_t)release,
