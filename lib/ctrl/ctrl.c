@@ -20,15 +20,19 @@
 /*
  * Data flow (one thread, the loop):
  *
- *   informer event --> engine upsert/delete (queue objects, Workloads) + mark Job/Workload dirty
- *                  --> kick: a 0 ms timer coalesces everything into one pass:
- *   pass: reconcile dirty Jobs and Workloads -> engine cycles -> decisions -> writes
- *   write done --> remember the written object (overlay) until the cache catches up -> kick
+ *   informer event (a typed record, records.h) --> engine upsert/delete (queue objects,
+ *       Workloads, from the complete decode, then stripped) + queue the Job/Workload
+ *   --> kick: a 1 ms timer coalesces everything into one pass:
+ *   pass: reconcile the due Jobs and Workloads (workqueue.h) -> engine cycles (paced) ->
+ *         decisions -> writes (within the write budget, writer.h)
+ *   write done --> remember the written object (overlay) until the cache catches up -> kick;
+ *                  a failed write backs its reconciler's key off
  *
  * Overlay: the informer's cache lags behind our own writes. A decision taken on the lagging
  * copy would be wrong (e.g. re-admitting a Workload whose quota we just released), so every
- * reader uses ctrl__view(): our last written version until the cache holds one at least as new.
- * resourceVersions are compared as integers (etcd revisions, what every API server sends).
+ * reader uses ctrl__wl()/ctrl__job(): our last written version until the cache holds one at
+ * least as new. resourceVersions are compared as integers (etcd revisions, what every API
+ * server sends).
  */
 
 static const char *const kind_api[CTRL__KINDS][2] = {

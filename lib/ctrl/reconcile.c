@@ -15,8 +15,8 @@
 #include <string.h>
 
 /*
- * Each call looks at the freshest known Job and Workload (ctrl__view) and makes at most one
- * write, then waits for its answer (the busy set) and for the next event. The order follows
+ * Each call looks at the freshest known Job and Workload (ctrl__job, ctrl__wl) and makes at most
+ * one write, then waits for its answer (the busy set) and for the next event. The order follows
  * Kueue's reconciler (reference section 3.5):
  *
  *   job finished           -> Workload Finished (Succeeded/Failed) -> finalizer removed
