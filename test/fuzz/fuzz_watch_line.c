@@ -53,23 +53,31 @@ static int on_line(void *p, const char *line, size_t len, bool too_long)
     /* Whatever was applied, a cached object is an object with that key. */
     {
         const char *key;
-        json_t *v;
+        void *v;
 
-        json_object_foreach(ctx->cache.items, key, v)
-        {
+        for (size_t pos = 0; util_hmap_next(&ctx->cache.items, &pos, &key, &v);) {
+            const kube__entry_t *e = v;
             char k[512];
 
-            CHECK(kube_object_key(v, k, sizeof(k)) == ERR_OK && strcmp(k, key) == 0);
+            CHECK(kube_object_key(e->value, k, sizeof(k)) == ERR_OK && strcmp(k, key) == 0);
+            CHECK(strcmp(e->rv, kube_object_rv(e->value)) == 0);
         }
     }
     json_decref(obj);
     return 0;
 }
 
-static const char *by_kind(json_t *obj, void *data)
+/* The cache keeps the objects themselves (a reference each), as kube_informer_new() does. */
+static void *keep(json_t *obj, void *data)
 {
     (void)data;
-    return json_string_value(json_object_get(obj, "kind"));
+    return json_incref(obj);
+}
+
+static void drop(void *value, void *data)
+{
+    (void)data;
+    json_decref(value);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -85,9 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     chunk = 1 + data[1];
     data += 2;
     size -= 2;
-    if (kube__cache_init(&ctx.cache, NULL, NULL, NULL) != ERR_OK)
+    if (kube__cache_init(&ctx.cache, &(kube_codec_t){keep, drop, NULL}, NULL, NULL, NULL) != ERR_OK)
         return 0;
-    kube__cache_add_index(&ctx.cache, "kind", by_kind, NULL, NULL);
     kube_lines_init(&l, ctx.max);
     for (size_t off = 0; off < size; off += chunk) {
         size_t n = size - off < chunk ? size - off : chunk;
