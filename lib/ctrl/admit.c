@@ -15,10 +15,11 @@
 
 /*
  * ADMIT: the engine has already counted the usage ("assume", as Kueue's cache does). The write
- * carries the resourceVersion the decision saw; if the API refuses it (conflict, or any error:
- * the outcome is unknown), the engine forgets the admission and re-reads the Workload from the
- * freshest view -- so usage in the engine is never lower than what the API records, and a
- * Workload is admitted in the API at most once per decision.
+ * carries the resourceVersion the decision saw. If the API refuses it (a 4xx that says it was
+ * not applied), the engine forgets the admission and re-reads the Workload from the freshest
+ * view. If the outcome is unknown (no answer, 5xx, 408, 409), the quota stays held and a GET
+ * (c->verify) says what the API holds -- so usage in the engine is never lower than what the
+ * API records, and a Workload is admitted in the API at most once per decision.
  *
  * PREEMPT/EVICT: recorded in c->evictions and written (Evicted, Preempted) until the Workload
  * shows them; the Job reconciler then stops the Job and releases the quota.
@@ -52,9 +53,7 @@ static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
     if (ctrl_wl_reserved(w)) {
         /* Admitted in the API by someone else meanwhile: the engine takes the API's
          * assignment from a fresh read instead of its own decision. */
-        char b[CTRL_KEY_MAX + 8];
-        snprintf(b, sizeof(b), "%d:%s", (int)CTRL_WORKLOAD, d->workload);
-        if (json_object_set_new(c->busy, b, json_true()) == 0)
+        if (ctrl__busy_set(c, CTRL_WORKLOAD, d->workload) == ERR_OK)
             verify_key(c, d->workload, 0);
         else
             revert(c, d->workload);
@@ -87,7 +86,7 @@ static void record_eviction(ctrl_t *c, const sched_decision_t *d)
                   d->kind == SCHED_DECISION_PREEMPT ? sched_preempt_reason_str(d->reason) : "",
                   "message", d->message ? d->message : "");
 
-    if (e == NULL || json_object_set_new(c->evictions, d->workload, e))
+    if (ctrl__eviction_set(c, d->workload, e) != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", d->workload);
     ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s: %s", d->workload, reason,
               d->message ? d->message : "");
@@ -105,7 +104,7 @@ void ctrl__deactivate(ctrl_t *c, const char *key, const char *reason, const char
         json_decref(e);
         e = NULL;
     }
-    if (e == NULL || json_object_set_new(c->evictions, key, e))
+    if (ctrl__eviction_set(c, key, e) != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the deactivation of %s", key);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_DEACTIVATE, CTRL_WORKLOAD, key, 0, NULL) : NULL;
     if (op != NULL)
@@ -172,21 +171,22 @@ void ctrl__cycle(ctrl_t *c)
 void ctrl__evictions(ctrl_t *c)
 {
     const char *key;
-    void *tmp;
-    json_t *e;
+    void *v;
 
-    json_object_foreach_safe(c->evictions, tmp, key, e)
-    {
+    /* Deleting the current entry is allowed while iterating; nothing below puts into the map
+     * (ctrl__patch only queues or sends, its answer comes from the loop). */
+    for (size_t pos = 0; util_hmap_next(&c->evictions, &pos, &key, &v);) {
+        json_t *e = v;
         const ctrl_wl_t *w = ctrl__wl(c, key);
         if (w == NULL || !ctrl_wl_reserved(w) || w->wl.conditions.finished) {
-            json_object_del(c->evictions, key); /* gone, released or done */
+            ctrl__eviction_drop(c, key); /* gone, released or done */
             continue;
         }
         if (ctrl__busy(c, CTRL_WORKLOAD, key))
             continue;
         if (w->wl.conditions.evicted) {
             ctrl__mark_wl(c, key); /* written: the Job side takes over */
-            json_object_del(c->evictions, key);
+            ctrl__eviction_drop(c, key);
             continue;
         }
         {
@@ -234,7 +234,7 @@ static bool refused(const kube_result_t *res)
  * revert it), and the GETs back off like a failing reconcile. */
 static void verify_key(ctrl_t *c, const char *key, uint64_t wait)
 {
-    if (json_object_set_new(c->verify, key, json_integer((json_int_t)(uv_now(c->loop) + wait))))
+    if (util_hmap_put_index(&c->verify, key, (size_t)(uv_now(c->loop) + wait)) != ERR_OK)
         revert(c, key); /* out of memory: the watch corrects the engine later */
 }
 
@@ -268,21 +268,29 @@ void ctrl__verifications(ctrl_t *c)
 {
     uint64_t now = uv_now(c->loop);
     const char *key;
-    void *tmp;
-    json_t *due;
+    size_t due;
 
-    json_object_foreach_safe(c->verify, tmp, key, due)
-    {
+    for (size_t pos = 0; util_hmap_next(&c->verify, &pos, &key, NULL);) {
+        char k[CTRL_KEY_MAX];
         ctrl_op_t *op;
-        if ((uint64_t)json_integer_value(due) > now)
+        if (!util_hmap_get_index(&c->verify, key, &due) || (uint64_t)due > now)
             continue;
         op = ctrl__op_new(c, CTRL_OP_WL_VERIFY, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
         if (op == NULL)
-            continue;
+            return; /* out of memory: the next pass tries again */
         op->verb = "get";
         op->send = send_get;
-        json_object_del(c->verify, key);
-        ctrl__submit(c, op);
+        snprintf(k, sizeof(k), "%s", key);
+        util_hmap_del(&c->verify, key); /* deleting the current entry is allowed */
+        if (!ctrl__submit(c, op)) {
+            /* Not sent (and the op's release freed the busy key): hold the Workload again and
+             * ask later. Putting ends the walk; the next pass goes on. */
+            if (ctrl__busy_set(c, CTRL_WORKLOAD, k) == ERR_OK)
+                verify_key(c, k, 1000);
+            else
+                revert(c, k);
+            return;
+        }
     }
 }
 
@@ -352,11 +360,7 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             c->stats.admitted++;
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission found written", op->key);
             free(op->busy); /* released before feeding, so the engine follows the API */
-            {
-                char b[CTRL_KEY_MAX + 8];
-                snprintf(b, sizeof(b), "%d:%s", (int)CTRL_WORKLOAD, op->key);
-                json_object_del(c->busy, b);
-            }
+            ctrl__busy_clear(c, CTRL_WORKLOAD, op->key);
             op->busy = NULL;
             sched_workload_delete(c->sched, op->key, ctrl__now_ms(), NULL);
             ctrl__engine_wl(c, op->key, w);
@@ -485,17 +489,15 @@ static bool flavor_in_use(ctrl_t *c, const char *name)
 static bool status_due(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     char k[CTRL_KEY_MAX + 8];
-    int64_t now = (int64_t)uv_now(c->loop);
-    json_t *t;
+    uint64_t now = uv_now(c->loop);
+    size_t t;
 
-    snprintf(k, sizeof(k), "%d:%s", (int)kind, key);
-    t = json_object_get(c->status_checked, k);
-    if (t != NULL && now - json_integer_value(t) < QUEUE_STATUS_INTERVAL_MS)
+    ctrl__kind_key(kind, key, k, sizeof(k));
+    if (util_hmap_get_index(&c->status_checked, k, &t) && now - t < QUEUE_STATUS_INTERVAL_MS)
         return false;
     if (ctrl__busy(c, kind, key) || !ctrl__can_write(c, CTRL_WRITE_STATUS))
         return false;
-    json_object_set_new(c->status_checked, k, json_integer(now));
-    return true;
+    return util_hmap_put_index(&c->status_checked, k, (size_t)now) == ERR_OK;
 }
 
 /* Write status `st` (consumed) of queue `key` when it differs from `cur`. */

@@ -188,7 +188,7 @@ void ctrl__mark_wl(ctrl_t *c, const char *key)
     mark(c, &c->wls_q, key);
 }
 
-static void busy_key(ctrl_kind_t kind, const char *key, char *buf, size_t n)
+void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n)
 {
     snprintf(buf, n, "%d:%s", (int)kind, key);
 }
@@ -197,8 +197,58 @@ bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     char b[CTRL_KEY_MAX + 8];
 
-    busy_key(kind, key, b, sizeof(b));
-    return json_object_get(c->busy, b) != NULL;
+    ctrl__kind_key(kind, key, b, sizeof(b));
+    return util_hmap_get(&c->busy, b) != NULL;
+}
+
+err_t ctrl__busy_set(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    char b[CTRL_KEY_MAX + 8];
+
+    ctrl__kind_key(kind, key, b, sizeof(b));
+    return util_hmap_put_index(&c->busy, b, 0);
+}
+
+void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    char b[CTRL_KEY_MAX + 8];
+
+    ctrl__kind_key(kind, key, b, sizeof(b));
+    util_hmap_del(&c->busy, b);
+}
+
+err_t ctrl__eviction_set(ctrl_t *c, const char *key, json_t *e)
+{
+    void *old = NULL;
+
+    if (e == NULL)
+        return ERR_NOMEM;
+    if (util_hmap_put(&c->evictions, key, e, &old) != ERR_OK) {
+        json_decref(e);
+        return ERR_NOMEM;
+    }
+    json_decref(old);
+    return ERR_OK;
+}
+
+json_t *ctrl__eviction(ctrl_t *c, const char *key)
+{
+    return util_hmap_get(&c->evictions, key);
+}
+
+void ctrl__eviction_drop(ctrl_t *c, const char *key)
+{
+    json_decref(util_hmap_del(&c->evictions, key));
+}
+
+/* Free the evictions map and the JSON it owns. */
+static void evictions_fini(ctrl_t *c)
+{
+    void *e;
+
+    for (size_t pos = 0; util_hmap_next(&c->evictions, &pos, NULL, &e);)
+        json_decref(e);
+    util_hmap_fini(&c->evictions);
 }
 
 const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, char *buf, size_t n, const char **uid)
@@ -446,7 +496,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
         ctrl_wl_t *w = rec != NULL ? rec : old;
         if (rec == NULL) {
             ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
-            json_object_del(c->evictions, key);
+            ctrl__eviction_drop(c, key);
         }
         ctrl__engine_wl(c, key, rec);
         if (rec != NULL)
@@ -620,11 +670,11 @@ ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const ch
     o->kind = kind;
     o->key = strdup(key);
     if (busy != NULL) {
-        busy_key(busy_kind, busy, b, sizeof(b));
+        ctrl__kind_key(busy_kind, busy, b, sizeof(b));
         o->busy = strdup(b);
     }
     if (o->key == NULL || (busy != NULL && o->busy == NULL) ||
-        (o->busy != NULL && json_object_set_new(c->busy, o->busy, json_true()))) {
+        (o->busy != NULL && util_hmap_put_index(&c->busy, o->busy, 0) != ERR_OK)) {
         free(o->key);
         free(o->busy);
         free(o);
@@ -642,7 +692,7 @@ void ctrl__op_free(ctrl_op_t *op)
     if (op->started)
         ctrl_writer_done(&c->writer);
     if (op->busy != NULL)
-        json_object_del(c->busy, op->busy);
+        util_hmap_del(&c->busy, op->busy);
     c->inflight--;
     free(op->key);
     free(op->busy);
@@ -879,14 +929,12 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         snprintf(c->job_api_version, sizeof(c->job_api_version), "%s", cfg->job_version);
     sched_config_from(&sc, &cfg->kueue);
     c->sched = sched_new(&sc);
-    c->busy = json_object();
-
-    c->evictions = json_object();
-    c->status_checked = json_object();
-    c->verify = json_object();
-    if (ctrl__health_init(c) != ERR_OK || c->status_checked == NULL || c->verify == NULL ||
-        c->sched == NULL || c->busy == NULL || ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK ||
-        ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK || c->evictions == NULL)
+    util_hmap_init(&c->busy, 0);
+    util_hmap_init(&c->evictions, 0);
+    util_hmap_init(&c->status_checked, 0);
+    util_hmap_init(&c->verify, 0);
+    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL ||
+        ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK || ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++) {
         kube_codec_t codec = {codec_decode, codec_free, &c->rkind[k]};
@@ -910,12 +958,12 @@ oom:
         overlay_fini(c, k);
     }
     sched_free(c->sched);
-    json_decref(c->busy);
+    util_hmap_fini(&c->busy);
     ctrl_wq_fini(&c->jobs_q);
     ctrl_wq_fini(&c->wls_q);
-    json_decref(c->evictions);
-    json_decref(c->status_checked);
-    json_decref(c->verify);
+    evictions_fini(c);
+    util_hmap_fini(&c->status_checked);
+    util_hmap_fini(&c->verify);
     problems_free(c->problems);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -1008,12 +1056,12 @@ static void maybe_free(ctrl_t *c)
     for (int k = 0; k < CTRL__KINDS; k++)
         overlay_fini(c, k);
     sched_free(c->sched);
-    json_decref(c->busy);
+    util_hmap_fini(&c->busy);
     ctrl_wq_fini(&c->jobs_q);
     ctrl_wq_fini(&c->wls_q);
-    json_decref(c->evictions);
-    json_decref(c->status_checked);
-    json_decref(c->verify);
+    evictions_fini(c);
+    util_hmap_fini(&c->status_checked);
+    util_hmap_fini(&c->verify);
     problems_free(c->problems);
     if (c->on_closed != NULL)
         c->on_closed(c->on_closed_data);

@@ -87,12 +87,13 @@ struct ctrl_s {
     char job_api_version[256];             /* "batch/v1" or the configured group/version */
     util_hmap_t overlay[CTRL__KINDS];      /* Workload, Job: key -> record (owned) of what this
                                               process wrote last, until the cache catches up */
-    json_t *busy;           /* owned: "<kind>:<key>" -> true while a write is in flight */
-    ctrl_wq_t jobs_q;       /* Jobs to reconcile (workqueue.h) */
-    ctrl_wq_t wls_q;        /* Workloads to reconcile */
-    json_t *evictions;      /* owned: wl key -> {reason, preempt, message} to write */
-    json_t *verify;         /* owned: wl key -> loop ms of its next verification GET */
-    json_t *status_checked; /* owned: "<kind>:<key>" -> loop ms its status was last looked at */
+    util_hmap_t busy;           /* "<kind>:<key>" -> index 0 while a write is in flight */
+    ctrl_wq_t jobs_q;           /* Jobs to reconcile (workqueue.h) */
+    ctrl_wq_t wls_q;            /* Workloads to reconcile */
+    util_hmap_t evictions;      /* wl key -> json_t * (owned) {reason, preempt, message[,
+                                   requeueState]}: evictions still to write */
+    util_hmap_t verify;         /* wl key -> index: loop ms of its next verification GET */
+    util_hmap_t status_checked; /* "<kind>:<key>" -> index: loop ms its status was last looked at */
     uv_timer_t tick;        /* coalesced reconcile pass */
     uint64_t next_cycle;    /* loop time before which no engine cycle runs (pacing) */
     uv_timer_t periodic;    /* once a second: pending explanations, queue status */
@@ -146,8 +147,21 @@ void ctrl__mark_wl(ctrl_t *c, const char *key);
 /* Schedule a pass soon. */
 void ctrl__kick(ctrl_t *c);
 
+/* The key "<kind>:<key>" of the busy and status_checked maps, into buf. */
+void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n);
 /* Is a write for "<kind>:<key>" in flight? */
 bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* Mark "<kind>:<key>" busy / not busy (ERR_NOMEM: not marked). */
+err_t ctrl__busy_set(ctrl_t *c, ctrl_kind_t kind, const char *key);
+void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key);
+
+/* Record the eviction of Workload `key` still to write (`e`, stolen: {reason, preempt, message
+ * [, requeueState]}), replacing any; ERR_NOMEM (e released) when it cannot be kept. */
+err_t ctrl__eviction_set(ctrl_t *c, const char *key, json_t *e);
+/* The eviction recorded for `key` (borrowed), or NULL. */
+json_t *ctrl__eviction(ctrl_t *c, const char *key);
+/* Forget the eviction recorded for `key`, if any. */
+void ctrl__eviction_drop(ctrl_t *c, const char *key);
 
 /* A new op (NULL on OOM); `busy_kind`/`busy_key` (key may be NULL) marks what it holds. */
 ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const char *key,

@@ -61,7 +61,7 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
         return;
     }
     cause = podsready_deadline(cfg, wl, &deadline);
-    if (cause == PODSREADY_NONE || now_ms < deadline || json_object_get(c->evictions, key) != NULL)
+    if (cause == PODSREADY_NONE || now_ms < deadline || ctrl__eviction(c, key) != NULL)
         return;
     if (podsready_limit_exceeded(cfg, wl)) {
         ctrl__log(c, CTRL_LOG_INFO,
@@ -82,7 +82,7 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
         e = rs ? json_pack("{s:s,s:s,s:s,s:o}", "reason", "PodsReadyTimeout", "preempt", "",
                            "message", text, "requeueState", rs)
                : NULL;
-        if (e == NULL || json_object_set_new(c->evictions, key, e)) {
+        if (ctrl__eviction_set(c, key, e) != ERR_OK) {
             ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", key);
             return;
         }

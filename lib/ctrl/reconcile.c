@@ -758,7 +758,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
     case CTRL_OP_WL_RELEASE:
         if (res->err == ERR_OK) {
             c->stats.released++;
-            json_object_del(c->evictions, op->key);
+            ctrl__eviction_drop(c, op->key);
             if (sched_evicted(c->sched, op->key, ctrl__now_ms(), &msg) != ERR_OK)
                 ctrl__log(c, CTRL_LOG_DEBUG, "engine: evicted %s: %s", op->key, msg.text);
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
