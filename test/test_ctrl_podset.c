@@ -38,6 +38,14 @@ static json_t *path(json_t *j, const char *a, const char *b, const char *c, cons
     return j;
 }
 
+/* podset_stop() succeeds, and says "changed" exactly when `want`. */
+#define STOP_CHANGED(job, ps, want)                                   \
+    do {                                                              \
+        bool changed_ = !(want);                                      \
+        ck_assert_int_eq(podset_stop(job, ps, &changed_), ERR_OK);    \
+        ck_assert(changed_ == (want));                                \
+    } while (0)
+
 START_TEST(start_merges_admission)
 {
     json_t *job = load(job_text), *tmpl;
@@ -113,17 +121,17 @@ START_TEST(stop_restores_template)
     podset_info_t info = {"main", "lq", "cq-a", "w", nodes, tols, false, 0};
 
     ck_assert(podset_is_restored(job, ps));
-    ck_assert_int_eq(podset_stop(job, ps), 0);
+    STOP_CHANGED(job, ps, false);
     ck_assert_int_eq(podset_start(job, &info, NULL), ERR_OK);
     ck_assert(!podset_is_restored(job, ps));
-    ck_assert_int_eq(podset_stop(job, ps), 1);
+    STOP_CHANGED(job, ps, true);
     ck_assert(podset_is_restored(job, ps));
     /* Back to the original, with the job-controller label kept. */
     ck_assert(json_equal(job, orig));
     t = path(job, "spec", "template", "metadata", "labels");
     ck_assert_str_eq(json_string_value(json_object_get(t, "batch.kubernetes.io/job-name")),
                      "train");
-    ck_assert_int_eq(podset_stop(job, ps), 0);
+    STOP_CHANGED(job, ps, false);
     json_decref(job);
     json_decref(orig);
     json_decref(ps);
@@ -137,7 +145,7 @@ START_TEST(stop_without_template_metadata)
     json_t *job = load("{\"spec\":{\"suspend\":false,\"template\":{\"spec\":{}}}}");
     json_t *ps = load("{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{}}}");
 
-    ck_assert_int_eq(podset_stop(job, ps), 1);
+    STOP_CHANGED(job, ps, true);
     ck_assert_ptr_null(path(job, "spec", "template", "metadata", NULL));
     ck_assert(json_is_true(path(job, "spec", "suspend", NULL, NULL)));
     ck_assert(podset_is_restored(job, ps));

@@ -58,8 +58,8 @@ static bool str_is(const json_t *c, const char *key, const char *want, size_t le
     return v != NULL && strlen(v) == len && memcmp(v, want, len) == 0;
 }
 
-int cond_set(json_t *conds, const char *type, const char *status, const char *reason,
-             const char *message, int64_t generation, int64_t now_s)
+err_t cond_set(json_t *conds, const char *type, const char *status, const char *reason,
+               const char *message, int64_t generation, int64_t now_s, bool *changed)
 {
     char ts[32];
     size_t mlen;
@@ -67,7 +67,7 @@ int cond_set(json_t *conds, const char *type, const char *status, const char *re
     bool existing;
 
     if (!json_is_array(conds))
-        return -1;
+        return ERR_INVALID;
     message = message ? message : "";
     reason = reason ? reason : "";
     mlen = cond_utf8_cut(message, COND_MESSAGE_MAX);
@@ -76,13 +76,16 @@ int cond_set(json_t *conds, const char *type, const char *status, const char *re
     if (existing && str_is(c, "status", status, strlen(status)) &&
         str_is(c, "reason", reason, strlen(reason)) && str_is(c, "message", message, mlen) &&
         (generation < 0 ||
-         json_integer_value(json_object_get(c, "observedGeneration")) == generation))
-        return 0;
+         json_integer_value(json_object_get(c, "observedGeneration")) == generation)) {
+        if (changed != NULL)
+            *changed = false;
+        return ERR_OK;
+    }
 
     /* Build the new state into a copy so a failure leaves `conds` as it was. */
     fresh = existing ? json_deep_copy(c) : json_object();
     if (fresh == NULL)
-        return -1;
+        return ERR_NOMEM;
     if (!existing || !str_is(c, "status", status, strlen(status))) {
         if (json_object_set_new(fresh, "lastTransitionTime",
                                 json_string(cond_time_str(now_s, ts, sizeof(ts)))))
@@ -100,14 +103,15 @@ int cond_set(json_t *conds, const char *type, const char *status, const char *re
         if (json_object_update(c, fresh))
             goto fail;
         json_decref(fresh);
-        return 1;
+    } else if (json_array_append_new(conds, fresh)) {
+        return ERR_NOMEM; /* consumed */
     }
-    if (json_array_append_new(conds, fresh))
-        return -1; /* consumed */
-    return 1;
+    if (changed != NULL)
+        *changed = true;
+    return ERR_OK;
 fail:
     json_decref(fresh);
-    return -1;
+    return ERR_NOMEM;
 }
 
 bool cond_remove(json_t *conds, const char *type)

@@ -3,6 +3,8 @@
 #ifndef SLUICE_CTRL_COND_H
 #define SLUICE_CTRL_COND_H
 
+#include "util/err.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,11 +28,11 @@ bool cond_is_true(const json_t *conds, const char *type);
  * condition gets lastTransitionTime = now; an existing one changes lastTransitionTime only when
  * its status changes, and has reason, message and observedGeneration overwritten in place.
  * `message` is cut to COND_MESSAGE_MAX bytes (on a UTF-8 boundary); `generation` < 0 leaves
- * observedGeneration out. Returns 1 when something changed, 0 when it was already so, -1 on
- * out-of-memory (the array is then unchanged).
+ * observedGeneration out. *changed (may be NULL) says whether anything changed. ERR_INVALID when
+ * `conds` is not an array, ERR_NOMEM on out-of-memory (the array is then unchanged).
  */
-int cond_set(json_t *conds, const char *type, const char *status, const char *reason,
-             const char *message, int64_t generation, int64_t now_s);
+err_t cond_set(json_t *conds, const char *type, const char *status, const char *reason,
+               const char *message, int64_t generation, int64_t now_s, bool *changed);
 
 /* Remove condition `type` from `conds`; true when it was there. */
 bool cond_remove(json_t *conds, const char *type);

@@ -290,17 +290,21 @@ fail:
     return NULL;
 }
 
-int podset_stop(json_t *job, const json_t *pod_set)
+err_t podset_stop(json_t *job, const json_t *pod_set, bool *changed)
 {
     json_t *r = restored(job, pod_set);
 
     if (r == NULL)
-        return -1;
+        return ERR_NOMEM;
     if (json_equal(r, job)) {
         json_decref(r);
-        return 0;
+        *changed = false;
+        return ERR_OK;
     }
-    return swap_in(job, r, NULL) == ERR_OK ? 1 : -1;
+    if (swap_in(job, r, NULL) != ERR_OK)
+        return ERR_NOMEM;
+    *changed = true;
+    return ERR_OK;
 }
 
 bool podset_is_restored(const json_t *job, const json_t *pod_set)

@@ -50,11 +50,11 @@ err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg);
  * Stop `job` (modified in place): spec.suspend=true and the pod template's labels, annotations,
  * nodeSelector and tolerations restored from `pod_set` (the Workload's spec.podSets[i]), keeping
  * the labels the job controller owns (job-name, controller-uid, batch.kubernetes.io/...);
- * parallelism restored to the podset count when a partial admission changed it. Returns 1 when
- * the job changed (its members replaced, as with podset_start()), 0 when it already was so, -1 on
- * out-of-memory.
+ * parallelism restored to the podset count when a partial admission changed it. *changed says
+ * whether the job changed (its members replaced, as with podset_start()); ERR_NOMEM on
+ * out-of-memory (the job may then be half-replaced: discard it).
  */
-int podset_stop(json_t *job, const json_t *pod_set);
+err_t podset_stop(json_t *job, const json_t *pod_set, bool *changed);
 
 /* Does `job`'s pod template carry exactly what podset_stop() would restore (and is suspended)? */
 bool podset_is_restored(const json_t *job, const json_t *pod_set);

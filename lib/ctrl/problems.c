@@ -159,7 +159,7 @@ void problems_clear_prefix(problems_t *p, const char *prefix, uint64_t now_ms)
     }
 }
 
-int problems_has(const problems_t *p, const char *key)
+bool problems_has(const problems_t *p, const char *key)
 {
     return find(p, key) != NULL;
 }

@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_PROBLEMS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +46,7 @@ void problems_clear(problems_t *p, const char *key, uint64_t now_ms);
 void problems_clear_prefix(problems_t *p, const char *prefix, uint64_t now_ms);
 
 /* Is problem `key` open? */
-int problems_has(const problems_t *p, const char *key);
+bool problems_has(const problems_t *p, const char *key);
 
 /* Number of open problems. */
 size_t problems_count(const problems_t *p);

@@ -63,7 +63,7 @@ json_t *queuestatus_cq(const sched_t *s, const char *name, const json_t *current
             goto fail;
     }
     if (cond_set(conds, "Active", st.active ? "True" : "False", sched_cq_reason_str(st.reason),
-                 st.active ? "Can admit new workloads" : st.message, -1, now_s) < 0)
+                 st.active ? "Can admit new workloads" : st.message, -1, now_s, NULL) != ERR_OK)
         goto fail;
     out = json_pack("{s:I,s:I,s:I,s:O,s:O,s:O}", "pendingWorkloads", (json_int_t)st.pending,
                     "reservingWorkloads", (json_int_t)st.reserving, "admittedWorkloads",
@@ -203,7 +203,7 @@ json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const cha
                              : "ClusterQueueIsInactive",
                  have && st.active ? "Can submit new workloads to localQueue"
                                    : "Can't submit new workloads to clusterQueue",
-                 -1, now_s) < 0)
+                 -1, now_s, NULL) != ERR_OK)
         goto out;
     out = json_pack("{s:I,s:I,s:I,s:O,s:O,s:O}", "pendingWorkloads",
                     json_integer_value(json_object_get(e, "pending")), "reservingWorkloads",

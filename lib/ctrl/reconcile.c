@@ -100,7 +100,6 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     ctrl_op_t *op = data;
     json_t *spec = json_object_get(obj, "spec");
     bool suspended = json_is_true(json_object_get(spec, "suspend"));
-    int rc;
 
     *changed = false;
     switch (op->op) {
@@ -147,10 +146,9 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
     case CTRL_OP_JOB_RESTORE:
         if (!suspended)
             return ERR_OK; /* started again meanwhile: the next pass decides */
-        rc = podset_stop(obj, op->data);
-        if (rc < 0)
+        if (podset_stop(obj, op->data, changed) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "job: out of memory");
-        *changed = op->changed = rc == 1;
+        op->changed = *changed;
         return ERR_OK;
     default:
         return err_set(msg, ERR_INVALID, "job: unexpected operation");

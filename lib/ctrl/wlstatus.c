@@ -218,26 +218,26 @@ bool wlstatus_reserved(const json_t *wl)
 }
 
 /* Reset a True condition `type` to False/QuotaReserved "Previously: <message>". */
-static int reset_previous(json_t *conds, const char *type, int64_t gen, int64_t now_s)
+static err_t reset_previous(json_t *conds, const char *type, int64_t gen, int64_t now_s)
 {
     json_t *c = cond_find(conds, type);
     const char *s, *m;
     char *text;
-    int rc;
+    err_t rc;
     size_t n;
 
     if (c == NULL)
-        return 0;
+        return ERR_OK;
     s = json_string_value(json_object_get(c, "status"));
     if (s == NULL || strcmp(s, "True") != 0)
-        return 0;
+        return ERR_OK;
     m = json_string_value(json_object_get(c, "message"));
     n = strlen(m ? m : "") + 16;
     text = malloc(n);
     if (text == NULL)
-        return -1;
+        return ERR_NOMEM;
     snprintf(text, n, "Previously: %s", m ? m : "");
-    rc = cond_set(conds, type, "False", "QuotaReserved", text, gen, now_s);
+    rc = cond_set(conds, type, "False", "QuotaReserved", text, gen, now_s, NULL);
     free(text);
     return rc;
 }
@@ -256,11 +256,11 @@ json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now
         goto fail;
     }
     adm = NULL;
-    if (cond_set(conds, "QuotaReserved", "True", "QuotaReserved", msg, gen, now_s) < 0 ||
-        cond_set(conds, "Admitted", "True", "Admitted", "The workload is admitted", gen, now_s) <
-            0 ||
-        reset_previous(conds, "Evicted", gen, now_s) < 0 ||
-        reset_previous(conds, "Preempted", gen, now_s) < 0)
+    if (cond_set(conds, "QuotaReserved", "True", "QuotaReserved", msg, gen, now_s, NULL) != ERR_OK ||
+        cond_set(conds, "Admitted", "True", "Admitted", "The workload is admitted", gen, now_s,
+                 NULL) != ERR_OK ||
+        reset_previous(conds, "Evicted", gen, now_s) != ERR_OK ||
+        reset_previous(conds, "Preempted", gen, now_s) != ERR_OK)
         goto fail;
     return p;
 fail:
@@ -277,9 +277,10 @@ json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *p
 
     if (p == NULL)
         return NULL;
-    if (cond_set(conds, "Evicted", "True", reason, message, gen, now_s) < 0 ||
+    if (cond_set(conds, "Evicted", "True", reason, message, gen, now_s, NULL) != ERR_OK ||
         (preempt_reason != NULL && preempt_reason[0] != '\0' &&
-         cond_set(conds, "Preempted", "True", preempt_reason, message, gen, now_s) < 0)) {
+         cond_set(conds, "Preempted", "True", preempt_reason, message, gen, now_s, NULL) !=
+             ERR_OK)) {
         json_decref(p);
         return NULL;
     }
@@ -302,13 +303,14 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
         message = m ? m : message;
     }
     if (json_object_set_new(json_object_get(p, "status"), "admission", json_null()) ||
-        cond_set(conds, "QuotaReserved", "False", "PendingEvaluation", message, gen, now_s) < 0 ||
+        cond_set(conds, "QuotaReserved", "False", "PendingEvaluation", message, gen, now_s,
+                 NULL) != ERR_OK ||
         cond_set(conds, "Admitted", "False", "NoReservation", "The workload has no reservation",
-                 gen, now_s) < 0 ||
+                 gen, now_s, NULL) != ERR_OK ||
         cond_set(conds, "Requeued",
                  strcmp(reason, "Preempted") == 0 || strcmp(reason, "NodeFailures") == 0 ? "True"
                                                                                          : "False",
-                 reason, message, gen, now_s) < 0) {
+                 reason, message, gen, now_s, NULL) != ERR_OK) {
         json_decref(p);
         return NULL;
     }
@@ -322,7 +324,7 @@ json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *
 
     if (p == NULL)
         return NULL;
-    if (cond_set(conds, "Finished", "True", reason, message, generation(wl), now_s) < 0) {
+    if (cond_set(conds, "Finished", "True", reason, message, generation(wl), now_s, NULL) != ERR_OK) {
         json_decref(p);
         return NULL;
     }
@@ -333,15 +335,15 @@ json_t *wlstatus_pending_patch(const json_t *wl, const char *reason, const char 
                                int64_t now_s, bool *changed)
 {
     json_t *conds = NULL, *p = patch_start(wl, &conds);
-    int rc;
 
     *changed = true;
     if (p == NULL)
         return NULL;
-    rc = cond_set(conds, "QuotaReserved", "False", reason, message, generation(wl), now_s);
-    if (rc <= 0) {
+    /* On failure *changed stays true: unknown, so the caller tries again. */
+    if (cond_set(conds, "QuotaReserved", "False", reason, message, generation(wl), now_s,
+                 changed) != ERR_OK ||
+        !*changed) {
         json_decref(p);
-        *changed = rc < 0;
         return NULL;
     }
     return p;
@@ -363,7 +365,7 @@ json_t *wlstatus_cond_patch(const json_t *wl, const char *type, const char *stat
     p = patch_start(wl, &conds);
     if (p == NULL)
         return NULL;
-    if (cond_set(conds, type, status, reason, message, generation(wl), now_s) < 0) {
+    if (cond_set(conds, type, status, reason, message, generation(wl), now_s, NULL) != ERR_OK) {
         json_decref(p);
         return NULL;
     }
