@@ -6,6 +6,12 @@ add_test(NAME bench_scale_trace_overcommit
   COMMAND sh -c "o=$(\"$1\" --shape smoke --check-trace \"$2\" 2>&1); r=$?; echo \"$o\"; [ $r -eq 1 ] && echo \"$o\" | grep -q 'cohort cohort-0 holds 41 cpu'" sh
           $<TARGET_FILE:scale_runner> ${CMAKE_CURRENT_SOURCE_DIR}/testdata/overcommit.jsonl)
 set_tests_properties(bench_scale_trace_overcommit PROPERTIES LABELS "unit")
+# The records of a real run (sluice 4c1cfcb, baseline) that held 121 cpu in a 120-cpu cohort: the
+# admissions in force at the violating record, in resourceVersion order.
+add_test(NAME bench_scale_trace_overcommit_4c1cfcb
+  COMMAND sh -c "o=$(\"$1\" --shape baseline --check-trace \"$2\" 2>&1); r=$?; echo \"$o\"; [ $r -eq 1 ] && echo \"$o\" | grep -q 'resourceVersion 115152.*cohort cohort-2 holds 121 cpu'" sh
+          $<TARGET_FILE:scale_runner> ${CMAKE_CURRENT_SOURCE_DIR}/testdata/baseline-overcommit-4c1cfcb.jsonl)
+set_tests_properties(bench_scale_trace_overcommit_4c1cfcb PROPERTIES LABELS "unit")
 
 if(NOT SLUICE_INTEGRATION)
   return()
