@@ -13,11 +13,11 @@ static const char *field(json_t *conds, const char *type, const char *key)
 }
 
 /* cond_set() succeeds, and says "changed" exactly when `want`. */
-#define SET_CHANGED(want, ...)                                        \
-    do {                                                              \
-        bool changed_ = !(want);                                      \
-        ck_assert_int_eq(cond_set(__VA_ARGS__, &changed_), ERR_OK);   \
-        ck_assert(changed_ == (want));                                \
+#define SET_CHANGED(want, ...)                                      \
+    do {                                                            \
+        bool changed_ = !(want);                                    \
+        ck_assert_int_eq(cond_set(__VA_ARGS__, &changed_), ERR_OK); \
+        ck_assert(changed_ == (want));                              \
     } while (0)
 
 START_TEST(time_format)

@@ -39,11 +39,11 @@ static json_t *path(json_t *j, const char *a, const char *b, const char *c, cons
 }
 
 /* podset_stop() succeeds, and says "changed" exactly when `want`. */
-#define STOP_CHANGED(job, ps, want)                                   \
-    do {                                                              \
-        bool changed_ = !(want);                                      \
-        ck_assert_int_eq(podset_stop(job, ps, &changed_), ERR_OK);    \
-        ck_assert(changed_ == (want));                                \
+#define STOP_CHANGED(job, ps, want)                                \
+    do {                                                           \
+        bool changed_ = !(want);                                   \
+        ck_assert_int_eq(podset_stop(job, ps, &changed_), ERR_OK); \
+        ck_assert(changed_ == (want));                             \
     } while (0)
 
 START_TEST(start_merges_admission)

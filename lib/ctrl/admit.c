@@ -438,32 +438,13 @@ static bool on_pending(const sched_wl_info_t *info, void *ud)
 /* Remove our finalizer from the cluster-scoped `kind` object `name` with metadata `m`. */
 static void queue_finalizer(ctrl_t *c, ctrl_kind_t kind, const char *name, const object_meta_t *m)
 {
-    json_t *list = json_array(), *patch;
+    json_t *patch = ctrl__finalizer_patch(m);
     ctrl_op_t *op;
 
-    if (list == NULL)
-        return;
-    for (size_t i = 0; i < m->nfinalizers; i++) {
-        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) != 0 &&
-            json_array_append_new(list, json_string(m->finalizers[i]))) {
-            json_decref(list);
-            return;
-        }
-    }
-    patch = json_pack("{s:{s:o,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
-                      m->resource_version);
     op = patch ? ctrl__op_new(c, CTRL_OP_QUEUE_FINALIZER, kind, name, kind, name) : NULL;
     if (op != NULL)
         ctrl__patch(c, op, NULL, patch);
     json_decref(patch);
-}
-
-static bool has_our_finalizer(const object_meta_t *m)
-{
-    for (size_t i = 0; i < m->nfinalizers; i++)
-        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) == 0)
-            return true;
-    return false;
 }
 
 /* Is ResourceFlavor `name` named by any ClusterQueue? */
@@ -531,7 +512,7 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
         sched_cq_status_t cs;
         if (m == NULL || ctrl__busy(c, CTRL_CQ, key))
             continue;
-        if (m->deleting && has_our_finalizer(m) &&
+        if (m->deleting && ctrl_meta_has_finalizer(m) &&
             (sched_cq_status(c->sched, key, &cs, NULL) != ERR_OK || cs.reserving == 0)) {
             queue_finalizer(c, CTRL_CQ, key, m);
             continue;
@@ -544,8 +525,8 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
     CTRL_FOREACH(c, CTRL_FLAVOR, key, q)
     {
         const object_meta_t *m = q->valid ? &q->obj.u.flavor.meta : NULL;
-        if (m != NULL && m->deleting && has_our_finalizer(m) && !ctrl__busy(c, CTRL_FLAVOR, key) &&
-            !flavor_in_use(c, key))
+        if (m != NULL && m->deleting && ctrl_meta_has_finalizer(m) &&
+            !ctrl__busy(c, CTRL_FLAVOR, key) && !flavor_in_use(c, key))
             queue_finalizer(c, CTRL_FLAVOR, key, m);
     }
     if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)

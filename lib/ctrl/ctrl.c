@@ -188,6 +188,23 @@ void ctrl__mark_wl(ctrl_t *c, const char *key)
     mark(c, &c->wls_q, key);
 }
 
+json_t *ctrl__finalizer_patch(const object_meta_t *m)
+{
+    json_t *list = json_array();
+
+    if (list == NULL)
+        return NULL;
+    for (size_t i = 0; i < m->nfinalizers; i++) {
+        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) != 0 &&
+            json_array_append_new(list, json_string(m->finalizers[i]))) {
+            json_decref(list);
+            return NULL;
+        }
+    }
+    return json_pack("{s:{s:o,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
+                     m->resource_version);
+}
+
 void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n)
 {
     snprintf(buf, n, "%d:%s", (int)kind, key);
@@ -655,6 +672,21 @@ static void overlay_fini(ctrl_t *c, int k)
     util_hmap_fini(&c->overlay[k]);
 }
 
+/* Free what ctrl_new() made besides the informers and the struct itself. */
+static void state_free(ctrl_t *c)
+{
+    for (int k = 0; k < CTRL__KINDS; k++)
+        overlay_fini(c, k);
+    sched_free(c->sched);
+    util_hmap_fini(&c->busy);
+    ctrl_wq_fini(&c->jobs_q);
+    ctrl_wq_fini(&c->wls_q);
+    evictions_fini(c);
+    util_hmap_fini(&c->status_checked);
+    util_hmap_fini(&c->verify);
+    problems_free(c->problems);
+}
+
 /* ---- writes ------------------------------------------------------------------------------ */
 
 ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const char *key,
@@ -953,18 +985,9 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     *out = c;
     return ERR_OK;
 oom:
-    for (int k = 0; k < CTRL__KINDS; k++) {
-        kube_informer_close(c->inf[k], NULL, NULL);
-        overlay_fini(c, k);
-    }
-    sched_free(c->sched);
-    util_hmap_fini(&c->busy);
-    ctrl_wq_fini(&c->jobs_q);
-    ctrl_wq_fini(&c->wls_q);
-    evictions_fini(c);
-    util_hmap_fini(&c->status_checked);
-    util_hmap_fini(&c->verify);
-    problems_free(c->problems);
+    for (int k = 0; k < CTRL__KINDS; k++)
+        kube_informer_close(c->inf[k], NULL, NULL); /* never started: their caches are empty */
+    state_free(c);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
 }
@@ -1053,16 +1076,7 @@ static void maybe_free(ctrl_t *c)
 {
     if (c->open_handles > 0 || c->inflight > 0)
         return;
-    for (int k = 0; k < CTRL__KINDS; k++)
-        overlay_fini(c, k);
-    sched_free(c->sched);
-    util_hmap_fini(&c->busy);
-    ctrl_wq_fini(&c->jobs_q);
-    ctrl_wq_fini(&c->wls_q);
-    evictions_fini(c);
-    util_hmap_fini(&c->status_checked);
-    util_hmap_fini(&c->verify);
-    problems_free(c->problems);
+    state_free(c);
     if (c->on_closed != NULL)
         c->on_closed(c->on_closed_data);
     free(c);

@@ -94,9 +94,9 @@ struct ctrl_s {
                                    requeueState]}: evictions still to write */
     util_hmap_t verify;         /* wl key -> index: loop ms of its next verification GET */
     util_hmap_t status_checked; /* "<kind>:<key>" -> index: loop ms its status was last looked at */
-    uv_timer_t tick;        /* coalesced reconcile pass */
-    uint64_t next_cycle;    /* loop time before which no engine cycle runs (pacing) */
-    uv_timer_t periodic;    /* once a second: pending explanations, queue status */
+    uv_timer_t tick;            /* coalesced reconcile pass */
+    uint64_t next_cycle;        /* loop time before which no engine cycle runs (pacing) */
+    uv_timer_t periodic;        /* once a second: pending explanations, queue status */
     size_t open_handles;
     size_t synced_kinds;
     size_t inflight;
@@ -146,6 +146,10 @@ void ctrl__mark_job(ctrl_t *c, const char *key);
 void ctrl__mark_wl(ctrl_t *c, const char *key);
 /* Schedule a pass soon. */
 void ctrl__kick(ctrl_t *c);
+
+/* A merge patch of `m`'s finalizers without kueue.x-k8s.io/resource-in-use, conditional on its
+ * resourceVersion; NULL on out-of-memory. */
+json_t *ctrl__finalizer_patch(const object_meta_t *m);
 
 /* The key "<kind>:<key>" of the busy and status_checked maps, into buf. */
 void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n);

@@ -47,21 +47,9 @@ static const char *split_key(const char *key, char *ns, size_t n)
 /* Remove our finalizer from Workload `key` (merge patch of the whole list, at its version). */
 static void remove_finalizer(ctrl_t *c, const char *key, const ctrl_wl_t *w)
 {
-    const object_meta_t *m = &w->wl.meta;
-    json_t *list = json_array(), *patch = NULL;
+    json_t *patch = ctrl__finalizer_patch(&w->wl.meta);
     ctrl_op_t *op;
 
-    if (list == NULL)
-        return;
-    for (size_t i = 0; i < m->nfinalizers; i++) {
-        if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) != 0 &&
-            json_array_append_new(list, json_string(m->finalizers[i]))) {
-            json_decref(list);
-            return;
-        }
-    }
-    patch = json_pack("{s:{s:o,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
-                      m->resource_version);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_FINALIZER, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
                : NULL;
     if (op != NULL)
@@ -213,29 +201,41 @@ static void on_restore_wl(const kube_result_t *res, void *data)
     }
 }
 
-static bool send_restore(ctrl_op_t *op)
+/* GET the object of `kind` whose key op->data holds, answering to `cb`. */
+static bool get_data_key(ctrl_op_t *op, ctrl_kind_t kind, kube_done_cb cb)
 {
     char ns[256];
-    const char *wkey = json_string_value(op->data);
-    const char *name = wkey ? split_key(wkey, ns, sizeof(ns)) : NULL;
+    const char *key = json_string_value(op->data);
+    const char *name = key ? split_key(key, ns, sizeof(ns)) : NULL;
 
-    return name != NULL && kube_get(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, name, NULL,
-                                    on_restore_wl, op, NULL, NULL) == ERR_OK;
+    return name != NULL &&
+           kube_get(op->c->client, &op->c->res[kind], ns, name, NULL, cb, op, NULL, NULL) == ERR_OK;
 }
 
-static void restore_job(ctrl_t *c, const char *job_key, const char *wl_key)
+/* Submit `op` (verb `verb`, sent by `send`) with op->data = `data_key`; released on OOM. */
+static void submit_with_key(ctrl_t *c, ctrl_op_t *op, const char *data_key, const char *verb,
+                            bool (*send)(ctrl_op_t *op))
 {
-    ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_JOB_RESTORE, CTRL_JOB, job_key, CTRL_JOB, job_key);
-
     if (op == NULL)
         return;
-    op->data = json_string(wl_key);
-    op->verb = "update";
-    op->send = send_restore;
+    op->data = json_string(data_key);
+    op->verb = verb;
+    op->send = send;
     if (op->data == NULL)
         ctrl__op_free(op);
     else
         ctrl__submit(c, op);
+}
+
+static bool send_restore(ctrl_op_t *op)
+{
+    return get_data_key(op, CTRL_WORKLOAD, on_restore_wl);
+}
+
+static void restore_job(ctrl_t *c, const char *job_key, const char *wl_key)
+{
+    submit_with_key(c, ctrl__op_new(c, CTRL_OP_JOB_RESTORE, CTRL_JOB, job_key, CTRL_JOB, job_key),
+                    wl_key, "update", send_restore);
 }
 
 /* ---- Workload creation ------------------------------------------------------------------- */
@@ -350,27 +350,13 @@ static void on_job_fetched(const kube_result_t *res, void *data)
 
 static bool send_create(ctrl_op_t *op)
 {
-    char ns[256];
-    const char *job_key = json_string_value(op->data);
-    const char *name = job_key ? split_key(job_key, ns, sizeof(ns)) : NULL;
-
-    return name != NULL && kube_get(op->c->client, &op->c->res[CTRL_JOB], ns, name, NULL,
-                                    on_job_fetched, op, NULL, NULL) == ERR_OK;
+    return get_data_key(op, CTRL_JOB, on_job_fetched);
 }
 
 static void create_workload(ctrl_t *c, const char *job_key, const char *wl_key)
 {
-    ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key);
-
-    if (op == NULL)
-        return;
-    op->data = json_string(job_key);
-    op->verb = "create";
-    op->send = send_create;
-    if (op->data == NULL)
-        ctrl__op_free(op);
-    else
-        ctrl__submit(c, op);
+    submit_with_key(c, ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key),
+                    job_key, "create", send_create);
 }
 
 /* ---- the Job reconciler ------------------------------------------------------------------ */

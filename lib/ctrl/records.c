@@ -159,7 +159,7 @@ void ctrl_owner_fini(ctrl_owner_t *o)
     memset(o, 0, sizeof(*o));
 }
 
-static bool has_finalizer(const object_meta_t *m)
+bool ctrl_meta_has_finalizer(const object_meta_t *m)
 {
     for (size_t i = 0; i < m->nfinalizers; i++)
         if (strcmp(m->finalizers[i], JOB_FINALIZER_RESOURCE_IN_USE) == 0)
@@ -248,7 +248,7 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
     if (w->valid) {
         w->wl = o.u.wl;
         free(o.api_version);
-        w->finalizer = has_finalizer(&w->wl.meta);
+        w->finalizer = ctrl_meta_has_finalizer(&w->wl.meta);
     } else {
         min_meta(obj, &w->wl.meta, &oom);
         w->invalid = strdup(why[0] ? why : err_str(rc));

@@ -113,4 +113,7 @@ uint64_t ctrl_rv_num(const char *rv);
 /* Release what `o` owns. */
 void ctrl_owner_fini(ctrl_owner_t *o);
 
+/* Does `m` carry sluice's (Kueue's) kueue.x-k8s.io/resource-in-use finalizer? */
+bool ctrl_meta_has_finalizer(const object_meta_t *m);
+
 #endif

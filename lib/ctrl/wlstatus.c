@@ -256,7 +256,8 @@ json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now
         goto fail;
     }
     adm = NULL;
-    if (cond_set(conds, "QuotaReserved", "True", "QuotaReserved", msg, gen, now_s, NULL) != ERR_OK ||
+    if (cond_set(conds, "QuotaReserved", "True", "QuotaReserved", msg, gen, now_s, NULL) !=
+            ERR_OK ||
         cond_set(conds, "Admitted", "True", "Admitted", "The workload is admitted", gen, now_s,
                  NULL) != ERR_OK ||
         reset_previous(conds, "Evicted", gen, now_s) != ERR_OK ||
@@ -303,8 +304,8 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
         message = m ? m : message;
     }
     if (json_object_set_new(json_object_get(p, "status"), "admission", json_null()) ||
-        cond_set(conds, "QuotaReserved", "False", "PendingEvaluation", message, gen, now_s,
-                 NULL) != ERR_OK ||
+        cond_set(conds, "QuotaReserved", "False", "PendingEvaluation", message, gen, now_s, NULL) !=
+            ERR_OK ||
         cond_set(conds, "Admitted", "False", "NoReservation", "The workload has no reservation",
                  gen, now_s, NULL) != ERR_OK ||
         cond_set(conds, "Requeued",
@@ -324,7 +325,8 @@ json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *
 
     if (p == NULL)
         return NULL;
-    if (cond_set(conds, "Finished", "True", reason, message, generation(wl), now_s, NULL) != ERR_OK) {
+    if (cond_set(conds, "Finished", "True", reason, message, generation(wl), now_s, NULL) !=
+        ERR_OK) {
         json_decref(p);
         return NULL;
     }
