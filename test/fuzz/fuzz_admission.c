@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/admission.h"
 
+#include "fuzz_check.h"
+
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,8 +20,6 @@ static const char *const paths[] = {
     "/validate-batch-v1-job",
     "/validate-kueue-x-k8s-io-v1beta2-resourceflavor",
 };
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,20 +6,11 @@
 #include "model/selector.h"
 #include "model/validate.h"
 
+#include "fuzz_check.h"
+
 #include <jansson.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Unlike assert(), active in every build type (fuzz builds may define NDEBUG). */
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                     \
-        }                                                                                \
-    } while (0)
 
 /* Validation of any decoded object (create, and an update to itself, which runs the update rules
  * with nothing changed) must terminate with well-formed diagnostics. */
@@ -40,8 +31,6 @@ static void validate_all(const object_t *obj)
     diags_fini(&create);
     diags_fini(&update);
 }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The result must be consistent with the diagnostics, whatever the input. */
 static void check_diags(const diags_t *d, err_t rc, const object_t *obj)

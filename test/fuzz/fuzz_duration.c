@@ -5,11 +5,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/duration.h"
 
+#include "fuzz_check.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,21 +2,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/quantity.h"
 
+#include "fuzz_check.h"
+
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Unlike assert(), active in every build type (fuzz builds may define NDEBUG). */
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                     \
-        }                                                                                \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Parse `s`; when it is a quantity, its canonical text must parse back to the same value, and
  * formatting must reach a fixed point. Returns whether `s` parsed. */

@@ -6,11 +6,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/sim.h"
 
+#include "fuzz_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

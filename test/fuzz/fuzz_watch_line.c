@@ -5,22 +5,11 @@
 #include "kube/informer_int.h"
 #include "kube/lines.h"
 
+#include "fuzz_check.h"
+
 #include <jansson.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Unlike assert(), active in every build type (fuzz builds may define NDEBUG). */
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                     \
-        }                                                                                \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct ctx_s {
     size_t max;

@@ -2,21 +2,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/yaml.h"
 
+#include "fuzz_check.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Unlike assert(), active in every build type (fuzz builds may define NDEBUG). */
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                     \
-        }                                                                                \
-    } while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct seen_s {
     size_t docs;

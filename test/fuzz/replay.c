@@ -3,14 +3,14 @@
  * -DSLUICE_FUZZ=ON the targets link libFuzzer instead and this file is not used.
  * Usage: fuzz_<parser> FILE|DIR... (directories are read one level deep). */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "fuzz_check.h"
+
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Feed one file to the target; -1 when it cannot be read. */
 static int replay_file(const char *path)
