@@ -5,11 +5,27 @@
 
 /*
  * Include in exactly one file of a test executable linked with
- * -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc (sluice_add_test(... OOM_WRAP)): every
- * allocation of the program, the libraries under test included, passes through the wrappers.
- * oom_fail_at(n) makes the n-th allocation from now fail (0: none fails); oom_count() tells how
- * many allocations were made since. A test fails each allocation of an operation in turn, the
- * way SQLite's tests do, until the operation makes fewer allocations than the one failed.
+ * -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc (target_link_options in the test's
+ * .cmake file): every allocation the program's own objects make, the sluice libraries under test
+ * included, passes through the wrappers. oom_fail_at(n) makes the n-th allocation from now fail
+ * (0: none fails); oom_count() tells how many allocations were made since. A test fails each
+ * allocation of an operation in turn, the way SQLite's tests do, until the operation makes fewer
+ * allocations than the one failed:
+ *
+ *     for (n = 1;; n++) {
+ *         oom_fail_at(n);
+ *         rc = op();
+ *         made = oom_count();
+ *         oom_fail_at(0);
+ *         if (made < n)
+ *             break;                     -- nothing failed: rc is ERR_OK
+ *         ck_assert_int_eq(rc, ERR_NOMEM); -- and ASan sees no leak
+ *     }
+ *
+ * Shared libraries call the real malloc; jansson's allocations are counted too after
+ * json_set_alloc_funcs(oom_malloc, free). Code that calls strdup() directly (lib/model) is
+ * counted when the test also links with -Wl,--wrap=strdup and defines OOM_WRAP_STRDUP before
+ * including this file.
  */
 
 #include <stdbool.h>
@@ -54,5 +70,21 @@ void *__wrap_realloc(void *p, size_t n)
 {
     return oom__fails() ? NULL : __real_realloc(p, n);
 }
+
+/* malloc for allocators set at run time (json_set_alloc_funcs), counted like the rest. */
+static inline void *oom_malloc(size_t n)
+{
+    return __wrap_malloc(n);
+}
+
+#ifdef OOM_WRAP_STRDUP
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
+
+char *__wrap_strdup(const char *s)
+{
+    return oom__fails() ? NULL : __real_strdup(s);
+}
+#endif
 
 #endif

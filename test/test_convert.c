@@ -3,6 +3,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/convert.h"
 
+/* test_convert links with -Wl,--wrap=malloc,calloc,realloc (test/convert.cmake) for lib/model's
+ * own allocations; main() routes jansson's through the same counter. */
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,43 +18,6 @@
  * pkg/util/tas/tas_assignment_test.go), translated to JSON. Expected objects are compared as
  * compact JSON text, so key order is checked too: renamed fields keep their position.
  */
-
-/* ---- allocation accounting -----------------------------------------------------------------
- * test_convert links with -Wl,--wrap=malloc,calloc,realloc (test/convert.cmake) for lib/model's
- * own allocations, and routes jansson's through the same counter with json_set_alloc_funcs. */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-
-static long alloc_count, fail_at;
-
-static bool alloc_fails(void)
-{
-    return fail_at > 0 && ++alloc_count == fail_at;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return alloc_fails() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return alloc_fails() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return alloc_fails() ? NULL : __real_realloc(p, n);
-}
-
-static void *json_malloc(size_t n)
-{
-    return alloc_fails() ? NULL : __real_malloc(n);
-}
 
 /* ---- helpers -------------------------------------------------------------------------------- */
 
@@ -888,15 +855,16 @@ static long convert_every_oom(const char *text, const char *to)
         err_msg_t msg = {{0}};
         err_t rc;
         char *after;
+        long made;
 
-        alloc_count = 0;
-        fail_at = n;
+        oom_fail_at(n);
         rc = convert_object(in, to, &opts, &out, &msg);
-        fail_at = 0;
+        made = oom_count();
+        oom_fail_at(0);
         after = dump(in);
         ck_assert_str_eq(after, before);
         free(after);
-        if (alloc_count < n) {
+        if (made < n) {
             ck_assert_msg(rc == ERR_OK, "%s", msg.text);
             json_decref(out);
             break;
@@ -975,7 +943,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(json_malloc, free);
+    json_set_alloc_funcs(oom_malloc, free);
     sr = srunner_create(convert_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);

@@ -5,46 +5,14 @@
 #include "hook/conversion.h"
 #include "model/convert.h"
 
+/* Allocation failures: see test/convert.cmake and main(). */
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- allocation accounting (see test/convert.cmake) ------------------------------------------ */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-
-static long alloc_count, fail_at;
-
-static bool alloc_fails(void)
-{
-    return fail_at > 0 && ++alloc_count == fail_at;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return alloc_fails() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return alloc_fails() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return alloc_fails() ? NULL : __real_realloc(p, n);
-}
-
-static void *json_malloc(size_t n)
-{
-    return alloc_fails() ? NULL : __real_malloc(n);
-}
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
@@ -360,11 +328,13 @@ START_TEST(allocation_failures)
             char *out = NULL;
             err_msg_t msg = {{0}};
             err_t rc;
-            alloc_count = 0;
-            fail_at = n;
+            long made;
+
+            oom_fail_at(n);
             rc = hook_conversion_answer(doc, &out, &msg);
-            fail_at = 0;
-            if (alloc_count < n) {
+            made = oom_count();
+            oom_fail_at(0);
+            if (made < n) {
                 ck_assert_int_eq(rc, ERR_OK);
                 ck_assert_str_eq(out, ref);
                 free(out);
@@ -383,10 +353,10 @@ START_TEST(allocation_failures)
         char *body = squote(texts[0]), *out = NULL;
         err_msg_t msg;
         err_t rc;
-        alloc_count = 0;
-        fail_at = n;
+
+        oom_fail_at(n);
         rc = hook_conversion_review(body, strlen(body), &out, &msg);
-        fail_at = 0;
+        oom_fail_at(0);
         ck_assert(rc == ERR_OK || (rc == ERR_NOMEM && out == NULL));
         free(out);
         free(body);
@@ -401,7 +371,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(json_malloc, free);
+    json_set_alloc_funcs(oom_malloc, free);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, converts_in_order);
     tcase_add_test(tc, failures);

@@ -4,6 +4,10 @@
 #include "model/object.h"
 #include "model/yaml.h"
 
+/* lib/model calls strdup() too: see the allocation failures below. */
+#define OOM_WRAP_STRDUP
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1368,45 +1372,10 @@ END_TEST
 /* ---- allocation failures -----------------------------------------------------------------
  *
  * test_decode links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup (see
- * test/decode.cmake), so every allocation lib/model makes goes through the wrappers below. With
- * fail_at = n the n-th allocation after arming fails; object_decode() must then return
+ * test/decode.cmake), so every allocation lib/model makes goes through test/oom_wrap.h. With
+ * oom_fail_at(n) the n-th allocation after arming fails; object_decode() must then return
  * ERR_NOMEM with `obj` zeroed and nothing leaked (ASan checks the leaks).
  */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-
-static long alloc_count, fail_at;
-
-static bool alloc_fails(void)
-{
-    return fail_at > 0 && ++alloc_count == fail_at;
-}
-
-void *__wrap_malloc(size_t n)
-{
-    return alloc_fails() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return alloc_fails() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    return alloc_fails() ? NULL : __real_realloc(p, n);
-}
-
-char *__wrap_strdup(const char *s)
-{
-    return alloc_fails() ? NULL : __real_strdup(s);
-}
 
 /* Fail each allocation of decoding `text` in turn, then decode it with none failing (ERR_OK).
  * Returns how many allocations the whole decode makes. */
@@ -1419,13 +1388,14 @@ static long decode_every_oom(const char *text)
         object_t obj;
         diags_t d;
         err_t rc;
+        long made;
 
         diags_init(&d);
-        alloc_count = 0;
-        fail_at = n;
+        oom_fail_at(n);
         rc = object_decode(j, &obj, &d);
-        fail_at = 0;
-        if (alloc_count < n) {
+        made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
             if (rc != ERR_OK)
                 dump(&d);
             ck_assert_int_eq(rc, ERR_OK);
