@@ -12,6 +12,6 @@ sluice_add_fuzz(convert_review LIBS sluice_hook)
 # Runs the built binary ($SLUICE_BINARY_DIR/sluice) on test/data/convert/; `sluice check` checks
 # the output.
 if(TARGET sluice)
-  sluice_add_test(convert_cmd)
+  sluice_add_test(convert_cmd SOURCES sluice_exec.c)
   add_dependencies(test_convert_cmd sluice)
 endif()

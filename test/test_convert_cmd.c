@@ -1,108 +1,13 @@
 /* test_convert_cmd -- `sluice convert` end to end: the built binary on v1beta1 manifests, its
  * output accepted by `sluice check`, warnings, errors and exit codes. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "sluice_exec.h"
+
 #include <check.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-/*
- * The binary is $SLUICE_BINARY_DIR/sluice; it runs in $SLUICE_SOURCE_DIR so that file names in
- * its messages are the relative paths given on the command line.
- */
-
-typedef struct result_s {
-    int rc;
-    char *out; /* owned */
-    char *err; /* owned */
-} result_t;
-
-static char *slurp(int fd)
-{
-    size_t cap = 4096, len = 0;
-    char *s = malloc(cap);
-    ssize_t n;
-
-    ck_assert_ptr_nonnull(s);
-    lseek(fd, 0, SEEK_SET);
-    while ((n = read(fd, s + len, cap - len - 1)) > 0) {
-        len += (size_t)n;
-        if (cap - len < 2) {
-            cap *= 2;
-            s = realloc(s, cap);
-            ck_assert_ptr_nonnull(s);
-        }
-    }
-    s[len] = '\0';
-    return s;
-}
-
-static int temp_fd(void)
-{
-    char name[] = "/tmp/sluice-convert-test-XXXXXX";
-    int fd = mkstemp(name);
-
-    ck_assert_int_ge(fd, 0);
-    unlink(name);
-    return fd;
-}
-
-/* Run `sluice SUBCOMMAND ARGS...` (NULL-terminated) with `stdin_path` (NULL: /dev/null). */
-static result_t run(const char *stdin_path, const char *sub, ...)
-{
-    const char *bin_dir = getenv("SLUICE_BINARY_DIR"), *src_dir = getenv("SLUICE_SOURCE_DIR");
-    char bin[4096];
-    const char *argv[32];
-    int argc = 0, out_fd = temp_fd(), err_fd = temp_fd(), status;
-    result_t r;
-    va_list ap;
-    pid_t pid;
-
-    ck_assert_msg(bin_dir != NULL && src_dir != NULL,
-                  "SLUICE_BINARY_DIR and SLUICE_SOURCE_DIR must be set (ctest sets them)");
-    snprintf(bin, sizeof(bin), "%s/sluice", bin_dir);
-    argv[argc++] = bin;
-    argv[argc++] = sub;
-    va_start(ap, sub);
-    for (const char *a = va_arg(ap, const char *); a != NULL; a = va_arg(ap, const char *)) {
-        ck_assert_int_lt(argc, 31);
-        argv[argc++] = a;
-    }
-    va_end(ap);
-    argv[argc] = NULL;
-
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
-        if (in < 0 || chdir(src_dir) != 0)
-            _exit(127);
-        dup2(in, 0);
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert_msg(WIFEXITED(status), "sluice %s did not exit normally", sub);
-    r.rc = WEXITSTATUS(status);
-    ck_assert_msg(r.rc != 127, "could not run %s", bin);
-    r.out = slurp(out_fd);
-    r.err = slurp(err_fd);
-    close(out_fd);
-    close(err_fd);
-    return r;
-}
-
-static void result_fini(result_t *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* A scratch file name under /tmp (removed by the caller). */
 static void scratch(char *buf, size_t size, const char *tag)
@@ -119,26 +24,15 @@ static void write_file(const char *path, const char *text)
     ck_assert_int_eq(fclose(f), 0);
 }
 
-static char *read_file(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    char *s;
-
-    ck_assert_int_ge(fd, 0);
-    s = slurp(fd);
-    close(fd);
-    return s;
-}
-
 #define D "test/data/convert/"
 
 START_TEST(converts_and_check_accepts)
 {
     char out[256];
-    result_t r, c;
+    sluice_result_t r, c;
 
     scratch(out, sizeof(out), "out");
-    r = run(NULL, "convert", D "kueue-v1beta1.yaml", D "kubectl-list.yaml", NULL);
+    r = sluice_exec(NULL, "convert", D "kueue-v1beta1.yaml", D "kubectl-list.yaml", NULL);
     ck_assert_msg(r.rc == 0, "%s", r.err);
     /* Every Kueue object is v1beta2 with v1beta2's names; the Namespace passes through. */
     ck_assert_ptr_null(strstr(r.out, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue"));
@@ -175,29 +69,29 @@ START_TEST(converts_and_check_accepts)
           "left as it is: sluice converts ClusterQueue, LocalQueue, Workload, ResourceFlavor, "
           "Cohort and WorkloadPriorityClass only\n"
           "sluice convert: 8 documents in 2 files: 7 converted, 4 warnings\n");
-    result_fini(&r);
+    sluice_result_fini(&r);
 
     /* -o FILE, and `sluice check` accepts what was written. */
-    r = run(NULL, "convert", "-q", "-o", out, D "kueue-v1beta1.yaml", NULL);
+    r = sluice_exec(NULL, "convert", "-q", "-o", out, D "kueue-v1beta1.yaml", NULL);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_str_eq(r.out, "");
-    c = run(NULL, "check", out, NULL);
+    c = sluice_exec(NULL, "check", out, NULL);
     ck_assert_msg(c.rc == 0, "sluice check refused the converted manifests:\n%s%s", c.out, c.err);
     ck_assert_ptr_nonnull(strstr(c.err, "7 objects in 1 file: ok"));
-    result_fini(&c);
-    result_fini(&r);
+    sluice_result_fini(&c);
+    sluice_result_fini(&r);
 
     /* Converting the result again changes nothing (and -o may name the input). */
     {
-        char *before = read_file(out), *after;
-        r = run(NULL, "convert", "-q", "-o", out, out, NULL);
+        char *before = sluice_read_file(out), *after;
+        r = sluice_exec(NULL, "convert", "-q", "-o", out, out, NULL);
         ck_assert_int_eq(r.rc, 0);
         ck_assert_str_eq(r.err, "");
-        after = read_file(out);
+        after = sluice_read_file(out);
         ck_assert_str_eq(after, before);
         free(before);
         free(after);
-        result_fini(&r);
+        sluice_result_fini(&r);
     }
     unlink(out);
 }
@@ -206,7 +100,7 @@ END_TEST
 START_TEST(stdin_json_and_passthrough)
 {
     char in[256];
-    result_t r;
+    sluice_result_t r;
 
     scratch(in, sizeof(in), "in");
     write_file(in, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\",\"metadata\":"
@@ -217,7 +111,7 @@ START_TEST(stdin_json_and_passthrough)
                    "namespace: kueue-system\n"
                    "---\n"
                    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\n");
-    r = run(in, "convert", "-", NULL);
+    r = sluice_exec(in, "convert", "-", NULL);
     ck_assert_msg(r.rc == 0, "%s", r.err);
     ck_assert_str_eq(r.out, "apiVersion: kueue.x-k8s.io/v1beta2\n"
                             "kind: Workload\n"
@@ -240,7 +134,7 @@ START_TEST(stdin_json_and_passthrough)
     ck_assert_ptr_nonnull(strstr(r.err, "<stdin>: doc 2: warning: Configuration "
                                         "config.kueue.x-k8s.io/v1beta1 is left as it is"));
     ck_assert_ptr_nonnull(strstr(r.err, "3 documents in 1 file: 1 converted, 1 warning\n"));
-    result_fini(&r);
+    sluice_result_fini(&r);
     unlink(in);
 }
 END_TEST
@@ -248,11 +142,11 @@ END_TEST
 START_TEST(errors_write_nothing)
 {
     char out[256], bad[256];
-    result_t r;
+    sluice_result_t r;
 
     scratch(out, sizeof(out), "never");
     unlink(out);
-    r = run(NULL, "convert", "-o", out, D "kueue-v1beta1.yaml", D "bad-v1beta1.yaml", NULL);
+    r = sluice_exec(NULL, "convert", "-o", out, D "kueue-v1beta1.yaml", D "bad-v1beta1.yaml", NULL);
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(r.out, "");
     ck_assert_ptr_nonnull(strstr(
@@ -260,42 +154,42 @@ START_TEST(errors_write_nothing)
                  "value: \"example.com/priorityclass\""));
     ck_assert_ptr_nonnull(strstr(r.err, "1 error (nothing written)\n"));
     ck_assert_int_ne(access(out, F_OK), 0);
-    result_fini(&r);
+    sluice_result_fini(&r);
 
     /* Malformed YAML, a missing file, a directory: exit 2, nothing written. */
     scratch(bad, sizeof(bad), "bad");
     write_file(bad, "a: [1,\n");
-    r = run(NULL, "convert", bad, NULL);
+    r = sluice_exec(NULL, "convert", bad, NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_str_eq(r.out, "");
     ck_assert_ptr_nonnull(strstr(r.err, "line 2"));
-    result_fini(&r);
+    sluice_result_fini(&r);
     unlink(bad);
-    r = run(NULL, "convert", D "kueue-v1beta1.yaml", "no-such-file.yaml", NULL);
+    r = sluice_exec(NULL, "convert", D "kueue-v1beta1.yaml", "no-such-file.yaml", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_str_eq(r.out, "");
     ck_assert_ptr_nonnull(strstr(r.err, "no-such-file.yaml: No such file or directory"));
-    result_fini(&r);
-    r = run(NULL, "convert", "test/data/convert", NULL);
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "convert", "test/data/convert", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "is a directory"));
-    result_fini(&r);
+    sluice_result_fini(&r);
     /* Usage. */
-    r = run(NULL, "convert", NULL);
+    r = sluice_exec(NULL, "convert", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "no FILE given"));
-    result_fini(&r);
-    r = run(NULL, "convert", "-o", NULL);
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "convert", "-o", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "-o needs a FILE"));
-    result_fini(&r);
-    r = run(NULL, "convert", "--bogus", "x", NULL);
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "convert", "--bogus", "x", NULL);
     ck_assert_int_eq(r.rc, 2);
-    result_fini(&r);
-    r = run(NULL, "convert", "--help", NULL);
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "convert", "--help", NULL);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "usage: sluice convert"));
-    result_fini(&r);
+    sluice_result_fini(&r);
 }
 END_TEST
 
