@@ -2,12 +2,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "cli.h"
 #include "model/crosscheck.h"
 #include "model/object.h"
 #include "model/validate.h"
 #include "model/yaml.h"
 #include "util/grow.h"
 #include "util/str.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -394,43 +396,17 @@ static void check_fini(check_t *c)
 int cmd_check(int argc, char **argv)
 {
     check_t c = {0};
-    bool quiet = false, scenario = false, end_opts = false;
-    size_t nerr = 0, nwarn = 0, nargs = 0;
-    int rc;
+    bool quiet = false, scenario = false;
+    const cli_opt_t opts[] = {{"-q", "--quiet", &quiet, NULL, NULL},
+                              {"--scenario", NULL, &scenario, NULL, NULL}};
+    const cli_spec_t spec = {"check", opts, ARRAY_SIZE(opts), "no FILE given", usage};
+    size_t nerr = 0, nwarn = 0;
+    int nargs, rc;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (end_opts || a[0] != '-' || strcmp(a, "-") == 0) {
-            nargs++;
-        } else if (strcmp(a, "--") == 0) {
-            end_opts = true;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return EXIT_CLEAN;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = true;
-        } else if (strcmp(a, "--scenario") == 0) {
-            scenario = true;
-        } else {
-            fprintf(stderr, "sluice check: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (nargs == 0) {
-        fprintf(stderr, "sluice check: no FILE given\n\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-
-    end_opts = false;
-    for (int i = 1; i < argc && !c.oom; i++) {
-        const char *a = argv[i];
-        if (!end_opts && strcmp(a, "--") == 0)
-            end_opts = true;
-        else if (end_opts || a[0] != '-' || strcmp(a, "-") == 0)
-            read_path(&c, a);
-    }
+    if (!cli_parse(&spec, argc, argv, &nargs, &rc))
+        return rc;
+    for (int i = 1; i <= nargs && !c.oom; i++)
+        read_path(&c, argv[i]);
     if (c.oom || !run_checks(&c, scenario)) {
         fprintf(stderr, "sluice check: out of memory\n");
         check_fini(&c);

@@ -2,9 +2,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "cli.h"
 #include "model/convert.h"
 #include "model/yaml.h"
 #include "model/yamlw.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -306,51 +308,19 @@ int cmd_convert(int argc, char **argv)
 {
     conv_run_t r = {0};
     const char *output = NULL;
-    bool quiet = false, end_opts = false;
-    size_t nargs = 0, nfiles = 0;
-    int rc;
+    bool quiet = false;
+    const cli_opt_t opts[] = {{"-q", "--quiet", &quiet, NULL, NULL},
+                              {"-o", "--output", NULL, &output, "FILE"}};
+    const cli_spec_t spec = {"convert", opts, ARRAY_SIZE(opts),
+                             "no FILE given (- reads standard input)", usage};
+    size_t nfiles = 0;
+    int nargs, rc;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (end_opts || a[0] != '-' || strcmp(a, "-") == 0) {
-            nargs++;
-        } else if (strcmp(a, "--") == 0) {
-            end_opts = true;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return EXIT_CLEAN;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = true;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (++i >= argc || argv[i][0] == '\0') {
-                fprintf(stderr, "sluice convert: %s needs a FILE\n\n", a);
-                usage(stderr);
-                return EXIT_USAGE;
-            }
-            output = argv[i];
-        } else {
-            fprintf(stderr, "sluice convert: unknown option '%s'\n\n", a);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (nargs == 0) {
-        fprintf(stderr, "sluice convert: no FILE given (- reads standard input)\n\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-
-    end_opts = false;
-    for (int i = 1; i < argc && !r.oom; i++) {
-        const char *a = argv[i];
-        if (!end_opts && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
-            i++;
-        } else if (!end_opts && strcmp(a, "--") == 0) {
-            end_opts = true;
-        } else if (end_opts || a[0] != '-' || strcmp(a, "-") == 0) {
-            read_path(&r, a);
-            nfiles++;
-        }
+    if (!cli_parse(&spec, argc, argv, &nargs, &rc))
+        return rc;
+    for (int i = 1; i <= nargs && !r.oom; i++) {
+        read_path(&r, argv[i]);
+        nfiles++;
     }
     for (size_t i = 0; i < r.ndocs && !r.oom && r.nbad_files == 0; i++)
         convert_doc(&r, &r.docs[i]);
