@@ -6,6 +6,7 @@
 #include "model/convert.h"
 #include "model/yaml.h"
 #include "model/yamlw.h"
+#include "util/grow.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -89,15 +90,9 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     conv_run_t *r = ctx;
 
     (void)line;
-    if (r->ndocs == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        conv_doc_t *d = realloc(r->docs, cap * sizeof(*d));
-        if (d == NULL) {
-            r->oom = true;
-            return ERR_NOMEM;
-        }
-        r->docs = d;
-        r->cap = cap;
+    if (util_grow((void **)&r->docs, &r->cap, r->ndocs + 1, sizeof(*r->docs)) != ERR_OK) {
+        r->oom = true;
+        return ERR_NOMEM;
     }
     r->docs[r->ndocs].file = r->cur_file;
     r->docs[r->ndocs].doc = index + 1;
