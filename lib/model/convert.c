@@ -217,6 +217,24 @@ err_t convert__object_at(convert__cur_t *c, json_t *obj, const char *key, json_t
     return ERR_OK;
 }
 
+err_t convert__all_strings(convert__cur_t *c, const json_t *list, const char *key, const char *what)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(list, i, v)
+    {
+        if (!json_is_string(v)) {
+            size_t mark = convert__push_key(c, key);
+            convert__push_index(c, i);
+            convert__fail(c, ERR_INVALID, "%s", what);
+            convert__pop(c, mark);
+            return ERR_INVALID;
+        }
+    }
+    return ERR_OK;
+}
+
 /* obj[from] -> obj[to] at the same position. A null value -- or, with `drop_empty`, an empty
  * string (Kueue's field is a plain string with omitempty) -- is removed instead. */
 static err_t rename_field(json_t *obj, const char *from, const char *to, bool drop_empty)
@@ -233,6 +251,14 @@ static err_t rename_field(json_t *obj, const char *from, const char *to, bool dr
         return ERR_NOMEM;
     }
     return convert__splice(obj, from, entries);
+}
+
+/* rename_field() from the source version's name of a field to the target version's. */
+static err_t rename_version(json_t *obj, const char *v1_name, const char *v2_name, bool to_v2,
+                            bool drop_empty)
+{
+    return to_v2 ? rename_field(obj, v1_name, v2_name, drop_empty)
+                 : rename_field(obj, v2_name, v1_name, drop_empty);
 }
 
 /* Remove obj[key], a field the target version does not have, with a note. */
@@ -274,16 +300,9 @@ static err_t cq_admission_checks_to_v2(convert__cur_t *c, json_t *spec)
         return convert__splice(spec, "admissionChecks", NULL);
     if (!json_is_array(list))
         return convert__fail_at(c, "admissionChecks", ERR_INVALID, "must be an array of names");
-    json_array_foreach(list, i, v)
-    {
-        if (!json_is_string(v)) {
-            size_t mark = convert__push_key(c, "admissionChecks");
-            convert__push_index(c, i);
-            convert__fail(c, ERR_INVALID, "must be a string (an AdmissionCheck name)");
-            convert__pop(c, mark);
-            return ERR_INVALID;
-        }
-    }
+    if (convert__all_strings(c, list, "admissionChecks",
+                             "must be a string (an AdmissionCheck name)") != ERR_OK)
+        return ERR_INVALID;
     if (json_object_get(spec, "admissionChecksStrategy") != NULL) {
         convert__note(c, "admissionChecksStrategy",
                       "replaced by spec.admissionChecks, as Kueue's conversion does (v1beta1 "
@@ -410,37 +429,34 @@ static err_t cq_to_v1(convert__cur_t *c, json_t *obj)
     return ERR_OK;
 }
 
-/* ---- LocalQueue, Cohort ------------------------------------------------------------------- */
-
-static err_t lq_to_v2(convert__cur_t *c, json_t *obj)
+/* ClusterQueue: the two directions differ beyond names (admissionChecks and flavorFungibility are
+ * reshaped one way only), so each has its own function. */
+static err_t cq_convert(convert__cur_t *c, json_t *obj, bool to_v2)
 {
-    static const char *const status_v2[] = {"flavorsUsage", NULL};
-    json_t *status;
-    size_t mark = 0;
-    err_t rc;
-
-    if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK || status == NULL)
-        return rc;
-    if ((rc = convert__foreign(c, status, status_v2, CONVERT_V1BETA1)) != ERR_OK ||
-        (rc = rename_field(status, "flavorUsage", "flavorsUsage", false)) != ERR_OK)
-        return rc;
-    drop_field(c, status, "flavors", CONVERT_V1BETA2);
-    convert__pop(c, mark);
-    return ERR_OK;
+    return to_v2 ? cq_to_v2(c, obj) : cq_to_v1(c, obj);
 }
 
-static err_t lq_to_v1(convert__cur_t *c, json_t *obj)
+/* ---- LocalQueue, Cohort ------------------------------------------------------------------- */
+
+/* LocalQueue: v1beta1's status.flavorUsage is v1beta2's flavorsUsage, and its deprecated
+ * status.flavors has no v1beta2 field. */
+static err_t lq_convert(convert__cur_t *c, json_t *obj, bool to_v2)
 {
+    /* The fields only one version has: in an object of the other, a mistake (convert__foreign). */
     static const char *const status_v1[] = {"flavorUsage", "flavors", NULL};
+    static const char *const status_v2[] = {"flavorsUsage", NULL};
+    const char *from = to_v2 ? CONVERT_V1BETA1 : CONVERT_V1BETA2;
     json_t *status;
     size_t mark = 0;
     err_t rc;
 
     if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK || status == NULL)
         return rc;
-    if ((rc = convert__foreign(c, status, status_v1, CONVERT_V1BETA2)) != ERR_OK ||
-        (rc = rename_field(status, "flavorsUsage", "flavorUsage", false)) != ERR_OK)
+    if ((rc = convert__foreign(c, status, to_v2 ? status_v2 : status_v1, from)) != ERR_OK ||
+        (rc = rename_version(status, "flavorUsage", "flavorsUsage", to_v2, false)) != ERR_OK)
         return rc;
+    if (to_v2)
+        drop_field(c, status, "flavors", CONVERT_V1BETA2);
     convert__pop(c, mark);
     return ERR_OK;
 }
@@ -467,16 +483,6 @@ static err_t cohort_convert(convert__cur_t *c, json_t *obj, bool to_v2)
     }
     convert__pop(c, mark);
     return ERR_OK;
-}
-
-static err_t cohort_to_v2(convert__cur_t *c, json_t *obj)
-{
-    return cohort_convert(c, obj, true);
-}
-
-static err_t cohort_to_v1(convert__cur_t *c, json_t *obj)
-{
-    return cohort_convert(c, obj, false);
 }
 
 /* ---- Workload ----------------------------------------------------------------------------- */
@@ -654,11 +660,18 @@ static err_t wl_topology(convert__cur_t *c, json_t *status, bool to_v2)
     return ERR_OK;
 }
 
-static err_t wl_to_v2(convert__cur_t *c, json_t *obj)
+/* Workload: v1beta2 has priorityClassRef for v1beta1's priorityClassName + priorityClassSource,
+ * renames status.accumulatedPastExexcutionTimeSeconds (sic), reshapes topology assignments and
+ * adds preemptionGates (spec and status), which v1beta1 drops. */
+static err_t wl_convert(convert__cur_t *c, json_t *obj, bool to_v2)
 {
+    /* The fields only one version has: in an object of the other, a mistake (convert__foreign). */
+    static const char *const spec_v1[] = {"priorityClassName", "priorityClassSource", NULL};
     static const char *const spec_v2[] = {"priorityClassRef", "preemptionGates", NULL};
+    static const char *const status_v1[] = {"accumulatedPastExexcutionTimeSeconds", NULL};
     static const char *const status_v2[] = {"accumulatedPastExecutionTimeSeconds",
                                             "preemptionGates", NULL};
+    const char *from = to_v2 ? CONVERT_V1BETA1 : CONVERT_V1BETA2;
     json_t *spec, *status;
     size_t mark = 0;
     err_t rc;
@@ -666,50 +679,24 @@ static err_t wl_to_v2(convert__cur_t *c, json_t *obj)
     if ((rc = enter(c, obj, "spec", &spec, &mark)) != ERR_OK)
         return rc;
     if (spec != NULL) {
-        if ((rc = convert__foreign(c, spec, spec_v2, CONVERT_V1BETA1)) != ERR_OK ||
-            (rc = wl_priority_to_v2(c, spec)) != ERR_OK || (rc = wl_podsets(c, spec, true)))
+        if ((rc = convert__foreign(c, spec, to_v2 ? spec_v2 : spec_v1, from)) != ERR_OK ||
+            (rc = to_v2 ? wl_priority_to_v2(c, spec) : wl_priority_to_v1(c, spec)) != ERR_OK ||
+            (rc = wl_podsets(c, spec, to_v2)) != ERR_OK)
             return rc;
+        if (!to_v2)
+            drop_field(c, spec, "preemptionGates", CONVERT_V1BETA1);
         convert__pop(c, mark);
     }
     if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK)
         return rc;
     if (status != NULL) {
-        if ((rc = convert__foreign(c, status, status_v2, CONVERT_V1BETA1)) != ERR_OK ||
-            (rc = rename_field(status, "accumulatedPastExexcutionTimeSeconds",
-                               "accumulatedPastExecutionTimeSeconds", false)) != ERR_OK ||
-            (rc = wl_topology(c, status, true)) != ERR_OK)
+        if ((rc = convert__foreign(c, status, to_v2 ? status_v2 : status_v1, from)) != ERR_OK ||
+            (rc = rename_version(status, "accumulatedPastExexcutionTimeSeconds",
+                                 "accumulatedPastExecutionTimeSeconds", to_v2, false)) != ERR_OK ||
+            (rc = wl_topology(c, status, to_v2)) != ERR_OK)
             return rc;
-        convert__pop(c, mark);
-    }
-    return ERR_OK;
-}
-
-static err_t wl_to_v1(convert__cur_t *c, json_t *obj)
-{
-    static const char *const spec_v1[] = {"priorityClassName", "priorityClassSource", NULL};
-    static const char *const status_v1[] = {"accumulatedPastExexcutionTimeSeconds", NULL};
-    json_t *spec, *status;
-    size_t mark = 0;
-    err_t rc;
-
-    if ((rc = enter(c, obj, "spec", &spec, &mark)) != ERR_OK)
-        return rc;
-    if (spec != NULL) {
-        if ((rc = convert__foreign(c, spec, spec_v1, CONVERT_V1BETA2)) != ERR_OK ||
-            (rc = wl_priority_to_v1(c, spec)) != ERR_OK || (rc = wl_podsets(c, spec, false)))
-            return rc;
-        drop_field(c, spec, "preemptionGates", CONVERT_V1BETA1);
-        convert__pop(c, mark);
-    }
-    if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK)
-        return rc;
-    if (status != NULL) {
-        if ((rc = convert__foreign(c, status, status_v1, CONVERT_V1BETA2)) != ERR_OK ||
-            (rc = rename_field(status, "accumulatedPastExecutionTimeSeconds",
-                               "accumulatedPastExexcutionTimeSeconds", false)) != ERR_OK ||
-            (rc = wl_topology(c, status, false)) != ERR_OK)
-            return rc;
-        drop_field(c, status, "preemptionGates", CONVERT_V1BETA1);
+        if (!to_v2)
+            drop_field(c, status, "preemptionGates", CONVERT_V1BETA1);
         convert__pop(c, mark);
     }
     return ERR_OK;
@@ -717,15 +704,15 @@ static err_t wl_to_v1(convert__cur_t *c, json_t *obj)
 
 /* ---- dispatch ----------------------------------------------------------------------------- */
 
-typedef err_t (*convert_fn)(convert__cur_t *c, json_t *obj);
+/* Reshape `obj` (the caller's copy) from one version to the other, in place. */
+typedef err_t (*convert_fn)(convert__cur_t *c, json_t *obj, bool to_v2);
 
 static const struct {
     const char *kind;
-    convert_fn to_v2, to_v1; /* NULL: the schemas are the same, apiVersion only */
+    convert_fn convert; /* NULL: the schemas are the same, apiVersion only */
 } kinds[] = {
-    {"ClusterQueue", cq_to_v2, cq_to_v1}, {"LocalQueue", lq_to_v2, lq_to_v1},
-    {"Workload", wl_to_v2, wl_to_v1},     {"Cohort", cohort_to_v2, cohort_to_v1},
-    {"ResourceFlavor", NULL, NULL},       {"WorkloadPriorityClass", NULL, NULL},
+    {"ClusterQueue", cq_convert}, {"LocalQueue", lq_convert}, {"Workload", wl_convert},
+    {"Cohort", cohort_convert},   {"ResourceFlavor", NULL},   {"WorkloadPriorityClass", NULL},
 };
 
 static int kind_index(const json_t *kind)
@@ -807,8 +794,8 @@ err_t convert_object(const json_t *in, const char *to, const convert_opts_t *opt
     copy = json_deep_copy(in);
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "%s: out of memory", c.who);
-    if (from_v != to_v && (to_v == 2 ? kinds[k].to_v2 : kinds[k].to_v1) != NULL)
-        rc = (to_v == 2 ? kinds[k].to_v2 : kinds[k].to_v1)(&c, copy);
+    if (from_v != to_v && kinds[k].convert != NULL)
+        rc = kinds[k].convert(&c, copy, to_v == 2);
     if (rc == ERR_OK && json_object_set_new(copy, "apiVersion", json_string(to)) != 0)
         rc = ERR_NOMEM;
     if (rc != ERR_OK) {

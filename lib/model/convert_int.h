@@ -58,6 +58,11 @@ err_t convert__foreign(convert__cur_t *c, const json_t *obj, const char *const *
 /* The object at obj[key]: *out = NULL when absent or null; ERR_INVALID when another type. */
 err_t convert__object_at(convert__cur_t *c, json_t *obj, const char *key, json_t **out);
 
+/* ERR_INVALID (at path.key[i], with the text `what`) unless every element of the array `list`,
+ * which is obj[key], is a string. */
+err_t convert__all_strings(convert__cur_t *c, const json_t *list, const char *key,
+                           const char *what);
+
 /* status.admission.podSetAssignments[].topologyAssignment `ta` (its path pushed): v1beta1
  * {levels, domains} -> v1beta2 {levels, slices} and back, in place. */
 err_t convert__tas_to_v2(convert__cur_t *c, json_t *ta);

@@ -76,8 +76,7 @@ static bool int32_of(const json_t *v, int64_t lo, int32_t *out)
 /* levels: an array of strings (absent or null: none). */
 static err_t read_levels(convert__cur_t *c, json_t *ta, size_t *nlevels, const json_t **levels)
 {
-    json_t *v = json_object_get(ta, "levels"), *l;
-    size_t i;
+    json_t *v = json_object_get(ta, "levels");
 
     *levels = NULL;
     *nlevels = 0;
@@ -85,16 +84,8 @@ static err_t read_levels(convert__cur_t *c, json_t *ta, size_t *nlevels, const j
         return ERR_OK;
     if (!json_is_array(v))
         return convert__fail_at(c, "levels", ERR_INVALID, "must be an array of label keys");
-    json_array_foreach(v, i, l)
-    {
-        if (!json_is_string(l)) {
-            size_t mark = convert__push_key(c, "levels");
-            convert__push_index(c, i);
-            convert__fail(c, ERR_INVALID, "must be a string");
-            convert__pop(c, mark);
-            return ERR_INVALID;
-        }
-    }
+    if (convert__all_strings(c, v, "levels", "must be a string") != ERR_OK)
+        return ERR_INVALID;
     *levels = v;
     *nlevels = json_array_size(v);
     return ERR_OK;
