@@ -6,6 +6,7 @@
 /* test_convert links with -Wl,--wrap=malloc,calloc,realloc (test/convert.cmake) for lib/model's
  * own allocations; main() routes jansson's through the same counter. */
 #include "oom_wrap.h"
+#include "squote.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -20,24 +21,6 @@
  */
 
 /* ---- helpers -------------------------------------------------------------------------------- */
-
-/* JSON written with single quotes; turned into real JSON here. */
-static json_t *J(const char *text)
-{
-    char *s = strdup(text);
-    json_error_t e;
-    json_t *j;
-
-    ck_assert_ptr_nonnull(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    j = json_loads(s, 0, &e);
-    if (j == NULL)
-        ck_abort_msg("bad test JSON: %s: %s", e.text, s);
-    free(s);
-    return j;
-}
 
 static char *dump(const json_t *j)
 {
@@ -81,7 +64,7 @@ static const convert_opts_t opts = {.note = on_note, .ctx = &notes};
 /* Convert `in` to `to` and compare with `want` (both single-quoted JSON texts). */
 static void expect(const char *in, const char *to, const char *want)
 {
-    json_t *src = J(in), *exp = J(want), *out = NULL;
+    json_t *src = squote_json(in), *exp = squote_json(want), *out = NULL;
     err_msg_t msg = {{0}};
     char *got_s, *want_s, *src_before = dump(src);
     err_t rc = convert_object(src, to, &opts, &out, &msg);
@@ -106,7 +89,7 @@ static void expect(const char *in, const char *to, const char *want)
 /* Expect a failure with `code` whose message contains `needle`. */
 static void expect_fail(const char *in, const char *to, err_t code, const char *needle)
 {
-    json_t *src = J(in), *out = NULL;
+    json_t *src = squote_json(in), *out = NULL;
     err_msg_t msg = {{0}};
     err_t rc = convert_object(src, to, &opts, &out, &msg);
 
@@ -121,7 +104,7 @@ static void expect_fail(const char *in, const char *to, err_t code, const char *
  * differ where two fields became one and back). */
 static void round_trip(const char *in)
 {
-    json_t *v1 = J(in), *v2 = NULL, *back = NULL;
+    json_t *v1 = squote_json(in), *v2 = NULL, *back = NULL;
     err_msg_t msg = {{0}};
     char *a, *b;
 
@@ -536,7 +519,8 @@ END_TEST
 /* A hostname-level v1beta1 assignment of `n` domains named by fmt(i) -> the converted slices. */
 static json_t *tas_hosts(size_t n, void (*name)(size_t i, char *buf, size_t size))
 {
-    json_t *wl = J("{" WL1 "," ADM("{'levels':['" HOST "'],'domains':[]}") "}"), *out = NULL;
+    json_t *wl = squote_json("{" WL1 "," ADM("{'levels':['" HOST "'],'domains':[]}") "}"),
+           *out = NULL;
     json_t *domains = json_object_get(
         json_object_get(
             json_array_get(
@@ -607,7 +591,7 @@ static void big_name(size_t i, char *buf, size_t size)
 
 static void expect_slices(json_t *slices, const char *want)
 {
-    json_t *w = J(want);
+    json_t *w = squote_json(want);
     char *a = dump(slices), *b = dump(w);
 
     ck_assert_msg(strcmp(a, b) == 0, "\n got: %s\nwant: %s", a, b);
@@ -740,11 +724,12 @@ END_TEST
 START_TEST(tas_domain_budget)
 {
     /* The budget is per object, across podSetAssignments. */
-    json_t *wl = J("{" WL2 ",'status':{'admission':{'podSetAssignments':[{'topologyAssignment':"
-                   "{'levels':['a'],'slices':[{'domainCount':3,'valuesPerLevel':[{'individual':{"
-                   "'roots':['1','2','3']}}],'podCounts':{'universal':1}}]}},{'topologyAssignment':"
-                   "{'levels':['a'],'slices':[{'domainCount':2,'valuesPerLevel':[{'individual':{"
-                   "'roots':['1','2']}}],'podCounts':{'universal':1}}]}}]}}}"),
+    json_t *wl = squote_json(
+               "{" WL2 ",'status':{'admission':{'podSetAssignments':[{'topologyAssignment':"
+               "{'levels':['a'],'slices':[{'domainCount':3,'valuesPerLevel':[{'individual':{"
+               "'roots':['1','2','3']}}],'podCounts':{'universal':1}}]}},{'topologyAssignment':"
+               "{'levels':['a'],'slices':[{'domainCount':2,'valuesPerLevel':[{'individual':{"
+               "'roots':['1','2']}}],'podCounts':{'universal':1}}]}}]}}}"),
            *out = NULL;
     size_t budget = 4;
     convert_opts_t o = {.budget = &budget};
@@ -846,7 +831,7 @@ END_TEST
  * input intact and (ASan) nothing leaked; then it succeeds. Returns the allocation count. */
 static long convert_every_oom(const char *text, const char *to)
 {
-    json_t *in = J(text);
+    json_t *in = squote_json(text);
     char *before = dump(in);
     long n;
 

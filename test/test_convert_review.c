@@ -7,6 +7,7 @@
 
 /* Allocation failures: see test/convert.cmake and main(). */
 #include "oom_wrap.h"
+#include "squote.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -15,17 +16,6 @@
 #include <string.h>
 
 /* ---- helpers --------------------------------------------------------------------------------- */
-
-static char *squote(const char *text)
-{
-    char *s = strdup(text);
-
-    ck_assert_ptr_nonnull(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    return s;
-}
 
 /* Post `review` (single-quoted JSON or raw bytes) and parse the answer. */
 static json_t *review(const char *text, bool quote)

@@ -7,6 +7,7 @@
 /* lib/model calls strdup() too: see the allocation failures below. */
 #define OOM_WRAP_STRDUP
 #include "oom_wrap.h"
+#include "squote.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -16,27 +17,9 @@
 /* ---- helpers ----------------------------------------------------------------------------------
  */
 
-/* JSON written with single quotes for readability; turned into real JSON here. */
-static json_t *load(const char *text)
-{
-    char *s = strdup(text);
-    json_error_t e;
-    json_t *j;
-
-    ck_assert_ptr_nonnull(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    j = json_loads(s, 0, &e);
-    if (j == NULL)
-        ck_abort_msg("bad test JSON: %s: %s", e.text, s);
-    free(s);
-    return j;
-}
-
 static err_t decode(const char *text, object_t *obj, diags_t *d)
 {
-    json_t *j = load(text);
+    json_t *j = squote_json(text);
     err_t rc;
 
     diags_init(d);
@@ -1381,7 +1364,7 @@ END_TEST
  * Returns how many allocations the whole decode makes. */
 static long decode_every_oom(const char *text)
 {
-    json_t *j = load(text);
+    json_t *j = squote_json(text);
     long n;
 
     for (n = 1;; n++) {

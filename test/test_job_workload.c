@@ -2,33 +2,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/job_workload.h"
 #include "model/object.h"
+#include "squote.h"
 
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static json_t *load(const char *text)
-{
-    char *s = strdup(text);
-    json_error_t e;
-    json_t *j;
-
-    ck_assert_ptr_nonnull(s);
-    for (char *p = s; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    j = json_loads(s, 0, &e);
-    if (j == NULL)
-        ck_abort_msg("bad test JSON: %s", e.text);
-    free(s);
-    return j;
-}
-
 /* Decode a Job (must be valid) into obj. */
 static const job_t *job_from(const char *text, object_t *obj)
 {
-    json_t *j = load(text);
+    json_t *j = squote_json(text);
     diags_t d;
 
     diags_init(&d);

@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/object.h"
 #include "model/requests.h"
+#include "squote.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -13,7 +14,6 @@
 static void job_with(const char *podspec, const char *extra, object_t *obj)
 {
     char text[4096];
-    json_error_t e;
     json_t *j;
     diags_t d;
 
@@ -21,12 +21,7 @@ static void job_with(const char *podspec, const char *extra, object_t *obj)
              "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{%s"
              "'template':{'spec':%s}}}",
              extra ? extra : "", podspec);
-    for (char *p = text; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    j = json_loads(text, 0, &e);
-    if (j == NULL)
-        ck_abort_msg("bad JSON %s: %s", e.text, text);
+    j = squote_json(text);
     diags_init(&d);
     if (object_decode(j, obj, &d) != ERR_OK) {
         for (size_t i = 0; i < d.len; i++)
