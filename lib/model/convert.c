@@ -286,6 +286,25 @@ static err_t enter(convert__cur_t *c, json_t *obj, const char *key, json_t **out
 
 /* ---- ClusterQueue ------------------------------------------------------------------------- */
 
+/* status.fairSharing of a ClusterQueue or Cohort: v1beta1's (the ClusterQueue type in both)
+ * has admissionFairSharingStatus, v1beta2's has not. */
+static err_t fair_sharing(convert__cur_t *c, json_t *status, bool to_v2)
+{
+    static const char *const fs_v1[] = {"admissionFairSharingStatus", NULL};
+    json_t *fs;
+    size_t mark = 0;
+    err_t rc = enter(c, status, "fairSharing", &fs, &mark);
+
+    if (rc != ERR_OK || fs == NULL)
+        return rc;
+    if (to_v2)
+        drop_field(c, fs, "admissionFairSharingStatus", CONVERT_V1BETA2);
+    else if ((rc = convert__foreign(c, fs, fs_v1, CONVERT_V1BETA2)) != ERR_OK)
+        return rc;
+    convert__pop(c, mark);
+    return ERR_OK;
+}
+
 /* spec.admissionChecks [names] -> spec.admissionChecksStrategy {admissionChecks: [{name}]}.
  * Kueue converts a non-empty list and then overwrites any admissionChecksStrategy with it (its
  * v1beta1 webhook refused both together); an empty list just disappears. */
@@ -363,77 +382,46 @@ static err_t cq_fungibility_to_v2(convert__cur_t *c, json_t *spec)
     return rc;
 }
 
-static err_t cq_to_v2(convert__cur_t *c, json_t *obj)
-{
-    static const char *const spec_v2[] = {"cohortName", "concurrentAdmissionPolicy", NULL};
-    json_t *spec, *status, *fs;
-    size_t mark = 0, fmark = 0;
-    err_t rc;
-
-    if ((rc = enter(c, obj, "spec", &spec, &mark)) != ERR_OK)
-        return rc;
-    if (spec != NULL) {
-        if ((rc = convert__foreign(c, spec, spec_v2, CONVERT_V1BETA1)) != ERR_OK ||
-            (rc = rename_field(spec, "cohort", "cohortName", true)) != ERR_OK ||
-            (rc = cq_admission_checks_to_v2(c, spec)) != ERR_OK ||
-            (rc = cq_fungibility_to_v2(c, spec)) != ERR_OK)
-            return rc;
-        convert__pop(c, mark);
-    }
-    if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK)
-        return rc;
-    if (status != NULL) {
-        drop_field(c, status, "pendingWorkloadsStatus", CONVERT_V1BETA2);
-        if ((rc = enter(c, status, "fairSharing", &fs, &fmark)) != ERR_OK)
-            return rc;
-        if (fs != NULL) {
-            drop_field(c, fs, "admissionFairSharingStatus", CONVERT_V1BETA2);
-            convert__pop(c, fmark);
-        }
-        convert__pop(c, mark);
-    }
-    return ERR_OK;
-}
-
-static err_t cq_to_v1(convert__cur_t *c, json_t *obj)
-{
-    static const char *const spec_v1[] = {"cohort", "admissionChecks", NULL};
-    static const char *const status_v1[] = {"pendingWorkloadsStatus", NULL};
-    static const char *const fs_v1[] = {"admissionFairSharingStatus", NULL};
-    json_t *spec, *status, *fs;
-    size_t mark = 0, fmark = 0;
-    err_t rc;
-
-    if ((rc = enter(c, obj, "spec", &spec, &mark)) != ERR_OK)
-        return rc;
-    if (spec != NULL) {
-        if ((rc = convert__foreign(c, spec, spec_v1, CONVERT_V1BETA2)) != ERR_OK ||
-            (rc = rename_field(spec, "cohortName", "cohort", true)) != ERR_OK)
-            return rc;
-        drop_field(c, spec, "concurrentAdmissionPolicy", CONVERT_V1BETA1);
-        convert__pop(c, mark);
-    }
-    if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK)
-        return rc;
-    if (status != NULL) {
-        if ((rc = convert__foreign(c, status, status_v1, CONVERT_V1BETA2)) != ERR_OK ||
-            (rc = enter(c, status, "fairSharing", &fs, &fmark)) != ERR_OK)
-            return rc;
-        if (fs != NULL) {
-            if ((rc = convert__foreign(c, fs, fs_v1, CONVERT_V1BETA2)) != ERR_OK)
-                return rc;
-            convert__pop(c, fmark);
-        }
-        convert__pop(c, mark);
-    }
-    return ERR_OK;
-}
-
-/* ClusterQueue: the two directions differ beyond names (admissionChecks and flavorFungibility are
- * reshaped one way only), so each has its own function. */
+/* ClusterQueue: v1beta2 renamed spec.cohort to cohortName and reshaped spec.admissionChecks and
+ * the flavorFungibility values (to v1beta2 only: cq_admission_checks_to_v2(),
+ * cq_fungibility_to_v2()); status.pendingWorkloadsStatus is v1beta1's only, and
+ * spec.concurrentAdmissionPolicy v1beta2's. */
 static err_t cq_convert(convert__cur_t *c, json_t *obj, bool to_v2)
 {
-    return to_v2 ? cq_to_v2(c, obj) : cq_to_v1(c, obj);
+    /* The fields only one version has: in an object of the other, a mistake (convert__foreign). */
+    static const char *const spec_v1[] = {"cohort", "admissionChecks", NULL};
+    static const char *const spec_v2[] = {"cohortName", "concurrentAdmissionPolicy", NULL};
+    static const char *const status_v1[] = {"pendingWorkloadsStatus", NULL};
+    const char *from = to_v2 ? CONVERT_V1BETA1 : CONVERT_V1BETA2;
+    json_t *spec, *status;
+    size_t mark = 0;
+    err_t rc;
+
+    if ((rc = enter(c, obj, "spec", &spec, &mark)) != ERR_OK)
+        return rc;
+    if (spec != NULL) {
+        if ((rc = convert__foreign(c, spec, to_v2 ? spec_v2 : spec_v1, from)) != ERR_OK ||
+            (rc = rename_version(spec, "cohort", "cohortName", to_v2, true)) != ERR_OK)
+            return rc;
+        if (!to_v2)
+            drop_field(c, spec, "concurrentAdmissionPolicy", CONVERT_V1BETA1);
+        else if ((rc = cq_admission_checks_to_v2(c, spec)) != ERR_OK ||
+                 (rc = cq_fungibility_to_v2(c, spec)) != ERR_OK)
+            return rc;
+        convert__pop(c, mark);
+    }
+    if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK)
+        return rc;
+    if (status != NULL) {
+        if (to_v2)
+            drop_field(c, status, "pendingWorkloadsStatus", CONVERT_V1BETA2);
+        else if ((rc = convert__foreign(c, status, status_v1, CONVERT_V1BETA2)) != ERR_OK)
+            return rc;
+        if ((rc = fair_sharing(c, status, to_v2)) != ERR_OK)
+            return rc;
+        convert__pop(c, mark);
+    }
+    return ERR_OK;
 }
 
 /* ---- LocalQueue, Cohort ------------------------------------------------------------------- */
@@ -465,22 +453,14 @@ static err_t lq_convert(convert__cur_t *c, json_t *obj, bool to_v2)
  * admissionFairSharingStatus. */
 static err_t cohort_convert(convert__cur_t *c, json_t *obj, bool to_v2)
 {
-    static const char *const fs_v1[] = {"admissionFairSharingStatus", NULL};
-    json_t *status, *fs;
-    size_t mark = 0, fmark = 0;
+    json_t *status;
+    size_t mark = 0;
     err_t rc;
 
     if ((rc = enter(c, obj, "status", &status, &mark)) != ERR_OK || status == NULL)
         return rc;
-    if ((rc = enter(c, status, "fairSharing", &fs, &fmark)) != ERR_OK)
+    if ((rc = fair_sharing(c, status, to_v2)) != ERR_OK)
         return rc;
-    if (fs != NULL) {
-        if (to_v2)
-            drop_field(c, fs, "admissionFairSharingStatus", CONVERT_V1BETA2);
-        else if ((rc = convert__foreign(c, fs, fs_v1, CONVERT_V1BETA2)) != ERR_OK)
-            return rc;
-        convert__pop(c, fmark);
-    }
     convert__pop(c, mark);
     return ERR_OK;
 }
