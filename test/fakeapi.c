@@ -3,6 +3,7 @@
 #include "fakeapi.h"
 
 #include "fakeapi_int.h"
+#include "util/grow.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -296,14 +297,7 @@ static void log_add(fakeapi_t *fa, unsigned seq, const fa_call_t *c, const fa_ro
     fakeapi_logent_t *e;
     char res[512];
 
-    if (fa->nlog == fa->log_cap) {
-        size_t cap = fa->log_cap ? fa->log_cap * 2 : 64;
-        fakeapi_logent_t *l = realloc(fa->log, cap * sizeof(*l));
-
-        FA_NN(l);
-        fa->log = l;
-        fa->log_cap = cap;
-    }
+    FA_OK(util_grow((void **)&fa->log, &fa->log_cap, fa->nlog + 1, sizeof(*fa->log)));
     e = &fa->log[fa->nlog++];
     memset(e, 0, sizeof(*e));
     e->seq = seq;

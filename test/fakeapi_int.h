@@ -8,8 +8,9 @@
 
 #include <check.h>
 
-/* Abort the test when `p` is NULL (out of memory in test infrastructure). */
+/* Abort the test when `p` is NULL, or `e` is not ERR_OK (out of memory in test infrastructure). */
 #define FA_NN(p) ck_assert_msg((p) != NULL, "fakeapi: out of memory")
+#define FA_OK(e) ck_assert_msg((e) == ERR_OK, "fakeapi: out of memory")
 
 /* One registered resource type. */
 typedef struct fa_type_s {

@@ -1,6 +1,7 @@
 /* fakeapi_store -- the fake API server's objects: writes with the API server's rules, history. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "fakeapi_int.h"
+#include "util/grow.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -214,8 +215,17 @@ static void not_found(fa_answer_t *a, const fa_type_t *t, const char *name)
     fa__status_details(a, t, name);
 }
 
-static void conflict(fa_answer_t *a, const fa_type_t *t, const char *name, const char *why)
+/* 409 Conflict: "Operation cannot be fulfilled on <resource> "<name>": <why>". */
+static void conflict(fa_answer_t *a, const fa_type_t *t, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void conflict(fa_answer_t *a, const fa_type_t *t, const char *name, const char *fmt, ...)
 {
+    char why[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
     fa__status(a, 409, NULL, "Operation cannot be fulfilled on %s \"%s\": %s", t->qualified, name,
                why);
     fa__status_details(a, t, name);
@@ -379,14 +389,7 @@ static void record(fakeapi_t *fa, fa_type_t *t, fa_etype_t et, json_t *obj, json
 {
     fa_event_t *e;
 
-    if (fa->nhist == fa->hist_cap) {
-        size_t cap = fa->hist_cap ? fa->hist_cap * 2 : 64;
-        fa_event_t *h = realloc(fa->hist, cap * sizeof(*h));
-
-        FA_NN(h);
-        fa->hist = h;
-        fa->hist_cap = cap;
-    }
+    FA_OK(util_grow((void **)&fa->hist, &fa->hist_cap, fa->nhist + 1, sizeof(*fa->hist)));
     e = &fa->hist[fa->nhist++];
     e->type = t;
     e->etype = et;
@@ -714,13 +717,8 @@ static void do_update(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *n
     }
     cuid = mstr(cand, "uid");
     if (cuid[0] && strcmp(cuid, mstr(old, "uid")) != 0) {
-        char why[256];
-
-        snprintf(why, sizeof(why),
-                 "Precondition failed: UID in precondition: %s, UID in object "
-                 "meta: %s",
+        conflict(a, t, name, "Precondition failed: UID in precondition: %s, UID in object meta: %s",
                  cuid, mstr(old, "uid"));
-        conflict(a, t, name, why);
         goto out;
     }
     if (status) {
@@ -837,7 +835,7 @@ void fa__patch(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, bo
 void fa__delete(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, json_t *opts,
                 fa_answer_t *a)
 {
-    char key[KEY_MAX], why[512], ts[64];
+    char key[KEY_MAX], ts[64];
     json_t *old, *pre = json_object_get(opts, "preconditions"), *next;
     const char *prv = json_string_value(json_object_get(pre, "resourceVersion"));
     const char *puid = json_string_value(json_object_get(pre, "uid"));
@@ -850,19 +848,17 @@ void fa__delete(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, j
         return;
     }
     if (prv != NULL && strcmp(prv, mstr(old, "resourceVersion")) != 0) {
-        snprintf(why, sizeof(why),
+        conflict(a, t, name,
                  "the ResourceVersion in the precondition (%s) does not match the "
                  "ResourceVersion in record (%s). The object might have been modified",
                  prv, mstr(old, "resourceVersion"));
-        conflict(a, t, name, why);
         return;
     }
     if (puid != NULL && strcmp(puid, mstr(old, "uid")) != 0) {
-        snprintf(why, sizeof(why),
+        conflict(a, t, name,
                  "the UID in the precondition (%s) does not match the UID in record (%s). The "
                  "object might have been deleted and then recreated",
                  puid, mstr(old, "uid"));
-        conflict(a, t, name, why);
         return;
     }
     a->code = 200;
