@@ -68,8 +68,8 @@ sluice_result_t sluice_exec(const char *stdin_path, const char *sub, ...)
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
-        if (in < 0 || chdir(src_dir) != 0)
+        int in = chdir(src_dir) == 0 ? open(stdin_path ? stdin_path : "/dev/null", O_RDONLY) : -1;
+        if (in < 0)
             _exit(127);
         dup2(in, 0);
         dup2(out_fd, 1);

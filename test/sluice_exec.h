@@ -11,8 +11,9 @@ typedef struct sluice_result_s {
 
 /* Run `sluice SUB ARGS...` (NULL-terminated) with `stdin_path` (NULL: /dev/null) as standard
  * input. The binary is $SLUICE_BINARY_DIR/sluice and runs in $SLUICE_SOURCE_DIR (ctest sets
- * both), so that file names in its messages are the relative paths given. The test fails when
- * the binary cannot be run or does not exit normally. Free the result with sluice_result_fini(). */
+ * both), so that file names in its messages are the relative paths given; a relative
+ * `stdin_path` is found there too. The test fails when the binary cannot be run or does not exit
+ * normally. Free the result with sluice_result_fini(). */
 sluice_result_t sluice_exec(const char *stdin_path, const char *sub, ...) __attribute__((sentinel));
 
 void sluice_result_fini(sluice_result_t *r);

@@ -3,7 +3,6 @@
 #include "sluice_exec.h"
 
 #include <check.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,17 +107,12 @@ END_TEST
 
 START_TEST(stdin_input)
 {
-    const char *src = getenv("SLUICE_SOURCE_DIR");
-    char path[4096];
-    sluice_result_t r;
+    sluice_result_t r = sluice_exec(D "queue.json", "check", "-", D "flavors.yaml", NULL);
 
-    ck_assert_ptr_nonnull(src);
-    snprintf(path, sizeof(path), "%s/" D "queue.json", src);
-    r = sluice_exec(path, "check", "-", D "flavors.yaml", NULL);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_str_eq(r.err, "sluice check: 2 objects in 2 files: ok\n");
     sluice_result_fini(&r);
-    r = sluice_exec(path, "check", "-", NULL);
+    r = sluice_exec(D "queue.json", "check", "-", NULL);
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(r.out, "<stdin>: doc 1 (ClusterQueue inference): "
                             "spec.resourceGroups[0].flavors[0].name: references missing "
@@ -129,15 +123,10 @@ END_TEST
 
 START_TEST(kubectl_lists)
 {
-    const char *src = getenv("SLUICE_SOURCE_DIR");
-    char path[4096];
-    sluice_result_t r;
-
     /* A List from kubectl, on standard input: its items are the objects (the flavor they
      * reference is among them). */
-    ck_assert_ptr_nonnull(src);
-    snprintf(path, sizeof(path), "%s/" D "list.yaml", src);
-    r = sluice_exec(path, "check", "-", NULL);
+    sluice_result_t r = sluice_exec(D "list.yaml", "check", "-", NULL);
+
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(r.out, "<stdin>: doc 1 (ClusterQueue gpu): spec.queueingStrategy: "
                             "Unsupported value: \"Wrong\": supported values: \"BestEffortFIFO\", "
