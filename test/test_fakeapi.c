@@ -223,6 +223,18 @@ static void put(fx_t *fx, const char *text)
     json_decref(obj);
 }
 
+/* An empty ConfigMap ns/name, stored directly. */
+static void put_cm(fx_t *fx, const char *ns, const char *name)
+{
+    char text[256];
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"%s\"}}",
+             name, ns);
+    put(fx, text);
+}
+
 /* ---- informer recorder ----------------------------------------------------------------------- */
 
 typedef struct rec_s {
@@ -658,14 +670,10 @@ START_TEST(test_informer_lists_pages_and_watches)
     kube_informer_stats_t st;
 
     fx_init(&fx);
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
-             "\"namespace\":\"a\"}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"y\","
-             "\"namespace\":\"a\"}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"z\","
-             "\"namespace\":\"a\"}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\","
-             "\"namespace\":\"b\"}}");
+    put_cm(&fx, "a", "x");
+    put_cm(&fx, "a", "y");
+    put_cm(&fx, "a", "z");
+    put_cm(&fx, "b", "x");
     inf = informer(&fx, &cms, "a", 2, &rec);
     ck_assert_str_eq(rec.log, "add:a/x@2 add:a/y@3 add:a/z@4 ");
     ck_assert_str_eq(kube_informer_resource_version(inf), "5");
@@ -742,8 +750,7 @@ START_TEST(test_watch_resume_selectors_bookmarks_timeout)
     fx_init(&fx);
     put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"p\","
              "\"namespace\":\"a\",\"labels\":{\"team\":\"x\"}}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"q\","
-             "\"namespace\":\"a\"}}");
+    put_cm(&fx, "a", "q");
     put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"p\","
              "\"namespace\":\"a\",\"labels\":{\"team\":\"x\"},\"data\":{\"k\":\"v\"}}}");
     /* From resourceVersion 2: the history after it, bookmarks, then the end at timeoutSeconds. */
@@ -996,10 +1003,8 @@ START_TEST(test_cut_watch_resumes_without_relist)
     fakeapi_set_fault(fx.fa, cut_hook, &hook);
     inf = informer(&fx, &cms, "a", 0, &rec);
     /* Two changes: the first goes out, then the stream breaks mid-response. */
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"m\","
-             "\"namespace\":\"a\"}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"n\","
-             "\"namespace\":\"a\"}}");
+    put_cm(&fx, "a", "m");
+    put_cm(&fx, "a", "n");
     /* The informer reconnects from the last version it saw (after backoff: a broken stream, a
      * routine drop it does not report, then a 500, which it does), gets the missed change from
      * the history, and never relists. */
@@ -1038,10 +1043,8 @@ START_TEST(test_compaction_gives_410_and_a_relist)
     char cont[256];
 
     fx_init(&fx);
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k1\","
-             "\"namespace\":\"a\"}}");
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k2\","
-             "\"namespace\":\"a\"}}");
+    put_cm(&fx, "a", "k1");
+    put_cm(&fx, "a", "k2");
     inf = informer(&fx, &cms, "a", 0, &rec);
     ck_assert_str_eq(kube_informer_resource_version(inf), "3");
     /* A continue token from before the compaction. */
@@ -1055,8 +1058,7 @@ START_TEST(test_compaction_gives_410_and_a_relist)
     put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k1\","
              "\"namespace\":\"a\"},\"data\":{\"v\":\"2\"}}");
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "configmaps", "a", "k2", NULL), ERR_OK);
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k3\","
-             "\"namespace\":\"a\"}}");
+    put_cm(&fx, "a", "k3");
     fakeapi_compact(fx.fa);
     run_until_logged(&fx, &rec, "add:a/k3@6 ");
     /* One 410, one relist, and each change reported once by the relist's diff. */
@@ -1073,8 +1075,7 @@ START_TEST(test_compaction_gives_410_and_a_relist)
     ck_assert_str_eq(w.log, "ERROR:410 ");
     ck_assert_int_eq(w.end.err, ERR_OK);
     /* From the compaction point on, the history is there again. */
-    put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"k4\","
-             "\"namespace\":\"a\"}}");
+    put_cm(&fx, "a", "k4");
     wo.resource_version = "6";
     wo.timeout_seconds = 1;
     res_reset(&w.end);
