@@ -73,8 +73,8 @@ START_TEST(defaults)
     ctrl_writer_init(&w, NULL, 0);
     ck_assert_uint_eq(w.opts.window, 64);
     ck_assert_uint_eq(w.opts.status_qps_milli, 10000);
-    ck_assert_uint_eq(w.opts.explain_qps_milli, 5000);
-    ck_assert_uint_eq(w.opts.event_qps_milli, 5000);
+    ck_assert_uint_eq(w.opts.explain_qps_milli, 2000);
+    ck_assert_uint_eq(w.opts.event_qps_milli, 2000);
     ck_assert_uint_eq(w.opts.burst, 20);
 }
 END_TEST

@@ -27,7 +27,7 @@
 
 /* A ClusterQueue's or LocalQueue's status is computed at most this often (and written only
  * when it changed, within the writer's STATUS budget). */
-#define QUEUE_STATUS_INTERVAL_MS 5000
+#define QUEUE_STATUS_INTERVAL_MS 10000
 
 /* The engine's admission of `key` was not (and will not be) written: forget it. */
 static void revert(ctrl_t *c, const char *key)

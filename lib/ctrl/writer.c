@@ -15,9 +15,9 @@ void ctrl_writer_init(ctrl_writer_t *w, const ctrl_writer_opts_t *opts, uint64_t
     if (w->opts.status_qps_milli == 0)
         w->opts.status_qps_milli = 10000;
     if (w->opts.explain_qps_milli == 0)
-        w->opts.explain_qps_milli = 5000;
+        w->opts.explain_qps_milli = 2000;
     if (w->opts.event_qps_milli == 0)
-        w->opts.event_qps_milli = 5000;
+        w->opts.event_qps_milli = 2000;
     if (w->opts.burst == 0)
         w->opts.burst = 20;
     kube_bucket_init(&w->buckets[CTRL_WRITE_STATUS], w->opts.status_qps_milli, w->opts.burst,

@@ -37,8 +37,8 @@ typedef enum {
 typedef struct ctrl_writer_opts_s {
     uint32_t window;            /* requests in flight at most; 0: 64 */
     uint64_t status_qps_milli;  /* 0: 10/s */
-    uint64_t explain_qps_milli; /* 0: 5/s */
-    uint64_t event_qps_milli;   /* 0: 5/s */
+    uint64_t explain_qps_milli; /* 0: 2/s */
+    uint64_t event_qps_milli;   /* 0: 2/s */
     uint32_t burst;             /* of each rate-limited class; 0: 20 */
 } ctrl_writer_opts_t;
 

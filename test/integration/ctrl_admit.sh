@@ -41,7 +41,7 @@ until_ 20 "Job train unsuspended" '[ "$(jget train "{.spec.suspend}")" = false ]
 say "Job train: Workload $w admitted to $cq in flavor $fl, started with nodeSelector pool=big-$sfx"
 
 until_ 20 "ClusterQueue status counts" '[ "$(k get clusterqueue $cq -o jsonpath="{.status.reservingWorkloads}/{.status.conditions[?(@.type==\"Active\")].status}")" = "1/True" ]'
-until_ 20 "LocalQueue status" '[ "$(k get localqueue -n $ns lq -o jsonpath="{.status.admittedWorkloads}")" = 1 ]'
+until_ 30 "LocalQueue status" '[ "$(k get localqueue -n $ns lq -o jsonpath="{.status.admittedWorkloads}")" = 1 ]'
 
 # A second 3-GPU Job does not fit while train runs: it stays suspended with the explanation.
 tjob second 3 0
