@@ -1,0 +1,158 @@
+/* framework -- Kueue's job integrations as one table: a kind is an entry, not a controller. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_JOBS_FRAMEWORK_H
+#define SLUICE_JOBS_FRAMEWORK_H
+
+/*
+ * Every kind sluice admits (batch/v1 Job, JobSet, the Kubeflow jobs, RayJob, RayCluster, plain
+ * Pods, the serving kinds) is described by one jobs_kind_t: how to read its pod sets out of the
+ * API object, how to suspend and resume it, how to tell running from finished, how many of its
+ * pods are ready. Everything else -- the Workload built from it, its name, starting it with an
+ * admission's flavors, stopping it and restoring its templates, the digest that says whether it
+ * is restored -- is written once here, over the kind's entry, so that lib/ctrl, lib/hook and
+ * lib/sim handle every kind with the same code (Kueue's jobframework.GenericJob, in C).
+ *
+ * Objects are the API's JSON (jansson), as the informers and the webhooks receive them: a kind
+ * reads and writes only the fields it names and leaves the rest as it found it. Pod templates
+ * are PodTemplateSpec objects ({metadata, spec}); a plain Pod is its own template.
+ */
+
+#include "model/types.h"
+#include "util/err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Kueue's limit on pod sets per Workload (spec.podSets maxItems). */
+#define JOBS_PODSETS_MAX 8
+
+/* Pod-set names are DNS-1123 labels. */
+#define JOBS_PODSET_NAME_MAX 63
+
+/* Where an object of a kind stands. */
+typedef enum {
+    JOBS_RUNNING = 0, /* not finished (suspended, pending, or running) */
+    JOBS_SUCCEEDED,
+    JOBS_FAILED,
+} jobs_phase_t;
+
+/* One pod set of an object, as its kind reads it. */
+typedef struct jobs_podset_s {
+    char name[JOBS_PODSET_NAME_MAX + 1]; /* Kueue's pod-set name for this kind ("main", "worker", a
+                                            replicated Job's name, ...) */
+    json_t *tmpl;      /* borrowed from the object: its PodTemplateSpec (or the Pod itself) */
+    int32_t count;     /* pods at full size */
+    int32_t min_count; /* partial admission: fewest pods it may run with; 0 = not partial */
+} jobs_podset_t;
+
+/* What an admission adds to one pod set's template (all borrowed). */
+typedef struct jobs_start_info_s {
+    const char *name;          /* pod-set name */
+    const char *local_queue;   /* Workload spec.queueName */
+    const char *cluster_queue; /* status.admission.clusterQueue */
+    const char *workload;      /* Workload name */
+    json_t *node_selector;     /* object: nodeLabels of the assigned flavors, or NULL */
+    json_t *tolerations;       /* array: tolerations of the assigned flavors, or NULL */
+    bool has_count;            /* partial admission: run with `count` pods */
+    int32_t count;
+} jobs_start_info_t;
+
+/*
+ * A kind. Function members take the whole API object; those that may be NULL say so. A kind's
+ * functions never allocate what they return: pointers they hand out are borrowed from `obj`.
+ */
+typedef struct jobs_kind_s {
+    const char *framework;   /* integrations.frameworks name: "batch/job", "jobset.x-k8s.io/jobset" */
+    const char *group;       /* API group, "" for core */
+    const char *version;     /* the version sluice reads and writes */
+    const char *kind;        /* "JobSet" */
+    const char *resource;    /* plural resource name: "jobsets" */
+
+    /* Fill out[0..*n) with the pod sets of `obj`, at most JOBS_PODSETS_MAX, in Kueue's order.
+     * ERR_INVALID (naming the field path) when the object has no readable pod set. */
+    err_t (*pod_sets)(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg);
+
+    /* Is `obj` held (suspended, or gated) -- its pods not to run? */
+    bool (*suspended)(const json_t *obj);
+
+    /* Hold (true) or release (false) `obj`, in place. */
+    err_t (*set_suspended)(json_t *obj, bool suspend, err_msg_t *msg);
+
+    /* Partial admission: make pod set `i` run `count` pods, in place. NULL: the kind does not
+     * support partial admission (then min_count is always 0). */
+    err_t (*set_count)(json_t *obj, size_t i, int32_t count, err_msg_t *msg);
+
+    /* Where `obj` stands; on a finish, *message (may be NULL) is the reason to write into the
+     * Workload's Finished condition (borrowed from obj, or a static string). */
+    jobs_phase_t (*phase)(const json_t *obj, const char **message);
+
+    /* Does `obj` still have pods that run (a suspended Job's pods terminating count)? */
+    bool (*active)(const json_t *obj);
+
+    /* Are all the pods of `obj` ready (waitForPodsReady's PodsReady condition)? */
+    bool (*pods_ready)(const json_t *obj);
+
+    /* Should `obj` be left alone although it carries a queue name (Kueue's JobWithSkip: e.g. a
+     * RayCluster a RayJob created)? NULL: never. */
+    bool (*skip)(const json_t *obj);
+} jobs_kind_t;
+
+/* ---- the table --------------------------------------------------------------------------- */
+
+/* The i-th kind sluice knows (stable order), NULL past the end. */
+const jobs_kind_t *jobs_kind_at(size_t i);
+
+/* The kind of `api_version` ("group/version", or "v1" for core) and `kind`, or NULL. A version
+ * other than the kind's is still found (its owners and children name it so). */
+const jobs_kind_t *jobs_kind_find(const char *api_version, const char *kind);
+
+/* The kind whose integrations.frameworks name is `framework`, or NULL. */
+const jobs_kind_t *jobs_kind_named(const char *framework);
+
+/* ---- what is written once for every kind -------------------------------------------------- */
+
+/* Kueue's Workload name for object `name` with `uid` (NULL = "") of kind `k`: lower(kind) + "-"
+ * + name cut to `max` - 6 bytes, then "-" + the first 5 hex digits of
+ * sha1(Kind "\n" group "\n" name "\n" uid). `max` is 253, or 63 with ShortWorkloadNames;
+ * `buf` holds at least max + 1 bytes. */
+err_t jobs_workload_name(const jobs_kind_t *k, const char *name, const char *uid, size_t max,
+                         char *buf, size_t size, err_msg_t *msg);
+
+/* Build into zeroed `out` the Workload Kueue creates for `obj` of kind `k` (reference section
+ * 3.3, the same for every kind): name (jobs_workload_name), namespace, label job-uid, finalizer
+ * resource-in-use, the labels of integrations.labelKeysToCopy, queueName from the queue-name
+ * label, maximumExecutionTimeSeconds from its label, one pod set per pod_sets() entry with its
+ * template decoded and its requests computed, and the priority-class label as a
+ * WorkloadPriorityClass reference without a value (resolved by the caller as for Jobs).
+ * `copy_labels` (may be NULL) lists the label keys to copy. On error `out` stays zeroed and
+ * `msg` names the field path. */
+err_t jobs_workload_build(const jobs_kind_t *k, json_t *obj, const char *const *copy_labels,
+                          workload_t *out, err_msg_t *msg);
+
+/* Start `obj` with an admission (modified in place): for each entry of info[0..n) the pod set of
+ * that name gets the node selector, tolerations (deduplicated), labels podset / local-queue /
+ * cluster-queue and the workload annotation; its count under partial admission; then the object
+ * is released. A conflicting nodeSelector key, label or annotation is ERR_CONFLICT ("invalid
+ * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `obj` unchanged; so does an
+ * info naming no pod set of the object (ERR_INVALID). */
+err_t jobs_start(const jobs_kind_t *k, json_t *obj, const jobs_start_info_t *info, size_t n,
+                 err_msg_t *msg);
+
+/* Stop `obj` (modified in place): held, and each pod set's template labels, annotations,
+ * nodeSelector and tolerations restored from the Workload's spec.podSets item of the same name
+ * (`pod_sets`, an array), keeping the labels the kind's own controller owns; counts changed by a
+ * partial admission put back. *changed says whether anything changed. */
+err_t jobs_stop(const jobs_kind_t *k, json_t *obj, const json_t *pod_sets, bool *changed,
+                err_msg_t *msg);
+
+/* A digest of what jobs_stop() restores in every pod set of `obj` (0 when it has none): equal
+ * digests of a held object and of its Workload's pod sets (jobs_podsets_digest()) mean it is
+ * restored, without keeping either's templates. */
+uint64_t jobs_digest(const jobs_kind_t *k, json_t *obj);
+
+/* The same digest over a Workload's spec.podSets array. */
+uint64_t jobs_podsets_digest(const json_t *pod_sets);
+
+#endif
