@@ -59,6 +59,23 @@ typedef struct jobs_start_info_s {
     int32_t count;
 } jobs_start_info_t;
 
+/* How an admission reaches the pods of a kind (its `admit` member). */
+typedef enum {
+    /* The object is held and released itself (its suspend field): jobs_start and jobs_stop. */
+    JOBS_ADMIT_OBJECT = 0,
+    /* A plain Pod, held by the scheduling gate kueue.x-k8s.io/admission. jobs_start releases it
+     * (the gate removed); a released Pod can never be gated again (the API server only lets
+     * gates be removed), so it is stopped by deleting it, never by jobs_stop: see
+     * jobs_pod_stop_needed() and jobs_pod_termination_condition() in podgroup.h. */
+    JOBS_ADMIT_POD,
+    /* A serving owner (Deployment, StatefulSet, LeaderWorkerSet): the object itself is never
+     * held. Its webhook marks its pod template (jobs_serving_default() in kind_serving.h) so that
+     * each of its pods is created gated, as a single Pod (Deployment) or as a member of a pod
+     * group (one per StatefulSet, one per LeaderWorkerSet replica); its pods are started and
+     * stopped as JOBS_ADMIT_POD. pod_sets() gives the pod sets of one of its Workloads. */
+    JOBS_ADMIT_PODS,
+} jobs_admit_t;
+
 /*
  * A kind. Function members take the whole API object; those that may be NULL say so. A kind's
  * functions never allocate what they return: pointers they hand out are borrowed from `obj`.
@@ -97,6 +114,20 @@ typedef struct jobs_kind_s {
     /* Should `obj` be left alone although it carries a queue name (Kueue's JobWithSkip: e.g. a
      * RayCluster a RayJob created)? NULL: never. */
     bool (*skip)(const json_t *obj);
+
+    /* ---- optional members added after the first version (zero / NULL keeps the behaviour
+     * above) ---- */
+
+    /* Turn `tmpl`, the Workload's own deep copy of pod set `i`'s template (the caller owns it;
+     * `obj` is the object pod_sets() read), into the template Kueue writes into the Workload:
+     * add what the kind's operator puts into every pod at creation and quota must count
+     * (KubeRay's autoscaler and job-submitter sidecars, its Redis-cleanup requests), drop what
+     * Kueue drops (a plain Pod's metadata and status). NULL: the copy is used as it is.
+     * jobs_workload_build() calls it on each copy before decoding it. */
+    err_t (*podset_template)(const json_t *obj, size_t i, json_t *tmpl, err_msg_t *msg);
+
+    /* How an admission reaches the pods of this kind; 0 = JOBS_ADMIT_OBJECT. */
+    jobs_admit_t admit;
 } jobs_kind_t;
 
 /* ---- the table --------------------------------------------------------------------------- */
