@@ -43,6 +43,8 @@ endfunction()
 
 sluice_add_integration(kube_env)
 sluice_add_integration(crds)
+# The test CRDs of JobSet, the Kubeflow jobs, Ray and LeaderWorkerSet (test/data/crds-integrations).
+sluice_add_integration(crds_integrations)
 sluice_add_integration(examples)
 # v1beta1 <-> v1beta2 through sluice's conversion webhook (needs the sluice binary).
 sluice_add_integration(conversion)
