@@ -199,10 +199,11 @@ START_TEST(no_effect_fields_are_listed)
     ck_assert(c.namespace_set);
     ck_assert_str_eq(c.namespace, "ops");
     ck_assert_str_eq(c.lease_namespace, "lease-ns");
-    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics, integrations");
+    /* integrations is acted on (the kinds sluice run manages): not listed. */
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics");
     /* finish() twice says the same, not twice as much. */
     ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
-    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics, integrations");
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics");
     json_decref(doc);
     ctrl_config_fini(&c);
 }
@@ -399,6 +400,83 @@ START_TEST(shipped_manifest)
 }
 END_TEST
 
+START_TEST(integrations)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+    json_t *doc =
+        json_loads("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":\"Configuration\","
+                   "\"integrations\":{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"],"
+                   "\"externalFrameworks\":[\"AppWrapper.v1beta2.workload.codeflare.dev\"],"
+                   "\"labelKeysToCopy\":[\"team\",\"example.com/cost-center\"]}}",
+                   0, NULL);
+
+    /* Kueue's default: batch/job only. */
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_uint_eq(c.integrations.nframeworks, 1);
+    ck_assert_str_eq(c.integrations.frameworks[0], "batch/job");
+    ck_assert_ptr_null(c.integrations.frameworks[1]);
+    ck_assert_uint_eq(c.integrations.nexternal, 0);
+    ck_assert_ptr_null(c.integrations.label_keys[0]);
+    ck_assert(ctrl_framework_enabled(&c, "batch/job"));
+    ck_assert(!ctrl_framework_enabled(&c, "jobset.x-k8s.io/jobset"));
+
+    ck_assert_msg(ctrl_config_apply(&c, doc, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_uint_eq(c.integrations.nframeworks, 2);
+    ck_assert(ctrl_framework_enabled(&c, "jobset.x-k8s.io/jobset"));
+    ck_assert_str_eq(c.integrations.external[0], "AppWrapper.v1beta2.workload.codeflare.dev");
+    ck_assert_uint_eq(c.integrations.nlabel_keys, 2);
+    ck_assert_str_eq(c.integrations.label_keys[1], "example.com/cost-center");
+    ck_assert_ptr_null(c.integrations.label_keys[2]);
+    ck_assert_ptr_null(c.no_effect);
+    json_decref(doc);
+
+    /* An empty list is Kueue's default again. */
+    doc = json_loads("{\"integrations\":{\"frameworks\":[]}}", 0, NULL);
+    ck_assert_msg(ctrl_config_apply(&c, doc, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_uint_eq(c.integrations.nframeworks, 1);
+    ck_assert_str_eq(c.integrations.frameworks[0], "batch/job");
+    ck_assert_uint_eq(c.integrations.nlabel_keys, 0);
+    json_decref(doc);
+    ctrl_config_fini(&c);
+
+    ck_assert(ctrl_framework_known("ray.io/raycluster"));
+    ck_assert(ctrl_framework_known("pod"));
+    ck_assert(!ctrl_framework_known("jobset"));
+
+    /* Errors name the field path and the value. */
+    ck_assert_str_eq(
+        apply_error("{\"integrations\":{\"frameworks\":[\"batch/job\",\"jobset\"]}}", &msg),
+        "integrations.frameworks[1]: Unsupported value: \"jobset\": not a Kueue "
+        "framework name (batch/job, jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, "
+        "ray.io/rayjob, pod, ...)");
+    ck_assert_str_eq(apply_error("{\"integrations\":{\"frameworks\":[\"pod\",\"pod\"]}}", &msg),
+                     "integrations.frameworks[1]: Duplicate value: \"pod\"");
+    ck_assert_str_eq(apply_error("{\"integrations\":{\"frameworks\":\"batch/job\"}}", &msg),
+                     "integrations.frameworks: must be a list of strings");
+    ck_assert_str_eq(apply_error("{\"integrations\":{\"frameworks\":[1]}}", &msg),
+                     "integrations.frameworks[0]: must be a string");
+    ck_assert_str_eq(
+        apply_error("{\"integrations\":{\"externalFrameworks\":[\"AppWrapper\"]}}", &msg),
+        "integrations.externalFrameworks[0]: Invalid value: \"AppWrapper\": must be "
+        "Kind.version.group (e.g. AppWrapper.v1beta2.workload.codeflare.dev)");
+    ck_assert_ptr_nonnull(
+        strstr(apply_error("{\"integrations\":{\"labelKeysToCopy\":[\"-bad\"]}}", &msg),
+               "integrations.labelKeysToCopy[0]: Invalid value: \"-bad\": "));
+    ck_assert_str_eq(
+        apply_error("{\"integrations\":{\"frameworks\":[\"batch/job\",\"deployment\"]}}", &msg),
+        "integrations.frameworks: \"deployment\" requires \"pod\" to be enabled too");
+    ck_assert_str_eq(apply_error("{\"integrations\":{\"framework\":[]}}", &msg),
+                     "integrations.framework: unknown field");
+    ck_assert_str_eq(apply_error("{\"integrations\":{\"podOptions\":{}}}", &msg),
+                     "integrations.podOptions: unknown field (v1beta1 only)");
+    ck_assert_ptr_null(apply_error("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta1\","
+                                   "\"integrations\":{\"podOptions\":{}}}",
+                                   &msg));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_config");
@@ -411,6 +489,7 @@ int main(void)
     tcase_add_test(tc, errors_name_the_field);
     tcase_add_test(tc, operator_sections_are_strict);
     tcase_add_test(tc, no_effect_fields_are_listed);
+    tcase_add_test(tc, integrations);
     tcase_add_test(tc, value_parsers);
     tcase_add_test(tc, wait_for_pods_ready);
     tcase_add_test(tc, shipped_manifest);

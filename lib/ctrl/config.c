@@ -3,6 +3,7 @@
 #include "ctrl/config.h"
 
 #include "model/diag.h"
+#include "model/names.h"
 #include "model/object.h"
 #include "model/yaml.h"
 #include "util/duration.h"
@@ -21,6 +22,243 @@ static err_t set_str(char **dst, const char *s, err_msg_t *msg)
         return err_set(msg, ERR_NOMEM, "configuration: out of memory");
     free(*dst);
     *dst = c;
+    return ERR_OK;
+}
+
+/* ---- integrations ------------------------------------------------------------------------ */
+
+static err_t known_fields(const json_t *o, const char *const *known, const char *path,
+                          err_msg_t *msg);
+
+/* Kueue's framework names (reference section 6, integrations.frameworks): what the file may
+ * name. Which of them sluice has a kind for is lib/jobs' table (jobs_kind_named()); the others
+ * are accepted and reported by the operator as not supported yet. */
+static const char *const kueue_frameworks[] = {
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+    NULL,
+};
+
+bool ctrl_framework_known(const char *name)
+{
+    for (size_t i = 0; kueue_frameworks[i] != NULL; i++)
+        if (strcmp(kueue_frameworks[i], name) == 0)
+            return true;
+    return false;
+}
+
+bool ctrl_framework_enabled(const ctrl_config_t *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->integrations.nframeworks; i++)
+        if (strcmp(cfg->integrations.frameworks[i], name) == 0)
+            return true;
+    return false;
+}
+
+static void integrations_fini(ctrl_integrations_t *in)
+{
+    strv_free(in->frameworks, in->nframeworks);
+    strv_free(in->external, in->nexternal);
+    strv_free(in->label_keys, in->nlabel_keys);
+    memset(in, 0, sizeof(*in));
+}
+
+/* A NULL-terminated copy of the strings of array `a` (n of them) into *out. */
+static err_t strv_from(const json_t *a, char ***out, size_t *n, err_msg_t *msg)
+{
+    size_t len = json_array_size(a);
+    char **v = calloc(len + 1, sizeof(*v));
+
+    if (v == NULL)
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    for (size_t i = 0; i < len; i++) {
+        v[i] = strdup(json_string_value(json_array_get(a, i)));
+        if (v[i] == NULL) {
+            strv_free(v, i);
+            return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+        }
+    }
+    *out = v;
+    *n = len;
+    return ERR_OK;
+}
+
+/* Kueue's default: frameworks ["batch/job"], nothing else. */
+static err_t integrations_default(ctrl_integrations_t *in, err_msg_t *msg)
+{
+    ctrl_integrations_t d = {0};
+
+    d.frameworks = calloc(2, sizeof(char *));
+    d.external = calloc(1, sizeof(char *));
+    d.label_keys = calloc(1, sizeof(char *));
+    if (d.frameworks != NULL)
+        d.frameworks[0] = strdup("batch/job");
+    if (d.frameworks == NULL || d.frameworks[0] == NULL || d.external == NULL ||
+        d.label_keys == NULL) {
+        free(d.frameworks != NULL ? d.frameworks[0] : NULL);
+        free(d.frameworks);
+        free(d.external);
+        free(d.label_keys);
+        return err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    }
+    d.nframeworks = 1;
+    integrations_fini(in);
+    *in = d;
+    return ERR_OK;
+}
+
+/* `a` (at `path`) is absent or an array of strings, each accepted by `check` (which names the
+ * problem after "path[i]: ", or returns NULL). */
+static err_t string_list(const json_t *a, const char *path,
+                         const char *(*check)(const char *s, char *why, size_t n), err_msg_t *msg)
+{
+    char why[200];
+
+    if (a == NULL || json_is_null(a))
+        return ERR_OK;
+    if (!json_is_array(a))
+        return err_set(msg, ERR_INVALID, "%s: must be a list of strings", path);
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const char *s = json_string_value(json_array_get(a, i)), *bad;
+        if (s == NULL)
+            return err_set(msg, ERR_INVALID, "%s[%zu]: must be a string", path, i);
+        bad = check(s, why, sizeof(why));
+        if (bad != NULL)
+            return err_set(msg, ERR_INVALID, "%s[%zu]: %s", path, i, bad);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(json_string_value(json_array_get(a, j)), s) == 0)
+                return err_set(msg, ERR_INVALID, "%s[%zu]: Duplicate value: \"%.100s\"", path, i,
+                               s);
+    }
+    return ERR_OK;
+}
+
+static const char *check_framework(const char *s, char *why, size_t n)
+{
+    if (ctrl_framework_known(s))
+        return NULL;
+    snprintf(why, n,
+             "Unsupported value: \"%.64s\": not a Kueue framework name (batch/job, "
+             "jobset.x-k8s.io/jobset, kubeflow.org/pytorchjob, ray.io/rayjob, pod, ...)",
+             s);
+    return why;
+}
+
+/* Kueue parses externalFrameworks with schema.ParseKindArg: "Kind.version.group", the group
+ * being everything after the second dot. */
+static const char *check_external(const char *s, char *why, size_t n)
+{
+    const char *d1 = strchr(s, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+
+    if (d1 != NULL && d2 != NULL && d1 > s && d2 > d1 + 1 && d2[1] != '\0')
+        return NULL;
+    snprintf(why, n,
+             "Invalid value: \"%.64s\": must be Kind.version.group (e.g. "
+             "AppWrapper.v1beta2.workload.codeflare.dev)",
+             s);
+    return why;
+}
+
+static const char *check_label_key(const char *s, char *why, size_t n)
+{
+    names_msgs_t m;
+
+    names_label_key(s, &m);
+    if (m.n == 0)
+        return NULL;
+    snprintf(why, n, "Invalid value: \"%.64s\": %s", s, m.text[0]);
+    return why;
+}
+
+/* Kueue's DependencyList: the serving kinds are admitted through their pods. */
+static err_t check_dependencies(const json_t *fw, err_msg_t *msg)
+{
+    static const char *const deps[][2] = {{"deployment", "pod"},
+                                          {"statefulset", "pod"},
+                                          {"leaderworkerset.x-k8s.io/leaderworkerset", "pod"}};
+
+    for (size_t d = 0; d < sizeof(deps) / sizeof(deps[0]); d++) {
+        bool has = false, dep = false;
+        for (size_t i = 0; i < json_array_size(fw); i++) {
+            const char *s = json_string_value(json_array_get(fw, i));
+            has = has || strcmp(s, deps[d][0]) == 0;
+            dep = dep || strcmp(s, deps[d][1]) == 0;
+        }
+        if (has && !dep)
+            return err_set(msg, ERR_INVALID,
+                           "integrations.frameworks: \"%s\" requires \"%s\" to be enabled too",
+                           deps[d][0], deps[d][1]);
+    }
+    return ERR_OK;
+}
+
+/* integrations of the Configuration `root`: replaces what `cfg` had only when it is valid. */
+static err_t apply_integrations(ctrl_config_t *cfg, const json_t *root, bool v1beta1,
+                                err_msg_t *msg)
+{
+    static const char *const fields[] = {"frameworks", "externalFrameworks", "labelKeysToCopy",
+                                         "podOptions", NULL};
+    const json_t *in = json_object_get(root, "integrations"), *fw, *ext, *keys;
+    ctrl_integrations_t d = {0};
+    json_t *none = NULL;
+    err_t rc;
+
+    if (in == NULL || json_is_null(in))
+        return ERR_OK;
+    if (!json_is_object(in))
+        return err_set(msg, ERR_INVALID, "integrations: must be an object");
+    if ((rc = known_fields(in, fields, "integrations", msg)))
+        return rc;
+    if (!v1beta1 && json_object_get(in, "podOptions") != NULL)
+        return err_set(msg, ERR_INVALID, "integrations.podOptions: unknown field (v1beta1 only)");
+    fw = json_object_get(in, "frameworks");
+    ext = json_object_get(in, "externalFrameworks");
+    keys = json_object_get(in, "labelKeysToCopy");
+    if ((rc = string_list(fw, "integrations.frameworks", check_framework, msg)) ||
+        (rc = string_list(ext, "integrations.externalFrameworks", check_external, msg)) ||
+        (rc = string_list(keys, "integrations.labelKeysToCopy", check_label_key, msg)) ||
+        (rc = check_dependencies(fw, msg)))
+        return rc;
+    if (json_array_size(fw) == 0) { /* Kueue: an empty list means the default */
+        if ((rc = integrations_default(&d, msg)))
+            return rc;
+        strv_free(d.external, d.nexternal);
+        strv_free(d.label_keys, d.nlabel_keys);
+        d.external = d.label_keys = NULL;
+        d.nexternal = d.nlabel_keys = 0;
+    } else if ((rc = strv_from(fw, &d.frameworks, &d.nframeworks, msg))) {
+        return rc;
+    }
+    none = json_array();
+    if (none == NULL)
+        rc = err_set(msg, ERR_NOMEM, "configuration: out of memory");
+    if (rc == ERR_OK)
+        rc = strv_from(json_is_array(ext) ? ext : none, &d.external, &d.nexternal, msg);
+    if (rc == ERR_OK)
+        rc = strv_from(json_is_array(keys) ? keys : none, &d.label_keys, &d.nlabel_keys, msg);
+    json_decref(none);
+    if (rc != ERR_OK) {
+        integrations_fini(&d);
+        return rc;
+    }
+    integrations_fini(&cfg->integrations);
+    cfg->integrations = d;
     return ERR_OK;
 }
 
@@ -63,7 +301,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
         (rc = set_str(&cfg->webhook_config_prefix, "sluice", msg)) ||
         (rc = set_str(&cfg->health_host, "", msg)))
         return rc;
-    return ERR_OK;
+    return integrations_default(&cfg->integrations, msg);
 }
 
 void ctrl_config_fini(ctrl_config_t *cfg)
@@ -85,6 +323,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->lease_namespace);
     free(cfg->no_effect);
     free(cfg->warnings);
+    integrations_fini(&cfg->integrations);
     configuration_fini(&cfg->kueue);
     json_decref(cfg->doc);
     memset(cfg, 0, sizeof(*cfg));
@@ -338,8 +577,8 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource", "slu
                                                  "sluice.dev/audit-log",
                                                  "sluice.dev/audit-log-max-bytes", NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
-static const char *const op_no_effect[] = {"health.readinessEndpointName",
-                                           "health.livenessEndpointName", NULL};
+static const char *const op_no_effect[] = {
+    "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions", NULL};
 
 /* `o` (may be absent) is an object whose members are all in `known`. */
 static err_t section(const json_t *o, const char *const *known, const char *path, err_msg_t *msg)
@@ -476,6 +715,12 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
                        msg))))
         return rc;
     if ((rc = apply_pods_ready(&cfg->pods_ready, root, msg)) ||
+        (rc = apply_integrations(cfg, root,
+                                 strcmp(json_string_value(json_object_get(root, "apiVersion"))
+                                            ? json_string_value(json_object_get(root, "apiVersion"))
+                                            : "",
+                                        "config.kueue.x-k8s.io/v1beta1") == 0,
+                                 msg)) ||
         (rc = apply_annotations(
              cfg, json_object_get(json_object_get(root, "metadata"), "annotations"), msg)))
         return rc;
@@ -520,6 +765,8 @@ static err_t collect_warnings(ctrl_config_t *cfg, const diags_t *diags, err_msg_
         const diag_t *d = &diags->items[i];
         if (!d->warning)
             continue;
+        if (strcmp(d->path, "integrations") == 0)
+            continue; /* lib/model's view (sluice check); sluice run acts on it */
         if (strstr(d->message, "has no effect") != NULL) {
             rc = list_add(&cfg->no_effect, ", ", d->path, msg);
         } else {

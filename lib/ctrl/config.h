@@ -18,7 +18,8 @@
  * internalCertManagement (enable, webhookServiceName, webhookSecretName), fairSharing,
  * manageJobsWithoutQueueName, managedJobsNamespaceSelector and waitForPodsReady (enable [v1beta1],
  * timeout, blockAdmission, recoveryTimeout, requeuingStrategy {timestamp, backoffLimitCount,
- * backoffBaseSeconds, backoffMaxSeconds}). sluice-only settings live in
+ * backoffBaseSeconds, backoffMaxSeconds}) and integrations (frameworks, externalFrameworks,
+ * labelKeysToCopy). sluice-only settings live in
  * metadata.annotations so the file stays a valid Kueue Configuration:
  *   sluice.dev/job-resource: GROUP/VERSION/PLURAL   (default batch/v1/jobs)
  *   sluice.dev/log-level:    error|info|debug        (default info)
@@ -48,6 +49,18 @@ typedef struct ctrl_pods_ready_s {
     int32_t backoff_max_s;        /* 3600, > 0 */
 } ctrl_pods_ready_t;
 
+/* Kueue's integrations section (reference section 6). Each list is owned and NULL-terminated. */
+typedef struct ctrl_integrations_s {
+    char **frameworks; /* framework names ("batch/job", "jobset.x-k8s.io/jobset"), each a Kueue
+                          name; default {"batch/job"}; no duplicates */
+    size_t nframeworks;
+    char **external; /* externalFrameworks: "Kind.version.group" (objects of these kinds are
+                        managed by another controller: their child Jobs get no Workload) */
+    size_t nexternal;
+    char **label_keys; /* labelKeysToCopy: label keys copied from a job to its Workload */
+    size_t nlabel_keys;
+} ctrl_integrations_t;
+
 typedef struct ctrl_config_s {
     char *namespace;             /* owned: sluice's namespace (default sluice-system) */
     bool namespace_set;          /* given by the file or a flag (else the pod's own, in-cluster) */
@@ -76,13 +89,14 @@ typedef struct ctrl_config_s {
     char *audit_log;              /* owned: audit trail file (JSON lines), NULL = none */
     uint64_t audit_max_bytes;     /* rotate past this size (default 100 MiB) */
     ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
-    configuration_t kueue;        /* fairSharing, manageJobsWithoutQueueName, namespace selector
-                                     (valid after ctrl_config_finish()) */
-    json_t *doc;                  /* owned: the Configuration document applied last, or NULL */
-    char *no_effect; /* owned: the file's fields that sluice run accepts and ignores, comma
-                        separated ("metrics, integrations"), or NULL (ctrl_config_finish) */
-    char *warnings;  /* owned: other warnings about the file, one "path: message" per line, or
-                        NULL (ctrl_config_finish) */
+    ctrl_integrations_t integrations;
+    configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
+                              (valid after ctrl_config_finish()) */
+    json_t *doc;           /* owned: the Configuration document applied last, or NULL */
+    char *no_effect;       /* owned: the file's fields that sluice run accepts and ignores, comma
+                              separated ("metrics, integrations"), or NULL (ctrl_config_finish) */
+    char *warnings;        /* owned: other warnings about the file, one "path: message" per line, or
+                              NULL (ctrl_config_finish) */
 } ctrl_config_t;
 
 /* Defaults: Kueue's, with sluice's names (namespace sluice-system, Lease sluice.dev, Service
@@ -120,6 +134,13 @@ err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, e
 
 /* Set the audit log's maximum size from decimal text (bytes, >= 4096). */
 err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+
+/* Is `name` one of Kueue's integrations.frameworks names (whether sluice has a kind for it or
+ * not)? */
+bool ctrl_framework_known(const char *name);
+
+/* Is integrations.frameworks naming `name`? */
+bool ctrl_framework_enabled(const ctrl_config_t *cfg, const char *name);
 
 /* Parse "error", "info" or "debug". */
 err_t ctrl_log_level_parse(const char *s, ctrl_log_level_t *out, err_msg_t *msg);
