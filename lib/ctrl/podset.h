@@ -3,29 +3,21 @@
 #ifndef SLUICE_CTRL_PODSET_H
 #define SLUICE_CTRL_PODSET_H
 
+#include "jobs/framework.h"
 #include "util/err.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PODSET_LABEL_PODSET        "kueue.x-k8s.io/podset"
-#define PODSET_LABEL_LOCAL_QUEUE   "kueue.x-k8s.io/local-queue-name"
-#define PODSET_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
-#define PODSET_ANNOTATION_WORKLOAD "kueue.x-k8s.io/workload"
+#define PODSET_LABEL_PODSET        JOBS_LABEL_PODSET
+#define PODSET_LABEL_LOCAL_QUEUE   JOBS_LABEL_LOCAL_QUEUE
+#define PODSET_LABEL_CLUSTER_QUEUE JOBS_LABEL_CLUSTER_QUEUE
+#define PODSET_ANNOTATION_WORKLOAD JOBS_ANNOTATION_WORKLOAD
 #define PODSET_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
 
-/* What an admission adds to the pod template of a podset (all borrowed). */
-typedef struct podset_info_s {
-    const char *name;          /* podset name ("main") */
-    const char *local_queue;   /* spec.queueName */
-    const char *cluster_queue; /* status.admission.clusterQueue */
-    const char *workload;      /* Workload name */
-    json_t *node_selector;     /* object: nodeLabels of the assigned flavors (may be NULL) */
-    json_t *tolerations;       /* array: tolerations of the assigned flavors (may be NULL) */
-    bool has_count;            /* partial admission: set parallelism to count */
-    int32_t count;
-} podset_info_t;
+/* What an admission adds to the pod template of a podset: the framework's, for the Job kind. */
+typedef jobs_start_info_t podset_info_t;
 
 /*
  * Fill `nodes`/`tols` (new references, caller decrefs) with the node labels and tolerations of

@@ -25,11 +25,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Kueue's limit on pod sets per Workload (spec.podSets maxItems). */
-#define JOBS_PODSETS_MAX 8
+/* Kueue's limit on pod sets per Workload (v1beta2 spec.podSets maxItems). */
+#define JOBS_PODSETS_MAX 18
+
+/* What jobs_start() writes into every admitted pod template (reference section 3.6). */
+#define JOBS_LABEL_PODSET        "kueue.x-k8s.io/podset"
+#define JOBS_LABEL_LOCAL_QUEUE   "kueue.x-k8s.io/local-queue-name"
+#define JOBS_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
+#define JOBS_ANNOTATION_WORKLOAD "kueue.x-k8s.io/workload"
 
 /* Pod-set names are DNS-1123 labels. */
 #define JOBS_PODSET_NAME_MAX 63
+
+/* Room for the field path of a pod template ("spec.replicatedJobs[7].template.spec.template"). */
+#define JOBS_PATH_MAX 128
 
 /* Where an object of a kind stands. */
 typedef enum {
@@ -45,6 +54,7 @@ typedef struct jobs_podset_s {
     json_t *tmpl;      /* borrowed from the object: its PodTemplateSpec (or the Pod itself) */
     int32_t count;     /* pods at full size */
     int32_t min_count; /* partial admission: fewest pods it may run with; 0 = not partial */
+    char path[JOBS_PATH_MAX]; /* field path of tmpl in the object, for errors ("" = unknown) */
 } jobs_podset_t;
 
 /* What an admission adds to one pod set's template (all borrowed). */
@@ -81,11 +91,11 @@ typedef enum {
  * functions never allocate what they return: pointers they hand out are borrowed from `obj`.
  */
 typedef struct jobs_kind_s {
-    const char *framework;   /* integrations.frameworks name: "batch/job", "jobset.x-k8s.io/jobset" */
-    const char *group;       /* API group, "" for core */
-    const char *version;     /* the version sluice reads and writes */
-    const char *kind;        /* "JobSet" */
-    const char *resource;    /* plural resource name: "jobsets" */
+    const char *framework; /* integrations.frameworks name: "batch/job", "jobset.x-k8s.io/jobset" */
+    const char *group;     /* API group, "" for core */
+    const char *version;   /* the version sluice reads and writes */
+    const char *kind;      /* "JobSet" */
+    const char *resource;  /* plural resource name: "jobsets" */
 
     /* Fill out[0..*n) with the pod sets of `obj`, at most JOBS_PODSETS_MAX, in Kueue's order.
      * ERR_INVALID (naming the field path) when the object has no readable pod set. */
@@ -128,6 +138,12 @@ typedef struct jobs_kind_s {
 
     /* How an admission reaches the pods of this kind; 0 = JOBS_ADMIT_OBJECT. */
     jobs_admit_t admit;
+
+    /* Is pod-template label `key` one the kind's own controller writes (the Job controller's
+     * job-name, controller-uid, batch.kubernetes.io/...)? jobs_stop() keeps such labels on the
+     * object's templates. NULL: none. Digests ignore the labels any kind owns, so that a
+     * Workload's pod sets (which do not say their kind) digest the same. */
+    bool (*owned_label)(const char *key);
 } jobs_kind_t;
 
 /* ---- the table --------------------------------------------------------------------------- */
@@ -185,5 +201,9 @@ uint64_t jobs_digest(const jobs_kind_t *k, json_t *obj);
 
 /* The same digest over a Workload's spec.podSets array. */
 uint64_t jobs_podsets_digest(const json_t *pod_sets);
+
+/* The digest of one pod template (PodTemplateSpec): its labels but those some kind owns,
+ * annotations, nodeSelector and tolerations, empty ones as absent; 0 on out-of-memory. */
+uint64_t jobs_template_digest(const json_t *tmpl);
 
 #endif

@@ -1,0 +1,60 @@
+/* framework_int -- what the kinds of lib/jobs share: JSON walking and the Workload's metadata. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_JOBS_FRAMEWORK_INT_H
+#define SLUICE_JOBS_FRAMEWORK_INT_H
+
+#include "jobs/framework.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The kinds of this module's files (kinds.c lists them in the table). */
+extern const jobs_kind_t jobs__kind_job;    /* kind_job.c */
+extern const jobs_kind_t jobs__kind_jobset; /* kind_jobset.c */
+
+/* Kueue's cleanLabels: the labels the Job controller rewrites on a Job's template (job-name,
+ * controller-uid, batch.kubernetes.io/controller-uid; batch.kubernetes.io/job-name stays), left
+ * out of its Workload's pod set so that the Workload does not change when they do. */
+bool jobs__job_dropped_label(const char *key);
+
+/* The member at `keys` (NULL-terminated) below `obj`, borrowed; NULL when a step is missing or
+ * not an object. */
+json_t *jobs__at(const json_t *obj, const char *const *keys);
+#define JOBS_AT(obj, ...) jobs__at((obj), (const char *const[]){__VA_ARGS__, NULL})
+
+/* `v` as an int32 (an integer, or a real with an integral value, as encoding/json reads them);
+ * `def` when absent, null, of another type or out of range. */
+int32_t jobs__int32(const json_t *v, int32_t def);
+
+/* Object member `key` of `o`, created empty when missing or null (borrowed); NULL on OOM or when
+ * something else than an object is there. */
+json_t *jobs__member(json_t *o, const char *key);
+
+/* Set `obj` at `keys` (objects created on the way) to boolean `v`. */
+err_t jobs__set_bool(json_t *obj, const char *const *keys, bool v, err_msg_t *msg);
+#define JOBS_SET_BOOL(obj, v, msg, ...) \
+    jobs__set_bool((obj), (const char *const[]){__VA_ARGS__, NULL}, (v), (msg))
+
+/* Is there a condition of `type` with status "True" in array `conds`? Its message (borrowed, ""
+ * when none) goes to *message when non-NULL. */
+bool jobs__condition(const json_t *conds, const char *type, const char **message);
+
+/* Copy `name` into ps->name, lower-cased as Kueue's NewPodSetReference does; ERR_INVALID when it
+ * is empty or longer than a pod-set name may be (`path` names the field). */
+err_t jobs__podset_name(jobs_podset_t *ps, const char *name, const char *path, err_msg_t *msg);
+
+/* strconv.ParseInt(s, 10, 32) with Kueue's "> 0" rule; false when unusable. */
+bool jobs__positive_int32(const char *s, int32_t *out);
+
+/*
+ * The Workload's metadata and the spec fields that come from the object's metadata, the same for
+ * every kind (reference section 3.3): name, namespace, finalizer, job-uid label, the labels of
+ * `copy_labels` (NULL-terminated, may be NULL), provreq annotations, queueName, max-exec-time and
+ * the priority-class reference. Fills zeroed `wl` (pod sets untouched); on error the caller
+ * finalises it. Shared with job_workload_build().
+ */
+err_t jobs__workload_meta(const jobs_kind_t *k, const object_meta_t *m,
+                          const char *const *copy_labels, workload_t *wl, err_msg_t *msg);
+
+#endif

@@ -1,0 +1,166 @@
+/* kind_job -- batch/v1 Job as a framework entry (Kueue's pkg/controller/jobs/job). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "jobs/framework.h"
+
+#include "jobs/framework_int.h"
+#include "jobs/job_workload.h"
+
+#include <string.h>
+
+/* Kueue's JobCompletionsEqualParallelismAnnotation: partial admission sets completions too. */
+#define JOB_ANNOTATION_COMPLETIONS_EQUAL "kueue.x-k8s.io/job-completions-equal-parallelism"
+
+/* One pod set "main": spec.template, count = min(parallelism, completions) (the API server
+ * defaults parallelism to 1), minCount from the min-parallelism annotation. */
+static err_t job_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
+{
+    json_t *spec = JOBS_AT(obj, "spec");
+    json_t *tmpl = JOBS_AT(spec, "template");
+    const char *min =
+        json_string_value(JOBS_AT(obj, "metadata", "annotations", JOB_ANNOTATION_MIN_PARALLELISM));
+    int32_t count = jobs__int32(JOBS_AT(spec, "parallelism"), 1);
+    json_t *completions = JOBS_AT(spec, "completions");
+
+    if (!json_is_object(tmpl))
+        return err_set(msg, ERR_INVALID, "spec.template: Required value");
+    if (completions != NULL && !json_is_null(completions) &&
+        jobs__int32(completions, count) < count)
+        count = jobs__int32(completions, count);
+    memset(&out[0], 0, sizeof(out[0]));
+    strcpy(out[0].name, "main");
+    strcpy(out[0].path, "spec.template");
+    out[0].tmpl = tmpl;
+    out[0].count = count < 0 ? 0 : count;
+    if (!jobs__positive_int32(min, &out[0].min_count))
+        out[0].min_count = 0;
+    *n = 1;
+    return ERR_OK;
+}
+
+static bool job_suspended(const json_t *obj)
+{
+    return json_is_true(JOBS_AT(obj, "spec", "suspend"));
+}
+
+static err_t job_set_suspended(json_t *obj, bool suspend, err_msg_t *msg)
+{
+    return JOBS_SET_BOOL(obj, suspend, msg, "spec", "suspend");
+}
+
+/* Go's strconv.ParseBool, true values only. */
+static bool parse_bool_true(const char *s)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True", NULL};
+
+    for (size_t i = 0; s != NULL && yes[i] != NULL; i++)
+        if (strcmp(s, yes[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Partial admission: parallelism (and completions when the annotation says they go together). */
+static err_t job_set_count(json_t *obj, size_t i, int32_t count, err_msg_t *msg)
+{
+    json_t *spec = JOBS_AT(obj, "spec");
+    const char *sync = json_string_value(
+        JOBS_AT(obj, "metadata", "annotations", JOB_ANNOTATION_COMPLETIONS_EQUAL));
+
+    if (i != 0 || !json_is_object(spec))
+        return err_set(msg, ERR_INVALID, "Job: no pod set %zu", i);
+    if (json_object_set_new(spec, "parallelism", json_integer(count)) ||
+        (parse_bool_true(sync) && json_object_set_new(spec, "completions", json_integer(count))))
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    return ERR_OK;
+}
+
+/* The first condition Complete or Failed with status True decides (Kueue's Job.Finished). */
+static jobs_phase_t job_phase(const json_t *obj, const char **message)
+{
+    json_t *conds = JOBS_AT(obj, "status", "conditions");
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(conds, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        const char *m = json_string_value(json_object_get(c, "message"));
+        if (t == NULL || s == NULL || strcmp(s, "True") != 0)
+            continue;
+        if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
+            continue;
+        if (message != NULL)
+            *message = m != NULL ? m : "";
+        return strcmp(t, "Failed") == 0 ? JOBS_FAILED : JOBS_SUCCEEDED;
+    }
+    return JOBS_RUNNING;
+}
+
+static bool job_active(const json_t *obj)
+{
+    return jobs__int32(JOBS_AT(obj, "status", "active"), 0) != 0;
+}
+
+/* Kueue's Job.PodsReady: succeeded + ready + uncounted succeeded pods reach the pod count. */
+static bool job_pods_ready(const json_t *obj)
+{
+    json_t *status = JOBS_AT(obj, "status");
+    jobs_podset_t ps;
+    size_t n = 0;
+    int64_t done =
+        (int64_t)jobs__int32(JOBS_AT(status, "succeeded"), 0) +
+        jobs__int32(JOBS_AT(status, "ready"), 0) +
+        (int64_t)json_array_size(JOBS_AT(status, "uncountedTerminatedPods", "succeeded"));
+
+    if (job_pod_sets((json_t *)obj, &ps, &n, NULL) != ERR_OK)
+        return false;
+    return done >= ps.count;
+}
+
+/* The Job controller's labels on the pod template: Kueue's managedLabels, and anything under
+ * batch.kubernetes.io/ (it owns that prefix). */
+static bool job_owned_label(const char *key)
+{
+    return strcmp(key, "job-name") == 0 || strcmp(key, "controller-uid") == 0 ||
+           strncmp(key, "batch.kubernetes.io/", 20) == 0;
+}
+
+bool jobs__job_dropped_label(const char *key)
+{
+    return strcmp(key, "job-name") == 0 || strcmp(key, "controller-uid") == 0 ||
+           strcmp(key, "batch.kubernetes.io/controller-uid") == 0;
+}
+
+static err_t job_podset_template(const json_t *obj, size_t i, json_t *tmpl, err_msg_t *msg)
+{
+    json_t *labels = JOBS_AT(tmpl, "metadata", "labels"), *v;
+    const char *key;
+    void *tmp;
+
+    (void)obj;
+    (void)i;
+    (void)msg;
+    json_object_foreach_safe(labels, tmp, key, v)
+    {
+        if (jobs__job_dropped_label(key))
+            json_object_del(labels, key);
+    }
+    return ERR_OK;
+}
+
+const jobs_kind_t jobs__kind_job = {
+    .framework = "batch/job",
+    .group = "batch",
+    .version = "v1",
+    .kind = "Job",
+    .resource = "jobs",
+    .pod_sets = job_pod_sets,
+    .suspended = job_suspended,
+    .set_suspended = job_set_suspended,
+    .set_count = job_set_count,
+    .phase = job_phase,
+    .active = job_active,
+    .pods_ready = job_pods_ready,
+    .podset_template = job_podset_template,
+    .owned_label = job_owned_label,
+};
