@@ -3,6 +3,7 @@
 #include "jobs/podgroup.h"
 
 #include "jobs_fixtures.h"
+#include "oom_wrap.h"
 
 #include <check.h>
 #include <string.h>
@@ -275,6 +276,32 @@ START_TEST(workload_and_start)
 }
 END_TEST
 
+/* Every allocation of the webhook's defaulting (role hash included) fails in turn. */
+START_TEST(out_of_memory)
+{
+    json_t *orig = jf_doc("pods.yaml", 0);
+    json_set_alloc_funcs(oom_malloc, free);
+    for (long n = 1;; n++) {
+        json_t *pod = json_deep_copy(orig);
+        err_msg_t msg = {{0}};
+        oom_fail_at(n);
+        err_t rc = jobs_pod_default(pod, &msg);
+        long made = oom_count();
+        oom_fail_at(0);
+        bool gated = jobs_pod_gated(pod);
+        json_decref(pod);
+        if (made < n) {
+            ck_assert_msg(rc == ERR_OK, "%s", msg.text);
+            ck_assert(gated);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %d %s", n, rc, msg.text);
+    }
+    json_set_alloc_funcs(malloc, free);
+    json_decref(orig);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("jobs_pod");
@@ -287,6 +314,7 @@ static Suite *suite(void)
     tcase_add_test(tc, webhook_default);
     tcase_add_test(tc, stop_deletes);
     tcase_add_test(tc, workload_and_start);
+    tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
 #include "jobs/podgroup.h"
 
 #include "jobs_fixtures.h"
+#include "oom_wrap.h"
 
 #include <check.h>
 #include <string.h>
@@ -296,6 +297,35 @@ START_TEST(finished_active_ready)
 }
 END_TEST
 
+/* Every allocation of reading a group and building its Workload fails in turn: ERR_NOMEM each
+ * time, nothing leaked (ASan), and success once none fails. */
+START_TEST(out_of_memory)
+{
+    json_set_alloc_funcs(oom_malloc, free);
+    for (long n = 1;; n++) {
+        jobs_pod_group_t g;
+        workload_t wl = {0};
+        err_msg_t msg = {{0}};
+        oom_fail_at(n);
+        err_t rc = jobs_pod_group_read(pods, NPODS, &g, &msg);
+        if (rc == ERR_OK)
+            rc = jobs_pod_group_workload(&g, NULL, &wl, &msg);
+        long made = oom_count();
+        oom_fail_at(0);
+        size_t nsets = wl.npod_sets;
+        jobs_pod_group_fini(&g);
+        workload_fini(&wl);
+        if (made < n) {
+            ck_assert_msg(rc == ERR_OK, "%s", msg.text);
+            ck_assert_uint_eq(nsets, 2);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %d %s", n, rc, msg.text);
+    }
+    json_set_alloc_funcs(malloc, free);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("jobs_podgroup");
@@ -308,6 +338,7 @@ static Suite *suite(void)
     tcase_add_test(tc, group_workload);
     tcase_add_test(tc, start_pods_by_role);
     tcase_add_test(tc, finished_active_ready);
+    tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
 #include "jobs/kind_ray.h"
 
 #include "jobs_fixtures.h"
+#include "oom_wrap.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -276,6 +277,43 @@ START_TEST(kind_identity)
 }
 END_TEST
 
+/* Every allocation of reading a RayJob (the default submitter written in) and of amending its
+ * head template fails in turn. */
+START_TEST(out_of_memory)
+{
+    json_t *orig = jf_doc("ray.yaml", 0), *orig_rc = jf_doc("ray.yaml", 1);
+    json_set_alloc_funcs(oom_malloc, free);
+    for (long n = 1;; n++) {
+        json_t *rj = json_deep_copy(orig), *rc = json_deep_copy(orig_rc), *head = NULL;
+        jobs_podset_t sets[JOBS_PODSETS_MAX];
+        size_t k = 0;
+        err_msg_t msg = {{0}};
+        oom_fail_at(n);
+        err_t e = RJ->pod_sets(rj, sets, &k, &msg);
+        if (e == ERR_OK) {
+            head = json_deep_copy(jf_at(rc, "spec headGroupSpec template"));
+            e = head == NULL ? ERR_NOMEM : RC->podset_template(rc, 0, head, &msg);
+        }
+        long made = oom_count();
+        oom_fail_at(0);
+        size_t containers = json_array_size(jf_at(head, "spec containers"));
+        json_decref(head);
+        json_decref(rj);
+        json_decref(rc);
+        if (made < n) {
+            ck_assert_msg(e == ERR_OK, "%s", msg.text);
+            ck_assert_uint_eq(k, 4);
+            ck_assert_uint_eq(containers, 2);
+            break;
+        }
+        ck_assert_msg(e == ERR_NOMEM, "allocation %ld: %d %s", n, e, msg.text);
+    }
+    json_set_alloc_funcs(malloc, free);
+    json_decref(orig);
+    json_decref(orig_rc);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("jobs_ray");
@@ -290,6 +328,7 @@ static Suite *suite(void)
     tcase_add_test(tc, suspend_and_phase);
     tcase_add_test(tc, skip_rules);
     tcase_add_test(tc, kind_identity);
+    tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

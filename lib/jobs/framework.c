@@ -64,15 +64,30 @@ json_t *jobs__member(json_t *o, const char *key)
     return json_is_object(v) ? v : NULL;
 }
 
+/* jobs__member() telling its two failures apart: ERR_INVALID when something else than an object
+ * is at `key` (or `o` is no object), ERR_NOMEM when creating it failed. */
+static err_t member(json_t *o, const char *key, json_t **out, err_msg_t *msg)
+{
+    json_t *v = json_object_get(o, key);
+
+    if (!json_is_object(o) || (v != NULL && !json_is_null(v) && !json_is_object(v)))
+        return err_set(msg, ERR_INVALID, "%s: must be of type object", key);
+    *out = jobs__member(o, key);
+    return *out != NULL ? ERR_OK : err_set(msg, ERR_NOMEM, "out of memory");
+}
+
 err_t jobs__set_bool(json_t *obj, const char *const *keys, bool v, err_msg_t *msg)
 {
     json_t *o = obj;
+    err_t rc = ERR_OK;
     size_t i;
 
-    for (i = 0; keys[i + 1] != NULL && o != NULL; i++)
-        o = jobs__member(o, keys[i]);
-    if (!json_is_object(o))
-        return err_set(msg, ERR_INVALID, "%s: not an object", i > 0 ? keys[i - 1] : "object");
+    for (i = 0; keys[i + 1] != NULL && rc == ERR_OK; i++)
+        rc = member(o, keys[i], &o, msg);
+    if (rc == ERR_OK && !json_is_object(o))
+        rc = err_set(msg, ERR_INVALID, "object: must be of type object");
+    if (rc != ERR_OK)
+        return rc;
     if (json_object_set_new(o, keys[i], json_boolean(v)))
         return err_set(msg, ERR_NOMEM, "out of memory");
     return ERR_OK;
@@ -96,6 +111,28 @@ bool jobs__condition(const json_t *conds, const char *type, const char **message
         }
     }
     return false;
+}
+
+jobs_phase_t jobs__phase_first(const json_t *conds, const char *succeeded, const char *failed,
+                               const char **message)
+{
+    size_t i;
+    json_t *c;
+
+    json_array_foreach(conds, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        const char *m = json_string_value(json_object_get(c, "message"));
+        if (t == NULL || s == NULL || strcmp(s, "True") != 0)
+            continue;
+        if (strcmp(t, succeeded) != 0 && strcmp(t, failed) != 0)
+            continue;
+        if (message != NULL)
+            *message = m != NULL ? m : "";
+        return strcmp(t, failed) == 0 ? JOBS_FAILED : JOBS_SUCCEEDED;
+    }
+    return JOBS_RUNNING;
 }
 
 err_t jobs__podset_name(jobs_podset_t *ps, const char *name, const char *path, err_msg_t *msg)
@@ -301,6 +338,25 @@ fail:
     return rc;
 }
 
+const char *jobs_priority_class(const jobs_kind_t *k, json_t *obj)
+{
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    const char *name = k->priority_class != NULL ? k->priority_class(obj) : NULL;
+    size_t n = 0;
+
+    if (name != NULL && name[0] != '\0')
+        return name;
+    memset(ps, 0, sizeof(ps));
+    if (k->pod_sets(obj, ps, &n, NULL) != ERR_OK)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        name = json_string_value(JOBS_AT(ps[i].tmpl, "spec", "priorityClassName"));
+        if (name != NULL && name[0] != '\0')
+            return name;
+    }
+    return NULL;
+}
+
 /* ---- start --------------------------------------------------------------------------------- */
 
 /* Replace the contents of `dst` with those of `src` (consumed). */
@@ -336,12 +392,13 @@ static err_t merge_map(json_t *parent, const char *key, json_t *add, err_msg_t *
 {
     const char *k;
     json_t *v, *dst;
+    err_t rc;
 
     if (add == NULL || json_object_size(add) == 0)
         return ERR_OK;
-    dst = jobs__member(parent, key);
-    if (dst == NULL)
-        return err_set(msg, ERR_INVALID, "%s: out of memory or not an object", key);
+    rc = member(parent, key, &dst, msg);
+    if (rc != ERR_OK)
+        return rc;
     json_object_foreach(add, k, v)
     {
         json_t *old = json_object_get(dst, k);
@@ -389,15 +446,16 @@ static err_t merge_template(const jobs_podset_t *ps, const jobs_start_info_t *in
     json_t *labels = json_object(), *annotations = json_object(), *meta, *pspec;
     err_t rc;
 
-    meta = json_is_object(ps->tmpl) ? jobs__member(ps->tmpl, "metadata") : NULL;
-    pspec = json_is_object(ps->tmpl) ? jobs__member(ps->tmpl, "spec") : NULL;
     if (labels == NULL || annotations == NULL) {
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         goto out;
     }
-    if (meta == NULL || pspec == NULL) {
-        rc = err_set(msg, ERR_INVALID, "%s: not an object",
-                     ps->path[0] != '\0' ? ps->path : ps->name);
+    rc = member(ps->tmpl, "metadata", &meta, msg);
+    if (rc == ERR_OK)
+        rc = member(ps->tmpl, "spec", &pspec, msg);
+    if (rc != ERR_OK) {
+        if (rc != ERR_NOMEM)
+            rc = err_prefix(msg, rc, "%s: ", ps->path[0] != '\0' ? ps->path : ps->name);
         goto out;
     }
     if (json_object_set_new(labels, JOBS_LABEL_PODSET, json_string(ps->name)) ||
@@ -492,13 +550,13 @@ static err_t restore_template(const jobs_kind_t *k, json_t *tmpl, const json_t *
     const char *key;
     err_t rc = ERR_OK;
 
-    meta = jobs__member(tmpl, "metadata");
-    pspec = jobs__member(tmpl, "spec");
-    if (labels == NULL || meta == NULL || pspec == NULL) {
-        rc = err_set(msg, labels == NULL ? ERR_NOMEM : ERR_INVALID,
-                     "template: out of memory or not an object");
+    if (labels == NULL)
+        goto nomem;
+    rc = member(tmpl, "metadata", &meta, msg);
+    if (rc == ERR_OK)
+        rc = member(tmpl, "spec", &pspec, msg);
+    if (rc != ERR_OK)
         goto out;
-    }
     json_object_foreach(json_object_get(meta, "labels"), key, v)
     {
         if (k->owned_label != NULL && k->owned_label(key) && json_object_set(labels, key, v))

@@ -144,6 +144,11 @@ typedef struct jobs_kind_s {
      * object's templates. NULL: none. Digests ignore the labels any kind owns, so that a
      * Workload's pod sets (which do not say their kind) digest the same. */
     bool (*owned_label)(const char *key);
+
+    /* The PriorityClass name the kind names before its templates' priorityClassName (Kueue's
+     * JobWithPriorityClass: a Kubeflow job's runPolicy.schedulingPolicy.priorityClass), borrowed
+     * from `obj`, or NULL / "" for none. NULL member: none. See jobs_priority_class(). */
+    const char *(*priority_class)(const json_t *obj);
 } jobs_kind_t;
 
 /* ---- the table --------------------------------------------------------------------------- */
@@ -183,14 +188,18 @@ err_t jobs_workload_build(const jobs_kind_t *k, json_t *obj, const char *const *
  * cluster-queue and the workload annotation; its count under partial admission; then the object
  * is released. A conflicting nodeSelector key, label or annotation is ERR_CONFLICT ("invalid
  * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `obj` unchanged; so does an
- * info naming no pod set of the object (ERR_INVALID). */
+ * info naming no pod set of the object (ERR_INVALID). The work is done on a copy whose members
+ * replace those of `obj` at the end: pointers borrowed from `obj` before the call are invalid
+ * after a success, and an ERR_NOMEM may leave `obj` half-replaced (discard it). */
 err_t jobs_start(const jobs_kind_t *k, json_t *obj, const jobs_start_info_t *info, size_t n,
                  err_msg_t *msg);
 
 /* Stop `obj` (modified in place): held, and each pod set's template labels, annotations,
- * nodeSelector and tolerations restored from the Workload's spec.podSets item of the same name
- * (`pod_sets`, an array), keeping the labels the kind's own controller owns; counts changed by a
- * partial admission put back. *changed says whether anything changed. */
+ * nodeSelector and tolerations restored from the Workload's spec.podSets item (`pod_sets`, an
+ * array) paired with it by position when both have as many pod sets (as Kueue does), else by
+ * name, keeping the labels the kind's own controller owns; counts changed by a partial admission
+ * put back. *changed says whether anything changed (`obj` is untouched when not). Replaced and
+ * failing as jobs_start(). */
 err_t jobs_stop(const jobs_kind_t *k, json_t *obj, const json_t *pod_sets, bool *changed,
                 err_msg_t *msg);
 
@@ -201,6 +210,11 @@ uint64_t jobs_digest(const jobs_kind_t *k, json_t *obj);
 
 /* The same digest over a Workload's spec.podSets array. */
 uint64_t jobs_podsets_digest(const json_t *pod_sets);
+
+/* The PriorityClass (scheduling.k8s.io) Kueue's ExtractPriority looks up for `obj` when it has
+ * no priority-class label: the kind's priority_class(), else the first pod set's template
+ * spec.priorityClassName that is set, in pod-set order; NULL when none (borrowed from obj). */
+const char *jobs_priority_class(const jobs_kind_t *k, json_t *obj);
 
 /* The digest of one pod template (PodTemplateSpec): its labels but those some kind owns,
  * annotations, nodeSelector and tolerations, empty ones as absent; 0 on out-of-memory. */

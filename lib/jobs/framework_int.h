@@ -12,6 +12,9 @@
 /* The kinds of this module's files (kinds.c lists them in the table). */
 extern const jobs_kind_t jobs__kind_job;    /* kind_job.c */
 extern const jobs_kind_t jobs__kind_jobset; /* kind_jobset.c */
+/* kind_kubeflow.c */
+extern const jobs_kind_t jobs__kind_pytorchjob, jobs__kind_tfjob, jobs__kind_xgboostjob,
+    jobs__kind_paddlejob, jobs__kind_jaxjob, jobs__kind_mpijob;
 
 /* Kueue's cleanLabels: the labels the Job controller rewrites on a Job's template (job-name,
  * controller-uid, batch.kubernetes.io/controller-uid; batch.kubernetes.io/job-name stays), left
@@ -39,6 +42,12 @@ err_t jobs__set_bool(json_t *obj, const char *const *keys, bool v, err_msg_t *ms
 /* Is there a condition of `type` with status "True" in array `conds`? Its message (borrowed, ""
  * when none) goes to *message when non-NULL. */
 bool jobs__condition(const json_t *conds, const char *type, const char **message);
+
+/* The first condition in array `conds` of type `succeeded` or `failed` with status "True" decides
+ * (Kueue's Finished of Job and the Kubeflow jobs); its message (borrowed, "" when none) goes to
+ * *message when non-NULL. JOBS_RUNNING when there is none. */
+jobs_phase_t jobs__phase_first(const json_t *conds, const char *succeeded, const char *failed,
+                               const char **message);
 
 /* Copy `name` into ps->name, lower-cased as Kueue's NewPodSetReference does; ERR_INVALID when it
  * is empty or longer than a pod-set name may be (`path` names the field). */

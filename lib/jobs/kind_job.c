@@ -76,24 +76,7 @@ static err_t job_set_count(json_t *obj, size_t i, int32_t count, err_msg_t *msg)
 /* The first condition Complete or Failed with status True decides (Kueue's Job.Finished). */
 static jobs_phase_t job_phase(const json_t *obj, const char **message)
 {
-    json_t *conds = JOBS_AT(obj, "status", "conditions");
-    size_t i;
-    json_t *c;
-
-    json_array_foreach(conds, i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        const char *m = json_string_value(json_object_get(c, "message"));
-        if (t == NULL || s == NULL || strcmp(s, "True") != 0)
-            continue;
-        if (strcmp(t, "Complete") != 0 && strcmp(t, "Failed") != 0)
-            continue;
-        if (message != NULL)
-            *message = m != NULL ? m : "";
-        return strcmp(t, "Failed") == 0 ? JOBS_FAILED : JOBS_SUCCEEDED;
-    }
-    return JOBS_RUNNING;
+    return jobs__phase_first(JOBS_AT(obj, "status", "conditions"), "Complete", "Failed", message);
 }
 
 static bool job_active(const json_t *obj)

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/podgroup.h"
 
+#include "jobs/framework_int.h"
 #include "jobs/objpath.h"
 
 #include <string.h>
@@ -26,7 +27,7 @@ static bool has_gate(const json_t *pod, const char *name)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(objpath_get(pod, "spec", "schedulingGates", (char *)NULL), i, g)
+    json_array_foreach(JOBS_AT(pod, "spec", "schedulingGates"), i, g)
     {
         const char *n = json_string_value(json_object_get(g, "name"));
         if (n != NULL && strcmp(n, name) == 0)
@@ -42,7 +43,7 @@ bool jobs_pod_gated(const json_t *pod)
 
 static const char *phase_of(const json_t *pod)
 {
-    const char *p = objpath_str(pod, "status", "phase", (char *)NULL);
+    const char *p = json_string_value(JOBS_AT(pod, "status", "phase"));
     return p != NULL ? p : "";
 }
 
@@ -54,7 +55,7 @@ static bool terminated(const json_t *pod)
 
 static err_t pod_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
 {
-    if (!json_is_object(objpath_get(obj, "spec", (char *)NULL)))
+    if (!json_is_object(JOBS_AT(obj, "spec")))
         return err_set(msg, ERR_INVALID, "spec: Required value");
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "main");
@@ -84,7 +85,7 @@ static bool pod_suspended(const json_t *obj)
 
 static err_t remove_gate(json_t *pod, const char *name)
 {
-    json_t *gates = objpath_get(pod, "spec", "schedulingGates", (char *)NULL);
+    json_t *gates = JOBS_AT(pod, "spec", "schedulingGates");
     for (size_t i = 0; i < json_array_size(gates);) {
         const char *n = json_string_value(json_object_get(json_array_get(gates, i), "name"));
         if (n != NULL && strcmp(n, name) == 0)
@@ -106,7 +107,7 @@ static err_t pod_set_suspended(json_t *obj, bool suspend, err_msg_t *msg)
     }
     if (jobs_pod_gated(obj))
         return ERR_OK;
-    const char *uid = objpath_str(obj, "metadata", "uid", (char *)NULL);
+    const char *uid = json_string_value(JOBS_AT(obj, "metadata", "uid"));
     if (uid != NULL && uid[0] != '\0')
         return err_set(msg, ERR_UNSUPPORTED,
                        "a Pod cannot be gated again once released: it is stopped by deletion");
@@ -130,7 +131,7 @@ static jobs_phase_t pod_phase(const json_t *obj, const char **message)
     if (strcmp(p, "Succeeded") != 0 && strcmp(p, "Failed") != 0)
         return JOBS_RUNNING;
     if (message != NULL)
-        *message = objpath_str(obj, "status", "message", (char *)NULL);
+        *message = json_string_value(JOBS_AT(obj, "status", "message"));
     return p[0] == 'S' ? JOBS_SUCCEEDED : JOBS_FAILED;
 }
 
@@ -146,7 +147,7 @@ static bool ready_true(const json_t *pod)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(objpath_get(pod, "status", "conditions", (char *)NULL), i, c)
+    json_array_foreach(JOBS_AT(pod, "status", "conditions"), i, c)
     {
         const char *type = json_string_value(json_object_get(c, "type"));
         if (type != NULL && strcmp(type, "Ready") == 0) {
@@ -216,7 +217,7 @@ static err_t add_finalizer(json_t *pod, const char *name)
 
 err_t jobs_pod_default(json_t *pod, err_msg_t *msg)
 {
-    bool by_parent = json_object_get(objpath_get(pod, "metadata", "annotations", (char *)NULL),
+    bool by_parent = json_object_get(JOBS_AT(pod, "metadata", "annotations"),
                                      JOBS_POD_SUSPENDING_PARENT) != NULL;
     err_t e;
     if (!by_parent) {
@@ -238,7 +239,7 @@ err_t jobs_pod_default(json_t *pod, err_msg_t *msg)
 
 bool jobs_pod_stop_needed(const json_t *pod, bool workload_deleted)
 {
-    if (objpath_get(pod, "metadata", "deletionTimestamp", (char *)NULL) != NULL)
+    if (JOBS_AT(pod, "metadata", "deletionTimestamp") != NULL)
         return false;
     return workload_deleted || !pod_suspended(pod);
 }

@@ -2,10 +2,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/kind_ray.h"
 
+#include "jobs/framework_int.h"
 #include "jobs/objpath.h"
 #include "model/quantity.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -65,36 +65,38 @@
 
 static bool is_rayjob(const json_t *obj)
 {
-    const char *kind = objpath_str(obj, "kind", (char *)NULL);
+    const char *kind = json_string_value(JOBS_AT(obj, "kind"));
     if (kind != NULL)
         return strcmp(kind, "RayJob") == 0;
     /* No kind (a template built in a test): a RayJob nests its cluster spec. */
-    return objpath_get(obj, "spec", "rayClusterSpec", (char *)NULL) != NULL;
+    return JOBS_AT(obj, "spec", "rayClusterSpec") != NULL;
 }
 
 /* The RayClusterSpec of `obj`, and the path to it for messages. */
 static json_t *cluster_spec(const json_t *obj, bool rayjob, const char **path)
 {
     *path = rayjob ? "spec.rayClusterSpec" : "spec";
-    return rayjob ? objpath_get(obj, "spec", "rayClusterSpec", (char *)NULL)
-                  : objpath_get(obj, "spec", (char *)NULL);
+    return rayjob ? JOBS_AT(obj, "spec", "rayClusterSpec") : JOBS_AT(obj, "spec");
 }
 
 /* spec.submissionMode, defaulted as the CRD does. */
 static const char *submission_mode(const json_t *obj)
 {
-    const char *mode = objpath_str(obj, "spec", "submissionMode", (char *)NULL);
+    const char *mode = json_string_value(JOBS_AT(obj, "spec", "submissionMode"));
     return mode != NULL && mode[0] != '\0' ? mode : "K8sJobMode";
 }
 
 /* Kueue's effectiveWorkerCount: replicas (nil: 1) times numOfHosts when above 1. */
 static err_t worker_count(const json_t *wg, int32_t *out)
 {
-    int32_t replicas = 1, hosts = 1;
-    if (json_object_get(wg, "replicas") != NULL && !objpath_int32(wg, &replicas, "replicas", NULL))
+    const json_t *r = json_object_get(wg, "replicas"), *h = json_object_get(wg, "numOfHosts");
+    int32_t replicas = jobs__int32(r, INT32_MIN), hosts = jobs__int32(h, INT32_MIN);
+    if ((r != NULL && replicas == INT32_MIN) || (h != NULL && hosts == INT32_MIN))
         return ERR_INVALID;
-    if (json_object_get(wg, "numOfHosts") != NULL && !objpath_int32(wg, &hosts, "numOfHosts", NULL))
-        return ERR_INVALID;
+    if (r == NULL)
+        replicas = 1;
+    if (h == NULL)
+        hosts = 1;
     if (replicas < 0)
         return ERR_INVALID;
     if (hosts > 1) {
@@ -118,8 +120,7 @@ static json_t *submitter_resources(void)
 static json_t *default_submitter_template(const json_t *cspec)
 {
     const char *image = json_string_value(json_object_get(
-        json_array_get(
-            objpath_get(cspec, "headGroupSpec", "template", "spec", "containers", (char *)NULL), 0),
+        json_array_get(JOBS_AT(cspec, "headGroupSpec", "template", "spec", "containers"), 0),
         "image"));
     json_t *res = submitter_resources();
     if (res == NULL)
@@ -147,7 +148,7 @@ static err_t ray_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t 
     if (!json_is_object(cspec))
         return err_set(msg, ERR_INVALID, "%s: Required value", path);
 
-    json_t *head = objpath_get(cspec, "headGroupSpec", "template", (char *)NULL);
+    json_t *head = JOBS_AT(cspec, "headGroupSpec", "template");
     if (!json_is_object(head))
         return err_set(msg, ERR_INVALID, "%s.headGroupSpec.template: Required value", path);
     json_t *groups = json_object_get(cspec, "workerGroupSpecs");
@@ -171,23 +172,19 @@ static err_t ray_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t 
     json_t *wg;
     json_array_foreach(groups, i, wg)
     {
-        const char *gname = json_string_value(json_object_get(wg, "groupName"));
-        if (gname == NULL || gname[0] == '\0')
-            return err_set(msg, ERR_INVALID, "%s.workerGroupSpecs[%zu].groupName: Required value",
-                           path, i);
-        size_t len = strlen(gname);
-        if (len > JOBS_PODSET_NAME_MAX)
-            return err_set(msg, ERR_INVALID,
-                           "%s.workerGroupSpecs[%zu].groupName: must be no more than %d characters",
-                           path, i, JOBS_PODSET_NAME_MAX);
-        for (size_t c = 0; c <= len; c++) /* Kueue's NewPodSetReference: lower-case */
-            sets[k].name[c] = (char)tolower((unsigned char)gname[c]);
+        /* Kueue's NewPodSetReference: the group name lower-cased. */
+        char field[JOBS_PATH_MAX];
+        snprintf(field, sizeof(field), "%s.workerGroupSpecs[%zu].groupName", path, i);
+        err_t e = jobs__podset_name(&sets[k], json_string_value(json_object_get(wg, "groupName")),
+                                    field, msg);
+        if (e != ERR_OK)
+            return e;
         snprintf(sets[k].path, sizeof(sets[k].path), "%s.workerGroupSpecs[%zu].template", path, i);
         sets[k].tmpl = json_object_get(wg, "template");
         if (!json_is_object(sets[k].tmpl))
             return err_set(msg, ERR_INVALID, "%s.workerGroupSpecs[%zu].template: Required value",
                            path, i);
-        err_t e = worker_count(wg, &sets[k].count);
+        e = worker_count(wg, &sets[k].count);
         if (e != ERR_OK)
             return err_set(msg, e,
                            "%s.workerGroupSpecs[%zu]: replicas and numOfHosts must be "
@@ -197,9 +194,9 @@ static err_t ray_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t 
     }
 
     if (submitter) {
-        json_t *tmpl = objpath_get(obj, "spec", "submitterPodTemplate", (char *)NULL);
+        json_t *tmpl = JOBS_AT(obj, "spec", "submitterPodTemplate");
         if (tmpl == NULL) {
-            json_t *spec = objpath_get(obj, "spec", (char *)NULL);
+            json_t *spec = JOBS_AT(obj, "spec");
             tmpl = default_submitter_template(cspec);
             if (tmpl == NULL || json_object_set_new(spec, "submitterPodTemplate", tmpl))
                 return err_set(msg, ERR_NOMEM, "out of memory");
@@ -277,7 +274,7 @@ static err_t ray_podset_template(const json_t *obj, size_t i, json_t *tmpl, err_
     err_t e;
 
     if (gcs_ft_enabled(obj, cspec)) {
-        json_t *ray = json_array_get(objpath_get(tmpl, "spec", "containers", (char *)NULL), 0);
+        json_t *ray = json_array_get(JOBS_AT(tmpl, "spec", "containers"), 0);
         if (!json_is_object(ray))
             return err_set(msg, ERR_INVALID,
                            "cannot account for Redis cleanup resources: head pod "
@@ -293,7 +290,7 @@ static err_t ray_podset_template(const json_t *obj, size_t i, json_t *tmpl, err_
             return e == ERR_NOMEM ? err_set(msg, e, "out of memory") : e;
     }
     if (json_is_true(json_object_get(cspec, "enableInTreeAutoscaling"))) {
-        json_t *res = objpath_get(cspec, "autoscalerOptions", "resources", (char *)NULL);
+        json_t *res = JOBS_AT(cspec, "autoscalerOptions", "resources");
         res = res != NULL
                   ? json_deep_copy(res)
                   : json_pack("{s:{s:s,s:s},s:{s:s,s:s}}", "requests", "cpu", "500m", "memory",
@@ -312,7 +309,7 @@ static err_t ray_podset_template(const json_t *obj, size_t i, json_t *tmpl, err_
 
 static bool ray_suspended(const json_t *obj)
 {
-    return json_is_true(objpath_get(obj, "spec", "suspend", (char *)NULL));
+    return json_is_true(JOBS_AT(obj, "spec", "suspend"));
 }
 
 static err_t ray_set_suspended(json_t *obj, bool suspend, err_msg_t *msg)
@@ -330,12 +327,12 @@ static bool str_is(const char *s, const char *want)
 
 static jobs_phase_t rayjob_phase(const json_t *obj, const char **message)
 {
-    const char *deploy = objpath_str(obj, "status", "jobDeploymentStatus", (char *)NULL);
+    const char *deploy = json_string_value(JOBS_AT(obj, "status", "jobDeploymentStatus"));
     if (!str_is(deploy, "Complete") && !str_is(deploy, "Failed"))
         return JOBS_RUNNING;
     if (message != NULL)
-        *message = objpath_str(obj, "status", "message", (char *)NULL);
-    return str_is(objpath_str(obj, "status", "jobStatus", (char *)NULL), "SUCCEEDED")
+        *message = json_string_value(JOBS_AT(obj, "status", "message"));
+    return str_is(json_string_value(JOBS_AT(obj, "status", "jobStatus")), "SUCCEEDED")
                ? JOBS_SUCCEEDED
                : JOBS_FAILED;
 }
@@ -349,23 +346,23 @@ static jobs_phase_t raycluster_phase(const json_t *obj, const char **message)
 
 static bool rayjob_active(const json_t *obj)
 {
-    const char *deploy = objpath_str(obj, "status", "jobDeploymentStatus", (char *)NULL);
+    const char *deploy = json_string_value(JOBS_AT(obj, "status", "jobDeploymentStatus"));
     return deploy != NULL && deploy[0] != '\0' && strcmp(deploy, "Suspended") != 0;
 }
 
 static bool raycluster_active(const json_t *obj)
 {
-    return str_is(objpath_str(obj, "status", "state", (char *)NULL), "ready");
+    return str_is(json_string_value(JOBS_AT(obj, "status", "state")), "ready");
 }
 
 static bool rayjob_pods_ready(const json_t *obj)
 {
-    return str_is(objpath_str(obj, "status", "rayClusterStatus", "state", (char *)NULL), "ready");
+    return str_is(json_string_value(JOBS_AT(obj, "status", "rayClusterStatus", "state")), "ready");
 }
 
 static bool rayjob_skip(const json_t *obj)
 {
-    return json_object_size(objpath_get(obj, "spec", "clusterSelector", (char *)NULL)) > 0;
+    return json_object_size(JOBS_AT(obj, "spec", "clusterSelector")) > 0;
 }
 
 /* A RayCluster whose controller owner is a RayJob. */
@@ -373,7 +370,7 @@ static bool raycluster_skip(const json_t *obj)
 {
     size_t i;
     json_t *ref;
-    json_array_foreach(objpath_get(obj, "metadata", "ownerReferences", (char *)NULL), i, ref)
+    json_array_foreach(JOBS_AT(obj, "metadata", "ownerReferences"), i, ref)
     {
         const char *api = json_string_value(json_object_get(ref, "apiVersion"));
         if (json_is_true(json_object_get(ref, "controller")) &&

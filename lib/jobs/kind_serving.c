@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/kind_serving.h"
 
+#include "jobs/framework_int.h"
 #include "jobs/objpath.h"
 #include "jobs/podgroup.h"
 #include "util/str.h"
@@ -53,15 +54,6 @@ static bool is_lws(const jobs_kind_t *k)
     return k == &jobs_kind_leaderworkerset;
 }
 
-static int32_t int_or(const json_t *obj, int32_t def, const char *a, const char *b, const char *c)
-{
-    int32_t v;
-    if (c != NULL ? objpath_int32(obj, &v, a, b, c, (char *)NULL)
-                  : objpath_int32(obj, &v, a, b, (char *)NULL))
-        return v;
-    return def;
-}
-
 /* ---- pod sets ---------------------------------------------------------------------------------
  */
 
@@ -83,8 +75,7 @@ static err_t one_set(jobs_podset_t *out, const char *name, json_t *tmpl, const c
 
 static err_t deployment_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
 {
-    err_t e = one_set(out, "main", objpath_get(obj, "spec", "template", (char *)NULL),
-                      "spec.template", 1, msg);
+    err_t e = one_set(out, "main", JOBS_AT(obj, "spec", "template"), "spec.template", 1, msg);
     if (e == ERR_OK)
         *n = 1;
     return e;
@@ -92,8 +83,8 @@ static err_t deployment_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err
 
 static err_t statefulset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
 {
-    err_t e = one_set(out, "main", objpath_get(obj, "spec", "template", (char *)NULL),
-                      "spec.template", int_or(obj, 1, "spec", "replicas", NULL), msg);
+    err_t e = one_set(out, "main", JOBS_AT(obj, "spec", "template"), "spec.template",
+                      jobs__int32(JOBS_AT(obj, "spec", "replicas"), 1), msg);
     if (e == ERR_OK)
         *n = 1;
     return e;
@@ -101,8 +92,8 @@ static err_t statefulset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, er
 
 static err_t lws_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
 {
-    json_t *lwt = objpath_get(obj, "spec", "leaderWorkerTemplate", (char *)NULL);
-    int32_t size = int_or(lwt, 1, "size", NULL, NULL);
+    json_t *lwt = JOBS_AT(obj, "spec", "leaderWorkerTemplate");
+    int32_t size = jobs__int32(json_object_get(lwt, "size"), 1);
     json_t *leader = json_object_get(lwt, "leaderTemplate");
     json_t *worker = json_object_get(lwt, "workerTemplate");
     const char *wpath = "spec.leaderWorkerTemplate.workerTemplate";
@@ -160,8 +151,8 @@ static err_t lws_template(const json_t *obj, size_t i, json_t *tmpl, err_msg_t *
     (void)obj;
     (void)i;
     (void)msg;
-    drop_lws_keys(objpath_get(tmpl, "metadata", "labels", (char *)NULL));
-    drop_lws_keys(objpath_get(tmpl, "metadata", "annotations", (char *)NULL));
+    drop_lws_keys(JOBS_AT(tmpl, "metadata", "labels"));
+    drop_lws_keys(JOBS_AT(tmpl, "metadata", "annotations"));
     return ERR_OK;
 }
 
@@ -206,10 +197,10 @@ err_t jobs_serving_default(const jobs_kind_t *k, json_t *obj, err_msg_t *msg)
     const char *path = "spec.template";
     if (is_lws(k)) {
         path = "spec.leaderWorkerTemplate.workerTemplate";
-        tmpls[0] = objpath_get(obj, "spec", "leaderWorkerTemplate", "workerTemplate", (char *)NULL);
-        tmpls[1] = objpath_get(obj, "spec", "leaderWorkerTemplate", "leaderTemplate", (char *)NULL);
+        tmpls[0] = JOBS_AT(obj, "spec", "leaderWorkerTemplate", "workerTemplate");
+        tmpls[1] = JOBS_AT(obj, "spec", "leaderWorkerTemplate", "leaderTemplate");
     } else {
-        tmpls[0] = objpath_get(obj, "spec", "template", (char *)NULL);
+        tmpls[0] = JOBS_AT(obj, "spec", "template");
     }
     if (!json_is_object(tmpls[0]))
         return err_set(msg, ERR_INVALID, "%s: Required value", path);
@@ -224,10 +215,11 @@ err_t jobs_serving_default(const jobs_kind_t *k, json_t *obj, err_msg_t *msg)
 static bool serving_suspended(const json_t *obj, const char *framework, const char *a,
                               const char *b)
 {
-    const char *v = b != NULL ? objpath_str(obj, "spec", a, b, "metadata", "annotations",
-                                            JOBS_POD_SUSPENDING_PARENT, (char *)NULL)
-                              : objpath_str(obj, "spec", a, "metadata", "annotations",
-                                            JOBS_POD_SUSPENDING_PARENT, (char *)NULL);
+    const char *v = b != NULL
+                        ? json_string_value(JOBS_AT(obj, "spec", a, b, "metadata", "annotations",
+                                                    JOBS_POD_SUSPENDING_PARENT))
+                        : json_string_value(JOBS_AT(obj, "spec", a, "metadata", "annotations",
+                                                    JOBS_POD_SUSPENDING_PARENT));
     return v != NULL && strcmp(v, framework) == 0;
 }
 
@@ -283,21 +275,21 @@ static jobs_phase_t never_finished(const json_t *obj, const char **message)
 /* Kueue's webhooks treat a serving object with no ready replica as not running yet. */
 static bool some_ready(const json_t *obj)
 {
-    return int_or(obj, 0, "status", "readyReplicas", NULL) > 0;
+    return jobs__int32(JOBS_AT(obj, "status", "readyReplicas"), 0) > 0;
 }
 
 static bool all_ready(const json_t *obj)
 {
-    return int_or(obj, 0, "status", "readyReplicas", NULL) >=
-           int_or(obj, 1, "spec", "replicas", NULL);
+    return jobs__int32(JOBS_AT(obj, "status", "readyReplicas"), 0) >=
+           jobs__int32(JOBS_AT(obj, "spec", "replicas"), 1);
 }
 
 /* A StatefulSet another integration marks (LeaderWorkerSet creates StatefulSets) is not this
  * one's. */
 static bool statefulset_skip(const json_t *obj)
 {
-    const char *v = objpath_str(obj, "spec", "template", "metadata", "annotations",
-                                JOBS_POD_SUSPENDING_PARENT, (char *)NULL);
+    const char *v = json_string_value(
+        JOBS_AT(obj, "spec", "template", "metadata", "annotations", JOBS_POD_SUSPENDING_PARENT));
     return v != NULL && strcmp(v, FW_STATEFULSET) != 0;
 }
 
@@ -355,7 +347,7 @@ const jobs_kind_t jobs_kind_leaderworkerset = {
 
 int32_t jobs_serving_workloads(const jobs_kind_t *k, const json_t *obj)
 {
-    int32_t replicas = int_or(obj, 1, "spec", "replicas", NULL);
+    int32_t replicas = jobs__int32(JOBS_AT(obj, "spec", "replicas"), 1);
     if (replicas < 0)
         replicas = 0;
     if (k == &jobs_kind_statefulset)
@@ -368,8 +360,8 @@ int32_t jobs_serving_workloads(const jobs_kind_t *k, const json_t *obj)
 static err_t workload_name(const jobs_kind_t *k, const json_t *obj, int32_t index, char *buf,
                            err_msg_t *msg)
 {
-    const char *name = objpath_str(obj, "metadata", "name", (char *)NULL);
-    const char *uid = objpath_str(obj, "metadata", "uid", (char *)NULL);
+    const char *name = json_string_value(JOBS_AT(obj, "metadata", "name"));
+    const char *uid = json_string_value(JOBS_AT(obj, "metadata", "uid"));
     if (name == NULL)
         return err_set(msg, ERR_INVALID, "metadata.name: Required value");
     char owner[NAME_BUF + 16];
@@ -398,7 +390,7 @@ err_t jobs_serving_workload(const jobs_kind_t *k, json_t *obj, int32_t index,
     snprintf(gvk, sizeof(gvk), "%s%s%s, Kind=%s", k->group, k->group[0] ? "/" : "", k->version,
              k->kind);
     snprintf(idx, sizeof(idx), "%d", (int)index);
-    const char *owner = objpath_str(obj, "metadata", "name", (char *)NULL);
+    const char *owner = json_string_value(JOBS_AT(obj, "metadata", "name"));
     if ((e = util_strdup(name, &dup)) != ERR_OK ||
         (e = kv_list_set(&wl.meta.annotations, JOBS_POD_IS_GROUP_WORKLOAD, "true")) != ERR_OK ||
         (e = kv_list_set(&wl.meta.annotations, ANN_OWNER_GVK, gvk)) != ERR_OK ||
@@ -479,12 +471,12 @@ err_t jobs_serving_pod_default(const jobs_kind_t *k, const json_t *owner, json_t
             return ERR_OK; /* not Kueue's (manageJobsWithoutQueueName aside) */
     }
 
-    int32_t total = is_lws(k) ? int_or(owner, 1, "spec", "leaderWorkerTemplate", "size")
-                              : int_or(owner, 1, "spec", "replicas", NULL);
+    int32_t total = is_lws(k)
+                        ? jobs__int32(JOBS_AT(owner, "spec", "leaderWorkerTemplate", "size"), 1)
+                        : jobs__int32(JOBS_AT(owner, "spec", "replicas"), 1);
     snprintf(count, sizeof(count), "%d", (int)total);
     const char *role = "main";
-    if (is_lws(k) &&
-        objpath_get(owner, "spec", "leaderWorkerTemplate", "leaderTemplate", (char *)NULL) != NULL)
+    if (is_lws(k) && JOBS_AT(owner, "spec", "leaderWorkerTemplate", "leaderTemplate") != NULL)
         role = objpath_annotation(pod, JOBS_LWS_LEADER_NAME) != NULL ? "worker" : "leader";
 
     if ((e = set_label(pod, JOBS_POD_MANAGED, "true")) != ERR_OK)

@@ -1,71 +1,19 @@
-/* objpath -- reach and create fields of an API object's JSON by path, for the kinds in lib/jobs. */
+/* objpath -- labels, annotations and nested fields the kinds of lib/jobs read and write. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/objpath.h"
 
-#include <math.h>
+#include "jobs/framework_int.h"
+
 #include <stdarg.h>
-
-static json_t *walk(const json_t *obj, va_list ap)
-{
-    const json_t *cur = obj;
-    const char *key;
-    while ((key = va_arg(ap, const char *)) != NULL) {
-        if (!json_is_object(cur))
-            return NULL;
-        cur = json_object_get(cur, key);
-    }
-    return (json_t *)cur;
-}
-
-json_t *objpath_get(const json_t *obj, ...)
-{
-    va_list ap;
-    va_start(ap, obj);
-    json_t *v = walk(obj, ap);
-    va_end(ap);
-    return v;
-}
-
-const char *objpath_str(const json_t *obj, ...)
-{
-    va_list ap;
-    va_start(ap, obj);
-    json_t *v = walk(obj, ap);
-    va_end(ap);
-    return json_string_value(v);
-}
 
 const char *objpath_label(const json_t *obj, const char *key)
 {
-    return objpath_str(obj, "metadata", "labels", key, (char *)NULL);
+    return json_string_value(JOBS_AT(obj, "metadata", "labels", key));
 }
 
 const char *objpath_annotation(const json_t *obj, const char *key)
 {
-    return objpath_str(obj, "metadata", "annotations", key, (char *)NULL);
-}
-
-bool objpath_int32(const json_t *obj, int32_t *out, ...)
-{
-    va_list ap;
-    va_start(ap, out);
-    json_t *v = walk(obj, ap);
-    va_end(ap);
-    if (json_is_integer(v)) {
-        json_int_t i = json_integer_value(v);
-        if (i < INT32_MIN || i > INT32_MAX)
-            return false;
-        *out = (int32_t)i;
-        return true;
-    }
-    if (json_is_real(v)) {
-        double d = json_real_value(v);
-        if (!isfinite(d) || d != floor(d) || d < INT32_MIN || d > INT32_MAX)
-            return false;
-        *out = (int32_t)d;
-        return true;
-    }
-    return false;
+    return json_string_value(JOBS_AT(obj, "metadata", "annotations", key));
 }
 
 /* The object at the keys of `ap` under `obj`, created where missing; NULL with *why = ERR_NOMEM

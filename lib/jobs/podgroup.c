@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/podgroup.h"
 
+#include "jobs/framework_int.h"
 #include "jobs/objpath.h"
 #include "util/str.h"
 
@@ -67,19 +68,19 @@ err_t jobs_pod_group_total_count(const json_t *pod, int32_t *out, err_msg_t *msg
 
 static const char *phase_of(const json_t *pod)
 {
-    const char *p = objpath_str(pod, "status", "phase", (char *)NULL);
+    const char *p = json_string_value(JOBS_AT(pod, "status", "phase"));
     return p != NULL ? p : "";
 }
 
 static bool deleting(const json_t *pod)
 {
-    return objpath_get(pod, "metadata", "deletionTimestamp", (char *)NULL) != NULL;
+    return JOBS_AT(pod, "metadata", "deletionTimestamp") != NULL;
 }
 
 /* Kueue's isPodRunnableOrSucceeded. */
 static bool runnable(const json_t *pod)
 {
-    const char *node = objpath_str(pod, "spec", "nodeName", (char *)NULL);
+    const char *node = json_string_value(JOBS_AT(pod, "spec", "nodeName"));
     if (deleting(pod) && (node == NULL || node[0] == '\0'))
         return false;
     return strcmp(phase_of(pod), "Failed") != 0;
@@ -89,7 +90,7 @@ static bool has_finalizer(const json_t *pod)
 {
     size_t i;
     json_t *f;
-    json_array_foreach(objpath_get(pod, "metadata", "finalizers", (char *)NULL), i, f)
+    json_array_foreach(JOBS_AT(pod, "metadata", "finalizers"), i, f)
     {
         if (json_string_value(f) != NULL && strcmp(json_string_value(f), JOBS_POD_MANAGED) == 0)
             return true;
@@ -145,7 +146,7 @@ err_t jobs_pod_group_read(json_t *const *pods, size_t n, jobs_pod_group_t *g, er
     g->pods = pods;
     g->npods = n;
     g->name = jobs_pod_group_name(pods[0]);
-    g->namespace = objpath_str(pods[0], "metadata", "namespace", (char *)NULL);
+    g->namespace = json_string_value(JOBS_AT(pods[0], "metadata", "namespace"));
     err_t e = jobs_pod_group_total_count(pods[0], &g->total_count, msg);
     if (e != ERR_OK)
         return e;
@@ -155,10 +156,10 @@ err_t jobs_pod_group_read(json_t *const *pods, size_t n, jobs_pod_group_t *g, er
     g->serving = serving != NULL && strcmp(serving, "true") == 0;
 
     /* Kueue's validatePodGroupMetadata, against the first pod. */
-    const char *first = objpath_str(pods[0], "metadata", "name", (char *)NULL);
+    const char *first = json_string_value(JOBS_AT(pods[0], "metadata", "name"));
     for (size_t i = 0; i < n; i++) {
         const json_t *p = pods[i];
-        const char *name = objpath_str(p, "metadata", "name", (char *)NULL);
+        const char *name = json_string_value(JOBS_AT(p, "metadata", "name"));
         const char *gname = jobs_pod_group_name(p);
         const char *retriable = objpath_annotation(p, JOBS_POD_RETRIABLE_IN_GROUP);
         if (retriable != NULL && strcmp(retriable, "false") == 0)
@@ -194,7 +195,7 @@ err_t jobs_pod_group_read(json_t *const *pods, size_t n, jobs_pod_group_t *g, er
     for (size_t i = 0; i < n; i++) {
         if (runnable(pods[i])) {
             const char *created =
-                objpath_str(pods[i], "metadata", "creationTimestamp", (char *)NULL);
+                json_string_value(JOBS_AT(pods[i], "metadata", "creationTimestamp"));
             active[na++] = (active_key_t){has_finalizer(pods[i]), jobs_pod_gated(pods[i]),
                                           created != NULL ? created : "", i};
         } else
@@ -340,20 +341,21 @@ err_t jobs_pod_group_workload(const jobs_pod_group_t *g, const char *const *copy
         if (g->verdict[i] == JOBS_POD_KEEP)
             first = g->pods[i];
 
-    json_t *view = json_object(), *sets = json_array();
-    json_t *meta = json_deep_copy(json_object_get(first, "metadata"));
-    if (view == NULL || sets == NULL || meta == NULL) {
-        json_decref(view);
-        json_decref(sets);
-        json_decref(meta);
+    /* The _new setters take their value even when they fail (or it is NULL). */
+    json_t *view = json_object(), *meta, *sets;
+    if (view == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
-    }
+    meta = json_deep_copy(json_object_get(first, "metadata"));
+    if (json_object_set_new(view, "metadata", meta))
+        goto nomem;
+    sets = json_array();
+    if (json_object_set_new(view, "podSets", sets))
+        goto nomem;
     /* Named after the group; no uid: the group has no single owner. */
     json_object_del(meta, "uid");
     if (json_object_set_new(meta, "name", json_string(g->name)) ||
         json_object_set_new(view, "apiVersion", json_string("v1")) ||
-        json_object_set_new(view, "kind", json_string("Pod")) ||
-        json_object_set_new(view, "metadata", meta) || json_object_set_new(view, "podSets", sets))
+        json_object_set_new(view, "kind", json_string("Pod")))
         goto nomem;
     for (size_t s = 0; s < g->nsets; s++) {
         json_t *item = json_pack("{s:s,s:i,s:O}", "name", g->sets[s].name, "count",

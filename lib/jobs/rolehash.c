@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/podgroup.h"
 
+#include "jobs/framework_int.h"
 #include "jobs/objpath.h"
 #include "model/quantity.h"
 
@@ -242,8 +243,7 @@ static void containers(gobuf_t *b, const char *key, const json_t *list)
         put(b, "{", 1);
         field(b, true, "ports", json_object_get(c, "ports"), AS_STRUCT);
         puts_(b, ",\"resources\":{");
-        field(b, true, "requests", objpath_get(c, "resources", "requests", (char *)NULL),
-              AS_RESOURCES);
+        field(b, true, "requests", JOBS_AT(c, "resources", "requests"), AS_RESOURCES);
         puts_(b, "}}");
     }
     put(b, "]", 1);
@@ -295,7 +295,7 @@ err_t jobs_pod_role_hash(const json_t *pod, char *out, err_msg_t *msg)
         snprintf(out, JOBS_POD_ROLE_MAX + 1, "%s", ann);
         return ERR_OK;
     }
-    if (shape_hash(objpath_get(pod, "spec", (char *)NULL), out) != ERR_OK)
+    if (shape_hash(JOBS_AT(pod, "spec"), out) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "failed to calculate pod role hash: out of memory");
     return ERR_OK;
 }
