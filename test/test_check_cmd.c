@@ -222,6 +222,47 @@ START_TEST(usage)
 }
 END_TEST
 
+/* The workload kinds Kueue manages besides Job (JobSet here): jobframework's label rules, the
+ * Workload built as the operator builds it (its errors at their field paths), references. */
+START_TEST(integration_kinds)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", D "integrations.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(
+        r.out,
+        D "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+          "metadata.labels[kueue.x-k8s.io/queue-name]: a lowercase RFC 1123 subdomain must consist "
+          "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+          "alphanumeric character (e.g. 'example.com', regex used for validation is "
+          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n" D
+          "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+          "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than 0\n" D
+          "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+          "metadata.annotations[kueue.x-k8s.io/elastic-job]: Forbidden: elastic job is not "
+          "supported for \"jobset.x-k8s.io/v1alpha2, Kind=JobSet\"\n" D
+          "integrations.yaml: doc 5 (JobSet ml/bad-labels): warning: "
+          "metadata.labels[kueue.x-k8s.io/queue-name]: references missing LocalQueue "
+          "\"User_Queue\" in namespace \"ml\"\n" D
+          "integrations.yaml: doc 6 (JobSet ml/no-jobs): spec.replicatedJobs: Required value\n" D
+          "integrations.yaml: doc 7 (JobSet ml/bad-request): "
+          "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu:"
+          " invalid quantity \"1x\"\n");
+    ck_assert_str_eq(r.err, "sluice check: 7 objects in 1 file: 5 errors, 1 warning\n");
+    sluice_result_fini(&r);
+
+    /* The objects of the integration test (Kueue's documentation examples' shapes) are valid;
+     * their LocalQueue is not among them. */
+    r = sluice_exec(NULL, "check", "-q", "test/data/crds-integrations/examples/jobset.yaml", NULL);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, "test/data/crds-integrations/examples/jobset.yaml: doc 1 (JobSet "
+                            "sleep-jobset): warning: metadata.labels[kueue.x-k8s.io/queue-name]: "
+                            "references missing LocalQueue \"user-queue\" in namespace "
+                            "\"default\"\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
 static Suite *check_cmd_suite(void)
 {
     Suite *s = suite_create("check_cmd");
@@ -239,6 +280,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, workload_status_updates);
     tcase_add_test(tc, io_errors);
     tcase_add_test(tc, usage);
+    tcase_add_test(tc, integration_kinds);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -192,6 +192,14 @@ START_TEST(test_golden_unlabelled_jobs)
 }
 END_TEST
 
+/* JobSets: pod sets per replicated Job, queue defaulting, priority from the template's
+ * PriorityClass, preemption and deletion, as for Jobs. */
+START_TEST(test_golden_integrations)
+{
+    golden("test/data/sim", "integrations", "integrations", -1, true);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -213,6 +221,7 @@ int main(void)
     tcase_add_test(tc, test_golden_until);
     tcase_add_test(tc, test_golden_examples);
     tcase_add_test(tc, test_golden_unlabelled_jobs);
+    tcase_add_test(tc, test_golden_integrations);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

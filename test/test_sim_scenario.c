@@ -220,20 +220,18 @@ END_TEST
  * fails in turn: ERR_NOMEM, and nothing leaks (ASan); with none failing, the error is reported. */
 START_TEST(test_load_allocation_failures)
 {
-    const char *yaml =
-        FLAVOR "---\n" CQ(
-            "cq-a", "10") "---\n" LQ
-                          "---\n" JOB("  generateName: train-\n", "    sim.sluice.dev/runtime: "
-                                                                  "1m\n") "---\n" JOB(
-                              "  "
-                              "generateName: "
-                              "train-\n",
-                              "    "
-                              "sim.sluice.dev/"
-                              "at: 2s\n") "--"
-                                          "-\n" CQA("cq-a", "4",
-                                                    "  annotations:\n    sim.sluice.dev/at: 1m\n   "
-                                                    " sim.sluice.dev/runtime: 1s\n");
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" JOB(
+        "  generateName: train-\n",
+        "    sim.sluice.dev/runtime: "
+        "1m\n") "---\n" JOB("  "
+                            "generateName: "
+                            "train-\n",
+                            "    "
+                            "sim.sluice.dev/"
+                            "at: 2s\n") "--"
+                                        "-\n" CQA("cq-a", "4",
+                                                  "  annotations:\n    sim.sluice.dev/at: 1m\n   "
+                                                  " sim.sluice.dev/runtime: 1s\n");
     long n;
 
     for (n = 1;; n++) {
@@ -261,6 +259,111 @@ START_TEST(test_load_allocation_failures)
 }
 END_TEST
 
+/* ---- the other workload kinds (JobSet, ...): built by lib/jobs as the operator builds them -- */
+
+#define JOBSET(meta, annotations)                                                          \
+    "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n" meta                 \
+    "  namespace: team-a\n  labels:\n    kueue.x-k8s.io/queue-name: lq\n  "                \
+    "annotations:\n" annotations                                                           \
+    "spec:\n  replicatedJobs:\n  - name: workers\n    replicas: 2\n    template:\n"        \
+    "      spec:\n        parallelism: 4\n        template:\n          spec:\n"            \
+    "            containers:\n            - name: c\n              resources:\n"           \
+    "                requests: {cpu: 1}\n  - name: driver\n    template:\n      spec:\n"   \
+    "        template:\n          spec:\n            containers:\n            - name: c\n" \
+    "              resources:\n                requests: {cpu: 2}\n"
+
+START_TEST(test_load_jobset)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" JOBSET(
+        "  name: js\n", "    sim.sluice.dev/runtime: 10m\n") "---\n" JOBSET("  generateName: "
+                                                                            "js-\n",
+                                                                            "    sim.sluice."
+                                                                            "dev/at: 1s\n");
+    const integration_t *it;
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    ck_assert_uint_eq(sc.ndocs, 5);
+    ck_assert_int_eq(sc.docs[3].obj.kind, KIND_INTEGRATION);
+    it = &sc.docs[3].obj.u.integ;
+    ck_assert_str_eq(it->kind, "JobSet");
+    ck_assert_str_eq(it->meta.name, "js");
+    ck_assert(it->built);
+    ck_assert(sc.docs[3].has_runtime);
+    ck_assert_int_eq(sc.docs[3].runtime, 600000);
+    /* One pod set per replicated Job, named after it: replicas x parallelism pods. */
+    ck_assert_uint_eq(it->wl.npod_sets, 2);
+    ck_assert_str_eq(it->wl.pod_sets[0].name, "workers");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 8);
+    ck_assert_str_eq(it->wl.pod_sets[1].name, "driver");
+    ck_assert_int_eq(it->wl.pod_sets[1].count, 1);
+    ck_assert_str_eq(it->wl.queue_name, "lq");
+    /* generateName counts per generateName, as for Jobs. */
+    ck_assert_str_eq(sc.docs[4].obj.u.integ.meta.name, "js-1");
+    ck_assert_int_eq(sc.docs[4].at, 1000);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_jobset_errors)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ(
+        "cq-a",
+        "10") "---\n" LQ
+              "---\n" JOB("  name: same\n", "    sim.sluice.dev/runtime: 1m\n") "---\n" JOBSET(
+                  "  name: same\n",
+                  "    sim.sluice."
+                  "dev/at: 1s\n") "---\napiVersion: jobset.x-k8s.io/v1alpha2\nkind: "
+                                  "JobSet\nmetadata:\n  name: bad\n"
+                                  "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: "
+                                  "Not_A_Queue}\n"
+                                  "spec:\n  replicatedJobs: []\n";
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 3);
+    ck_assert_str_eq(sc.errors[0],
+                     "doc 5 (JobSet team-a/same): metadata.name: workload team-a/same is already "
+                     "the workload of doc 4 (Job team-a/same) (a JobSet's workload is named after "
+                     "the JobSet)");
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 6 (JobSet team-a/bad): "));
+    ck_assert_ptr_nonnull(strstr(sc.errors[2], "doc 6 (JobSet team-a/bad): metadata.labels["
+                                               "kueue.x-k8s.io/queue-name]: a lowercase RFC 1123 "
+                                               "subdomain"));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_jobset_allocation_failures)
+{
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" JOBSET(
+        "  generateName: js-\n", "    sim.sluice.dev/runtime: 1m\n");
+    long n;
+
+    for (n = 1;; n++) {
+        sim_scenario_t sc;
+        err_msg_t msg = {{0}};
+        long made;
+        err_t rc;
+
+        sim_scenario_init(&sc);
+        oom_fail_at(n);
+        rc = sim_scenario_load_string(yaml, strlen(yaml), &sc, &msg);
+        made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
+            ck_assert_int_eq(rc, ERR_OK);
+            sim_scenario_fini(&sc);
+            break;
+        }
+        ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %s (%s)", n, err_str(rc), msg.text);
+        sim_scenario_fini(&sc);
+    }
+    ck_assert_int_gt(n, 20);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_scenario");
@@ -276,6 +379,9 @@ int main(void)
     tcase_add_test(tc, test_load_warnings_once);
     tcase_add_test(tc, test_load_empty);
     tcase_add_test(tc, test_load_allocation_failures);
+    tcase_add_test(tc, test_load_jobset);
+    tcase_add_test(tc, test_load_jobset_errors);
+    tcase_add_test(tc, test_load_jobset_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1388,6 +1388,123 @@ END_TEST
 #define GATED      "kueue.x-k8s.io/admission-gated-by"
 #define GATED_PATH "metadata.annotations[" GATED "]: "
 
+/* ---- objects of the other job integration kinds (KIND_INTEGRATION) -------------------- */
+
+/* lib/model reads only their envelope and metadata (lib/jobs' kindobj builds the rest). */
+static void decode_integration(const char *yaml, bool suspended, object_t *obj)
+{
+    loaded_t l = {NULL, 0};
+    err_msg_t msg = {{0}};
+    const char *kind, *av, *slash;
+    char group[128];
+    diags_t d;
+    err_t rc;
+
+    rc = yaml_load_string(yaml, strlen(yaml), on_doc, &l, &msg);
+    ck_assert_msg(rc == ERR_OK, "bad test YAML: %s\n%s", msg.text, yaml);
+    av = json_string_value(json_object_get(l.doc, "apiVersion"));
+    kind = json_string_value(json_object_get(l.doc, "kind"));
+    slash = strchr(av, '/');
+    snprintf(group, sizeof(group), "%.*s", slash ? (int)(slash - av) : 0, av);
+    diags_init(&d);
+    rc = object_decode_integration(l.doc, group, kind, obj, &d);
+    ck_assert_msg(rc == ERR_OK && d.nerrors == 0, "test object does not decode:\n%s", yaml);
+    ck_assert_int_eq(obj->kind, KIND_INTEGRATION);
+    ck_assert_str_eq(object_kind_name(obj), kind);
+    json_decref(l.doc);
+    obj->u.integ.suspended = suspended;
+    diags_fini(&d);
+}
+
+static char *check_integration(const char *old_yaml, bool old_susp, const char *yaml, bool susp)
+{
+    object_t o, n;
+    diags_t d;
+    char *s;
+
+    decode_integration(yaml, susp, &n);
+    diags_init(&d);
+    if (old_yaml != NULL) {
+        decode_integration(old_yaml, old_susp, &o);
+        validate_update(&o, &n, &d);
+        object_fini(&o);
+    } else {
+        validate_object(&n, &d);
+    }
+    ck_assert(!d.oom);
+    s = render(&d);
+    diags_fini(&d);
+    object_fini(&n);
+    return s;
+}
+
+static const char *kind_yaml(const char *api_version, const char *kind, const char *labels,
+                             const char *annotations)
+{
+    return fmt("apiVersion: %s\nkind: %s\n"
+               "metadata: {name: x, namespace: ns, labels: {%s}, annotations: {%s}}\n"
+               "spec: {anything: [1, 2]}\n",
+               api_version, kind, labels, annotations);
+}
+
+#define EXPECT_KIND(old, old_susp, yaml, susp, want)                                              \
+    do {                                                                                          \
+        char *got_ = check_integration(old, old_susp, yaml, susp);                                \
+        ck_assert_msg(strcmp(got_, want) == 0, "for\n%s\nwant:\n%s\ngot:\n%s", yaml, want, got_); \
+        free(got_);                                                                               \
+    } while (0)
+
+#define JS "jobset.x-k8s.io/v1alpha2", "JobSet"
+#define PW "kueue.x-k8s.io/prebuilt-workload-name"
+#define EJ "kueue.x-k8s.io/elastic-job"
+
+/* jobframework.ValidateJobOnCreate, the same for every kind: the labels, plus the prebuilt
+ * workload and elastic-job support of the kind. */
+START_TEST(integration_labels)
+{
+    EXPECT_KIND(NULL, true, kind_yaml(JS, Q ": team-a", ""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(JS, Q ": Team_A", ""), true,
+                "metadata.labels[" Q "]: " SUBDOMAIN_RE "\n");
+    EXPECT_KIND(NULL, true, kind_yaml(JS, "kueue.x-k8s.io/max-exec-time-seconds: \"-5\"", ""), true,
+                "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than "
+                "0\n");
+    /* JobSet runs with a prebuilt Workload; JAXJob and LeaderWorkerSet do not. */
+    EXPECT_KIND(NULL, true, kind_yaml(JS, PW ": wl", ""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml("kubeflow.org/v1", "JAXJob", PW ": wl", ""), true,
+                "metadata.labels[" PW "]: Forbidden: Is not supported for \"kubeflow.org/v1, "
+                "Kind=JAXJob\"\n");
+    EXPECT_KIND(NULL, true,
+                kind_yaml("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", PW ": wl", ""), true,
+                "metadata.labels[" PW "]: Forbidden: Is not supported for "
+                "\"leaderworkerset.x-k8s.io/v1, Kind=LeaderWorkerSet\"\n");
+    /* Only the Ray kinds (and Job) may be elastic. */
+    EXPECT_KIND(NULL, true, kind_yaml("ray.io/v1", "RayCluster", "", EJ ": \"true\""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(JS, "", EJ ": \"true\""), true,
+                "metadata.annotations[" EJ "]: Forbidden: elastic job is not supported for "
+                "\"jobset.x-k8s.io/v1alpha2, Kind=JobSet\"\n");
+}
+END_TEST
+
+/* jobframework.ValidateJobOnUpdate, with the kind's own notion of suspended. */
+START_TEST(integration_update)
+{
+    const char *a = kind_yaml(JS, Q ": team-a", ""), *b = kind_yaml(JS, Q ": team-b", "");
+
+    EXPECT_KIND(a, true, b, true, "");
+    EXPECT_KIND(a, false, b, false, "metadata.labels[" Q "]: field is immutable\n");
+    EXPECT_KIND(kind_yaml(JS, "kueue.x-k8s.io/priority-class: high", ""), true,
+                kind_yaml(JS, "", ""), true,
+                "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot be "
+                "removed from a workload\n");
+    EXPECT_KIND(kind_yaml(JS, "", ""), false,
+                kind_yaml(JS, "kueue.x-k8s.io/priority-class: high", ""), false,
+                "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot be "
+                "added to a non-suspended workload\n");
+    /* Another kind of the same name is not an update of it. */
+    EXPECT_KIND(kind_yaml("kubeflow.org/v1", "PyTorchJob", Q ": team-a", ""), false, b, false, "");
+}
+END_TEST
+
 START_TEST(admission_gated_by)
 {
     EXPECT(job_yaml("", GATED ": \"example.com/a, example.com/b\"", ""), "");
@@ -1987,6 +2104,8 @@ static Suite *validate_suite(void)
     tcase_add_test(job, job_update_priority_class);
     tcase_add_test(job, job_update_partial_admission);
     tcase_add_test(job, admission_gated_by);
+    tcase_add_test(job, integration_labels);
+    tcase_add_test(job, integration_update);
     suite_add_tcase(s, job);
     return s;
 }

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "cli.h"
+#include "jobs/kindobj.h"
 #include "model/crosscheck.h"
 #include "model/object.h"
 #include "model/validate.h"
@@ -62,9 +63,11 @@ static void usage(FILE *out)
             "usage: sluice check [options] FILE...\n"
             "\n"
             "Validate Kueue and Kubernetes manifests offline, with the rules sluice's admission\n"
-            "webhooks enforce: Kueue's CRD schemas and CEL rules, Kueue's webhook rules, and\n"
-            "checks across all the files given (a ClusterQueue naming a ResourceFlavor no file\n"
-            "defines, a LocalQueue naming a missing ClusterQueue, cohort cycles, duplicates).\n"
+            "webhooks enforce: Kueue's CRD schemas and CEL rules, Kueue's webhook rules for its\n"
+            "objects and for the workloads it manages (Job, JobSet, the Kubeflow jobs, TrainJob,\n"
+            "RayJob, RayCluster, ...), and checks across all the files given (a ClusterQueue\n"
+            "naming a ResourceFlavor no file defines, a LocalQueue naming a missing ClusterQueue,\n"
+            "cohort cycles, duplicates).\n"
             "\n"
             "FILE is a YAML file (several documents separated by ---), a JSON file, a directory\n"
             "(its *.yaml, *.yml and *.json files, not recursive), or - for standard input.\n"
@@ -97,7 +100,7 @@ static const char *json_str(const json_t *obj, const char *key)
 }
 
 /* After a failed decode: keep the object's identity so references to it still resolve. */
-static err_t make_partial(check_doc_t *cd, const json_t *root)
+static err_t make_partial(check_doc_t *cd, const json_t *root, const jobs_kind_t *jk)
 {
     const char *kind = json_str(root, "kind");
     const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
@@ -106,7 +109,13 @@ static err_t make_partial(check_doc_t *cd, const json_t *root)
 
     if (kind == NULL || name == NULL)
         return ERR_OK;
-    for (int k = KIND_NAMESPACE; k <= KIND_CONFIGURATION; k++) {
+    if (jk != NULL) {
+        cd->obj.kind = KIND_INTEGRATION;
+        if (util_strdup(jk->kind, &cd->obj.u.integ.kind) != ERR_OK ||
+            util_strdup(jk->group, &cd->obj.u.integ.group) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    for (int k = KIND_NAMESPACE; jk == NULL && k <= KIND_CONFIGURATION; k++) {
         if (strcmp(kind_name((kind_t)k), kind) == 0) {
             cd->obj.kind = (kind_t)k;
             break;
@@ -136,6 +145,7 @@ static err_t check_object(check_t *c, size_t index, long item, json_t *root)
     check_doc_t *cd = doc_new(c);
     const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
     const char *name = json_str(md, "name"), *ns = json_str(md, "namespace");
+    const jobs_kind_t *jk;
     char buf[1024];
     err_t e;
 
@@ -163,10 +173,13 @@ static err_t check_object(check_t *c, size_t index, long item, json_t *root)
         return ERR_NOMEM;
     }
 
-    e = object_decode(root, &cd->obj, &cd->diags);
+    /* JobSet, the Kubeflow jobs, RayJob, ...: lib/jobs' kind table says how to read them. */
+    jk = kindobj_kind(root);
+    e = jk != NULL ? kindobj_decode(jk, root, &cd->obj, &cd->diags)
+                   : object_decode(root, &cd->obj, &cd->diags);
     if (e == ERR_OK)
         cd->decoded = true;
-    else if (e == ERR_INVALID && make_partial(cd, root) != ERR_OK)
+    else if (e == ERR_INVALID && make_partial(cd, root, jk) != ERR_OK)
         e = ERR_NOMEM;
     if (e == ERR_NOMEM || cd->diags.oom || c->oom) {
         c->oom = true;

@@ -24,6 +24,7 @@
 
 typedef struct entry_s {
     kind_t kind;
+    const char *sub;  /* KIND_INTEGRATION: the object's kind ("JobSet"); "" otherwise */
     const char *ns;   /* "" for cluster-scoped kinds */
     const char *name; /* never NULL: unnamed objects are not entered */
     size_t idx;
@@ -42,7 +43,12 @@ typedef struct cc_s {
 
 static bool namespaced(kind_t k)
 {
-    return k == KIND_LOCAL_QUEUE || k == KIND_WORKLOAD || k == KIND_JOB;
+    return k == KIND_LOCAL_QUEUE || k == KIND_WORKLOAD || k == KIND_JOB || k == KIND_INTEGRATION;
+}
+
+static const char *sub_of(const object_t *o)
+{
+    return o->kind == KIND_INTEGRATION && o->u.integ.kind != NULL ? o->u.integ.kind : "";
 }
 
 /* The namespace an object lives in: kubectl puts an unqualified namespaced object in
@@ -98,7 +104,9 @@ static int entry_cmp(const void *a, const void *b)
 
     if (x->kind != y->kind)
         return x->kind < y->kind ? -1 : 1;
-    r = strcmp(x->ns, y->ns);
+    r = strcmp(x->sub, y->sub);
+    if (r == 0)
+        r = strcmp(x->ns, y->ns);
     if (r == 0)
         r = strcmp(x->name, y->name);
     if (r == 0 && x->idx != y->idx)
@@ -116,7 +124,7 @@ static err_t build_table(cc_t *c)
         const object_meta_t *m = o ? object_meta_const(o) : NULL;
         if (m == NULL || m->name == NULL || m->name[0] == '\0')
             continue;
-        c->tab[c->ntab++] = (entry_t){o->kind, ns_of(o), m->name, i};
+        c->tab[c->ntab++] = (entry_t){o->kind, sub_of(o), ns_of(o), m->name, i};
         if (o->kind == KIND_COHORT)
             c->ncohorts++;
     }
@@ -128,7 +136,7 @@ static err_t build_table(cc_t *c)
 static size_t find_pos(const cc_t *c, kind_t kind, const char *ns, const char *name)
 {
     size_t lo = 0, hi = c->ntab;
-    entry_t key = {kind, ns ? ns : "", name ? name : "", 0};
+    entry_t key = {kind, "", ns ? ns : "", name ? name : "", 0};
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -179,6 +187,7 @@ static void scan_identities(cc_t *c, size_t *prev, bool report)
         const char *a;
 
         while (j < c->ntab && c->tab[j].kind == c->tab[i].kind &&
+               strcmp(c->tab[j].sub, c->tab[i].sub) == 0 &&
                strcmp(c->tab[j].ns, c->tab[i].ns) == 0 &&
                strcmp(c->tab[j].name, c->tab[i].name) == 0)
             j++;
@@ -467,20 +476,22 @@ static void check_priority_class_name(cc_t *c, size_t i, const char *path, const
     diags_warn(&c->diags[i], path, "references missing PriorityClass \"%s\"", name);
 }
 
-static void check_job(cc_t *c, size_t i, const object_t *o)
+/* A Job's or an integration object's queue-name and priority-class labels, and the pod template's
+ * priorityClassName (at `pc_path`) when no WorkloadPriorityClass is named. */
+static void check_job_labels(cc_t *c, size_t i, const object_t *o, const object_meta_t *meta,
+                             const char *pc_path, const char *pc_name)
 {
-    const job_t *j = &o->u.job;
     const char *ns = ns_of(o);
-    const char *q = kv_find(&j->meta.labels, QUEUE_NAME_LABEL);
-    const char *pc = kv_find(&j->meta.labels, PRIORITY_CLASS_LABEL);
+    const char *q = kv_find(&meta->labels, QUEUE_NAME_LABEL);
+    const char *pc = kv_find(&meta->labels, PRIORITY_CLASS_LABEL);
 
     if (q == NULL || q[0] == '\0') {
         if (find(c, KIND_LOCAL_QUEUE, ns, "default") == CROSSCHECK_NONE &&
             !manages_unlabelled_jobs(c))
             diags_warn(&c->diags[i], "metadata.labels",
                        "no " QUEUE_NAME_LABEL " label and no LocalQueue \"default\" in namespace "
-                       "\"%s\": Kueue does not manage this Job",
-                       ns);
+                       "\"%s\": Kueue does not manage this %s",
+                       ns, object_kind_name(o));
     } else if (find(c, KIND_LOCAL_QUEUE, ns, q) == CROSSCHECK_NONE) {
         diags_warn(&c->diags[i], "metadata.labels[" QUEUE_NAME_LABEL "]",
                    "references missing LocalQueue \"%s\" in namespace \"%s\"", q, ns);
@@ -491,9 +502,29 @@ static void check_job(cc_t *c, size_t i, const object_t *o)
                    "references missing WorkloadPriorityClass \"%s\" (Kueue will not create "
                    "the Workload)",
                    pc);
-    else if (pc == NULL || pc[0] == '\0')
-        check_priority_class_name(c, i, "spec.template.spec.priorityClassName",
-                                  j->spec.priority_class_name);
+    else if ((pc == NULL || pc[0] == '\0') && pc_path != NULL)
+        check_priority_class_name(c, i, pc_path, pc_name);
+}
+
+static void check_job(cc_t *c, size_t i, const object_t *o)
+{
+    check_job_labels(c, i, o, &o->u.job.meta, "spec.template.spec.priorityClassName",
+                     o->u.job.spec.priority_class_name);
+}
+
+/* Kueue takes the priorityClassName of the first pod set that names one. */
+static void check_integration(cc_t *c, size_t i, const object_t *o)
+{
+    const integration_t *it = &o->u.integ;
+    const char *pc = NULL;
+
+    for (size_t k = 0; it->built && k < it->wl.npod_sets && pc == NULL; k++) {
+        const char *n = it->wl.pod_sets[k].spec.priority_class_name;
+        if (n != NULL && n[0] != '\0')
+            pc = n;
+    }
+    /* The template's path depends on the kind; "spec" stands for it. */
+    check_job_labels(c, i, o, &it->meta, pc != NULL ? "spec" : NULL, pc);
 }
 
 static void check_workload(cc_t *c, size_t i, const object_t *o)
@@ -543,6 +574,9 @@ err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opt
             break;
         case KIND_JOB:
             check_job(&c, i, o);
+            break;
+        case KIND_INTEGRATION:
+            check_integration(&c, i, o);
             break;
         case KIND_WORKLOAD:
             check_workload(&c, i, o);

@@ -52,6 +52,13 @@ static const struct kind_info {
 #undef XX
 };
 
+const char *object_kind_name(const object_t *obj)
+{
+    if (obj->kind == KIND_INTEGRATION)
+        return obj->u.integ.kind != NULL ? obj->u.integ.kind : "";
+    return kind_name(obj->kind);
+}
+
 const char *kind_name(kind_t kind)
 {
     for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
@@ -68,6 +75,8 @@ object_meta_t *object_meta(object_t *obj)
         return &obj->u.member.meta;
         OBJECT_KINDS(XX)
 #undef XX
+    case KIND_INTEGRATION:
+        return &obj->u.integ.meta;
     case KIND_UNKNOWN:
         break;
     }
@@ -88,6 +97,7 @@ static void decode_body(decode_t *d, const json_t *root, object_t *out)
         break;
         OBJECT_KINDS(XX)
 #undef XX
+    case KIND_INTEGRATION:
     case KIND_UNKNOWN:
         break;
     }
@@ -160,6 +170,52 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags)
     return ERR_OK;
 }
 
+/*
+ * An integration object's spec belongs to its kind's API, not Kueue's: only the envelope and the
+ * metadata are Kueue's business here (the queue-name label and the other jobframework labels live
+ * there). Unknown top-level fields are the kind's own and are not reported.
+ */
+err_t object_decode_integration(json_t *root, const char *group, const char *kind, object_t *out,
+                                diags_t *diags)
+{
+    decode_t d;
+    const json_t *av, *kv;
+    size_t errs = diags->nerrors;
+
+    memset(out, 0, sizeof(*out));
+    memset(&d, 0, sizeof(d));
+    jsonx_init(&d.jx, diags);
+    if (!jsonx_want_object(&d.jx, root))
+        return diags->oom ? ERR_NOMEM : ERR_INVALID;
+    av = json_object_get(root, "apiVersion");
+    kv = json_object_get(root, "kind");
+    if (!json_is_string(av) || !json_is_string(kv)) {
+        if (!json_is_string(kv))
+            jsonx_error_at(&d.jx, "kind", "must be of type string, got %s", jsonx_type_name(kv));
+        if (!json_is_string(av))
+            jsonx_error_at(&d.jx, "apiVersion", "must be of type string, got %s",
+                           jsonx_type_name(av));
+        return diags->oom ? ERR_NOMEM : ERR_INVALID;
+    }
+    out->kind = KIND_INTEGRATION;
+    out->api_version = strdup(json_string_value(av));
+    out->u.integ.kind = strdup(kind);
+    out->u.integ.group = strdup(group);
+    if (out->api_version == NULL || out->u.integ.kind == NULL || out->u.integ.group == NULL)
+        jsonx_oom(&d.jx);
+    else
+        decode__meta(&d, json_object_get(root, "metadata"), &out->u.integ.meta, true, true);
+    if (d.jx.nomem || diags->oom) {
+        object_fini(out);
+        return ERR_NOMEM;
+    }
+    if (diags->nerrors > errs) {
+        object_fini(out);
+        return ERR_INVALID;
+    }
+    return ERR_OK;
+}
+
 void object_fini(object_t *obj)
 {
     if (obj == NULL)
@@ -171,6 +227,9 @@ void object_fini(object_t *obj)
         break;
         OBJECT_KINDS(XX)
 #undef XX
+    case KIND_INTEGRATION:
+        integration_fini(&obj->u.integ);
+        break;
     case KIND_UNKNOWN:
         break;
     }

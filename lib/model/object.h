@@ -21,6 +21,9 @@ typedef enum {
     KIND_PRIORITY_CLASS,
     KIND_JOB,
     KIND_CONFIGURATION,
+    /* An object of a job integration kind (JobSet, PyTorchJob, RayJob, ...): integration_t. It
+     * is never produced by object_decode(), only by object_decode_integration(). */
+    KIND_INTEGRATION,
 } kind_t;
 
 /* One decoded object of any supported kind. */
@@ -38,11 +41,16 @@ typedef struct object_s {
         priority_class_t pc;
         job_t job;
         configuration_t config;
+        integration_t integ;
     } u;
 } object_t;
 
 /* Kueue's kind name ("ClusterQueue") for `kind`; "" for KIND_UNKNOWN. */
 const char *kind_name(kind_t kind);
+
+/* The kind of `obj` as its document names it: kind_name(obj->kind), or an integration object's
+ * own kind ("JobSet"); borrowed. */
+const char *object_kind_name(const object_t *obj);
 
 /* The metadata of `obj` (borrowed from it); NULL for KIND_UNKNOWN. */
 object_meta_t *object_meta(object_t *obj);
@@ -56,6 +64,13 @@ const object_meta_t *object_meta_const(const object_t *obj);
  * diagnostic was added, ERR_INVALID otherwise (out is then finalised and zeroed), ERR_NOMEM on
  * allocation failure. */
 err_t object_decode(json_t *root, object_t *out, diags_t *diags);
+
+/* Decode the envelope of `root` (borrowed), an object of job integration kind `kind` of API group
+ * `group` (the caller found it in lib/jobs' kind table), into `out` as KIND_INTEGRATION:
+ * apiVersion and kind (strings), metadata (namespaced, name or generateName required) with the
+ * same rules as a Job's. The rest of the object is not read here. Returns as object_decode(). */
+err_t object_decode_integration(json_t *root, const char *group, const char *kind, object_t *out,
+                                diags_t *diags);
 
 /* Release everything `obj` owns and zero it; NULL-safe. (The lifetimes of the types of each kind
  * are types.h's.) */

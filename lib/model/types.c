@@ -263,6 +263,14 @@ OBJECT_FINI(job_fini, job_t, j)
     pod_spec_fini(&j->spec);
 }
 
+OBJECT_FINI(integration_fini, integration_t, o)
+{
+    object_meta_fini(&o->meta);
+    free(o->kind);
+    free(o->group);
+    workload_fini(&o->wl);
+}
+
 OBJECT_FINI(configuration_fini, configuration_t, c)
 {
     object_meta_fini(&c->meta);

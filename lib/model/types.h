@@ -405,6 +405,21 @@ typedef struct job_s {
     bool failed_cond; /* condition Failed=True */
 } job_t;
 
+/*
+ * An object of a job integration kind other than batch/v1 Job (JobSet, the Kubeflow jobs, RayJob,
+ * RayCluster, ...: lib/jobs' kind table). lib/model decodes its envelope and metadata
+ * (object_decode_integration()); lib/jobs reads the rest through the kind's table entry and
+ * fills in `suspended` and the Workload Kueue builds for it (kindobj_decode()).
+ */
+typedef struct integration_s {
+    object_meta_t meta;
+    char *kind;     /* owned: the object's kind, "JobSet" */
+    char *group;    /* owned: its API group, "jobset.x-k8s.io" */
+    bool suspended; /* held as written (the kind's suspend field or gate) */
+    bool built;     /* `wl` holds the Workload (false when its pod sets could not be read) */
+    workload_t wl;  /* the Workload Kueue builds for it (jobs_workload_build) */
+} integration_t;
+
 /* config.kueue.x-k8s.io Configuration: the fields the engine and simulator act on. */
 typedef enum {
     FS_STRATEGY_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = 0,
@@ -449,6 +464,7 @@ void workload_priority_class_fini(workload_priority_class_t *w);
 void priority_class_fini(priority_class_t *p);
 void workload_fini(workload_t *w);
 void job_fini(job_t *j);
+void integration_fini(integration_t *o);
 void configuration_fini(configuration_t *c);
 
 /* Deep copies into zeroed `dst`; ERR_NOMEM leaves `dst` zeroed. */

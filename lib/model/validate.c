@@ -4,6 +4,8 @@
 
 #include "model/validate_int.h"
 
+#include <string.h>
+
 /*
  * Layout: one file per kind, like the decoders (validate_queue.c, validate_workload.c,
  * validate_job.c), and validate_meta.c for the helpers and the metadata rules they share
@@ -38,6 +40,9 @@ err_t validate_object(const object_t *obj, diags_t *d)
     case KIND_JOB:
         validate__job(&obj->u.job, d);
         break;
+    case KIND_INTEGRATION:
+        validate__integration(obj, d);
+        break;
     default:
         /* LocalQueue, WorkloadPriorityClass, PriorityClass, Namespace, Configuration: Kueue
          * has no create-time rule beyond the schema, which the decoder checks. */
@@ -69,6 +74,12 @@ err_t validate_update_env(const object_t *old, const object_t *obj, const valida
         break;
     case KIND_JOB:
         validate__job_update(&old->u.job, &obj->u.job, env, d);
+        break;
+    case KIND_INTEGRATION:
+        if (old->u.integ.kind == NULL || obj->u.integ.kind == NULL ||
+            strcmp(old->u.integ.kind, obj->u.integ.kind) != 0)
+            return validate_object(obj, d);
+        validate__integration_update(old, obj, env, d);
         break;
     default:
         /* Cohort: the create rules again. */

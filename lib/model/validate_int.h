@@ -119,5 +119,9 @@ void validate__workload(const workload_t *wl, const workload_t *old, diags_t *d)
 void validate__workload_update(const workload_t *old, const workload_t *wl, diags_t *d);
 void validate__job(const job_t *j, diags_t *d);
 void validate__job_update(const job_t *old, const job_t *j, const validate_env_t *env, diags_t *d);
+/* jobframework's rules over an integration object's metadata (KIND_INTEGRATION). */
+void validate__integration(const object_t *o, diags_t *d);
+void validate__integration_update(const object_t *old, const object_t *o, const validate_env_t *env,
+                                  diags_t *d);
 
 #endif

@@ -103,38 +103,79 @@ static void check_crd_name_label(diags_t *d, const char *path, const char *value
 #define ANN_PATH(key)   "metadata.annotations[" key "]"
 
 /* The prebuilt-workload name lives in the annotation when it is too long for a label. */
-static const char *prebuilt_path(const job_t *j, const char **value)
+static const char *prebuilt_path(const object_meta_t *m, const char **value)
 {
-    const char *ann = validate__meta_annotation(&j->meta, PREBUILT_WORKLOAD_LABEL);
+    const char *ann = validate__meta_annotation(m, PREBUILT_WORKLOAD_LABEL);
 
     if (ann != NULL && ann[0] != '\0' && strlen(ann) > 63) {
         *value = ann;
         return ANN_PATH(PREBUILT_WORKLOAD_LABEL);
     }
-    *value = validate__meta_label(&j->meta, PREBUILT_WORKLOAD_LABEL);
+    *value = validate__meta_label(m, PREBUILT_WORKLOAD_LABEL);
     return LABEL_PATH(PREBUILT_WORKLOAD_LABEL);
 }
 
-/* jobframework.ValidateJobOnCreate. */
-static void check_job_common(const job_t *j, diags_t *d)
+/* Kinds Kueue runs with a prebuilt Workload (jobframework supportedPrebuiltWlJobGVKs) and kinds
+ * that may be elastic (supportedElasticJobGVKs), as "<apiVersion>, Kind=<kind>" (Go's
+ * GroupVersionKind.String()). */
+static const char *const prebuilt_gvks[] = {
+    "batch/v1, Kind=Job",
+    "jobset.x-k8s.io/v1alpha2, Kind=JobSet",
+    "kubeflow.org/v1, Kind=TFJob",
+    "kubeflow.org/v1, Kind=PaddleJob",
+    "kubeflow.org/v1, Kind=PyTorchJob",
+    "kubeflow.org/v1, Kind=XGBoostJob",
+    "trainer.kubeflow.org/v1alpha1, Kind=TrainJob",
+    "kubeflow.org/v2beta1, Kind=MPIJob",
+    "ray.io/v1, Kind=RayJob",
+    "v1, Kind=Pod",
+    "ray.io/v1, Kind=RayCluster",
+    "ray.io/v1, Kind=RayService",
+    "workload.codeflare.dev/v1beta2, Kind=AppWrapper",
+};
+static const char *const elastic_gvks[] = {
+    "batch/v1, Kind=Job",
+    "ray.io/v1, Kind=RayCluster",
+    "ray.io/v1, Kind=RayJob",
+    "ray.io/v1, Kind=RayService",
+};
+
+/* jobframework.ValidateJobOnCreate over the metadata of an object of `gvk` (GroupVersionKind
+ * string; NULL for a batch/v1 Job, which supports everything). */
+static void check_common(const object_meta_t *m, const char *gvk, diags_t *d)
 {
     const char *v;
     const char *path;
-    char msg[512];
+    char msg[512], qs[300];
     int64_t n;
 
     check_crd_name_label(d, LABEL_PATH(QUEUE_NAME_LABEL),
-                         validate__meta_label(&j->meta, QUEUE_NAME_LABEL));
-    path = prebuilt_path(j, &v);
+                         validate__meta_label(m, QUEUE_NAME_LABEL));
+    path = prebuilt_path(m, &v);
     check_crd_name_label(d, path, v);
-    v = validate__meta_label(&j->meta, MAX_EXEC_TIME_LABEL);
+    if (gvk != NULL && v != NULL && v[0] != '\0' &&
+        !validate__strv_has(prebuilt_gvks, sizeof(prebuilt_gvks) / sizeof(prebuilt_gvks[0]), gvk))
+        validate__err(d, path, "Forbidden: Is not supported for %s",
+                      validate__quote(gvk, qs, sizeof(qs)));
+    v = validate__meta_label(m, MAX_EXEC_TIME_LABEL);
     if (v != NULL) {
         if (!go_atoi(v, &n, msg, sizeof(msg)))
             validate__err(d, LABEL_PATH(MAX_EXEC_TIME_LABEL), "%s", msg);
         else if (n <= 0)
             validate__err(d, LABEL_PATH(MAX_EXEC_TIME_LABEL), "should be greater than 0");
     }
-    validate__gated_by_format(d, validate__meta_annotation(&j->meta, GATED_BY_ANN));
+    if (gvk != NULL && validate__elastic_enabled(m) &&
+        !validate__strv_has(elastic_gvks, sizeof(elastic_gvks) / sizeof(elastic_gvks[0]), gvk))
+        validate__err(d, ANN_PATH(ELASTIC_JOB_ANN),
+                      "Forbidden: elastic job is not supported for %s",
+                      validate__quote(gvk, qs, sizeof(qs)));
+    validate__gated_by_format(d, validate__meta_annotation(m, GATED_BY_ANN));
+}
+
+/* jobframework.ValidateJobOnCreate. */
+static void check_job_common(const job_t *j, diags_t *d)
+{
+    check_common(&j->meta, NULL, d);
 }
 
 /* validatePartialAdmissionCreate. */
@@ -185,13 +226,47 @@ void validate__job(const job_t *j, diags_t *d)
     check_job_sync_completions(j, d);
 }
 
+/* jobframework.ValidateJobOnUpdate over the metadata of `old` and `m` (and whether each is held).
+ */
+static void check_common_update(const object_meta_t *om, const object_meta_t *m, bool old_susp,
+                                bool susp, const validate_env_t *env, diags_t *d)
+{
+    const char *oq = validate__meta_label(om, QUEUE_NAME_LABEL);
+    const char *nq = validate__meta_label(m, QUEUE_NAME_LABEL);
+    const char *opc = validate__meta_label(om, PRIORITY_CLASS_LABEL);
+    const char *npc = validate__meta_label(m, PRIORITY_CLASS_LABEL);
+    const char *ov, *nv, *path;
+
+    if (!susp && !validate__str_eq_empty(oq, nq))
+        validate__err(d, LABEL_PATH(QUEUE_NAME_LABEL), MSG_IMMUTABLE);
+    if ((nq == NULL || nq[0] == '\0') && oq != NULL && oq[0] != '\0' && env != NULL &&
+        env->default_queue_exists != NULL &&
+        env->default_queue_exists(env->ctx, om->namespace ? om->namespace : ""))
+        validate__err(d, LABEL_PATH(QUEUE_NAME_LABEL),
+                      "queue-name must not be empty in namespace with default queue");
+    if (!susp && !validate__elastic_enabled(om)) {
+        (void)prebuilt_path(om, &ov);
+        path = prebuilt_path(m, &nv);
+        if (!validate__str_eq_empty(ov, nv))
+            validate__err(d, path, MSG_IMMUTABLE);
+    }
+    if ((!susp || !old_susp) &&
+        !validate__str_eq_empty(validate__meta_label(om, MAX_EXEC_TIME_LABEL),
+                                validate__meta_label(m, MAX_EXEC_TIME_LABEL)))
+        validate__err(d, LABEL_PATH(MAX_EXEC_TIME_LABEL), MSG_IMMUTABLE);
+    if (!susp && (opc == NULL || opc[0] == '\0') && npc != NULL && npc[0] != '\0')
+        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
+                      "WorkloadPriorityClass cannot be added to a non-suspended workload");
+    else if ((npc == NULL || npc[0] == '\0') && opc != NULL && opc[0] != '\0')
+        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
+                      "WorkloadPriorityClass cannot be removed from a workload");
+    if (validate__elastic_enabled(om) != validate__elastic_enabled(m))
+        validate__err(d, ANN_PATH(ELASTIC_JOB_ANN), MSG_IMMUTABLE);
+    validate__gated_by_update(d, om, m);
+}
+
 void validate__job_update(const job_t *old, const job_t *j, const validate_env_t *env, diags_t *d)
 {
-    const char *oq = validate__meta_label(&old->meta, QUEUE_NAME_LABEL);
-    const char *nq = validate__meta_label(&j->meta, QUEUE_NAME_LABEL);
-    const char *opc = validate__meta_label(&old->meta, PRIORITY_CLASS_LABEL);
-    const char *npc = validate__meta_label(&j->meta, PRIORITY_CLASS_LABEL);
-    const char *ov, *nv, *path;
     bool susp = job_suspended(j), old_susp = job_suspended(old);
 
     check_job_common(j, d);
@@ -200,33 +275,7 @@ void validate__job_update(const job_t *old, const job_t *j, const validate_env_t
         check_job_partial_admission(j, d);
     check_job_sync_completions(j, d);
 
-    /* jobframework.ValidateJobOnUpdate */
-    if (!susp && !validate__str_eq_empty(oq, nq))
-        validate__err(d, LABEL_PATH(QUEUE_NAME_LABEL), MSG_IMMUTABLE);
-    if ((nq == NULL || nq[0] == '\0') && oq != NULL && oq[0] != '\0' && env != NULL &&
-        env->default_queue_exists != NULL &&
-        env->default_queue_exists(env->ctx, old->meta.namespace ? old->meta.namespace : ""))
-        validate__err(d, LABEL_PATH(QUEUE_NAME_LABEL),
-                      "queue-name must not be empty in namespace with default queue");
-    if (!susp && !validate__elastic_enabled(&old->meta)) {
-        (void)prebuilt_path(old, &ov);
-        path = prebuilt_path(j, &nv);
-        if (!validate__str_eq_empty(ov, nv))
-            validate__err(d, path, MSG_IMMUTABLE);
-    }
-    if ((!susp || !old_susp) &&
-        !validate__str_eq_empty(validate__meta_label(&old->meta, MAX_EXEC_TIME_LABEL),
-                                validate__meta_label(&j->meta, MAX_EXEC_TIME_LABEL)))
-        validate__err(d, LABEL_PATH(MAX_EXEC_TIME_LABEL), MSG_IMMUTABLE);
-    if (!susp && (opc == NULL || opc[0] == '\0') && npc != NULL && npc[0] != '\0')
-        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
-                      "WorkloadPriorityClass cannot be added to a non-suspended workload");
-    else if ((npc == NULL || npc[0] == '\0') && opc != NULL && opc[0] != '\0')
-        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
-                      "WorkloadPriorityClass cannot be removed from a workload");
-    if (validate__elastic_enabled(&old->meta) != validate__elastic_enabled(&j->meta))
-        validate__err(d, ANN_PATH(ELASTIC_JOB_ANN), MSG_IMMUTABLE);
-    validate__gated_by_update(d, &old->meta, &j->meta);
+    check_common_update(&old->meta, &j->meta, old_susp, susp, env, d);
 
     /* validatePartialAdmissionUpdate (reads spec.suspend as written, as Kueue does). */
     if (validate__meta_annotation(&old->meta, MIN_PARALLELISM_ANN) != NULL && !old->suspend &&
@@ -238,4 +287,29 @@ void validate__job_update(const job_t *old, const job_t *j, const validate_env_t
     if (old_susp == susp && !susp && job_sync_completions(old) != job_sync_completions(j))
         validate__err(d, ANN_PATH(SYNC_COMPLETIONS_ANN),
                       "Forbidden: field is immutable while the job is not suspended");
+}
+
+/* ---- objects of the other job integration kinds (JobSet, PyTorchJob, RayJob, ...) --------- */
+
+/* "<apiVersion>, Kind=<kind>" of `o` into buf. */
+static const char *gvk_of(const object_t *o, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s, Kind=%s", o->api_version != NULL ? o->api_version : "",
+             o->u.integ.kind != NULL ? o->u.integ.kind : "");
+    return buf;
+}
+
+void validate__integration(const object_t *o, diags_t *d)
+{
+    char gvk[300];
+
+    check_common(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
+}
+
+void validate__integration_update(const object_t *old, const object_t *o, const validate_env_t *env,
+                                  diags_t *d)
+{
+    validate__integration(o, d);
+    check_common_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended,
+                        o->u.integ.suspended, env, d);
 }

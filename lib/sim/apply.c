@@ -104,6 +104,64 @@ static err_t ns_managed(sim_run_t *r, const configuration_t *conf, const char *n
     return ERR_OK;
 }
 
+/* Does Kueue manage a Job or integration object without a queue-name label in namespace `ns`?
+ * Its defaulting webhook gives it the LocalQueue "default" of its namespace when one exists
+ * (*use_default); manageJobsWithoutQueueName manages it anyway (it then waits for a LocalQueue
+ * that does not exist). Otherwise Kueue leaves it alone: ERR_NOT_FOUND. */
+static err_t unlabelled_managed(sim_run_t *r, const char *ns, bool *use_default)
+{
+    const configuration_t *conf = r->sc->config;
+    bool managed = false;
+
+    *use_default = lq_alive(r, ns, "default");
+    if (*use_default)
+        return ERR_OK;
+    if (conf == NULL || !conf->manage_jobs_without_queue_name)
+        return ERR_NOT_FOUND;
+    if (ns_managed(r, conf, ns, &managed) != ERR_OK)
+        return ERR_NOMEM;
+    return managed ? ERR_OK : ERR_NOT_FOUND;
+}
+
+/* The Workload of an integration object (JobSet, PyTorchJob, ...), built when the scenario was
+ * loaded (lib/jobs, the operator's code), as a shallow copy the caller releases with
+ * free_workload(): named after the object as a Job's is, its queue defaulted as a Job's, its
+ * priority resolved as a Job's -- from the priority-class label, else the priorityClassName of
+ * the first pod set that has one (Kueue's rule for every kind), else a globalDefault class. */
+static err_t build_integration_workload(sim_run_t *r, const integration_t *it, workload_t *out,
+                                        err_msg_t *msg)
+{
+    const char *ns = ns_or_default(it->meta.namespace);
+    prio_ctx_t pctx = {r};
+    job_priority_lookup_t lookup = {&pctx, lookup_wpc, lookup_pc, lookup_pc_at};
+    job_t prio;
+    bool use_default = false;
+    err_t rc;
+
+    *out = it->wl;
+    out->meta.name = it->meta.name;
+    out->meta.namespace = (char *)ns;
+    out->priority_class = NULL; /* owned by `out` from here: set by job_workload_priority() */
+    if (out->queue_name == NULL || out->queue_name[0] == '\0') {
+        rc = unlabelled_managed(r, ns, &use_default);
+        if (rc != ERR_OK)
+            return rc;
+        if (use_default)
+            out->queue_name = (char *)"default";
+    }
+    memset(&prio, 0, sizeof(prio));
+    prio.meta = it->meta;
+    for (size_t i = 0; i < it->wl.npod_sets && prio.spec.priority_class_name == NULL; i++) {
+        char *n = it->wl.pod_sets[i].spec.priority_class_name;
+        if (n != NULL && n[0] != '\0')
+            prio.spec.priority_class_name = n;
+    }
+    rc = job_workload_priority(&prio, &lookup, out, msg);
+    if (rc != ERR_OK)
+        free(out->priority_class);
+    return rc;
+}
+
 /* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller).
  * Returns ERR_NOT_FOUND for a Job Kueue would not manage (no queue, or a missing priority
  * class): it then has no workload at all. */
@@ -112,6 +170,11 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out,
     const object_t *o = &doc->obj;
     err_t rc;
 
+    if (o->kind == KIND_INTEGRATION) {
+        if (!o->u.integ.built)
+            return ERR_NOT_FOUND; /* one Kueue leaves alone (kindobj_decode()) */
+        return build_integration_workload(r, &o->u.integ, out, msg);
+    }
     if (o->kind == KIND_WORKLOAD) {
         /* Shallow copy: the engine copies what it keeps, and nothing here is freed. */
         *out = o->u.wl;
@@ -177,6 +240,8 @@ static void free_workload(const sim_doc_t *doc, workload_t *wl)
 {
     if (doc->obj.kind == KIND_JOB)
         workload_fini(wl);
+    else if (doc->obj.kind == KIND_INTEGRATION)
+        free(wl->priority_class); /* the rest is borrowed from the document */
 }
 
 static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_changed,
@@ -356,6 +421,7 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         break;
     case KIND_JOB:
     case KIND_WORKLOAD:
+    case KIND_INTEGRATION:
         return del ? workload_delete(r, (size_t)(doc - r->sc->docs), now, msg)
                    : workload_apply(r, (size_t)(doc - r->sc->docs), now, queues_changed, msg);
     case KIND_CONFIGURATION:

@@ -77,7 +77,7 @@ static err_t build_changes(sim_run_t *r)
     r->last_wl_change = 0;
     for (size_t i = 0; i < n; i++) {
         kind_t k = sc->docs[r->changes[i].doc].obj.kind;
-        if (!r->changes[i].del && (k == KIND_JOB || k == KIND_WORKLOAD))
+        if (!r->changes[i].del && (k == KIND_JOB || k == KIND_WORKLOAD || k == KIND_INTEGRATION))
             r->last_wl_change = i + 1;
     }
     return ERR_OK;

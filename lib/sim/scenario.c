@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/scenario.h"
 
+#include "jobs/kindobj.h"
 #include "model/crosscheck.h"
 #include "model/diag.h"
 #include "model/validate.h"
@@ -167,6 +168,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     diags_t *d;
     json_t *meta;
     const char *kind, *ns, *name;
+    const jobs_kind_t *jk;
     err_t rc;
 
     if (grow_docs(ld) != ERR_OK)
@@ -182,8 +184,9 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
 
     meta = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
     kind = json_str(root, "kind");
+    jk = kindobj_kind(root);
     if (json_is_object(meta) && kind != NULL &&
-        (strcmp(kind, "Job") == 0 || strcmp(kind, "Workload") == 0) &&
+        (strcmp(kind, "Job") == 0 || strcmp(kind, "Workload") == 0 || jk != NULL) &&
         apply_generate_name(ld, meta) != ERR_OK)
         return ERR_NOMEM;
     ns = json_str(meta, "namespace");
@@ -211,13 +214,31 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
     }
-    rc = object_decode(root, &doc->obj, d);
+    if (jk != NULL && jk->admit != JOBS_ADMIT_OBJECT) {
+        diags_error(d, "kind",
+                    "Unsupported value: \"%s\": a %s is admitted through its pods, which the "
+                    "simulator does not model (it runs Jobs, Workloads and the kinds suspended as "
+                    "a whole: JobSet, the Kubeflow jobs, RayJob, RayCluster)",
+                    kind, kind);
+        rc = ERR_INVALID;
+    } else if (jk != NULL) {
+        rc = kindobj_decode(jk, root, &doc->obj, d);
+    } else {
+        rc = object_decode(root, &doc->obj, d);
+    }
     if (rc == ERR_NOMEM || d->oom)
         return ERR_NOMEM;
     if (rc != ERR_OK) {
         /* Keep what references need: the kind and the name. */
-        kind_t k = kind_from_name(kind);
+        kind_t k = jk != NULL ? KIND_INTEGRATION : kind_from_name(kind);
         ld->partial[sc->ndocs - 1] = true;
+        if (k == KIND_INTEGRATION) {
+            doc->obj.kind = k;
+            doc->obj.u.integ.kind = strdup(jk->kind);
+            doc->obj.u.integ.group = strdup(jk->group);
+            if (doc->obj.u.integ.kind == NULL || doc->obj.u.integ.group == NULL)
+                return ERR_NOMEM;
+        }
         if (k != KIND_UNKNOWN) {
             doc->obj.kind = k;
             object_meta_t *m = object_meta(&doc->obj);
@@ -247,7 +268,8 @@ static err_t check_sim_rules(load_t *ld)
         diags_t *d = &ld->diags[i];
         kind_t k = doc->obj.kind;
 
-        if (doc->has_runtime && k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_UNKNOWN)
+        if (doc->has_runtime && k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_INTEGRATION &&
+            k != KIND_UNKNOWN)
             diags_error(d, "metadata.annotations[" SIM_ANN_RUNTIME "]",
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
         if (doc->has_delete_at && doc->delete_at <= doc->at)
@@ -267,7 +289,8 @@ static err_t check_sim_rules(load_t *ld)
                 diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                             "a Configuration cannot be deleted during a run");
         }
-        if ((k == KIND_JOB || k == KIND_WORKLOAD) && doc->prev == SIM_DOC_NONE) {
+        if ((k == KIND_JOB || k == KIND_WORKLOAD || k == KIND_INTEGRATION) &&
+            doc->prev == SIM_DOC_NONE) {
             const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
@@ -278,11 +301,15 @@ static err_t check_sim_rules(load_t *ld)
                 return ERR_NOMEM;
             }
             if (util_hmap_get_index(&wl_names, key, &other)) {
-                if (sc->docs[other].obj.kind != k)
+                const object_t *o = &sc->docs[other].obj;
+                const char *named = o->kind == KIND_INTEGRATION ? object_kind_name(o)
+                                    : k == KIND_INTEGRATION     ? object_kind_name(&doc->obj)
+                                                                : "Job";
+                if (o->kind != k || strcmp(object_kind_name(o), object_kind_name(&doc->obj)) != 0)
                     diags_error(d, "metadata.name",
-                                "workload %s is already the workload of %s (a Job's workload is "
-                                "named after the Job)",
-                                key, sc->docs[other].label);
+                                "workload %s is already the workload of %s (a %s's workload is "
+                                "named after the %s)",
+                                key, sc->docs[other].label, named, named);
             } else if (util_hmap_put_index(&wl_names, key, i) != ERR_OK) {
                 free(key);
                 util_hmap_fini(&wl_names);

@@ -1,0 +1,222 @@
+/* kindobj -- an object of a job integration kind as a typed object (decode, Workload, rules). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "jobs/kindobj.h"
+
+#include "util/err.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define QUEUE_NAME_LABEL "kueue.x-k8s.io/queue-name"
+#define ELASTIC_JOB_ANN  "kueue.x-k8s.io/elastic-job"
+#define RAY_HEAD_PODSET  "head"
+
+const jobs_kind_t *kindobj_kind(const json_t *root)
+{
+    const json_t *av = json_is_object(root) ? json_object_get(root, "apiVersion") : NULL;
+    const json_t *kv = json_is_object(root) ? json_object_get(root, "kind") : NULL;
+    const jobs_kind_t *k;
+
+    if (!json_is_string(av) || !json_is_string(kv))
+        return NULL;
+    k = jobs_kind_find(json_string_value(av), json_string_value(kv));
+    if (k == NULL || (strcmp(k->group, "batch") == 0 && strcmp(k->kind, "Job") == 0))
+        return NULL;
+    return k;
+}
+
+/* ---- Kueue's webhook rules of the Ray kinds ------------------------------------------------ */
+
+static bool has_queue_name(const object_t *o)
+{
+    const char *q = kv_list_get(&o->u.integ.meta.labels, QUEUE_NAME_LABEL);
+    return q != NULL && q[0] != '\0';
+}
+
+static bool elastic(const object_t *o)
+{
+    const char *v = kv_list_get(&o->u.integ.meta.annotations, ELASTIC_JOB_ANN);
+    return v != NULL && strcmp(v, "true") == 0;
+}
+
+/*
+ * raycluster.ValidateCreate over a RayClusterSpec at `path` ("spec" for a RayCluster,
+ * "spec.rayClusterSpec" for a RayJob). A Workload holds at most JOBS_PODSETS_MAX pod sets: the
+ * head and one per worker group. "head" is the head group's pod-set name, so no worker group may
+ * take it. Autoscaling would let the cluster grow past its admitted quota; Kueue allows it only
+ * for an elastic job (workload slices), with a message that differs between the two kinds.
+ */
+static void ray_cluster_rules(const object_t *o, const json_t *spec, const char *path,
+                              bool is_cluster, diags_t *d)
+{
+    const json_t *auto_v = json_object_get(spec, "enableInTreeAutoscaling");
+    const json_t *groups = json_object_get(spec, "workerGroupSpecs");
+    char p[256];
+    size_t n = json_is_array(groups) ? json_array_size(groups) : 0;
+
+    if (json_is_true(auto_v) && !elastic(o)) {
+        snprintf(p, sizeof(p), "%s.enableInTreeAutoscaling", path);
+        if (is_cluster)
+            diags_error(d, p,
+                        "a kueue-managed RayCluster can use autoscaling only as an elastic job: "
+                        "enable the ElasticJobsViaWorkloadSlices feature gate and set the "
+                        "\"" ELASTIC_JOB_ANN "\": \"true\" annotation");
+        else
+            diags_error(d, p,
+                        "a kueue managed job should only use autoscaling when workload slicing "
+                        "is enabled");
+    }
+    if (n + 1 > JOBS_PODSETS_MAX) {
+        snprintf(p, sizeof(p), "%s.workerGroupSpecs", path);
+        diags_error(d, p, "Too many: %zu: must have at most %d items", n + 1, JOBS_PODSETS_MAX);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *name = json_object_get(json_array_get(groups, i), "groupName");
+        if (json_is_string(name) && strcmp(json_string_value(name), RAY_HEAD_PODSET) == 0) {
+            snprintf(p, sizeof(p), "%s.workerGroupSpecs[%zu].groupName", path, i);
+            diags_error(d, p, "Forbidden: \"%s\" is reserved for the head group", RAY_HEAD_PODSET);
+        }
+    }
+}
+
+/* RayJob: Kueue runs it on a cluster of its own, created for it and deleted after it. A RayJob
+ * that names an existing cluster (clusterSelector, and no rayClusterSpec) is not Kueue's. */
+static void ray_job_rules(const object_t *o, const json_t *root, diags_t *d)
+{
+    const json_t *spec = json_object_get(root, "spec");
+    const json_t *sel = json_object_get(spec, "clusterSelector");
+    const json_t *cluster = json_object_get(spec, "rayClusterSpec");
+    bool has_sel = json_is_object(sel) && json_object_size(sel) > 0;
+    bool has_cluster = json_is_object(cluster);
+
+    if (has_sel && has_cluster) {
+        diags_error(d, "spec.clusterSelector",
+                    "a kueue managed job should not use an existing cluster");
+        return;
+    }
+    if (has_sel)
+        return;
+    if (!has_cluster) {
+        diags_error(d, "spec.rayClusterSpec",
+                    "Required value: rayClusterSpec is required for Kueue-managed jobs that don't "
+                    "use clusterSelector");
+        return;
+    }
+    if (!json_is_true(json_object_get(spec, "shutdownAfterJobFinishes")))
+        diags_error(d, "spec.shutdownAfterJobFinishes",
+                    "a kueue managed job should delete the cluster after finishing");
+    ray_cluster_rules(o, cluster, "spec.rayClusterSpec", false, d);
+}
+
+static void kind_rules(const jobs_kind_t *k, const object_t *o, const json_t *root, diags_t *d)
+{
+    if (strcmp(k->group, "ray.io") != 0 || !has_queue_name(o))
+        return;
+    if (strcmp(k->kind, "RayJob") == 0)
+        ray_job_rules(o, root, d);
+    else if (strcmp(k->kind, "RayCluster") == 0 && json_is_object(json_object_get(root, "spec")))
+        ray_cluster_rules(o, json_object_get(root, "spec"), "spec", true, d);
+}
+
+/* ---- decode --------------------------------------------------------------------------------- */
+
+/* An object that only has a generateName gets its name from the API server; its Workload is
+ * built as for a name equal to the generateName (`sluice check` has no server). Returns a new
+ * reference to `root` itself, or to a shallow copy with metadata.name set; NULL on OOM. */
+static json_t *named(json_t *root)
+{
+    json_t *meta = json_object_get(root, "metadata");
+    const json_t *name = json_object_get(meta, "name");
+    const json_t *gen = json_object_get(meta, "generateName");
+    json_t *copy, *mcopy;
+
+    if ((json_is_string(name) && json_string_length(name) > 0) || !json_is_string(gen))
+        return json_incref(root);
+    copy = json_copy(root);
+    mcopy = json_copy(meta);
+    if (copy == NULL || mcopy == NULL || json_object_set(mcopy, "name", (json_t *)gen) != 0) {
+        json_decref(mcopy);
+        json_decref(copy);
+        return NULL;
+    }
+    if (json_object_set_new(copy, "metadata", mcopy) != 0) { /* consumes mcopy */
+        json_decref(copy);
+        return NULL;
+    }
+    return copy;
+}
+
+/* Did the kind's rules already report something at `path` (items `from`.. of `diags`)? */
+static bool reported_at(const diags_t *diags, size_t from, const char *path)
+{
+    for (size_t i = from; i < diags->len; i++)
+        if (strcmp(diags->items[i].path, path) == 0)
+            return true;
+    return false;
+}
+
+/* The framework's message reads "<Kind> <name>: <path>: <message>" (or without the path); the
+ * document's label already names the object, so the diagnostic gets the path and the message,
+ * unless the kind's rules (items `from`.. of `diags`) said why at that path already. */
+static err_t report_build_error(const jobs_kind_t *k, const object_meta_t *m, const char *text,
+                                size_t from, diags_t *diags)
+{
+    char prefix[320], path[512];
+    const char *colon;
+    size_t plen;
+
+    snprintf(prefix, sizeof(prefix), "%s %s: ", k->kind,
+             m->name != NULL            ? m->name
+             : m->generate_name != NULL ? m->generate_name
+                                        : "");
+    plen = strlen(prefix);
+    if (strncmp(text, prefix, plen) == 0)
+        text += plen;
+    colon = strstr(text, ": ");
+    if (colon != NULL && (size_t)(colon - text) < sizeof(path) &&
+        strcspn(text, " ") >= (size_t)(colon - text)) {
+        snprintf(path, sizeof(path), "%.*s", (int)(colon - text), text);
+        if (reported_at(diags, from, path))
+            return ERR_OK;
+        return diags_error(diags, path, "%s", colon + 2);
+    }
+    return diags_error(diags, "", "%s", text);
+}
+
+err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t *diags)
+{
+    err_msg_t msg = {{0}};
+    json_t *obj;
+    size_t before;
+    err_t rc;
+
+    rc = object_decode_integration(root, k->group, k->kind, out, diags);
+    if (rc != ERR_OK)
+        return rc;
+    out->u.integ.suspended = k->suspended(root);
+    before = diags->len;
+    kind_rules(k, out, root, diags);
+    /* An object Kueue leaves alone although it carries a queue name (a RayJob on an existing
+     * cluster) has no Workload: built stays false, and nothing is wrong with it. */
+    if (k->skip != NULL && k->skip(root))
+        goto out;
+    obj = named(root);
+    if (obj == NULL)
+        goto nomem;
+    rc = jobs_workload_build(k, obj, NULL, &out->u.integ.wl, &msg);
+    json_decref(obj);
+    if (rc == ERR_NOMEM)
+        goto nomem;
+    if (rc == ERR_OK)
+        out->u.integ.built = true;
+    else if (report_build_error(k, &out->u.integ.meta, msg.text, before, diags) != ERR_OK)
+        goto nomem;
+out:
+    if (diags->oom)
+        goto nomem;
+    return ERR_OK;
+nomem:
+    object_fini(out);
+    return ERR_NOMEM;
+}
