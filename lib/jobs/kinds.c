@@ -3,6 +3,9 @@
 #include "jobs/framework.h"
 
 #include "jobs/framework_int.h"
+#include "jobs/kind_ray.h"
+#include "jobs/kind_serving.h"
+#include "jobs/podgroup.h"
 
 #include <string.h>
 
@@ -11,6 +14,9 @@
 static const jobs_kind_t *const kinds[] = {
     &jobs__kind_job,        &jobs__kind_jobset,    &jobs__kind_pytorchjob, &jobs__kind_tfjob,
     &jobs__kind_xgboostjob, &jobs__kind_paddlejob, &jobs__kind_jaxjob,     &jobs__kind_mpijob,
+    /* Ray, plain Pods, serving (kind_ray.h, podgroup.h, kind_serving.h). */
+    &jobs_kind_rayjob, &jobs_kind_raycluster, &jobs_kind_pod, &jobs_kind_deployment,
+    &jobs_kind_statefulset, &jobs_kind_leaderworkerset,
 };
 
 const jobs_kind_t *jobs_kind_at(size_t i)
