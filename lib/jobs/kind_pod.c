@@ -93,7 +93,7 @@ static err_t remove_gate(json_t *pod, const char *name)
         else
             i++;
     }
-    if (gates != NULL && json_array_size(gates) == 0)
+    if (json_is_array(gates) && json_array_size(gates) == 0)
         json_object_del(json_object_get(pod, "spec"), "schedulingGates");
     return ERR_OK;
 }
