@@ -51,6 +51,29 @@ START_TEST(role_hash_is_kueues)
 }
 END_TEST
 
+/* A shape with every kind of value, hashed by Go's encoding/json with the same field types
+ * (structs for tolerations and ports, maps for the rest): map keys sorted, quantities canonical,
+ * <, >, &, U+2028 and control characters escaped as Go escapes them. */
+START_TEST(role_hash_writes_json_as_go)
+{
+    const char *pod_json =
+        "{\"metadata\": {\"name\": \"p\"}, \"spec\": {"
+        "\"nodeSelector\": {\"zone\": \"a<b>&c\\u2028\\\"\\\\\\n\\u0001\", \"pool\": \"x\"},"
+        "\"priority\": 0,"
+        "\"tolerations\": [{\"key\": \"gpu\", \"operator\": \"Exists\", \"effect\": "
+        "\"NoSchedule\"}],"
+        "\"containers\": [{\"name\": \"c\", \"image\": \"i\","
+        "  \"ports\": [{\"containerPort\": 80, \"protocol\": \"TCP\"}],"
+        "  \"resources\": {\"requests\": {\"memory\": \"1024Mi\", \"cpu\": \"1\"}}}]}}";
+    json_t *pod = json_loads(pod_json, 0, NULL);
+    ck_assert_ptr_nonnull(pod);
+    char role[JOBS_POD_ROLE_MAX + 1];
+    role_of(pod, role);
+    ck_assert_str_eq(role, "617c49d6");
+    json_decref(pod);
+}
+END_TEST
+
 START_TEST(role_hash_reads_only_the_shape)
 {
     char a[JOBS_POD_ROLE_MAX + 1], b[JOBS_POD_ROLE_MAX + 1];
@@ -307,6 +330,7 @@ static Suite *suite(void)
     Suite *s = suite_create("jobs_pod");
     TCase *tc = tcase_create("pod");
     tcase_add_test(tc, role_hash_is_kueues);
+    tcase_add_test(tc, role_hash_writes_json_as_go);
     tcase_add_test(tc, role_hash_reads_only_the_shape);
     tcase_add_test(tc, pod_is_its_own_template);
     tcase_add_test(tc, gate_holds_and_releases);

@@ -69,14 +69,35 @@ static void puts_(gobuf_t *b, const char *s)
     put(b, s, strlen(s));
 }
 
+/* Does Go's encoder escape byte `c` (outside the U+2028/9 case)? */
+static bool go_escapes(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&';
+}
+
 static void put_string(gobuf_t *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
     put(b, "\"", 1);
-    for (size_t i = 0; u[i] != '\0'; i++) {
+    for (size_t i = 0; u[i] != '\0';) {
+        size_t run = i; /* bytes written as they are, in one piece */
+        while (
+            u[run] != '\0' && !go_escapes(u[run]) &&
+            !(u[run] == 0xe2 && u[run + 1] == 0x80 && (u[run + 2] == 0xa8 || u[run + 2] == 0xa9)))
+            run++;
+        if (run > i) {
+            put(b, (const char *)&u[i], run - i);
+            i = run;
+            continue;
+        }
         unsigned char c = u[i];
         char esc[7];
+        if (c == 0xe2) { /* U+2028 / U+2029, which JavaScript reads as line ends */
+            puts_(b, u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+            i += 3;
+            continue;
+        }
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
@@ -85,17 +106,13 @@ static void put_string(gobuf_t *b, const char *s)
             esc[0] = '\\';
             esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : c == '\b' ? 'b' : 'f';
             put(b, esc, 2);
-        } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+        } else { /* other control characters, <, >, & */
             memcpy(esc, "\\u00", 4);
             esc[4] = hex[c >> 4];
             esc[5] = hex[c & 15];
             put(b, esc, 6);
-        } else if (c == 0xe2 && u[i + 1] == 0x80 && (u[i + 2] == 0xa8 || u[i + 2] == 0xa9)) {
-            puts_(b, u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-            i += 2;
-        } else {
-            put(b, (const char *)&u[i], 1);
         }
+        i++;
     }
     put(b, "\"", 1);
 }
