@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/kind_ray.h"
 
+#include "model/quantity.h"
+
 #include "jobs_fixtures.h"
 #include "oom_wrap.h"
 
@@ -277,6 +279,108 @@ START_TEST(kind_identity)
 }
 END_TEST
 
+static int64_t milli(const resource_list_t *l, const char *name)
+{
+    const quantity_t *q = resource_list_get(l, name);
+    int64_t m = -1;
+    ck_assert_ptr_nonnull(q);
+    ck_assert_int_eq(quantity_milli_value(*q, &m), ERR_OK);
+    return m;
+}
+
+/* Through the framework: the Workload counts what KubeRay adds, start reaches every pod set
+ * (the submitter's template included), stop puts the templates back. */
+START_TEST(workload_start_stop)
+{
+    err_msg_t msg = {{0}};
+    workload_t wl = {0};
+    json_t *rj = jf_doc("ray.yaml", 0);
+    ck_assert_msg(jobs_workload_build(RJ, rj, NULL, &wl, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_ptr_nonnull(strstr(wl.meta.name, "rayjob-train-"));
+    ck_assert_str_eq(wl.queue_name, "lq-gpu");
+    ck_assert_uint_eq(wl.npod_sets, 4);
+    const char *names[] = {"head", "gpu-workers", "tpu", "submitter"};
+    const int32_t counts[] = {1, 3, 8, 1};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_str_eq(wl.pod_sets[i].name, names[i]);
+        ck_assert_int_eq(wl.pod_sets[i].count, counts[i]);
+    }
+    ck_assert_int_eq(milli(&wl.pod_sets[3].pod_requests, "cpu"), 500); /* default submitter */
+    workload_fini(&wl);
+
+    /* The Workload's pod sets as the API holds them, to stop against. */
+    json_t *wl_sets = json_array();
+    jobs_podset_t sets[JOBS_PODSETS_MAX];
+    size_t n = 0;
+    ck_assert_int_eq(RJ->pod_sets(rj, sets, &n, &msg), ERR_OK);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(wl_sets, json_pack("{s:s,s:i,s:O}", "name", sets[i].name, "count",
+                                                 sets[i].count, "template", sets[i].tmpl));
+    json_t *before = json_deep_copy(rj);
+
+    json_t *ns = json_pack("{s:s}", "cloud.google.com/gke-accelerator", "a100");
+    json_t *tol =
+        json_pack("[{s:s,s:s,s:s}]", "key", "gpu", "operator", "Exists", "effect", "NoSchedule");
+    jobs_start_info_t info[4];
+    for (size_t i = 0; i < 4; i++)
+        info[i] = (jobs_start_info_t){.name = names[i],
+                                      .local_queue = "lq-gpu",
+                                      .cluster_queue = "cq-gpu",
+                                      .workload = "rayjob-train-abcde",
+                                      .node_selector = ns,
+                                      .tolerations = tol};
+    ck_assert_msg(jobs_start(RJ, rj, info, 4, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert(!RJ->suspended(rj));
+    const char *tmpls[] = {"spec rayClusterSpec headGroupSpec template",
+                           "spec rayClusterSpec workerGroupSpecs 0 template",
+                           "spec rayClusterSpec workerGroupSpecs 1 template",
+                           "spec submitterPodTemplate"};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *t = jf_at(rj, tmpls[i]);
+        ck_assert_str_eq(jf_str(t, "spec nodeSelector cloud.google.com/gke-accelerator"), "a100");
+        ck_assert_str_eq(jf_str(t, "spec tolerations 0 key"), "gpu");
+        ck_assert_str_eq(jf_str(t, "metadata labels kueue.x-k8s.io/podset"), names[i]);
+    }
+
+    bool changed = false;
+    ck_assert_msg(jobs_stop(RJ, rj, wl_sets, &changed, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert(changed);
+    ck_assert(RJ->suspended(rj));
+    ck_assert(json_equal(rj, before));
+    ck_assert_uint_eq(jobs_digest(RJ, rj), jobs_podsets_digest(wl_sets));
+
+    json_decref(ns);
+    json_decref(tol);
+    json_decref(before);
+    json_decref(wl_sets);
+    json_decref(rj);
+}
+END_TEST
+
+START_TEST(workload_counts_head_sidecars)
+{
+    err_msg_t msg = {{0}};
+    workload_t wl = {0};
+    json_t *rj = jf_doc("ray.yaml", 3);
+    ck_assert_msg(jobs_workload_build(RJ, rj, NULL, &wl, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_uint_eq(wl.npod_sets, 1);
+    /* ray-head (nothing) + autoscaler (1 CPU, 1Gi) + sidecar submitter (500m, 200Mi). */
+    ck_assert_int_eq(milli(&wl.pod_sets[0].pod_requests, "cpu"), 1500);
+    ck_assert_int_eq(milli(&wl.pod_sets[0].pod_requests, "memory"), (int64_t)1224 * 1048576 * 1000);
+    workload_fini(&wl);
+    json_decref(rj);
+
+    json_t *rc = jf_doc("ray.yaml", 1);
+    ck_assert_msg(jobs_workload_build(RC, rc, NULL, &wl, &msg) == ERR_OK, "%s", msg.text);
+    /* ray-head 100m raised to Redis cleanup's 200m + autoscaler 500m. */
+    ck_assert_int_eq(milli(&wl.pod_sets[0].pod_requests, "cpu"), 700);
+    ck_assert_str_eq(wl.pod_sets[1].name, "small");
+    ck_assert_int_eq(wl.pod_sets[1].count, 1);
+    workload_fini(&wl);
+    json_decref(rc);
+}
+END_TEST
+
 /* Every allocation of reading a RayJob (the default submitter written in) and of amending its
  * head template fails in turn. */
 START_TEST(out_of_memory)
@@ -328,6 +432,8 @@ static Suite *suite(void)
     tcase_add_test(tc, suspend_and_phase);
     tcase_add_test(tc, skip_rules);
     tcase_add_test(tc, kind_identity);
+    tcase_add_test(tc, workload_start_stop);
+    tcase_add_test(tc, workload_counts_head_sidecars);
     tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     return s;
