@@ -183,6 +183,7 @@ START_TEST(test_golden_examples)
     golden("examples", "01-gpu-platform", "example-01-gpu-platform", -1, false);
     golden("examples", "02-quota-change", "example-02-quota-change", -1, false);
     golden("examples", "03-fair-sharing", "example-03-fair-sharing", -1, false);
+    golden("examples", "04-jobset-pytorch", "example-04-jobset-pytorch", -1, false);
 }
 END_TEST
 

@@ -305,6 +305,39 @@ START_TEST(test_load_jobset)
 }
 END_TEST
 
+/* A PyTorchJob: one pod set per replica type, lower-cased, in Kueue's order; the PriorityClass
+ * of runPolicy.schedulingPolicy before the templates'. */
+START_TEST(test_load_pytorchjob)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ(
+        "cq-a", "10") "---\n" LQ
+                      "---\napiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: pt\n"
+                      "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq}\n"
+                      "  annotations: {sim.sluice.dev/runtime: 1m}\nspec:\n  runPolicy:\n"
+                      "    schedulingPolicy: {priorityClass: urgent}\n  pytorchReplicaSpecs:\n"
+                      "    Worker:\n      replicas: 3\n      template:\n        spec:\n"
+                      "          priorityClassName: low\n"
+                      "          containers: [{name: c, resources: {requests: {cpu: 1}}}]\n"
+                      "    Master:\n      replicas: 1\n      template:\n        spec:\n"
+                      "          containers: [{name: c, resources: {requests: {cpu: 1}}}]\n";
+    const integration_t *it;
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    it = &sc.docs[3].obj.u.integ;
+    ck_assert_str_eq(it->kind, "PyTorchJob");
+    ck_assert(it->built);
+    ck_assert_uint_eq(it->wl.npod_sets, 2);
+    ck_assert_str_eq(it->wl.pod_sets[0].name, "master");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    ck_assert_str_eq(it->wl.pod_sets[1].name, "worker");
+    ck_assert_int_eq(it->wl.pod_sets[1].count, 3);
+    ck_assert_str_eq(it->priority_class_name, "urgent");
+    ck_assert(!it->suspended);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_load_jobset_errors)
 {
     sim_scenario_t sc;
@@ -381,6 +414,7 @@ int main(void)
     tcase_add_test(tc, test_load_allocation_failures);
     tcase_add_test(tc, test_load_jobset);
     tcase_add_test(tc, test_load_jobset_errors);
+    tcase_add_test(tc, test_load_pytorchjob);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -208,9 +208,15 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
     json_decref(obj);
     if (rc == ERR_NOMEM)
         goto nomem;
-    if (rc == ERR_OK)
+    if (rc == ERR_OK) {
+        const char *pc = jobs_priority_class(k, root);
         out->u.integ.built = true;
-    else if (report_build_error(k, &out->u.integ.meta, msg.text, before, diags) != ERR_OK)
+        if (pc != NULL && pc[0] != '\0') {
+            out->u.integ.priority_class_name = strdup(pc);
+            if (out->u.integ.priority_class_name == NULL)
+                goto nomem;
+        }
+    } else if (report_build_error(k, &out->u.integ.meta, msg.text, before, diags) != ERR_OK)
         goto nomem;
 out:
     if (diags->oom)

@@ -512,18 +512,14 @@ static void check_job(cc_t *c, size_t i, const object_t *o)
                      o->u.job.spec.priority_class_name);
 }
 
-/* Kueue takes the priorityClassName of the first pod set that names one. */
+/* The PriorityClass the kind names (lib/jobs' jobs_priority_class(): a Kubeflow job's
+ * schedulingPolicy, else the first pod set's priorityClassName); its path depends on the kind,
+ * "spec" stands for it. */
 static void check_integration(cc_t *c, size_t i, const object_t *o)
 {
     const integration_t *it = &o->u.integ;
-    const char *pc = NULL;
+    const char *pc = it->priority_class_name;
 
-    for (size_t k = 0; it->built && k < it->wl.npod_sets && pc == NULL; k++) {
-        const char *n = it->wl.pod_sets[k].spec.priority_class_name;
-        if (n != NULL && n[0] != '\0')
-            pc = n;
-    }
-    /* The template's path depends on the kind; "spec" stands for it. */
     check_job_labels(c, i, o, &it->meta, pc != NULL ? "spec" : NULL, pc);
 }
 

@@ -269,6 +269,7 @@ OBJECT_FINI(integration_fini, integration_t, o)
     free(o->kind);
     free(o->group);
     workload_fini(&o->wl);
+    free(o->priority_class_name);
 }
 
 OBJECT_FINI(configuration_fini, configuration_t, c)

@@ -418,6 +418,10 @@ typedef struct integration_s {
     bool suspended; /* held as written (the kind's suspend field or gate) */
     bool built;     /* `wl` holds the Workload (false when its pod sets could not be read) */
     workload_t wl;  /* the Workload Kueue builds for it (jobs_workload_build) */
+    /* owned: the PriorityClass Kueue looks up when there is no priority-class label
+     * (jobs_priority_class(): the kind's own field, else the first pod set's
+     * priorityClassName), NULL when none */
+    char *priority_class_name;
 } integration_t;
 
 /* config.kueue.x-k8s.io Configuration: the fields the engine and simulator act on. */

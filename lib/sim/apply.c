@@ -126,8 +126,9 @@ static err_t unlabelled_managed(sim_run_t *r, const char *ns, bool *use_default)
 /* The Workload of an integration object (JobSet, PyTorchJob, ...), built when the scenario was
  * loaded (lib/jobs, the operator's code), as a shallow copy the caller releases with
  * free_workload(): named after the object as a Job's is, its queue defaulted as a Job's, its
- * priority resolved as a Job's -- from the priority-class label, else the priorityClassName of
- * the first pod set that has one (Kueue's rule for every kind), else a globalDefault class. */
+ * priority resolved as a Job's -- from the priority-class label, else the PriorityClass the kind
+ * names (a Kubeflow job's schedulingPolicy, else the first pod set's priorityClassName:
+ * jobs_priority_class()), else a globalDefault class. */
 static err_t build_integration_workload(sim_run_t *r, const integration_t *it, workload_t *out,
                                         err_msg_t *msg)
 {
@@ -151,11 +152,7 @@ static err_t build_integration_workload(sim_run_t *r, const integration_t *it, w
     }
     memset(&prio, 0, sizeof(prio));
     prio.meta = it->meta;
-    for (size_t i = 0; i < it->wl.npod_sets && prio.spec.priority_class_name == NULL; i++) {
-        char *n = it->wl.pod_sets[i].spec.priority_class_name;
-        if (n != NULL && n[0] != '\0')
-            prio.spec.priority_class_name = n;
-    }
+    prio.spec.priority_class_name = it->priority_class_name;
     rc = job_workload_priority(&prio, &lookup, out, msg);
     if (rc != ERR_OK)
         free(out->priority_class);

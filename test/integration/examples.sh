@@ -1,11 +1,12 @@
 #!/bin/sh
 # examples -- every shipped example (examples/**/*.yaml) applies cleanly to the API server with
 # the CRDs of crds/ installed. Files in name order; per file: Namespaces and PriorityClasses first,
-# then the rest, then objects with only metadata.generateName (kubectl create). batch/v1 Jobs are
-# applied as the test Job CRD batch.test.sluice.dev/v1 (same schema incl. spec.suspend, which the
-# 1.20 server would silently drop -- see docs/testing.md). Documents the server cannot hold are
-# reported and skipped: config.kueue.x-k8s.io Configuration (a config file, not an API object)
-# and kueue.x-k8s.io/v1beta1 objects (crds/ serves v1beta2 only).
+# then the rest, then objects with only metadata.generateName (kubectl create). JobSet, PyTorchJob
+# and the other workload kinds go through the test CRDs of test/data/crds-integrations/.
+# batch/v1 Jobs are applied as the test Job CRD batch.test.sluice.dev/v1 (same schema incl.
+# spec.suspend, which the 1.20 server would silently drop -- see docs/testing.md). Documents the
+# server cannot hold are reported and skipped: config.kueue.x-k8s.io Configuration (a config
+# file, not an API object) and kueue.x-k8s.io/v1beta1 objects (crds/ serves v1beta2 only).
 . "$(dirname "$0")/lib.sh"
 
 files=$(find "$src/examples" -name '*.yaml' -o -name '*.yml' 2>/dev/null | sort)
@@ -16,7 +17,10 @@ fi
 
 k apply --validate=false -f "$src/crds/" >/dev/null || fail "kubectl apply -f crds/" # docs/crds.md
 k apply -f "$src/test/testdata/job-crd.yaml" >/dev/null || fail "kubectl apply -f test/testdata/job-crd.yaml"
-for n in $(k apply --validate=false -f "$src/crds/" -f "$src/test/testdata/job-crd.yaml" --dry-run=client -o name); do
+# JobSet, PyTorchJob, ... in the examples: the test CRDs of those kinds (docs/testing.md).
+k apply -f "$src/test/data/crds-integrations/" >/dev/null || fail "kubectl apply -f test/data/crds-integrations/"
+for n in $(k apply --validate=false -f "$src/crds/" -f "$src/test/testdata/job-crd.yaml" \
+    -f "$src/test/data/crds-integrations/" --dry-run=client -o name); do
     k wait --for condition=Established --timeout=60s "$n" >/dev/null || fail "$n not Established"
 done
 wait_for 30 "discovery of the test Job CRD" k get jobs.batch.test.sluice.dev -A
