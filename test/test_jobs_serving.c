@@ -230,6 +230,36 @@ START_TEST(owner_marks_its_pods)
 }
 END_TEST
 
+/* A Deployment's Pod end to end: the template the webhook marked, the Pod the ReplicaSet creates
+ * from it, the pod webhook's gate, and the Pod's own Workload. */
+START_TEST(deployment_pod_is_a_single_pod)
+{
+    err_msg_t msg = {{0}};
+    json_t *d = jf_doc("serving.yaml", 0);
+    ck_assert_int_eq(jobs_serving_default(D, d, &msg), ERR_OK);
+    json_t *pod = json_deep_copy(jf_at(d, "spec template"));
+    json_t *meta = json_object_get(pod, "metadata");
+    json_object_set_new(meta, "name", json_string("api-7d9f-x2x"));
+    json_object_set_new(meta, "namespace", json_string("team-a"));
+    ck_assert_int_eq(jobs_pod_default(pod, &msg), ERR_OK);
+    ck_assert(jobs_pod_gated(pod));
+    ck_assert_ptr_null(jf_at(pod, "metadata finalizers")); /* suspended by its parent */
+    ck_assert(!jobs_kind_pod.skip(pod));                   /* managed: the template says so */
+
+    workload_t wl = {0};
+    ck_assert_msg(jobs_workload_build(&jobs_kind_pod, pod, NULL, &wl, &msg) == ERR_OK, "%s",
+                  msg.text);
+    ck_assert_ptr_nonnull(strstr(wl.meta.name, "pod-api-7d9f-x2x-"));
+    ck_assert_str_eq(wl.queue_name, "lq-serve");
+    ck_assert_str_eq(wl.priority_class, "prod");
+    ck_assert_uint_eq(wl.npod_sets, 1);
+    ck_assert_int_eq(wl.pod_sets[0].count, 1);
+    workload_fini(&wl);
+    json_decref(pod);
+    json_decref(d);
+}
+END_TEST
+
 START_TEST(status_and_skip)
 {
     json_t *s = jf_doc("serving.yaml", 1);
@@ -266,6 +296,7 @@ static Suite *suite(void)
     tcase_add_test(tc, pod_sets_of_one_workload);
     tcase_add_test(tc, workloads_as_kueue_names_them);
     tcase_add_test(tc, owner_marks_its_pods);
+    tcase_add_test(tc, deployment_pod_is_a_single_pod);
     tcase_add_test(tc, status_and_skip);
     suite_add_tcase(s, tc);
     return s;
