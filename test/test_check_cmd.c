@@ -230,25 +230,27 @@ START_TEST(integration_kinds)
 
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(
-        r.out,
-        D "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
-          "metadata.labels[kueue.x-k8s.io/queue-name]: a lowercase RFC 1123 subdomain must consist "
-          "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
-          "alphanumeric character (e.g. 'example.com', regex used for validation is "
-          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n" D
-          "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
-          "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than 0\n" D
-          "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
-          "metadata.annotations[kueue.x-k8s.io/elastic-job]: Forbidden: elastic job is not "
-          "supported for \"jobset.x-k8s.io/v1alpha2, Kind=JobSet\"\n" D
-          "integrations.yaml: doc 5 (JobSet ml/bad-labels): warning: "
-          "metadata.labels[kueue.x-k8s.io/queue-name]: references missing LocalQueue "
-          "\"User_Queue\" in namespace \"ml\"\n" D
-          "integrations.yaml: doc 6 (JobSet ml/no-jobs): spec.replicatedJobs: Required value\n" D
-          "integrations.yaml: doc 7 (JobSet ml/bad-request): "
-          "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu:"
-          " invalid quantity \"1x\"\n");
-    ck_assert_str_eq(r.err, "sluice check: 7 objects in 1 file: 5 errors, 1 warning\n");
+        r.out, D
+        "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+        "metadata.labels[kueue.x-k8s.io/queue-name]: a lowercase RFC 1123 subdomain must consist "
+        "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n" D
+        "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+        "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than 0\n" D
+        "integrations.yaml: doc 5 (JobSet ml/bad-labels): "
+        "metadata.annotations[kueue.x-k8s.io/elastic-job]: Forbidden: elastic job is not "
+        "supported for \"jobset.x-k8s.io/v1alpha2, Kind=JobSet\"\n" D
+        "integrations.yaml: doc 5 (JobSet ml/bad-labels): warning: "
+        "metadata.labels[kueue.x-k8s.io/queue-name]: references missing LocalQueue "
+        "\"User_Queue\" in namespace \"ml\"\n" D
+        "integrations.yaml: doc 6 (JobSet ml/no-jobs): spec.replicatedJobs: Required value\n" D
+        "integrations.yaml: doc 7 (JobSet ml/bad-request): "
+        "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu:"
+        " invalid quantity \"1x\"\n" D "integrations.yaml: doc 8 (JobSet ml/old-version): warning: "
+                                       "apiVersion: jobset.x-k8s.io/v1alpha2 is the version sluice "
+                                       "reads; jobset.x-k8s.io/v1alpha1 is read as it\n");
+    ck_assert_str_eq(r.err, "sluice check: 8 objects in 1 file: 5 errors, 2 warnings\n");
     sluice_result_fini(&r);
 
     /* The objects of the integration test (Kueue's documentation examples' shapes) are valid;

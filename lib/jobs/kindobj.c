@@ -121,6 +121,19 @@ static void kind_rules(const jobs_kind_t *k, const object_t *o, const json_t *ro
 
 /* ---- decode --------------------------------------------------------------------------------- */
 
+/* Is `api_version` the kind's own "group/version"? jobs_kind_find() also finds other versions. */
+static bool version_is(const jobs_kind_t *k, const char *api_version)
+{
+    size_t glen = strlen(k->group);
+
+    if (api_version == NULL)
+        return false;
+    if (glen == 0) /* the core group: "v1" */
+        return strcmp(api_version, k->version) == 0;
+    return strncmp(api_version, k->group, glen) == 0 && api_version[glen] == '/' &&
+           strcmp(api_version + glen + 1, k->version) == 0;
+}
+
 /* An object that only has a generateName gets its name from the API server; its Workload is
  * built as for a name equal to the generateName (`sluice check` has no server). Returns a new
  * reference to `root` itself, or to a shallow copy with metadata.name set; NULL on OOM. */
@@ -195,6 +208,10 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
     if (rc != ERR_OK)
         return rc;
     out->u.integ.suspended = k->suspended(root);
+    if (!version_is(k, out->api_version) &&
+        diags_warn(diags, "apiVersion", "%s/%s is the version sluice reads; %s is read as it",
+                   k->group, k->version, out->api_version) != ERR_OK)
+        goto nomem;
     before = diags->len;
     kind_rules(k, out, root, diags);
     /* An object Kueue leaves alone although it carries a queue name (a RayJob on an existing
