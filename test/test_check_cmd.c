@@ -248,8 +248,8 @@ START_TEST(integration_kinds)
         "integrations.yaml: doc 7 (JobSet ml/bad-request): "
         "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu:"
         " invalid quantity \"1x\"\n" D "integrations.yaml: doc 8 (JobSet ml/old-version): warning: "
-                                       "apiVersion: jobset.x-k8s.io/v1alpha2 is the version sluice "
-                                       "reads; jobset.x-k8s.io/v1alpha1 is read as it\n");
+        "apiVersion: jobset.x-k8s.io/v1alpha2 is the version sluice "
+        "reads; jobset.x-k8s.io/v1alpha1 is read as it\n");
     ck_assert_str_eq(r.err, "sluice check: 8 objects in 1 file: 5 errors, 2 warnings\n");
     sluice_result_fini(&r);
 
@@ -261,6 +261,24 @@ START_TEST(integration_kinds)
                             "sleep-jobset): warning: metadata.labels[kueue.x-k8s.io/queue-name]: "
                             "references missing LocalQueue \"user-queue\" in namespace "
                             "\"default\"\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* The Kubeflow kinds: a prebuilt Workload is fine for a PyTorchJob, not for a JAXJob (Kueue's
+ * supportedPrebuiltWlJobGVKs); their LocalQueue is defined in the other file. */
+START_TEST(integration_kinds_kubeflow)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "-q", D "integrations.yaml",
+                                    D "integrations-kubeflow.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-kubeflow.yaml: doc 2 (JAXJob ml/jax): "
+                                          "metadata.labels[kueue.x-k8s.io/prebuilt-workload-name]"
+                                          ": Forbidden: Is not supported for \"kubeflow.org/v1, "
+                                          "Kind=JAXJob\"\n"));
+    ck_assert_ptr_null(strstr(r.out, "PyTorchJob"));
+    ck_assert_ptr_null(strstr(r.out, "integrations-kubeflow.yaml: doc 2 (JAXJob ml/jax): warning"));
     sluice_result_fini(&r);
 }
 END_TEST
@@ -283,6 +301,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, io_errors);
     tcase_add_test(tc, usage);
     tcase_add_test(tc, integration_kinds);
+    tcase_add_test(tc, integration_kinds_kubeflow);
     suite_add_tcase(s, tc);
     return s;
 }
