@@ -273,6 +273,19 @@ START_TEST(finished_active_ready)
     ck_assert_str_eq(message, "Pods succeeded: 3/3.");
     jobs_pod_group_fini(&g);
 
+    /* Succeeded pods give their quota back, per role. */
+    jobs_reclaimable_t rec[JOBS_PODSETS_MAX];
+    size_t nrec = 99;
+    ck_assert_int_eq(jobs_pod_group_read(three, 3, &g, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_pod_group_reclaimable(&g, rec, &nrec, &msg), ERR_OK);
+    ck_assert_uint_eq(nrec, 2);
+    char worker[JOBS_POD_ROLE_MAX + 1];
+    role(three[1], worker);
+    ck_assert_str_eq(rec[1].name, worker);
+    ck_assert_int_eq(rec[0].count, 1);
+    ck_assert_int_eq(rec[1].count, 2);
+    jobs_pod_group_fini(&g);
+
     /* One failed: not finished while it may be replaced... */
     set_phase(three[2], "Failed", false);
     ck_assert_int_eq(jobs_pod_group_read(three, 3, &g, &msg), ERR_OK);
@@ -293,6 +306,8 @@ START_TEST(finished_active_ready)
     ck_assert_int_eq(jobs_pod_group_read(three, 3, &g, &msg), ERR_OK);
     ck_assert(g.serving);
     ck_assert_int_eq(jobs_pod_group_phase(&g, NULL, 0), JOBS_RUNNING);
+    ck_assert_int_eq(jobs_pod_group_reclaimable(&g, rec, &nrec, &msg), ERR_OK);
+    ck_assert_uint_eq(nrec, 0); /* a serving group keeps its quota */
     jobs_pod_group_fini(&g);
 }
 END_TEST

@@ -451,3 +451,31 @@ bool jobs_pod_group_pods_ready(const jobs_pod_group_t *g)
     }
     return kept >= (size_t)g->total_count;
 }
+
+err_t jobs_pod_group_reclaimable(const jobs_pod_group_t *g, jobs_reclaimable_t *out, size_t *n,
+                                 err_msg_t *msg)
+{
+    *n = 0;
+    if (g->serving)
+        return ERR_OK;
+    for (size_t i = 0; i < g->npods; i++) {
+        if (g->verdict[i] != JOBS_POD_KEEP || strcmp(phase_of(g->pods[i]), "Succeeded") != 0)
+            continue;
+        char role[JOBS_POD_ROLE_MAX + 1];
+        err_t e = jobs_pod_role_hash(g->pods[i], role, msg);
+        if (e != ERR_OK)
+            return e;
+        size_t r;
+        for (r = 0; r < *n && strcmp(out[r].name, role) != 0; r++)
+            ;
+        if (r == *n) {
+            if (*n == JOBS_PODSETS_MAX) /* more roles than pod sets: not a pod set of g */
+                continue;
+            snprintf(out[r].name, sizeof(out[r].name), "%s", role);
+            out[r].count = 0;
+            (*n)++;
+        }
+        out[r].count++;
+    }
+    return ERR_OK;
+}

@@ -28,7 +28,7 @@
  *        complete --jobs_pod_group_workload()--> the Workload
  *        admitted --jobs_pod_group_start_pod() on each gated kept pod--> ungated pods
  *        evicted  --jobs_pod_stop_needed() / jobs_pod_termination_condition()--> deleted pods
- *        jobs_pod_group_phase() / _active() / _pods_ready() for the Workload's conditions
+ *        jobs_pod_group_phase() / _active() / _pods_ready() / _reclaimable() for its status
  */
 
 /* Names of the protocol (Kueue's pod integration constants). */
@@ -161,5 +161,17 @@ bool jobs_pod_group_active(const jobs_pod_group_t *g);
 
 /* Are there total_count pods, all Ready? */
 bool jobs_pod_group_pods_ready(const jobs_pod_group_t *g);
+
+/* One entry of a Workload's status.reclaimablePods. */
+typedef struct jobs_reclaimable_s {
+    char name[JOBS_POD_ROLE_MAX + 1]; /* the pod set: a role */
+    int32_t count;
+} jobs_reclaimable_t;
+
+/* Kueue's ReclaimablePods for group `g`: per role, the kept pods that succeeded (their quota can
+ * go back while the rest of the group runs), in the order the roles are first met; none for a
+ * serving group. Fills out[0..*n) (JOBS_PODSETS_MAX entries); ERR_NOMEM only. */
+err_t jobs_pod_group_reclaimable(const jobs_pod_group_t *g, jobs_reclaimable_t *out, size_t *n,
+                                 err_msg_t *msg);
 
 #endif
