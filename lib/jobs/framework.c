@@ -284,10 +284,14 @@ static err_t build_pod_set(const jobs_kind_t *k, const json_t *obj, size_t i,
     out->min_count = out->has_min_count ? ps->min_count : 0;
     if (!json_is_object(ps->tmpl))
         return err_set(msg, ERR_INVALID, "%s: Required value", path);
+    /* Only a kind that amends the Workload's template needs its own copy (a deep copy is most
+     * of the cost of a build: jansson's loop check formats every node's address). */
+    if (k->podset_template == NULL)
+        return fragment_pod_template(ps->tmpl, path, out, msg);
     copy = json_deep_copy(ps->tmpl);
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
-    rc = k->podset_template != NULL ? k->podset_template(obj, i, copy, msg) : ERR_OK;
+    rc = k->podset_template(obj, i, copy, msg);
     if (rc == ERR_OK)
         rc = fragment_pod_template(copy, path, out, msg);
     json_decref(copy);
@@ -657,15 +661,16 @@ static bool owned_by_any(const char *key)
     return false;
 }
 
-/* Add member `key` of `src` to `dst` unless absent or empty (as set_or_drop() treats them). */
+/* Add member `key` of `src` to `dst` unless absent or empty (as set_or_drop() treats them). The
+ * value is shared, not copied: `dst` is only dumped, and copying is most of a digest's cost. */
 static int digest_part(json_t *dst, const char *key, const json_t *src)
 {
-    const json_t *v = json_object_get(src, key);
+    json_t *v = json_object_get(src, key);
 
     if (v == NULL || json_is_null(v) || (json_is_object(v) && json_object_size(v) == 0) ||
         (json_is_array(v) && json_array_size(v) == 0))
         return 0;
-    return json_object_set_new(dst, key, json_deep_copy(v));
+    return json_object_set(dst, key, v);
 }
 
 static uint64_t hash(const void *data, size_t len)
