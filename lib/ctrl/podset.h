@@ -43,8 +43,9 @@ err_t podset_start(json_t *job, const podset_info_t *info, err_msg_t *msg);
  * nodeSelector and tolerations restored from `pod_set` (the Workload's spec.podSets[i]), keeping
  * the labels the job controller owns (job-name, controller-uid, batch.kubernetes.io/...);
  * parallelism restored to the podset count when a partial admission changed it. *changed says
- * whether the job changed (its members replaced, as with podset_start()); ERR_NOMEM on
- * out-of-memory (the job may then be half-replaced: discard it).
+ * whether the job changed (its members replaced, as with podset_start()); ERR_INVALID when
+ * `job` has no pod template object (it is then unchanged), ERR_NOMEM on out-of-memory (the job
+ * may then be half-replaced: discard it). jobs_stop() for the Job kind.
  */
 err_t podset_stop(json_t *job, const json_t *pod_set, bool *changed);
 
