@@ -80,6 +80,30 @@ START_TEST(rayjob_submission_modes)
 }
 END_TEST
 
+START_TEST(prepare_writes_the_default_submitter)
+{
+    err_msg_t msg = {{0}};
+    json_t *rj = jf_doc("ray.yaml", 0);
+    ck_assert_ptr_null(RC->prepare);
+    ck_assert_int_eq(RJ->prepare(rj, &msg), ERR_OK);
+    json_t *sub = jf_at(rj, "spec submitterPodTemplate");
+    ck_assert_str_eq(jf_str(sub, "spec containers 0 name"), "ray-job-submitter");
+    json_t *once = json_deep_copy(rj);
+    ck_assert_int_eq(RJ->prepare(rj, &msg), ERR_OK); /* idempotent */
+    ck_assert(json_equal(rj, once));
+    json_decref(once);
+    json_decref(rj);
+
+    /* Other submission modes have no submitter Job: nothing to write. */
+    rj = jf_doc("ray.yaml", 3);
+    once = json_deep_copy(rj);
+    ck_assert_int_eq(RJ->prepare(rj, &msg), ERR_OK);
+    ck_assert(json_equal(rj, once));
+    json_decref(once);
+    json_decref(rj);
+}
+END_TEST
+
 START_TEST(raycluster_pod_sets)
 {
     jobs_podset_t sets[JOBS_PODSETS_MAX];
@@ -424,6 +448,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("ray");
     tcase_add_test(tc, rayjob_pod_sets_head_groups_submitter);
     tcase_add_test(tc, rayjob_submission_modes);
+    tcase_add_test(tc, prepare_writes_the_default_submitter);
     tcase_add_test(tc, raycluster_pod_sets);
     tcase_add_test(tc, raycluster_head_template_counts_kuberay_additions);
     tcase_add_test(tc, rayjob_sidecar_mode_head_template);

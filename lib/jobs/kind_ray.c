@@ -44,9 +44,10 @@
  * A RayJob in K8sJobMode without submitterPodTemplate gets KubeRay's default submitter pod
  * (that container, the head's first image, restartPolicy Never). Kueue writes that template into
  * spec.submitterPodTemplate when it starts the RayJob, so that the submitter's pod set has a
- * template to take the flavor's node selector; pod_sets() writes it there when it is missing,
- * the first time the object is read, so that the Workload, jobs_start() and jobs_stop() all see
- * the same template. It is the only field a kind's pod_sets() writes.
+ * template to take the flavor's node selector: that write is the kind's prepare(), meant to be
+ * called by jobs_start() and jobs_stop(). Until they call it, pod_sets() calls it itself, so that
+ * the Workload, jobs_start() and jobs_stop() all see the same template -- the only field a kind's
+ * pod_sets() writes, against the rule that reading never writes (see framework.h, prepare).
  *
  * Finished: a RayJob when status.jobDeploymentStatus is Complete or Failed, successfully when
  * status.jobStatus is SUCCEEDED, with status.message; a RayCluster never finishes. Active: a
@@ -133,6 +134,20 @@ static json_t *default_submitter_template(const json_t *cspec)
                      "Never");
 }
 
+/* A RayJob in K8sJobMode without spec.submitterPodTemplate gets KubeRay's default there. */
+static err_t rayjob_prepare(json_t *obj, err_msg_t *msg)
+{
+    const char *path;
+    json_t *cspec = cluster_spec(obj, true, &path);
+    if (!is_rayjob(obj) || strcmp(submission_mode(obj), "K8sJobMode") != 0 ||
+        !json_is_object(cspec) || JOBS_AT(obj, "spec", "submitterPodTemplate") != NULL)
+        return ERR_OK;
+    json_t *tmpl = default_submitter_template(cspec);
+    if (tmpl == NULL || json_object_set_new(JOBS_AT(obj, "spec"), "submitterPodTemplate", tmpl))
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    return ERR_OK;
+}
+
 static err_t too_many(const char *path, size_t n, err_msg_t *msg)
 {
     return err_set(msg, ERR_INVALID,
@@ -194,15 +209,12 @@ static err_t ray_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t 
     }
 
     if (submitter) {
+        err_t e = rayjob_prepare(obj, msg);
         json_t *tmpl = JOBS_AT(obj, "spec", "submitterPodTemplate");
-        if (tmpl == NULL) {
-            json_t *spec = JOBS_AT(obj, "spec");
-            tmpl = default_submitter_template(cspec);
-            if (tmpl == NULL || json_object_set_new(spec, "submitterPodTemplate", tmpl))
-                return err_set(msg, ERR_NOMEM, "out of memory");
-        } else if (!json_is_object(tmpl)) {
+        if (e != ERR_OK)
+            return e;
+        if (!json_is_object(tmpl))
             return err_set(msg, ERR_INVALID, "spec.submitterPodTemplate: must be of type object");
-        }
         snprintf(sets[k].name, sizeof(sets[k].name), "%s", JOBS_RAY_SUBMITTER);
         snprintf(sets[k].path, sizeof(sets[k].path), "spec.submitterPodTemplate");
         sets[k].tmpl = tmpl;
@@ -396,6 +408,7 @@ const jobs_kind_t jobs_kind_rayjob = {
     .pods_ready = rayjob_pods_ready,
     .skip = rayjob_skip,
     .podset_template = ray_podset_template,
+    .prepare = rayjob_prepare,
 };
 
 const jobs_kind_t jobs_kind_raycluster = {
