@@ -283,6 +283,40 @@ START_TEST(integration_kinds_kubeflow)
 }
 END_TEST
 
+/* The Ray kinds: Kueue's RayJob and RayCluster webhook rules (a cluster of its own, deleted
+ * after the job, no autoscaling unless elastic, no worker group named head); a RayJob on an
+ * existing cluster is not Kueue's; an unlabelled RayCluster is not checked by them. */
+START_TEST(integration_kinds_ray)
+{
+    sluice_result_t r =
+        sluice_exec(NULL, "check", "-q", D "integrations.yaml", D "integrations-ray.yaml", NULL);
+    const char *want = D
+        "integrations-ray.yaml: doc 1 (RayJob ml/rayjob): spec.shutdownAfterJobFinishes: a kueue "
+        "managed job should delete the cluster after finishing\n" D
+        "integrations-ray.yaml: doc 1 (RayJob ml/rayjob): "
+        "spec.rayClusterSpec.enableInTreeAutoscaling: a kueue managed job should only use "
+        "autoscaling when workload slicing is enabled\n" D
+        "integrations-ray.yaml: doc 1 (RayJob ml/rayjob): "
+        "spec.rayClusterSpec.workerGroupSpecs[0].groupName: Forbidden: \"head\" is reserved for "
+        "the head group\n" D "integrations-ray.yaml: doc 2 (RayJob ml/both): spec.clusterSelector: "
+                             "a kueue managed job should not use an existing cluster\n" D
+        "integrations-ray.yaml: doc 3 (RayJob ml/neither): spec.rayClusterSpec: Required value: "
+        "rayClusterSpec is required for Kueue-managed jobs that don't use clusterSelector\n" D
+        "integrations-ray.yaml: doc 4 (RayCluster ml/autoscaled): spec.enableInTreeAutoscaling: a "
+        "kueue-managed RayCluster can use autoscaling only as an elastic job: enable the "
+        "ElasticJobsViaWorkloadSlices feature gate and set the \"kueue.x-k8s.io/elastic-job\": "
+        "\"true\" annotation\n" D
+        "integrations-ray.yaml: doc 5 (RayCluster ml/unmanaged): warning: metadata.labels: no "
+        "kueue.x-k8s.io/queue-name label and no LocalQueue \"default\" in namespace \"ml\": Kueue "
+        "does not manage this RayCluster\n";
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_msg(strstr(r.out, want) != NULL, "want:\n%s\ngot:\n%s", want, r.out);
+    ck_assert_str_eq(strstr(r.out, D "integrations-ray.yaml"), want);
+    sluice_result_fini(&r);
+}
+END_TEST
+
 static Suite *check_cmd_suite(void)
 {
     Suite *s = suite_create("check_cmd");
@@ -302,6 +336,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, usage);
     tcase_add_test(tc, integration_kinds);
     tcase_add_test(tc, integration_kinds_kubeflow);
+    tcase_add_test(tc, integration_kinds_ray);
     suite_add_tcase(s, tc);
     return s;
 }

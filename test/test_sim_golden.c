@@ -201,6 +201,14 @@ START_TEST(test_golden_integrations)
 }
 END_TEST
 
+/* A RayJob (head, worker group, KubeRay's default submitter) and a plain Pod; a RayJob on an
+ * existing cluster is not Kueue's. */
+START_TEST(test_golden_ray_pod)
+{
+    golden("test/data/sim", "ray-pod", "ray-pod", -1, true);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -223,6 +231,7 @@ int main(void)
     tcase_add_test(tc, test_golden_examples);
     tcase_add_test(tc, test_golden_unlabelled_jobs);
     tcase_add_test(tc, test_golden_integrations);
+    tcase_add_test(tc, test_golden_ray_pod);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -338,6 +338,47 @@ START_TEST(test_load_pytorchjob)
 }
 END_TEST
 
+/* A single plain Pod (a notebook) is a workload of its own; a Pod of a pod group and the serving
+ * kinds, admitted through several Pods, are not modelled. */
+START_TEST(test_load_pods)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ(
+        "cq-a",
+        "10") "---\n" LQ "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: notebook\n"
+              "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq}\n"
+              "  annotations: {sim.sluice.dev/runtime: 2h}\n"
+              "spec:\n  containers: [{name: c, image: i, resources: {requests: {cpu: 2}}}]\n"
+              "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: member\n"
+              "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq, "
+              "kueue.x-k8s.io/pod-group-name: g}\n"
+              "spec:\n  containers: [{name: c, image: i}]\n"
+              "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
+              "  namespace: team-a\nspec:\n  template:\n    spec:\n"
+              "      containers: [{name: c, image: i}]\n";
+    const integration_t *it;
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 2);
+    ck_assert_str_eq(sc.errors[0],
+                     "doc 5 (Pod team-a/member): metadata.labels[kueue.x-k8s.io/pod-group-name]: "
+                     "a Pod of a pod group is admitted with its group, which the simulator does "
+                     "not model (a Pod without this label runs as a workload of its own)");
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 6 (Deployment team-a/web): kind: Unsupported "
+                                               "value: \"Deployment\": a Deployment is admitted "
+                                               "through its pods"));
+    it = &sc.docs[3].obj.u.integ;
+    ck_assert_int_eq(sc.docs[3].obj.kind, KIND_INTEGRATION);
+    ck_assert_str_eq(it->kind, "Pod");
+    ck_assert(it->built);
+    ck_assert_uint_eq(it->wl.npod_sets, 1);
+    ck_assert_str_eq(it->wl.pod_sets[0].name, "main");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_load_jobset_errors)
 {
     sim_scenario_t sc;
@@ -415,6 +456,7 @@ int main(void)
     tcase_add_test(tc, test_load_jobset);
     tcase_add_test(tc, test_load_jobset_errors);
     tcase_add_test(tc, test_load_pytorchjob);
+    tcase_add_test(tc, test_load_pods);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -215,8 +215,10 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
     before = diags->len;
     kind_rules(k, out, root, diags);
     /* An object Kueue leaves alone although it carries a queue name (a RayJob on an existing
-     * cluster) has no Workload: built stays false, and nothing is wrong with it. */
-    if (k->skip != NULL && k->skip(root))
+     * cluster) has no Workload: built stays false, and nothing is wrong with it. A manifest is
+     * read as written, before any webhook: a Pod's skip() reads the managed label Kueue's
+     * webhook would add to it, so it does not apply to Pods here. */
+    if (k->admit == JOBS_ADMIT_OBJECT && k->skip != NULL && k->skip(root))
         goto out;
     obj = named(root);
     if (obj == NULL)

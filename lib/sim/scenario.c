@@ -4,6 +4,7 @@
 #include "sim/scenario.h"
 
 #include "jobs/kindobj.h"
+#include "jobs/podgroup.h"
 #include "model/crosscheck.h"
 #include "model/diag.h"
 #include "model/validate.h"
@@ -125,6 +126,13 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
         *has = true;
 }
 
+/* Does a Pod's metadata put it in a pod group (kueue.x-k8s.io/pod-group-name)? */
+static bool in_pod_group(const json_t *meta)
+{
+    const json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+    return json_is_object(labels) && json_object_get(labels, JOBS_POD_GROUP_NAME) != NULL;
+}
+
 /* Give a Job or Workload with generateName and no name its name `<generateName><n>`. */
 static err_t apply_generate_name(load_t *ld, json_t *meta)
 {
@@ -214,12 +222,17 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
     }
-    if (jk != NULL && jk->admit != JOBS_ADMIT_OBJECT) {
+    if (jk != NULL && jk->admit == JOBS_ADMIT_PODS) {
         diags_error(d, "kind",
                     "Unsupported value: \"%s\": a %s is admitted through its pods, which the "
-                    "simulator does not model (it runs Jobs, Workloads and the kinds suspended as "
-                    "a whole: JobSet, the Kubeflow jobs, RayJob, RayCluster)",
+                    "simulator does not model (it runs Jobs, Workloads, single Pods and the kinds "
+                    "suspended as a whole: JobSet, the Kubeflow jobs, RayJob, RayCluster)",
                     kind, kind);
+        rc = ERR_INVALID;
+    } else if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
+        diags_error(d, "metadata.labels[" JOBS_POD_GROUP_NAME "]",
+                    "a Pod of a pod group is admitted with its group, which the simulator does "
+                    "not model (a Pod without this label runs as a workload of its own)");
         rc = ERR_INVALID;
     } else if (jk != NULL) {
         rc = kindobj_decode(jk, root, &doc->obj, d);
