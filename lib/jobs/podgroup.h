@@ -51,7 +51,8 @@
 
 /* framework "pod": one pod set "main" of 1 pod, the Pod its own template (the Workload's copy
  * keeps only its spec, as Kueue's); held = gated (or terminated); finished = status.phase
- * Succeeded / Failed; skipped unless labelled kueue.x-k8s.io/managed=true. */
+ * Succeeded / Failed; skipped unless labelled kueue.x-k8s.io/managed=true. A Pod with a group
+ * name (jobs_pod_group_name()) is not a Workload of its own: its group is (below). */
 extern const jobs_kind_t jobs_kind_pod;
 
 /* ---- one Pod ------------------------------------------------------------------------------- */
