@@ -158,16 +158,11 @@ static err_t lws_template(const json_t *obj, size_t i, json_t *tmpl, err_msg_t *
 
 /* ---- the webhook's mark --------------------------------------------------------------------- */
 
-static const char *framework_of(const jobs_kind_t *k)
-{
-    return k->framework;
-}
-
 /* Mark one pod template as the webhook does. */
 static err_t mark_template(const jobs_kind_t *k, const json_t *obj, json_t *tmpl)
 {
     err_t e;
-    if ((e = objpath_set_str(tmpl, JOBS_POD_SUSPENDING_PARENT, framework_of(k), "metadata",
+    if ((e = objpath_set_str(tmpl, JOBS_POD_SUSPENDING_PARENT, k->framework, "metadata",
                              "annotations", (char *)NULL)) != ERR_OK)
         return e;
     if (k == &jobs_kind_statefulset)
@@ -243,9 +238,7 @@ static err_t released_by_pods(const jobs_kind_t *k, json_t *obj, bool suspend, e
     if (suspend)
         return jobs_serving_default(k, obj, msg);
     return err_set(msg, ERR_UNSUPPORTED,
-                   "a %s is never suspended: its Pods are released one by "
-                   "one",
-                   k->kind);
+                   "a %s is never suspended: its Pods are released one by one", k->kind);
 }
 
 static err_t deployment_set_suspended(json_t *obj, bool suspend, err_msg_t *msg)
@@ -355,7 +348,7 @@ int32_t jobs_serving_workloads(const jobs_kind_t *k, const json_t *obj)
     return replicas;
 }
 
-/* The name of Workload `index` of `obj` into buf (JOBS_NAME_BUF bytes). */
+/* The name of Workload `index` of `obj` into buf (NAME_BUF bytes). */
 #define NAME_BUF 254
 static err_t workload_name(const jobs_kind_t *k, const json_t *obj, int32_t index, char *buf,
                            err_msg_t *msg)
