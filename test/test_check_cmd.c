@@ -249,8 +249,10 @@ START_TEST(integration_kinds)
         "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.requests.cpu:"
         " invalid quantity \"1x\"\n" D "integrations.yaml: doc 8 (JobSet ml/old-version): warning: "
         "apiVersion: jobset.x-k8s.io/v1alpha2 is the version sluice "
-        "reads; jobset.x-k8s.io/v1alpha1 is read as it\n");
-    ck_assert_str_eq(r.err, "sluice check: 8 objects in 1 file: 5 errors, 2 warnings\n");
+        "reads; jobset.x-k8s.io/v1alpha1 is read as it\n" D
+        "integrations.yaml: doc 9 (JobSet ml/too-many): spec.replicatedJobs: Too many: 19: must "
+        "have at most 18 items\n");
+    ck_assert_str_eq(r.err, "sluice check: 9 objects in 1 file: 6 errors, 2 warnings\n");
     sluice_result_fini(&r);
 
     /* The objects of the integration test (Kueue's documentation examples' shapes) are valid;
@@ -299,7 +301,7 @@ START_TEST(integration_kinds_ray)
         "integrations-ray.yaml: doc 1 (RayJob ml/rayjob): "
         "spec.rayClusterSpec.workerGroupSpecs[0].groupName: Forbidden: \"head\" is reserved for "
         "the head group\n" D "integrations-ray.yaml: doc 2 (RayJob ml/both): spec.clusterSelector: "
-                             "a kueue managed job should not use an existing cluster\n" D
+        "a kueue managed job should not use an existing cluster\n" D
         "integrations-ray.yaml: doc 3 (RayJob ml/neither): spec.rayClusterSpec: Required value: "
         "rayClusterSpec is required for Kueue-managed jobs that don't use clusterSelector\n" D
         "integrations-ray.yaml: doc 4 (RayCluster ml/autoscaled): spec.enableInTreeAutoscaling: a "
