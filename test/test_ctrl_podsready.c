@@ -275,6 +275,8 @@ END_TEST
 
 START_TEST(child_jobs)
 {
+    /* Kueue's IsOwnerManagedByKueue: an owner of an enabled integration's kind, or of an
+     * external framework. */
     static const struct {
         const char *refs;
         bool child;
@@ -282,15 +284,26 @@ START_TEST(child_jobs)
         {"[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"name\":\"js\","
          "\"controller\":true}]",
          true},
+        /* another version of an enabled kind's group */
+        {"[{\"apiVersion\":\"jobset.x-k8s.io/v1\",\"kind\":\"JobSet\",\"name\":\"js\","
+         "\"controller\":true}]",
+         true},
+        {"[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"controller\":true}]",
+         true},
+        /* integrations not enabled: their Jobs are queued as Jobs */
         {"[{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"name\":\"p\","
          "\"controller\":true}]",
-         true},
+         false},
         {"[{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"name\":\"r\","
          "\"controller\":true}]",
-         true},
+         false},
+        /* externalFrameworks: the exact group/version */
         {"[{\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
          "\"name\":\"a\",\"controller\":true}]",
          true},
+        {"[{\"apiVersion\":\"workload.codeflare.dev/v1beta1\",\"kind\":\"AppWrapper\","
+         "\"name\":\"a\",\"controller\":true}]",
+         false},
         /* a CronJob's Jobs are ordinary Jobs */
         {"[{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"name\":\"c\","
          "\"controller\":true}]",
@@ -306,12 +319,25 @@ START_TEST(child_jobs)
          false},
         {"[]", false},
     };
+    ctrl_config_t cfg;
+    err_msg_t msg = {{0}};
+    json_t *doc =
+        load("{\"integrations\":{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"],"
+             "\"externalFrameworks\":[\"AppWrapper.v1beta2.workload.codeflare.dev\"]}}");
+
+    ck_assert_int_eq(ctrl_config_init(&cfg, NULL), ERR_OK);
+    /* Kueue's default (batch/job only): a JobSet is no parent, its Jobs are queued. */
+    ck_assert(!jobparent_kind(&cfg, "jobset.x-k8s.io/v1alpha2", "JobSet"));
+    ck_assert(jobparent_kind(&cfg, "batch/v1", "Job"));
+    ck_assert_msg(ctrl_config_apply(&cfg, doc, &msg) == ERR_OK, "%s", msg.text);
+    json_decref(doc);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char text[512];
         const char *kind = NULL, *name = NULL;
         snprintf(text, sizeof(text), "{\"metadata\":{\"ownerReferences\":%s}}", cases[i].refs);
         json_t *job = load(text);
-        ck_assert_msg(jobparent_managed(job, &kind, &name) == cases[i].child, "%s", cases[i].refs);
+        ck_assert_msg(jobparent_managed(&cfg, job, &kind, &name) == cases[i].child, "%s",
+                      cases[i].refs);
         if (cases[i].child) {
             ck_assert_ptr_nonnull(kind);
             ck_assert_ptr_nonnull(name);
@@ -319,8 +345,10 @@ START_TEST(child_jobs)
         json_decref(job);
     }
     json_t *none = load("{\"metadata\":{}}");
-    ck_assert(!jobparent_managed(none, NULL, NULL));
+    ck_assert(!jobparent_managed(&cfg, none, NULL, NULL));
+    ck_assert(!jobparent_kind(&cfg, NULL, "Job"));
     json_decref(none);
+    ctrl_config_fini(&cfg);
 }
 END_TEST
 

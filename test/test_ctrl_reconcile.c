@@ -6,6 +6,7 @@
 #include "ctrl/ctrl.h"
 
 #include "fakeapi.h"
+#include "jobs/framework.h"
 #include "jobs/job_workload.h"
 #include "kube/client.h"
 
@@ -84,7 +85,9 @@ static void queues(fx_t *fx, int cpu)
             "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
 }
 
-static void fx_start(fx_t *fx, int cpu)
+/* Start with `frameworks` (a JSON array, NULL: Kueue's default) as integrations.frameworks;
+ * `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is absent). */
+static void fx_start_with(fx_t *fx, int cpu, const char *frameworks, bool jobsets)
 {
     kube_client_opts_t co;
     err_msg_t msg = {{0}};
@@ -95,6 +98,10 @@ static void fx_start(fx_t *fx, int cpu)
     uv_timer_start(&fx->guard, on_guard, 20, 20);
     ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
     ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
+    if (jobsets)
+        ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
+                                          "JobSet", true, true),
+                         ERR_OK);
     queues(fx, cpu);
     kube_config_init(&fx->kcfg);
     fx->kcfg.server = strdup(fakeapi_url(fx->fa));
@@ -106,6 +113,17 @@ static void fx_start(fx_t *fx, int cpu)
     ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
     ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
     fx->cfg.pods_ready.enabled = false;
+    if (frameworks != NULL) {
+        char doc[512];
+        json_t *d;
+        snprintf(doc, sizeof(doc),
+                 "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
+                 "\"Configuration\",\"integrations\":{\"frameworks\":%s}}",
+                 frameworks);
+        d = json_loads(doc, 0, NULL);
+        ck_assert_msg(ctrl_config_apply(&fx->cfg, d, &msg) == ERR_OK, "%s", msg.text);
+        json_decref(d);
+    }
     if (getenv("SLUICE_TEST_VERBOSE") != NULL)
         fx->cfg.log_level = CTRL_LOG_DEBUG;
     ck_assert_msg(ctrl_config_finish(&fx->cfg, &msg) == ERR_OK, "%s", msg.text);
@@ -113,6 +131,11 @@ static void fx_start(fx_t *fx, int cpu)
     ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
     ctrl_set_leader(fx->ctrl, true);
     run_until(fx, synced, 10, "the caches");
+}
+
+static void fx_start(fx_t *fx, int cpu)
+{
+    fx_start_with(fx, cpu, NULL, false);
 }
 
 static void on_closed(void *data)
@@ -299,6 +322,149 @@ START_TEST(job_admitted_started_evicted_restored_finished)
 }
 END_TEST
 
+/* ---- JobSet: another kind of the framework table, the same reconciler --------------------- */
+
+/* A JobSet `name` in ns/lq: replicated Jobs "leader" and "workers", each 2 pods x 1 cpu. */
+static void jobset(fx_t *fx, const char *name)
+{
+    char js[2048];
+
+    snprintf(js, sizeof(js),
+             "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+             "\"name\":\"%s\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
+             "\"lq\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":["
+             "{\"name\":\"leader\",\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":2,"
+             "\"completions\":2,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\"}}}]}}}}},"
+             "{\"name\":\"workers\",\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":2,"
+             "\"completions\":2,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\"}}}]}}}}}]}}",
+             name);
+    put(fx, js);
+}
+
+/* The Workload of JobSet `name` (borrowed), found by Kueue's name. */
+static json_t *js_workload(fx_t *fx, const char *name)
+{
+    json_t *js = fakeapi_get_object(fx->fa, "jobsets", "ns", name);
+    const char *uid = json_string_value(json_object_get(json_object_get(js, "metadata"), "uid"));
+    char wname[JOB_WORKLOAD_NAME_MAX + 1];
+
+    if (uid == NULL ||
+        jobs_workload_name(jobs_kind_named("jobset.x-k8s.io/jobset"), name, uid,
+                           JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) != ERR_OK)
+        return NULL;
+    return fakeapi_get_object(fx->fa, "workloads", "ns", wname);
+}
+
+static bool js_admitted(fx_t *fx, const char *name)
+{
+    json_t *w = js_workload(fx, name);
+    return w != NULL && json_object_get(json_object_get(w, "status"), "admission") != NULL;
+}
+
+static bool js_suspended(fx_t *fx, const char *name)
+{
+    json_t *js = fakeapi_get_object(fx->fa, "jobsets", "ns", name);
+    return json_is_true(json_object_get(json_object_get(js, "spec"), "suspend"));
+}
+
+static bool first_running(fx_t *fx)
+{
+    return js_admitted(fx, "first") && !js_suspended(fx, "first");
+}
+
+static bool second_waits(fx_t *fx)
+{
+    json_t *w = js_workload(fx, "second"), *c;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(w, "status"), "conditions"), i, c)
+    {
+        const char *m = json_string_value(json_object_get(c, "message"));
+        if (strcmp(json_string_value(json_object_get(c, "type")), "QuotaReserved") == 0 &&
+            strcmp(json_string_value(json_object_get(c, "status")), "False") == 0 && m != NULL &&
+            strstr(m, "insufficient quota") != NULL)
+            return true;
+    }
+    return false;
+}
+
+static bool second_running(fx_t *fx)
+{
+    return js_admitted(fx, "second") && !js_suspended(fx, "second");
+}
+
+START_TEST(jobset_one_workload_admitted_started_finished)
+{
+    fx_t fx;
+    json_t *js, *w, *rj;
+    size_t i;
+
+    /* 4 cpus: one JobSet of 2 x 2 pods fits, the second waits. */
+    fx_start_with(&fx, 4, "[\"batch/job\",\"jobset.x-k8s.io/jobset\"]", true);
+    jobset(&fx, "first");
+    run_until(&fx, first_running, 10, "JobSet first admitted and started");
+    w = js_workload(&fx, "first");
+    ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(w, "spec"), "podSets")), 2);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(w, "spec"), "podSets"), 1), "name")),
+        "workers");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(w, "metadata"), "ownerReferences"), 0),
+            "kind")),
+        "JobSet");
+    /* Every replicated Job's pod template has the flavor's node selector and its pod set. */
+    js = fakeapi_get_object(fx.fa, "jobsets", "ns", "first");
+    json_array_foreach(json_object_get(json_object_get(js, "spec"), "replicatedJobs"), i, rj)
+    {
+        json_t *pod =
+            json_object_get(json_object_get(json_object_get(rj, "template"), "spec"), "template");
+        json_t *tmpl = json_object_get(pod, "spec");
+        json_t *labels = json_object_get(json_object_get(pod, "metadata"), "labels");
+        ck_assert_str_eq(
+            json_string_value(json_object_get(json_object_get(tmpl, "nodeSelector"), "pool")),
+            "p1");
+        ck_assert_str_eq(json_string_value(json_object_get(labels, "kueue.x-k8s.io/podset")),
+                         json_string_value(json_object_get(rj, "name")));
+    }
+    jobset(&fx, "second");
+    run_until(&fx, second_waits, 10, "JobSet second waiting: insufficient quota");
+    ck_assert(js_suspended(&fx, "second"));
+    /* first completes (the JobSet controller's condition): finished, second admitted. */
+    js = json_deep_copy(fakeapi_get_object(fx.fa, "jobsets", "ns", "first"));
+    json_object_set_new(js, "status",
+                        json_pack("{s:[{s:s,s:s,s:s}]}", "conditions", "type", "Completed",
+                                  "status", "True", "message", "jobset completed"));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, js, NULL, NULL), ERR_OK);
+    json_decref(js);
+    run_until(&fx, second_running, 10, "JobSet second admitted once first finished");
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 2);
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).finished, 1);
+    fx_stop(&fx);
+}
+END_TEST
+
+/* Kueue skips an enabled kind whose CRD is absent, and says so; the rest works. */
+START_TEST(absent_kind_skipped_and_said_once)
+{
+    fx_t fx;
+    char why[512];
+
+    fx_start_with(&fx, 2, "[\"batch/job\",\"jobset.x-k8s.io/jobset\"]", false);
+    ck_assert(ctrl_readiness(fx.ctrl, why, sizeof(why)));
+    ck_assert(problems_has(ctrl_problems(fx.ctrl), "crd:jobsets.jobset.x-k8s.io"));
+    ck_assert_uint_eq(problems_count(ctrl_problems(fx.ctrl)), 1);
+    job(&fx, "a", 1);
+    run_until(&fx, a_running, 10, "Job a admitted and started without the JobSet CRD");
+    fx_stop(&fx);
+}
+END_TEST
+
 static bool a_admission_answered(fx_t *fx)
 {
     return ctrl_stats(fx->ctrl).admitted == 1;
@@ -397,6 +563,8 @@ int main(void)
     tcase_add_test(tc, lost_answer_keeps_quota_until_the_get_shows_it_landed);
     tcase_add_test(tc, lost_write_keeps_quota_until_the_get_shows_it_did_not_land);
     tcase_add_test(tc, failing_writes_back_off);
+    tcase_add_test(tc, jobset_one_workload_admitted_started_finished);
+    tcase_add_test(tc, absent_kind_skipped_and_said_once);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

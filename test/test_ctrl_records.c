@@ -10,11 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload"};
-static const ctrl_record_kind_t job_kind = {"batch/v1", "Job"};
-static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue"};
-static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor"};
-static const ctrl_record_kind_t ns_kind = {"v1", "Namespace"};
+static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload", NULL};
+static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue", NULL};
+static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", NULL};
+static const ctrl_record_kind_t ns_kind = {"v1", "Namespace", NULL};
 
 /* A Workload as a LIST item sends it (no apiVersion or kind), admitted, with managedFields. */
 static const char wl_json[] =
@@ -189,24 +188,88 @@ START_TEST(job_decoded_without_its_template)
     json_t *obj = job_with("{\"metadata\":{\"labels\":{\"job-name\":\"train\",\"app\":\"x\"}},"
                            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
                            true);
-    ctrl_job_t *j = ctrl_record_decode(&job_kind, obj);
+    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job")};
+    ctrl_job_t *j;
 
+    ck_assert_ptr_nonnull(rk.job);
+    j = ctrl_record_decode(&rk, obj);
     ck_assert_ptr_nonnull(j);
     ck_assert_msg(j->valid, "%s", j->invalid ? j->invalid : "");
-    ck_assert(j->job.suspend);
-    ck_assert_int_eq(j->job.parallelism, 2);
-    ck_assert_int_eq(j->ready, 1);
+    ck_assert_str_eq(j->meta.name, "train");
+    ck_assert_str_eq(j->meta.namespace, "team-a");
+    ck_assert_str_eq(j->meta.uid, "j-1");
+    ck_assert_str_eq(j->meta.resource_version, "9");
+    ck_assert(j->suspended);
+    ck_assert(j->active);
+    ck_assert(!j->pods_ready); /* 1 ready of 2 */
     ck_assert(j->has_start_time);
-    ck_assert(j->min_parallelism);
-    ck_assert_str_eq(j->complete_message, "all done");
-    ck_assert_ptr_null(j->failed_message);
+    ck_assert_int_eq(j->phase, JOBS_SUCCEEDED);
+    ck_assert_str_eq(j->message, "all done");
     ck_assert_str_eq(j->owner.kind, "JobSet");
-    ck_assert_str_eq(kv_list_get(&j->job.meta.labels, "kueue.x-k8s.io/queue-name"), "lq");
-    ck_assert_uint_eq(j->job.meta.annotations.len, 0); /* only the flag is kept */
-    ck_assert_uint_eq(j->job.spec.ncontainers, 0);
-    ck_assert_uint_ne(j->template_digest, 0);
-    ctrl_record_free(&job_kind, j);
+    ck_assert_str_eq(j->queue_name, "lq");
+    ck_assert_ptr_null(j->priority);
+    /* The template is read for the counts and the digest, and not kept. */
+    ck_assert_uint_eq(j->npod_sets, 1);
+    ck_assert_int_eq(j->counts[0], 2);
+    ck_assert_uint_eq(j->meta.labels.len, 0);
+    ck_assert_uint_ne(j->digest, 0);
+    ctrl_record_free(&rk, j);
     json_decref(obj);
+}
+END_TEST
+
+START_TEST(jobset_decoded_through_its_kind)
+{
+    /* Two replicated Jobs of 2 x 4 pods: two pod sets of 8; its digest equals that of a
+     * Workload holding the same templates (restored), and not once one is started. */
+    json_t *obj = json_loads(
+        "{\"metadata\":{\"name\":\"js\",\"namespace\":\"ns\",\"uid\":\"u\","
+        "\"resourceVersion\":\"5\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\","
+        "\"kueue.x-k8s.io/priority-class\":\"high\"}},\"spec\":{\"suspend\":true,"
+        "\"replicatedJobs\":[{\"name\":\"driver\",\"replicas\":2,\"template\":{\"spec\":{"
+        "\"parallelism\":4,\"completions\":4,\"template\":{\"metadata\":{\"labels\":{\"a\":"
+        "\"1\"}},\"spec\":{\"containers\":[]}}}}},{\"name\":\"workers\",\"replicas\":2,"
+        "\"template\":{\"spec\":{\"parallelism\":4,\"completions\":4,\"template\":{\"spec\":{"
+        "\"containers\":[]}}}}}]},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"driver\","
+        "\"active\":0}]}}",
+        0, NULL);
+    json_t *podsets = json_loads(
+        "[{\"name\":\"driver\",\"count\":8,\"template\":{\"metadata\":{\"labels\":{\"a\":"
+        "\"1\"}},\"spec\":{\"containers\":[]}}},{\"name\":\"workers\",\"count\":8,"
+        "\"template\":{\"spec\":{\"containers\":[]}}}]",
+        0, NULL);
+    json_t *bad = json_loads("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\"},"
+                             "\"spec\":{\"suspend\":true}}",
+                             0, NULL);
+    ctrl_record_kind_t rk = {"jobset.x-k8s.io/v1alpha2", "JobSet",
+                             jobs_kind_named("jobset.x-k8s.io/jobset")};
+    ctrl_job_t *j;
+
+    ck_assert_ptr_nonnull(rk.job);
+    j = ctrl_record_decode(&rk, obj);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_msg(j->valid, "%s", j->invalid ? j->invalid : "");
+    ck_assert(j->suspended);
+    ck_assert(!j->active);
+    ck_assert_int_eq(j->phase, JOBS_RUNNING);
+    ck_assert_ptr_null(j->message);
+    ck_assert_str_eq(j->priority, "high");
+    ck_assert_uint_eq(j->npod_sets, 2);
+    ck_assert_int_eq(j->counts[0], 8);
+    ck_assert_int_eq(j->counts[1], 8);
+    ck_assert_uint_eq(j->digest, jobs_podsets_digest(podsets));
+    ctrl_record_free(&rk, j);
+
+    /* No replicated Job: kept (deletes stay exact) but marked, with the field path. */
+    j = ctrl_record_decode(&rk, bad);
+    ck_assert_ptr_nonnull(j);
+    ck_assert(!j->valid);
+    ck_assert_str_eq(j->meta.name, "x");
+    ck_assert_ptr_nonnull(strstr(j->invalid, "spec.replicatedJobs"));
+    ctrl_record_free(&rk, j);
+    json_decref(obj);
+    json_decref(podsets);
+    json_decref(bad);
 }
 END_TEST
 
@@ -254,6 +317,7 @@ int main(void)
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
     tcase_add_test(tc, job_decoded_without_its_template);
+    tcase_add_test(tc, jobset_decoded_through_its_kind);
     tcase_add_test(tc, template_digests_say_restored_or_not);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

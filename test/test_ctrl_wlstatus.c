@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/cond.h"
 #include "ctrl/wlstatus.h"
+#include "jobs/framework.h"
 #include "jobs/job_workload.h"
 #include "model/diag.h"
 #include "model/object.h"
@@ -49,14 +50,18 @@ static const char *cs(json_t *patch, const char *type, const char *key)
 START_TEST(workload_for_job)
 {
     json_t *job = load(job_text), *wl, *ps, *labels;
-    object_t obj;
-    diags_t d;
+    const jobs_kind_t *k = jobs_kind_named("batch/job");
+    jobs_podset_t pss[JOBS_PODSETS_MAX];
+    size_t n = 0;
+    err_msg_t msg = {{0}};
     workload_t w = {0};
 
-    diags_init(&d);
-    ck_assert_int_eq(object_decode(job, &obj, &d), ERR_OK);
-    ck_assert_int_eq(job_workload_build(&obj.u.job, &w, NULL), ERR_OK);
-    wl = wlstatus_for_job(&w, job, "batch.test.sluice.dev/v1", "Job");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_msg(jobs_workload_build(k, job, NULL, &w, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_int_eq(k->pod_sets(job, pss, &n, NULL), ERR_OK);
+    /* Pod sets that do not match the Workload's: refused, not half-built. */
+    ck_assert_ptr_null(wlstatus_for_job(&w, k, job, pss, 0, "batch.test.sluice.dev/v1", &msg));
+    wl = wlstatus_for_job(&w, k, job, pss, n, "batch.test.sluice.dev/v1", &msg);
     ck_assert_ptr_nonnull(wl);
     ck_assert_str_eq(json_string_value(json_object_get(wl, "kind")), "Workload");
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(wl, "metadata"), "name")),
@@ -91,8 +96,6 @@ START_TEST(workload_for_job)
     }
     json_decref(wl);
     workload_fini(&w);
-    object_fini(&obj);
-    diags_fini(&d);
     json_decref(job);
 }
 END_TEST

@@ -10,6 +10,7 @@
 #include "model/diag.h"
 #include "util/util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,7 +45,6 @@ static const char *const kind_api[CTRL__KINDS][2] = {
     [CTRL_WPC] = {"kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"},
     [CTRL_PC] = {"scheduling.k8s.io/v1", "PriorityClass"},
     [CTRL_WORKLOAD] = {"kueue.x-k8s.io/v1beta2", "Workload"},
-    [CTRL_JOB] = {"batch/v1", "Job"},
 };
 
 static const kube_resource_t events_res = {"", "v1", "events", true};
@@ -58,7 +58,6 @@ static const kube_resource_t kind_res[CTRL__KINDS] = {
     [CTRL_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
     [CTRL_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
     [CTRL_WORKLOAD] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
-    [CTRL_JOB] = {"batch", "v1", "jobs", true},
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -100,8 +99,8 @@ static const object_meta_t *rec_meta(ctrl_kind_t kind, const void *rec)
 {
     if (kind == CTRL_WORKLOAD)
         return &((const ctrl_wl_t *)rec)->wl.meta;
-    if (kind == CTRL_JOB)
-        return &((const ctrl_job_t *)rec)->job.meta;
+    if (kind >= CTRL_JOB)
+        return &((const ctrl_job_t *)rec)->meta;
     return NULL;
 }
 
@@ -110,7 +109,7 @@ static const object_meta_t *rec_meta(ctrl_kind_t kind, const void *rec)
  * from the informer's handlers only). */
 static void *view(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    void *cached = kube_informer_value(c->inf[kind], key);
+    void *cached = c->inf[kind] != NULL ? kube_informer_value(c->inf[kind], key) : NULL;
     void *ov = util_hmap_get(&c->overlay[kind], key);
     uint64_t a, b;
 
@@ -138,9 +137,40 @@ ctrl_wl_t *ctrl__wl(ctrl_t *c, const char *key)
     return view(c, CTRL_WORKLOAD, key);
 }
 
-ctrl_job_t *ctrl__job(ctrl_t *c, const char *key)
+ctrl_job_t *ctrl__job(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    return view(c, CTRL_JOB, key);
+    return ctrl__is_job(c, kind) ? view(c, kind, key) : NULL;
+}
+
+bool ctrl__is_job(const ctrl_t *c, ctrl_kind_t kind)
+{
+    return kind >= CTRL_JOB && (int)kind < c->nkinds;
+}
+
+const jobs_kind_t *ctrl__jobs_kind(const ctrl_t *c, ctrl_kind_t kind)
+{
+    return ctrl__is_job(c, kind) ? c->rkind[kind].job : NULL;
+}
+
+/* Is apiVersion `av` ("group/version", or "version" for core) of API group `group`? */
+static bool in_group(const char *av, const char *group)
+{
+    const char *slash = strchr(av, '/');
+    size_t n = strlen(group);
+
+    if (slash == NULL)
+        return n == 0;
+    return (size_t)(slash - av) == n && strncmp(av, group, n) == 0;
+}
+
+ctrl_kind_t ctrl__job_kind(const ctrl_t *c, const char *api_version, const char *kind)
+{
+    if (api_version == NULL || kind == NULL)
+        return CTRL__KINDS;
+    for (int k = CTRL_JOB; k < c->nkinds; k++)
+        if (strcmp(c->rkind[k].job->kind, kind) == 0 && in_group(api_version, c->res[k].group))
+            return (ctrl_kind_t)k;
+    return CTRL__KINDS;
 }
 
 const ctrl_qobj_t *ctrl__qrec(ctrl_t *c, ctrl_kind_t kind, const char *key)
@@ -178,9 +208,12 @@ static void mark(ctrl_t *c, ctrl_wq_t *q, const char *key)
     ctrl__kick(c);
 }
 
-void ctrl__mark_job(ctrl_t *c, const char *key)
+void ctrl__mark_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    mark(c, &c->jobs_q, key);
+    char b[CTRL_KEY_MAX + 8];
+
+    ctrl__kind_key(kind, key, b, sizeof(b));
+    mark(c, &c->jobs_q, b);
 }
 
 void ctrl__mark_wl(ctrl_t *c, const char *key)
@@ -268,13 +301,18 @@ static void evictions_fini(ctrl_t *c)
     util_hmap_fini(&c->evictions);
 }
 
-const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, char *buf, size_t n, const char **uid)
+const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, ctrl_kind_t *kind, char *buf, size_t n,
+                            const char **uid)
 {
     const ctrl_owner_t *o = &w->owner;
+    ctrl_kind_t k = ctrl__job_kind(c, o->api_version, o->kind);
 
-    if (o->kind == NULL || strcmp(o->kind, "Job") != 0 || o->api_version == NULL ||
-        strcmp(o->api_version, c->job_api_version) != 0 || o->name == NULL)
+    /* The Workload names its owner with the version sluice wrote (the kind's, or the
+     * configured Job resource's): another version is someone else's object. */
+    if (k == CTRL__KINDS || strcmp(o->api_version, c->api_version[k]) != 0 || o->name == NULL)
         return NULL;
+    if (kind != NULL)
+        *kind = k;
     if (uid != NULL)
         *uid = o->uid;
     snprintf(buf, n, "%s/%s", w->wl.meta.namespace ? w->wl.meta.namespace : "", o->name);
@@ -456,7 +494,7 @@ static void feed_queues(ctrl_t *c)
         }
     }
     c->queues_fed = true;
-    for (int k = CTRL_WORKLOAD; k < CTRL__KINDS; k++) {
+    for (int k = CTRL_WORKLOAD; k < c->nkinds; k++) {
         if (kube_informer_start(c->inf[k], &msg) != ERR_OK)
             ctrl__log(c, CTRL_LOG_ERROR, "informer %s: %s", c->res[k].resource, msg.text);
     }
@@ -468,34 +506,38 @@ static void feed_done(ctrl_t *c)
     const char *key;
     void *rec;
 
+    size_t jobs = 0;
+
     CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec) ctrl__mark_wl(c, key);
-    CTRL_FOREACH(c, CTRL_JOB, key, rec) ctrl__mark_job(c, key);
+    for (int k = CTRL_JOB; k < c->nkinds; k++) {
+        CTRL_FOREACH(c, k, key, rec) ctrl__mark_job(c, k, key);
+        jobs += kube_informer_len(c->inf[k]);
+    }
     c->fed = true;
     c->queue_dirty = true;
     ctrl__log(c, CTRL_LOG_INFO, "caches synced: %zu workloads, %zu jobs, %zu cluster queues",
-              kube_informer_len(c->inf[CTRL_WORKLOAD]), kube_informer_len(c->inf[CTRL_JOB]),
-              kube_informer_len(c->inf[CTRL_CQ]));
+              kube_informer_len(c->inf[CTRL_WORKLOAD]), jobs, kube_informer_len(c->inf[CTRL_CQ]));
 }
 
 /* ---- informer handlers ------------------------------------------------------------------- */
 
 static ctrl_kind_t inf_kind(ctrl_t *c, kube_informer_t *inf)
 {
-    for (int k = 0; k < CTRL__KINDS; k++)
+    for (int k = 0; k < c->nkinds; k++)
         if (c->inf[k] == inf)
             return (ctrl_kind_t)k;
     return CTRL__KINDS;
 }
 
-/* A Job is gone: its Workload is orphaned, reconcile it (finalizer, delete). */
-static void job_gone(ctrl_t *c, const ctrl_job_t *j)
+/* A job is gone: its Workload is orphaned, reconcile it (finalizer, delete). */
+static void job_gone(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *j)
 {
-    const object_meta_t *m = &j->job.meta;
+    const object_meta_t *m = &j->meta;
     char wname[JOB_WORKLOAD_NAME_MAX + 1], key[CTRL_KEY_MAX];
 
     if (m->name != NULL && m->namespace != NULL &&
-        job_workload_name(m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) ==
-            ERR_OK) {
+        jobs_workload_name(ctrl__jobs_kind(c, kind), m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname,
+                           sizeof(wname), NULL) == ERR_OK) {
         snprintf(key, sizeof(key), "%s/%s", m->namespace, wname);
         ctrl__mark_wl(c, key);
     }
@@ -505,9 +547,21 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
 {
     ctrl_kind_t kind = inf_kind(c, inf);
     char owner[CTRL_KEY_MAX];
+    ctrl_kind_t ok;
 
     if (kind == CTRL__KINDS || c->closing)
         return;
+    if (ctrl__is_job(c, kind)) {
+        if (rec == NULL) {
+            ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
+            job_gone(c, kind, old);
+        } else {
+            overlay_settle(c, kind, key);
+        }
+        if (c->fed)
+            ctrl__mark_job(c, kind, key);
+        return;
+    }
     switch (kind) {
     case CTRL_WORKLOAD: {
         ctrl_wl_t *w = rec != NULL ? rec : old;
@@ -518,22 +572,12 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
         ctrl__engine_wl(c, key, rec);
         if (rec != NULL)
             overlay_settle(c, kind, key);
-        if (ctrl__owner_job(c, w, owner, sizeof(owner), NULL) != NULL)
-            ctrl__mark_job(c, owner);
+        if (ctrl__owner_job(c, w, &ok, owner, sizeof(owner), NULL) != NULL)
+            ctrl__mark_job(c, ok, owner);
         if (c->fed)
             ctrl__mark_wl(c, key);
         break;
     }
-    case CTRL_JOB:
-        if (rec == NULL) {
-            ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
-            job_gone(c, old);
-        } else {
-            overlay_settle(c, kind, key);
-        }
-        if (c->fed)
-            ctrl__mark_job(c, key);
-        break;
     default:
         if (c->queues_fed) {
             const ctrl_qobj_t *q = rec != NULL ? rec : old;
@@ -568,16 +612,49 @@ static void on_delete(kube_informer_t *inf, const char *key, void *old, json_t *
     on_change(data, inf, key, NULL, old);
 }
 
+/* Has every kind before `end` synced (or been skipped)? */
+static bool all_synced(const ctrl_t *c, int end)
+{
+    for (int k = 0; k < end; k++)
+        if (!c->synced[k] && !c->skipped[k])
+            return false;
+    return true;
+}
+
+/* A kind synced or was skipped: feed the engine once all queue-side kinds are in, then run once
+ * everything is. A skipped kind that syncs later (its CRD installed meanwhile) just adds its
+ * objects: they are reconciled as they arrive. */
+static void synced_step(ctrl_t *c)
+{
+    if (!c->queues_fed && all_synced(c, CTRL_WORKLOAD))
+        feed_queues(c);
+    else if (c->queues_fed && !c->fed && all_synced(c, c->nkinds))
+        feed_done(c);
+}
+
 static void on_synced(kube_informer_t *inf, void *data)
 {
     ctrl_t *c = data;
+    ctrl_kind_t k = inf_kind(c, inf);
 
-    (void)inf;
+    if (k == CTRL__KINDS)
+        return;
+    c->synced[k] = true;
     c->synced_kinds++;
-    if (c->synced_kinds == CTRL_WORKLOAD && !c->queues_fed)
-        feed_queues(c);
-    else if (c->synced_kinds == CTRL__KINDS && !c->fed)
-        feed_done(c);
+    if (c->skipped[k]) {
+        c->skipped[k] = false;
+        ctrl__log(c, CTRL_LOG_INFO, "%s: served now: its objects are managed", c->res[k].resource);
+    }
+    synced_step(c);
+}
+
+void ctrl__kind_skipped(ctrl_t *c, ctrl_kind_t k, const kube_result_t *res)
+{
+    (void)res;
+    if (c->skipped[k] || c->synced[k])
+        return;
+    c->skipped[k] = true;
+    synced_step(c);
 }
 
 static void *codec_decode(json_t *obj, void *data)
@@ -605,7 +682,13 @@ static void pass(ctrl_t *c)
     /* Take the due keys out so reconcilers may queue them again while we iterate. */
     jobs = ctrl_wq_take(&c->jobs_q, uv_now(c->loop));
     wls = ctrl_wq_take(&c->wls_q, uv_now(c->loop));
-    json_object_foreach(jobs, key, v) ctrl__reconcile_job(c, key);
+    json_object_foreach(jobs, key, v)
+    {
+        /* "<kind>:<ns/name>" */
+        const char *colon = strchr(key, ':');
+        if (colon != NULL)
+            ctrl__reconcile_job(c, (ctrl_kind_t)atoi(key), colon + 1);
+    }
     json_object_foreach(wls, key, v) ctrl__reconcile_wl(c, key);
     json_decref(jobs);
     json_decref(wls);
@@ -804,7 +887,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
             "write: %s", op->mutate_failed ? op->mutate_msg.text : res->msg.text);
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&
-        (op->kind == CTRL_WORKLOAD || op->kind == CTRL_JOB) && op->op != CTRL_OP_EVENT &&
+        (op->kind == CTRL_WORKLOAD || ctrl__is_job(c, op->kind)) && op->op != CTRL_OP_EVENT &&
         op->op != CTRL_OP_WL_DELETE && !c->closing) {
         /* The answer is the object as written: ours to read until the cache catches up. */
         void *rec = ctrl_record_decode(&c->rkind[op->kind], res->body);
@@ -840,7 +923,11 @@ void ctrl__on_done(const kube_result_t *res, void *data)
          * write never spins; success resets the backoff. */
         int kind = atoi(op->busy);
         const char *key = strchr(op->busy, ':') + 1;
-        ctrl_wq_t *q = kind == CTRL_JOB ? &c->jobs_q : kind == CTRL_WORKLOAD ? &c->wls_q : NULL;
+        ctrl_wq_t *q = ctrl__is_job(c, kind)   ? &c->jobs_q
+                       : kind == CTRL_WORKLOAD ? &c->wls_q
+                                               : NULL;
+        if (q == &c->jobs_q)
+            key = op->busy; /* the jobs' queue is keyed by "<kind>:<key>" too */
         if (q != NULL && res->err == ERR_OK)
             ctrl_wq_forget(q, key);
         else if (q != NULL && !res->canceled && res->err != ERR_CONFLICT &&
@@ -915,13 +1002,14 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, const object_meta_t *m, const char
     text[cond_utf8_cut(text, COND_EVENT_MESSAGE_MAX)] = '\0';
     snprintf(gen, sizeof(gen), "%.240s.", name);
     cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts));
-    ev = json_pack(
-        "{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}", "metadata",
-        "generateName", gen, "namespace", ns ? ns : "default", "involvedObject", "apiVersion",
-        kind == CTRL_JOB ? c->job_api_version : kind_api[kind][0], "kind", kind_api[kind][1],
-        "name", name, "namespace", ns ? ns : "", "uid", uid ? uid : "", "reason", reason, "message",
-        text, "type", type, "source", "component", "sluice", "firstTimestamp", ts, "lastTimestamp",
-        ts, "count", 1, "reportingComponent", "sluice");
+    ev = json_pack("{s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:s},s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
+                   "metadata", "generateName", gen, "namespace", ns ? ns : "default",
+                   "involvedObject", "apiVersion",
+                   ctrl__is_job(c, kind) ? c->api_version[kind] : kind_api[kind][0], "kind",
+                   ctrl__is_job(c, kind) ? c->rkind[kind].job->kind : kind_api[kind][1], "name",
+                   name, "namespace", ns ? ns : "", "uid", uid ? uid : "", "reason", reason,
+                   "message", text, "type", type, "source", "component", "sluice", "firstTimestamp",
+                   ts, "lastTimestamp", ts, "count", 1, "reportingComponent", "sluice");
     op = ev ? ctrl__op_new(c, CTRL_OP_EVENT, kind, name, 0, NULL) : NULL;
     if (op != NULL) {
         op->verb = "create";
@@ -934,6 +1022,52 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, const object_meta_t *m, const char
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
+
+/*
+ * The job kinds to watch: each kind of the framework table (jobs/framework.h) that
+ * integrations.frameworks enables, in the table's order, from CTRL_JOB on. batch/job reads the
+ * configured Job resource (--job-resource: tests serve Jobs from a CRD on servers whose batch/v1
+ * cannot suspend); the others their own group, version and resource. A framework Kueue knows
+ * but sluice has no kind for, or one held through its pods' scheduling gates (plain Pods, the
+ * serving kinds), is said once and left alone.
+ */
+static void job_kinds(ctrl_t *c)
+{
+    const ctrl_config_t *cfg = c->cfg;
+    const jobs_kind_t *k;
+
+    c->nkinds = CTRL_JOB;
+    for (size_t i = 0; (k = jobs_kind_at(i)) != NULL && c->nkinds < CTRL__KINDS; i++) {
+        int n = c->nkinds;
+        /* Plain Pods and the serving kinds are admitted through their pods' scheduling gates,
+         * which sluice run does not drive yet. */
+        if (!ctrl_framework_enabled(cfg, k->framework) || k->admit != JOBS_ADMIT_OBJECT)
+            continue;
+        c->rkind[n].job = k;
+        c->rkind[n].kind = k->kind;
+        if (strcmp(k->framework, "batch/job") == 0)
+            c->res[n] =
+                (kube_resource_t){cfg->job_group, cfg->job_version, cfg->job_resource, true};
+        else
+            c->res[n] = (kube_resource_t){k->group, k->version, k->resource, true};
+        if (c->res[n].group[0] != '\0')
+            snprintf(c->api_version[n], sizeof(c->api_version[n]), "%s/%s", c->res[n].group,
+                     c->res[n].version);
+        else
+            snprintf(c->api_version[n], sizeof(c->api_version[n]), "%s", c->res[n].version);
+        c->rkind[n].api_version = c->api_version[n];
+        for (size_t l = 0; k->kind[l] != '\0' && l + 1 < sizeof(c->noun[n]); l++)
+            c->noun[n][l] = (char)tolower((unsigned char)k->kind[l]);
+        c->nkinds++;
+    }
+    for (size_t i = 0; i < cfg->integrations.nframeworks; i++)
+        if (jobs_kind_named(cfg->integrations.frameworks[i]) == NULL ||
+            jobs_kind_named(cfg->integrations.frameworks[i])->admit != JOBS_ADMIT_OBJECT)
+            ctrl__log(c, CTRL_LOG_ERROR,
+                      "integrations.frameworks: %s is not supported by sluice run yet: its objects "
+                      "are not managed (docs/configuration.md)",
+                      cfg->integrations.frameworks[i]);
+}
 
 err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log, void *log_data,
                ctrl_t **out, err_msg_t *msg)
@@ -951,14 +1085,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     c->log = log;
     c->log_data = log_data;
     memcpy(c->res, kind_res, sizeof(c->res));
-    c->res[CTRL_JOB].group = cfg->job_group;
-    c->res[CTRL_JOB].version = cfg->job_version;
-    c->res[CTRL_JOB].resource = cfg->job_resource;
-    if (cfg->job_group[0] != '\0')
-        snprintf(c->job_api_version, sizeof(c->job_api_version), "%s/%s", cfg->job_group,
-                 cfg->job_version);
-    else
-        snprintf(c->job_api_version, sizeof(c->job_api_version), "%s", cfg->job_version);
+    job_kinds(c);
     sched_config_from(&sc, &cfg->kueue);
     c->sched = sched_new(&sc);
     util_hmap_init(&c->busy, 0);
@@ -968,12 +1095,14 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     if (ctrl__health_init(c) != ERR_OK || c->sched == NULL ||
         ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK || ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK)
         goto oom;
-    for (int k = 0; k < CTRL__KINDS; k++) {
-        kube_codec_t codec = {codec_decode, codec_free, &c->rkind[k]};
-        /* lib/model decodes Jobs as batch/v1 whatever group serves them (--job-resource). */
-        c->rkind[k].api_version = kind_api[k][0];
-        c->rkind[k].kind = kind_api[k][1];
+    for (int k = 0; k < CTRL__KINDS; k++)
         util_hmap_init(&c->overlay[k], 0);
+    for (int k = 0; k < c->nkinds; k++) {
+        kube_codec_t codec = {codec_decode, codec_free, &c->rkind[k]};
+        if (k < CTRL_JOB) {
+            c->rkind[k].api_version = kind_api[k][0];
+            c->rkind[k].kind = kind_api[k][1];
+        }
         c->inf[k] = kube_informer_new_typed(client, &c->res[k], NULL, &codec, &h, c);
         if (c->inf[k] == NULL)
             goto oom;
@@ -985,7 +1114,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     *out = c;
     return ERR_OK;
 oom:
-    for (int k = 0; k < CTRL__KINDS; k++)
+    for (int k = 0; k < c->nkinds; k++)
         kube_informer_close(c->inf[k], NULL, NULL); /* never started: their caches are empty */
     state_free(c);
     free(c);
@@ -1014,7 +1143,8 @@ void ctrl_set_leader(ctrl_t *c, bool leader)
         const char *key;
         void *rec;
         CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec) ctrl__mark_wl(c, key);
-        CTRL_FOREACH(c, CTRL_JOB, key, rec) ctrl__mark_job(c, key);
+        for (int k = CTRL_JOB; k < c->nkinds; k++)
+            CTRL_FOREACH(c, k, key, rec) ctrl__mark_job(c, k, key);
         c->queue_dirty = true;
     }
     ctrl__kick(c);
@@ -1066,7 +1196,7 @@ const object_t *ctrl_get(const ctrl_t *c, ctrl_kind_t kind, const char *ns, cons
 {
     const ctrl_qobj_t *q;
 
-    if (kind == CTRL_WORKLOAD || kind == CTRL_JOB)
+    if (kind >= CTRL_WORKLOAD)
         return NULL;
     q = kube_informer_get(c->inf[kind], ns, name);
     return q != NULL && q->valid ? &q->obj : NULL;
@@ -1109,8 +1239,8 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
     c->on_closed_data = data;
     c->tick.data = c;
     c->periodic.data = c;
-    c->open_handles += CTRL__KINDS;
-    for (int k = 0; k < CTRL__KINDS; k++)
+    c->open_handles += (size_t)c->nkinds;
+    for (int k = 0; k < c->nkinds; k++)
         kube_informer_close(c->inf[k], on_inf_closed, c);
     uv_close((uv_handle_t *)&c->tick, on_timer_closed);
     uv_close((uv_handle_t *)&c->periodic, on_timer_closed);

@@ -18,7 +18,8 @@
 /*
  * One ctrl_t runs on one libuv loop. It owns the engine and one informer per kind (Namespace,
  * ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass, PriorityClass,
- * Workload and the configured Job resource).
+ * Workload, and each job kind integrations.frameworks enables: the configured Job resource for
+ * batch/job, JobSet, ...).
  *
  *   start -> LIST every kind -> (all synced) feed the engine in dependency order: Workloads
  *   holding status.admission + QuotaReserved are taken as admitted (restart rebuild) ->
@@ -42,8 +43,9 @@ typedef enum {
     CTRL_WPC,
     CTRL_PC,
     CTRL_WORKLOAD,
-    CTRL_JOB,
-    CTRL__KINDS
+    CTRL_JOB, /* the first enabled job kind (the framework table's order: batch/job first);
+                 the others follow as CTRL_JOB + 1, ... */
+    CTRL__KINDS = CTRL_JOB + 32 /* room for every kind of the table */
 } ctrl_kind_t;
 
 /* Counters for logs and tests. */

@@ -18,14 +18,16 @@
 #define CTRL_CYCLE_INTERVAL_MS 50
 
 /* Iterate the cache of kind `k`: `key` (const char *) and `rec` (the kind's record pointer:
- * ctrl_qobj_t *, ctrl_wl_t * or ctrl_job_t *) per object. */
+ * ctrl_qobj_t *, ctrl_wl_t * or ctrl_job_t *) per object. A job kind that is skipped (its CRD
+ * absent) may have no informer: nothing is iterated. */
 #define CTRL_FOREACH(c, k, key, rec) \
     for (size_t pos_##rec = 0;       \
+         (c)->inf[k] != NULL &&      \
          kube_informer_next((c)->inf[k], &pos_##rec, &(key), (void **)&(rec));)
 
 /* The writes the controller makes; each has one continuation in ctrl__on_done(). */
 typedef enum {
-    CTRL_OP_WL_CREATE = 0,   /* POST a Workload for a Job (busy: the Job) */
+    CTRL_OP_WL_CREATE = 0,   /* POST a Workload for a job (busy: the job) */
     CTRL_OP_WL_ADMIT,        /* status.admission + QuotaReserved/Admitted (busy: the Workload) */
     CTRL_OP_WL_EVICT,        /* Evicted (+Preempted) */
     CTRL_OP_WL_RELEASE,      /* admission cleared after the Job stopped */
@@ -81,14 +83,22 @@ struct ctrl_s {
     ctrl_log_fn log;
     void *log_data;
     sched_t *sched;                    /* owned */
+    int nkinds;                        /* CTRL_JOB + the enabled job kinds sluice has */
     kube_informer_t *inf[CTRL__KINDS]; /* owned */
     kube_resource_t res[CTRL__KINDS];
-    ctrl_record_kind_t rkind[CTRL__KINDS]; /* what each informer's codec decodes */
-    char job_api_version[256];             /* "batch/v1" or the configured group/version */
-    util_hmap_t overlay[CTRL__KINDS];      /* Workload, Job: key -> record (owned) of what this
+    ctrl_record_kind_t rkind[CTRL__KINDS]; /* what each informer's codec decodes (rkind[k].job:
+                                              the job kinds' table entries) */
+    char api_version[CTRL__KINDS][128];    /* job kinds: "batch/v1" or the configured
+                                              group/version, "jobset.x-k8s.io/v1alpha2", ... */
+    char noun[CTRL__KINDS][32];            /* job kinds: the kind in lower case, as logs name it
+                                              ("job ns/name: started", "jobset ...") */
+    bool synced[CTRL__KINDS];              /* its first LIST completed */
+    bool skipped[CTRL__KINDS];             /* a job kind whose resource the API server does not
+                                              serve (CRD absent): reported once, not waited for */
+    util_hmap_t overlay[CTRL__KINDS];      /* Workload, jobs: key -> record (owned) of what this
                                               process wrote last, until the cache catches up */
     util_hmap_t busy;           /* "<kind>:<key>" -> index 0 while a write is in flight */
-    ctrl_wq_t jobs_q;           /* Jobs to reconcile (workqueue.h) */
+    ctrl_wq_t jobs_q;           /* jobs to reconcile, "<kind>:<key>" (workqueue.h) */
     ctrl_wq_t wls_q;            /* Workloads to reconcile */
     util_hmap_t evictions;      /* wl key -> json_t * (owned) {reason, preempt, message[,
                                    requeueState]}: evictions still to write */
@@ -123,10 +133,18 @@ void ctrl__log(ctrl_t *c, int level, const char *fmt, ...) __attribute__((format
 /* Unix time now: milliseconds and seconds. */
 int64_t ctrl__now_ms(void);
 
-/* The freshest known Workload / Job `key` (borrowed): the cache, or what this process wrote
- * last while the cache has not caught up; NULL when absent. */
+/* The freshest known Workload / job of `kind` `key` (borrowed): the cache, or what this process
+ * wrote last while the cache has not caught up; NULL when absent. */
 ctrl_wl_t *ctrl__wl(ctrl_t *c, const char *key);
-ctrl_job_t *ctrl__job(ctrl_t *c, const char *key);
+ctrl_job_t *ctrl__job(ctrl_t *c, ctrl_kind_t kind, const char *key);
+
+/* Is `kind` one of the job kinds (CTRL_JOB ... nkinds)? Its table entry. */
+bool ctrl__is_job(const ctrl_t *c, ctrl_kind_t kind);
+const jobs_kind_t *ctrl__jobs_kind(const ctrl_t *c, ctrl_kind_t kind);
+
+/* The job kind watching `api_version` ("group/version") and `kind` (any version of the kind's
+ * group), or CTRL__KINDS when none is enabled. */
+ctrl_kind_t ctrl__job_kind(const ctrl_t *c, const char *api_version, const char *kind);
 
 /* The cached queue-side object of `kind` named `key` (borrowed), NULL when absent or when it
  * could not be decoded. */
@@ -137,12 +155,13 @@ const ctrl_qobj_t *ctrl__qrec(ctrl_t *c, ctrl_kind_t kind, const char *key);
 /* "ns/name" (or "name") of `m` into buf. */
 const char *ctrl__meta_key(const object_meta_t *m, char *buf, size_t n);
 
-/* The controlling owner Job of Workload `w` as a key into buf (its uid in *uid, may be NULL),
- * or NULL when the Workload has none of the configured Job kind. */
-const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, char *buf, size_t n, const char **uid);
+/* The controlling owner job of Workload `w` as a key into buf, its kind in *kind (its uid in
+ * *uid, may be NULL), or NULL when the Workload has no owner of an enabled job kind. */
+const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, ctrl_kind_t *kind, char *buf, size_t n,
+                            const char **uid);
 
-/* Queue a reconcile of Job / Workload `key` and schedule a pass. */
-void ctrl__mark_job(ctrl_t *c, const char *key);
+/* Queue a reconcile of the job of `kind` / the Workload `key` and schedule a pass. */
+void ctrl__mark_job(ctrl_t *c, ctrl_kind_t kind, const char *key);
 void ctrl__mark_wl(ctrl_t *c, const char *key);
 /* Schedule a pass soon. */
 void ctrl__kick(ctrl_t *c);
@@ -197,6 +216,9 @@ err_t ctrl__health_init(ctrl_t *c);
 /* Informer handler: a failed LIST/WATCH becomes a problem, a success clears it. */
 void ctrl__on_informer_error(kube_informer_t *inf, const kube_result_t *res, const char *verb,
                              void *data);
+/* Job kind `k` is not served (its first LIST found no such resource): said once, as a problem
+ * that stays open, and not waited for. */
+void ctrl__kind_skipped(ctrl_t *c, ctrl_kind_t k, const kube_result_t *res);
 
 /* ---- engine (ctrl.c) --------------------------------------------------------------------- */
 
@@ -211,8 +233,8 @@ void ctrl__unadmit(ctrl_t *c, const char *key);
 
 /* ---- reconcilers (reconcile.c) ----------------------------------------------------------- */
 
-/* Level-based reconcile of one Job / one Workload (leader only). */
-void ctrl__reconcile_job(ctrl_t *c, const char *key);
+/* Level-based reconcile of one job of `kind` / one Workload (leader only). */
+void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key);
 void ctrl__reconcile_wl(ctrl_t *c, const char *key);
 /* Continuations of Job/Workload writes. */
 void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);

@@ -94,6 +94,42 @@ void ctrl_note_result(ctrl_t *c, const kube_result_t *res, const char *verb,
     }
 }
 
+/* A job kind other than batch/job: its CRD may be absent, as Kueue allows (batch/v1 is always
+ * served; a Job resource that is not is a broken installation, waited for). */
+static bool optional_kind(const ctrl_t *c, int k)
+{
+    const jobs_kind_t *jk = ctrl__jobs_kind(c, (ctrl_kind_t)k);
+
+    return jk != NULL && strcmp(jk->framework, "batch/job") != 0;
+}
+
+/* Kueue skips the integration of a kind whose API is not served ("No matching API in the server
+ * for job framework, skipped setup of controller and webhook") and says so once. sluice does
+ * the same -- the rest is ready without it -- and the problem stays open (/readyz shows it); its
+ * informer keeps retrying quietly with backoff, so a CRD installed later is picked up then
+ * (Kueue needs a restart). `res` NULL: the first LIST succeeded after all. */
+static void kind_not_served(ctrl_t *c, int k, const kube_result_t *res)
+{
+    const jobs_kind_t *jk = ctrl__jobs_kind(c, (ctrl_kind_t)k);
+    char key[200], name[160];
+    uint64_t now = (uint64_t)ctrl__now_ms();
+
+    kube_problem_resource_name(&c->res[k], NULL, name, sizeof(name));
+    snprintf(key, sizeof(key), "crd:%s", name);
+    if (res == NULL || res->err == ERR_OK) {
+        problems_clear(c->problems, key, now);
+        return;
+    }
+    if (c->skipped[k])
+        return; /* said once */
+    problems_set(c->problems, key, now,
+                 "integration %s skipped: the API server does not serve %s/%s %s (its "
+                 "CustomResourceDefinition is not installed); the other kinds are managed, and "
+                 "%s objects are once it is installed",
+                 jk->framework, c->res[k].group, c->res[k].version, c->res[k].resource, jk->kind);
+    ctrl__kind_skipped(c, (ctrl_kind_t)k, res);
+}
+
 void ctrl__on_informer_error(kube_informer_t *inf, const kube_result_t *res, const char *verb,
                              void *data)
 {
@@ -102,9 +138,15 @@ void ctrl__on_informer_error(kube_informer_t *inf, const kube_result_t *res, con
 
     if (c->closing)
         return;
-    for (int k = 0; k < CTRL__KINDS; k++) {
+    for (int k = 0; k < c->nkinds; k++) {
         if (c->inf[k] != inf)
             continue;
+        if (optional_kind(c, k) &&
+            (c->skipped[k] || (res != NULL && !c->synced[k] && strcmp(verb, "list") == 0 &&
+                               res->err == ERR_NOT_FOUND))) {
+            kind_not_served(c, k, res);
+            return;
+        }
         if (res == NULL) {
             memset(&ok, 0, sizeof(ok));
             ok.err = ERR_OK;
@@ -126,9 +168,9 @@ bool ctrl_readiness(const ctrl_t *c, char *buf, size_t n)
     if (c->fed)
         return true;
     snprintf(buf, n, "caches not synced:");
-    for (int k = 0; k < CTRL__KINDS; k++) {
+    for (int k = 0; k < c->nkinds; k++) {
         char name[160];
-        if (kube_informer_synced(c->inf[k]))
+        if (kube_informer_synced(c->inf[k]) || c->skipped[k])
             continue;
         kube_problem_resource_name(&c->res[k], NULL, name, sizeof(name));
         used = strlen(buf);

@@ -1,54 +1,48 @@
-/* jobparent -- is a Job the child of an object Kueue admits as a whole (JobSet, MPIJob, ...)? */
+/* jobparent -- is a job the child of an object Kueue admits as a whole (JobSet, MPIJob, ...)? */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/jobparent.h"
 
+#include "jobs/framework.h"
+
 #include <string.h>
 
-typedef struct parent_kind_s {
-    const char *group;
-    const char *kind;
-} parent_kind_t;
-
-static const parent_kind_t parents[] = {
-    {"jobset.x-k8s.io", "JobSet"},
-    {"kubeflow.org", "MPIJob"},
-    {"kubeflow.org", "PaddleJob"},
-    {"kubeflow.org", "PyTorchJob"},
-    {"kubeflow.org", "TFJob"},
-    {"kubeflow.org", "XGBoostJob"},
-    {"kubeflow.org", "JAXJob"},
-    {"ray.io", "RayJob"},
-    {"ray.io", "RayCluster"},
-    {"ray.io", "RayService"},
-    {"trainer.kubeflow.org", "TrainJob"},
-    {"workload.codeflare.dev", "AppWrapper"},
-    {"sparkoperator.k8s.io", "SparkApplication"},
-    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet"},
-    {"batch", "Job"},
-};
-
-/* Is apiVersion `av` ("group/version") of `group`? The core group ("v1") is none of ours. */
-static bool in_group(const char *av, const char *group)
+/* Does external framework `ext` ("Kind.version.group") name `api_version` ("group/version")
+ * and `kind`? */
+static bool external_is(const char *ext, const char *api_version, const char *kind)
 {
-    const char *slash = strchr(av, '/');
-    size_t n = strlen(group);
+    const char *d1 = strchr(ext, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+    const char *slash = strchr(api_version, '/');
+    size_t klen, vlen;
 
-    return slash != NULL && (size_t)(slash - av) == n && strncmp(av, group, n) == 0;
+    if (d1 == NULL || d2 == NULL || slash == NULL)
+        return false;
+    klen = (size_t)(d1 - ext);
+    vlen = (size_t)(d2 - d1 - 1);
+    return strlen(kind) == klen && strncmp(ext, kind, klen) == 0 && strlen(slash + 1) == vlen &&
+           strncmp(d1 + 1, slash + 1, vlen) == 0 &&
+           strlen(d2 + 1) == (size_t)(slash - api_version) &&
+           strncmp(d2 + 1, api_version, (size_t)(slash - api_version)) == 0;
 }
 
-bool jobparent_kind(const char *api_version, const char *kind)
+bool jobparent_kind(const ctrl_config_t *cfg, const char *api_version, const char *kind)
 {
+    const jobs_kind_t *k;
+
     if (api_version == NULL || kind == NULL)
         return false;
-    for (size_t p = 0; p < sizeof(parents) / sizeof(parents[0]); p++)
-        if (strcmp(parents[p].kind, kind) == 0 && in_group(api_version, parents[p].group))
+    k = jobs_kind_find(api_version, kind);
+    if (k != NULL && ctrl_framework_enabled(cfg, k->framework))
+        return true;
+    for (size_t i = 0; i < cfg->integrations.nexternal; i++)
+        if (external_is(cfg->integrations.external[i], api_version, kind))
             return true;
     return false;
 }
 
-bool jobparent_managed(const json_t *job, const char **kind, const char **name)
+bool jobparent_managed(const ctrl_config_t *cfg, const json_t *obj, const char **kind,
+                       const char **name)
 {
-    const json_t *refs = json_object_get(json_object_get(job, "metadata"), "ownerReferences");
+    const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
     const json_t *ref;
     size_t i;
 
@@ -59,7 +53,7 @@ bool jobparent_managed(const json_t *job, const char **kind, const char **name)
         if (!json_is_true(json_object_get(ref, "controller")) || av == NULL || k == NULL)
             continue;
         /* Only one controller reference is allowed: this one decides. */
-        if (!jobparent_kind(av, k))
+        if (!jobparent_kind(cfg, av, k))
             return false;
         if (kind != NULL)
             *kind = k;

@@ -1,12 +1,12 @@
-/* reconcile -- Jobs and Workloads, level-based: Kueue's ReconcileGenericJob for the Job kind. */
+/* reconcile -- jobs of every kind and Workloads, level-based: Kueue's ReconcileGenericJob. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl_int.h"
 
 #include "ctrl/cond.h"
 #include "ctrl/jobparent.h"
-#include "ctrl/podset.h"
 #include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
+#include "jobs/framework.h"
 #include "jobs/job_workload.h"
 #include "model/selector.h"
 
@@ -15,9 +15,12 @@
 #include <string.h>
 
 /*
- * Each call looks at the freshest known Job and Workload (ctrl__job, ctrl__wl) and makes at most
- * one write, then waits for its answer (the busy set) and for the next event. The order follows
- * Kueue's reconciler (reference section 3.5):
+ * Each call looks at the freshest known job and Workload (ctrl__job, ctrl__wl) and makes at most
+ * one write, then waits for its answer (the busy set) and for the next event. A job is any kind
+ * of the framework table (jobs/framework.h): what differs between a batch/v1 Job and a JobSet --
+ * where the pod sets are, how to hold and release it, when it is finished -- is the kind's
+ * entry; this file is the same for all of them. The order follows Kueue's reconciler (reference
+ * section 3.5):
  *
  *   job finished           -> Workload Finished (Succeeded/Failed) -> finalizer removed
  *   no Workload            -> job running? suspend it : create the Workload
@@ -27,9 +30,12 @@
  *   reserved + admitted    -> start: unsuspend with the flavors merged into the template
  *   not reserved           -> running? suspend ("Not admitted by cluster queue") : restore
  *
- * A Job is only ever started from a Workload object that shows the admission: the durable
+ * A job is only ever started from a Workload object that shows the admission: the durable
  * record comes first, always.
  */
+
+/* The kind of op->kind (a job kind). */
+#define OP_KIND(op) ctrl__jobs_kind((op)->c, (op)->kind)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
@@ -83,59 +89,74 @@ static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *p
 
 /* ---- Job writes (read-modify-write with retry on conflict) ------------------------------- */
 
+/* Start: op->data is {localQueue, clusterQueue, workload, podSets: [{name[, count]}]} and
+ * op->nodes / op->tols hold each pod set's node selector (object) and tolerations (array), in
+ * the same order (start_job()). */
+static err_t start_object(ctrl_op_t *op, const jobs_kind_t *k, json_t *obj, err_msg_t *msg)
+{
+    json_t *d = op->data, *sets = json_object_get(d, "podSets");
+    jobs_start_info_t info[JOBS_PODSETS_MAX];
+    size_t n = json_array_size(sets);
+    err_t e;
+
+    memset(info, 0, sizeof(info));
+    for (size_t i = 0; i < n && i < JOBS_PODSETS_MAX; i++) {
+        json_t *ps = json_array_get(sets, i), *count = json_object_get(ps, "count");
+        info[i].name = json_string_value(json_object_get(ps, "name"));
+        info[i].local_queue = json_string_value(json_object_get(d, "localQueue"));
+        info[i].cluster_queue = json_string_value(json_object_get(d, "clusterQueue"));
+        info[i].workload = json_string_value(json_object_get(d, "workload"));
+        info[i].node_selector = json_array_get(op->nodes, i);
+        info[i].tolerations = json_array_get(op->tols, i);
+        if (json_is_integer(count)) {
+            info[i].has_count = true;
+            info[i].count = (int32_t)json_integer_value(count);
+        }
+    }
+    e = jobs_start(k, obj, info, n < JOBS_PODSETS_MAX ? n : JOBS_PODSETS_MAX, &op->mutate_msg);
+    if (e == ERR_CONFLICT || e == ERR_INVALID) {
+        op->mutate_failed = true;
+        return err_set(msg, ERR_INVALID, "%s", op->mutate_msg.text);
+    }
+    if (e != ERR_OK)
+        return err_set(msg, e, "%s", op->mutate_msg.text);
+    return ERR_OK;
+}
+
 static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
 {
     ctrl_op_t *op = data;
-    json_t *spec = json_object_get(obj, "spec");
-    bool suspended = json_is_true(json_object_get(spec, "suspend"));
+    const jobs_kind_t *k = OP_KIND(op);
+    bool suspended;
+    err_t e;
 
     *changed = false;
+    if (k == NULL)
+        return err_set(msg, ERR_INVALID, "job: kind not watched");
+    suspended = k->suspended(obj);
     switch (op->op) {
-    case CTRL_OP_JOB_START: {
-        /* op->data: {podset, localQueue, clusterQueue, workload, count, total} (start_job). */
-        json_t *d = op->data;
-        podset_info_t info = {0};
-        json_int_t count = json_integer_value(json_object_get(d, "count"));
-        err_t e;
-
+    case CTRL_OP_JOB_START:
         if (!suspended)
             return ERR_OK; /* already running */
-        info.name = json_string_value(json_object_get(d, "podset"));
-        info.local_queue = json_string_value(json_object_get(d, "localQueue"));
-        info.cluster_queue = json_string_value(json_object_get(d, "clusterQueue"));
-        info.workload = json_string_value(json_object_get(d, "workload"));
-        info.node_selector = op->nodes;
-        info.tolerations = op->tols;
-        /* Partial admission: parallelism follows the admitted count (min-parallelism Jobs). */
-        if (json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
-                            JOB_ANNOTATION_MIN_PARALLELISM) != NULL &&
-            json_is_integer(json_object_get(d, "count")) &&
-            count < json_integer_value(json_object_get(d, "total"))) {
-            info.has_count = true;
-            info.count = (int32_t)count;
-        }
-        e = podset_start(obj, &info, &op->mutate_msg);
-        if (e == ERR_CONFLICT) {
-            op->mutate_failed = true;
-            return err_set(msg, ERR_INVALID, "%s", op->mutate_msg.text);
-        }
+        e = start_object(op, k, obj, msg);
         if (e != ERR_OK)
-            return err_set(msg, e, "%s", op->mutate_msg.text);
+            return e;
         *changed = op->changed = true;
         return ERR_OK;
-    }
     case CTRL_OP_JOB_SUSPEND:
         if (suspended)
             return ERR_OK;
-        if (!json_is_object(spec) || json_object_set_new(spec, "suspend", json_true()))
-            return err_set(msg, ERR_NOMEM, "job: out of memory");
+        e = k->set_suspended(obj, true, msg);
+        if (e != ERR_OK)
+            return e;
         *changed = op->changed = true;
         return ERR_OK;
     case CTRL_OP_JOB_RESTORE:
         if (!suspended)
             return ERR_OK; /* started again meanwhile: the next pass decides */
-        if (podset_stop(obj, op->data, changed) != ERR_OK)
-            return err_set(msg, ERR_NOMEM, "job: out of memory");
+        e = jobs_stop(k, obj, op->data, changed, msg);
+        if (e != ERR_OK)
+            return e;
         op->changed = *changed;
         return ERR_OK;
     default:
@@ -149,7 +170,7 @@ static bool send_job(ctrl_op_t *op)
     const char *name = split_key(op->key, ns, sizeof(ns));
     err_msg_t msg = {{0}};
 
-    if (name == NULL || kube_update_retry(op->c->client, &op->c->res[CTRL_JOB], ns, name, NULL,
+    if (name == NULL || kube_update_retry(op->c->client, &op->c->res[op->kind], ns, name, NULL,
                                           mutate_job, 0, ctrl__on_done, op, &msg) != ERR_OK) {
         ctrl__log(op->c, CTRL_LOG_ERROR, "job %s: %s", op->key, msg.text);
         return false;
@@ -157,10 +178,10 @@ static bool send_job(ctrl_op_t *op)
     return true;
 }
 
-static void job_write(ctrl_t *c, ctrl_op_kind_t kind, const char *job_key, json_t *data,
-                      json_t *nodes, json_t *tols)
+static void job_write(ctrl_t *c, ctrl_op_kind_t op_kind, ctrl_kind_t kind, const char *job_key,
+                      json_t *data, json_t *nodes, json_t *tols)
 {
-    ctrl_op_t *op = ctrl__op_new(c, kind, CTRL_JOB, job_key, CTRL_JOB, job_key);
+    ctrl_op_t *op = ctrl__op_new(c, op_kind, kind, job_key, kind, job_key);
 
     if (op == NULL)
         return;
@@ -172,15 +193,15 @@ static void job_write(ctrl_t *c, ctrl_op_kind_t kind, const char *job_key, json_
     ctrl__submit(c, op);
 }
 
-/* Restoring a Job's template needs the Workload's pod set, which the cache does not keep: GET
- * the Workload (op->data holds its key), then the read-modify-write of the Job. A failed GET
+/* Restoring a job's templates needs the Workload's pod sets, which the cache does not keep: GET
+ * the Workload (op->data holds its key), then the read-modify-write of the job. A failed GET
  * ends the op as a failed write (its key backs off). */
 static void on_restore_wl(const kube_result_t *res, void *data)
 {
     ctrl_op_t *op = data;
-    json_t *ps = json_array_get(json_object_get(json_object_get(res->body, "spec"), "podSets"), 0);
+    json_t *ps = json_object_get(json_object_get(res->body, "spec"), "podSets");
 
-    if (res->err != ERR_OK || !json_is_object(ps) || op->c->closing || op->c->writes_stopped) {
+    if (res->err != ERR_OK || json_array_size(ps) == 0 || op->c->closing || op->c->writes_stopped) {
         kube_result_t r = *res;
         if (r.err == ERR_OK) {
             r.err = ERR_NOT_FOUND; /* no pod set to restore from: decide again */
@@ -232,10 +253,10 @@ static bool send_restore(ctrl_op_t *op)
     return get_data_key(op, CTRL_WORKLOAD, on_restore_wl);
 }
 
-static void restore_job(ctrl_t *c, const char *job_key, const char *wl_key)
+static void restore_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key)
 {
-    submit_with_key(c, ctrl__op_new(c, CTRL_OP_JOB_RESTORE, CTRL_JOB, job_key, CTRL_JOB, job_key),
-                    wl_key, "update", send_restore);
+    submit_with_key(c, ctrl__op_new(c, CTRL_OP_JOB_RESTORE, kind, job_key, kind, job_key), wl_key,
+                    "update", send_restore);
 }
 
 /* ---- Workload creation ------------------------------------------------------------------- */
@@ -269,53 +290,78 @@ static const priority_class_t *lookup_pc_at(void *ctx, size_t i)
     return NULL;
 }
 
-/* The Workload for the Job `job` (the object from a fresh GET): a new object, or NULL with
- * the reason in msg (an Event when a named priority class is missing). */
-static json_t *build_workload(ctrl_t *c, const char *job_key, json_t *job, err_msg_t *msg)
+/* The priority of `wl` built from `obj` (Kueue's ExtractPriority, job_workload_priority()):
+ * the object's priority-class label, else the first pod set's priorityClassName, else the
+ * globalDefault PriorityClass. */
+static err_t resolve_priority(ctrl_t *c, const json_t *obj, workload_t *wl, err_msg_t *msg)
 {
-    ctrl_record_kind_t rk = c->rkind[CTRL_JOB];
     job_priority_lookup_t lookup = {c, lookup_wpc, lookup_pc, lookup_pc_at};
-    json_t *copy = json_copy(job), *obj = NULL;
-    workload_t wl = {0};
-    object_t o;
-    diags_t diags;
+    const char *label = json_string_value(json_object_get(
+        json_object_get(json_object_get(obj, "metadata"), "labels"), JOB_LABEL_PRIORITY_CLASS));
+    job_t view;
     err_t rc;
 
-    diags_init(&diags);
-    if (copy == NULL || json_object_set_new(copy, "apiVersion", json_string(rk.api_version)) ||
-        json_object_set_new(copy, "kind", json_string(rk.kind))) {
-        err_set(msg, ERR_NOMEM, "out of memory");
-        goto out;
+    /* job_workload_priority() reads the label and the pod spec's priorityClassName only. */
+    memset(&view, 0, sizeof(view));
+    if (label != NULL && kv_list_set(&view.meta.labels, JOB_LABEL_PRIORITY_CLASS, label) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < wl->npod_sets && view.spec.priority_class_name == NULL; i++) {
+        char *pcn = wl->pod_sets[i].spec.priority_class_name;
+        if (pcn != NULL && pcn[0] != '\0')
+            view.spec.priority_class_name = pcn; /* borrowed */
     }
-    rc = object_decode(copy, &o, &diags);
-    if (rc != ERR_OK) {
-        err_set(msg, rc, "%s: %s", diags.len ? diags.items[0].path : "",
-                diags.len ? diags.items[0].message : err_str(rc));
-        goto out;
-    }
-    rc = job_workload_build(&o.u.job, &wl, msg);
-    if (rc == ERR_OK) {
-        rc = job_workload_priority(&o.u.job, &lookup, &wl, msg);
-        if (rc == ERR_NOT_FOUND)
-            ctrl__event(c, CTRL_JOB, &o.u.job.meta, "Warning", "WorkloadPriorityClassNotFound",
-                        "%s", msg->text);
-    }
-    if (rc == ERR_OK) {
-        obj = wlstatus_for_job(&wl, job, c->job_api_version, "Job");
-        if (obj == NULL)
-            err_set(msg, ERR_NOMEM, "out of memory");
-    }
-    object_fini(&o);
-out:
-    if (obj == NULL)
-        ctrl__log(c, CTRL_LOG_ERROR, "job %s: no Workload: %s", job_key, msg->text);
-    workload_fini(&wl);
-    diags_fini(&diags);
-    json_decref(copy);
-    return obj;
+    rc = job_workload_priority(&view, &lookup, wl, msg);
+    kv_list_fini(&view.meta.labels);
+    return rc;
 }
 
-/* The Job, fetched fresh (the cache keeps no pod template): build the Workload and POST it. */
+/* The Workload for job `job_key` of `kind`, `obj` the object from a fresh GET: a new object, or
+ * NULL with the reason in msg (an Event when a named priority class is missing). */
+static json_t *build_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, json_t *obj,
+                              err_msg_t *msg)
+{
+    const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
+    const ctrl_job_t *j = ctrl__job(c, kind, job_key);
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    workload_t wl = {0};
+    json_t *out = NULL;
+    size_t n = 0;
+    err_t rc;
+
+    if (k == NULL) {
+        err_set(msg, ERR_INVALID, "kind not watched");
+        goto out;
+    }
+    rc =
+        jobs_workload_build(k, obj, (const char *const *)c->cfg->integrations.label_keys, &wl, msg);
+    if (rc == ERR_OK) {
+        rc = resolve_priority(c, obj, &wl, msg);
+        if (rc == ERR_NOT_FOUND && j != NULL)
+            ctrl__event(c, kind, &j->meta, "Warning", "WorkloadPriorityClassNotFound", "%s",
+                        msg->text);
+    }
+    if (rc == ERR_OK)
+        rc = k->pod_sets(obj, ps, &n, msg);
+    if (rc == ERR_OK) {
+        out = wlstatus_for_job(&wl, k, obj, ps, n, c->api_version[kind], msg);
+        if (out == NULL && msg->text[0] == '\0')
+            err_set(msg, ERR_NOMEM, "out of memory");
+    }
+out:
+    if (out == NULL)
+        ctrl__log(c, CTRL_LOG_ERROR, "%s %s: no Workload: %s", k ? c->noun[kind] : "job", job_key,
+                  msg->text);
+    workload_fini(&wl);
+    return out;
+}
+
+/* The job's kind: WL_CREATE holds the job busy ("<kind>:<key>"). */
+static ctrl_kind_t create_kind(const ctrl_op_t *op)
+{
+    return (ctrl_kind_t)atoi(op->busy);
+}
+
+/* The job, fetched fresh (the cache keeps no pod template): build the Workload and POST it. */
 static void on_job_fetched(const kube_result_t *res, void *data)
 {
     ctrl_op_t *op = data;
@@ -332,7 +378,7 @@ static void on_job_fetched(const kube_result_t *res, void *data)
         ctrl__on_done(&r, op);
         return;
     }
-    op->body = build_workload(c, json_string_value(op->data), res->body, &msg);
+    op->body = build_workload(c, create_kind(op), json_string_value(op->data), res->body, &msg);
     if (op->body == NULL) {
         r.err = err_set(&r.msg, ERR_INVALID, "%s", msg.text);
         op->verb = NULL;       /* not the API's answer: nothing to diagnose about the server */
@@ -350,32 +396,32 @@ static void on_job_fetched(const kube_result_t *res, void *data)
 
 static bool send_create(ctrl_op_t *op)
 {
-    return get_data_key(op, CTRL_JOB, on_job_fetched);
+    return get_data_key(op, create_kind(op), on_job_fetched);
 }
 
-static void create_workload(ctrl_t *c, const char *job_key, const char *wl_key)
+static void create_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key)
 {
-    submit_with_key(c, ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, CTRL_JOB, job_key),
+    submit_with_key(c, ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wl_key, kind, job_key),
                     job_key, "create", send_create);
 }
 
-/* ---- the Job reconciler ------------------------------------------------------------------ */
+/* ---- the job reconciler ------------------------------------------------------------------ */
 
 /* Is `j` managed: queue-name label, or manageJobsWithoutQueueName in a selected namespace? */
 static bool managed(ctrl_t *c, const ctrl_job_t *j)
 {
     const object_t *ns;
 
-    if (kv_list_get(&j->job.meta.labels, JOB_LABEL_QUEUE_NAME) != NULL)
+    if (j->queue_name != NULL)
         return true;
     if (!c->cfg->kueue.manage_jobs_without_queue_name)
         return false;
-    ns = ctrl__q(c, CTRL_NAMESPACE, j->job.meta.namespace);
+    ns = ctrl__q(c, CTRL_NAMESPACE, j->meta.namespace);
     return ns != NULL &&
            selector_matches(&c->cfg->kueue.managed_jobs_namespace_selector, &ns->u.ns.meta.labels);
 }
 
-/* Node labels and tolerations of every distinct flavor the first pod set is assigned. */
+/* Node labels and tolerations of every distinct flavor a pod set is assigned. */
 static err_t flavor_info(ctrl_t *c, const pod_set_assignment_t *psa, json_t **nodes, json_t **tols,
                          err_msg_t *msg)
 {
@@ -428,71 +474,93 @@ out:
     return ERR_OK;
 }
 
-/* Start the Job `job_key` for the admitted Workload `w` (key `wl_key`). */
-static void start_job(ctrl_t *c, const char *job_key, const char *wl_key, const ctrl_wl_t *w)
+/* Start job `job_key` of `kind` for the admitted Workload `w` (key `wl_key`): every pod set
+ * gets the node labels and tolerations of its own assigned flavors. */
+static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key,
+                      const ctrl_wl_t *w)
 {
+    const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
     const admission_t *a = w->wl.admission;
-    const pod_set_assignment_t *psa = a->nassignments > 0 ? &a->assignments[0] : NULL;
-    json_t *nodes = NULL, *tols = NULL, *info;
+    json_t *nodes = json_array(), *tols = json_array(), *sets = json_array(), *info = NULL;
     err_msg_t msg = {{0}};
-    err_t rc;
+    err_t rc = nodes && tols && sets ? ERR_OK : ERR_NOMEM;
 
-    if (psa == NULL)
-        return;
-    rc = flavor_info(c, psa, &nodes, &tols, &msg);
-    if (rc == ERR_NOT_FOUND) {
-        ctrl__log(c, CTRL_LOG_INFO, "job %s: waiting: %s", job_key, msg.text);
-        return; /* the flavor's informer event brings us back */
+    if (a->nassignments == 0)
+        rc = ERR_INVALID;
+    for (size_t i = 0; i < a->nassignments && rc == ERR_OK; i++) {
+        const pod_set_assignment_t *psa = &a->assignments[i];
+        const pod_set_t *ps = NULL;
+        json_t *n = NULL, *t = NULL, *item;
+        for (size_t p = 0; p < w->wl.npod_sets && ps == NULL; p++)
+            if (psa->name != NULL && strcmp(w->wl.pod_sets[p].name, psa->name) == 0)
+                ps = &w->wl.pod_sets[p];
+        rc = flavor_info(c, psa, &n, &t, &msg);
+        if (rc != ERR_OK)
+            break;
+        item = json_pack("{s:s}", "name", psa->name ? psa->name : "main");
+        /* Partial admission: a pod set that allows it runs the admitted count. */
+        if (item != NULL && k->set_count != NULL && psa->has_count && ps != NULL &&
+            ps->has_min_count && psa->count < ps->count &&
+            json_object_set_new(item, "count", json_integer(psa->count))) {
+            json_decref(item);
+            item = NULL;
+        }
+        /* The _new appends take their value even when they fail: no leak on any path. */
+        if (json_array_append_new(nodes, n) | json_array_append_new(tols, t) ||
+            json_array_append_new(sets, item))
+            rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
-    if (rc != ERR_OK) {
+    if (rc == ERR_NOT_FOUND) {
+        ctrl__log(c, CTRL_LOG_INFO, "%s %s: waiting: %s", c->noun[kind], job_key, msg.text);
+        goto out; /* the flavor's informer event brings us back */
+    }
+    if (rc == ERR_CONFLICT) {
         /* Flavors that contradict each other cannot be satisfied: as a template conflict. */
         WL_PATCH(c, CTRL_OP_WL_FINISH, wl_key, w,
                  wlstatus_finish_patch(wl, "FailedToStart", msg.text, ctrl__now_ms() / 1000));
-        return;
+        goto out;
     }
-    info =
-        json_pack("{s:s,s:s?,s:s,s:s}", "podset", psa->name ? psa->name : "main", "localQueue",
-                  w->wl.queue_name, "clusterQueue", a->cluster_queue, "workload", w->wl.meta.name);
-    if (info != NULL && psa->has_count &&
-        (json_object_set_new(info, "count", json_integer(psa->count)) ||
-         json_object_set_new(info, "total",
-                             json_integer(w->wl.npod_sets ? w->wl.pod_sets[0].count : 0)))) {
-        json_decref(info);
-        info = NULL;
-    }
+    if (rc == ERR_OK)
+        info = json_pack("{s:s?,s:s,s:s,s:O}", "localQueue", w->wl.queue_name, "clusterQueue",
+                         a->cluster_queue, "workload", w->wl.meta.name, "podSets", sets);
     if (info != NULL)
-        job_write(c, CTRL_OP_JOB_START, job_key, info, nodes, tols);
+        job_write(c, CTRL_OP_JOB_START, kind, job_key, info, nodes, tols);
+    else if (rc != ERR_INVALID)
+        ctrl__log(c, CTRL_LOG_ERROR, "%s %s: out of memory starting it", c->noun[kind], job_key);
+out:
     json_decref(info);
+    json_decref(sets);
     json_decref(nodes);
     json_decref(tols);
 }
 
-/* Is the suspended Job `j` back to its Workload's pod set (template and parallelism)? */
+/* Is the held job `j` back to its Workload's pod sets (templates and, after a partial
+ * admission, counts)? */
 static bool restored(const ctrl_job_t *j, const ctrl_wl_t *w)
 {
-    if (j->template_digest != w->podset_digest)
+    if (j->digest != w->podset_digest)
         return false;
-    /* Partial admission changed parallelism to the admitted count: restore puts it back. */
-    return !j->min_parallelism || w->wl.npod_sets == 0 ||
-           j->job.parallelism == w->wl.pod_sets[0].count;
+    for (size_t i = 0; i < w->wl.npod_sets && i < j->npod_sets; i++)
+        if (w->wl.pod_sets[i].has_min_count && j->counts[i] != w->wl.pod_sets[i].count)
+            return false;
+    return true;
 }
 
-/* One step of stopping the Job (reference 3.7); true when it is fully stopped and restored. */
-static bool stop_step(ctrl_t *c, const char *job_key, const ctrl_job_t *j, const char *wl_key,
-                      const ctrl_wl_t *w, const char *why)
+/* One step of stopping the job (reference 3.7); true when it is fully stopped and restored. */
+static bool stop_step(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ctrl_job_t *j,
+                      const char *wl_key, const ctrl_wl_t *w, const char *why)
 {
-    if (!j->job.suspend) {
-        ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "Stopped", "%s", why);
-        job_write(c, CTRL_OP_JOB_SUSPEND, job_key, NULL, NULL, NULL);
+    if (!j->suspended) {
+        ctrl__event(c, kind, &j->meta, "Normal", "Stopped", "%s", why);
+        job_write(c, CTRL_OP_JOB_SUSPEND, kind, job_key, NULL, NULL, NULL);
         return false;
     }
-    if (j->job.active > 0)
+    if (j->active)
         return false; /* the pods are still going away; restore once they are gone */
     if (w != NULL && !restored(j, w)) {
-        if (j->has_start_time) {
-            /* The template is immutable while startTime is set (Kubernetes rule). */
-            ctrl_op_t *op =
-                ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, CTRL_JOB, job_key, CTRL_JOB, job_key);
+        if (j->has_start_time && strcmp(ctrl__jobs_kind(c, kind)->framework, "batch/job") == 0) {
+            /* A Job's template is immutable while startTime is set (Kubernetes rule). */
+            ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, kind, job_key, kind, job_key);
             json_t *patch = json_pack("{s:{s:n}}", "status", "startTime");
             if (op != NULL && patch != NULL)
                 ctrl__patch(c, op, "status", patch);
@@ -501,24 +569,13 @@ static bool stop_step(ctrl_t *c, const char *job_key, const ctrl_job_t *j, const
             json_decref(patch);
             return false;
         }
-        restore_job(c, job_key, wl_key);
+        restore_job(c, kind, job_key, wl_key);
         return false;
     }
     return true;
 }
 
-/* Are the Job's pods ready (waitForPodsReady): ready + succeeded >= min(parallelism, completions)?
- */
-static bool job_ready(const ctrl_job_t *j)
-{
-    int32_t want = j->job.parallelism;
-
-    if (j->job.has_completions && j->job.completions < want)
-        want = j->job.completions;
-    return j->ready + j->job.succeeded >= want;
-}
-
-/* waitForPodsReady: bring the Workload's PodsReady condition in line with the Job's ready pods
+/* waitForPodsReady: bring the Workload's PodsReady condition in line with the job's ready pods
  * (reference 3.5 step 8, before the eviction handling as in Kueue). True when a write went out. */
 static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const ctrl_job_t *j)
 {
@@ -528,7 +585,7 @@ static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, con
 
     if (view == NULL)
         return false;
-    want = podsready_condition(view, job_ready(j));
+    want = podsready_condition(view, j->pods_ready);
     patch = wlstatus_cond_patch(view, "PodsReady", want.status, want.reason, want.message,
                                 ctrl__now_ms() / 1000, &changed);
     json_decref(view);
@@ -539,12 +596,12 @@ static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, con
     return true;
 }
 
-/* A suspended Job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload
- * follows (Kueue's UpdateWorkloadPriority), with the WorkloadPriorityClass's value. */
+/* A held job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload follows
+ * (Kueue's UpdateWorkloadPriority), with the WorkloadPriorityClass's value. */
 static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, const ctrl_wl_t *w,
                           const ctrl_job_t *j)
 {
-    const char *want = kv_list_get(&j->job.meta.labels, JOB_LABEL_PRIORITY_CLASS);
+    const char *want = j->priority;
     const object_t *wpc;
     json_t *patch;
     ctrl_op_t *op;
@@ -573,30 +630,37 @@ static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, cons
     json_decref(patch);
 }
 
-void ctrl__reconcile_job(ctrl_t *c, const char *key)
+/* Is `j` the child of an object Kueue admits as a whole (its controller owner of an enabled
+ * kind or an external framework): the parent's Workload covers its pods (reference 3.1). */
+static bool child(ctrl_t *c, const ctrl_job_t *j)
 {
-    const ctrl_job_t *j = ctrl__job(c, key);
+    return jobparent_kind(c->cfg, j->owner.api_version, j->owner.kind);
+}
+
+void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
+    const ctrl_job_t *j = ctrl__job(c, kind, key);
     const ctrl_wl_t *w;
     const object_meta_t *m;
     char wname[JOB_WORKLOAD_NAME_MAX + 1], wkey[CTRL_KEY_MAX];
     err_msg_t msg = {{0}};
     bool reserved, evicted;
 
-    if (j == NULL || ctrl__busy(c, CTRL_JOB, key))
+    if (k == NULL || j == NULL || ctrl__busy(c, kind, key))
         return;
     if (!j->valid) {
-        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: not reconciled: %s", key, j->invalid);
+        ctrl__log(c, CTRL_LOG_DEBUG, "%s %s: not reconciled: %s", c->noun[kind], key, j->invalid);
         return;
     }
-    m = &j->job.meta;
-    if (jobparent_kind(j->owner.api_version, j->owner.kind)) {
-        /* A child Job: the parent's Workload admits its pods (reference section 3.1). */
-        ctrl__log(c, CTRL_LOG_DEBUG, "job %s: owned by %s %s: no Workload of its own", key,
-                  j->owner.kind, j->owner.name ? j->owner.name : "");
+    m = &j->meta;
+    if (child(c, j)) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "%s %s: owned by %s %s: no Workload of its own", c->noun[kind],
+                  key, j->owner.kind, j->owner.name ? j->owner.name : "");
         return;
     }
-    if (!managed(c, j) || m->namespace == NULL || m->name == NULL ||
-        job_workload_name(m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), &msg) !=
+    if (j->skip || !managed(c, j) || m->namespace == NULL || m->name == NULL ||
+        jobs_workload_name(k, m->name, m->uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), &msg) !=
             ERR_OK)
         return;
     snprintf(wkey, sizeof(wkey), "%s/%s", m->namespace, wname);
@@ -604,28 +668,27 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
         return;
     w = ctrl__wl(c, wkey);
 
-    if (j->job.complete || j->job.failed_cond) {
+    if (j->phase != JOBS_RUNNING) {
         if (w != NULL && !w->wl.conditions.finished) {
-            const char *message = j->job.complete ? j->complete_message : j->failed_message;
             WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, w,
-                     wlstatus_finish_patch(wl, j->job.complete ? "Succeeded" : "Failed",
-                                           message ? message : "", ctrl__now_ms() / 1000));
+                     wlstatus_finish_patch(wl, j->phase == JOBS_SUCCEEDED ? "Succeeded" : "Failed",
+                                           j->message ? j->message : "", ctrl__now_ms() / 1000));
         } else if (w != NULL && w->finalizer) {
             remove_finalizer(c, wkey, w);
         }
         return;
     }
     if (w == NULL) {
-        if (!j->job.suspend)
-            stop_step(c, key, j, wkey, NULL, "Not admitted by cluster queue");
-        else if (j->job.active == 0 && !m->deleting)
-            create_workload(c, key, wkey);
+        if (!j->suspended)
+            stop_step(c, kind, key, j, wkey, NULL, "Not admitted by cluster queue");
+        else if (!j->active && !m->deleting)
+            create_workload(c, kind, key, wkey);
         return;
     }
     if (!w->valid)
         return;
     if (w->wl.meta.deleting) {
-        if (stop_step(c, key, j, wkey, NULL, "Workload is being deleted") && w->finalizer)
+        if (stop_step(c, kind, key, j, wkey, NULL, "Workload is being deleted") && w->finalizer)
             remove_finalizer(c, wkey, w);
         return;
     }
@@ -640,19 +703,19 @@ void ctrl__reconcile_job(ctrl_t *c, const char *key)
     evicted = w->wl.conditions.evicted || !w->wl.active;
     if (reserved && evicted) {
         const condition_t *ev = ctrl_wl_cond(w, "Evicted");
-        if (stop_step(c, key, j, wkey, w, ev && ev->message ? ev->message : "Evicted"))
+        if (stop_step(c, kind, key, j, wkey, w, ev && ev->message ? ev->message : "Evicted"))
             WL_PATCH(c, CTRL_OP_WL_RELEASE, wkey, w,
                      wlstatus_release_patch(wl, ctrl__now_ms() / 1000));
     } else if (reserved && w->wl.conditions.admitted) {
-        if (j->job.suspend)
-            start_job(c, key, wkey, w);
+        if (j->suspended)
+            start_job(c, kind, key, wkey, w);
     } else if (!reserved) {
-        const char *want = kv_list_get(&m->labels, JOB_LABEL_QUEUE_NAME);
+        const char *want = j->queue_name;
         const char *have = w->wl.queue_name;
-        if (!stop_step(c, key, j, wkey, w, "Not admitted by cluster queue"))
+        if (!stop_step(c, kind, key, j, wkey, w, "Not admitted by cluster queue"))
             return;
         if (want != NULL && (have == NULL || strcmp(want, have) != 0)) {
-            /* A suspended Job moved to another LocalQueue: so does its Workload. */
+            /* A held job moved to another LocalQueue: so does its Workload. */
             json_t *patch = json_pack("{s:{s:s?},s:{s:s}}", "metadata", "resourceVersion",
                                       w->wl.meta.resource_version, "spec", "queueName", want);
             ctrl_op_t *op =
@@ -684,17 +747,17 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
     const ctrl_job_t *j;
     char owner[CTRL_KEY_MAX];
     const char *uid = NULL;
+    ctrl_kind_t kind;
 
     if (w == NULL || ctrl__busy(c, CTRL_WORKLOAD, key))
         return;
-    if (ctrl__owner_job(c, w, owner, sizeof(owner), &uid) != NULL) {
-        j = ctrl__job(c, owner);
-        if (j != NULL &&
-            (uid == NULL || (j->job.meta.uid != NULL && strcmp(uid, j->job.meta.uid) == 0))) {
-            ctrl__mark_job(c, owner);
+    if (ctrl__owner_job(c, w, &kind, owner, sizeof(owner), &uid) != NULL) {
+        j = ctrl__job(c, kind, owner);
+        if (j != NULL && (uid == NULL || (j->meta.uid != NULL && strcmp(uid, j->meta.uid) == 0))) {
+            ctrl__mark_job(c, kind, owner);
             return;
         }
-        /* Orphaned: its Job is gone. Release the finalizer, then delete it (the garbage
+        /* Orphaned: its job is gone. Release the finalizer, then delete it (the garbage
          * collector would too; doing it here does not depend on one running). */
         if (w->finalizer) {
             remove_finalizer(c, key, w);
@@ -727,15 +790,16 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 {
     err_msg_t msg = {{0}};
     const ctrl_job_t *j;
+    ctrl_kind_t kind;
     ctrl_wl_t *w;
 
     switch (op->op) {
     case CTRL_OP_WL_CREATE:
-        j = ctrl__job(c, json_string_value(op->data));
+        j = ctrl__job(c, create_kind(op), json_string_value(op->data));
         if (res->err == ERR_OK) {
             c->stats.created++;
             if (j != NULL)
-                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "CreatedWorkload",
+                ctrl__event(c, create_kind(op), &j->meta, "Normal", "CreatedWorkload",
                             "Created Workload: %s", op->key);
         }
         break;
@@ -758,11 +822,11 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             sched_workload_finish(c->sched, op->key, ctrl__now_ms(), NULL);
             c->queue_dirty = true;
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
-            j = w != NULL && ctrl__owner_job(c, w, owner, sizeof(owner), NULL) != NULL
-                    ? ctrl__job(c, owner)
+            j = w != NULL && ctrl__owner_job(c, w, &kind, owner, sizeof(owner), NULL) != NULL
+                    ? ctrl__job(c, kind, owner)
                     : NULL;
             if (j != NULL)
-                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "FinishedWorkload",
+                ctrl__event(c, kind, &j->meta, "Normal", "FinishedWorkload",
                             "Workload '%s' is declared finished", op->key);
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: finished", op->key);
         }
@@ -786,45 +850,46 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             split_key(op->key, ns, sizeof(ns));
             snprintf(wkey, sizeof(wkey), "%s/%s", ns, wname ? wname : "");
             cur = ctrl__wl(c, wkey);
-            ctrl__log(c, CTRL_LOG_ERROR, "job %s: cannot start: %s", op->key, op->mutate_msg.text);
+            ctrl__log(c, CTRL_LOG_ERROR, "%s %s: cannot start: %s", c->noun[op->kind], op->key,
+                      op->mutate_msg.text);
             if (cur != NULL && !ctrl__busy(c, CTRL_WORKLOAD, wkey))
                 WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, cur,
                          wlstatus_finish_patch(wl, "FailedToStart", op->mutate_msg.text,
                                                ctrl__now_ms() / 1000));
         } else if (res->err == ERR_OK && op->changed) {
             const char *cq = json_string_value(json_object_get(op->data, "clusterQueue"));
-            j = util_hmap_get(&c->overlay[CTRL_JOB], op->key);
+            j = util_hmap_get(&c->overlay[op->kind], op->key);
             c->stats.started++;
             if (j != NULL)
-                ctrl__event(c, CTRL_JOB, &j->job.meta, "Normal", "Started",
+                ctrl__event(c, op->kind, &j->meta, "Normal", "Started",
                             "Admitted by clusterQueue %s", cq ? cq : "");
-            ctrl__log(c, CTRL_LOG_INFO, "job %s: started", op->key);
+            ctrl__log(c, CTRL_LOG_INFO, "%s %s: started", c->noun[op->kind], op->key);
         }
         break;
     case CTRL_OP_JOB_SUSPEND:
-        if (res->err == ERR_OK && op->changed &&
-            !json_is_true(json_object_get(json_object_get(res->body, "spec"), "suspend"))) {
+        if (res->err == ERR_OK && op->changed && json_is_object(res->body) &&
+            !OP_KIND(op)->suspended(res->body)) {
             /* The server dropped the field (batch/v1 before Kubernetes 1.21): asking again
-             * would loop. Say why, and wait for the Job's next change instead. */
+             * would loop. Say why, and wait for the job's next change instead. */
             ctrl__log(c, CTRL_LOG_ERROR,
-                      "job %s: the API server dropped spec.suspend (batch/v1 Jobs before "
+                      "%s %s: the API server dropped spec.suspend (batch/v1 Jobs before "
                       "Kubernetes 1.21 cannot be suspended; see --job-resource)",
-                      op->key);
+                      c->noun[op->kind], op->key);
             return;
         }
         if (res->err == ERR_OK && op->changed) {
             c->stats.stopped++;
-            ctrl__log(c, CTRL_LOG_INFO, "job %s: suspended", op->key);
+            ctrl__log(c, CTRL_LOG_INFO, "%s %s: suspended", c->noun[op->kind], op->key);
         }
         break;
     default:
         break;
     }
-    /* Whatever happened, look at the Job (and through it the Workload) again. */
-    if (op->kind == CTRL_JOB)
-        ctrl__mark_job(c, op->key);
+    /* Whatever happened, look at the job (and through it the Workload) again. */
+    if (ctrl__is_job(c, op->kind))
+        ctrl__mark_job(c, op->kind, op->key);
     else if (op->op == CTRL_OP_WL_CREATE)
-        ctrl__mark_job(c, json_string_value(op->data));
+        ctrl__mark_job(c, create_kind(op), json_string_value(op->data));
     else
         ctrl__mark_wl(c, op->key);
 }

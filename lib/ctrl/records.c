@@ -3,7 +3,6 @@
 #include "ctrl/records.h"
 
 #include "ctrl/cond.h"
-#include "ctrl/podset.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
 #include "model/diag.h"
@@ -263,8 +262,8 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
         if (at != NULL && !jsonx_parse_time(at, &w->requeue_at))
             w->requeue_at = 0;
     }
-    w->podset_digest = podset_digest(json_object_get(
-        json_array_get(json_object_get(json_object_get(obj, "spec"), "podSets"), 0), "template"));
+    w->podset_digest =
+        jobs_podsets_digest(json_object_get(json_object_get(obj, "spec"), "podSets"));
     if (oom) {
         ctrl_record_free(rk, w);
         return NULL;
@@ -366,64 +365,53 @@ json_t *ctrl_wl_json(const ctrl_wl_t *w)
     return out;
 }
 
-/* ---- Jobs -------------------------------------------------------------------------------- */
+/* ---- jobs of every kind ----------------------------------------------------------------- */
 
-/* The message of condition `type` with status True in `conds`, copied, or NULL. */
-static char *true_cond_message(json_t *conds, const char *type, bool *oom)
-{
-    json_t *c;
-    size_t i;
-
-    json_array_foreach(conds, i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *s = json_string_value(json_object_get(c, "status"));
-        if (t != NULL && s != NULL && strcmp(t, type) == 0 && strcmp(s, "True") == 0)
-            return dup_str(json_object_get(c, "message"), oom);
-    }
-    return NULL;
-}
-
+/*
+ * Everything here is read through the kind's table entry (jobs/framework.h), so a JobSet and a
+ * batch/v1 Job are one record type; the pod templates are read for the counts and the digest and
+ * then dropped with the server's JSON. What a write needs beyond this record (the templates, to
+ * build a Workload or to start) comes from a fresh GET.
+ */
 static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
+    const jobs_kind_t *k = rk->job;
     ctrl_job_t *j = calloc(1, sizeof(*j));
-    json_t *status = json_object_get(obj, "status"), *conds = json_object_get(status, "conditions");
-    json_t *start = json_object_get(status, "startTime");
-    object_t o;
-    char why[512];
+    json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    json_t *start = json_object_get(json_object_get(obj, "status"), "startTime");
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    const char *message = NULL;
+    err_msg_t msg = {{0}};
+    size_t n = 0;
     bool oom = false;
-    err_t rc;
 
     if (j == NULL)
         return NULL;
-    rc = decode(rk, obj, &o, why, sizeof(why));
-    if (rc == ERR_NOMEM) {
-        free(j);
-        return NULL;
-    }
-    j->valid = rc == ERR_OK;
-    if (j->valid) {
-        j->job = o.u.job;
-        free(o.api_version);
-        /* The pod spec and template metadata are only read when a Workload is built, from a
-         * fresh GET: not kept for every Job. */
-        pod_spec_fini(&j->job.spec);
-        kv_list_fini(&j->job.template_labels);
-        kv_list_fini(&j->job.template_annotations);
-        j->min_parallelism =
-            kv_list_get(&j->job.meta.annotations, JOB_ANNOTATION_MIN_PARALLELISM) != NULL;
-        kv_list_fini(&j->job.meta.annotations);
+    min_meta(obj, &j->meta, &oom);
+    owner_of(obj, &j->owner, &oom);
+    j->queue_name = dup_str(json_object_get(labels, JOB_LABEL_QUEUE_NAME), &oom);
+    j->priority = dup_str(json_object_get(labels, JOB_LABEL_PRIORITY_CLASS), &oom);
+    memset(ps, 0, sizeof(ps));
+    if (k->pod_sets(obj, ps, &n, &msg) == ERR_OK && n > 0 && n <= JOBS_PODSETS_MAX) {
+        j->valid = true;
+        j->npod_sets = (uint8_t)n;
+        for (size_t i = 0; i < n; i++)
+            j->counts[i] = ps[i].count;
     } else {
-        min_meta(obj, &j->job.meta, &oom);
-        j->invalid = strdup(why[0] ? why : err_str(rc));
+        j->invalid = strdup(msg.text[0] ? msg.text : "no pod set");
         oom = oom || j->invalid == NULL;
     }
-    owner_of(obj, &j->owner, &oom);
-    j->ready = (int32_t)json_integer_value(json_object_get(status, "ready"));
+    j->suspended = k->suspended(obj);
+    j->active = k->active(obj);
+    j->pods_ready = k->pods_ready(obj);
+    j->skip = k->skip != NULL && k->skip(obj);
     j->has_start_time = start != NULL && !json_is_null(start);
-    j->complete_message = true_cond_message(conds, "Complete", &oom);
-    j->failed_message = true_cond_message(conds, "Failed", &oom);
-    j->template_digest = podset_digest(json_object_get(json_object_get(obj, "spec"), "template"));
+    j->phase = k->phase(obj, &message);
+    if (j->phase != JOBS_RUNNING) {
+        j->message = strdup(message != NULL ? message : "");
+        oom = oom || j->message == NULL;
+    }
+    j->digest = j->valid ? jobs_digest(k, obj) : 0;
     if (oom) {
         ctrl_record_free(rk, j);
         return NULL;
@@ -440,10 +428,10 @@ static bool is(const ctrl_record_kind_t *rk, const char *kind)
 
 void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
+    if (rk->job != NULL)
+        return job_decode(rk, obj);
     if (is(rk, "Workload"))
         return wl_decode(rk, obj);
-    if (is(rk, "Job"))
-        return job_decode(rk, obj);
     return qobj_decode(rk, obj);
 }
 
@@ -451,20 +439,21 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
 {
     if (rec == NULL)
         return;
-    if (is(rk, "Workload")) {
+    if (rk->job != NULL) {
+        ctrl_job_t *j = rec;
+        object_meta_fini(&j->meta);
+        free(j->invalid);
+        ctrl_owner_fini(&j->owner);
+        free(j->queue_name);
+        free(j->priority);
+        free(j->message);
+        free(j);
+    } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;
         workload_fini(&w->wl);
         free(w->invalid);
         ctrl_owner_fini(&w->owner);
         free(w);
-    } else if (is(rk, "Job")) {
-        ctrl_job_t *j = rec;
-        job_fini(&j->job);
-        free(j->invalid);
-        ctrl_owner_fini(&j->owner);
-        free(j->complete_message);
-        free(j->failed_message);
-        free(j);
     } else {
         qobj_free(rec);
     }

@@ -3,6 +3,7 @@
 #ifndef SLUICE_CTRL_RECORDS_H
 #define SLUICE_CTRL_RECORDS_H
 
+#include "jobs/framework.h"
 #include "model/object.h"
 #include "util/err.h"
 
@@ -21,8 +22,11 @@
  *   Workload       -> ctrl_wl_t:   a workload_t, complete until the change handler has fed the
  *                                  engine, then without pod specs, labels or annotations; plus
  *                                  owner, requeue state, the pod set's template digest
- *   Job            -> ctrl_job_t:  a job_t without its pod spec, plus owner, ready pods, the
- *                                  conditions' messages and the template's digest
+ *   a job of any kind of the framework table (batch/v1 Job, JobSet, ...; jobs/framework.h)
+ *                  -> ctrl_job_t:  what the kind's entry reads from it (held, phase, active,
+ *                                  pods ready, pod-set counts), the queue-name and
+ *                                  priority-class labels, owner, and the digest of what a stop
+ *                                  restores: no pod template, no other label
  *
  * An object that fails to decode still gets a record, marked invalid with the reason: it is in
  * the cache (so deletes and relists stay exact) but the engine and reconcilers leave it alone.
@@ -57,32 +61,40 @@ typedef struct ctrl_wl_s {
     bool has_requeue;   /* status.requeueState present */
     int32_t requeue_count;
     int64_t requeue_at;     /* status.requeueState.requeueAt, seconds; 0 when absent */
-    uint64_t podset_digest; /* podset_digest() of spec.podSets[0].template */
+    uint64_t podset_digest; /* jobs_podsets_digest() of spec.podSets */
 } ctrl_wl_t;
 
-/* A Job (the configured Job resource). */
+/* A job of one of the framework's kinds (for batch/v1 Job: the configured Job resource). About
+ * 200 bytes plus its names: 50,000 of them fit in about 15 MB. */
 typedef struct ctrl_job_s {
-    job_t job;     /* without spec (pod spec) and template labels/annotations */
-    bool valid;    /* decoded */
-    char *invalid; /* owned: why not, or NULL */
-    ctrl_owner_t owner;
-    int32_t ready;            /* status.ready */
-    bool has_start_time;      /* status.startTime set */
-    bool min_parallelism;     /* annotation kueue.x-k8s.io/job-min-parallelism present */
-    char *complete_message;   /* owned: the Complete condition's message, or NULL */
-    char *failed_message;     /* owned: the Failed condition's message, or NULL */
-    uint64_t template_digest; /* podset_digest() of spec.template */
+    object_meta_t meta;  /* name, namespace, uid, resourceVersion, deleting only */
+    bool valid;          /* its pod sets could be read */
+    char *invalid;       /* owned: why not ("spec.replicatedJobs: ..."), or NULL */
+    ctrl_owner_t owner;  /* controlling owner */
+    char *queue_name;    /* owned: label kueue.x-k8s.io/queue-name, or NULL */
+    char *priority;      /* owned: label kueue.x-k8s.io/priority-class, or NULL */
+    bool suspended;      /* kind->suspended() */
+    bool active;         /* kind->active(): pods still running */
+    bool pods_ready;     /* kind->pods_ready() */
+    bool skip;           /* kind->skip(): left alone although queued */
+    bool has_start_time; /* status.startTime set (batch/v1 Job: cleared before a restore) */
+    jobs_phase_t phase;  /* kind->phase() */
+    char *message;       /* owned: the finish's message, or NULL */
+    uint8_t npod_sets;
+    int32_t counts[JOBS_PODSETS_MAX]; /* pod-set counts as the object is now */
+    uint64_t digest;                  /* jobs_digest(): what a stop restores */
 } ctrl_job_t;
 
 /* The kinds a record may be decoded as (apiVersion and kind for lib/model: list items carry
- * neither, and the Job's group is configured). */
+ * neither), or a kind of the framework table. */
 typedef struct ctrl_record_kind_s {
     const char *api_version;
     const char *kind;
+    const jobs_kind_t *job; /* borrowed (static table): a job kind, decoded to ctrl_job_t */
 } ctrl_record_kind_t;
 
-/* Decode `obj` (borrowed) as `rk`: a new record (ctrl_qobj_t, ctrl_wl_t or ctrl_job_t by
- * rk->kind), or NULL on out-of-memory only. */
+/* Decode `obj` (borrowed) as `rk`: a new record (ctrl_job_t when rk->job is set, else
+ * ctrl_wl_t or ctrl_qobj_t by rk->kind), or NULL on out-of-memory only. */
 void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj);
 
 /* Free a record of `rk`'s kind; NULL-safe. */

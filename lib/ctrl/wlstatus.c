@@ -19,10 +19,10 @@ static bool dropped_template_label(const char *k)
            strcmp(k, "batch.kubernetes.io/controller-uid") == 0;
 }
 
-/* The podset template: the Job's, with only labels and annotations kept in its metadata. */
-static json_t *podset_template(const json_t *job)
+/* A pod set's template as the Workload keeps it: only labels (but the Job controller's) and
+ * annotations in its metadata, the spec as it is. */
+static json_t *podset_template(const json_t *tmpl)
 {
-    const json_t *tmpl = json_object_get(json_object_get(job, "spec"), "template");
     const json_t *meta = json_object_get(tmpl, "metadata");
     json_t *out = json_object(), *m = json_object(), *labels = json_object();
     const char *k;
@@ -56,27 +56,53 @@ fail:
     return NULL;
 }
 
-json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *job_api_version,
-                         const char *job_kind)
+/* spec.podSets[i] for pod set `p` of `wl` with template `tmpl` (consumed). */
+static json_t *podset_json(const pod_set_t *p, json_t *tmpl)
+{
+    json_t *ps = json_pack("{s:s,s:i}", "name", p->name, "count", p->count);
+
+    if (ps == NULL || tmpl == NULL ||
+        (p->has_min_count && json_object_set_new(ps, "minCount", json_integer(p->min_count))) ||
+        json_object_set_new(ps, "template", tmpl)) {
+        json_decref(ps);
+        return NULL;
+    }
+    return ps;
+}
+
+json_t *wlstatus_for_job(const workload_t *wl, const jobs_kind_t *k, const json_t *job,
+                         const jobs_podset_t *pss, size_t n, const char *api_version,
+                         err_msg_t *msg)
 {
     const json_t *jmeta = json_object_get(job, "metadata");
-    json_t *out = NULL, *meta = NULL, *spec = NULL, *ps = NULL, *tmpl = NULL;
+    json_t *out = NULL, *meta = NULL, *spec = NULL, *sets = NULL;
     const char *uid;
 
-    if (wl->npod_sets != 1)
+    if (wl->npod_sets != n || n == 0) {
+        err_set(msg, ERR_INVALID, "%zu pod sets read, %zu built", n, wl->npod_sets);
         return NULL;
+    }
     uid = json_string_value(json_object_get(jmeta, "uid"));
-    tmpl = podset_template(job);
     out = json_pack("{s:s,s:s}", "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload");
     meta = json_pack("{s:s,s:s,s:[s],s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}", "name", wl->meta.name,
                      "namespace", wl->meta.namespace, "finalizers", JOB_FINALIZER_RESOURCE_IN_USE,
-                     "ownerReferences", "apiVersion", job_api_version, "kind", job_kind, "name",
+                     "ownerReferences", "apiVersion", api_version, "kind", k->kind, "name",
                      json_string_value(json_object_get(jmeta, "name")), "uid", uid ? uid : "",
                      "controller", 1, "blockOwnerDeletion", 1);
     spec = json_object();
-    ps = json_pack("{s:s,s:i}", "name", wl->pod_sets[0].name, "count", wl->pod_sets[0].count);
-    if (out == NULL || meta == NULL || spec == NULL || ps == NULL || tmpl == NULL)
+    sets = json_array();
+    if (out == NULL || meta == NULL || spec == NULL || sets == NULL)
         goto fail;
+    for (size_t i = 0; i < n; i++) {
+        json_t *tmpl = podset_template(pss[i].tmpl);
+        if (tmpl != NULL && k->podset_template != NULL &&
+            k->podset_template(job, i, tmpl, msg) != ERR_OK) {
+            json_decref(tmpl);
+            goto fail;
+        }
+        if (json_array_append_new(sets, podset_json(&wl->pod_sets[i], tmpl)))
+            goto fail;
+    }
     if (wl->meta.labels.len > 0) {
         json_t *labels = json_object();
         if (labels == NULL || json_object_set_new(meta, "labels", labels))
@@ -86,11 +112,7 @@ json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *jo
                                     json_string(wl->meta.labels.items[i].value)))
                 goto fail;
     }
-    if (wl->pod_sets[0].has_min_count &&
-        json_object_set_new(ps, "minCount", json_integer(wl->pod_sets[0].min_count)))
-        goto fail;
-    if (json_object_set(ps, "template", tmpl) ||
-        json_object_set_new(spec, "podSets", json_pack("[O]", ps)))
+    if (json_object_set(spec, "podSets", sets))
         goto fail;
     if (wl->queue_name != NULL &&
         json_object_set_new(spec, "queueName", json_string(wl->queue_name)))
@@ -113,15 +135,13 @@ json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *jo
         goto fail;
     json_decref(meta);
     json_decref(spec);
-    json_decref(ps);
-    json_decref(tmpl);
+    json_decref(sets);
     return out;
 fail:
     json_decref(out);
     json_decref(meta);
     json_decref(spec);
-    json_decref(ps);
-    json_decref(tmpl);
+    json_decref(sets);
     return NULL;
 }
 

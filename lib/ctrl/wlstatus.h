@@ -3,6 +3,7 @@
 #ifndef SLUICE_CTRL_WLSTATUS_H
 #define SLUICE_CTRL_WLSTATUS_H
 
+#include "jobs/framework.h"
 #include "model/types.h"
 #include "util/err.h"
 
@@ -19,11 +20,14 @@
  * Builders return a new reference, or NULL on out-of-memory; `now_s` is Unix seconds.
  */
 
-/* The Workload for a Job: `wl` from job_workload_build() + job_workload_priority(), `job` the
- * Job object (its pod template is copied as JSON, so every pod field survives), `job_api_version`
- * and `job_kind` for the controller ownerReference. */
-json_t *wlstatus_for_job(const workload_t *wl, const json_t *job, const char *job_api_version,
-                         const char *job_kind);
+/* The Workload for job `job` of kind `k`: `wl` from jobs_workload_build() with its priority
+ * resolved, `ps[0..n)` the kind's pod sets of `job` (its templates are copied as JSON, so every
+ * pod field survives, and passed through k->podset_template when the kind has one),
+ * `api_version` for the controller ownerReference (the version sluice watches). NULL on
+ * out-of-memory or when `wl` and `ps` disagree (msg says which). */
+json_t *wlstatus_for_job(const workload_t *wl, const jobs_kind_t *k, const json_t *job,
+                         const jobs_podset_t *ps, size_t n, const char *api_version,
+                         err_msg_t *msg);
 
 /* status.admission as JSON for `a`. */
 json_t *wlstatus_admission_json(const admission_t *a);

@@ -7,7 +7,7 @@
 # PodsReady=True Started; a running Job that loses a pod goes WaitForRecovery and comes back
 # Recovered; with blockAdmission, nothing is admitted while an admitted Job is not ready. Also:
 # a priority-class label changed on a suspended Job moves its Workload's priority, and a Job
-# owned by a JobSet gets no Workload of its own.
+# owned by a JobSet (the JobSet integration enabled) gets no Workload of its own.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -17,6 +17,7 @@ cq=it-podsready-$sfx
 ctrl_wpcs "low-$sfx=100" "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4"
 ctrl_config config <<EOT
+integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 waitForPodsReady:
   timeout: 3s
   recoveryTimeout: 3s
@@ -100,7 +101,7 @@ until_ 20 "big's Workload priority 1000" '[ "$(wget_ "$wb" "{.spec.priority}")" 
 [ "$(wget_ "$wb" '{.spec.priorityClassRef.name}')" = "high-$sfx" ] || fail "priorityClassRef $(wget_ "$wb" '{.spec.priorityClassRef.name}')"
 say "big: priority-class label low -> high moved its Workload's priority (100 -> 1000)"
 
-# ---- a Job owned by a JobSet: the JobSet's Workload would cover it, no Workload of its own ----
+# ---- a Job owned by a JobSet: the JobSet's Workload covers it, no Workload of its own ---------
 cat <<EOT | k apply -f - >/dev/null || fail "create the child Job"
 apiVersion: batch.test.sluice.dev/v1
 kind: Job
