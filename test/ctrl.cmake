@@ -33,6 +33,7 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(rbac)
   sluice_add_ctrl_e2e(podsready)
   sluice_add_ctrl_e2e(diagnose)
+  sluice_add_ctrl_e2e(jobset)
 endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
