@@ -319,6 +319,21 @@ START_TEST(integration_kinds_ray)
 }
 END_TEST
 
+/* The serving kinds: LeaderWorkerSet's replica bound; a Deployment's labels other than the
+ * queue name are not checked (Kueue's serving webhooks check only that). */
+START_TEST(integration_kinds_serving)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "-q", D "integrations.yaml",
+                                    D "integrations-serving.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(strstr(r.out, D "integrations-serving.yaml"),
+                     D "integrations-serving.yaml: doc 1 (LeaderWorkerSet ml/vllm): spec.replicas: "
+                       "invalid LeaderWorkerSet replicas: must be >= 0, got -1\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
 static Suite *check_cmd_suite(void)
 {
     Suite *s = suite_create("check_cmd");
@@ -339,6 +354,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, integration_kinds);
     tcase_add_test(tc, integration_kinds_kubeflow);
     tcase_add_test(tc, integration_kinds_ray);
+    tcase_add_test(tc, integration_kinds_serving);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1413,6 +1413,10 @@ static void decode_integration(const char *yaml, bool suspended, object_t *obj)
     ck_assert_str_eq(object_kind_name(obj), kind);
     json_decref(l.doc);
     obj->u.integ.suspended = suspended;
+    /* As lib/jobs' kindobj marks them. */
+    kind = object_kind_name(obj);
+    obj->u.integ.serving = strcmp(kind, "Deployment") == 0 || strcmp(kind, "StatefulSet") == 0 ||
+                           strcmp(kind, "LeaderWorkerSet") == 0;
     diags_fini(&d);
 }
 
@@ -1468,20 +1472,47 @@ START_TEST(integration_labels)
     EXPECT_KIND(NULL, true, kind_yaml(JS, "kueue.x-k8s.io/max-exec-time-seconds: \"-5\"", ""), true,
                 "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than "
                 "0\n");
-    /* JobSet runs with a prebuilt Workload; JAXJob and LeaderWorkerSet do not. */
+    /* JobSet runs with a prebuilt Workload, JAXJob does not, Pod does. */
     EXPECT_KIND(NULL, true, kind_yaml(JS, PW ": wl", ""), true, "");
     EXPECT_KIND(NULL, true, kind_yaml("kubeflow.org/v1", "JAXJob", PW ": wl", ""), true,
                 "metadata.labels[" PW "]: Forbidden: Is not supported for \"kubeflow.org/v1, "
                 "Kind=JAXJob\"\n");
-    EXPECT_KIND(NULL, true,
-                kind_yaml("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", PW ": wl", ""), true,
-                "metadata.labels[" PW "]: Forbidden: Is not supported for "
-                "\"leaderworkerset.x-k8s.io/v1, Kind=LeaderWorkerSet\"\n");
+    EXPECT_KIND(NULL, true, kind_yaml("v1", "Pod", PW ": wl", ""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml("kubeflow.org/v1", "JAXJob", PW ": Wl", ""), true,
+                "metadata.labels[" PW "]: " SUBDOMAIN_RE "\n"
+                "metadata.labels[" PW "]: Forbidden: Is not supported for \"kubeflow.org/v1, "
+                "Kind=JAXJob\"\n");
     /* Only the Ray kinds (and Job) may be elastic. */
     EXPECT_KIND(NULL, true, kind_yaml("ray.io/v1", "RayCluster", "", EJ ": \"true\""), true, "");
     EXPECT_KIND(NULL, true, kind_yaml(JS, "", EJ ": \"true\""), true,
                 "metadata.annotations[" EJ "]: Forbidden: elastic job is not supported for "
                 "\"jobset.x-k8s.io/v1alpha2, Kind=JobSet\"\n");
+}
+END_TEST
+
+/* The serving owners' webhooks check only the queue name, the elastic-job annotation and the
+ * gates: a prebuilt workload or a maximum execution time is not their business. */
+#define LWS "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"
+START_TEST(integration_serving)
+{
+    EXPECT_KIND(NULL, true,
+                kind_yaml(LWS, PW ": Wl, kueue.x-k8s.io/max-exec-time-seconds: \"0\"", ""), true,
+                "");
+    EXPECT_KIND(NULL, true, kind_yaml(LWS, Q ": Team_A", ""), true,
+                "metadata.labels[" Q "]: " SUBDOMAIN_RE "\n");
+    EXPECT_KIND(NULL, true, kind_yaml("apps/v1", "Deployment", "", EJ ": \"true\""), true,
+                "metadata.annotations[" EJ "]: Forbidden: elastic job is not supported for "
+                "\"apps/v1, Kind=Deployment\"\n");
+    /* Suspended = no replica ready: the queue may change then, but never be removed. */
+    EXPECT_KIND(kind_yaml(LWS, Q ": a", ""), true, kind_yaml(LWS, Q ": b", ""), true, "");
+    EXPECT_KIND(kind_yaml(LWS, Q ": a", ""), false, kind_yaml(LWS, Q ": b", ""), false,
+                "metadata.labels[" Q "]: field is immutable\n");
+    EXPECT_KIND(kind_yaml(LWS, Q ": a", ""), true, kind_yaml(LWS, "", ""), true,
+                "metadata.labels[" Q "]: field is immutable\n");
+    EXPECT_KIND(kind_yaml(LWS, "", ""), false,
+                kind_yaml(LWS, "kueue.x-k8s.io/priority-class: high", ""), false,
+                "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot be "
+                "added to a non-suspended workload\n");
 }
 END_TEST
 
@@ -2106,6 +2137,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, admission_gated_by);
     tcase_add_test(job, integration_labels);
     tcase_add_test(job, integration_update);
+    tcase_add_test(job, integration_serving);
     suite_add_tcase(s, job);
     return s;
 }

@@ -109,8 +109,25 @@ static void ray_job_rules(const object_t *o, const json_t *root, diags_t *d)
     ray_cluster_rules(o, cluster, "spec.rayClusterSpec", false, d);
 }
 
+/* LeaderWorkerSet: spec.replicas (default 1) within [0, 1000000], Kueue's bound. */
+static void lws_rules(const json_t *root, diags_t *d)
+{
+    const json_t *r = json_object_get(json_object_get(root, "spec"), "replicas");
+    json_int_t n = json_is_integer(r) ? json_integer_value(r) : 1;
+
+    if (n < 0)
+        diags_error(d, "spec.replicas", "invalid LeaderWorkerSet replicas: must be >= 0, got %lld",
+                    (long long)n);
+    else if (n > 1000000)
+        diags_error(d, "spec.replicas",
+                    "invalid LeaderWorkerSet replicas: must be <= 1000000, got %lld", (long long)n);
+}
+
 static void kind_rules(const jobs_kind_t *k, const object_t *o, const json_t *root, diags_t *d)
 {
+    if (strcmp(k->group, "leaderworkerset.x-k8s.io") == 0 &&
+        strcmp(k->kind, "LeaderWorkerSet") == 0)
+        lws_rules(root, d);
     if (strcmp(k->group, "ray.io") != 0 || !has_queue_name(o))
         return;
     if (strcmp(k->kind, "RayJob") == 0)
@@ -208,6 +225,13 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
     if (rc != ERR_OK)
         return rc;
     out->u.integ.suspended = k->suspended(root);
+    if (k->admit == JOBS_ADMIT_PODS) {
+        /* A serving owner is never held itself; its webhooks call it suspended while none of
+         * its replicas is ready. */
+        const json_t *ready = json_object_get(json_object_get(root, "status"), "readyReplicas");
+        out->u.integ.serving = true;
+        out->u.integ.suspended = !json_is_integer(ready) || json_integer_value(ready) == 0;
+    }
     if (!version_is(k, out->api_version) &&
         diags_warn(diags, "apiVersion", "%s/%s is the version sluice reads; %s is read as it",
                    k->group, k->version, out->api_version) != ERR_OK)

@@ -33,7 +33,10 @@ const jobs_kind_t *kindobj_kind(const json_t *root);
  *     object carries the queue-name label): RayJob -- rayClusterSpec required unless it uses an
  *     existing cluster (clusterSelector, which it must not combine with rayClusterSpec),
  *     shutdownAfterJobFinishes; RayJob and RayCluster -- no in-tree autoscaling unless elastic,
- *     at most JOBS_PODSETS_MAX pod sets (head + worker groups), no worker group named "head".
+ *     at most JOBS_PODSETS_MAX pod sets (head + worker groups), no worker group named "head";
+ *     LeaderWorkerSet -- spec.replicas within [0, 1000000] (checked whatever its labels).
+ * A serving owner (Deployment, StatefulSet, LeaderWorkerSet) is marked `serving`, and
+ * `suspended` when none of its replicas is ready, as Kueue's webhooks read it.
  * The jobframework label rules (queue-name, priority-class, max-exec-time, prebuilt workload,
  * elastic-job, admission-gated-by) are validate_object()'s and validate_update()'s, which
  * handle KIND_INTEGRATION. An object the kind says Kueue leaves alone (its skip(), e.g. a RayJob

@@ -415,7 +415,10 @@ typedef struct integration_s {
     object_meta_t meta;
     char *kind;     /* owned: the object's kind, "JobSet" */
     char *group;    /* owned: its API group, "jobset.x-k8s.io" */
-    bool suspended; /* held as written (the kind's suspend field or gate) */
+    bool suspended; /* held as written (the kind's suspend field or gate); for a serving owner,
+                       no replica ready (status.readyReplicas 0), as Kueue's webhooks read it */
+    bool serving;   /* a serving owner (Deployment, StatefulSet, LeaderWorkerSet): admitted
+                       through its Pods; Kueue's webhook checks fewer of its labels */
     bool built;     /* `wl` holds the Workload (false when its pod sets could not be read) */
     workload_t wl;  /* the Workload Kueue builds for it (jobs_workload_build) */
     /* owned: the PriorityClass Kueue looks up when there is no priority-class label

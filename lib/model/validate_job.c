@@ -299,17 +299,61 @@ static const char *gvk_of(const object_t *o, char *buf, size_t cap)
     return buf;
 }
 
+/* A serving owner's webhook (Deployment, StatefulSet, LeaderWorkerSet) checks its queue name,
+ * the elastic-job annotation and the admission gates -- not jobframework's whole
+ * ValidateJobOnCreate (no prebuilt workload, no maximum execution time: a service runs). */
+static void check_serving(const object_meta_t *m, const char *gvk, diags_t *d)
+{
+    char qs[300];
+
+    check_crd_name_label(d, LABEL_PATH(QUEUE_NAME_LABEL),
+                         validate__meta_label(m, QUEUE_NAME_LABEL));
+    if (validate__elastic_enabled(m) &&
+        !validate__strv_has(elastic_gvks, sizeof(elastic_gvks) / sizeof(elastic_gvks[0]), gvk))
+        validate__err(d, ANN_PATH(ELASTIC_JOB_ANN),
+                      "Forbidden: elastic job is not supported for %s",
+                      validate__quote(gvk, qs, sizeof(qs)));
+    validate__gated_by_format(d, validate__meta_annotation(m, GATED_BY_ANN));
+}
+
+/* Its update: the queue name is immutable once a replica is ready, and cannot be removed; the
+ * priority-class rule with "no replica ready" as suspended. */
+static void check_serving_update(const object_meta_t *om, const object_meta_t *m, bool old_idle,
+                                 diags_t *d)
+{
+    const char *oq = validate__meta_label(om, QUEUE_NAME_LABEL);
+    const char *nq = validate__meta_label(m, QUEUE_NAME_LABEL);
+    const char *opc = validate__meta_label(om, PRIORITY_CLASS_LABEL);
+    const char *npc = validate__meta_label(m, PRIORITY_CLASS_LABEL);
+
+    if ((!old_idle || nq == NULL || nq[0] == '\0') && !validate__str_eq_empty(oq, nq))
+        validate__err(d, LABEL_PATH(QUEUE_NAME_LABEL), MSG_IMMUTABLE);
+    if (!old_idle && (opc == NULL || opc[0] == '\0') && npc != NULL && npc[0] != '\0')
+        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
+                      "WorkloadPriorityClass cannot be added to a non-suspended workload");
+    else if ((npc == NULL || npc[0] == '\0') && opc != NULL && opc[0] != '\0')
+        validate__err(d, LABEL_PATH(PRIORITY_CLASS_LABEL),
+                      "WorkloadPriorityClass cannot be removed from a workload");
+    validate__gated_by_update(d, om, m);
+}
+
 void validate__integration(const object_t *o, diags_t *d)
 {
     char gvk[300];
 
-    check_common(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
+    if (o->u.integ.serving)
+        check_serving(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
+    else
+        check_common(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
 }
 
 void validate__integration_update(const object_t *old, const object_t *o, const validate_env_t *env,
                                   diags_t *d)
 {
     validate__integration(o, d);
-    check_common_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended,
-                        o->u.integ.suspended, env, d);
+    if (o->u.integ.serving)
+        check_serving_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended, d);
+    else
+        check_common_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended,
+                            o->u.integ.suspended, env, d);
 }
