@@ -393,6 +393,9 @@ START_TEST(shipped_manifest)
     ck_assert_str_eq(c.webhook_service, "sluice-webhook-service");
     ck_assert_str_eq(c.webhook_secret, "sluice-webhook-server-cert");
     ck_assert_ptr_null(c.no_effect);
+    /* It enables JobSet besides Jobs (rbac.yaml and webhooks.yaml cover both). */
+    ck_assert(ctrl_framework_enabled(&c, "batch/job"));
+    ck_assert(ctrl_framework_enabled(&c, "jobset.x-k8s.io/jobset"));
     ck_assert(c.pods_ready.enabled);
     ck_assert_uint_eq(c.pods_ready.timeout_ms, 1800000);
     ck_assert_int_eq(c.pods_ready.backoff_base_s, 60);

@@ -53,11 +53,32 @@ static void on_audit(void *ctx, const hook_audit_event_t *ev)
     snprintf(c->last_reason, sizeof(c->last_reason), "%s", ev->reason ? ev->reason : "");
 }
 
+/* integrations.frameworks: batch/job and JobSet. */
+static bool framework_enabled(void *ctx, const char *framework)
+{
+    (void)ctx;
+    return strcmp(framework, "batch/job") == 0 || strcmp(framework, "jobset.x-k8s.io/jobset") == 0;
+}
+
+/* Owned by a JobSet (controller). */
+static bool owner_managed(void *ctx, const json_t *obj)
+{
+    const json_t *ref =
+        json_array_get(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), 0);
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+
+    (void)ctx;
+    return json_is_true(json_object_get(ref, "controller")) && kind != NULL &&
+           strcmp(kind, "JobSet") == 0;
+}
+
 static cluster_t cluster;
 static const hook_admission_env_t env = {
     .local_queue_exists = lq_exists,
     .wpc_exists = wpc_exists,
     .cq_usage = cq_usage,
+    .framework_enabled = framework_enabled,
+    .owner_managed = owner_managed,
     .audit = on_audit,
     .ctx = &cluster,
 };
@@ -265,6 +286,162 @@ START_TEST(test_unmanaged_job_left_alone)
 }
 END_TEST
 
+/* A JobSet (the framework table's kind, webhook at Kueue's path) in `ns` with `labels` (JSON
+ * object members), suspend `suspend`. */
+static void jobset(char *buf, size_t cap, const char *ns, const char *labels, const char *suspend)
+{
+    snprintf(buf, cap,
+             "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+             "\"name\":\"js\",\"namespace\":\"%s\",\"labels\":{%s}},\"spec\":{%s"
+             "\"replicatedJobs\":[{\"name\":\"w\",\"template\":{\"spec\":{\"template\":{"
+             "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}}]}}",
+             ns, labels, suspend);
+}
+
+START_TEST(test_jobset_held_and_defaulted)
+{
+    char js[2048], body[4096];
+    json_t *root, *resp, *patch;
+
+    /* Queued, running: held through its kind (spec.suspend), defaulted like a Job. */
+    jobset(js, sizeof(js), "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"", "");
+    review(body, sizeof(body), "CREATE", "JobSet", js, NULL);
+    root = run("/mutate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+                     "/metadata/labels/kueue.x-k8s.io~1priority-class");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 1), "path")),
+                     "/spec/suspend");
+    ck_assert(json_is_true(json_object_get(json_array_get(patch, 1), "value")));
+    json_decref(patch);
+    json_decref(root);
+
+    /* No queue name in a namespace with LocalQueue "default": it is queued there. */
+    jobset(js, sizeof(js), "ns1", "", "\"suspend\":false,");
+    review(body, sizeof(body), "CREATE", "JobSet", js, NULL);
+    root = run("/mutate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+                     "/metadata/labels/kueue.x-k8s.io~1queue-name");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 2), "path")),
+                     "/spec/suspend");
+    json_decref(patch);
+    json_decref(root);
+
+    /* Not queued (no default LocalQueue in ns2): left alone. */
+    jobset(js, sizeof(js), "ns2", "", "");
+    review(body, sizeof(body), "CREATE", "JobSet", js, NULL);
+    root = run("/mutate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_child_job_and_disabled_kind_left_alone)
+{
+    char body[4096];
+    json_t *root, *resp;
+    const char *child =
+        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"js-w-0\","
+        "\"namespace\":\"ns1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","
+        "\"name\":\"js\",\"uid\":\"u\",\"controller\":true}]},\"spec\":{\"template\":{\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],\"restartPolicy\":\"Never\"}}}}";
+    const char *pytorch =
+        "{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"PyTorchJob\",\"metadata\":{\"name\":\"p\","
+        "\"namespace\":\"ns1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}";
+
+    /* A JobSet's Job: the JobSet's admission covers it, it must not be held (it would never be
+     * released). */
+    review(body, sizeof(body), "CREATE", "Job", child, NULL);
+    root = run("/mutate-batch-v1-job", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+    /* A kind whose framework is not enabled: Kueue's no-op webhook, nothing held. */
+    review(body, sizeof(body), "CREATE", "PyTorchJob", pytorch, NULL);
+    root = run("/mutate-kubeflow-org-v1-pytorchjob", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_jobset_queue_and_priority_rules)
+{
+    char js_old[2048], js_new[2048], body[8192];
+    json_t *root, *resp;
+
+    /* Running (admitted): the queue cannot change. */
+    jobset(js_old, sizeof(js_old), "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+           "\"suspend\":false,");
+    jobset(js_new, sizeof(js_new), "ns1", "\"kueue.x-k8s.io/queue-name\":\"other\"",
+           "\"suspend\":false,");
+    review(body, sizeof(body), "UPDATE", "JobSet", js_new, js_old);
+    cluster.audits = 0;
+    root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+                     "metadata.labels[kueue.x-k8s.io/queue-name]: field is immutable");
+    ck_assert_int_eq(cluster.audits, 1);
+    ck_assert(!cluster.last_allowed);
+    json_decref(root);
+
+    /* Held: it may move to another queue. */
+    jobset(js_old, sizeof(js_old), "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+           "\"suspend\":true,");
+    jobset(js_new, sizeof(js_new), "ns1", "\"kueue.x-k8s.io/queue-name\":\"other\"",
+           "\"suspend\":true,");
+    review(body, sizeof(body), "UPDATE", "JobSet", js_new, js_old);
+    root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    json_decref(root);
+
+    /* A priority class added to a running one, or removed: refused. */
+    jobset(js_old, sizeof(js_old), "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+           "\"suspend\":false,");
+    jobset(js_new, sizeof(js_new), "ns1",
+           "\"kueue.x-k8s.io/queue-name\":\"lq\",\"kueue.x-k8s.io/priority-class\":\"high\"",
+           "\"suspend\":false,");
+    review(body, sizeof(body), "UPDATE", "JobSet", js_new, js_old);
+    root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+        "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot be added "
+        "to a non-suspended workload");
+    json_decref(root);
+    review(body, sizeof(body), "UPDATE", "JobSet", js_old, js_new);
+    root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+        "metadata.labels[kueue.x-k8s.io/priority-class]: WorkloadPriorityClass cannot be "
+        "removed from a workload");
+    json_decref(root);
+
+    /* Create: the queue name is a CRD name, the maximum execution time positive. */
+    jobset(js_new, sizeof(js_new), "ns1",
+           "\"kueue.x-k8s.io/queue-name\":\"Bad_Name\",\"kueue.x-k8s.io/max-exec-time-seconds\":"
+           "\"0\"",
+           "");
+    review(body, sizeof(body), "CREATE", "JobSet", js_new, NULL);
+    root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    {
+        const char *m =
+            json_string_value(json_object_get(json_object_get(resp, "status"), "message"));
+        ck_assert_ptr_nonnull(strstr(m, "[metadata.labels[kueue.x-k8s.io/queue-name]: a "
+                                        "lowercase RFC 1123 subdomain"));
+        ck_assert_ptr_nonnull(strstr(
+            m, "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: should be greater than 0]"));
+    }
+    json_decref(root);
+}
+END_TEST
+
 START_TEST(test_local_queue_cluster_queue_immutable)
 {
     char body[4096];
@@ -415,6 +592,9 @@ int main(void)
     tcase_add_test(tc, test_delete_is_allowed_and_audited);
     tcase_add_test(tc, test_wrong_kind_is_a_bad_request);
     tcase_add_test(tc, test_malformed_reviews);
+    tcase_add_test(tc, test_jobset_held_and_defaulted);
+    tcase_add_test(tc, test_child_job_and_disabled_kind_left_alone);
+    tcase_add_test(tc, test_jobset_queue_and_priority_rules);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -126,7 +126,7 @@ static void client_log(void *data, const char *text)
 /* ---- probes ------------------------------------------------------------------------------ */
 
 /* /readyz: 200 "ok" once every cache has synced and, with webhooks on, a certificate is served;
- * otherwise 503 with what is missing and the open problems that explain it. */
+ * otherwise 503 with what is missing; either way followed by the open problems. */
 static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     run_t *r = ud;
@@ -157,9 +157,11 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
         snprintf(body + strlen(body), sizeof(body) - strlen(body),
                  "webhook certificate not served yet\n");
     }
-    if (ready) {
+    if (ready)
         snprintf(body, sizeof(body), "ok\n");
-    } else if (r->ctrl != NULL && problems_count(ctrl_problems(r->ctrl)) > 0) {
+    /* Ready or not, the open problems are said: when ready, those that do not stop sluice
+     * (an enabled integration whose CRD is not installed, skipped as Kueue skips it). */
+    if (r->ctrl != NULL && problems_count(ctrl_problems(r->ctrl)) > 0) {
         snprintf(body + strlen(body), sizeof(body) - strlen(body), "problems:\n");
         problems_describe(ctrl_problems(r->ctrl), "  ", body, sizeof(body));
     }

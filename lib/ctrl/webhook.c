@@ -5,6 +5,7 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/ctrl_int.h"
+#include "ctrl/jobparent.h"
 #include "hook/admission.h"
 #include "hook/audit.h"
 #include "hook/cert.h"
@@ -147,6 +148,18 @@ static bool env_manage(void *ctx, const char *ns)
          selector_matches(&w->cfg->kueue.managed_jobs_namespace_selector, &kv);
     kv_list_fini(&kv);
     return ok;
+}
+
+static bool env_framework(void *ctx, const char *framework)
+{
+    ctrl_webhook_t *w = ctx;
+    return ctrl_framework_enabled(w->cfg, framework);
+}
+
+static bool env_owner_managed(void *ctx, const json_t *obj)
+{
+    ctrl_webhook_t *w = ctx;
+    return jobparent_managed(w->cfg, obj, NULL, NULL);
 }
 
 static bool env_cq_usage(void *ctx, const char *cq, const char *flavor, const char *resource,
@@ -754,6 +767,8 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
     w->env.wpc_exists = env_wpc_exists;
     w->env.manage_without_queue_name = env_manage;
     w->env.cq_usage = env_cq_usage;
+    w->env.framework_enabled = env_framework;
+    w->env.owner_managed = env_owner_managed;
     w->env.audit = env_audit;
     w->env.ctx = w;
     if (cfg->audit_log != NULL &&

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/admission.h"
 
+#include "jobs/framework.h"
+#include "jobs/kindobj.h"
 #include "model/object.h"
 #include "model/validate.h"
 #include "util/base64.h"
@@ -45,6 +47,7 @@ static const route_t routes[] = {
 /* The parsed request part of an AdmissionReview (borrowed from the document). */
 typedef struct review_s {
     const route_t *route;
+    const jobs_kind_t *jk; /* a job kind of lib/jobs' table (not batch/v1 Job), or NULL */
     const char *uid;
     const char *operation;
     const char *kind;
@@ -175,8 +178,50 @@ static err_t mutate_finalizer(const review_t *r, verdict_t *v)
     return patch_add(v->patch, "/metadata/finalizers", json_pack("[s]", FINALIZER));
 }
 
-/* batch/v1 Job (Kueue's jobframework defaults, reference §3.2): default LocalQueue, default
- * WorkloadPriorityClass, and spec.suspend=true for managed Jobs. */
+/* Append to `patch` the operations that turn `a` into `b` where `b` adds or changes members
+ * (what set_suspended() does: nothing is removed), at JSON Pointer `path`. ERR_NOMEM. */
+static err_t patch_diff(json_t *patch, const char *path, const json_t *a, json_t *b)
+{
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(a) || !json_is_object(b))
+        return patch_add(patch, path[0] ? path : "/", json_incref(b));
+    json_object_foreach(b, key, v)
+    {
+        const json_t *old = json_object_get(a, key);
+        char esc[320], sub[1024];
+        err_t rc;
+        if (old != NULL && json_equal(old, v))
+            continue;
+        pointer_escape(key, esc, sizeof(esc));
+        snprintf(sub, sizeof(sub), "%s/%s", path, esc);
+        rc = old != NULL ? patch_diff(patch, sub, old, v) : patch_add(patch, sub, json_incref(v));
+        if (rc != ERR_OK)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+/* Hold `obj` of kind `jk`: the patch of what the kind's set_suspended() changes (for a JobSet,
+ * /spec/suspend). An object the kind cannot hold (no spec) is left to its validation. */
+static err_t patch_hold(const jobs_kind_t *jk, const json_t *obj, verdict_t *v)
+{
+    json_t *held = json_deep_copy(obj);
+    err_t rc = ERR_OK;
+
+    if (held == NULL)
+        return ERR_NOMEM;
+    if (jk->set_suspended(held, true, NULL) == ERR_OK)
+        rc = patch_diff(v->patch, "", obj, held);
+    json_decref(held);
+    return rc;
+}
+
+/* A queued job (Kueue's jobframework defaults, reference §3.2): default LocalQueue, default
+ * WorkloadPriorityClass, and held (spec.suspend=true) when managed -- a batch/v1 Job, or an
+ * object of job kind r->jk held through its table entry. A child of a managed owner is left as
+ * it is (WorkloadShouldBeSuspended: its parent's admission covers it). */
 static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
 {
     json_t *meta = json_object_get(r->object, "metadata");
@@ -185,9 +230,11 @@ static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verd
     const char *ns = r->namespace ? r->namespace : str_at(meta, "namespace");
     bool have_labels = json_is_object(labels);
     const char *queue = str_at(labels, LABEL_QUEUE);
-    bool managed;
+    bool managed, held;
 
     if (strcmp(r->operation, "CREATE") != 0)
+        return ERR_OK;
+    if (env->owner_managed != NULL && env->owner_managed(env->ctx, r->object))
         return ERR_OK;
     if ((queue == NULL || queue[0] == '\0') && ns != NULL && env->local_queue_exists &&
         env->local_queue_exists(env->ctx, ns, "default")) {
@@ -203,9 +250,13 @@ static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verd
         if (patch_label(v->patch, &have_labels, LABEL_PRIORITY, "default") != ERR_OK)
             return ERR_NOMEM;
     }
-    if (managed && !json_is_true(json_object_get(spec, "suspend")))
-        return patch_add(v->patch, "/spec/suspend", json_true());
-    return ERR_OK;
+    held = r->jk != NULL ? r->jk->suspended(r->object)
+                         : json_is_true(json_object_get(spec, "suspend"));
+    if (!managed || held)
+        return ERR_OK;
+    if (r->jk != NULL)
+        return patch_hold(r->jk, r->object, v);
+    return patch_add(v->patch, "/spec/suspend", json_true());
 }
 
 /* ---- validating webhooks ------------------------------------------------------------------- */
@@ -337,6 +388,105 @@ out:
     return rc;
 }
 
+/* ---- job kinds of the framework table -------------------------------------------------- */
+
+/* An object of job kind r->jk: Kueue's webhook rules for it, the same code as `sluice check`
+ * (jobs/kindobj.h: its envelope and metadata, its pod sets, the kind's own rules; then
+ * jobframework's label rules of validate_object(), and on UPDATE validate_update_env()'s: a
+ * queue name or maximum execution time that cannot change while it runs, a
+ * WorkloadPriorityClass neither added to a running object nor removed). */
+static err_t validate_kind(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
+{
+    object_t obj, old;
+    diags_t d;
+    bool have_obj = false, have_old = false;
+    validate_env_t venv = {.default_queue_exists = default_queue_exists, .ctx = (void *)env};
+    err_t rc;
+
+    if (r->object == NULL || strcmp(r->operation, "CONNECT") == 0)
+        return ERR_OK; /* DELETE: registered only to audit it */
+    memset(&obj, 0, sizeof(obj));
+    memset(&old, 0, sizeof(old));
+    diags_init(&d);
+    rc = kindobj_decode(r->jk, r->object, &obj, &d);
+    if (rc == ERR_NOMEM)
+        goto out;
+    have_obj = rc == ERR_OK;
+    rc = ERR_OK;
+    if (have_obj && r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0) {
+        diags_t old_diags;
+        diags_init(&old_diags);
+        /* The stored object was valid when written; its problems are not the user's. */
+        rc = kindobj_decode(r->jk, r->old_object, &old, &old_diags);
+        diags_fini(&old_diags);
+        if (rc == ERR_NOMEM)
+            goto out;
+        have_old = rc == ERR_OK;
+        rc = ERR_OK;
+    }
+    if (have_obj && have_old)
+        rc = validate_update_env(&old, &obj, &venv, &d);
+    else if (have_obj)
+        rc = validate_object(&obj, &d);
+    if (rc == ERR_OK && d.oom)
+        rc = ERR_NOMEM;
+    if (rc == ERR_OK)
+        rc = join_errors(&d, true, &v->message);
+    if (rc == ERR_OK && v->message != NULL) {
+        v->allowed = false;
+        v->code = 403;
+    }
+out:
+    if (have_obj)
+        object_fini(&obj);
+    if (have_old)
+        object_fini(&old);
+    diags_fini(&d);
+    return rc;
+}
+
+/* The webhook paths of the kinds of the framework table held by their own field, in Kueue's
+ * (kubebuilder's) spelling: /mutate-<group, dots as dashes>-<version>-<kind in lower case>.
+ * batch/v1 Job has its routes above. */
+static const jobs_kind_t *kind_route(const char *path, hook_type_t *type)
+{
+    const jobs_kind_t *k;
+
+    for (size_t i = 0; (k = jobs_kind_at(i)) != NULL; i++) {
+        char suffix[256], want[300];
+        size_t n = 0;
+        if (k->admit != JOBS_ADMIT_OBJECT || strcmp(k->framework, "batch/job") == 0)
+            continue;
+        for (const char *p = k->group; *p && n + 1 < sizeof(suffix); p++)
+            suffix[n++] = *p == '.' ? '-' : *p;
+        n += (size_t)snprintf(suffix + n, sizeof(suffix) - n, "-%s-", k->version);
+        for (const char *p = k->kind; *p && n + 1 < sizeof(suffix); p++)
+            suffix[n++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        suffix[n] = '\0';
+        snprintf(want, sizeof(want), "/mutate-%s", suffix);
+        if (strcmp(path, want) == 0) {
+            *type = HOOK_MUTATE;
+            return k;
+        }
+        snprintf(want, sizeof(want), "/validate-%s", suffix);
+        if (strcmp(path, want) == 0) {
+            *type = HOOK_VALIDATE;
+            return k;
+        }
+    }
+    return NULL;
+}
+
+/* Is the framework of the review's kind enabled (integrations.frameworks)? */
+static bool kind_enabled(const hook_admission_env_t *env, const review_t *r)
+{
+    const char *fw = r->jk != NULL ? r->jk->framework : "batch/job";
+
+    if (env->framework_enabled == NULL)
+        return strcmp(fw, "batch/job") == 0;
+    return env->framework_enabled(env->ctx, fw);
+}
+
 /* ---- the review -------------------------------------------------------------------------------
  */
 
@@ -442,7 +592,7 @@ static void audit(const hook_admission_env_t *env, const review_t *r, const verd
         return;
     memset(&ev, 0, sizeof(ev));
     ev.operation = r->operation;
-    ev.kind = kind_name(r->route->kind);
+    ev.kind = r->jk != NULL ? r->jk->kind : kind_name(r->route->kind);
     ev.namespace = r->namespace ? r->namespace : str_at(meta, "namespace");
     ev.name = r->name ? r->name : str_at(meta, "name");
     ev.user = r->user ? r->user : "";
@@ -459,6 +609,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
                             size_t len, int *status, char **response, err_msg_t *msg)
 {
     static const hook_admission_env_t no_env;
+    route_t kroute;
     review_t r;
     verdict_t v;
     json_error_t jerr;
@@ -471,6 +622,15 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
     memset(&r, 0, sizeof(r));
     memset(&v, 0, sizeof(v));
     r.route = route_find(path);
+    if (r.route == NULL) {
+        /* A job kind of the framework table: a route of its own, audited like Jobs. */
+        kroute.path = path;
+        kroute.kind = KIND_UNKNOWN;
+        kroute.audited = true;
+        r.jk = kind_route(path, &kroute.type);
+        if (r.jk != NULL)
+            r.route = &kroute;
+    }
     if (r.route == NULL) {
         *status = 404;
         return err_set(msg, ERR_NOT_FOUND, "no webhook at %s", path);
@@ -494,16 +654,19 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         *status = 500;
         goto out;
     }
-    if (r.route->type == HOOK_MUTATE) {
+    if ((r.jk != NULL || r.route->kind == KIND_JOB) && !kind_enabled(env, &r)) {
+        /* The kind's framework is not enabled: Kueue's no-op webhook, everything allowed. */
+        bad = ERR_OK;
+    } else if (r.route->type == HOOK_MUTATE) {
         bad = ERR_OK;
         if (r.object != NULL && strcmp(r.operation, "CREATE") == 0) {
-            if (r.route->kind == KIND_JOB)
+            if (r.route->kind == KIND_JOB || r.jk != NULL)
                 bad = mutate_job(env, &r, &v);
             else if (r.route->kind == KIND_CLUSTER_QUEUE || r.route->kind == KIND_RESOURCE_FLAVOR)
                 bad = mutate_finalizer(&r, &v);
         }
     } else {
-        bad = validate(env, &r, &v);
+        bad = r.jk != NULL ? validate_kind(env, &r, &v) : validate(env, &r, &v);
         audit(env, &r, &v);
     }
     if (bad != ERR_OK) {

@@ -26,6 +26,14 @@
  *   /validate-kueue-x-k8s-io-v1beta2-workload       workloads and workloads/status
  *   /mutate-batch-v1-job                            default queue, default priority, suspend
  *   /validate-batch-v1-job
+ *   /mutate-<group>-<version>-<kind>                the same for each kind of lib/jobs' table
+ *   /validate-<group>-<version>-<kind>              held by its suspend field, e.g.
+ *                                                   /mutate-jobset-x-k8s-io-v1alpha2-jobset
+ *
+ * A job kind's webhooks act only when its framework is enabled (integrations.frameworks) and
+ * allow everything unchanged otherwise, as Kueue's no-op webhooks do, so a configuration that
+ * lists a kind sluice is told not to manage never blocks its objects. An object whose controller
+ * owner is a managed kind (a JobSet's Jobs) is left as it is: its parent's Workload covers it.
  *
  * Validation is lib/model's validate_object()/validate_update_env(): the same code as
  * `sluice check`. A denial is answered like controller-runtime answers Kueue's webhooks:
@@ -61,6 +69,12 @@ typedef struct hook_admission_env_s {
      * when unknown (then no quota-decrease warning can be given). */
     bool (*cq_usage)(void *ctx, const char *cq, const char *flavor, const char *resource,
                      quantity_t *out);
+    /* Is integrations.frameworks enabling `framework` ("jobset.x-k8s.io/jobset")? NULL: only
+     * "batch/job" is. */
+    bool (*framework_enabled)(void *ctx, const char *framework);
+    /* Is the controller owner of `obj` of a kind Kueue manages (an enabled integration's or an
+     * external framework's)? NULL: never. */
+    bool (*owner_managed)(void *ctx, const json_t *obj);
     /* Called for every decision on an audited object (quotas, queue mappings, priorities). */
     void (*audit)(void *ctx, const hook_audit_event_t *ev);
     void *ctx;

@@ -3,7 +3,9 @@
 # CA and serving certificate in a Secret (self-managed, as Kueue's internal cert management),
 # injects the CA bundle into its Validating/MutatingWebhookConfigurations, and then an invalid
 # ClusterQueue applied with kubectl is rejected with sluice's message, while a valid one is
-# admitted (and gets the finalizer from the mutating webhook). A restart reuses the Secret.
+# admitted (and gets the finalizer from the mutating webhook). A JobSet (the JobSet integration
+# enabled) created running with a queue name is held by the mutating webhook, and its queue
+# cannot change once it runs. A restart reuses the Secret.
 # The configurations call https://127.0.0.1:PORT (no Service routing in the test environment),
 # so the certificate carries that IP (--webhook-cert-ip), and an objectSelector limits them to
 # this test's objects.
@@ -11,7 +13,12 @@
 . "$(dirname "$0")/ctrl_lib.sh"
 
 ctrl_install_crds
+k apply -f "$src/test/data/crds-integrations/jobset.x-k8s.io_jobsets.yaml" >/dev/null ||
+    fail "apply the test JobSet CRD"
+k wait --for condition=Established --timeout=60s crd/jobsets.jobset.x-k8s.io >/dev/null ||
+    fail "JobSet CRD not Established"
 ctrl_sys_namespace
+it_namespace
 base=it-$sfx
 ctrl_delete_at_exit validatingwebhookconfiguration "$base-validating-webhook-configuration"
 ctrl_delete_at_exit mutatingwebhookconfiguration "$base-mutating-webhook-configuration"
@@ -31,21 +38,36 @@ hook() { # kind path name
   admissionReviewVersions: [v1]
 EOT
 }
+jshook() { # operations path name
+    cat <<EOT
+- name: $3.kueue.x-k8s.io
+  clientConfig: {url: "https://127.0.0.1:$port$2"}
+  rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [$1], resources: [jobsets]}]
+  objectSelector: {matchLabels: {sluice-it: "$sfx"}}
+  failurePolicy: Fail
+  sideEffects: None
+  timeoutSeconds: 10
+  admissionReviewVersions: [v1]
+EOT
+}
 {
     echo "apiVersion: admissionregistration.k8s.io/v1"
     echo "kind: ValidatingWebhookConfiguration"
     echo "metadata: {name: $base-validating-webhook-configuration}"
     echo "webhooks:"
     hook "CREATE, UPDATE" /validate-kueue-x-k8s-io-v1beta2-clusterqueue vclusterqueue
+    jshook "CREATE, UPDATE" /validate-jobset-x-k8s-io-v1alpha2-jobset vjobset
     echo "---"
     echo "apiVersion: admissionregistration.k8s.io/v1"
     echo "kind: MutatingWebhookConfiguration"
     echo "metadata: {name: $base-mutating-webhook-configuration}"
     echo "webhooks:"
     hook CREATE /mutate-kueue-x-k8s-io-v1beta2-clusterqueue mclusterqueue
+    jshook CREATE /mutate-jobset-x-k8s-io-v1alpha2-jobset mjobset
 } | k apply -f - >/dev/null || fail "create the webhook configurations"
 
 ctrl_config config <<EOT
+integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service,
                          webhookSecretName: $base-webhook-server-cert}
 EOT
@@ -112,6 +134,38 @@ grep '"allowed":true' "$tmp/audit.log" | grep '"name":"good-'"$sfx"'"' | grep -q
     grep -q "quota f-$sfx/cpu nominalQuota: (none) -> 2" || fail "sluice audit does not show the quota"
 until_ 20 "the audit Event on the ClusterQueue" 'k get events -n default --field-selector "involvedObject.name=good-$sfx,reason=AuditedChange" -o jsonpath="{.items[0].message}" | grep -q "sluice-admin changed"'
 say "audit trail: log file with the user, sluice audit table, Event on the object"
+
+# A JobSet created running with a queue name: held by the mutating webhook before any pod.
+cat <<EOT | k apply -f - >/dev/null || fail "create the JobSet"
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: $ns
+  labels: {sluice-it: "$sfx", kueue.x-k8s.io/queue-name: lq}
+spec:
+  suspend: false
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        parallelism: 2
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+EOT
+[ "$(k get jobsets.jobset.x-k8s.io -n "$ns" js -o jsonpath='{.spec.suspend}')" = true ] ||
+    fail "the JobSet was created running: $(k get jobsets.jobset.x-k8s.io -n "$ns" js -o yaml)"
+say "JobSet created running with a queue name: held (spec.suspend=true) by the webhook"
+# Running (as once admitted) it cannot move to another queue.
+out=$(k patch jobsets.jobset.x-k8s.io -n "$ns" js --type merge \
+    -p '{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"other"}},"spec":{"suspend":false}}' 2>&1) &&
+    fail "a running JobSet changed its queue: $out"
+case "$out" in
+*'denied the request'*'metadata.labels[kueue.x-k8s.io/queue-name]: field is immutable'*) say "queue change of a running JobSet rejected: $out" ;;
+*) fail "unexpected answer: $out" ;;
+esac
 ctrl_stop op
 
 # A restart reuses the valid Secret instead of writing a new one.
