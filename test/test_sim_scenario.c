@@ -338,8 +338,8 @@ START_TEST(test_load_pytorchjob)
 }
 END_TEST
 
-/* A single plain Pod (a notebook) is a workload of its own; a Pod of a pod group and the serving
- * kinds, admitted through several Pods, are not modelled. */
+/* A single plain Pod (a notebook) and a StatefulSet are a workload each; a Pod of a pod group,
+ * a Deployment and a LeaderWorkerSet, admitted as several Workloads, are not modelled. */
 START_TEST(test_load_pods)
 {
     sim_scenario_t sc;
@@ -355,7 +355,11 @@ START_TEST(test_load_pods)
               "spec:\n  containers: [{name: c, image: i}]\n"
               "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
               "  namespace: team-a\nspec:\n  template:\n    spec:\n"
-              "      containers: [{name: c, image: i}]\n";
+              "      containers: [{name: c, image: i}]\n"
+              "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n"
+              "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq}\n"
+              "spec:\n  replicas: 3\n  template:\n    spec:\n"
+              "      containers: [{name: c, image: i, resources: {requests: {cpu: 1}}}]\n";
     const integration_t *it;
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
@@ -375,6 +379,13 @@ START_TEST(test_load_pods)
     ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_str_eq(it->wl.pod_sets[0].name, "main");
     ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    /* A StatefulSet is one Workload: all its replicas in one pod set. */
+    it = &sc.docs[6].obj.u.integ;
+    ck_assert_str_eq(it->kind, "StatefulSet");
+    ck_assert(it->built);
+    ck_assert(it->serving);
+    ck_assert_uint_eq(it->wl.npod_sets, 1);
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 3);
     sim_scenario_fini(&sc);
 }
 END_TEST

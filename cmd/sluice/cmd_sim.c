@@ -19,7 +19,7 @@ static const char usage_text[] =
     "Kubernetes and Kueue objects (ResourceFlavor, ClusterQueue, LocalQueue, Cohort, Namespace,\n"
     "WorkloadPriorityClass, PriorityClass, Workload, batch/v1 Job, Configuration, and the\n"
     "workload kinds JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, RayJob,\n"
-    "RayCluster and single Pods) with the annotations sim.sluice.dev/at,\n"
+    "RayCluster, single Pods and StatefulSets) with the annotations sim.sluice.dev/at,\n"
     "sim.sluice.dev/delete-at and sim.sluice.dev/runtime.\n"
     "The same file always gives the same output. See docs/simulator.md.\n"
     "\n"

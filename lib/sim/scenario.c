@@ -126,6 +126,14 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
         *has = true;
 }
 
+/* Is every object of serving kind `k` one Workload? A StatefulSet is (one pod group of all its
+ * replicas, named after it); a Deployment is one per Pod and a LeaderWorkerSet one per replica,
+ * which the contract's one-workload-per-document naming does not cover. */
+static bool one_workload(const jobs_kind_t *k)
+{
+    return strcmp(k->group, "apps") == 0 && strcmp(k->kind, "StatefulSet") == 0;
+}
+
 /* Does a Pod's metadata put it in a pod group (kueue.x-k8s.io/pod-group-name)? */
 static bool in_pod_group(const json_t *meta)
 {
@@ -222,11 +230,12 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
     }
-    if (jk != NULL && jk->admit == JOBS_ADMIT_PODS) {
+    if (jk != NULL && jk->admit == JOBS_ADMIT_PODS && !one_workload(jk)) {
         diags_error(d, "kind",
-                    "Unsupported value: \"%s\": a %s is admitted through its pods, which the "
-                    "simulator does not model (it runs Jobs, Workloads, single Pods and the kinds "
-                    "suspended as a whole: JobSet, the Kubeflow jobs, RayJob, RayCluster)",
+                    "Unsupported value: \"%s\": a %s is admitted through its pods, as several "
+                    "Workloads, which the simulator does not model (it runs Jobs, Workloads, "
+                    "single Pods, StatefulSets and the kinds suspended as a whole: JobSet, the "
+                    "Kubeflow jobs, RayJob, RayCluster)",
                     kind, kind);
         rc = ERR_INVALID;
     } else if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
