@@ -371,6 +371,41 @@ START_TEST(test_child_job_and_disabled_kind_left_alone)
 }
 END_TEST
 
+/* Every kind held by its own field has Kueue's path: a RayJob (framework off here: no-op). */
+START_TEST(test_kind_paths)
+{
+    static const char *const paths[] = {
+        "/mutate-kubeflow-org-v2beta1-mpijob",
+        "/validate-kubeflow-org-v1-tfjob",
+        "/mutate-ray-io-v1-rayjob",
+        "/validate-ray-io-v1-raycluster",
+    };
+    char body[4096];
+    const char *obj = "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{"
+                      "\"name\":\"r\",\"namespace\":\"ns1\",\"labels\":{"
+                      "\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}";
+
+    review(body, sizeof(body), "CREATE", "RayJob", obj, NULL);
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        json_t *resp, *root = run(paths[i], body, &resp);
+        ck_assert_msg(json_is_true(json_object_get(resp, "allowed")), "%s", paths[i]);
+        ck_assert_ptr_null(json_object_get(resp, "patch"));
+        json_decref(root);
+    }
+    /* Pods and the serving kinds are held through their pods' gates: no route of this kind. */
+    {
+        char *out = NULL;
+        int status = 0;
+        err_msg_t msg;
+        ck_assert_int_eq(hook_admission_review(&env, "/mutate-apps-v1-deployment", body,
+                                               strlen(body), &status, &out, &msg),
+                         ERR_NOT_FOUND);
+        ck_assert_int_eq(status, 404);
+        free(out);
+    }
+}
+END_TEST
+
 START_TEST(test_jobset_queue_and_priority_rules)
 {
     char js_old[2048], js_new[2048], body[8192];
@@ -595,6 +630,7 @@ int main(void)
     tcase_add_test(tc, test_jobset_held_and_defaulted);
     tcase_add_test(tc, test_child_job_and_disabled_kind_left_alone);
     tcase_add_test(tc, test_jobset_queue_and_priority_rules);
+    tcase_add_test(tc, test_kind_paths);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
