@@ -34,6 +34,7 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(podsready)
   sluice_add_ctrl_e2e(diagnose)
   sluice_add_ctrl_e2e(jobset)
+  sluice_add_ctrl_e2e(kubeflow)
 endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
