@@ -85,9 +85,10 @@ static void queues(fx_t *fx, int cpu)
             "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
 }
 
-/* Start with `frameworks` (a JSON array, NULL: Kueue's default) as integrations.frameworks;
- * `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is absent). */
-static void fx_start_with(fx_t *fx, int cpu, const char *frameworks, bool jobsets)
+/* Start with `integrations` (a JSON object, NULL: Kueue's default) as the configuration's
+ * integrations; `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is
+ * absent). */
+static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
 {
     kube_client_opts_t co;
     err_msg_t msg = {{0}};
@@ -113,13 +114,13 @@ static void fx_start_with(fx_t *fx, int cpu, const char *frameworks, bool jobset
     ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
     ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
     fx->cfg.pods_ready.enabled = false;
-    if (frameworks != NULL) {
+    if (integrations != NULL) {
         char doc[512];
         json_t *d;
         snprintf(doc, sizeof(doc),
                  "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
-                 "\"Configuration\",\"integrations\":{\"frameworks\":%s}}",
-                 frameworks);
+                 "\"Configuration\",\"integrations\":%s}",
+                 integrations);
         d = json_loads(doc, 0, NULL);
         ck_assert_msg(ctrl_config_apply(&fx->cfg, d, &msg) == ERR_OK, "%s", msg.text);
         json_decref(d);
@@ -332,7 +333,7 @@ static void jobset(fx_t *fx, const char *name)
     snprintf(js, sizeof(js),
              "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
              "\"name\":\"%s\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
-             "\"lq\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":["
+             "\"lq\",\"team\":\"a\",\"app\":\"x\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":["
              "{\"name\":\"leader\",\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":2,"
              "\"completions\":2,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
              "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
@@ -404,11 +405,20 @@ START_TEST(jobset_one_workload_admitted_started_finished)
     size_t i;
 
     /* 4 cpus: one JobSet of 2 x 2 pods fits, the second waits. */
-    fx_start_with(&fx, 4, "[\"batch/job\",\"jobset.x-k8s.io/jobset\"]", true);
+    fx_start_with(&fx, 4,
+                  "{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"],"
+                  "\"labelKeysToCopy\":[\"team\"]}",
+                  true);
     jobset(&fx, "first");
     run_until(&fx, first_running, 10, "JobSet first admitted and started");
     w = js_workload(&fx, "first");
     ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(w, "spec"), "podSets")), 2);
+    /* integrations.labelKeysToCopy: team is copied, app is not. */
+    {
+        json_t *labels = json_object_get(json_object_get(w, "metadata"), "labels");
+        ck_assert_str_eq(json_string_value(json_object_get(labels, "team")), "a");
+        ck_assert_ptr_null(json_object_get(labels, "app"));
+    }
     ck_assert_str_eq(
         json_string_value(json_object_get(
             json_array_get(json_object_get(json_object_get(w, "spec"), "podSets"), 1), "name")),
@@ -455,7 +465,7 @@ START_TEST(absent_kind_skipped_and_said_once)
     fx_t fx;
     char why[512];
 
-    fx_start_with(&fx, 2, "[\"batch/job\",\"jobset.x-k8s.io/jobset\"]", false);
+    fx_start_with(&fx, 2, "{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"]}", false);
     ck_assert(ctrl_readiness(fx.ctrl, why, sizeof(why)));
     ck_assert(problems_has(ctrl_problems(fx.ctrl), "crd:jobsets.jobset.x-k8s.io"));
     ck_assert_uint_eq(problems_count(ctrl_problems(fx.ctrl)), 1);
