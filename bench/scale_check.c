@@ -185,6 +185,21 @@ void scale_check_gap(scale_check_t *chk)
 {
     chk->gaps++;
     chk->last_rv = 0;
+    chk->relisting = true;
+}
+
+void scale_check_gap_end(scale_check_t *chk)
+{
+    chk->relisting = false;
+}
+
+/* Give back what `st` holds. */
+static void release(scale_check_t *chk, scale_check_wl_t *st)
+{
+    chk->cq_held[st->cq] -= st->usage_milli;
+    chk->cohort_held[chk->l->cqs[st->cq].cohort] -= st->usage_milli;
+    st->held = false;
+    chk->releases++;
 }
 
 /* Count a violation; the first one is kept. Returns ERR_CONFLICT. */
@@ -222,7 +237,7 @@ err_t scale_check_apply(scale_check_t *chk, uint64_t wl, const scale_rec_t *rec,
     if (wl >= l->nwl)
         return violation(chk, msg, rec, "not a workload of the shape");
     st = &chk->wl[wl];
-    if (rec->rv != 0) {
+    if (rec->rv != 0 && !chk->relisting) {
         if (chk->last_rv != 0 && rec->rv <= chk->last_rv) {
             snprintf(what, sizeof(what), "resourceVersion not after the previous record's %llu",
                      (unsigned long long)chk->last_rv);
@@ -236,22 +251,24 @@ err_t scale_check_apply(scale_check_t *chk, uint64_t wl, const scale_rec_t *rec,
     if (st->held && holds) {
         /* Still held: the admission may not move or grow without a release in between. */
         int64_t qi = scale_layout_cq_find(l, rec->cq);
-        if (qi < 0 || (uint32_t)qi != st->cq || rec->usage_milli != st->usage_milli) {
+        if (qi >= 0 && (uint32_t)qi == st->cq && rec->usage_milli == st->usage_milli)
+            goto out;
+        if (!chk->relisting) {
             snprintf(what, sizeof(what),
                      "admission changed to ClusterQueue %s (%lld milli-cpu) while it held %s "
                      "(%lld milli-cpu): admitted twice without a release",
                      rec->cq, (long long)rec->usage_milli, l->cqs[st->cq].name,
                      (long long)st->usage_milli);
             rc = violation(chk, msg, rec, what);
+            goto out;
         }
-        goto out;
+        /* Released and admitted again within the lost history. */
+        release(chk, st);
     }
-    if (st->held && !holds) {
-        chk->cq_held[st->cq] -= st->usage_milli;
-        chk->cohort_held[l->cqs[st->cq].cohort] -= st->usage_milli;
-        st->held = false;
-        chk->releases++;
-    }
+    if (st->held && !holds)
+        release(chk, st);
+    if (chk->relisting && holds)
+        st->evicted_since_admission = true; /* an eviction may be in the lost history */
     if (rec->finished)
         st->finished = true;
     if (!st->held && holds) {

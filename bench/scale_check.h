@@ -72,6 +72,7 @@ typedef struct scale_check_s {
     uint64_t admissions, releases;
     uint64_t violations;
     uint64_t gaps;             /* relists: history not continuous there */
+    bool relisting;            /* applying a relist's records (scale_check_gap() .. _gap_end()) */
     err_msg_t first_violation; /* the first violating record, described */
 } scale_check_t;
 
@@ -86,8 +87,14 @@ void scale_check_fini(scale_check_t *chk);
  * and the first one kept in chk->first_violation); the state is updated either way. */
 err_t scale_check_apply(scale_check_t *chk, uint64_t wl, const scale_rec_t *rec, err_msg_t *msg);
 
-/* The watch history has a hole (a relist): the next records may repeat or skip resourceVersions.
- * Counted in chk->gaps; the resourceVersion order check restarts. */
+/* The watch history has a hole (a relist): the records up to scale_check_gap_end() are the
+ * listed state, whose history in between is lost. Counted in chk->gaps; the resourceVersion
+ * order check restarts; until the end a Workload may have been evicted, released and admitted
+ * again (elsewhere) unseen, so only the quota limits are checked. Feed the listed records that
+ * hold no quota first: then every state checked is part of the listed (real) one. */
 void scale_check_gap(scale_check_t *chk);
+
+/* The relist's records are all applied: back to checking every transition. */
+void scale_check_gap_end(scale_check_t *chk);
 
 #endif

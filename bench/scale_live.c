@@ -51,9 +51,10 @@ static const kube_resource_t RES_LQ = {"kueue.x-k8s.io", "v1beta2", "localqueues
 static const kube_resource_t RES_RF = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
 static const kube_resource_t RES_NS = {"", "v1", "namespaces", false};
 
-#define SELECTOR       SCALE_LABEL_CLASS
-#define CREATE_RETRIES 5 /* setup objects; Workload creates retry until the run's timeout */
-#define MAX_REPORTED   20
+#define SELECTOR          SCALE_LABEL_CLASS
+#define RELIST_TIMEOUT_MS 600000 /* a relist's own timeout (the client's is 60 s) */
+#define CREATE_RETRIES    5      /* setup objects; Workload creates retry until the run's timeout */
+#define MAX_REPORTED      20
 
 typedef enum { T_NONE, T_FINISH, T_RELEASE, T_RETRY } wl_timer_t;
 typedef enum { W_NONE, W_FINISH, W_RELEASE } wl_write_t;
@@ -594,11 +595,20 @@ static void watch_start(watch_t *w)
         end_run(w->lv, ERR_IO, "watch %s: %s", w->res->resource, msg.text);
 }
 
-static int by_rv(const void *a, const void *b)
+/* A relisted object, ordered for the quota check: Workloads holding no quota first, then by
+ * resourceVersion, so that every state the check sees is part of the listed one. */
+typedef struct relisted_s {
+    json_t *obj;
+    bool holds;
+    uint64_t rv;
+} relisted_t;
+
+static int by_hold_then_rv(const void *a, const void *b)
 {
-    uint64_t x = strtoull(kube_object_rv(*(json_t *const *)a), NULL, 10);
-    uint64_t y = strtoull(kube_object_rv(*(json_t *const *)b), NULL, 10);
-    return x < y ? -1 : x > y;
+    const relisted_t *x = a, *y = b;
+    if (x->holds != y->holds)
+        return x->holds ? 1 : -1;
+    return x->rv < y->rv ? -1 : x->rv > y->rv;
 }
 
 static void on_list_done(const kube_result_t *res, void *data)
@@ -639,15 +649,23 @@ static void on_list_done(const kube_result_t *res, void *data)
         }
         w->listed = true;
     } else {
-        /* A relist after 410 Gone: the records in between are lost. Apply the listed state in
-         * resourceVersion order and say so. */
-        json_t **arr = calloc(n ? n : 1, sizeof(json_t *));
+        /* A relist after 410 Gone: the records in between are lost. Apply the listed state,
+         * releases first, and say so. */
+        relisted_t *arr = calloc(n ? n : 1, sizeof(*arr));
         if (arr == NULL) {
             end_run(lv, ERR_NOMEM, "out of memory");
             return;
         }
-        json_array_foreach(items, i, it) arr[i] = it;
-        qsort(arr, n, sizeof(json_t *), by_rv);
+        json_array_foreach(items, i, it)
+        {
+            scale_rec_t rec;
+            err_msg_t pmsg;
+            arr[i].obj = it;
+            arr[i].rv = strtoull(kube_object_rv(it), NULL, 10);
+            arr[i].holds = w->is_wl && scale_rec_parse(it, false, &rec, &pmsg) == ERR_OK &&
+                           rec.reserved && !rec.finished;
+        }
+        qsort(arr, n, sizeof(*arr), by_hold_then_rv);
         if (w->is_wl) {
             lv->out->relists++;
             scale_check_gap(&lv->out->chk);
@@ -656,10 +674,12 @@ static void on_list_done(const kube_result_t *res, void *data)
         }
         for (i = 0; i < n && lv->phase < PH_END; i++) {
             if (w->is_wl)
-                on_wl_record(lv, arr[i], "RELIST", false);
+                on_wl_record(lv, arr[i].obj, "RELIST", false);
             else
-                on_cq_record(lv, arr[i]);
+                on_cq_record(lv, arr[i].obj);
         }
+        if (w->is_wl)
+            scale_check_gap_end(&lv->out->chk);
         free(arr);
     }
     w->gone = false;
@@ -671,10 +691,15 @@ static void on_list_done(const kube_result_t *res, void *data)
 static void watch_list(watch_t *w)
 {
     kube_list_opts_t o = {.label_selector = SELECTOR};
+    kube_req_t *req = NULL;
     err_msg_t msg;
 
-    if (kube_list(w->lv->c, w->res, NULL, &o, on_list_done, w, NULL, &msg) != ERR_OK)
+    if (kube_list(w->lv->c, w->res, NULL, &o, on_list_done, w, &req, &msg) != ERR_OK)
         end_run(w->lv, ERR_IO, "list %s: %s", w->res->resource, msg.text);
+    else if (w->listed)
+        /* A relist of tens of thousands of Workloads from a busy server takes minutes: the
+         * client's 60 s would cut it off again and again. */
+        kube_req_set_timeout(req, RELIST_TIMEOUT_MS);
 }
 
 /* ---- creating the shape --------------------------------------------------------------------- */

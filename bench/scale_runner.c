@@ -277,6 +277,8 @@ static int check_trace(const scale_layout_t *l, const char *path)
         bool relist = type != NULL && strcmp(type, "RELIST") == 0;
         if (relist && !prev_relist)
             scale_check_gap(&chk);
+        else if (!relist && prev_relist)
+            scale_check_gap_end(&chk);
         prev_relist = relist;
         if (scale_trace_parse(j, &rec, &msg) != ERR_OK) {
             fprintf(stderr, "scale: %s: %s\n", path, msg.text);
