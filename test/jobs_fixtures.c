@@ -73,3 +73,11 @@ const char *jf_str(const json_t *v, const char *path)
 {
     return json_string_value(jf_at(v, path));
 }
+
+size_t jf_pod_sets(const jobs_kind_t *k, json_t *obj, jobs_podset_t *sets)
+{
+    size_t n = 0;
+    err_msg_t msg = {{0}};
+    ck_assert_msg(k->pod_sets(obj, sets, &n, &msg) == ERR_OK, "%s", msg.text);
+    return n;
+}

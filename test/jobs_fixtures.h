@@ -3,6 +3,8 @@
 #ifndef SLUICE_TEST_JOBS_FIXTURES_H
 #define SLUICE_TEST_JOBS_FIXTURES_H
 
+#include "jobs/framework.h"
+
 #include <jansson.h>
 
 /* The documents of test/data/jobs/<name> (YAML) as a new array; fails the test when it cannot be
@@ -21,5 +23,9 @@ json_t *jf_at(const json_t *v, const char *path);
 
 /* The string at such a path, or NULL. */
 const char *jf_str(const json_t *v, const char *path);
+
+/* The pod sets kind `k` reads from `obj` into sets[JOBS_PODSETS_MAX], their number; fails the
+ * test (with the kind's message) when it cannot read them. */
+size_t jf_pod_sets(const jobs_kind_t *k, json_t *obj, jobs_podset_t *sets);
 
 #endif

@@ -14,20 +14,12 @@
 static const jobs_kind_t *const RJ = &jobs_kind_rayjob;
 static const jobs_kind_t *const RC = &jobs_kind_raycluster;
 
-static size_t read_sets(const jobs_kind_t *k, json_t *obj, jobs_podset_t *sets)
-{
-    size_t n = 0;
-    err_msg_t msg = {{0}};
-    ck_assert_msg(k->pod_sets(obj, sets, &n, &msg) == ERR_OK, "%s", msg.text);
-    return n;
-}
-
 START_TEST(rayjob_pod_sets_head_groups_submitter)
 {
     json_t *rj = jf_doc("ray.yaml", 0);
     ck_assert_ptr_null(jf_at(rj, "spec submitterPodTemplate"));
     jobs_podset_t sets[JOBS_PODSETS_MAX];
-    ck_assert_uint_eq(read_sets(RJ, rj, sets), 4);
+    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 4);
 
     ck_assert_str_eq(sets[0].name, "head");
     ck_assert_int_eq(sets[0].count, 1);
@@ -53,7 +45,7 @@ START_TEST(rayjob_pod_sets_head_groups_submitter)
     ck_assert_str_eq(jf_str(sub, "spec restartPolicy"), "Never");
 
     /* Read again: the same template, not a second one. */
-    ck_assert_uint_eq(read_sets(RJ, rj, sets), 4);
+    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 4);
     ck_assert_ptr_eq(sets[3].tmpl, sub);
     json_decref(rj);
 }
@@ -65,17 +57,17 @@ START_TEST(rayjob_submission_modes)
     json_t *rj = jf_doc("ray.yaml", 0);
     json_t *own = jf_yaml("spec: {containers: [{name: submit, image: mine}]}");
     json_object_set_new(json_object_get(rj, "spec"), "submitterPodTemplate", own);
-    ck_assert_uint_eq(read_sets(RJ, rj, sets), 4);
+    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 4);
     ck_assert_ptr_eq(sets[3].tmpl, own); /* the user's template, borrowed */
 
     const char *modes[] = {"HTTPMode", "InteractiveMode", "SidecarMode"};
     for (size_t i = 0; i < 3; i++) {
         json_object_set_new(json_object_get(rj, "spec"), "submissionMode", json_string(modes[i]));
-        ck_assert_uint_eq(read_sets(RJ, rj, sets), 3);
+        ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 3);
         ck_assert_str_eq(sets[2].name, "tpu");
     }
     json_object_set_new(json_object_get(rj, "spec"), "submissionMode", json_string("K8sJobMode"));
-    ck_assert_uint_eq(read_sets(RJ, rj, sets), 4);
+    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 4);
     json_decref(rj);
 }
 END_TEST
@@ -108,7 +100,7 @@ START_TEST(raycluster_pod_sets)
 {
     jobs_podset_t sets[JOBS_PODSETS_MAX];
     json_t *rc = jf_doc("ray.yaml", 1);
-    ck_assert_uint_eq(read_sets(RC, rc, sets), 2);
+    ck_assert_uint_eq(jf_pod_sets(RC, rc, sets), 2);
     ck_assert_str_eq(sets[0].name, "head");
     ck_assert_str_eq(sets[1].name, "small");
     ck_assert_int_eq(sets[1].count, 1); /* no replicas: Kueue counts 1, whatever min/max say */
@@ -152,7 +144,7 @@ START_TEST(rayjob_sidecar_mode_head_template)
 {
     jobs_podset_t sets[JOBS_PODSETS_MAX];
     json_t *rj = jf_doc("ray.yaml", 3);
-    ck_assert_uint_eq(read_sets(RJ, rj, sets), 1); /* head only: no submitter Job */
+    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 1); /* head only: no submitter Job */
     json_t *head = json_deep_copy(sets[0].tmpl);
     err_msg_t msg = {{0}};
     ck_assert_int_eq(RJ->podset_template(rj, 0, head, &msg), ERR_OK);

@@ -16,14 +16,6 @@ static const jobs_kind_t *const L = &jobs_kind_leaderworkerset;
 /* serving.yaml: 0 Deployment, 1 StatefulSet, 2 LeaderWorkerSet, 3 an LWS worker Pod, 4 an STS
  * Pod. */
 
-static size_t read_sets(const jobs_kind_t *k, json_t *obj, jobs_podset_t *sets)
-{
-    size_t n = 0;
-    err_msg_t msg = {{0}};
-    ck_assert_msg(k->pod_sets(obj, sets, &n, &msg) == ERR_OK, "%s", msg.text);
-    return n;
-}
-
 START_TEST(webhook_marks_the_templates)
 {
     err_msg_t msg = {{0}};
@@ -76,12 +68,12 @@ START_TEST(pod_sets_of_one_workload)
     json_t *d = jf_doc("serving.yaml", 0), *s = jf_doc("serving.yaml", 1),
            *l = jf_doc("serving.yaml", 2);
 
-    ck_assert_uint_eq(read_sets(D, d, sets), 1); /* one Pod's Workload */
+    ck_assert_uint_eq(jf_pod_sets(D, d, sets), 1); /* one Pod's Workload */
     ck_assert_str_eq(sets[0].name, "main");
     ck_assert_int_eq(sets[0].count, 1);
     ck_assert_int_eq(jobs_serving_workloads(D, d), 3);
 
-    ck_assert_uint_eq(read_sets(S, s, sets), 1);
+    ck_assert_uint_eq(jf_pod_sets(S, s, sets), 1);
     ck_assert_str_eq(sets[0].name, "main");
     ck_assert_int_eq(sets[0].count, 4);
     ck_assert_ptr_eq(sets[0].tmpl, jf_at(s, "spec template"));
@@ -89,7 +81,7 @@ START_TEST(pod_sets_of_one_workload)
     json_object_set_new(json_object_get(s, "spec"), "replicas", json_integer(0));
     ck_assert_int_eq(jobs_serving_workloads(S, s), 0); /* scaled to zero: no Workload */
 
-    ck_assert_uint_eq(read_sets(L, l, sets), 2);
+    ck_assert_uint_eq(jf_pod_sets(L, l, sets), 2);
     ck_assert_str_eq(sets[0].name, "leader");
     ck_assert_int_eq(sets[0].count, 1);
     ck_assert_str_eq(sets[1].name, "worker");
@@ -113,7 +105,7 @@ START_TEST(pod_sets_of_one_workload)
 
     /* Without a leader template: one pod set "main" of size. */
     json_object_del(jf_at(l, "spec leaderWorkerTemplate"), "leaderTemplate");
-    ck_assert_uint_eq(read_sets(L, l, sets), 1);
+    ck_assert_uint_eq(jf_pod_sets(L, l, sets), 1);
     ck_assert_str_eq(sets[0].name, "main");
     ck_assert_int_eq(sets[0].count, 4);
 
