@@ -33,20 +33,19 @@ START_TEST(rayjob_pod_sets_head_groups_submitter)
     for (size_t i = 0; i < 4; i++)
         ck_assert_int_eq(sets[i].min_count, 0);
 
-    /* K8sJobMode without a template: KubeRay's default submitter, written into the RayJob. */
-    json_t *sub = jf_at(rj, "spec submitterPodTemplate");
-    ck_assert_ptr_eq(sets[3].tmpl, sub);
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 name"), "ray-job-submitter");
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 image"), "rayproject/ray:2.9.0");
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 resources requests cpu"), "500m");
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 resources requests memory"), "200Mi");
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 resources limits cpu"), "1");
-    ck_assert_str_eq(jf_str(sub, "spec containers 0 resources limits memory"), "1Gi");
-    ck_assert_str_eq(jf_str(sub, "spec restartPolicy"), "Never");
+    /* K8sJobMode without a template: the head's template stands in, nothing is written... */
+    ck_assert_ptr_eq(sets[3].tmpl, sets[0].tmpl);
+    ck_assert_ptr_null(jf_at(rj, "spec submitterPodTemplate"));
 
-    /* Read again: the same template, not a second one. */
-    ck_assert_uint_eq(jf_pod_sets(RJ, rj, sets), 4);
-    ck_assert_ptr_eq(sets[3].tmpl, sub);
+    /* ...and the framework reads a prepared copy: KubeRay's default submitter in the Workload. */
+    err_msg_t msg = {{0}};
+    workload_t wl = {0};
+    ck_assert_msg(jobs_workload_build(RJ, rj, NULL, &wl, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_str_eq(wl.pod_sets[3].name, "submitter");
+    ck_assert_uint_eq(wl.pod_sets[3].spec.ncontainers, 1);
+    ck_assert_str_eq(wl.pod_sets[3].spec.containers[0].name, "ray-job-submitter");
+    ck_assert_ptr_null(jf_at(rj, "spec submitterPodTemplate"));
+    workload_fini(&wl);
     json_decref(rj);
 }
 END_TEST
@@ -324,15 +323,20 @@ START_TEST(workload_start_stop)
     ck_assert_int_eq(milli(&wl.pod_sets[3].pod_requests, "cpu"), 500); /* default submitter */
     workload_fini(&wl);
 
-    /* The Workload's pod sets as the API holds them, to stop against. */
+    /* The Workload's pod sets as the API holds them, to stop against: those of the RayJob with
+     * KubeRay's default submitter, which is also what stop leaves (start writes it, as Kueue). */
     json_t *wl_sets = json_array();
     jobs_podset_t sets[JOBS_PODSETS_MAX];
     size_t n = 0;
-    ck_assert_int_eq(RJ->pod_sets(rj, sets, &n, &msg), ERR_OK);
+    json_t *before = json_deep_copy(rj);
+    ck_assert_int_eq(RJ->prepare(before, &msg), ERR_OK);
+    ck_assert_int_eq(RJ->pod_sets(before, sets, &n, &msg), ERR_OK);
     for (size_t i = 0; i < n; i++)
         json_array_append_new(wl_sets, json_pack("{s:s,s:i,s:O}", "name", sets[i].name, "count",
                                                  sets[i].count, "template", sets[i].tmpl));
-    json_t *before = json_deep_copy(rj);
+    /* A never-started RayJob reads as restored (no write to make), and reading wrote nothing. */
+    ck_assert_uint_eq(jobs_digest(RJ, rj), jobs_podsets_digest(wl_sets));
+    ck_assert_ptr_null(jf_at(rj, "spec submitterPodTemplate"));
 
     json_t *ns = json_pack("{s:s}", "cloud.google.com/gke-accelerator", "a100");
     json_t *tol =

@@ -298,21 +298,49 @@ static err_t build_pod_set(const jobs_kind_t *k, const json_t *obj, size_t i,
     return rc;
 }
 
+/* *view = `obj` as start and stop see it: `obj` itself, or for a kind with prepare() a prepared
+ * copy, also in *hold for the caller to drop (NULL otherwise), so that reading never writes into
+ * the caller's object. */
+static err_t prepared(const jobs_kind_t *k, json_t *obj, json_t **view, json_t **hold,
+                      err_msg_t *msg)
+{
+    err_t rc;
+
+    *view = obj;
+    *hold = NULL;
+    if (k->prepare == NULL)
+        return ERR_OK;
+    if ((*hold = json_deep_copy(obj)) == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    if ((rc = k->prepare(*hold, msg)) != ERR_OK) {
+        json_decref(*hold);
+        *hold = NULL;
+        return rc;
+    }
+    *view = *hold;
+    return ERR_OK;
+}
+
 err_t jobs_workload_build(const jobs_kind_t *k, json_t *obj, const char *const *copy_labels,
                           workload_t *out, err_msg_t *msg)
 {
     jobs_podset_t ps[JOBS_PODSETS_MAX];
     object_meta_t m;
     workload_t wl;
+    json_t *hold;
     size_t n = 0;
     err_t rc;
 
     memset(out, 0, sizeof(*out));
     memset(&wl, 0, sizeof(wl));
     memset(ps, 0, sizeof(ps));
-    rc = fragment_meta(obj, &m, msg);
-    if (rc != ERR_OK)
+    if ((rc = prepared(k, obj, &obj, &hold, msg)) != ERR_OK)
         return rc;
+    rc = fragment_meta(obj, &m, msg);
+    if (rc != ERR_OK) {
+        json_decref(hold);
+        return rc;
+    }
     rc = jobs__workload_meta(k, &m, copy_labels, &wl, msg);
     if (rc == ERR_OK)
         rc = k->pod_sets(obj, ps, &n, msg);
@@ -334,11 +362,13 @@ err_t jobs_workload_build(const jobs_kind_t *k, json_t *obj, const char *const *
         goto fail;
     }
     object_meta_fini(&m);
+    json_decref(hold);
     *out = wl;
     return ERR_OK;
 fail:
     object_meta_fini(&m);
     workload_fini(&wl);
+    json_decref(hold);
     return rc;
 }
 
@@ -505,7 +535,9 @@ err_t jobs_start(const jobs_kind_t *k, json_t *obj, const jobs_start_info_t *inf
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
     memset(ps, 0, sizeof(ps));
-    rc = k->pod_sets(copy, ps, &np, msg);
+    rc = k->prepare != NULL ? k->prepare(copy, msg) : ERR_OK;
+    if (rc == ERR_OK)
+        rc = k->pod_sets(copy, ps, &np, msg);
     for (size_t j = 0; j < n && rc == ERR_OK; j++) {
         i = find_pod_set(ps, np, info[j].name);
         if (i == np)
@@ -619,7 +651,9 @@ err_t jobs_stop(const jobs_kind_t *k, json_t *obj, const json_t *pod_sets, bool 
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
     memset(ps, 0, sizeof(ps));
-    rc = k->pod_sets(copy, ps, &np, msg);
+    rc = k->prepare != NULL ? k->prepare(copy, msg) : ERR_OK;
+    if (rc == ERR_OK)
+        rc = k->pod_sets(copy, ps, &np, msg);
     for (size_t i = 0; i < np && rc == ERR_OK; i++) {
         const json_t *item = workload_pod_set(pod_sets, ps, np, i);
         if (item != NULL)
@@ -720,15 +754,20 @@ static uint64_t combine(const uint64_t *d, size_t n)
 uint64_t jobs_digest(const jobs_kind_t *k, json_t *obj)
 {
     jobs_podset_t ps[JOBS_PODSETS_MAX];
-    uint64_t d[JOBS_PODSETS_MAX];
+    uint64_t d[JOBS_PODSETS_MAX], digest = 0;
+    json_t *hold;
     size_t n = 0;
 
     memset(ps, 0, sizeof(ps));
-    if (k->pod_sets(obj, ps, &n, NULL) != ERR_OK)
+    if (prepared(k, obj, &obj, &hold, NULL) != ERR_OK)
         return 0;
-    for (size_t i = 0; i < n; i++)
-        d[i] = jobs_template_digest(ps[i].tmpl);
-    return combine(d, n);
+    if (k->pod_sets(obj, ps, &n, NULL) == ERR_OK) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = jobs_template_digest(ps[i].tmpl);
+        digest = combine(d, n);
+    }
+    json_decref(hold);
+    return digest;
 }
 
 uint64_t jobs_podsets_digest(const json_t *pod_sets)

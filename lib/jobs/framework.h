@@ -152,9 +152,9 @@ typedef struct jobs_kind_s {
 
     /* Write into `obj` (in place) what starting and stopping it need that the kind's operator
      * would otherwise default unseen: a RayJob's submitter pod template (KubeRay's default, which
-     * Kueue writes into spec.submitterPodTemplate when it starts the RayJob). Idempotent. To be
-     * called by jobs_start() and jobs_stop() on their copy before pod_sets(), so that pod_sets()
-     * never has to write (it still does for a RayJob until they do). NULL: nothing to write. */
+     * Kueue writes into spec.submitterPodTemplate when it starts the RayJob). Idempotent. The
+     * framework calls it on its own copy before pod_sets() (jobs_workload_build, jobs_start,
+     * jobs_stop, jobs_digest), so that pod_sets() never writes. NULL: nothing to write. */
     err_t (*prepare)(json_t *obj, err_msg_t *msg);
 } jobs_kind_t;
 

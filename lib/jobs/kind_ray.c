@@ -44,10 +44,10 @@
  * A RayJob in K8sJobMode without submitterPodTemplate gets KubeRay's default submitter pod
  * (that container, the head's first image, restartPolicy Never). Kueue writes that template into
  * spec.submitterPodTemplate when it starts the RayJob, so that the submitter's pod set has a
- * template to take the flavor's node selector: that write is the kind's prepare(), meant to be
- * called by jobs_start() and jobs_stop(). Until they call it, pod_sets() calls it itself, so that
- * the Workload, jobs_start() and jobs_stop() all see the same template -- the only field a kind's
- * pod_sets() writes, against the rule that reading never writes (see framework.h, prepare).
+ * template to take the flavor's node selector: that write is the kind's prepare(), which the
+ * framework applies to its own copy before it reads the pod sets (jobs_workload_build,
+ * jobs_start, jobs_stop, jobs_digest); pod_sets() itself never writes and, on an unprepared
+ * RayJob, lends the head's template to the submitter pod set.
  *
  * Finished: a RayJob when status.jobDeploymentStatus is Complete or Failed, successfully when
  * status.jobStatus is SUCCEEDED, with status.message; a RayCluster never finishes. Active: a
@@ -209,10 +209,11 @@ static err_t ray_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t 
     }
 
     if (submitter) {
-        err_t e = rayjob_prepare(obj, msg);
+        /* Until prepare() writes KubeRay's default submitter, the head's template stands in
+         * (one pod either way): the framework reads a prepared copy. */
         json_t *tmpl = JOBS_AT(obj, "spec", "submitterPodTemplate");
-        if (e != ERR_OK)
-            return e;
+        if (tmpl == NULL)
+            tmpl = head;
         if (!json_is_object(tmpl))
             return err_set(msg, ERR_INVALID, "spec.submitterPodTemplate: must be of type object");
         snprintf(sets[k].name, sizeof(sets[k].name), "%s", JOBS_RAY_SUBMITTER);
