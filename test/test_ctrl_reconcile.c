@@ -494,6 +494,9 @@ static void refused(int status)
     ck_assert(admitted(&fx, "a"));
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 1);
     ck_assert_uint_eq(fakeapi_count(fx.fa, "get", "workloads"), status == 409 ? 1 : 0);
+    /* the stop line's failed writes, and how many of them were conflicts */
+    ck_assert_uint_ge(ctrl_stats(fx.ctrl).write_errors, 1);
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).write_conflicts, status == 409 ? 1 : 0);
     fx_stop(&fx);
 }
 
@@ -555,6 +558,8 @@ START_TEST(failing_writes_back_off)
     run_for(&fx, 2000);
     posts = fakeapi_count(fx.fa, "create", "workloads");
     ck_assert_msg(posts >= 2 && posts <= 6, "%zu Workload creates in 2 s", posts);
+    ck_assert_uint_ge(ctrl_stats(fx.ctrl).write_errors, 2);
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).write_conflicts, 0);
     fx_stop(&fx);
 }
 END_TEST

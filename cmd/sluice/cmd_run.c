@@ -229,14 +229,15 @@ static void on_drain(uv_timer_t *t)
         run_log(CTRL_LOG_INFO,
                 "stopped: %llu admitted, %llu evicted, %llu finished; %llu passes, %llu engine "
                 "cycles (%.1f s CPU), %llu decisions; writes: %llu admission, %llu status, %llu "
-                "explanation, %llu event (%llu events dropped), %llu failed",
+                "explanation, %llu event (%llu events dropped), %llu failed (%llu of them "
+                "conflicts, decided again)",
                 (unsigned long long)st.admitted, (unsigned long long)st.evicted,
                 (unsigned long long)st.finished, (unsigned long long)st.passes,
                 (unsigned long long)st.cycles, (double)st.engine_ns / 1e9,
                 (unsigned long long)st.decisions, (unsigned long long)st.writes[0],
                 (unsigned long long)st.writes[1], (unsigned long long)st.writes[2],
                 (unsigned long long)st.writes[3], (unsigned long long)st.events_dropped,
-                (unsigned long long)st.write_errors);
+                (unsigned long long)st.write_errors, (unsigned long long)st.write_conflicts);
     } else {
         run_log(CTRL_LOG_INFO, "stopped");
     }

@@ -880,6 +880,8 @@ void ctrl__on_done(const kube_result_t *res, void *data)
                          op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind], op->sub);
     if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
         c->stats.write_errors++;
+        if (res->err == ERR_CONFLICT || res->err == ERR_EXISTS)
+            c->stats.write_conflicts++;
         /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
          * reconcilers expect (they re-read and decide again): not errors worth a log line. */
         ctrl__log(

@@ -60,6 +60,8 @@ typedef struct ctrl_stats_s {
     uint64_t created;         /* Workloads created for Jobs */
     uint64_t finished;        /* Workloads marked Finished */
     uint64_t write_errors;    /* failed writes of any kind */
+    uint64_t write_conflicts; /* of those, refused with 409 Conflict or AlreadyExists (the
+                                 optimistic-concurrency outcomes, decided again) */
     uint64_t passes;          /* reconcile passes */
     uint64_t cycles;          /* engine cycles (sched_cycle calls) */
     uint64_t decisions;       /* engine decisions written or queued */
