@@ -12,11 +12,21 @@
 /* Adding a kind: its entry in a kind_<name>.c, its declaration in framework_int.h, one line
  * here. Order is Kueue's order of value for a GPU platform; lookups do not depend on it. */
 static const jobs_kind_t *const kinds[] = {
-    &jobs__kind_job,        &jobs__kind_jobset,    &jobs__kind_pytorchjob, &jobs__kind_tfjob,
-    &jobs__kind_xgboostjob, &jobs__kind_paddlejob, &jobs__kind_jaxjob,     &jobs__kind_mpijob,
+    &jobs__kind_job,
+    &jobs__kind_jobset,
+    &jobs__kind_pytorchjob,
+    &jobs__kind_tfjob,
+    &jobs__kind_xgboostjob,
+    &jobs__kind_paddlejob,
+    &jobs__kind_jaxjob,
+    &jobs__kind_mpijob,
     /* Ray, plain Pods, serving (kind_ray.h, podgroup.h, kind_serving.h). */
-    &jobs_kind_rayjob, &jobs_kind_raycluster, &jobs_kind_pod, &jobs_kind_deployment,
-    &jobs_kind_statefulset, &jobs_kind_leaderworkerset,
+    &jobs_kind_rayjob,
+    &jobs_kind_raycluster,
+    &jobs_kind_pod,
+    &jobs_kind_deployment,
+    &jobs_kind_statefulset,
+    &jobs_kind_leaderworkerset,
 };
 
 const jobs_kind_t *jobs_kind_at(size_t i)
