@@ -7,9 +7,8 @@
 
 /* LeaderWorkerSet's own pod metadata (leaderworkerset.x-k8s.io API). */
 #define JOBS_LWS_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index" /* pod label */
-#define JOBS_LWS_LEADER_NAME                                             \
-    "leaderworkerset.sigs.k8s.io/leader-name" /* worker pods' annotation \
-                                               */
+/* worker pods' annotation */
+#define JOBS_LWS_LEADER_NAME "leaderworkerset.sigs.k8s.io/leader-name"
 
 /* framework "deployment" (apps/v1): each Pod is a Workload of its own (pod set "main" of 1,
  * named as a Pod's); pod_sets() gives that one. */
