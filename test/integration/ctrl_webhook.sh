@@ -26,23 +26,11 @@ ctrl_delete_at_exit clusterqueue "good-$sfx" "bad-$sfx"
 
 port=$(ctrl_free_port)
 
-hook() { # kind path name
+hook() { # operations path name [group version resource]
     cat <<EOT
 - name: $3.kueue.x-k8s.io
   clientConfig: {url: "https://127.0.0.1:$port$2"}
-  rules: [{apiGroups: [kueue.x-k8s.io], apiVersions: [v1beta2], operations: [$1], resources: [clusterqueues]}]
-  objectSelector: {matchLabels: {sluice-it: "$sfx"}}
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 10
-  admissionReviewVersions: [v1]
-EOT
-}
-jshook() { # operations path name
-    cat <<EOT
-- name: $3.kueue.x-k8s.io
-  clientConfig: {url: "https://127.0.0.1:$port$2"}
-  rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [$1], resources: [jobsets]}]
+  rules: [{apiGroups: [${4:-kueue.x-k8s.io}], apiVersions: [${5:-v1beta2}], operations: [$1], resources: [${6:-clusterqueues}]}]
   objectSelector: {matchLabels: {sluice-it: "$sfx"}}
   failurePolicy: Fail
   sideEffects: None
@@ -56,14 +44,14 @@ EOT
     echo "metadata: {name: $base-validating-webhook-configuration}"
     echo "webhooks:"
     hook "CREATE, UPDATE" /validate-kueue-x-k8s-io-v1beta2-clusterqueue vclusterqueue
-    jshook "CREATE, UPDATE" /validate-jobset-x-k8s-io-v1alpha2-jobset vjobset
+    hook "CREATE, UPDATE" /validate-jobset-x-k8s-io-v1alpha2-jobset vjobset jobset.x-k8s.io v1alpha2 jobsets
     echo "---"
     echo "apiVersion: admissionregistration.k8s.io/v1"
     echo "kind: MutatingWebhookConfiguration"
     echo "metadata: {name: $base-mutating-webhook-configuration}"
     echo "webhooks:"
     hook CREATE /mutate-kueue-x-k8s-io-v1beta2-clusterqueue mclusterqueue
-    jshook CREATE /mutate-jobset-x-k8s-io-v1alpha2-jobset mjobset
+    hook CREATE /mutate-jobset-x-k8s-io-v1alpha2-jobset mjobset jobset.x-k8s.io v1alpha2 jobsets
 } | k apply -f - >/dev/null || fail "create the webhook configurations"
 
 ctrl_config config <<EOT
