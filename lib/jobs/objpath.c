@@ -16,8 +16,9 @@ const char *objpath_annotation(const json_t *obj, const char *key)
     return json_string_value(JOBS_AT(obj, "metadata", "annotations", key));
 }
 
-/* The object at the keys of `ap` under `obj`, created where missing; NULL with *why = ERR_NOMEM
- * or ERR_INVALID (a step is not an object). */
+/* The object at the keys of `ap` under `obj`, created where missing or null (jobs__member(), as
+ * the framework's own writes); NULL with *why = ERR_NOMEM or ERR_INVALID (a step is not an
+ * object). */
 static json_t *ensure(json_t *obj, err_t *why, va_list ap)
 {
     json_t *cur = obj;
@@ -27,16 +28,12 @@ static json_t *ensure(json_t *obj, err_t *why, va_list ap)
         return NULL;
     while ((key = va_arg(ap, const char *)) != NULL) {
         json_t *next = json_object_get(cur, key);
-        if (next == NULL) {
-            next = json_object();
-            if (json_object_set_new(cur, key, next)) {
-                *why = ERR_NOMEM; /* `next` consumed, NULL or not */
-                return NULL;
-            }
-        } else if (!json_is_object(next)) {
+        if (next != NULL && !json_is_null(next) && !json_is_object(next))
+            return NULL;
+        if ((cur = jobs__member(cur, key)) == NULL) {
+            *why = ERR_NOMEM;
             return NULL;
         }
-        cur = next;
     }
     return cur;
 }
