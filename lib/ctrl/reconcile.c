@@ -558,7 +558,7 @@ static bool stop_step(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ct
     if (j->active)
         return false; /* the pods are still going away; restore once they are gone */
     if (w != NULL && !restored(j, w)) {
-        if (j->has_start_time && strcmp(ctrl__jobs_kind(c, kind)->framework, "batch/job") == 0) {
+        if (j->has_start_time) {
             /* A Job's template is immutable while startTime is set (Kubernetes rule). */
             ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_JOB_CLEAR_START, kind, job_key, kind, job_key);
             json_t *patch = json_pack("{s:{s:n}}", "status", "startTime");

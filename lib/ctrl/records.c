@@ -405,7 +405,7 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
     j->active = k->active(obj);
     j->pods_ready = k->pods_ready(obj);
     j->skip = k->skip != NULL && k->skip(obj);
-    j->has_start_time = start != NULL && !json_is_null(start);
+    j->has_start_time = k->start_time_locks_template && start != NULL && !json_is_null(start);
     j->phase = k->phase(obj, &message);
     if (j->phase != JOBS_RUNNING) {
         j->message = strdup(message != NULL ? message : "");

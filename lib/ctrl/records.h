@@ -77,7 +77,8 @@ typedef struct ctrl_job_s {
     bool active;         /* kind->active(): pods still running */
     bool pods_ready;     /* kind->pods_ready() */
     bool skip;           /* kind->skip(): left alone although queued */
-    bool has_start_time; /* status.startTime set (batch/v1 Job: cleared before a restore) */
+    bool has_start_time; /* status.startTime set on a kind whose template it locks (batch/v1
+                            Job): cleared before a restore */
     jobs_phase_t phase;  /* kind->phase() */
     char *message;       /* owned: the finish's message, or NULL */
     uint8_t npod_sets;

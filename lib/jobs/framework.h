@@ -156,6 +156,10 @@ typedef struct jobs_kind_s {
      * framework calls it on its own copy before pod_sets() (jobs_workload_build, jobs_start,
      * jobs_stop, jobs_digest), so that pod_sets() never writes. NULL: nothing to write. */
     err_t (*prepare)(json_t *obj, err_msg_t *msg);
+
+    /* Is the pod template immutable while status.startTime is set, so that a restore must clear
+     * it first (batch/v1 Job, a Kubernetes rule)? */
+    bool start_time_locks_template;
 } jobs_kind_t;
 
 /* ---- the table --------------------------------------------------------------------------- */

@@ -146,4 +146,5 @@ const jobs_kind_t jobs__kind_job = {
     .pods_ready = job_pods_ready,
     .podset_template = job_podset_template,
     .owned_label = job_owned_label,
+    .start_time_locks_template = true,
 };
