@@ -4,3 +4,8 @@ foreach(m sched_quota sched_queue sched_assign sched_preempt sched_fair sched_ku
           sched_property sched_requeue)
   sluice_add_test(${m} LIBS sluice_sched SOURCES sched_fixtures.c)
 endforeach()
+
+# test/oom_wrap.h: test_sched_oom fails each allocation of a scheduling cycle in turn.
+sluice_add_test(sched_oom LIBS sluice_sched SOURCES sched_fixtures.c)
+target_link_options(test_sched_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+                    -Wl,--wrap=strdup)

@@ -189,6 +189,36 @@ START_TEST(local_queue_status)
 }
 END_TEST
 
+/* Two admissions in one LocalQueue: counted twice, their usage summed exactly in one entry. */
+START_TEST(local_queue_sums_admissions)
+{
+    sched_t *s = fixture();
+    queuestatus_lqs_t lqs;
+    json_t *st, *flv;
+
+    add(s,
+        WL("second", "1",
+           ",\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":"
+           "\"main\",\"flavors\":{\"nvidia.com/gpu\":\"f1\"},\"resourceUsage\":{\"nvidia.com/gpu\":"
+           "\"1\"},\"count\":1}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+           "\"reason\":\"QuotaReserved\",\"message\":\"\",\"lastTransitionTime\":"
+           "\"2026-01-01T00:00:00Z\"}]}"),
+        true);
+    ck_assert_int_eq(queuestatus_lq_collect(s, &lqs), ERR_OK);
+    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", NULL, 100);
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
+    flv = json_object_get(st, "flavorsReservation");
+    ck_assert_uint_eq(json_array_size(flv), 1);
+    ck_assert_uint_eq(json_array_size(json_object_get(json_array_get(flv, 0), "resources")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(res_of(flv, "f1", "nvidia.com/gpu"), "total")), "4");
+    json_decref(st);
+    queuestatus_lqs_fini(&lqs);
+    sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("ctrl_queuestatus");
@@ -198,6 +228,7 @@ int main(void)
 
     tcase_add_test(tc, cluster_queue_status);
     tcase_add_test(tc, cluster_queue_inactive);
+    tcase_add_test(tc, local_queue_sums_admissions);
     tcase_add_test(tc, local_queue_status);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);

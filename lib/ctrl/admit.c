@@ -142,6 +142,8 @@ void ctrl__cycle(ctrl_t *c)
         c->stats.engine_ns +=
             (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
         if (rc != ERR_OK) {
+            /* The decisions made before the failure are whole and already in the engine's
+             * state (sched_cycle's contract): they are carried out below. */
             ctrl__log(c, CTRL_LOG_ERROR, "engine: cycle: %s", msg.text);
             break;
         }
@@ -503,7 +505,8 @@ static void write_status(ctrl_t *c, ctrl_kind_t kind, const char *key, json_t *s
 
 static void queue_statuses(ctrl_t *c, int64_t now_s)
 {
-    queuestatus_lqs_t lqs = {0};
+    queuestatus_lqs_t lqs;
+    bool collected = false;
     const char *key;
     const ctrl_qobj_t *q;
 
@@ -530,17 +533,21 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
             !ctrl__busy(c, CTRL_FLAVOR, key) && !flavor_in_use(c, key))
             queue_finalizer(c, CTRL_FLAVOR, key, m);
     }
-    if (queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
-        return;
+    /* The LocalQueues' counters take a walk over every workload: only when one is due (they
+     * fall due together, QUEUE_STATUS_INTERVAL_MS after the pass that wrote them). */
     CTRL_FOREACH(c, CTRL_LQ, key, q)
     {
-        if (q->valid && status_due(c, CTRL_LQ, key))
-            write_status(
-                c, CTRL_LQ, key,
-                queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue, q->keep, now_s),
-                q->keep);
+        if (!q->valid || !status_due(c, CTRL_LQ, key))
+            continue;
+        if (!collected && queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
+            return;
+        collected = true;
+        write_status(c, CTRL_LQ, key,
+                     queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue, q->keep, now_s),
+                     q->keep);
     }
-    queuestatus_lqs_fini(&lqs);
+    if (collected)
+        queuestatus_lqs_fini(&lqs);
 }
 
 void ctrl__statuses(ctrl_t *c)
@@ -552,7 +559,8 @@ void ctrl__statuses(ctrl_t *c)
         if (p.blocked_heads != NULL)
             ctrl__blocked_heads(c, p.blocked_heads);
     }
-    sched_workloads(c->sched, on_pending, &p);
+    /* Any order: the explanation budget ends the walk, and the next pass starts it again. */
+    sched_workloads_unordered(c->sched, on_pending, &p);
     json_decref(p.blocked_heads);
     queue_statuses(c, p.now_s);
     c->queue_dirty = false;

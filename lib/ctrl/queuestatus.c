@@ -5,8 +5,10 @@
 #include "ctrl/cond.h"
 #include "model/object.h"
 #include "model/quantity.h"
+#include "util/grow.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A copy of the current conditions array (or a new empty one). */
@@ -85,118 +87,128 @@ fail:
 
 /* ---- LocalQueues --------------------------------------------------------------------------- */
 
+/* What one LocalQueue's workloads hold: counts, and usage per (flavor, resource) in the order
+ * first seen. The names are the engine's (borrowed until it next changes). */
+typedef struct lq_use_s {
+    const char *flavor, *resource;
+    quantity_t total;
+} lq_use_t;
+
+struct queuestatus_tally_s {
+    int64_t pending, reserving, admitted;
+    lq_use_t *use;
+    size_t nuse, cap;
+};
+
+static bool tally_use(queuestatus_tally_t *t, const char *flavor, const char *res, quantity_t q)
+{
+    for (size_t i = 0; i < t->nuse; i++)
+        if (strcmp(t->use[i].flavor, flavor) == 0 && strcmp(t->use[i].resource, res) == 0)
+            return quantity_add(t->use[i].total, q, &t->use[i].total, NULL) == ERR_OK;
+    if (util_grow((void **)&t->use, &t->cap, t->nuse + 1, sizeof(lq_use_t)) != ERR_OK)
+        return false;
+    t->use[t->nuse++] = (lq_use_t){flavor, res, q};
+    return true;
+}
+
 typedef struct collect_s {
-    json_t *by_lq;
+    util_hmap_t *by_lq;
     bool oom;
 } collect_t;
-
-/* usage[flavor][resource] += q (kept as quantity text, summed exactly). */
-static bool add_usage(json_t *usage, const char *flavor, const char *res, quantity_t q)
-{
-    json_t *f = json_object_get(usage, flavor);
-    const char *have;
-    quantity_t sum = q, old;
-    char buf[QUANTITY_STR_MAX];
-
-    if (f == NULL) {
-        f = json_object();
-        if (f == NULL || json_object_set_new(usage, flavor, f))
-            return false;
-    }
-    have = json_string_value(json_object_get(f, res));
-    if (have != NULL && quantity_parse(have, strlen(have), &old, NULL) == ERR_OK &&
-        quantity_add(old, q, &sum, NULL) != ERR_OK)
-        return false;
-    return json_object_set_new(f, res, json_string(quantity_format(sum, buf))) == 0;
-}
 
 static bool on_wl(const sched_wl_info_t *info, void *ud)
 {
     collect_t *col = ud;
-    char key[512];
-    const char *slash = strchr(info->key, '/');
-    json_t *e;
+    queuestatus_tally_t *t;
 
-    if (info->local_queue == NULL || slash == NULL)
+    if (info->local_queue_key == NULL)
         return true;
-    snprintf(key, sizeof(key), "%.*s/%s", (int)(slash - info->key), info->key, info->local_queue);
-    e = json_object_get(col->by_lq, key);
-    if (e == NULL) {
-        e = json_pack("{s:i,s:i,s:i,s:{}}", "pending", 0, "reserving", 0, "admitted", 0, "usage");
-        if (e == NULL || json_object_set_new(col->by_lq, key, e)) {
+    t = util_hmap_get(col->by_lq, info->local_queue_key);
+    if (t == NULL) {
+        t = calloc(1, sizeof(*t));
+        if (t == NULL || util_hmap_put(col->by_lq, info->local_queue_key, t, NULL) != ERR_OK) {
+            free(t);
             col->oom = true;
             return false;
         }
     }
-#define BUMP(field) \
-    json_object_set_new(e, field, json_integer(json_integer_value(json_object_get(e, field)) + 1))
     if (info->state == SCHED_WL_PENDING) {
-        BUMP("pending");
+        t->pending++;
     } else if (info->state == SCHED_WL_ADMITTED || info->state == SCHED_WL_EVICTING) {
-        BUMP("reserving");
-        BUMP("admitted");
+        t->reserving++;
+        t->admitted++;
         for (size_t i = 0; info->admission && i < info->admission->nassignments; i++) {
             const pod_set_assignment_t *a = &info->admission->assignments[i];
             for (size_t r = 0; r < a->usage.len; r++) {
                 const char *fl = kv_list_get(&a->flavors, a->usage.items[r].name);
-                if (fl != NULL && !add_usage(json_object_get(e, "usage"), fl,
-                                             a->usage.items[r].name, a->usage.items[r].value)) {
+                if (fl != NULL &&
+                    !tally_use(t, fl, a->usage.items[r].name, a->usage.items[r].value)) {
                     col->oom = true;
                     return false;
                 }
             }
         }
     }
-#undef BUMP
     return true;
 }
 
 err_t queuestatus_lq_collect(const sched_t *s, queuestatus_lqs_t *out)
 {
-    collect_t col = {json_object(), false};
+    collect_t col = {&out->by_lq, false};
 
-    if (col.by_lq == NULL)
-        return ERR_NOMEM;
-    sched_workloads(s, on_wl, &col);
+    util_hmap_init(&out->by_lq, 0);
+    sched_workloads_unordered(s, on_wl, &col);
     if (col.oom) {
-        json_decref(col.by_lq);
+        queuestatus_lqs_fini(out);
         return ERR_NOMEM;
     }
-    out->by_lq = col.by_lq;
     return ERR_OK;
 }
 
 void queuestatus_lqs_fini(queuestatus_lqs_t *l)
 {
+    const char *key;
+    void *v;
+
     if (l == NULL)
         return;
-    json_decref(l->by_lq);
-    l->by_lq = NULL;
+    for (size_t pos = 0; util_hmap_next(&l->by_lq, &pos, &key, &v);) {
+        queuestatus_tally_t *t = v;
+        free(t->use);
+        free(t);
+    }
+    util_hmap_fini(&l->by_lq);
+}
+
+/* flavorsUsage of a tally: [{name: flavor, resources: [{name, total}]}], flavors and their
+ * resources in the order first seen. */
+static json_t *tally_flavors(const queuestatus_tally_t *t)
+{
+    json_t *flv = json_array();
+    char buf[QUANTITY_STR_MAX];
+
+    for (size_t i = 0; flv != NULL && t != NULL && i < t->nuse; i++) {
+        json_t *list = flavor_entry(flv, t->use[i].flavor);
+        if (list == NULL ||
+            json_array_append_new(list, json_pack("{s:s,s:s}", "name", t->use[i].resource, "total",
+                                                  quantity_format(t->use[i].total, buf)))) {
+            json_decref(flv);
+            return NULL;
+        }
+    }
+    return flv;
 }
 
 json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const char *key,
                        const char *cq, const json_t *current, int64_t now_s)
 {
-    json_t *e = json_object_get(lqs->by_lq, key), *conds = conds_of(current);
-    json_t *flv = json_array(), *out = NULL, *res;
-    const char *fname, *rname;
+    const queuestatus_tally_t *t = util_hmap_get(&lqs->by_lq, key);
+    json_t *conds = conds_of(current), *flv = tally_flavors(t), *out = NULL;
     sched_cq_status_t st;
     bool have = cq != NULL && sched_cq_status(s, cq, &st, NULL) == ERR_OK;
 
     if (conds == NULL || flv == NULL)
         goto out;
-    json_object_foreach(json_object_get(e, "usage"), fname, res)
-    {
-        json_t *list = json_array(), *q;
-        if (list == NULL ||
-            json_array_append_new(flv, json_pack("{s:s,s:o}", "name", fname, "resources", list)))
-            goto out;
-        json_object_foreach(res, rname, q)
-        {
-            if (json_array_append_new(list, json_pack("{s:s,s:O}", "name", rname, "total", q)))
-                goto out;
-        }
-    }
     if (cond_set(conds, "Active", have && st.active ? "True" : "False",
                  !have       ? "ClusterQueueDoesNotExist"
                  : st.active ? "Ready"
@@ -205,11 +217,11 @@ json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const cha
                                    : "Can't submit new workloads to clusterQueue",
                  -1, now_s, NULL) != ERR_OK)
         goto out;
-    out = json_pack("{s:I,s:I,s:I,s:O,s:O,s:O}", "pendingWorkloads",
-                    json_integer_value(json_object_get(e, "pending")), "reservingWorkloads",
-                    json_integer_value(json_object_get(e, "reserving")), "admittedWorkloads",
-                    json_integer_value(json_object_get(e, "admitted")), "flavorsReservation", flv,
-                    "flavorsUsage", flv, "conditions", conds);
+    out =
+        json_pack("{s:I,s:I,s:I,s:O,s:O,s:O}", "pendingWorkloads", (json_int_t)(t ? t->pending : 0),
+                  "reservingWorkloads", (json_int_t)(t ? t->reserving : 0), "admittedWorkloads",
+                  (json_int_t)(t ? t->admitted : 0), "flavorsReservation", flv, "flavorsUsage", flv,
+                  "conditions", conds);
 out:
     json_decref(conds);
     json_decref(flv);

@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_QUEUESTATUS_H
 
 #include "sched/sched.h"
+#include "util/hmap.h"
 
 #include <jansson.h>
 #include <stdint.h>
@@ -20,11 +21,13 @@ json_t *queuestatus_cq(const sched_t *s, const char *name, const json_t *current
                        int64_t now_s);
 
 /* Per-LocalQueue counters, filled by queuestatus_lq_collect(). */
+typedef struct queuestatus_tally_s queuestatus_tally_t;
 typedef struct queuestatus_lqs_s {
-    json_t *by_lq; /* owned: "ns/name" -> {pending, reserving, admitted, usage{flavor{res: q}}} */
+    util_hmap_t by_lq; /* "ns/name" -> queuestatus_tally_t (owned) */
 } queuestatus_lqs_t;
 
-/* Walk the engine's workloads once and count them per LocalQueue. ERR_NOMEM. */
+/* Walk the engine's workloads once and count them per LocalQueue. The counters borrow the
+ * engine's flavor and resource names: use them before the engine next changes. ERR_NOMEM. */
 err_t queuestatus_lq_collect(const sched_t *s, queuestatus_lqs_t *out);
 
 /* Release the counters; NULL-safe. */

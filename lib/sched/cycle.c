@@ -27,19 +27,23 @@ void sched_decisions_init(sched_decisions_t *d)
     memset(d, 0, sizeof(*d));
 }
 
+static void decision_fini(sched_decision_t *x)
+{
+    free(x->workload);
+    free(x->cluster_queue);
+    sched__admission_fini(&x->admission);
+    free(x->preemptor);
+    free(x->reason_str);
+    free(x->message);
+    memset(x, 0, sizeof(*x));
+}
+
 void sched_decisions_clear(sched_decisions_t *d)
 {
     if (d == NULL)
         return;
-    for (size_t i = 0; i < d->len; i++) {
-        sched_decision_t *x = &d->items[i];
-        free(x->workload);
-        free(x->cluster_queue);
-        sched__admission_fini(&x->admission);
-        free(x->preemptor);
-        free(x->reason_str);
-        free(x->message);
-    }
+    for (size_t i = 0; i < d->len; i++)
+        decision_fini(&d->items[i]);
     d->len = 0;
 }
 
@@ -68,25 +72,40 @@ const char *sched_preempt_reason_str(sched_preempt_reason_t r)
     }
 }
 
-static sched_decision_t *decision_new(sched_decisions_t *out, sched_decision_kind_t kind,
-                                      const wl_t *w, const char *cq, int64_t now)
+/*
+ * A decision is built aside (decision_make), room is made for it in `out` (decision_room) before
+ * the engine's state changes, and it is appended last (decision_push, which cannot fail). So an
+ * out-of-memory failure never leaves half a decision in `out`, and every decision in it matches a
+ * change already made to the engine: a caller may apply the decisions of a failed cycle.
+ */
+static err_t decision_make(sched_decision_t *d, sched_decision_kind_t kind, const wl_t *w,
+                           const char *cq, int64_t now)
 {
-    if (util_grow((void **)&out->items, &out->cap, out->len + 1, sizeof(sched_decision_t)) !=
-        ERR_OK)
-        return NULL;
-    sched_decision_t *d = &out->items[out->len];
     memset(d, 0, sizeof(*d));
     d->kind = kind;
     d->time = now;
     d->workload = strdup(w->key);
     d->cluster_queue = strdup(cq ? cq : "");
-    if (d->workload == NULL || d->cluster_queue == NULL) {
-        free(d->workload);
-        free(d->cluster_queue);
-        return NULL;
-    }
-    out->len++;
-    return d;
+    return d->workload && d->cluster_queue ? ERR_OK : ERR_NOMEM;
+}
+
+static err_t decision_room(sched_decisions_t *out)
+{
+    return util_grow((void **)&out->items, &out->cap, out->len + 1, sizeof(sched_decision_t));
+}
+
+static void decision_push(sched_decisions_t *out, sched_decision_t *d)
+{
+    out->items[out->len++] = *d;
+    memset(d, 0, sizeof(*d));
+}
+
+/* Give decision `d` its reason and message (owned); false when either ran out of memory. */
+static bool decision_text(sched_decision_t *d, char *reason, char *message)
+{
+    d->reason_str = reason;
+    d->message = message;
+    return reason != NULL && message != NULL;
 }
 
 static const char *path_of(const node_t *n, char *buf, size_t cap)
@@ -138,13 +157,16 @@ static err_t expire(sched_t *s, int64_t now, sched_decisions_t *out)
             i++;
             continue;
         }
-        const char *cq = w->acq->name;
-        sched_decision_t *d = decision_new(out, SCHED_DECISION_DEACTIVATE, w, cq, now);
-        if (d == NULL)
+        sched_decision_t d = {0};
+        if (decision_room(out) != ERR_OK ||
+            decision_make(&d, SCHED_DECISION_DEACTIVATE, w, w->acq->name, now) != ERR_OK ||
+            !decision_text(&d, strdup("MaximumExecutionTimeExceeded"),
+                           util_asprintf("exceeding the maximum execution time of %lld seconds",
+                                         (long long)(w->max_exec_ms / 1000)))) {
+            decision_fini(&d);
             return ERR_NOMEM;
-        d->reason_str = strdup("MaximumExecutionTimeExceeded");
-        d->message = util_asprintf("exceeding the maximum execution time of %lld seconds",
-                                   (long long)(w->max_exec_ms / 1000));
+        }
+        decision_push(out, &d);
         sched__wl_release(s, w, now); /* removes it from s->expiring */
         w->accumulated_ms = 0;        /* Kueue resets accumulatedPast on deactivation */
         w->state = SCHED_WL_DEACTIVATED;
@@ -175,12 +197,16 @@ static err_t drain(sched_t *s, int64_t now, sched_decisions_t *out)
             bool lq_drain = lq != NULL && lq->stop_policy == STOP_POLICY_HOLD_AND_DRAIN;
             if (!cq_drain && !lq_drain)
                 continue;
-            sched_decision_t *d = decision_new(out, SCHED_DECISION_EVICT, w, cq->name, now);
-            if (d == NULL)
+            sched_decision_t d = {0};
+            if (decision_room(out) != ERR_OK ||
+                decision_make(&d, SCHED_DECISION_EVICT, w, cq->name, now) != ERR_OK ||
+                !decision_text(&d, strdup(cq_drain ? "ClusterQueueStopped" : "LocalQueueStopped"),
+                               strdup(cq_drain ? "The ClusterQueue is stopped"
+                                               : "The LocalQueue is stopped"))) {
+                decision_fini(&d);
                 return ERR_NOMEM;
-            d->reason_str = strdup(cq_drain ? "ClusterQueueStopped" : "LocalQueueStopped");
-            d->message =
-                strdup(cq_drain ? "The ClusterQueue is stopped" : "The LocalQueue is stopped");
+            }
+            decision_push(out, &d);
             w->state = SCHED_WL_EVICTING;
         }
     }
@@ -532,6 +558,8 @@ static err_t admit(cyc_t *c, entry_t *e)
     wl_t *w = e->w;
     cq_t *cq = e->cq;
     admission_t adm;
+    sched_decision_t dec = {0};
+    use_t *use = NULL;
     memset(&adm, 0, sizeof(adm));
     adm.cluster_queue = strdup(cq->name);
     adm.assignments = calloc(e->a.nps ? e->a.nps : 1, sizeof(pod_set_assignment_t));
@@ -567,28 +595,22 @@ static err_t admit(cyc_t *c, entry_t *e)
                 goto nomem;
         }
     }
-    use_t *use = malloc((e->a.nuse ? e->a.nuse : 1) * sizeof(use_t));
+    if (decision_room(c->out) != ERR_OK ||
+        decision_make(&dec, SCHED_DECISION_ADMIT, w, cq->name, c->now) != ERR_OK ||
+        sched__admission_copy(&dec.admission, &adm) != ERR_OK ||
+        !decision_text(&dec, strdup("QuotaReserved"),
+                       util_asprintf("Quota reserved in ClusterQueue %s", cq->name)))
+        goto nomem;
+    dec.borrowing = e->a.borrow > 0;
+    use = malloc((e->a.nuse ? e->a.nuse : 1) * sizeof(use_t));
     if (use == NULL)
         goto nomem;
     if (e->a.nuse)
         memcpy(use, e->a.use, e->a.nuse * sizeof(use_t));
-    sched_decision_t *d = decision_new(c->out, SCHED_DECISION_ADMIT, w, cq->name, c->now);
-    if (d == NULL) {
-        free(use);
+    if (sched__wl_apply_admission(s, w, cq, use, e->a.nuse) != ERR_OK)
         goto nomem;
-    }
-    if (sched__admission_copy(&d->admission, &adm) != ERR_OK) {
-        free(use);
-        goto nomem;
-    }
-    d->borrowing = e->a.borrow > 0;
-    d->reason_str = strdup("QuotaReserved");
-    d->message = util_asprintf("Quota reserved in ClusterQueue %s", cq->name);
+    decision_push(c->out, &dec); /* room was made above: cannot fail */
     w->admitted_at = c->now;
-    if (sched__wl_apply_admission(s, w, cq, use, e->a.nuse) != ERR_OK) {
-        free(use);
-        goto nomem;
-    }
     sched__admission_fini(&w->adm);
     w->adm = adm;
     w->borrowing = e->a.borrow > 0;
@@ -601,6 +623,8 @@ static err_t admit(cyc_t *c, entry_t *e)
     sched__wl_pin_clear(w);
     return ERR_OK;
 nomem:
+    free(use);
+    decision_fini(&dec);
     sched__admission_fini(&adm);
     return ERR_NOMEM;
 }
@@ -642,14 +666,11 @@ static err_t pin_save(entry_t *e)
 static err_t issue_preemptions(cyc_t *c, entry_t *e)
 {
     char p1[512], p2[512];
-    size_t issued = 0;
     for (size_t i = 0; i < e->t.len; i++) {
         wl_t *v = e->t.items[i].w;
         if (v->state == SCHED_WL_EVICTING)
             continue; /* already on its way out (Kueue's expectations) */
-        sched_decision_t *d = decision_new(c->out, SCHED_DECISION_PREEMPT, v, v->acq->name, c->now);
-        if (d == NULL)
-            return ERR_NOMEM;
+        sched_decision_t d = {0};
         sched_preempt_reason_t r = e->t.items[i].reason;
         const char *human =
             r == SCHED_PREEMPT_IN_CLUSTER_QUEUE        ? "prioritization in the ClusterQueue"
@@ -657,22 +678,23 @@ static err_t issue_preemptions(cyc_t *c, entry_t *e)
             : r == SCHED_PREEMPT_IN_COHORT_FAIR_SHARING
                 ? "Fair Sharing within the cohort"
                 : "reclamation within the cohort while borrowing";
-        d->preemptor = strdup(e->w->key);
-        d->reason = r;
-        d->reason_str = strdup(sched_preempt_reason_str(r));
-        d->message = util_asprintf(
-            "Preempted to accommodate a workload (key: %s) due to %s; preemptor path: %s; "
-            "preemptee path: %s",
-            e->w->key, human, path_of(&e->cq->node, p1, sizeof(p1)),
-            path_of(&v->acq->node, p2, sizeof(p2)));
-        if (d->preemptor == NULL || d->reason_str == NULL || d->message == NULL)
+        if (decision_room(c->out) != ERR_OK ||
+            decision_make(&d, SCHED_DECISION_PREEMPT, v, v->acq->name, c->now) != ERR_OK ||
+            (d.preemptor = strdup(e->w->key)) == NULL ||
+            !decision_text(&d, strdup(sched_preempt_reason_str(r)),
+                           util_asprintf("Preempted to accommodate a workload (key: %s) due to %s; "
+                                         "preemptor path: %s; preemptee path: %s",
+                                         e->w->key, human, path_of(&e->cq->node, p1, sizeof(p1)),
+                                         path_of(&v->acq->node, p2, sizeof(p2))))) {
+            decision_fini(&d);
             return ERR_NOMEM;
+        }
+        d.reason = r;
+        decision_push(c->out, &d);
         v->state = SCHED_WL_EVICTING;
         free(v->preemptor);
         v->preemptor = strdup(e->w->key);
-        issued++;
     }
-    (void)issued;
     return ERR_OK;
 }
 
@@ -810,9 +832,10 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
             free(order);
         }
     }
-    /* on OOM, put back whatever was not processed */
+    /* On OOM, put back every head still pending and out of its queue: those not processed and
+     * the one whose processing failed mid-way (a head left out would never be looked at again). */
     for (size_t i = 0; i < n; i++) {
-        if (!es[i].done && es[i].w->where == WQ_NONE && es[i].w->state == SCHED_WL_PENDING)
+        if (rc != ERR_OK && es[i].w->where == WQ_NONE && es[i].w->state == SCHED_WL_PENDING)
             sched__queue_push(es[i].cq, es[i].w);
         sched__assignment_fini(&es[i].a);
         sched__targets_fini(&es[i].t);

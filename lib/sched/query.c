@@ -50,6 +50,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
     memset(out, 0, sizeof(*out));
     out->key = w->key;
     out->local_queue = w->lq_name;
+    out->local_queue_key = w->lq_key;
     out->state = w->state;
     out->priority = w->priority;
     out->created = w->created;
@@ -132,6 +133,11 @@ void sched_workloads(const sched_t *s, sched_wl_cb cb, void *ud)
             m->wls[i]->sorted_idx = i;
         m->wls_sorted = true;
     }
+    sched_workloads_unordered(s, cb, ud);
+}
+
+void sched_workloads_unordered(const sched_t *s, sched_wl_cb cb, void *ud)
+{
     sched_wl_info_t info;
     for (size_t i = 0; i < s->nwls; i++) {
         fill_info(s, s->wls[i], &info);

@@ -202,7 +202,9 @@ const char *sched_preempt_reason_str(sched_preempt_reason_t r);
  * execution time has run out are deactivated (DEACTIVATE decisions, quota freed), then one head
  * per active ClusterQueue is nominated, entries are ordered and processed against the current
  * usage; admissions are applied at once. Decisions are appended to `out`. A driver repeats
- * until a cycle appends nothing. ERR_NOMEM leaves the engine consistent (the cycle stops early).
+ * until a cycle appends nothing. ERR_NOMEM leaves the engine consistent (the cycle stops early,
+ * its heads back in their queues): every decision it appended before failing is whole and already
+ * applied to the engine's state, so the driver carries those out as after a cycle that succeeded.
  */
 err_t sched_cycle(sched_t *s, int64_t now, sched_decisions_t *out, err_msg_t *msg);
 
@@ -241,9 +243,10 @@ const char *sched_reason_str(sched_reason_t r);
 /* A view of one workload. Every pointer is borrowed from the engine and valid until the next
  * call that changes it (any upsert/delete/cycle). */
 typedef struct sched_wl_info_s {
-    const char *key;           /* "namespace/name" */
-    const char *local_queue;   /* spec.queueName */
-    const char *cluster_queue; /* admitted: admission CQ; pending: the LQ's CQ; NULL if none */
+    const char *key;             /* "namespace/name" */
+    const char *local_queue;     /* spec.queueName */
+    const char *local_queue_key; /* "namespace/queueName", NULL when no queue */
+    const char *cluster_queue;   /* admitted: admission CQ; pending: the LQ's CQ; NULL if none */
     sched_wl_state_t state;
     int32_t priority;             /* effective */
     int64_t created;              /* queue-order timestamp (ms) */
@@ -268,6 +271,10 @@ err_t sched_cq_workloads(const sched_t *s, const char *cq, sched_wl_cb cb, void 
 
 /* Visit every workload the engine knows, in key order. */
 void sched_workloads(const sched_t *s, sched_wl_cb cb, void *ud);
+
+/* Visit every workload in no particular order: sched_workloads without its sort, for drivers
+ * whose result does not depend on the order (counting, budgets spent over several passes). */
+void sched_workloads_unordered(const sched_t *s, sched_wl_cb cb, void *ud);
 
 /* Usage and quota of one (flavor, resource) of a ClusterQueue or Cohort. */
 typedef struct sched_fr_usage_s {
