@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched/sched.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,21 @@
  * 4 large (20 cpu, prio 200, 700 ms, one every 700 ms). Workloads finish `runtime` after their
  * admission (virtual ms); preempted ones are evicted at once and run again when readmitted.
  *
- * Usage: bench_sched [cohorts] [cqs-per-cohort]. Prints admissions, preemptions, CPU time per
- * admission decision (CLOCK_PROCESS_CPUTIME_ID around the engine loop only) and peak RSS.
+ * Usage: bench_sched [cohorts] [cqs-per-cohort] [live STRETCH WRITES PACE]. Prints admissions,
+ * preemptions, CPU time per admission decision (CLOCK_PROCESS_CPUTIME_ID around the engine loop
+ * only) and peak RSS.
+ *
+ * `live` drives the engine the way `sluice run` meets it on a slow API server (bench/scale.sh's
+ * large-scale run: 50,000 creates took 386 s, admission writes landed at about 130 a second):
+ * creations come STRETCH times slower than Kueue's schedule, an admission starts its runtime only
+ * once its write is out (WRITES per second, first come first served), cycles run at most every
+ * PACE ms and not while the writes queued reach past the next pace tick. The backlog of pending
+ * workloads this builds up is what makes a live cycle cost more than a simulated one.
  */
 
 typedef struct ev_s {
     int64_t t;
-    int kind; /* 0 = create, 1 = finish */
+    int kind; /* 0 = create, 1 = finish, 2 = pace tick, 3 = admission write out */
     int wl;
     uint32_t gen;
 } ev_t;
@@ -113,6 +122,13 @@ int main(int argc, char **argv)
 {
     int ncohorts = argc > 1 ? atoi(argv[1]) : 10;
     int ncq = argc > 2 ? atoi(argv[2]) : 100;
+    bool live = argc > 6 && strcmp(argv[3], "live") == 0;
+    int64_t stretch = live ? atoll(argv[4]) : 1, writes = live ? atoll(argv[5]) : 0;
+    int64_t pace = live ? atoll(argv[6]) : 0, writes_out = 0; /* when the queued writes are out */
+    if (live && (stretch < 1 || writes < 1 || pace < 1)) {
+        fprintf(stderr, "bench_sched: live needs STRETCH >= 1, WRITES >= 1, PACE >= 1\n");
+        return 2;
+    }
     sched_t *s = sched_new(NULL);
     err_msg_t m;
     char name[64], cohort[32];
@@ -158,7 +174,8 @@ int main(int argc, char **argv)
                              i);
                     snprintf(wls[w].lq, sizeof(wls[w].lq), "%s", name);
                     wls[w].cls = k;
-                    push(&h, (ev_t){(int64_t)(i + 1) * classes[k].interval, 0, (int)w, 0});
+                    push(&h,
+                         (ev_t){(int64_t)(i + 1) * classes[k].interval * stretch, 0, (int)w, 0});
                 }
             }
         }
@@ -168,12 +185,25 @@ int main(int argc, char **argv)
     size_t admissions = 0, preemptions = 0, cycles = 0, finished = 0;
     char key[96];
     double t0 = cpu_now();
-    while (h.n > 0) {
+    if (live)
+        push(&h, (ev_t){pace, 2, 0, 0});
+    while (h.n > 0 && (!live || finished < nwl)) {
         int64_t now = h.a[0].t;
+        bool tick = !live;
         while (h.n > 0 && h.a[0].t == now) {
             ev_t e = pop(&h);
             wlinfo_t *wi = &wls[e.wl];
             snprintf(key, sizeof(key), "bench/%s", wi->key);
+            if (e.kind == 2) {
+                tick = writes_out <= now + pace; /* sluice run: no cycle behind a write backlog */
+                push(&h, (ev_t){now + pace, 2, 0, 0});
+                continue;
+            }
+            if (e.kind == 3) {
+                if (e.gen == wi->gen)
+                    push(&h, (ev_t){now + classes[wi->cls].runtime, 1, e.wl, wi->gen});
+                continue;
+            }
             if (e.kind == 1) {
                 if (e.gen != wi->gen)
                     continue; /* stale: preempted since */
@@ -203,7 +233,7 @@ int main(int argc, char **argv)
             sched_wl_opts_t o = {.created = now};
             check(sched_workload_upsert(s, &wl, &o, &m), &m);
         }
-        for (;;) {
+        for (; tick;) {
             size_t before = out.len;
             check(sched_cycle(s, now, &out, &m), &m);
             cycles++;
@@ -236,8 +266,12 @@ int main(int argc, char **argv)
                               (size_t)ii;
                 wlinfo_t *wi = &wls[widx];
                 wi->gen++;
-                if (d->kind == SCHED_DECISION_ADMIT)
+                if (d->kind == SCHED_DECISION_ADMIT && !live)
                     push(&h, (ev_t){now + classes[k].runtime, 1, (int)widx, wi->gen});
+                if (d->kind == SCHED_DECISION_ADMIT && live) {
+                    writes_out = (writes_out > now ? writes_out : now) + 1000 / writes;
+                    push(&h, (ev_t){writes_out, 3, (int)widx, wi->gen});
+                }
             }
             sched_decisions_clear(&out);
         }
@@ -248,8 +282,9 @@ int main(int argc, char **argv)
     printf("shape: %d cohorts x %d CQs, %zu workloads\n", ncohorts, ncq, nwl);
     printf("admissions: %zu, preemptions: %zu, finished: %zu, cycles: %zu\n", admissions,
            preemptions, finished, cycles);
-    printf("cpu: %.3f s total, %.2f us per admission decision\n", t1 - t0,
-           (t1 - t0) * 1e6 / (double)(admissions ? admissions : 1));
+    printf("cpu: %.3f s total, %.2f us per admission decision, %.3f ms per cycle\n", t1 - t0,
+           (t1 - t0) * 1e6 / (double)(admissions ? admissions : 1),
+           (t1 - t0) * 1e3 / (double)(cycles ? cycles : 1));
     printf("peak rss: %ld KiB\n", ru.ru_maxrss);
     sched_decisions_fini(&out);
     sched_free(s);

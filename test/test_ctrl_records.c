@@ -165,6 +165,45 @@ START_TEST(queue_side_keeps_what_is_written_back)
 }
 END_TEST
 
+/* A ClusterQueue record at `generation`, with status text `pending`, labels {"tier": tier}. */
+static ctrl_qobj_t *cq_record(int generation, int pending, const char *tier)
+{
+    json_t *obj = json_pack("{s:{s:s,s:i,s:{s:s}},s:{s:[{s:[s],s:[{s:s,s:[{s:s,s:i}]}]}]},s:{s:i}}",
+                            "metadata", "name", "gpu", "generation", generation, "labels", "tier",
+                            tier, "spec", "resourceGroups", "coveredResources", "cpu", "flavors",
+                            "name", "default", "resources", "name", "cpu", "nominalQuota", 4,
+                            "status", "pendingWorkloads", pending);
+    ctrl_qobj_t *q = ctrl_record_decode(&cq_kind, obj);
+
+    ck_assert_ptr_nonnull(q);
+    ck_assert_msg(q->valid, "%s", q->invalid ? q->invalid : "");
+    json_decref(obj);
+    return q;
+}
+
+START_TEST(status_only_updates_do_not_feed_the_engine)
+{
+    ctrl_qobj_t *a = cq_record(3, 0, "gold"), *status = cq_record(3, 7, "gold"),
+                *spec = cq_record(4, 7, "gold"), *label = cq_record(3, 0, "silver");
+    json_t *rf = json_pack("{s:{s:s}}", "metadata", "name", "a100");
+    ctrl_qobj_t *f1 = ctrl_record_decode(&rf_kind, rf), *f2 = ctrl_record_decode(&rf_kind, rf);
+
+    ck_assert(!ctrl_qobj_feeds_engine(a, status)); /* our own status write, echoed */
+    ck_assert(ctrl_qobj_feeds_engine(a, spec));    /* a spec change bumps the generation */
+    ck_assert(ctrl_qobj_feeds_engine(a, label));
+    ck_assert(ctrl_qobj_feeds_engine(NULL, a)); /* added */
+    ck_assert(ctrl_qobj_feeds_engine(a, NULL)); /* deleted */
+    ck_assert(ctrl_qobj_feeds_engine(f1, f2));  /* no status subresource: always */
+    ctrl_record_free(&rf_kind, f1);
+    ctrl_record_free(&rf_kind, f2);
+    json_decref(rf);
+    ctrl_record_free(&cq_kind, a);
+    ctrl_record_free(&cq_kind, status);
+    ctrl_record_free(&cq_kind, spec);
+    ctrl_record_free(&cq_kind, label);
+}
+END_TEST
+
 /* A Job whose template is `tmpl` (JSON text), suspended or not, with status. */
 static json_t *job_with(const char *tmpl, bool suspend)
 {
@@ -316,6 +355,7 @@ int main(void)
     tcase_add_test(tc, workload_decoded_then_stripped);
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
+    tcase_add_test(tc, status_only_updates_do_not_feed_the_engine);
     tcase_add_test(tc, job_decoded_without_its_template);
     tcase_add_test(tc, jobset_decoded_through_its_kind);
     tcase_add_test(tc, template_digests_say_restored_or_not);

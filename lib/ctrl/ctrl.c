@@ -579,7 +579,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
         break;
     }
     default:
-        if (c->queues_fed) {
+        if (c->queues_fed && ctrl_qobj_feeds_engine(old, rec)) {
             const ctrl_qobj_t *q = rec != NULL ? rec : old;
             const object_meta_t *m = q->valid ? object_meta_const(&q->obj) : NULL;
             const char *slash = strchr(key, '/');

@@ -469,3 +469,23 @@ uint64_t ctrl_rv_num(const char *rv)
     v = strtoull(rv, &end, 10);
     return end != NULL && *end == '\0' ? (uint64_t)v : 0;
 }
+
+bool ctrl_qobj_feeds_engine(const ctrl_qobj_t *old, const ctrl_qobj_t *rec)
+{
+    const object_meta_t *a, *b;
+
+    if (old == NULL || rec == NULL)
+        return true;
+    if (!old->valid || !rec->valid) /* an invalid object only gets logged: say so once */
+        return old->valid != rec->valid ||
+               strcmp(old->invalid ? old->invalid : "", rec->invalid ? rec->invalid : "") != 0;
+    if (old->obj.kind != rec->obj.kind ||
+        (rec->obj.kind != KIND_CLUSTER_QUEUE && rec->obj.kind != KIND_LOCAL_QUEUE &&
+         rec->obj.kind != KIND_COHORT))
+        return true;
+    a = object_meta_const(&old->obj);
+    b = object_meta_const(&rec->obj);
+    return a->generation <= 0 || a->generation != b->generation || a->deleting != b->deleting ||
+           !kv_list_equal(&a->labels, &b->labels) ||
+           !kv_list_equal(&a->annotations, &b->annotations);
+}

@@ -98,6 +98,17 @@ typedef struct ctrl_record_kind_s {
  * ctrl_wl_t or ctrl_qobj_t by rk->kind), or NULL on out-of-memory only. */
 void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj);
 
+/*
+ * Does an event of a queue-side object, `old` to `rec` (either NULL: added or deleted), change
+ * what the engine reads? ClusterQueues, LocalQueues and Cohorts change their spec only with a new
+ * metadata.generation (their status is a subresource): an update that keeps the generation,
+ * labels, annotations, deletion mark and validity is a status write -- most often sluice's own,
+ * echoed by the watch -- and feeding it would rebuild the engine's tree and requeue every parked
+ * workload for nothing. Kinds without a status always feed; an invalid object only when its
+ * problem changes.
+ */
+bool ctrl_qobj_feeds_engine(const ctrl_qobj_t *old, const ctrl_qobj_t *rec);
+
 /* Free a record of `rk`'s kind; NULL-safe. */
 void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec);
 

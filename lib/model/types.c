@@ -407,6 +407,17 @@ fail:
     return ERR_NOMEM;
 }
 
+bool kv_list_equal(const kv_list_t *a, const kv_list_t *b)
+{
+    if (a->len != b->len)
+        return false;
+    for (size_t i = 0; i < a->len; i++)
+        if (strcmp(a->items[i].key, b->items[i].key) != 0 ||
+            strcmp(a->items[i].value, b->items[i].value) != 0)
+            return false;
+    return true;
+}
+
 const char *kv_list_get(const kv_list_t *l, const char *key)
 {
     size_t lo = 0, hi = l->len;

@@ -482,6 +482,9 @@ err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src);
 /* Value for `key` in a sorted list (borrowed), NULL when absent. */
 const char *kv_list_get(const kv_list_t *l, const char *key);
 
+/* Do two sorted lists hold the same keys with the same values? */
+bool kv_list_equal(const kv_list_t *a, const kv_list_t *b);
+
 /* Set `key` to `value` keeping the list sorted (copies both); ERR_NOMEM on failure. */
 err_t kv_list_set(kv_list_t *l, const char *key, const char *value);
 
