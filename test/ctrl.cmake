@@ -35,7 +35,10 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(diagnose)
   sluice_add_ctrl_e2e(jobset)
   sluice_add_ctrl_e2e(kubeflow)
+  sluice_add_ctrl_e2e(metrics)
 endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
 sluice_add_test(ctrl_reconcile LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})
+# /metrics of the operator (lib/ctrl/metrics.c) against the in-memory API server.
+sluice_add_test(ctrl_metrics LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})

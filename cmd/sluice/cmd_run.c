@@ -9,6 +9,7 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/lease.h"
+#include "obs/logfmt.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -46,12 +47,15 @@ static const char usage_text[] =
     "  --cert-dir DIR                serve DIR/tls.crt + DIR/tls.key (reloaded on change) instead\n"
     "                                of self-managed certificates in a Secret\n"
     "  --webhook-cert-ip IP          extra IP address in the self-managed serving certificate\n"
-    "  --health-probe-bind-address A /healthz and /readyz, e.g. :8081 (\"0\": off)\n"
+    "  --health-probe-bind-address A /healthz, /readyz and /metrics, e.g. :8081 (\"0\": off)\n"
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
     "  --pods-ready-timeout D        waitForPodsReady.timeout, e.g. 5m (default: the file's,\n"
     "                                else 30m); \"false\" or 0 turns waitForPodsReady off\n"
     "  --log-level LEVEL             error, info or debug (default info)\n"
+    "  --log-format FORMAT           text (default) or json: one object per line with ts,\n"
+    "                                level, msg, the object named (\"workload\": {name,\n"
+    "                                namespace}) and the reason (docs/observability.md)\n"
     "  --audit-log FILE              append the audit trail (who changed which quota, queue\n"
     "                                mapping or priority; rejections too) to FILE as JSON lines;\n"
     "                                read it with `sluice audit FILE` (default: Events only)\n"
@@ -88,25 +92,28 @@ typedef struct run_s {
     uint64_t drain_deadline; /* loop time (ms) after which in-flight writes are abandoned */
     int exit_code;
     bool stopping;
+    char lease_error[256]; /* the last failed Lease request while it fails, else "" (/readyz) */
+    logfmt_t log_format;   /* --log-format */
 } run_t;
 
 static void log_line(void *data, int level, const char *text)
 {
     static const char *const names[] = {"error", "info", "debug"};
-    char ts[32];
+    const run_t *r = data;
+    char line[4096];
     struct timespec now;
-    struct tm tm;
+    size_t n;
 
-    (void)data;
     clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "%s.%03ldZ %-5s %s\n", ts, now.tv_nsec / 1000000,
-            level >= 0 && level <= 2 ? names[level] : "?", text);
+    n = logfmt_line(r != NULL ? r->log_format : LOGFMT_TEXT,
+                    (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000,
+                    level >= 0 && level <= 2 ? names[level] : "?", text, line, sizeof(line));
+    fwrite(line, 1, n, stderr);
 }
 
-static void run_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void run_log(int level, const char *fmt, ...)
+static void run_log(const run_t *r, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run_log(const run_t *r, int level, const char *fmt, ...)
 {
     char text[1024];
     va_list ap;
@@ -114,7 +121,7 @@ static void run_log(int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    log_line(NULL, level, text);
+    log_line((void *)r, level, text);
 }
 
 static void client_log(void *data, const char *text)
@@ -122,13 +129,50 @@ static void client_log(void *data, const char *text)
     run_t *r = data;
 
     if (r->cfg.log_level >= CTRL_LOG_DEBUG)
-        log_line(NULL, CTRL_LOG_DEBUG, text);
+        log_line(r, CTRL_LOG_DEBUG, text);
 }
 
 /* ---- probes ------------------------------------------------------------------------------ */
 
-/* /readyz: 200 "ok" once every cache has synced and, with webhooks on, a certificate is served;
- * otherwise 503 with what is missing; either way followed by the open problems. */
+/* /metrics: the Prometheus text format (docs/observability.md), rendered on the loop. */
+static void on_metrics(run_t *r, hook_response_t *resp)
+{
+    metrics_buf_t b = {0};
+
+    if (r->ctrl == NULL || ctrl_metrics_render(r->ctrl, &b) != ERR_OK) {
+        metrics_buf_fini(&b);
+        resp->status = 503;
+        resp->body = "metrics unavailable\n";
+        resp->body_len = strlen(resp->body);
+        return;
+    }
+    resp->content_type = METRICS_CONTENT_TYPE;
+    resp->owned_body = b.data; /* the server frees it */
+    resp->body_len = b.len;
+}
+
+/* The body of a ready /readyz: "ok", then each check that passed. */
+static void ready_body(const run_t *r, char *body, size_t n)
+{
+    size_t used;
+
+    snprintf(body, n, "ok\ncaches synced\n");
+    used = strlen(body);
+    if (r->cfg.webhook_port > 0)
+        snprintf(body + used, n - used, "webhook certificate served\n");
+    used = strlen(body);
+    if (!r->cfg.leader_elect)
+        snprintf(body + used, n - used, "no leader election: this replica writes\n");
+    else if (r->lease != NULL && kube_lease_is_leader(r->lease))
+        snprintf(body + used, n - used, "leader\n");
+    else
+        snprintf(body + used, n - used, "standby: the Lease is held by \"%s\"\n",
+                 r->lease ? kube_lease_holder(r->lease) : "");
+}
+
+/* /readyz: 200 "ok" once every cache has synced, with webhooks on a certificate is served, and
+ * with leader election this replica leads or is a standby that can read the Lease; otherwise
+ * 503 naming each thing missing; either way followed by the open problems. */
 static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     run_t *r = ud;
@@ -137,6 +181,10 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
     bool ready = true;
 
     resp->content_type = "text/plain";
+    if (strcmp(req->path, "/metrics") == 0) {
+        on_metrics(r, resp);
+        return;
+    }
     if (strcmp(req->path, "/healthz") == 0 || strcmp(req->path, "/livez") == 0) {
         resp->body = "ok\n";
         resp->body_len = 3;
@@ -159,8 +207,15 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
         snprintf(body + strlen(body), sizeof(body) - strlen(body),
                  "webhook certificate not served yet\n");
     }
+    if (r->cfg.leader_elect && r->lease_error[0] != '\0' &&
+        !(r->lease != NULL && kube_lease_is_leader(r->lease))) {
+        /* A standby that cannot see the Lease could not take over: not a healthy standby. */
+        ready = false;
+        snprintf(body + strlen(body), sizeof(body) - strlen(body),
+                 "leader election: not leader, and the Lease cannot be read: %s\n", r->lease_error);
+    }
     if (ready)
-        snprintf(body, sizeof(body), "ok\n");
+        ready_body(r, body, sizeof(body));
     /* Ready or not, the open problems are said: when ready, those that do not stop sluice
      * (an enabled integration whose CRD is not installed, skipped as Kueue skips it). */
     if (r->ctrl != NULL && problems_count(ctrl_problems(r->ctrl)) > 0) {
@@ -209,7 +264,7 @@ static void on_lease_closed(void *data)
 {
     run_t *r = data;
 
-    run_log(CTRL_LOG_INFO, "lease released");
+    run_log(r, CTRL_LOG_INFO, "lease released");
     finish(r);
 }
 
@@ -226,7 +281,7 @@ static void on_drain(uv_timer_t *t)
     }
     if (r->ctrl != NULL) {
         ctrl_stats_t st = ctrl_stats(r->ctrl);
-        run_log(CTRL_LOG_INFO,
+        run_log(r, CTRL_LOG_INFO,
                 "stopped: %llu admitted, %llu evicted, %llu finished; %llu passes, %llu engine "
                 "cycles (%.1f s CPU), %llu decisions; writes: %llu admission, %llu status, %llu "
                 "explanation, %llu event (%llu events dropped), %llu failed (%llu of them "
@@ -239,7 +294,7 @@ static void on_drain(uv_timer_t *t)
                 (unsigned long long)st.writes[3], (unsigned long long)st.events_dropped,
                 (unsigned long long)st.write_errors, (unsigned long long)st.write_conflicts);
     } else {
-        run_log(CTRL_LOG_INFO, "stopped");
+        run_log(r, CTRL_LOG_INFO, "stopped");
     }
     if (r->lease != NULL) {
         kube_lease_t *l = r->lease;
@@ -257,7 +312,7 @@ static void on_signal(uv_signal_t *s, int signum)
     if (r->stopping)
         return;
     r->stopping = true;
-    run_log(CTRL_LOG_INFO, "signal %d: stop admitting", signum);
+    run_log(r, CTRL_LOG_INFO, "signal %d: stop admitting", signum);
     if (r->ctrl != NULL)
         ctrl_stop_writes(r->ctrl);
     r->drain.data = r;
@@ -272,7 +327,7 @@ static void on_started_leading(kube_lease_t *l, void *data)
     run_t *r = data;
 
     (void)l;
-    run_log(CTRL_LOG_INFO, "leader election: %s acquired the lease", r->identity);
+    run_log(r, CTRL_LOG_INFO, "leader election: %s acquired the lease", r->identity);
     if (r->ctrl != NULL && !r->stopping)
         ctrl_set_leader(r->ctrl, true);
 }
@@ -286,7 +341,7 @@ static void on_stopped_leading(kube_lease_t *l, void *data)
         ctrl_stop_writes(r->ctrl); /* at once: the next leader may already be writing */
     if (r->stopping)
         return; /* our own release at shutdown */
-    run_log(CTRL_LOG_ERROR, "leader election: lost the lease (holder now \"%s\"): exiting",
+    run_log(r, CTRL_LOG_ERROR, "leader election: lost the lease (holder now \"%s\"): exiting",
             kube_lease_holder(l));
     r->exit_code = 1;
     r->stopping = true;
@@ -302,6 +357,10 @@ static void on_lease_error(kube_lease_t *l, const kube_result_t *res, const char
     kube_result_t ok;
 
     (void)l;
+    if (res == NULL)
+        r->lease_error[0] = '\0';
+    else
+        snprintf(r->lease_error, sizeof(r->lease_error), "%s %s", verb, res->msg.text);
     if (r->ctrl == NULL)
         return;
     if (res == NULL) {
@@ -323,6 +382,7 @@ typedef struct run_args_s {
     const char *qps;
     const char *burst;
     const char *log_level;
+    const char *log_format;
     const char *leader_elect;
     const char *identity;
     const char *webhook_port;
@@ -349,6 +409,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--qps", offsetof(run_args_t, qps)},
         {"--burst", offsetof(run_args_t, burst)},
         {"--log-level", offsetof(run_args_t, log_level)},
+        {"--log-format", offsetof(run_args_t, log_format)},
         {"--identity", offsetof(run_args_t, identity)},
         {"--webhook-port", offsetof(run_args_t, webhook_port)},
         {"--cert-dir", offsetof(run_args_t, cert_dir)},
@@ -446,6 +507,9 @@ static int apply_flags(run_t *r, const run_args_t *a)
     }
     if (rc == ERR_OK && a->log_level != NULL)
         rc = ctrl_log_level_parse(a->log_level, &r->cfg.log_level, &msg);
+    if (rc == ERR_OK && a->log_format != NULL &&
+        (rc = logfmt_parse(a->log_format, &r->log_format, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--log-format: ");
     if (rc == ERR_OK && a->audit_max != NULL &&
         (rc = ctrl_config_set_audit_max(&r->cfg, a->audit_max, &msg)) != ERR_OK)
         err_prefix(&msg, rc, "--audit-log-max-bytes: ");
@@ -499,13 +563,13 @@ static void log_config_warnings(const run_t *r)
     const char *w = r->cfg.warnings;
 
     if (r->cfg.no_effect != NULL)
-        run_log(CTRL_LOG_ERROR,
+        run_log(r, CTRL_LOG_ERROR,
                 "configuration: these fields have no effect in sluice run and are ignored: %s "
                 "(docs/configuration.md)",
                 r->cfg.no_effect);
     while (w != NULL && *w != '\0') {
         size_t n = strcspn(w, "\n");
-        run_log(CTRL_LOG_ERROR, "configuration: %.*s", (int)n, w);
+        run_log(r, CTRL_LOG_ERROR, "configuration: %.*s", (int)n, w);
         w += n + (w[n] == '\n');
     }
 }
@@ -523,7 +587,7 @@ static int start(run_t *r)
     copts.log_data = r;
     if (kube_client_new(&r->loop, &r->kcfg, &copts, &r->client, &msg) != ERR_OK ||
         ctrl_new(r->client, &r->cfg, log_line, r, &r->ctrl, &msg) != ERR_OK) {
-        run_log(CTRL_LOG_ERROR, "%s", msg.text);
+        run_log(r, CTRL_LOG_ERROR, "%s", msg.text);
         return 1;
     }
     if (r->cfg.health_port > 0) {
@@ -533,19 +597,19 @@ static int start(run_t *r)
         hc.handler = on_probe;
         hc.ud = r;
         if (hook_server_start(&r->loop, &hc, &r->health, &msg) != ERR_OK) {
-            run_log(CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
+            run_log(r, CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
             return 1;
         }
     }
     if (ctrl_start(r->ctrl, &msg) != ERR_OK) {
-        run_log(CTRL_LOG_ERROR, "%s", msg.text);
+        run_log(r, CTRL_LOG_ERROR, "%s", msg.text);
         return 1;
     }
     if (r->cfg.webhook_port > 0) {
         ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0};
         if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook, &msg) !=
             ERR_OK) {
-            run_log(CTRL_LOG_ERROR, "%s", msg.text);
+            run_log(r, CTRL_LOG_ERROR, "%s", msg.text);
             return 1;
         }
     }
@@ -568,21 +632,22 @@ static int start(run_t *r)
         lopts.log = client_log;
         lopts.log_data = r;
         if (kube_client_new(&r->loop, &r->kcfg, &lopts, &r->lease_client, &msg) != ERR_OK) {
-            run_log(CTRL_LOG_ERROR, "leader election: %s", msg.text);
+            run_log(r, CTRL_LOG_ERROR, "leader election: %s", msg.text);
             return 1;
         }
         r->lease = kube_lease_new(r->lease_client, &lo, &lh, r);
         if (r->lease == NULL || kube_lease_start(r->lease, &msg) != ERR_OK) {
-            run_log(CTRL_LOG_ERROR, "leader election: %s", r->lease ? msg.text : "out of memory");
+            run_log(r, CTRL_LOG_ERROR, "leader election: %s",
+                    r->lease ? msg.text : "out of memory");
             return 1;
         }
-        run_log(CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity, lo.ns,
-                r->cfg.lease_name);
+        run_log(r, CTRL_LOG_INFO, "leader election: %s competing for lease %s/%s", r->identity,
+                lo.ns, r->cfg.lease_name);
     } else {
         /* Without leader election this process is the only writer. */
         ctrl_set_leader(r->ctrl, true);
     }
-    run_log(CTRL_LOG_INFO, "sluice run: server %s, jobs %s/%s/%s, namespace %s", r->kcfg.server,
+    run_log(r, CTRL_LOG_INFO, "sluice run: server %s, jobs %s/%s/%s, namespace %s", r->kcfg.server,
             r->cfg.job_group, r->cfg.job_version, r->cfg.job_resource, r->cfg.namespace);
     log_config_warnings(r);
     return -1;
@@ -628,7 +693,7 @@ int cmd_run(int argc, char **argv)
     uv_walk(&r.loop, on_walk_close, NULL);
     uv_run(&r.loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&r.loop) != 0)
-        run_log(CTRL_LOG_ERROR, "loop not closed cleanly");
+        run_log(&r, CTRL_LOG_ERROR, "loop not closed cleanly");
     kube_config_fini(&r.kcfg);
     ctrl_config_fini(&r.cfg);
     curl_global_cleanup();

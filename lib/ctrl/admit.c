@@ -120,6 +120,8 @@ static void deactivate(ctrl_t *c, const sched_decision_t *d)
         ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Warning", "MaximumExecutionTimeExceeded",
                     "The maximum execution time (%s) exceeded",
                     d->message ? d->message : "spec.maximumExecutionTimeSeconds");
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: DeactivatedDueToMaximumExecutionTimeExceeded: %s",
+              d->workload, d->message ? d->message : "exceeded the maximum execution time");
     ctrl__deactivate(c, d->workload, "DeactivatedDueToMaximumExecutionTimeExceeded",
                      d->message ? d->message : "exceeded the maximum execution time", NULL);
 }
@@ -141,6 +143,9 @@ void ctrl__cycle(ctrl_t *c)
         c->stats.cycles++;
         c->stats.engine_ns +=
             (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+        ctrl__metrics_cycle(
+            c, &ds, n,
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)), i == 0);
         if (rc != ERR_OK) {
             /* The decisions made before the failure are whole and already in the engine's
              * state (sched_cycle's contract): they are carried out below. */
@@ -153,6 +158,7 @@ void ctrl__cycle(ctrl_t *c)
     c->stats.decisions += ds.len;
     for (size_t i = 0; i < ds.len; i++) {
         const sched_decision_t *d = &ds.items[i];
+        ctrl__metrics_decision(c, d);
         switch (d->kind) {
         case SCHED_DECISION_ADMIT:
             admit(c, d, now);
@@ -324,6 +330,8 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             break;
         }
         c->stats.admitted++;
+        ctrl__metrics_admitted(c, op->key,
+                               json_string_value(json_object_get(op->data, "clusterQueue")));
         ctrl__log(c, CTRL_LOG_INFO, "workload %s: admitted to %s%s", op->key,
                   json_string_value(json_object_get(op->data, "clusterQueue")),
                   json_is_true(json_object_get(op->data, "borrowing")) ? " (borrowing)" : "");
@@ -340,6 +348,7 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         if (res->err == ERR_OK) {
             const char *reason = json_string_value(json_object_get(op->data, "reason"));
             c->stats.evicted++;
+            ctrl__metrics_evicted(c, op->key, reason);
             if (w != NULL && strcmp(reason, "Preempted") == 0)
                 ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Preempted", "%s",
                             json_string_value(json_object_get(op->data, "message")));
@@ -361,6 +370,8 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             /* It landed (the answer was lost, not the write), or someone else admitted it: the
              * engine takes the API's assignment, which may differ from its own decision. */
             c->stats.admitted++;
+            ctrl__metrics_admitted(c, op->key,
+                                   w->wl.admission ? w->wl.admission->cluster_queue : NULL);
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission found written", op->key);
             free(op->busy); /* released before feeding, so the engine follows the API */
             ctrl__busy_clear(c, CTRL_WORKLOAD, op->key);

@@ -285,6 +285,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->webhook_port = 9443;
     cfg->internal_certs = true;
     cfg->health_port = 8081;
+    cfg->metrics_lq = true;
     cfg->qps_milli = 300000;
     cfg->burst = 500;
     cfg->log_level = CTRL_LOG_INFO;
@@ -572,13 +573,18 @@ static const char *const webhook_fields[] = {"port", "host", "certDir", NULL};
 static const char *const health_fields[] = {"healthProbeBindAddress", "readinessEndpointName",
                                             "livenessEndpointName", NULL};
 static const char *const client_fields[] = {"qps", "burst", NULL};
+static const char *const metrics_fields[] = {"bindAddress", "enableClusterQueueResources",
+                                             "customLabels", "localQueueMetrics", NULL};
+static const char *const lq_metrics_fields[] = {"enable", "localQueueSelector", NULL};
 static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName", NULL};
 static const char *const sluice_annotations[] = {"sluice.dev/job-resource", "sluice.dev/log-level",
                                                  "sluice.dev/audit-log",
                                                  "sluice.dev/audit-log-max-bytes", NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
 static const char *const op_no_effect[] = {
-    "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions", NULL};
+    "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions",
+    /* /metrics is served on the probe port (docs/observability.md) */
+    "metrics.bindAddress", "metrics.customLabels", NULL};
 
 /* `o` (may be absent) is an object whose members are all in `known`. */
 static err_t section(const json_t *o, const char *const *known, const char *path, err_msg_t *msg)
@@ -610,6 +616,28 @@ static err_t apply_leader_election(ctrl_config_t *cfg, const json_t *le, err_msg
         return err_set(msg, ERR_INVALID,
                        "leaderElection.resourceLock: sluice elects its leader on a "
                        "coordination.k8s.io Lease only: want \"leases\"");
+    return ERR_OK;
+}
+
+/* metrics: which optional families /metrics serves, Kueue's switches (docs/observability.md). */
+static err_t apply_metrics(ctrl_config_t *cfg, const json_t *m, err_msg_t *msg)
+{
+    const json_t *lq = json_object_get(m, "localQueueMetrics");
+    err_t rc;
+
+    if ((rc = section(m, metrics_fields, "metrics", msg)) || m == NULL || json_is_null(m))
+        return rc;
+    if ((rc = opt_bool(m, "enableClusterQueueResources", "metrics", &cfg->metrics_cq_resources,
+                       msg)) ||
+        (rc = section(lq, lq_metrics_fields, "metrics.localQueueMetrics", msg)) ||
+        (lq != NULL &&
+         (rc = opt_bool(lq, "enable", "metrics.localQueueMetrics", &cfg->metrics_lq, msg))))
+        return rc;
+    if (json_object_get(lq, "localQueueSelector") != NULL)
+        return err_set(msg, ERR_INVALID,
+                       "metrics.localQueueMetrics.localQueueSelector: not supported by sluice "
+                       "run: every LocalQueue is reported (remove it, or turn localQueueMetrics "
+                       "off)");
     return ERR_OK;
 }
 
@@ -687,6 +715,8 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
         if (rc)
             return err_prefix(msg, rc, "health.healthProbeBindAddress: ");
     }
+    if ((rc = apply_metrics(cfg, json_object_get(root, "metrics"), msg)))
+        return rc;
     cc = json_object_get(root, "clientConnection");
     if ((rc = section(cc, client_fields, "clientConnection", msg)))
         return rc;

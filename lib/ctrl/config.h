@@ -14,7 +14,8 @@
  * The file is Kueue's config.kueue.x-k8s.io Configuration (v1beta2 or v1beta1), so an existing
  * Kueue controller_manager_config.yaml works. sluice reads from it: namespace, leaderElection
  * (leaderElect, resourceName, leaseDuration, renewDeadline, retryPeriod), webhook (host, port,
- * certDir), health.healthProbeBindAddress, clientConnection (qps, burst),
+ * certDir), health.healthProbeBindAddress, metrics (enableClusterQueueResources,
+ * localQueueMetrics.enable), clientConnection (qps, burst),
  * internalCertManagement (enable, webhookServiceName, webhookSecretName), fairSharing,
  * manageJobsWithoutQueueName, managedJobsNamespaceSelector and waitForPodsReady (enable [v1beta1],
  * timeout, blockAdmission, recoveryTimeout, requeuingStrategy {timestamp, backoffLimitCount,
@@ -90,6 +91,10 @@ typedef struct ctrl_config_s {
     uint64_t audit_max_bytes;     /* rotate past this size (default 100 MiB) */
     ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
     ctrl_integrations_t integrations;
+    /* metrics.enableClusterQueueResources (default false), metrics.localQueueMetrics.enable
+     * (default true, as Kueue): the optional families of /metrics */
+    bool metrics_cq_resources;
+    bool metrics_lq;
     configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
                               (valid after ctrl_config_finish()) */
     json_t *doc;           /* owned: the Configuration document applied last, or NULL */

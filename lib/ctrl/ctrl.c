@@ -729,6 +729,7 @@ static void on_periodic(uv_timer_t *t)
 {
     ctrl_t *c = container_of(t, ctrl_t, periodic);
 
+    ctrl__metrics_tick(c);
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
     ctrl__pods_ready_tick(c);
@@ -768,6 +769,7 @@ static void state_free(ctrl_t *c)
     util_hmap_fini(&c->status_checked);
     util_hmap_fini(&c->verify);
     problems_free(c->problems);
+    ctrl__metrics_free(c);
 }
 
 /* ---- writes ------------------------------------------------------------------------------ */
@@ -875,6 +877,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     ctrl_op_t *op = data;
     ctrl_t *c = op->c;
 
+    ctrl__metrics_write(c, op, res);
     if (op->verb != NULL && !c->closing)
         ctrl_note_result(c, res, op->verb,
                          op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind], op->sub);
@@ -1094,7 +1097,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
     util_hmap_init(&c->verify, 0);
-    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL ||
+    if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || ctrl__metrics_init(c) != ERR_OK ||
         ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK || ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK)
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++)

@@ -7,6 +7,7 @@
 #include "ctrl/problems.h"
 #include "kube/client.h"
 #include "model/object.h"
+#include "obs/metrics.h"
 #include "sched/sched.h"
 #include "util/err.h"
 
@@ -118,6 +119,14 @@ void ctrl_note_result(ctrl_t *c, const kube_result_t *res, const char *verb,
 /* Ready (every cache synced and the engine fed)? When not, `buf` (size `n`) says what is
  * missing, e.g. "caches not synced: clusterqueues.kueue.x-k8s.io\n". */
 bool ctrl_readiness(const ctrl_t *c, char *buf, size_t n);
+
+/* Append /metrics in the Prometheus text format to `out`: Kueue's metrics and sluice's, the
+ * gauges computed now from the engine and caches (docs/observability.md). ERR_NOMEM. */
+err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out);
+
+/* Count a webhook request answered on `path` with `status` and response `body` (the result is
+ * read from it: allowed, denied, error). */
+void ctrl_metrics_webhook(ctrl_t *c, const char *path, int status, const char *body, size_t len);
 
 /* Close informers and timers, then free; `on_closed` (may be NULL) fires once done. */
 void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data);

@@ -51,6 +51,7 @@ typedef enum {
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
+typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
 
 /* Send the request of `op` (its fields below); false when it could not be submitted. */
 typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
@@ -119,6 +120,8 @@ struct ctrl_s {
     bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
     bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
+    /* owned: the Prometheus registry and its families (metrics.c) */
+    ctrl_metrics_t *metrics;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
     ctrl_writer_t writer; /* the write budget (writer.h) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
@@ -266,5 +269,24 @@ void ctrl__pods_ready_tick(ctrl_t *c);
 bool ctrl__admission_blocked(ctrl_t *c);
 /* Write QuotaReserved=False WaitingForPodsReady on each ClusterQueue's head while blocked. */
 void ctrl__blocked_heads(ctrl_t *c, json_t *heads);
+
+/* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
+
+/* Create / free c->metrics (families per the configuration's metrics switches). */
+err_t ctrl__metrics_init(ctrl_t *c);
+void ctrl__metrics_free(ctrl_t *c);
+/* An engine cycle took `ns` of CPU and appended ds->items[from..]; `first` of its pass. */
+void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, uint64_t ns,
+                         bool first);
+/* A decision is being applied (preemptions are counted here, as Kueue counts them when issued). */
+void ctrl__metrics_decision(ctrl_t *c, const sched_decision_t *d);
+/* Workload `key`'s admission to ClusterQueue `cq` is in the API. */
+void ctrl__metrics_admitted(ctrl_t *c, const char *key, const char *cq);
+/* Workload `key`'s eviction with Kueue's `reason` is in the API. */
+void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason);
+/* A write ended with `res`. */
+void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res);
+/* Once a second: integrate the quota held into the resource-seconds counters. */
+void ctrl__metrics_tick(ctrl_t *c);
 
 #endif

@@ -65,8 +65,9 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
         return;
     if (podsready_limit_exceeded(cfg, wl)) {
         ctrl__log(c, CTRL_LOG_INFO,
-                  "workload %s: PodsReady timeout (%s) after %d requeues: deactivating", key,
-                  cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
+                  "workload %s: DeactivatedDueToRequeuingLimitExceeded: PodsReady timeout (%s) "
+                  "after %d requeues",
+                  key, cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
                   (int)podsready_requeue_count(wl));
         ctrl__deactivate(c, key, "DeactivatedDueToRequeuingLimitExceeded",
                          "The workload is deactivated due to exceeding the maximum number of "
@@ -89,8 +90,8 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
         if (sched_workload_evict(c->sched, key, &msg) != ERR_OK)
             ctrl__log(c, CTRL_LOG_DEBUG, "engine: evict %s: %s", key, msg.text);
         c->queue_dirty = true;
-        ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s (%s), requeue #%d", key, text,
-                  cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: PodsReadyTimeout: %s (%s), requeue #%d", key,
+                  text, cause == PODSREADY_WAIT_FOR_START ? "WaitForStart" : "WaitForRecovery",
                   (int)podsready_requeue_count(wl) + 1);
     }
 }

@@ -185,6 +185,8 @@ static void on_request(void *ud, const hook_request_t *req, hook_response_t *res
         hook_conversion_handler(NULL, req, resp);
     else
         hook_admission_handler(&w->env, req, resp);
+    ctrl_metrics_webhook(w->ctrl, req->path, resp->status ? resp->status : 200,
+                         resp->owned_body ? resp->owned_body : resp->body, resp->body_len);
 }
 
 static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)

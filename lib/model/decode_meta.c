@@ -282,13 +282,18 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
 
 /* Configuration fields only `sluice run` reads (lib/ctrl/config.c): accepted silently here. */
 static const char *const config_operator[] = {
-    "webhook",          "health", "leaderElection", "clientConnection", "internalCertManagement",
-    "waitForPodsReady", NULL,
+    "webhook",
+    "health",
+    "leaderElection",
+    "clientConnection",
+    "internalCertManagement",
+    "waitForPodsReady",
+    "metrics",
+    NULL,
 };
 
 /* Known Configuration fields sluice accepts without acting on them (warned). */
 static const char *const config_unused[] = {
-    "metrics",
     "controller",
     "integrations",
     "admissionFairSharing",

@@ -1,0 +1,795 @@
+/* metrics -- the operator's Prometheus metrics: Kueue's core set under Kueue's names, and sluice's.
+ */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "obs/metrics.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Two kinds of series (docs/observability.md lists every metric):
+ *
+ *   counters and histograms move where things happen, through the small ctrl__metrics_*()
+ *   calls in admit.c and ctrl.c (an admission written, an eviction written, a preemption
+ *   decided, an engine cycle, an API write answered) and webhook.c (a request answered);
+ *
+ *   gauges are computed when /metrics is scraped, from the engine and the caches: every family
+ *   in `scrape` is cleared and set again, so the series of a deleted ClusterQueue vanish with it.
+ *   One walk over the engine's workloads (pending split active/inadmissible, per-LocalQueue
+ *   counts and usage) plus one status and usage query per ClusterQueue: a few milliseconds at
+ *   1,000 ClusterQueues and 50,000 Workloads, once per scrape.
+ *
+ * The resource-seconds counters integrate the quota each admitted Workload holds: once a second
+ * (ctrl__metrics_tick) every Workload holding quota adds usage x elapsed, counted from its
+ * admission or from the previous tick, whichever is later. A Workload that releases its quota
+ * between two ticks loses at most the part of a second since the last one.
+ *
+ * Every Kueue family carries Kueue's label replica_role: "standalone" without leader election,
+ * else "leader" or "follower" (a follower serves the same gauges from its own fed engine; its
+ * counters stay at zero since it decides nothing).
+ */
+
+#define ROLE "replica_role"
+
+/* Label lists. */
+static const char *const L_RESULT[] = {"result", ROLE, NULL};
+static const char *const L_CQ[] = {"cluster_queue", ROLE, NULL};
+static const char *const L_CQ_STATUS[] = {"cluster_queue", "status", ROLE, NULL};
+static const char *const L_CQ_PRIO[] = {"cluster_queue", "priority_class", ROLE, NULL};
+static const char *const L_CQ_EVICT[] = {"cluster_queue",  "reason", "underlying_cause",
+                                         "priority_class", ROLE,     NULL};
+static const char *const L_PREEMPT[] = {"preempting_cluster_queue", "reason", ROLE, NULL};
+static const char *const L_CQ_FR[] = {"cohort", "cluster_queue", "flavor", "resource", ROLE, NULL};
+static const char *const L_CQ_SHARE[] = {"cluster_queue", "cohort", ROLE, NULL};
+static const char *const L_LQ[] = {"name", "namespace", ROLE, NULL};
+static const char *const L_LQ_STATUS[] = {"name", "namespace", "status", ROLE, NULL};
+static const char *const L_LQ_ACTIVE[] = {"name", "namespace", "active", ROLE, NULL};
+static const char *const L_LQ_PRIO[] = {"name", "namespace", "priority_class", ROLE, NULL};
+static const char *const L_LQ_EVICT[] = {
+    "name", "namespace", "reason", "underlying_cause", "priority_class", ROLE, NULL};
+static const char *const L_LQ_FR[] = {"name", "namespace", "flavor", "resource", ROLE, NULL};
+static const char *const L_BUILD[] = {"git_version", "git_commit", "build_date", "go_version",
+                                      "compiler",    "platform",   NULL};
+static const char *const L_RSEC[] = {"namespace", "local_queue", "cluster_queue",
+                                     "flavor",    "resource",    NULL};
+static const char *const L_FR[] = {"cluster_queue", "flavor", "resource", NULL};
+static const char *const L_KIND[] = {"kind", NULL};
+static const char *const L_WRITE[] = {"resource", "result", NULL};
+static const char *const L_HOOK[] = {"path", "result", NULL};
+
+typedef enum {
+    /* event-driven */
+    M_ATTEMPTS = 0,
+    M_ATTEMPT_DURATION,
+    M_QR_TOTAL,
+    M_ADM_TOTAL,
+    M_QR_WAIT,
+    M_ADM_WAIT,
+    M_EVICTED,
+    M_PREEMPTED,
+    M_LQ_QR_TOTAL,
+    M_LQ_ADM_TOTAL,
+    M_LQ_QR_WAIT,
+    M_LQ_ADM_WAIT,
+    M_LQ_EVICTED,
+    M_RSECONDS,
+    M_ENGINE,
+    M_DECISIONS,
+    M_WRITES,
+    M_WEBHOOK,
+    /* scrape-time (M_PENDING onwards are cleared before each render) */
+    M_PENDING,
+    M_RESERVING,
+    M_ADMITTED_ACTIVE,
+    M_CQ_STATUS,
+    M_CQ_SHARE,
+    M_CQ_RESV,
+    M_CQ_USAGE,
+    M_CQ_NOMINAL,
+    M_CQ_BORROW,
+    M_CQ_LEND,
+    M_LQ_PENDING,
+    M_LQ_RESERVING,
+    M_LQ_ADMITTED_ACTIVE,
+    M_LQ_STATUS,
+    M_LQ_RESV,
+    M_LQ_USAGE,
+    M_IDLE,
+    M_CACHE,
+    M_LEADER,
+    M_BUILD,
+    M__COUNT
+} metric_id_t;
+
+#define M_SCRAPE_FIRST M_PENDING
+
+enum { OPT_NONE = 0, OPT_LQ, OPT_CQ_RES, OPT_FAIR };
+
+typedef struct metric_def_s {
+    const char *name;
+    metrics_type_t type;
+    const char *const *labels;
+    int buckets; /* histograms: >0 Kueue's exp(n), -1 Prometheus' default, -2 engine layout */
+    int option;  /* OPT_*: registered only when that switch is on */
+    const char *help;
+} metric_def_t;
+
+/* The help texts are Kueue's where the metric is Kueue's (pkg/metrics/metrics.go). */
+static const metric_def_t defs[M__COUNT] = {
+    [M_ATTEMPTS] = {"kueue_admission_attempts_total", METRICS_COUNTER, L_RESULT, 0, 0,
+                    "The total number of attempts to admit workloads.\n"
+                    "Each admission attempt might try to admit more than one workload.\n"
+                    "The label 'result' can have the following values:\n"
+                    "- 'success' means that at least one workload was admitted.,\n"
+                    "- 'inadmissible' means that no workload was admitted."},
+    [M_ATTEMPT_DURATION] = {"kueue_admission_attempt_duration_seconds", METRICS_HISTOGRAM, L_RESULT,
+                            -1, 0,
+                            "The latency of an admission attempt.\n"
+                            "The label 'result' can have the following values:\n"
+                            "- 'success' means that at least one workload was admitted.,\n"
+                            "- 'inadmissible' means that no workload was admitted."},
+    [M_QR_TOTAL] = {"kueue_quota_reserved_workloads_total", METRICS_COUNTER, L_CQ_PRIO, 0, 0,
+                    "The total number of quota reserved workloads per 'cluster_queue'"},
+    [M_ADM_TOTAL] = {"kueue_admitted_workloads_total", METRICS_COUNTER, L_CQ_PRIO, 0, 0,
+                     "The total number of admitted workloads per 'cluster_queue'"},
+    [M_QR_WAIT] = {"kueue_quota_reserved_wait_time_seconds", METRICS_HISTOGRAM, L_CQ_PRIO, 14, 0,
+                   "The time between a workload was created or requeued until it got quota "
+                   "reservation, per 'cluster_queue'"},
+    [M_ADM_WAIT] = {"kueue_admission_wait_time_seconds", METRICS_HISTOGRAM, L_CQ_PRIO, 16, 0,
+                    "The time between a workload was created or requeued until admission, per "
+                    "'cluster_queue'"},
+    [M_EVICTED] = {"kueue_evicted_workloads_total", METRICS_COUNTER, L_CQ_EVICT, 0, 0,
+                   "The number of evicted workloads per 'cluster_queue',\n"
+                   "The label 'reason' can have the following values:\n"
+                   "- \"Preempted\" means that the workload was evicted in order to free "
+                   "resources for a workload with a higher priority or reclamation of nominal "
+                   "quota.\n"
+                   "- \"PodsReadyTimeout\" means that the eviction took place due to a PodsReady "
+                   "timeout.\n"
+                   "- \"ClusterQueueStopped\" means that the workload was evicted because the "
+                   "ClusterQueue is stopped.\n"
+                   "- \"LocalQueueStopped\" means that the workload was evicted because the "
+                   "LocalQueue is stopped.\n"
+                   "- \"Deactivated\" means that the workload was evicted because spec.active is "
+                   "set to false.\n"
+                   "The label 'underlying_cause' can have the following values:\n"
+                   "- \"\" means that the value in 'reason' label is the root cause for "
+                   "eviction.\n"
+                   "- \"MaximumExecutionTimeExceeded\" means that the workload was evicted due "
+                   "to maximum execution time exceeded.\n"
+                   "- \"RequeuingLimitExceeded\" means that the workload was evicted due to "
+                   "requeuing limit exceeded."},
+    [M_PREEMPTED] = {"kueue_preempted_workloads_total", METRICS_COUNTER, L_PREEMPT, 0, 0,
+                     "The number of preempted workloads per 'preempting_cluster_queue',\n"
+                     "The label 'reason' can have the following values:\n"
+                     "- \"InClusterQueue\" means that the workload was preempted by a workload in "
+                     "the same ClusterQueue.\n"
+                     "- \"InCohortReclamation\" means that the workload was preempted by a "
+                     "workload in the same cohort due to reclamation of nominal quota.\n"
+                     "- \"InCohortFairSharing\" means that the workload was preempted by a "
+                     "workload in the same cohort due to fair sharing.\n"
+                     "- \"InCohortReclaimWhileBorrowing\" means that the workload was preempted "
+                     "by a workload in the same cohort due to reclamation of nominal quota while "
+                     "borrowing."},
+    [M_LQ_QR_TOTAL] = {"kueue_local_queue_quota_reserved_workloads_total", METRICS_COUNTER,
+                       L_LQ_PRIO, 0, OPT_LQ,
+                       "The total number of quota reserved workloads per 'local_queue'"},
+    [M_LQ_ADM_TOTAL] = {"kueue_local_queue_admitted_workloads_total", METRICS_COUNTER, L_LQ_PRIO, 0,
+                        OPT_LQ, "The total number of admitted workloads per 'local_queue'"},
+    [M_LQ_QR_WAIT] = {"kueue_local_queue_quota_reserved_wait_time_seconds", METRICS_HISTOGRAM,
+                      L_LQ_PRIO, 14, OPT_LQ,
+                      "The time between a workload was created or requeued until it got quota "
+                      "reservation, per 'local_queue'"},
+    [M_LQ_ADM_WAIT] = {"kueue_local_queue_admission_wait_time_seconds", METRICS_HISTOGRAM,
+                       L_LQ_PRIO, 14, OPT_LQ,
+                       "The time between a workload was created or requeued until admission, "
+                       "per 'local_queue'"},
+    [M_LQ_EVICTED] = {"kueue_local_queue_evicted_workloads_total", METRICS_COUNTER, L_LQ_EVICT, 0,
+                      OPT_LQ,
+                      "The number of evicted workloads per 'local_queue' (reasons as "
+                      "kueue_evicted_workloads_total)"},
+    [M_RSECONDS] = {"sluice_quota_reserved_resource_seconds_total", METRICS_COUNTER, L_RSEC, 0, 0,
+                    "Quota reserved by admitted workloads integrated over time, in the "
+                    "resource's unit times seconds (GPU-seconds, CPU core-seconds, byte-seconds), "
+                    "per namespace, LocalQueue, ClusterQueue, flavor and resource; "
+                    "rate() gives the mean reservation"},
+    [M_ENGINE] = {"sluice_engine_cycle_duration_seconds", METRICS_HISTOGRAM, NULL, -2, 0,
+                  "CPU time of one admission engine cycle (sched_cycle)"},
+    [M_DECISIONS] = {"sluice_engine_decisions_total", METRICS_COUNTER, L_KIND, 0, 0,
+                     "Decisions of the admission engine by kind (admit, preempt, evict, "
+                     "deactivate)"},
+    [M_WRITES] = {"sluice_api_writes_total", METRICS_COUNTER, L_WRITE, 0, 0,
+                  "Requests sluice made to change API objects, by resource and result (success, "
+                  "conflict, not_found, error)"},
+    [M_WEBHOOK] = {"sluice_webhook_requests_total", METRICS_COUNTER, L_HOOK, 0, 0,
+                   "Webhook requests answered, by path and result (allowed, denied, error; "
+                   "unknown paths are counted as path \"other\")"},
+    [M_PENDING] = {"kueue_pending_workloads", METRICS_GAUGE, L_CQ_STATUS, 0, 0,
+                   "The number of pending workloads, per 'cluster_queue' and 'status'.\n"
+                   "'status' can have the following values:\n"
+                   "- \"active\" means that the workloads are in the admission queue.\n"
+                   "- \"inadmissible\" means there was a failed admission attempt for these "
+                   "workloads and they won't be retried until cluster conditions, which could "
+                   "make this workload admissible, change"},
+    [M_RESERVING] = {"kueue_reserving_active_workloads", METRICS_GAUGE, L_CQ, 0, 0,
+                     "The number of Workloads that are reserving quota, per 'cluster_queue'"},
+    [M_ADMITTED_ACTIVE] = {"kueue_admitted_active_workloads", METRICS_GAUGE, L_CQ, 0, 0,
+                           "The number of admitted Workloads that are active, per "
+                           "'cluster_queue'"},
+    [M_CQ_STATUS] = {"kueue_cluster_queue_status", METRICS_GAUGE, L_CQ_STATUS, 0, 0,
+                     "Reports 'cluster_queue' with its 'status' (with possible values 'pending', "
+                     "'active' or 'terminated').\n"
+                     "For a ClusterQueue, the metric only reports a value of 1 for one of the "
+                     "statuses."},
+    [M_CQ_SHARE] = {"kueue_cluster_queue_weighted_share", METRICS_GAUGE, L_CQ_SHARE, 0, OPT_FAIR,
+                    "Reports a value that representing the maximum of the ratios of usage above "
+                    "nominal quota to the lendable resources in the cohort, among all the "
+                    "resources provided by the ClusterQueue, and divided by the weight.\n"
+                    "If zero, it means that the usage of the ClusterQueue is below the nominal "
+                    "quota.\n"
+                    "If the ClusterQueue has a weight of zero and is borrowing, this will return "
+                    "NaN."},
+    [M_CQ_RESV] = {"kueue_cluster_queue_resource_reservation", METRICS_GAUGE, L_CQ_FR, 0,
+                   OPT_CQ_RES,
+                   "Reports the cluster_queue's total resource reservation within all the "
+                   "flavors"},
+    [M_CQ_USAGE] = {"kueue_cluster_queue_resource_usage", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
+                    "Reports the cluster_queue's total resource usage within all the flavors"},
+    [M_CQ_NOMINAL] = {"kueue_cluster_queue_nominal_quota", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
+                      "Reports the cluster_queue's resource nominal quota within all the "
+                      "flavors"},
+    [M_CQ_BORROW] = {"kueue_cluster_queue_borrowing_limit", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
+                     "Reports the cluster_queue's resource borrowing limit within all the "
+                     "flavors. If borrowingLimit is unset, this metric reports +Inf."},
+    [M_CQ_LEND] = {"kueue_cluster_queue_lending_limit", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
+                   "Reports the cluster_queue's resource lending limit within all the flavors. "
+                   "If lendingLimit is unset, this metric reports +Inf."},
+    [M_LQ_PENDING] = {"kueue_local_queue_pending_workloads", METRICS_GAUGE, L_LQ_STATUS, 0, OPT_LQ,
+                      "The number of pending workloads, per 'local_queue' and 'status' (active, "
+                      "inadmissible)"},
+    [M_LQ_RESERVING] = {"kueue_local_queue_reserving_active_workloads", METRICS_GAUGE, L_LQ, 0,
+                        OPT_LQ,
+                        "The number of Workloads that are reserving quota, per 'localQueue'"},
+    [M_LQ_ADMITTED_ACTIVE] = {"kueue_local_queue_admitted_active_workloads", METRICS_GAUGE, L_LQ, 0,
+                              OPT_LQ,
+                              "The number of admitted Workloads that are active, per "
+                              "'localQueue'"},
+    [M_LQ_STATUS] = {"kueue_local_queue_status", METRICS_GAUGE, L_LQ_ACTIVE, 0, OPT_LQ,
+                     "Reports 'localQueue' with its 'active' status (with possible values "
+                     "'True', 'False', or 'Unknown').\n"
+                     "For a LocalQueue, the metric only reports a value of 1 for one of the "
+                     "statuses."},
+    [M_LQ_RESV] = {"kueue_local_queue_resource_reservation", METRICS_GAUGE, L_LQ_FR, 0, OPT_LQ,
+                   "Reports the localQueue's total resource reservation within all the flavors"},
+    [M_LQ_USAGE] = {"kueue_local_queue_resource_usage", METRICS_GAUGE, L_LQ_FR, 0, OPT_LQ,
+                    "Reports the localQueue's total resource usage within all the flavors"},
+    [M_IDLE] = {"sluice_cluster_queue_idle_nominal_quota", METRICS_GAUGE, L_FR, 0, 0,
+                "Nominal quota of a ClusterQueue not reserved by its workloads (nominal minus "
+                "reservation, at least 0), per flavor and resource"},
+    [M_CACHE] = {"sluice_cache_objects", METRICS_GAUGE, L_KIND, 0, 0,
+                 "Objects held in the informer cache, per resource"},
+    [M_LEADER] = {"sluice_leader", METRICS_GAUGE, NULL, 0, 0,
+                  "1 while this replica holds the leader Lease (or runs without leader "
+                  "election), else 0"},
+    [M_BUILD] = {"kueue_build_info", METRICS_GAUGE, L_BUILD, 0, 0,
+                 "Kueue build information. 1 labeled by git version, git commit, build date, go "
+                 "version, compiler, platform (sluice: go_version is empty)"},
+};
+
+struct ctrl_metrics_s {
+    metrics_registry_t *reg;       /* owned */
+    metrics_family_t *f[M__COUNT]; /* borrowed from reg; NULL when switched off */
+    int64_t last_tick_ms;          /* resource-seconds integrated up to here */
+};
+
+#ifndef SLUICE_VERSION
+#define SLUICE_VERSION "dev"
+#endif
+
+#ifdef __clang__
+#define COMPILER "clang " __clang_version__
+#else
+#define COMPILER "gcc " __VERSION__
+#endif
+
+static const char *platform(void)
+{
+#if defined(__x86_64__)
+    return "linux/amd64";
+#elif defined(__aarch64__)
+    return "linux/arm64";
+#else
+    return "linux/unknown";
+#endif
+}
+
+static const char *role(const ctrl_t *c)
+{
+    if (!c->cfg->leader_elect)
+        return "standalone";
+    return c->leader ? "leader" : "follower";
+}
+
+err_t ctrl__metrics_init(ctrl_t *c)
+{
+    ctrl_metrics_t *m = calloc(1, sizeof(*m));
+    double b[METRICS_MAX_BUCKETS];
+    static const double engine_b[] = {1e-4,   2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+                                      2.5e-2, 5e-2,   0.1,  0.25, 0.5,    1,    2.5};
+
+    if (m == NULL)
+        return ERR_NOMEM;
+    c->metrics = m;
+    m->reg = metrics_registry_new(0);
+    m->last_tick_ms = ctrl__now_ms();
+    if (m->reg == NULL)
+        return ERR_NOMEM;
+    for (int i = 0; i < M__COUNT; i++) {
+        const metric_def_t *d = &defs[i];
+        const double *bk = NULL;
+        size_t nb = 0;
+        err_msg_t msg = {{0}};
+        if ((d->option == OPT_LQ && !c->cfg->metrics_lq) ||
+            (d->option == OPT_CQ_RES && !c->cfg->metrics_cq_resources) ||
+            (d->option == OPT_FAIR && !c->cfg->kueue.fair_sharing))
+            continue;
+        if (d->type == METRICS_HISTOGRAM) {
+            if (d->buckets > 0) {
+                nb = metrics_kueue_buckets((size_t)d->buckets, b);
+                bk = b;
+            } else if (d->buckets == -1) {
+                nb = metrics_default_buckets(b);
+                bk = b;
+            } else {
+                nb = sizeof(engine_b) / sizeof(engine_b[0]);
+                bk = engine_b;
+            }
+        }
+        if (metrics_family_add(m->reg, d->name, d->help, d->type, d->labels, bk, nb, &m->f[i],
+                               &msg) != ERR_OK)
+            return ERR_NOMEM; /* the table is fixed and valid (test_ctrl_metrics): only OOM */
+    }
+    return ERR_OK;
+}
+
+void ctrl__metrics_free(ctrl_t *c)
+{
+    if (c->metrics == NULL)
+        return;
+    metrics_registry_free(c->metrics->reg);
+    free(c->metrics);
+    c->metrics = NULL;
+}
+
+/* The family `id`, or NULL when metrics are off or the family is switched off. */
+static metrics_family_t *fam(const ctrl_t *c, metric_id_t id)
+{
+    return c->metrics != NULL ? c->metrics->f[id] : NULL;
+}
+
+static void count(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+{
+    metrics_family_t *f = fam(c, id);
+
+    if (f != NULL)
+        metrics_counter_add(f, values, v); /* OOM: the observation is lost, nothing else */
+}
+
+static void observe(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+{
+    metrics_family_t *f = fam(c, id);
+
+    if (f != NULL)
+        metrics_histogram_observe(f, values, v);
+}
+
+static void gauge(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+{
+    metrics_family_t *f = fam(c, id);
+
+    if (f != NULL)
+        metrics_gauge_set(f, values, v);
+}
+
+static void gauge_add(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+{
+    metrics_family_t *f = fam(c, id);
+
+    if (f != NULL)
+        metrics_gauge_add(f, values, v);
+}
+
+static double qty(quantity_t q)
+{
+    return (double)q.nano / 1e9;
+}
+
+/* "ns/name" -> ns into buf, name returned (borrowed from key). */
+static const char *split_key(const char *key, char *ns, size_t n)
+{
+    const char *slash = strchr(key, '/');
+
+    if (slash == NULL) {
+        snprintf(ns, n, "%s", "");
+        return key;
+    }
+    snprintf(ns, n, "%.*s", (int)(slash - key), key);
+    return slash + 1;
+}
+
+/* ---- event hooks -------------------------------------------------------------------------- */
+
+void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, uint64_t ns,
+                         bool first)
+{
+    static const char *const kinds[] = {"admit", "preempt", "evict", "deactivate"};
+    size_t admits = 0;
+    const char *result;
+
+    (void)first;
+    for (size_t i = from; i < ds->len; i++) {
+        admits += ds->items[i].kind == SCHED_DECISION_ADMIT;
+        count(c, M_DECISIONS, (const char *const[]){kinds[ds->items[i].kind]}, 1);
+    }
+    observe(c, M_ENGINE, NULL, (double)ns / 1e9);
+    /* Kueue records one attempt per scheduling cycle that had heads to try: "success" when one
+     * was admitted, else "inadmissible". The engine does not say whether a cycle had heads, and
+     * sluice runs a cycle after every relevant change and repeats it until one decides nothing,
+     * so most cycles are no attempt at all. Counted: a cycle that admitted (success) and one
+     * that decided something else -- preemptions, evictions -- but admitted nothing
+     * (inadmissible). A cycle that tried heads and parked them without any decision is not
+     * seen, and not counted (docs/observability.md). */
+    if (ds->len == from)
+        return;
+    result = admits > 0 ? "success" : "inadmissible";
+    count(c, M_ATTEMPTS, (const char *const[]){result, role(c)}, 1);
+    observe(c, M_ATTEMPT_DURATION, (const char *const[]){result, role(c)}, (double)ns / 1e9);
+}
+
+void ctrl__metrics_decision(ctrl_t *c, const sched_decision_t *d)
+{
+    sched_wl_info_t pi;
+    const char *cq = d->cluster_queue ? d->cluster_queue : "";
+
+    if (d->kind != SCHED_DECISION_PREEMPT)
+        return;
+    if (d->preemptor != NULL && sched_workload_info(c->sched, d->preemptor, &pi, NULL) == ERR_OK &&
+        pi.cluster_queue != NULL)
+        cq = pi.cluster_queue;
+    count(c, M_PREEMPTED, (const char *const[]){cq, sched_preempt_reason_str(d->reason), role(c)},
+          1);
+}
+
+/* Kueue's "created or requeued": the Requeued condition's transition, else creation. */
+static int64_t queued_since_s(const ctrl_wl_t *w)
+{
+    const condition_t *rq = ctrl_wl_cond(w, "Requeued");
+
+    if (rq != NULL && rq->has_transition_time && rq->transition_time > w->wl.meta.creation_time)
+        return rq->transition_time;
+    return w->wl.meta.creation_time;
+}
+
+void ctrl__metrics_admitted(ctrl_t *c, const char *key, const char *cq)
+{
+    const ctrl_wl_t *w = ctrl__wl(c, key);
+    const char *pc = w != NULL && w->wl.priority_class ? w->wl.priority_class : "";
+    const char *lq = w != NULL && w->wl.queue_name ? w->wl.queue_name : "";
+    char ns[256];
+    double wait = 0;
+
+    if (cq == NULL)
+        return;
+    split_key(key, ns, sizeof(ns));
+    if (w != NULL && w->wl.meta.creation_time > 0) {
+        wait = (double)ctrl__now_ms() / 1000.0 - (double)queued_since_s(w);
+        if (wait < 0)
+            wait = 0;
+    }
+    count(c, M_QR_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
+    count(c, M_ADM_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
+    observe(c, M_QR_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
+    observe(c, M_ADM_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
+    count(c, M_LQ_QR_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
+    count(c, M_LQ_ADM_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
+    observe(c, M_LQ_QR_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
+    observe(c, M_LQ_ADM_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
+}
+
+void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason)
+{
+    static const char deact[] = "DeactivatedDueTo";
+    const ctrl_wl_t *w = ctrl__wl(c, key);
+    const char *pc = w != NULL && w->wl.priority_class ? w->wl.priority_class : "";
+    const char *lq = w != NULL && w->wl.queue_name ? w->wl.queue_name : "";
+    const char *cause = "";
+    sched_wl_info_t info;
+    const char *cq = "";
+    char ns[256];
+
+    if (reason == NULL)
+        reason = "";
+    /* Kueue: reason Deactivated with the cause apart ("DeactivatedDueToMaximumExecution..."). */
+    if (strncmp(reason, deact, sizeof(deact) - 1) == 0) {
+        cause = reason + sizeof(deact) - 1;
+        reason = "Deactivated";
+    }
+    if (sched_workload_info(c->sched, key, &info, NULL) == ERR_OK && info.cluster_queue != NULL)
+        cq = info.cluster_queue;
+    split_key(key, ns, sizeof(ns));
+    count(c, M_EVICTED, (const char *const[]){cq, reason, cause, pc, role(c)}, 1);
+    count(c, M_LQ_EVICTED, (const char *const[]){lq, ns, reason, cause, pc, role(c)}, 1);
+}
+
+void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res)
+{
+    const char *result = res->err == ERR_OK                                   ? "success"
+                         : res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? "conflict"
+                         : res->err == ERR_NOT_FOUND                          ? "not_found"
+                                                                              : "error";
+    const char *resource = op->op == CTRL_OP_EVENT ? "events" : c->res[op->kind].resource;
+
+    if (res->canceled || op->op == CTRL_OP_WL_VERIFY)
+        return; /* a verification is a read */
+    count(c, M_WRITES, (const char *const[]){resource ? resource : "", result}, 1);
+}
+
+/* Does body[0..len) contain `needle`? */
+static bool contains(const char *body, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (size_t i = 0; i + n <= len; i++)
+        if (body[i] == needle[0] && memcmp(body + i, needle, n) == 0)
+            return true;
+    return false;
+}
+
+void ctrl_metrics_webhook(ctrl_t *c, const char *path, int status, const char *body, size_t len)
+{
+    const char *result = "allowed";
+
+    if (status == 404) {
+        path = "other"; /* the path is the caller's choice: never a label value */
+        result = "error";
+    } else if (status >= 400 || body == NULL) {
+        result = "error";
+    } else if (contains(body, len, "\"allowed\":false") ||
+               contains(body, len, "\"allowed\": false")) {
+        result = "denied";
+    } else if (contains(body, len, "\"status\":\"Failure\"")) {
+        result = "error"; /* a ConversionReview that failed */
+    }
+    count(c, M_WEBHOOK, (const char *const[]){path, result}, 1);
+}
+
+/* ---- resource-seconds --------------------------------------------------------------------- */
+
+typedef struct tick_ctx_s {
+    ctrl_t *c;
+    const char *cq;
+    int64_t now, since;
+} tick_ctx_t;
+
+static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
+{
+    tick_ctx_t *t = ud;
+    int64_t start;
+    double dt;
+    char ns[256];
+
+    if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
+        return false; /* holders come first, then the pending: done */
+    start = info->admitted_at > t->since ? info->admitted_at : t->since;
+    if (info->admission == NULL || t->now <= start)
+        return true;
+    dt = (double)(t->now - start) / 1000.0;
+    split_key(info->key, ns, sizeof(ns));
+    for (size_t a = 0; a < info->admission->nassignments; a++) {
+        const pod_set_assignment_t *psa = &info->admission->assignments[a];
+        for (size_t r = 0; r < psa->usage.len; r++) {
+            const char *res = psa->usage.items[r].name, *flavor = "";
+            for (size_t k = 0; k < psa->flavors.len; k++)
+                if (strcmp(psa->flavors.items[k].key, res) == 0)
+                    flavor = psa->flavors.items[k].value;
+            count(t->c, M_RSECONDS,
+                  (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq,
+                                        flavor, res},
+                  qty(psa->usage.items[r].value) * dt);
+        }
+    }
+    return true;
+}
+
+void ctrl__metrics_tick(ctrl_t *c)
+{
+    const char *stack[64], **names = stack;
+    size_t n;
+    tick_ctx_t t;
+
+    if (c->metrics == NULL || !c->fed || c->closing)
+        return;
+    t.c = c;
+    t.now = ctrl__now_ms();
+    t.since = c->metrics->last_tick_ms;
+    c->metrics->last_tick_ms = t.now;
+    n = sched_cq_names(c->sched, stack, 64);
+    if (n > 64) {
+        names = malloc(n * sizeof(*names));
+        if (names == NULL)
+            return; /* this second is lost; the next tick counts from now */
+        sched_cq_names(c->sched, names, n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        t.cq = names[i];
+        sched_cq_workloads(c->sched, names[i], on_tick_wl, &t, NULL);
+    }
+    if (names != stack)
+        free(names);
+}
+
+/* ---- scrape ------------------------------------------------------------------------------- */
+
+typedef struct scrape_ctx_s {
+    ctrl_t *c;
+    const char *role;
+} scrape_ctx_t;
+
+static const char *pending_status(const sched_wl_info_t *info)
+{
+    return info->reason == SCHED_REASON_NONE || info->reason == SCHED_REASON_PENDING_EVALUATION
+               ? "active"
+               : "inadmissible";
+}
+
+/* One walk over every Workload: pending per ClusterQueue; LocalQueue counts and usage. */
+static bool on_scrape_wl(const sched_wl_info_t *info, void *ud)
+{
+    scrape_ctx_t *s = ud;
+    ctrl_t *c = s->c;
+    char ns[256];
+    const char *lq = info->local_queue ? info->local_queue : "";
+
+    split_key(info->key, ns, sizeof(ns));
+    if (info->state == SCHED_WL_PENDING) {
+        if (info->cluster_queue != NULL)
+            gauge_add(c, M_PENDING,
+                      (const char *const[]){info->cluster_queue, pending_status(info), s->role}, 1);
+        gauge_add(c, M_LQ_PENDING, (const char *const[]){lq, ns, pending_status(info), s->role}, 1);
+        return true;
+    }
+    if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
+        return true;
+    gauge_add(c, M_LQ_RESERVING, (const char *const[]){lq, ns, s->role}, 1);
+    gauge_add(c, M_LQ_ADMITTED_ACTIVE, (const char *const[]){lq, ns, s->role}, 1);
+    if (fam(c, M_LQ_RESV) == NULL || info->admission == NULL)
+        return true;
+    for (size_t a = 0; a < info->admission->nassignments; a++) {
+        const pod_set_assignment_t *psa = &info->admission->assignments[a];
+        for (size_t r = 0; r < psa->usage.len; r++) {
+            const char *res = psa->usage.items[r].name, *flavor = "";
+            double v = qty(psa->usage.items[r].value);
+            for (size_t k = 0; k < psa->flavors.len; k++)
+                if (strcmp(psa->flavors.items[k].key, res) == 0)
+                    flavor = psa->flavors.items[k].value;
+            gauge_add(c, M_LQ_RESV, (const char *const[]){lq, ns, flavor, res, s->role}, v);
+            gauge_add(c, M_LQ_USAGE, (const char *const[]){lq, ns, flavor, res, s->role}, v);
+        }
+    }
+    return true;
+}
+
+static void scrape_cq(ctrl_t *c, const char *name, const char *r)
+{
+    static const char *const statuses[] = {"pending", "active", "terminating"};
+    const ctrl_qobj_t *q = ctrl__qrec(c, CTRL_CQ, name);
+    sched_cq_status_t st;
+    sched_usage_list_t usage = {0};
+    const char *now;
+
+    if (sched_cq_status(c->sched, name, &st, NULL) != ERR_OK)
+        return;
+    /* Zeros first, so a ClusterQueue with nothing pending still shows its series. */
+    gauge_add(c, M_PENDING, (const char *const[]){name, "active", r}, 0);
+    gauge_add(c, M_PENDING, (const char *const[]){name, "inadmissible", r}, 0);
+    gauge(c, M_RESERVING, (const char *const[]){name, r}, (double)st.reserving);
+    gauge(c, M_ADMITTED_ACTIVE, (const char *const[]){name, r}, (double)st.admitted);
+    now = q != NULL && q->valid && q->obj.u.cq.meta.deleting ? "terminating"
+          : st.active                                        ? "active"
+                                                             : "pending";
+    for (size_t i = 0; i < 3; i++)
+        gauge(c, M_CQ_STATUS, (const char *const[]){name, statuses[i], r},
+              strcmp(statuses[i], now) == 0);
+    gauge(c, M_CQ_SHARE, (const char *const[]){name, st.cohort ? st.cohort : "", r},
+          st.weighted_share == INT64_MAX ? NAN : (double)st.weighted_share);
+    if (sched_cq_usage(c->sched, name, &usage, NULL) != ERR_OK)
+        return;
+    for (size_t i = 0; i < usage.len; i++) {
+        const sched_fr_usage_t *u = &usage.items[i];
+        const char *cohort = st.cohort ? st.cohort : "";
+        const char *const fr[] = {cohort, name, u->flavor, u->resource, r};
+        const char *const idle[] = {name, u->flavor, u->resource};
+        double nominal = qty(u->nominal), used = qty(u->usage);
+        gauge(c, M_CQ_RESV, fr, used);
+        gauge(c, M_CQ_USAGE, fr, used); /* no admission checks: reserved is admitted */
+        gauge(c, M_CQ_NOMINAL, fr, nominal);
+        gauge(c, M_CQ_BORROW, fr, u->has_borrowing_limit ? qty(u->borrowing_limit) : INFINITY);
+        gauge(c, M_CQ_LEND, fr, u->has_lending_limit ? qty(u->lending_limit) : INFINITY);
+        gauge(c, M_IDLE, idle, nominal > used ? nominal - used : 0);
+    }
+    sched_usage_list_fini(&usage);
+}
+
+static void scrape_lqs(ctrl_t *c, const char *r)
+{
+    const char *key;
+    const ctrl_qobj_t *q;
+
+    if (fam(c, M_LQ_STATUS) == NULL)
+        return;
+    CTRL_FOREACH(c, CTRL_LQ, key, q)
+    {
+        char ns[256];
+        const char *name = split_key(key, ns, sizeof(ns)), *active = "Unknown";
+        sched_cq_status_t st;
+        if (q->valid)
+            active =
+                q->obj.u.lq.cluster_queue != NULL &&
+                        sched_cq_status(c->sched, q->obj.u.lq.cluster_queue, &st, NULL) == ERR_OK &&
+                        st.active
+                    ? "True"
+                    : "False";
+        gauge_add(c, M_LQ_PENDING, (const char *const[]){name, ns, "active", r}, 0);
+        gauge_add(c, M_LQ_PENDING, (const char *const[]){name, ns, "inadmissible", r}, 0);
+        gauge_add(c, M_LQ_RESERVING, (const char *const[]){name, ns, r}, 0);
+        gauge_add(c, M_LQ_ADMITTED_ACTIVE, (const char *const[]){name, ns, r}, 0);
+        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "True", r},
+              strcmp(active, "True") == 0);
+        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "False", r},
+              strcmp(active, "False") == 0);
+        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "Unknown", r},
+              strcmp(active, "Unknown") == 0);
+    }
+}
+
+err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
+{
+    ctrl_metrics_t *m = c->metrics;
+    scrape_ctx_t s = {c, role(c)};
+    const char *stack[64], **names = stack;
+    size_t n;
+
+    if (m == NULL)
+        return ERR_NOMEM;
+    for (int i = M_SCRAPE_FIRST; i < M__COUNT; i++)
+        if (m->f[i] != NULL)
+            metrics_family_clear(m->f[i]);
+    gauge(c, M_BUILD, (const char *const[]){"v" SLUICE_VERSION, "", "", "", COMPILER, platform()},
+          1);
+    gauge(c, M_LEADER, NULL, c->leader);
+    for (int k = 0; k < c->nkinds; k++)
+        if (c->inf[k] != NULL)
+            gauge(c, M_CACHE, (const char *const[]){c->res[k].resource},
+                  (double)kube_informer_len(c->inf[k]));
+    if (c->fed) {
+        /* Before the caches are synced the engine is partial: its gauges would lie. */
+        n = sched_cq_names(c->sched, stack, 64);
+        if (n > 64) {
+            names = malloc(n * sizeof(*names));
+            if (names == NULL)
+                return ERR_NOMEM;
+            sched_cq_names(c->sched, names, n);
+        }
+        for (size_t i = 0; i < n; i++)
+            scrape_cq(c, names[i], s.role);
+        if (names != stack)
+            free(names);
+        scrape_lqs(c, s.role);
+        sched_workloads(c->sched, on_scrape_wl, &s);
+    }
+    return metrics_render(m->reg, out);
+}

@@ -1,0 +1,574 @@
+/* metrics -- a registry of counters, gauges and histograms with labels, and its Prometheus text. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "obs/metrics.h"
+
+#include "util/grow.h"
+#include "util/hmap.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MAX_SERIES 10000
+
+typedef struct series_s {
+    char **values;    /* owned: one per label (each owned) */
+    double value;     /* counter, gauge; histogram: sum */
+    uint64_t count;   /* histogram: observations */
+    uint64_t *counts; /* owned: histogram, per bucket (not cumulative) incl. +Inf last */
+} series_t;
+
+struct metrics_family_s {
+    metrics_registry_t *r; /* borrowed: the owner */
+    char *name;            /* owned */
+    char *help;            /* owned */
+    metrics_type_t type;
+    char *labels[METRICS_MAX_LABELS]; /* owned */
+    size_t nlabels;
+    double buckets[METRICS_MAX_BUCKETS];
+    size_t nbuckets;
+    series_t *series; /* owned, in first-seen order */
+    size_t len, cap;
+    util_hmap_t index;  /* series key -> index */
+    size_t overflow;    /* index + 1 of the overflow series, 0 while there is none */
+    uint64_t overflows; /* observations that went to the overflow series */
+};
+
+struct metrics_registry_s {
+    metrics_family_t **families; /* owned, registration order */
+    size_t len, cap;
+    size_t max_series;
+};
+
+/* ---- buffer ------------------------------------------------------------------------------ */
+
+void metrics_buf_fini(metrics_buf_t *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+static err_t buf_reserve(metrics_buf_t *b, size_t extra)
+{
+    if (extra > SIZE_MAX - b->len - 1)
+        return ERR_NOMEM;
+    return util_grow((void **)&b->data, &b->cap, b->len + extra + 1, 1);
+}
+
+static err_t buf_put(metrics_buf_t *b, const char *s, size_t n)
+{
+    if (buf_reserve(b, n) != ERR_OK)
+        return ERR_NOMEM;
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return ERR_OK;
+}
+
+static err_t buf_str(metrics_buf_t *b, const char *s)
+{
+    return buf_put(b, s, strlen(s));
+}
+
+err_t metrics_buf_printf(metrics_buf_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || buf_reserve(b, (size_t)n) != ERR_OK)
+        return ERR_NOMEM;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return ERR_OK;
+}
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+/* Prometheus metric names: [a-zA-Z_:][a-zA-Z0-9_:]*; label names the same without ':'. */
+static bool valid_name(const char *s, bool colon)
+{
+    if (s == NULL || *s == '\0')
+        return false;
+    for (size_t i = 0; s[i] != '\0'; i++) {
+        char ch = s[i];
+        bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+                     (colon && ch == ':');
+        if (!alpha && !(i > 0 && ch >= '0' && ch <= '9'))
+            return false;
+    }
+    return true;
+}
+
+/* ---- registry ---------------------------------------------------------------------------- */
+
+metrics_registry_t *metrics_registry_new(size_t max_series)
+{
+    metrics_registry_t *r = calloc(1, sizeof(*r));
+
+    if (r != NULL)
+        r->max_series = max_series ? max_series : DEFAULT_MAX_SERIES;
+    return r;
+}
+
+static void series_fini(const metrics_family_t *f, series_t *s)
+{
+    for (size_t i = 0; s->values != NULL && i < f->nlabels; i++)
+        free(s->values[i]);
+    free(s->values);
+    free(s->counts);
+}
+
+void metrics_family_clear(metrics_family_t *f)
+{
+    for (size_t i = 0; i < f->len; i++)
+        series_fini(f, &f->series[i]);
+    f->len = 0;
+    f->overflow = 0;
+    f->overflows = 0;
+    util_hmap_fini(&f->index);
+}
+
+static void family_free(metrics_family_t *f)
+{
+    if (f == NULL)
+        return;
+    metrics_family_clear(f);
+    free(f->series);
+    for (size_t i = 0; i < f->nlabels; i++)
+        free(f->labels[i]);
+    free(f->name);
+    free(f->help);
+    free(f);
+}
+
+void metrics_registry_free(metrics_registry_t *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->len; i++)
+        family_free(r->families[i]);
+    free(r->families);
+    free(r);
+}
+
+metrics_family_t *metrics_family_get(const metrics_registry_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->len; i++)
+        if (strcmp(r->families[i]->name, name) == 0)
+            return r->families[i];
+    return NULL;
+}
+
+err_t metrics_family_add(metrics_registry_t *r, const char *name, const char *help,
+                         metrics_type_t type, const char *const *labels, const double *buckets,
+                         size_t nbuckets, metrics_family_t **out, err_msg_t *msg)
+{
+    metrics_family_t *f;
+    size_t n = 0;
+
+    if (!valid_name(name, true))
+        return err_set(msg, ERR_INVALID, "metric %s: not a Prometheus metric name",
+                       name ? name : "(null)");
+    if (metrics_family_get(r, name) != NULL)
+        return err_set(msg, ERR_INVALID, "metric %s: registered twice", name);
+    while (labels != NULL && labels[n] != NULL) {
+        if (n == METRICS_MAX_LABELS)
+            return err_set(msg, ERR_INVALID, "metric %s: more than %d labels", name,
+                           METRICS_MAX_LABELS);
+        if (!valid_name(labels[n], false) || strncmp(labels[n], "__", 2) == 0 ||
+            (type == METRICS_HISTOGRAM && strcmp(labels[n], "le") == 0))
+            return err_set(msg, ERR_INVALID, "metric %s: label %s: invalid or reserved name", name,
+                           labels[n]);
+        for (size_t j = 0; j < n; j++)
+            if (strcmp(labels[j], labels[n]) == 0)
+                return err_set(msg, ERR_INVALID, "metric %s: label %s named twice", name,
+                               labels[n]);
+        n++;
+    }
+    if (type == METRICS_HISTOGRAM) {
+        if (buckets == NULL || nbuckets == 0 || nbuckets > METRICS_MAX_BUCKETS)
+            return err_set(msg, ERR_INVALID, "metric %s: want 1..%d buckets", name,
+                           METRICS_MAX_BUCKETS);
+        for (size_t i = 0; i < nbuckets; i++)
+            if (!isfinite(buckets[i]) || (i > 0 && !(buckets[i] > buckets[i - 1])))
+                return err_set(msg, ERR_INVALID,
+                               "metric %s: buckets[%zu]: bounds must be finite and strictly "
+                               "increasing",
+                               name, i);
+    } else if (nbuckets != 0) {
+        return err_set(msg, ERR_INVALID, "metric %s: buckets on a metric that is no histogram",
+                       name);
+    }
+    if (util_grow((void **)&r->families, &r->cap, r->len + 1, sizeof(*r->families)) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    f->r = r;
+    f->type = type;
+    f->name = strdup(name);
+    f->help = strdup(help ? help : "");
+    if (f->name == NULL || f->help == NULL)
+        goto oom;
+    for (f->nlabels = 0; f->nlabels < n; f->nlabels++) {
+        f->labels[f->nlabels] = strdup(labels[f->nlabels]);
+        if (f->labels[f->nlabels] == NULL)
+            goto oom;
+    }
+    if (type == METRICS_HISTOGRAM) {
+        memcpy(f->buckets, buckets, nbuckets * sizeof(*buckets));
+        f->nbuckets = nbuckets;
+    }
+    util_hmap_init(&f->index, 0);
+    r->families[r->len++] = f;
+    if (out != NULL)
+        *out = f;
+    return ERR_OK;
+oom:
+    family_free(f);
+    return err_set(msg, ERR_NOMEM, "out of memory");
+}
+
+size_t metrics_family_len(const metrics_family_t *f)
+{
+    return f->len;
+}
+
+/* ---- series ------------------------------------------------------------------------------ */
+
+/* The lookup key of a label tuple: each value length-prefixed, so no value can fake a split. */
+static char *series_key(const metrics_family_t *f, const char *const *values, char *stack, size_t n)
+{
+    size_t need = 1;
+    char *k, *p;
+
+    for (size_t i = 0; i < f->nlabels; i++)
+        need += 21 + strlen(values[i] ? values[i] : "");
+    k = need <= n ? stack : malloc(need);
+    if (k == NULL)
+        return NULL;
+    p = k;
+    *p = '\0';
+    for (size_t i = 0; i < f->nlabels; i++) {
+        const char *v = values[i] ? values[i] : "";
+        p += snprintf(p, need - (size_t)(p - k), "%zu:%s", strlen(v), v);
+    }
+    return k;
+}
+
+/* Append a new series with `values` (copied). */
+static err_t series_new(metrics_family_t *f, const char *const *values, size_t *out)
+{
+    series_t s = {0};
+
+    if (util_grow((void **)&f->series, &f->cap, f->len + 1, sizeof(*f->series)) != ERR_OK)
+        return ERR_NOMEM;
+    if (f->nlabels > 0) {
+        s.values = calloc(f->nlabels, sizeof(*s.values));
+        if (s.values == NULL)
+            return ERR_NOMEM;
+        for (size_t i = 0; i < f->nlabels; i++) {
+            s.values[i] = strdup(values[i] ? values[i] : "");
+            if (s.values[i] == NULL)
+                goto oom;
+        }
+    }
+    if (f->type == METRICS_HISTOGRAM) {
+        s.counts = calloc(f->nbuckets + 1, sizeof(*s.counts));
+        if (s.counts == NULL)
+            goto oom;
+    }
+    f->series[f->len] = s;
+    *out = f->len++;
+    return ERR_OK;
+oom:
+    series_fini(f, &s);
+    return ERR_NOMEM;
+}
+
+/* The series of `values`, made when new (or the overflow series past max_series). */
+static err_t series_find(metrics_family_t *f, const char *const *values, series_t **out)
+{
+    char stack[512], *key;
+    size_t i;
+    err_t rc = ERR_OK;
+
+    key = series_key(f, values, stack, sizeof(stack));
+    if (key == NULL)
+        return ERR_NOMEM;
+    if (util_hmap_get_index(&f->index, key, &i)) {
+        *out = &f->series[i];
+        goto out;
+    }
+    if (f->len - (f->overflow ? 1 : 0) >= f->r->max_series) {
+        if (f->overflow == 0) {
+            const char *ov[METRICS_MAX_LABELS];
+            for (size_t l = 0; l < f->nlabels; l++)
+                ov[l] = METRICS_OVERFLOW;
+            char ostack[512], *okey = series_key(f, ov, ostack, sizeof(ostack));
+            if (okey == NULL || (rc = series_new(f, ov, &i)) != ERR_OK) {
+                rc = ERR_NOMEM;
+                if (okey != ostack)
+                    free(okey);
+                goto out;
+            }
+            /* Indexed too, so metrics_value() reads it. */
+            if (util_hmap_put_index(&f->index, okey, i) != ERR_OK) {
+                series_fini(f, &f->series[--f->len]);
+                rc = ERR_NOMEM;
+            } else {
+                f->overflow = i + 1;
+            }
+            if (okey != ostack)
+                free(okey);
+            if (rc != ERR_OK)
+                goto out;
+        }
+        f->overflows++;
+        *out = &f->series[f->overflow - 1];
+        goto out;
+    }
+    if ((rc = series_new(f, values, &i)) != ERR_OK)
+        goto out;
+    if (util_hmap_put_index(&f->index, key, i) != ERR_OK) {
+        series_fini(f, &f->series[--f->len]);
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    *out = &f->series[i];
+out:
+    if (key != stack)
+        free(key);
+    return rc;
+}
+
+err_t metrics_counter_add(metrics_family_t *f, const char *const *values, double delta)
+{
+    series_t *s;
+    err_t rc;
+
+    if (f->type != METRICS_COUNTER || !(delta >= 0))
+        return ERR_INVALID;
+    if ((rc = series_find(f, values, &s)) != ERR_OK)
+        return rc;
+    s->value += delta;
+    return ERR_OK;
+}
+
+err_t metrics_gauge_set(metrics_family_t *f, const char *const *values, double v)
+{
+    series_t *s;
+    err_t rc;
+
+    if (f->type != METRICS_GAUGE)
+        return ERR_INVALID;
+    if ((rc = series_find(f, values, &s)) != ERR_OK)
+        return rc;
+    /* Several label tuples folded into the overflow series add up rather than overwrite. */
+    if (f->overflow != 0 && s == &f->series[f->overflow - 1])
+        s->value += v;
+    else
+        s->value = v;
+    return ERR_OK;
+}
+
+err_t metrics_gauge_add(metrics_family_t *f, const char *const *values, double delta)
+{
+    series_t *s;
+    err_t rc;
+
+    if (f->type != METRICS_GAUGE)
+        return ERR_INVALID;
+    if ((rc = series_find(f, values, &s)) != ERR_OK)
+        return rc;
+    s->value += delta;
+    return ERR_OK;
+}
+
+err_t metrics_histogram_observe(metrics_family_t *f, const char *const *values, double v)
+{
+    series_t *s;
+    size_t b = 0;
+    err_t rc;
+
+    if (f->type != METRICS_HISTOGRAM || isnan(v))
+        return ERR_INVALID;
+    if ((rc = series_find(f, values, &s)) != ERR_OK)
+        return rc;
+    while (b < f->nbuckets && v > f->buckets[b])
+        b++;
+    s->counts[b]++;
+    s->count++;
+    s->value += v;
+    return ERR_OK;
+}
+
+bool metrics_value(const metrics_family_t *f, const char *const *values, double *out)
+{
+    char stack[512], *key = series_key(f, values, stack, sizeof(stack));
+    size_t i;
+    bool found;
+
+    if (key == NULL)
+        return false;
+    found = util_hmap_get_index(&f->index, key, &i);
+    if (key != stack)
+        free(key);
+    if (!found)
+        return false;
+    *out = f->type == METRICS_HISTOGRAM ? (double)f->series[i].count : f->series[i].value;
+    return true;
+}
+
+/* ---- text exposition --------------------------------------------------------------------- */
+
+const char *metrics_format_value(double v, char *buf, size_t n)
+{
+    if (isnan(v)) {
+        snprintf(buf, n, "NaN");
+    } else if (isinf(v)) {
+        snprintf(buf, n, v > 0 ? "+Inf" : "-Inf");
+    } else {
+        /* The shortest of %.15g..%.17g that reads back exactly (Go's FormatFloat 'g', -1). */
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(buf, n, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+    }
+    return buf;
+}
+
+/* HELP text escapes backslash and newline; label values also the double quote. */
+static err_t put_escaped(metrics_buf_t *b, const char *s, bool quote)
+{
+    const char *run = s;
+
+    for (; *s != '\0'; s++) {
+        const char *rep = *s == '\\'           ? "\\\\"
+                          : *s == '\n'         ? "\\n"
+                          : quote && *s == '"' ? "\\\""
+                                               : NULL;
+        if (rep == NULL)
+            continue;
+        if (buf_put(b, run, (size_t)(s - run)) != ERR_OK || buf_str(b, rep) != ERR_OK)
+            return ERR_NOMEM;
+        run = s + 1;
+    }
+    return buf_put(b, run, (size_t)(s - run));
+}
+
+/* `{a="x",b="y"` plus `extra` (e.g. `le="1"`), closed; nothing when there are no labels. */
+static err_t put_labels(metrics_buf_t *b, const metrics_family_t *f, const series_t *s,
+                        const char *le)
+{
+    if (f->nlabels == 0 && le == NULL)
+        return ERR_OK;
+    if (buf_str(b, "{") != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < f->nlabels; i++) {
+        if ((i > 0 && buf_str(b, ",") != ERR_OK) || buf_str(b, f->labels[i]) != ERR_OK ||
+            buf_str(b, "=\"") != ERR_OK || put_escaped(b, s->values[i], true) != ERR_OK ||
+            buf_str(b, "\"") != ERR_OK)
+            return ERR_NOMEM;
+    }
+    if (le != NULL && metrics_buf_printf(b, "%sle=\"%s\"", f->nlabels ? "," : "", le) != ERR_OK)
+        return ERR_NOMEM;
+    return buf_str(b, "}");
+}
+
+static err_t put_sample(metrics_buf_t *b, const metrics_family_t *f, const char *suffix,
+                        const series_t *s, const char *le, double v)
+{
+    char num[40];
+
+    if (buf_str(b, f->name) != ERR_OK || buf_str(b, suffix) != ERR_OK ||
+        put_labels(b, f, s, le) != ERR_OK)
+        return ERR_NOMEM;
+    return metrics_buf_printf(b, " %s\n", metrics_format_value(v, num, sizeof(num)));
+}
+
+static err_t render_family(const metrics_family_t *f, metrics_buf_t *b)
+{
+    static const char *const types[] = {"counter", "gauge", "histogram"};
+
+    if (metrics_buf_printf(b, "# HELP %s ", f->name) != ERR_OK ||
+        put_escaped(b, f->help, false) != ERR_OK ||
+        metrics_buf_printf(b, "\n# TYPE %s %s\n", f->name, types[f->type]) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < f->len; i++) {
+        const series_t *s = &f->series[i];
+        uint64_t cum = 0;
+        char le[40];
+        if (f->type != METRICS_HISTOGRAM) {
+            if (put_sample(b, f, "", s, NULL, s->value) != ERR_OK)
+                return ERR_NOMEM;
+            continue;
+        }
+        for (size_t k = 0; k <= f->nbuckets; k++) {
+            cum += s->counts[k];
+            if (k < f->nbuckets)
+                metrics_format_value(f->buckets[k], le, sizeof(le));
+            else
+                snprintf(le, sizeof(le), "+Inf");
+            if (put_sample(b, f, "_bucket", s, le, (double)cum) != ERR_OK)
+                return ERR_NOMEM;
+        }
+        if (put_sample(b, f, "_sum", s, NULL, s->value) != ERR_OK ||
+            put_sample(b, f, "_count", s, NULL, (double)s->count) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+err_t metrics_render(const metrics_registry_t *r, metrics_buf_t *out)
+{
+    bool any_overflow = false;
+
+    for (size_t i = 0; i < r->len; i++) {
+        if (render_family(r->families[i], out) != ERR_OK)
+            return ERR_NOMEM;
+        any_overflow |= r->families[i]->overflows > 0;
+    }
+    if (!any_overflow)
+        return ERR_OK;
+    if (buf_str(out, "# HELP sluice_metrics_series_overflow_total Observations folded into a "
+                     "metric's overflow series (label values \"" METRICS_OVERFLOW
+                     "\") because it reached its series limit.\n"
+                     "# TYPE sluice_metrics_series_overflow_total counter\n") != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < r->len; i++)
+        if (r->families[i]->overflows > 0 &&
+            metrics_buf_printf(out, "sluice_metrics_series_overflow_total{metric=\"%s\"} %llu\n",
+                               r->families[i]->name,
+                               (unsigned long long)r->families[i]->overflows) != ERR_OK)
+            return ERR_NOMEM;
+    return ERR_OK;
+}
+
+/* ---- bucket layouts ---------------------------------------------------------------------- */
+
+size_t metrics_kueue_buckets(size_t n, double *out)
+{
+    if (n > METRICS_MAX_BUCKETS)
+        n = METRICS_MAX_BUCKETS;
+    for (size_t i = 0; i < n; i++)
+        out[i] = i == 0 ? 1.0 : 2.5 * ldexp(1.0, (int)i - 1);
+    return n;
+}
+
+size_t metrics_default_buckets(double *out)
+{
+    static const double def[] = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
+
+    memcpy(out, def, sizeof(def));
+    return sizeof(def) / sizeof(def[0]);
+}
