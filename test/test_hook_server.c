@@ -2,10 +2,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/cert.h"
 #include "hook/server.h"
+#include "hook/server_int.h"
 #include "hook/tls.h"
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -14,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -27,6 +31,13 @@
 typedef struct fixture_s {
     uv_loop_t loop;
     uv_async_t stop;
+    uv_async_t snap; /* copies the server's counters for the test thread */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    hook_server_stats_t stats;
+    bool accepting;
+    bool snapped;
+    unsigned fail_accepts; /* set before fixture_start: hook_server__fail_accepts() */
     pthread_t thread;
     hook_server_t *srv;
     hook_tls_t *tls;
@@ -35,13 +46,23 @@ typedef struct fixture_s {
     bool closed;
 } fixture_t;
 
-/* Echoes what it received: "<METHOD> <path> q=<query> len=<body length> ct=<content-type>". */
+/* Echoes what it received: "<METHOD> <path> q=<query> len=<body length> ct=<content-type>".
+ * /big answers 64 KiB, /huge 8 MiB (for clients that do not read). */
 static void echo_handler(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     const char *ct = "";
-    char *text = malloc(512);
+    char *text;
 
     (void)ud;
+    if (strcmp(req->path, "/big") == 0 || strcmp(req->path, "/huge") == 0) {
+        size_t n = req->path[1] == 'b' ? 64u << 10 : 8u << 20;
+        resp->owned_body = malloc(n);
+        memset(resp->owned_body, 'x', n);
+        resp->body_len = n;
+        resp->content_type = "text/plain";
+        return;
+    }
+    text = malloc(512);
     for (size_t i = 0; i < req->nheaders; i++)
         if (strcmp(req->headers[i].name, "content-type") == 0)
             ct = req->headers[i].value;
@@ -64,6 +85,36 @@ static void on_stop(uv_async_t *a)
 
     hook_server_close(f->srv, on_server_closed, f);
     uv_close((uv_handle_t *)&f->stop, NULL);
+    uv_close((uv_handle_t *)&f->snap, NULL);
+}
+
+static void on_snap(uv_async_t *a)
+{
+    fixture_t *f = a->data;
+
+    pthread_mutex_lock(&f->mu);
+    hook_server_stats(f->srv, &f->stats);
+    f->accepting = hook_server_accepting(f->srv);
+    f->snapped = true;
+    pthread_cond_signal(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* The server's counters now (read on the loop's thread). */
+static hook_server_stats_t fixture_stats(fixture_t *f, bool *accepting)
+{
+    hook_server_stats_t st;
+
+    pthread_mutex_lock(&f->mu);
+    f->snapped = false;
+    uv_async_send(&f->snap);
+    while (!f->snapped)
+        pthread_cond_wait(&f->cv, &f->mu);
+    st = f->stats;
+    if (accepting != NULL)
+        *accepting = f->accepting;
+    pthread_mutex_unlock(&f->mu);
+    return st;
 }
 
 static void *loop_main(void *arg)
@@ -81,7 +132,11 @@ static void fixture_start(fixture_t *f, bool with_tls, hook_server_config_t *cfg
     const char *dns[] = {"localhost"};
     const char *ips[] = {"127.0.0.1"};
 
+    unsigned fail_accepts = f->fail_accepts;
+
     memset(f, 0, sizeof(*f));
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
     ck_assert_int_eq(uv_loop_init(&f->loop), 0);
     if (with_tls) {
         ck_assert_int_eq(hook_cert_ca("sluice-test-ca", 1, &f->ca, &msg), ERR_OK);
@@ -98,8 +153,11 @@ static void fixture_start(fixture_t *f, bool with_tls, hook_server_config_t *cfg
     ck_assert_msg(hook_server_start(&f->loop, cfg, &f->srv, &msg) == ERR_OK, "%s", msg.text);
     f->port = hook_server_port(f->srv);
     ck_assert_int_gt(f->port, 0);
+    hook_server__fail_accepts(f->srv, fail_accepts);
     uv_async_init(&f->loop, &f->stop, on_stop);
     f->stop.data = f;
+    uv_async_init(&f->loop, &f->snap, on_snap);
+    f->snap.data = f;
     ck_assert_int_eq(pthread_create(&f->thread, NULL, loop_main, f), 0);
 }
 
@@ -121,20 +179,33 @@ typedef struct client_s {
     SSL *ssl;
 } client_t;
 
-static int tcp_connect(int port)
+/* A connection from source address `from` (any 127.x.y.z is loopback: one "client" each). */
+static int tcp_connect_from(int port, const char *from)
 {
     struct sockaddr_in a;
     struct timeval tv = {.tv_sec = 5};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
 
     ck_assert_int_ge(fd, 0);
+    if (from != NULL) {
+        memset(&a, 0, sizeof(a));
+        a.sin_family = AF_INET;
+        ck_assert_int_eq(inet_pton(AF_INET, from, &a.sin_addr), 1);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    }
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_port = htons((uint16_t)port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
     return fd;
+}
+
+static int tcp_connect(int port)
+{
+    return tcp_connect_from(port, NULL);
 }
 
 /* Connect; with `ca` verify the server with it, limited to TLS versions [min, max]. Returns
@@ -246,7 +317,7 @@ static int client_response(client_t *c, char *body, size_t cap, bool *closes)
 
 START_TEST(test_tls_keep_alive_two_requests)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {0};
     client_t c;
     char body[1024];
@@ -270,7 +341,7 @@ END_TEST
 
 START_TEST(test_tls12_accepted_old_versions_refused)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {0};
     client_t c;
     char body[256];
@@ -288,7 +359,7 @@ END_TEST
 
 START_TEST(test_plain_pipelined_in_order)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {0};
     client_t c;
     char body[256];
@@ -314,7 +385,7 @@ END_TEST
 
 START_TEST(test_malformed_request_gets_400)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {0};
     client_t c;
     char body[256];
@@ -333,7 +404,7 @@ END_TEST
 
 START_TEST(test_oversized_body_gets_413)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {.max_body_bytes = 1024};
     client_t c;
     char body[256];
@@ -360,7 +431,7 @@ END_TEST
 
 START_TEST(test_oversized_headers_get_431)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {.max_header_bytes = 512};
     client_t c;
     char body[256];
@@ -381,7 +452,7 @@ END_TEST
 
 START_TEST(test_slow_request_gets_408)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {.request_timeout_ms = 150};
     client_t c;
     char body[256];
@@ -397,27 +468,342 @@ END_TEST
 
 START_TEST(test_connection_limit)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {.max_connections = 1};
-    client_t c1, c2;
+    client_t c1, c2, c3;
     char body[256];
 
     fixture_start(&f, false, &cfg);
+    /* c1 is mid-request: it is never cut, so c2 is refused (reset at once: EOF or a reset) */
     client_open(&c1, f.port, NULL, 0, 0);
-    client_send(&c1, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n", 28);
-    ck_assert_int_eq(client_response(&c1, body, sizeof(body), NULL), 200);
-    /* the second connection is accepted and reset at once: reading sees EOF or a reset */
+    client_send(&c1, "GET /1 HTTP/1.1\r\nHo", 19);
+    usleep(50000);
     client_open(&c2, f.port, NULL, 0, 0);
     ck_assert_int_le(client_recv(&c2, body, sizeof(body)), 0);
     client_close(&c2);
+    /* c1 answered and idle: a new connection takes its place (c1 is closed, c3 served) */
+    client_send(&c1, "st: x\r\n\r\n", 9);
+    ck_assert_int_eq(client_response(&c1, body, sizeof(body), NULL), 200);
+    client_open(&c3, f.port, NULL, 0, 0);
+    client_send(&c3, "GET /3 HTTP/1.1\r\nHost: x\r\n\r\n", 28);
+    ck_assert_int_eq(client_response(&c3, body, sizeof(body), NULL), 200);
+    ck_assert_int_le(client_recv(&c1, body, sizeof(body)), 0);
+    ck_assert_uint_eq(fixture_stats(&f, NULL).evicted_idle, 1);
+    client_close(&c3);
     client_close(&c1);
+    fixture_stop(&f);
+}
+END_TEST
+
+/* ---- floods: the legitimate client (127.0.0.1) is served while others hold connections ---- */
+
+#define FLOOD 256
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Flood client i's source address: 64 addresses, 4 connections each (under the per-client
+ * limit: these floods test the server-wide limits; test_per_client_limit the other). */
+static const char *flood_addr(int i, char *buf, size_t n)
+{
+    snprintf(buf, n, "127.0.%d.%d", 1 + i / 4 / 250, 2 + (i / 4) % 250);
+    return buf;
+}
+
+/* One request from 127.0.0.1 on a new connection: its status, and the time it took in `ms`. */
+static int legit_request(fixture_t *f, uint64_t *ms)
+{
+    client_t c;
+    char body[256];
+    uint64_t t0 = now_ms();
+    int status;
+
+    client_open(&c, f->port, NULL, 0, 0);
+    client_send(&c, "GET /legit HTTP/1.1\r\nHost: x\r\n\r\n", 32);
+    status = client_response(&c, body, sizeof(body), NULL);
+    client_close(&c);
+    *ms = now_ms() - t0;
+    return status;
+}
+
+static long rss_kib(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+
+    while (fp != NULL && fgets(line, sizeof(line), fp) != NULL)
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = strtol(line + 6, NULL, 10);
+    if (fp != NULL)
+        fclose(fp);
+    return kib;
+}
+
+START_TEST(test_flood_idle_keepalive_and_silent)
+{
+    fixture_t f = {0};
+    /* today's 256 total; the flood fills it exactly */
+    hook_server_config_t cfg = {.max_connections = FLOOD};
+    static client_t fl[FLOOD];
+    char addr[32], body[256];
+    uint64_t ms;
+    hook_server_stats_t st;
+
+    fixture_start(&f, false, &cfg);
+    /* half served one request and idle on keep-alive, half never sent a byte (the probe-port
+     * flood) */
+    for (int i = 0; i < FLOOD; i++) {
+        memset(&fl[i], 0, sizeof(fl[i]));
+        fl[i].fd = tcp_connect_from(f.port, flood_addr(i, addr, sizeof(addr)));
+        if (i % 2 == 0) {
+            client_send(&fl[i], "GET /k HTTP/1.1\r\nHost: x\r\n\r\n", 28);
+            ck_assert_int_eq(client_response(&fl[i], body, sizeof(body), NULL), 200);
+        }
+    }
+    ck_assert_int_eq(legit_request(&f, &ms), 200);
+    fprintf(stderr, "idle flood: legitimate request served in %llu ms\n", (unsigned long long)ms);
+    ck_assert_uint_lt(ms, 3000);
+    st = fixture_stats(&f, NULL);
+    ck_assert_uint_eq(st.rejected_connections, 0);
+    ck_assert_uint_ge(st.evicted_idle, 1);
+    ck_assert_uint_le(st.open_connections, FLOOD);
+    for (int i = 0; i < FLOOD; i++)
+        client_close(&fl[i]);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_idle_and_silent_connections_time_out)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.idle_timeout_ms = 150, .header_timeout_ms = 150};
+    client_t a, b;
+    char body[256];
+    uint64_t t0;
+
+    fixture_start(&f, false, &cfg);
+    client_open(&a, f.port, NULL, 0, 0); /* sends nothing: 408 after the header timeout */
+    client_open(&b, f.port, NULL, 0, 0); /* keep-alive, then idle: closed quietly */
+    client_send(&b, "GET /k HTTP/1.1\r\nHost: x\r\n\r\n", 28);
+    ck_assert_int_eq(client_response(&b, body, sizeof(body), NULL), 200);
+    t0 = now_ms();
+    ck_assert_int_eq(client_response(&a, body, sizeof(body), NULL), 408);
+    ck_assert_int_le(client_recv(&b, body, sizeof(body)), 0);
+    ck_assert_uint_lt(now_ms() - t0, 1000);
+    client_close(&a);
+    client_close(&b);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_slow_headers_get_408_before_the_request_timeout)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.header_timeout_ms = 150, .request_timeout_ms = 20000};
+    client_t c;
+    char body[256];
+    uint64_t t0 = now_ms();
+
+    fixture_start(&f, false, &cfg);
+    client_open(&c, f.port, NULL, 0, 0);
+    client_send(&c, "GET /x HTTP/1.1\r\nHo", 19); /* one byte at a time would do the same */
+    usleep(100000);
+    client_send(&c, "s", 1);
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 408);
+    ck_assert_ptr_nonnull(strstr(body, "headers"));
+    ck_assert_uint_lt(now_ms() - t0, 2000);
+    client_close(&c);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_per_client_limit)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.max_connections_per_client = 4};
+    client_t fl[8], legit;
+    char body[256];
+    int refused = 0;
+    hook_server_stats_t st;
+
+    fixture_start(&f, false, &cfg);
+    /* one address, eight connections, each mid-request: four are refused */
+    for (int i = 0; i < 8; i++) {
+        memset(&fl[i], 0, sizeof(fl[i]));
+        fl[i].fd = tcp_connect_from(f.port, "127.0.0.2");
+        (void)!send(fl[i].fd, "GET /x HTTP/1.1\r\nHo", 19, MSG_NOSIGNAL); /* may be reset */
+        usleep(10000);
+    }
+    for (int i = 0; i < 8; i++) {
+        struct timeval tv = {.tv_usec = 200000};
+        setsockopt(fl[i].fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ssize_t r = client_recv(&fl[i], body, sizeof(body));
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+            refused++;
+    }
+    ck_assert_int_eq(refused, 4);
+    st = fixture_stats(&f, NULL);
+    ck_assert_uint_eq(st.rejected_connections, 4);
+    /* another address is served */
+    client_open(&legit, f.port, NULL, 0, 0);
+    client_send(&legit, "GET /l HTTP/1.1\r\nHost: x\r\n\r\n", 28);
+    ck_assert_int_eq(client_response(&legit, body, sizeof(body), NULL), 200);
+    client_close(&legit);
+    for (int i = 0; i < 8; i++)
+        client_close(&fl[i]);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_flood_pipelining_clients_that_never_read)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.write_timeout_ms = 300};
+    static client_t fl[FLOOD];
+    char addr[32], reqs[16 * 32];
+    int small = 2048;
+    uint64_t ms, t0;
+    hook_server_stats_t st;
+
+    reqs[0] = '\0';
+    for (int k = 0; k < 16; k++)
+        strcat(reqs, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    fixture_start(&f, false, &cfg);
+    for (int i = 0; i < FLOOD; i++) {
+        memset(&fl[i], 0, sizeof(fl[i]));
+        fl[i].fd = tcp_connect_from(f.port, flood_addr(i, addr, sizeof(addr)));
+        setsockopt(fl[i].fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+        client_send(&fl[i], reqs, strlen(reqs)); /* 1 MiB of answers asked, none read */
+    }
+    ck_assert_int_eq(legit_request(&f, &ms), 200);
+    fprintf(stderr, "pipelining non-readers: legitimate request served in %llu ms\n",
+            (unsigned long long)ms);
+    ck_assert_uint_lt(ms, 3000);
+    /* every non-reader is closed once its output stalls for the write timeout */
+    t0 = now_ms();
+    do {
+        usleep(50000);
+        st = fixture_stats(&f, NULL);
+    } while (st.open_connections > 0 && now_ms() - t0 < 5000);
+    ck_assert_uint_eq(st.open_connections, 0);
+    ck_assert_uint_ge(st.write_timeouts, FLOOD);
+    for (int i = 0; i < FLOOD; i++)
+        client_close(&fl[i]);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_closing_connection_with_unread_output_times_out)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.write_timeout_ms = 200};
+    client_t c;
+    int small = 2048;
+    uint64_t t0;
+    hook_server_stats_t st;
+
+    fixture_start(&f, false, &cfg);
+    client_open(&c, f.port, NULL, 0, 0);
+    setsockopt(c.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    /* the server closes after this answer (CLOSING), but 8 MiB cannot be written to a peer
+     * that does not read: before, the connection stayed open for ever with no timer */
+    client_send(&c, "GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 50);
+    t0 = now_ms();
+    do {
+        usleep(50000);
+        st = fixture_stats(&f, NULL);
+    } while (st.open_connections > 0 && now_ms() - t0 < 3000);
+    ck_assert_uint_eq(st.open_connections, 0);
+    ck_assert_uint_eq(st.write_timeouts, 1);
+    client_close(&c);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_flood_3mib_bodies_stay_within_the_budget)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {0}; /* defaults: 3 MiB bodies, 64 MiB budget */
+    static client_t fl[FLOOD];
+    size_t n = 3u << 20;
+    char *big = malloc(n), addr[32], head[128];
+    long rss0 = rss_kib();
+    uint64_t ms;
+    hook_server_stats_t st;
+    int head_len = snprintf(head, sizeof(head),
+                            "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: %zu\r\n\r\n", n);
+
+    memset(big, '{', n);
+    fixture_start(&f, false, &cfg);
+    /* every client sends all of its body but the last byte, so nothing completes: the
+     * server holds what it accepted until the end */
+    for (int i = 0; i < FLOOD; i++) {
+        memset(&fl[i], 0, sizeof(fl[i]));
+        fl[i].fd = tcp_connect_from(f.port, flood_addr(i, addr, sizeof(addr)));
+        if (send(fl[i].fd, head, (size_t)head_len, MSG_NOSIGNAL) == head_len) {
+            size_t off = 0;
+            while (off < n - 1) {
+                ssize_t w = send(fl[i].fd, big + off, n - 1 - off, MSG_NOSIGNAL);
+                if (w <= 0)
+                    break; /* refused with 503 and closed, or not read (timeout) */
+                off += (size_t)w;
+            }
+        }
+    }
+    st = fixture_stats(&f, NULL);
+    ck_assert_uint_le(st.buffered_bytes_peak, 64u << 20);
+    ck_assert_uint_ge(st.busy_503, FLOOD / 2);
+    ck_assert_int_eq(legit_request(&f, &ms), 200);
+    fprintf(stderr,
+            "3 MiB body flood: legitimate request served in %llu ms; bodies held at most %zu "
+            "bytes; %llu refused 503; RSS grew %ld KiB\n",
+            (unsigned long long)ms, st.buffered_bytes_peak, (unsigned long long)st.busy_503,
+            rss_kib() - rss0);
+    ck_assert_uint_lt(ms, 3000);
+    /* the process (server and this client; ASan keeps freed memory a while) stays small */
+    ck_assert_int_lt(rss_kib() - rss0, 192 * 1024); /* unbounded: 256 x 4 MiB */
+    for (int i = 0; i < FLOOD; i++)
+        client_close(&fl[i]);
+    st = fixture_stats(&f, NULL);
+    free(big);
+    fixture_stop(&f);
+}
+END_TEST
+
+START_TEST(test_accept_failure_recovers_and_says_so)
+{
+    fixture_t f = {.fail_accepts = 6}; /* retries after 10+20+40+80+160+320 ms */
+    hook_server_config_t cfg = {0};
+    client_t c;
+    char body[256];
+    bool accepting = true;
+    hook_server_stats_t st;
+
+    fixture_start(&f, false, &cfg);
+    client_open(&c, f.port, NULL, 0, 0); /* the kernel completes it; sluice's accept fails */
+    client_send(&c, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n", 28);
+    usleep(100000);
+    st = fixture_stats(&f, &accepting);
+    ck_assert(!accepting); /* /readyz says so */
+    ck_assert_uint_ge(st.accept_failures, 1);
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
+    st = fixture_stats(&f, &accepting);
+    ck_assert(accepting);
+    ck_assert_uint_eq(st.accept_failures, 6);
+    client_close(&c);
     fixture_stop(&f);
 }
 END_TEST
 
 START_TEST(test_tls_garbage_does_not_stall_loop)
 {
-    fixture_t f;
+    fixture_t f = {0};
     hook_server_config_t cfg = {0};
     client_t bad, good;
     char body[256];
@@ -488,7 +874,7 @@ int main(void)
     int failed;
 
     signal(SIGPIPE, SIG_IGN); /* as `sluice run` does: a peer's reset must not kill the loop */
-    tcase_set_timeout(tc, 30);
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_tls_keep_alive_two_requests);
     tcase_add_test(tc, test_tls12_accepted_old_versions_refused);
     tcase_add_test(tc, test_plain_pipelined_in_order);
@@ -497,6 +883,14 @@ int main(void)
     tcase_add_test(tc, test_oversized_headers_get_431);
     tcase_add_test(tc, test_slow_request_gets_408);
     tcase_add_test(tc, test_connection_limit);
+    tcase_add_test(tc, test_flood_idle_keepalive_and_silent);
+    tcase_add_test(tc, test_idle_and_silent_connections_time_out);
+    tcase_add_test(tc, test_slow_headers_get_408_before_the_request_timeout);
+    tcase_add_test(tc, test_per_client_limit);
+    tcase_add_test(tc, test_flood_pipelining_clients_that_never_read);
+    tcase_add_test(tc, test_closing_connection_with_unread_output_times_out);
+    tcase_add_test(tc, test_flood_3mib_bodies_stay_within_the_budget);
+    tcase_add_test(tc, test_accept_failure_recovers_and_says_so);
     tcase_add_test(tc, test_tls_garbage_does_not_stall_loop);
     tcase_add_test(tc, test_certificate_expiry_and_hot_replace);
     tcase_add_test(tc, test_listen_errors);

@@ -214,6 +214,13 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
         snprintf(body + strlen(body), sizeof(body) - strlen(body),
                  "leader election: not leader, and the Lease cannot be read: %s\n", r->lease_error);
     }
+    /* An accept that failed for memory is retried with backoff (lib/hook/server.c). */
+    if (!ctrl_webhook_accepting(r->webhook) || !hook_server_accepting(r->health)) {
+        ready = false;
+        snprintf(body + strlen(body), sizeof(body) - strlen(body),
+                 "%s server not accepting connections (out of memory at accept; retrying)\n",
+                 ctrl_webhook_accepting(r->webhook) ? "probe" : "webhook");
+    }
     if (ready)
         ready_body(r, body, sizeof(body));
     /* Ready or not, the open problems are said: when ready, those that do not stop sluice
@@ -596,6 +603,7 @@ static int start(run_t *r)
         hc.port = r->cfg.health_port;
         hc.handler = on_probe;
         hc.ud = r;
+        hc.max_body_bytes = 4096; /* probes and scrapes send no body */
         if (hook_server_start(&r->loop, &hc, &r->health, &msg) != ERR_OK) {
             run_log(r, CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
             return 1;

@@ -790,6 +790,11 @@ bool ctrl_webhook_ready(const ctrl_webhook_t *w)
     return w != NULL && w->srv != NULL;
 }
 
+bool ctrl_webhook_accepting(const ctrl_webhook_t *w)
+{
+    return w == NULL || w->srv == NULL || hook_server_accepting(w->srv);
+}
+
 int ctrl_webhook_port(const ctrl_webhook_t *w)
 {
     return w != NULL && w->srv != NULL ? hook_server_port(w->srv) : 0;

@@ -48,6 +48,9 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
 /* A certificate is in place and the server is listening. */
 bool ctrl_webhook_ready(const ctrl_webhook_t *w);
 
+/* False while the server's accepts are stalled (an allocation failure, retried with backoff). */
+bool ctrl_webhook_accepting(const ctrl_webhook_t *w);
+
 /* The bound port (useful with port 0). */
 int ctrl_webhook_port(const ctrl_webhook_t *w);
 

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/server.h"
 
+#include "hook/server_int.h"
+
 #include "util/grow.h"
 #include "util/util.h"
 
@@ -18,16 +20,29 @@
  *   socket --uv_read--> [TLS: rbio -> SSL_read] --> http_parser --> handler
  *   handler --> response text --> [TLS: SSL_write -> wbio] --uv_write--> socket
  *
- * TLS runs over memory BIOs so that libuv owns the socket and OpenSSL never blocks. Timers:
- * from the first byte of a request until it is complete the request timeout runs (slow
- * senders get 408); between requests the idle timeout runs (then the connection is closed
- * quietly). A connection in state CLOSING reads nothing more; it is closed once its last
- * write has completed.
+ * TLS runs over memory BIOs so that libuv owns the socket and OpenSSL never blocks.
+ *
+ * One timer per connection, re-armed by conn_arm() to the earliest deadline of its state, so
+ * that no state waits forever on the peer (server.h draws the states). A connection in state
+ * CLOSING reads nothing more; it is closed once its last write has completed, or when the
+ * peer stops reading for write_timeout.
+ *
+ * Memory a peer can make the server hold: headers (max_header_bytes per connection), the
+ * request body (reserved from one server-wide budget, max_buffered_bytes, released as soon as
+ * the handler has answered: a keep-alive connection keeps no body buffer between requests),
+ * and output (reading stops past WRITE_HIGH_WATER queued, so a pipelining client that never
+ * reads holds at most that plus one response, and write_timeout closes it). Bodies above
+ * SMALL_BODY may use 3/4 of the budget only, and one client address 1/4 of it: a flood of 3 MiB
+ * bodies from one address leaves room for everyone else's AdmissionReviews.
  */
 
 #define READ_CHUNK       16384
-#define WRITE_HIGH_WATER (1u << 20) /* stop reading while this much output is queued */
-#define WRITE_LOW_WATER  (256u << 10)
+#define WRITE_HIGH_WATER (64u << 10) /* stop reading while this much output is queued */
+#define WRITE_LOW_WATER  (16u << 10)
+#define SMALL_BODY       (64u << 10)
+#define SOCKET_SNDBUF    (128 << 10)
+#define ACCEPT_RETRY_MIN 10 /* ms, doubling */
+#define ACCEPT_RETRY_MAX 1000
 
 typedef struct sbuf_s {
     char *p;
@@ -39,6 +54,7 @@ typedef struct conn_s conn_t;
 
 struct hook_server_s {
     uv_tcp_t listener;
+    uv_timer_t accept_retry; /* an accept that failed for memory is tried again */
     uv_loop_t *loop;
     hook_server_config_t cfg;
     hook_server_stats_t stats;
@@ -47,6 +63,10 @@ struct hook_server_s {
     int port;
     bool closing;
     bool listener_closed;
+    bool retry_closed;
+    bool accept_stalled;        /* an accept failed; retried by accept_retry */
+    uint64_t accept_backoff_ms; /* the last retry delay, 0 when accepting */
+    unsigned fail_accepts;      /* tests: fail this many accepts */
     void (*on_closed)(void *ud);
     void *on_closed_ud;
 };
@@ -61,7 +81,7 @@ struct conn_s {
     BIO *wbio; /* owned by ssl */
     http_parser parser;
     sbuf_t url;
-    sbuf_t body;
+    sbuf_t body;  /* cap bytes reserved from the server's budget; freed after each request */
     sbuf_t field; /* header name being received */
     sbuf_t value; /* header value being received */
     char *hnames[HOOK_MAX_HEADERS];
@@ -69,14 +89,22 @@ struct conn_s {
     size_t nheaders;
     bool last_was_value;
     size_t header_bytes;
-    bool in_request;
-    bool closing;     /* no more input is processed; close after pending writes */
-    bool reading;     /* uv_read_start active */
-    bool read_paused; /* by write backpressure */
-    int fail_status;  /* set by a parser callback to answer with this 4xx */
+    bool in_request; /* between the first byte of a request and its end */
+    bool headers_done;
+    bool closing;      /* no more input is processed; close after pending writes */
+    bool reading;      /* uv_read_start active */
+    bool read_paused;  /* by write backpressure */
+    bool parse_paused; /* the same, between pipelined requests: `held` waits */
+    sbuf_t held;       /* input not parsed yet (at most one read's worth) */
+    int fail_status;   /* set by a parser callback to answer with this 4xx */
     const char *fail_reason;
     int handles_open; /* tcp + timer */
     size_t writes_pending;
+    uint64_t served;        /* requests answered */
+    uint64_t req_start_ms;  /* first byte of the current request */
+    uint64_t activity_ms;   /* accepted, or last response queued: idle since */
+    uint64_t write_prog_ms; /* last write completed (or first queued) */
+    char ip[48];            /* the client's address: per-client limits */
     char peer[64];
 };
 
@@ -88,6 +116,8 @@ typedef struct write_req_s {
 
 static void conn_close(conn_t *c);
 static void conn_resume(conn_t *c);
+static void conn_arm(conn_t *c);
+static void conn_unpause(conn_t *c);
 static void server_maybe_done(hook_server_t *srv);
 static void on_listener_closed(uv_handle_t *h);
 
@@ -116,10 +146,65 @@ static void sbuf_free(sbuf_t *b)
     memset(b, 0, sizeof(*b));
 }
 
+/* ---- the body budget ---------------------------------------------------------------------- */
+
+static void body_release(conn_t *c)
+{
+    hook_server_t *srv = c->srv;
+
+    srv->stats.buffered_bytes -= c->body.cap;
+    free(c->body.p);
+    memset(&c->body, 0, sizeof(c->body));
+}
+
+/* Bytes of body buffers held by connections from `ip`. */
+static size_t client_buffered(const hook_server_t *srv, const char *ip)
+{
+    size_t n = 0;
+
+    for (const conn_t *o = srv->conns; o != NULL; o = o->next)
+        if (strcmp(o->ip, ip) == 0)
+            n += o->body.cap;
+    return n;
+}
+
+/* Make c->body hold `need` bytes, `exact` (a Content-Length) or growing by doubling, within the
+ * budget. 0, -1 out of memory, -2 over the budget (the caller answers 503). */
+static int body_reserve(conn_t *c, size_t need, bool exact)
+{
+    hook_server_t *srv = c->srv;
+    size_t budget = srv->cfg.max_buffered_bytes, cap = need, delta;
+    char *p;
+
+    if (need <= c->body.cap)
+        return 0;
+    if (!exact) {
+        cap = c->body.cap < 4096 ? 4096 : c->body.cap * 2;
+        if (cap > srv->cfg.max_body_bytes + 1)
+            cap = srv->cfg.max_body_bytes + 1;
+        if (cap < need)
+            cap = need;
+    }
+    delta = cap - c->body.cap;
+    if (srv->stats.buffered_bytes + delta > budget ||
+        (cap > SMALL_BODY && (srv->stats.buffered_bytes + delta > budget - budget / 4 ||
+                              client_buffered(srv, c->ip) + delta > budget / 4)))
+        return -2;
+    p = realloc(c->body.p, cap);
+    if (p == NULL)
+        return -1;
+    c->body.p = p;
+    c->body.cap = cap;
+    srv->stats.buffered_bytes += delta;
+    if (srv->stats.buffered_bytes > srv->stats.buffered_bytes_peak)
+        srv->stats.buffered_bytes_peak = srv->stats.buffered_bytes;
+    return 0;
+}
+
 static void request_reset(conn_t *c)
 {
     sbuf_reset(&c->url);
-    sbuf_reset(&c->body);
+    body_release(c);
     sbuf_reset(&c->field);
     sbuf_reset(&c->value);
     for (size_t i = 0; i < c->nheaders; i++) {
@@ -150,11 +235,19 @@ static void on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
+    if (uv_is_closing((uv_handle_t *)&c->tcp))
+        return;
+    c->write_prog_ms = uv_now(c->srv->loop);
     if (c->read_paused &&
         uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < WRITE_LOW_WATER) {
         c->read_paused = false;
-        conn_resume(c);
+        if (c->parse_paused)
+            conn_unpause(c);
+        if (!c->read_paused)
+            conn_resume(c);
     }
+    if (!uv_is_closing((uv_handle_t *)&c->tcp))
+        conn_arm(c);
 }
 
 /* Queue `n` bytes (ownership of `data` passes here) for the socket. */
@@ -180,7 +273,10 @@ static int raw_write(conn_t *c, char *data, size_t n)
         free(w);
         return -1;
     }
-    c->writes_pending++;
+    if (c->writes_pending++ == 0) {
+        c->write_prog_ms = uv_now(c->srv->loop);
+        conn_arm(c); /* the peer must now read within write_timeout */
+    }
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > WRITE_HIGH_WATER && c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
@@ -291,28 +387,104 @@ static void conn_fail(conn_t *c, int status, const char *reason)
     if (c->closing)
         return;
     c->srv->stats.errors_4xx++;
+    if (status == 503)
+        c->srv->stats.busy_503++;
     n = snprintf(body, sizeof(body), "%s\n", reason);
     c->closing = true;
     if (c->reading) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
     }
-    uv_timer_stop(&c->timer);
     if (send_response(c, status, "text/plain; charset=utf-8", body, (size_t)n, true) != 0 ||
-        c->writes_pending == 0)
+        c->writes_pending == 0) {
         conn_close(c);
+        return;
+    }
+    conn_arm(c); /* closing with output pending: write_timeout */
 }
 
 /* ---- HTTP parsing -------------------------------------------------------------------------- */
 
+/* ---- timers -------------------------------------------------------------------------------- */
+
+typedef enum { DUE_NONE, DUE_WRITE, DUE_REQUEST, DUE_IDLE } due_t;
+
+/* The earliest deadline of c's state and what it is for. */
+static due_t conn_due(const conn_t *c, uint64_t *at)
+{
+    const hook_server_config_t *cfg = &c->srv->cfg;
+    due_t what = DUE_NONE;
+    uint64_t t = UINT64_MAX, d;
+
+    if (c->writes_pending > 0) {
+        t = c->write_prog_ms + cfg->write_timeout_ms;
+        what = DUE_WRITE;
+    }
+    if (!c->closing) {
+        if (c->in_request || c->served == 0) {
+            /* a request under way, or the first one (and the TLS handshake) awaited */
+            uint64_t start = c->in_request ? c->req_start_ms : c->activity_ms;
+            d = start + cfg->request_timeout_ms;
+            if (!c->headers_done && start + cfg->header_timeout_ms < d)
+                d = start + cfg->header_timeout_ms;
+            if (d < t) {
+                t = d;
+                what = DUE_REQUEST;
+            }
+        } else if (c->writes_pending == 0) {
+            d = c->activity_ms + cfg->idle_timeout_ms;
+            if (d < t) {
+                t = d;
+                what = DUE_IDLE;
+            }
+        }
+    }
+    *at = t;
+    return what;
+}
+
+static void on_timer(uv_timer_t *t);
+
+static void conn_arm(conn_t *c)
+{
+    uint64_t at, now = uv_now(c->srv->loop);
+
+    if (uv_is_closing((uv_handle_t *)&c->timer))
+        return;
+    if (conn_due(c, &at) == DUE_NONE) {
+        uv_timer_stop(&c->timer);
+        return;
+    }
+    uv_timer_start(&c->timer, on_timer, at > now ? at - now : 0, 0);
+}
+
 static void on_timer(uv_timer_t *t)
 {
     conn_t *c = container_of(t, conn_t, timer);
+    hook_server_t *srv = c->srv;
+    uint64_t at;
+    due_t what = conn_due(c, &at);
 
-    if (c->in_request)
-        conn_fail(c, 408, "request not received in time");
-    else
+    if (what == DUE_NONE || at > uv_now(srv->loop)) {
+        conn_arm(c); /* the state moved on since the timer was set */
+        return;
+    }
+    switch (what) {
+    case DUE_WRITE: /* the peer does not read what it asked for */
+        srv->stats.timeouts++;
+        srv->stats.write_timeouts++;
+        conn_close(c);
+        return;
+    case DUE_REQUEST:
+        srv->stats.timeouts++;
+        conn_fail(c, 408,
+                  c->headers_done || !c->in_request ? "request not received in time"
+                                                    : "request headers not received in time");
+        return;
+    default:
         conn_close(c); /* idle keep-alive connection */
+        return;
+    }
 }
 
 static int count_header_bytes(conn_t *c, size_t n)
@@ -359,13 +531,28 @@ static int commit_header(conn_t *c)
     return 0;
 }
 
+/* body_reserve() for a parser callback: over the budget answers 503. */
+static int body_budget(conn_t *c, size_t need, bool exact)
+{
+    int rc = body_reserve(c, need, exact);
+
+    if (rc == -2) {
+        c->fail_status = 503;
+        c->fail_reason = "server busy: request bodies in flight exceed the server's memory "
+                         "budget; retry";
+    }
+    return rc == 0 ? 0 : -1;
+}
+
 static int on_message_begin(http_parser *p)
 {
     conn_t *c = p->data;
 
     request_reset(c);
     c->in_request = true;
-    uv_timer_start(&c->timer, on_timer, c->srv->cfg.request_timeout_ms, 0);
+    c->headers_done = false;
+    c->req_start_ms = uv_now(c->srv->loop);
+    conn_arm(c);
     return 0;
 }
 
@@ -408,12 +595,15 @@ static int on_headers_complete(http_parser *p)
 
     if (commit_header(c) != 0)
         return -1;
+    c->headers_done = true;
     if ((p->flags & F_CONTENTLENGTH) && p->content_length != ULLONG_MAX &&
         p->content_length > c->srv->cfg.max_body_bytes) {
         c->fail_status = 413;
         c->fail_reason = "request body too large";
         return -1;
     }
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > 0)
+        return body_budget(c, (size_t)p->content_length + 1, true);
     return 0;
 }
 
@@ -426,7 +616,12 @@ static int on_body(http_parser *p, const char *at, size_t n)
         c->fail_reason = "request body too large";
         return -1;
     }
-    return sbuf_append(&c->body, at, n);
+    if (body_budget(c, c->body.len + n + 1, false) != 0)
+        return -1;
+    memcpy(c->body.p + c->body.len, at, n);
+    c->body.len += n;
+    c->body.p[c->body.len] = '\0';
+    return 0;
 }
 
 static int on_message_complete(http_parser *p)
@@ -443,8 +638,6 @@ static int on_message_complete(http_parser *p)
     memset(&resp, 0, sizeof(resp));
     if (c->url.p == NULL && sbuf_append(&c->url, "", 0) != 0)
         return -1;
-    if (c->body.p == NULL && sbuf_append(&c->body, "", 0) != 0)
-        return -1;
     query = strchr(c->url.p, '?');
     if (query != NULL)
         *query++ = '\0';
@@ -456,7 +649,7 @@ static int on_message_complete(http_parser *p)
         req.headers[i].value = c->hvalues[i];
     }
     req.nheaders = c->nheaders;
-    req.body = c->body.p;
+    req.body = c->body.p ? c->body.p : "";
     req.body_len = c->body.len;
     req.peer = c->peer;
     resp.status = 200;
@@ -466,6 +659,8 @@ static int on_message_complete(http_parser *p)
     srv->cfg.handler(srv->cfg.ud, &req, &resp);
 
     c->in_request = false;
+    c->served++;
+    c->activity_ms = uv_now(srv->loop);
     if (!keep_alive || srv->closing)
         c->closing = true;
     rc = send_response(c, resp.status, resp.content_type ? resp.content_type : "application/json",
@@ -479,11 +674,19 @@ static int on_message_complete(http_parser *p)
             uv_read_stop((uv_stream_t *)&c->tcp);
             c->reading = false;
         }
-        uv_timer_stop(&c->timer);
         http_parser_pause(p, 1); /* ignore anything pipelined after a closing request */
-    } else {
-        uv_timer_start(&c->timer, on_timer, srv->cfg.idle_timeout_ms, 0);
+    } else if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > WRITE_HIGH_WATER) {
+        /* A client pipelining requests without reading the answers: parse no further (the
+         * rest of this read waits in `held`) until its output drains, or write_timeout. */
+        http_parser_pause(p, 1);
+        c->parse_paused = true;
+        c->read_paused = true;
+        if (c->reading) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            c->reading = false;
+        }
     }
+    conn_arm(c);
     return 0;
 }
 
@@ -507,6 +710,11 @@ static void feed_http(conn_t *c, const char *data, size_t n)
     done = http_parser_execute(&c->parser, &parser_settings, data, n);
     if (c->closing)
         return; /* answered and closing: the rest is ignored */
+    if (c->parse_paused && HTTP_PARSER_ERRNO(&c->parser) == HPE_PAUSED) {
+        if (sbuf_append(&c->held, data + done, n - done) != 0)
+            conn_close(c);
+        return;
+    }
     if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK || done != n) {
         char reason[160];
         if (c->fail_status) {
@@ -533,7 +741,7 @@ static void feed_tls(conn_t *c, const char *data, size_t n)
 {
     char plain[READ_CHUNK];
 
-    if (BIO_write(c->rbio, data, (int)n) != (int)n) {
+    if (n > 0 && BIO_write(c->rbio, data, (int)n) != (int)n) {
         conn_close(c);
         return;
     }
@@ -556,7 +764,7 @@ static void feed_tls(conn_t *c, const char *data, size_t n)
             return;
         }
     }
-    while (!c->closing) {
+    while (!c->closing && !c->parse_paused) {
         int got = SSL_read(c->ssl, plain, sizeof(plain));
         if (got <= 0) {
             int e = SSL_get_error(c->ssl, got);
@@ -593,6 +801,21 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     free(buf->base);
 }
 
+/* Output drained: parse what was held back, then (TLS) what OpenSSL still holds. */
+static void conn_unpause(conn_t *c)
+{
+    sbuf_t held = c->held;
+
+    memset(&c->held, 0, sizeof(c->held));
+    c->parse_paused = false;
+    http_parser_pause(&c->parser, 0);
+    if (held.len > 0)
+        feed_http(c, held.p, held.len);
+    sbuf_free(&held);
+    if (c->ssl != NULL && !c->parse_paused && !c->closing)
+        feed_tls(c, NULL, 0);
+}
+
 static void conn_resume(conn_t *c)
 {
     if (c->closing || c->reading)
@@ -610,24 +833,21 @@ static void on_conn_handle_closed(uv_handle_t *h)
 
     if (--c->handles_open > 0)
         return;
-    request_reset(c);
+    request_reset(c); /* releases the body's budget */
     sbuf_free(&c->url);
-    sbuf_free(&c->body);
     sbuf_free(&c->field);
     sbuf_free(&c->value);
+    sbuf_free(&c->held);
     SSL_free(c->ssl);
     free(c);
     srv->live--;
     server_maybe_done(srv);
 }
 
-static void conn_close(conn_t *c)
+static void conn_unlink(conn_t *c)
 {
     hook_server_t *srv = c->srv;
 
-    if (uv_is_closing((uv_handle_t *)&c->tcp))
-        return;
-    c->closing = true;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -636,98 +856,135 @@ static void conn_close(conn_t *c)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
     srv->stats.open_connections--;
-    uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
+}
+
+/* Close c's handles; `reset`: with a TCP RST (a refusal the client sees at once). */
+static void conn_close_how(conn_t *c, bool reset)
+{
+    if (uv_is_closing((uv_handle_t *)&c->tcp))
+        return;
+    c->closing = true;
+    conn_unlink(c);
+    if (!reset || uv_tcp_close_reset(&c->tcp, on_conn_handle_closed) != 0)
+        uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_conn_handle_closed);
 }
 
-static void on_rejected_closed(uv_handle_t *h)
+static void conn_close(conn_t *c)
 {
-    free(h);
+    conn_close_how(c, false);
 }
 
-static void peer_name(uv_tcp_t *tcp, char *out, size_t cap)
+static void peer_name(uv_tcp_t *tcp, char *ip, size_t ipcap, char *out, size_t cap)
 {
     struct sockaddr_storage ss;
     int len = sizeof(ss);
-    char ip[48] = "?";
     int port = 0;
 
+    snprintf(ip, ipcap, "?");
     if (uv_tcp_getpeername(tcp, (struct sockaddr *)&ss, &len) == 0) {
         if (ss.ss_family == AF_INET) {
             struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-            uv_ip4_name(a, ip, sizeof(ip));
+            uv_ip4_name(a, ip, ipcap);
             port = ntohs(a->sin_port);
         } else if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-            uv_ip6_name(a, ip, sizeof(ip));
+            uv_ip6_name(a, ip, ipcap);
             port = ntohs(a->sin6_port);
         }
     }
     snprintf(out, cap, "%s:%d", ip, port);
 }
 
-static void on_connection(uv_stream_t *listener, int status)
+/* Make room for `c` (just accepted, already linked) under the connection limits: close the
+ * longest-idle connection of the same client (over its limit) or of anyone (over the total).
+ * False when nothing idle can go: `c` is refused. An idle connection is one between requests
+ * (or not yet sent anything) with no output pending; one mid-request is never cut. */
+static bool make_room(hook_server_t *srv, conn_t *c)
 {
-    hook_server_t *srv = container_of((uv_tcp_t *)listener, hook_server_t, listener);
+    size_t same = 0;
+    conn_t *victim = NULL;
+    bool per_client;
+
+    for (conn_t *o = srv->conns; o != NULL; o = o->next)
+        if (strcmp(o->ip, c->ip) == 0)
+            same++;
+    per_client = same > srv->cfg.max_connections_per_client;
+    if (!per_client && srv->stats.open_connections <= srv->cfg.max_connections)
+        return true;
+    for (conn_t *o = srv->conns; o != NULL; o = o->next) {
+        if (o == c || o->closing || o->in_request || o->writes_pending > 0)
+            continue;
+        if (per_client && strcmp(o->ip, c->ip) != 0)
+            continue;
+        if (victim == NULL || o->activity_ms < victim->activity_ms)
+            victim = o;
+    }
+    if (victim == NULL)
+        return false;
+    srv->stats.evicted_idle++;
+    conn_close(victim);
+    return true;
+}
+
+static void on_lone_tcp_closed(uv_handle_t *h)
+{
+    free(container_of((uv_tcp_t *)h, conn_t, tcp));
+}
+
+/* Accept one pending connection. 0 when it was accepted or refused; -1 when it could not be
+ * allocated: it stays pending (libuv stops polling the listener until uv_accept). */
+static int accept_one(hook_server_t *srv)
+{
+    uv_stream_t *listener = (uv_stream_t *)&srv->listener;
     conn_t *c;
 
-    if (status < 0 || srv->closing)
-        return;
-    if (srv->stats.open_connections >= srv->cfg.max_connections) {
-        uv_tcp_t *reject = malloc(sizeof(*reject));
-        srv->stats.rejected_connections++;
-        if (reject == NULL || uv_tcp_init(srv->loop, reject) != 0) {
-            free(reject);
-            return;
-        }
-        if (uv_accept(listener, (uv_stream_t *)reject) == 0) {
-            /* reset at once: the client sees the refusal instead of a hang */
-            uv_tcp_close_reset(reject, on_rejected_closed);
-        } else {
-            uv_close((uv_handle_t *)reject, on_rejected_closed);
-        }
-        return;
+    if (srv->fail_accepts > 0) {
+        srv->fail_accepts--;
+        return -1;
     }
     c = calloc(1, sizeof(*c));
     if (c == NULL)
-        return;
+        return -1;
     c->srv = srv;
     if (uv_tcp_init(srv->loop, &c->tcp) != 0) {
         free(c);
-        return;
+        return -1;
+    }
+    if (uv_timer_init(srv->loop, &c->timer) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, on_lone_tcp_closed);
+        return -1;
     }
     srv->live++;
     c->tcp.data = c;
     c->timer.data = c;
-    c->handles_open = 1;
-    if (uv_timer_init(srv->loop, &c->timer) == 0)
-        c->handles_open = 2;
+    c->handles_open = 2;
     /* from here on the handles own `c`: link it so that conn_close can release it */
     c->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = c;
     srv->conns = c;
     srv->stats.open_connections++;
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
+        conn_close(c); /* nothing was pending after all */
+        return 0;
+    }
     srv->stats.accepted++;
-    if (c->handles_open != 2 || uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
-        if (c->handles_open != 2) {
-            /* only the tcp handle exists: close it alone */
-            c->closing = true;
-            if (c->prev)
-                c->prev->next = c->next;
-            else
-                srv->conns = c->next;
-            if (c->next)
-                c->next->prev = c->prev;
-            srv->stats.open_connections--;
-            uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
-            return;
-        }
-        conn_close(c);
-        return;
+    c->activity_ms = uv_now(srv->loop);
+    peer_name(&c->tcp, c->ip, sizeof(c->ip), c->peer, sizeof(c->peer));
+    if (!make_room(srv, c)) {
+        srv->stats.rejected_connections++;
+        conn_close_how(c, true); /* reset at once: the client sees the refusal, not a hang */
+        return 0;
     }
     uv_tcp_nodelay(&c->tcp, 1);
-    peer_name(&c->tcp, c->peer, sizeof(c->peer));
+    {
+        /* The kernel's send buffer is charged to the pod's memory cgroup too, and autotuning
+         * grows it to megabytes for a peer that does not read: fix it (the kernel doubles
+         * this). Answers are kilobytes; a larger one just takes more round trips. */
+        int sndbuf = SOCKET_SNDBUF;
+        uv_send_buffer_size((uv_handle_t *)&c->tcp, &sndbuf);
+    }
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     if (srv->cfg.tls != NULL) {
@@ -741,20 +998,58 @@ static void on_connection(uv_stream_t *listener, int status)
             BIO_free(c->wbio);
             c->rbio = c->wbio = NULL;
             conn_close(c);
-            return;
+            return 0;
         }
         SSL_set_bio(c->ssl, c->rbio, c->wbio);
         SSL_set_accept_state(c->ssl);
     }
-    /* The first request must arrive within the request timeout (also covers the handshake). */
-    c->in_request = true;
-    uv_timer_start(&c->timer, on_timer, srv->cfg.request_timeout_ms, 0);
+    /* The first request's headers (and the TLS handshake) must arrive within header_timeout. */
+    conn_arm(c);
     conn_resume(c);
     if (!c->reading)
         conn_close(c);
+    return 0;
+}
+
+static void on_accept_retry(uv_timer_t *t);
+
+/* Accept what is pending; on an allocation failure retry later, with backoff, and say so
+ * (hook_server_accepting), instead of leaving the listener unpolled forever. */
+static void accept_pending(hook_server_t *srv)
+{
+    if (srv->closing)
+        return;
+    if (accept_one(srv) == 0) {
+        srv->accept_stalled = false;
+        srv->accept_backoff_ms = 0;
+        return;
+    }
+    srv->stats.accept_failures++;
+    srv->accept_stalled = true;
+    srv->accept_backoff_ms =
+        srv->accept_backoff_ms == 0 ? ACCEPT_RETRY_MIN : srv->accept_backoff_ms * 2;
+    if (srv->accept_backoff_ms > ACCEPT_RETRY_MAX)
+        srv->accept_backoff_ms = ACCEPT_RETRY_MAX;
+    uv_timer_start(&srv->accept_retry, on_accept_retry, srv->accept_backoff_ms, 0);
+}
+
+static void on_accept_retry(uv_timer_t *t)
+{
+    accept_pending(container_of(t, hook_server_t, accept_retry));
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+    hook_server_t *srv = container_of((uv_tcp_t *)listener, hook_server_t, listener);
+
+    if (status < 0 || srv->accept_stalled)
+        return; /* EMFILE and the like: libuv's reserve-fd trick already refused it */
+    accept_pending(srv);
 }
 
 /* ---- server ------------------------------------------------------------------------------- */
+
+static void on_retry_closed(uv_handle_t *h);
 
 err_t hook_server_start(uv_loop_t *loop, const hook_server_config_t *cfg, hook_server_t **out,
                         err_msg_t *msg)
@@ -780,25 +1075,35 @@ err_t hook_server_start(uv_loop_t *loop, const hook_server_config_t *cfg, hook_s
     if (srv->cfg.max_body_bytes == 0)
         srv->cfg.max_body_bytes = 3 * 1024 * 1024;
     if (srv->cfg.max_connections == 0)
-        srv->cfg.max_connections = 256;
+        srv->cfg.max_connections = 512;
+    if (srv->cfg.max_connections_per_client == 0)
+        srv->cfg.max_connections_per_client = 32;
+    if (srv->cfg.max_buffered_bytes == 0)
+        srv->cfg.max_buffered_bytes = 64u << 20;
+    if (srv->cfg.header_timeout_ms == 0)
+        srv->cfg.header_timeout_ms = 5000;
     if (srv->cfg.request_timeout_ms == 0)
         srv->cfg.request_timeout_ms = 10000;
     if (srv->cfg.idle_timeout_ms == 0)
-        srv->cfg.idle_timeout_ms = 90000;
+        srv->cfg.idle_timeout_ms = 10000;
+    if (srv->cfg.write_timeout_ms == 0)
+        srv->cfg.write_timeout_ms = 5000;
     r = uv_tcp_init(loop, &srv->listener);
     if (r != 0) {
         free(srv);
         return err_set(msg, ERR_IO, "listen: %s", uv_strerror(r));
     }
+    uv_timer_init(loop, &srv->accept_retry); /* cannot fail */
     r = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&addr, 0);
     if (r == 0)
-        r = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection);
+        r = uv_listen((uv_stream_t *)&srv->listener, 511, on_connection);
     if (r == 0)
         r = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &len);
     if (r != 0) {
         err_set(msg, ERR_IO, "listen on %s:%d: %s", cfg->host, cfg->port, uv_strerror(r));
         srv->closing = true;
         uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
+        uv_close((uv_handle_t *)&srv->accept_retry, on_retry_closed);
         return ERR_IO;
     }
     srv->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
@@ -812,6 +1117,16 @@ int hook_server_port(const hook_server_t *srv)
     return srv->port;
 }
 
+bool hook_server_accepting(const hook_server_t *srv)
+{
+    return srv == NULL || !srv->accept_stalled;
+}
+
+void hook_server__fail_accepts(hook_server_t *srv, unsigned n)
+{
+    srv->fail_accepts = n;
+}
+
 void hook_server_stats(const hook_server_t *srv, hook_server_stats_t *out)
 {
     *out = srv->stats;
@@ -820,7 +1135,7 @@ void hook_server_stats(const hook_server_t *srv, hook_server_stats_t *out)
 static void server_maybe_done(hook_server_t *srv)
 {
     /* closing connections still hold handles that point back here: wait for the last one */
-    if (!srv->closing || !srv->listener_closed || srv->live != 0)
+    if (!srv->closing || !srv->listener_closed || !srv->retry_closed || srv->live != 0)
         return;
     if (srv->on_closed)
         srv->on_closed(srv->on_closed_ud);
@@ -835,6 +1150,14 @@ static void on_listener_closed(uv_handle_t *h)
     server_maybe_done(srv);
 }
 
+static void on_retry_closed(uv_handle_t *h)
+{
+    hook_server_t *srv = container_of((uv_timer_t *)h, hook_server_t, accept_retry);
+
+    srv->retry_closed = true;
+    server_maybe_done(srv);
+}
+
 void hook_server_close(hook_server_t *srv, void (*on_closed)(void *ud), void *ud)
 {
     if (srv == NULL || srv->closing)
@@ -843,6 +1166,7 @@ void hook_server_close(hook_server_t *srv, void (*on_closed)(void *ud), void *ud
     srv->on_closed = on_closed;
     srv->on_closed_ud = ud;
     uv_close((uv_handle_t *)&srv->listener, on_listener_closed);
+    uv_close((uv_handle_t *)&srv->accept_retry, on_retry_closed);
     while (srv->conns != NULL)
         conn_close(srv->conns);
 }

@@ -20,9 +20,23 @@
  * The process must ignore SIGPIPE (signal(SIGPIPE, SIG_IGN)): libuv does not, and a peer
  * that resets its connection would otherwise kill the loop.
  *
- * Limits (all enforced; a violation gets a 4xx with a plain-text reason, then the connection is
- * closed): header bytes (431), body bytes (413), requests that take too long to arrive (408),
- * malformed HTTP (400). Connections beyond max_connections are closed at accept.
+ * Limits (all enforced; a violation gets a 4xx/503 with a plain-text reason, then the connection
+ * is closed): header bytes (431), body bytes (413), headers or a whole request that take too long
+ * to arrive (408), malformed HTTP (400), request bodies of all connections together beyond
+ * max_buffered_bytes (503: the memory a body flood can take is bounded, far below the
+ * Deployment's limit). Every connection state has a timer, so no client pins a connection:
+ *
+ *   accepted / between requests --(header_timeout: no complete headers)--> 408, close
+ *   reading a body -----------------(request_timeout since its first byte)--> 408, close
+ *   idle keep-alive -----------------------------------(idle_timeout)--> close
+ *   output pending, the peer not reading ------(write_timeout without progress)--> close
+ *   closing with output pending ----------------(write_timeout without progress)--> close
+ *
+ * Connections are counted per client address: beyond max_connections_per_client, or beyond
+ * max_connections in all, the client's (or the server's) longest-idle connection is closed to
+ * make room -- an idle connection costs a reconnect, a refused one a failed request -- and when
+ * none is idle the new connection is reset at once. An accept that fails for memory is retried
+ * with backoff (10 ms doubling to 1 s); meanwhile hook_server_accepting() is false (/readyz).
  */
 
 typedef struct hook_server_s hook_server_t;
@@ -59,14 +73,18 @@ typedef struct hook_response_s {
 typedef void (*hook_handler_fn)(void *ud, const hook_request_t *req, hook_response_t *resp);
 
 typedef struct hook_server_config_s {
-    const char *host;            /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
-    int port;                    /* 0 = pick a free port (see hook_server_port) */
-    hook_tls_t *tls;             /* borrowed; NULL = plain HTTP */
-    size_t max_header_bytes;     /* default 16 KiB */
-    size_t max_body_bytes;       /* default 3 MiB (the API server's request limit) */
-    size_t max_connections;      /* default 256 */
+    const char *host;                  /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
+    int port;                          /* 0 = pick a free port (see hook_server_port) */
+    hook_tls_t *tls;                   /* borrowed; NULL = plain HTTP */
+    size_t max_header_bytes;           /* default 16 KiB */
+    size_t max_body_bytes;             /* default 3 MiB (the API server's request limit) */
+    size_t max_connections;            /* default 512 */
+    size_t max_connections_per_client; /* per client IP address; default 32 */
+    size_t max_buffered_bytes;   /* request bodies of all connections together; default 64 MiB */
+    uint64_t header_timeout_ms;  /* request line + headers within this; default 5 s */
     uint64_t request_timeout_ms; /* a request must arrive whole within this; default 10 s */
-    uint64_t idle_timeout_ms;    /* keep-alive idle close; default 90 s */
+    uint64_t idle_timeout_ms;    /* keep-alive idle close; default 10 s */
+    uint64_t write_timeout_ms;   /* pending output must progress within this; default 5 s */
     hook_handler_fn handler;
     void *ud;
 } hook_server_config_t;
@@ -74,11 +92,18 @@ typedef struct hook_server_config_s {
 /* Statistics, for tests and metrics. */
 typedef struct hook_server_stats_s {
     uint64_t accepted;
-    uint64_t rejected_connections; /* over max_connections */
+    uint64_t rejected_connections; /* over max_connections or the per-client limit, none idle */
+    uint64_t evicted_idle;         /* idle connections closed to make room for a new one */
     uint64_t requests;
-    uint64_t errors_4xx; /* answered by the server itself (limits, malformed) */
+    uint64_t errors_4xx;      /* answered by the server itself (limits, malformed, 503 busy) */
+    uint64_t busy_503;        /* refused for the body byte budget */
+    uint64_t timeouts;        /* connections closed or answered 408 by a timer (any state) */
+    uint64_t write_timeouts;  /* of which: output pending without progress */
+    uint64_t accept_failures; /* accepts that failed for memory (retried with backoff) */
     uint64_t tls_failures;
     size_t open_connections;
+    size_t buffered_bytes;      /* request body bytes held now */
+    size_t buffered_bytes_peak; /* the most ever held at once */
 } hook_server_stats_t;
 
 /* Create a listening server on `loop`. On error nothing is left open. */
@@ -87,6 +112,9 @@ err_t hook_server_start(uv_loop_t *loop, const hook_server_config_t *cfg, hook_s
 
 /* The bound port (useful with port 0). */
 int hook_server_port(const hook_server_t *srv);
+
+/* False while accepting is stalled by an allocation failure (retried with backoff); NULL: true. */
+bool hook_server_accepting(const hook_server_t *srv);
 
 /* Counters so far. */
 void hook_server_stats(const hook_server_t *srv, hook_server_stats_t *out);
