@@ -59,7 +59,7 @@ START_TEST(file_and_flags)
           "    sluice.dev/log-level: debug\n"
           "namespace: sluice-system\n"
           "manageJobsWithoutQueueName: true\n"
-          "leaderElection: {leaderElect: true, resourceName: sluice-lock, leaseDuration: 20s,\n"
+          "leaderElection: {leaderElect: true, resourceName: sluice-lock, leaseDuration: 90s,\n"
           "                 renewDeadline: 1m, retryPeriod: 500ms}\n"
           "webhook: {port: 9000, certDir: /certs}\n"
           "health: {healthProbeBindAddress: '127.0.0.1:9090'}\n"
@@ -76,7 +76,7 @@ START_TEST(file_and_flags)
     ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
     ck_assert(c.leader_elect);
     ck_assert_str_eq(c.lease_name, "sluice-lock");
-    ck_assert_uint_eq(c.lease_ms, 20000);
+    ck_assert_uint_eq(c.lease_ms, 90000);
     ck_assert_uint_eq(c.renew_ms, 60000);
     ck_assert_uint_eq(c.retry_ms, 500);
     ck_assert_str_eq(c.job_group, "batch.test.sluice.dev");
@@ -104,6 +104,57 @@ START_TEST(file_and_flags)
     kv_list_fini(&labels);
     ctrl_config_fini(&c);
     unlink(path);
+}
+END_TEST
+
+/* client-go's rule (leaderelection.NewLeaderElector): leaseDuration > renewDeadline >
+ * 1.2 x retryPeriod, all positive; and the Lease records whole seconds. */
+static const char *lease_error(const char *le)
+{
+    static err_msg_t msg;
+    ctrl_config_t c;
+    char text[512];
+    json_t *doc;
+    err_t rc;
+
+    snprintf(text, sizeof(text), "{\"leaderElection\":%s}", le);
+    doc = json_loads(text, 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    memset(&msg, 0, sizeof(msg));
+    rc = ctrl_config_apply(&c, doc, &msg);
+    json_decref(doc);
+    ctrl_config_fini(&c);
+    return rc == ERR_OK ? NULL : msg.text;
+}
+
+START_TEST(lease_timings_checked_against_each_other)
+{
+    const char *e;
+
+    ck_assert_ptr_null(lease_error("{\"leaseDuration\":\"15s\",\"renewDeadline\":\"10s\","
+                                   "\"retryPeriod\":\"2s\"}"));
+    ck_assert_ptr_null(lease_error("{\"leaseDuration\":\"6s\",\"renewDeadline\":\"4s\","
+                                   "\"retryPeriod\":\"1s\"}"));
+    e = lease_error("{\"leaseDuration\":\"20s\",\"renewDeadline\":\"1m\"}");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_str_eq(e, "leaderElection.leaseDuration (20s) must be greater than "
+                        "leaderElection.renewDeadline (1m)");
+    /* the default 10 s renew deadline against a 10 s lease in the file */
+    e = lease_error("{\"leaseDuration\":\"10s\"}");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(strstr(e, "leaderElection.renewDeadline (10s)"));
+    e = lease_error("{\"renewDeadline\":\"2400ms\",\"retryPeriod\":\"2s\"}");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_str_eq(e, "leaderElection.renewDeadline (2.4s) must be greater than 1.2 x "
+                        "leaderElection.retryPeriod (2s)");
+    ck_assert_ptr_null(lease_error("{\"renewDeadline\":\"2401ms\",\"retryPeriod\":\"2s\"}"));
+    e = lease_error("{\"retryPeriod\":\"0s\"}");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(strstr(e, "leaderElection.retryPeriod: must be greater than zero"));
+    e = lease_error("{\"leaseDuration\":\"15500ms\"}");
+    ck_assert_ptr_nonnull(e);
+    ck_assert_ptr_nonnull(strstr(e, "leaderElection.leaseDuration (15.5s): must be whole seconds"));
 }
 END_TEST
 
@@ -490,6 +541,7 @@ int main(void)
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, file_and_flags);
     tcase_add_test(tc, errors_name_the_field);
+    tcase_add_test(tc, lease_timings_checked_against_each_other);
     tcase_add_test(tc, operator_sections_are_strict);
     tcase_add_test(tc, no_effect_fields_are_listed);
     tcase_add_test(tc, integrations);

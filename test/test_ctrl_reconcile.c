@@ -510,9 +510,18 @@ END_TEST
 /* An admission write without an answer: `action` applies it (DROP) or not (LOSE). The quota
  * stays held -- Job b, which fits only in a's place, is not admitted meanwhile -- until a GET
  * of a's Workload says what the API has. */
+static void ambiguous_fault(fakeapi_fault_t fault, bool landed);
+
 static void ambiguous(fakeapi_action_t action)
 {
     fakeapi_fault_t fault = {.action = action};
+
+    ambiguous_fault(fault, action == FAKEAPI_DROP);
+}
+
+/* The same for any fault; `landed`: the fault applies the write. */
+static void ambiguous_fault(fakeapi_fault_t fault, bool landed)
+{
     fx_t fx;
 
     fx_start(&fx, 1);
@@ -525,7 +534,7 @@ static void ambiguous(fakeapi_action_t action)
     run_for(&fx, 1500);
     ck_assert_msg(!admitted(&fx, "b"), "b admitted into quota a holds");
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_unknown, 1);
-    if (action == FAKEAPI_DROP)
+    if (landed)
         ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 0); /* found written */
     else
         ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 1); /* not written: decided again */
@@ -541,6 +550,24 @@ END_TEST
 START_TEST(lost_write_keeps_quota_until_the_get_shows_it_did_not_land)
 {
     ambiguous(FAKEAPI_LOSE);
+}
+END_TEST
+
+/* Issue 15: timeouts, resets and 5xx are ambiguous too -- a 500 or 504 may come after the
+ * commit, a 503 before it; either way the quota stays held until the GET. */
+START_TEST(reset_and_5xx_keep_quota_until_the_get_says)
+{
+    fakeapi_fault_t reset = {.action = FAKEAPI_DROP, .reset = true};
+    fakeapi_fault_t lost_reset = {.action = FAKEAPI_LOSE, .reset = true};
+    fakeapi_fault_t after_commit = {.action = FAKEAPI_FAIL_APPLIED, .status = 500};
+    fakeapi_fault_t gateway_timeout = {.action = FAKEAPI_FAIL_APPLIED, .status = 504};
+    fakeapi_fault_t unavailable = {.action = FAKEAPI_FAIL, .status = 503};
+
+    ambiguous_fault(reset, true);
+    ambiguous_fault(lost_reset, false);
+    ambiguous_fault(after_commit, true);
+    ambiguous_fault(gateway_timeout, true);
+    ambiguous_fault(unavailable, false);
 }
 END_TEST
 
@@ -577,6 +604,7 @@ int main(void)
     tcase_add_test(tc, refused_admission_reverts_the_engine);
     tcase_add_test(tc, lost_answer_keeps_quota_until_the_get_shows_it_landed);
     tcase_add_test(tc, lost_write_keeps_quota_until_the_get_shows_it_did_not_land);
+    tcase_add_test(tc, reset_and_5xx_keep_quota_until_the_get_says);
     tcase_add_test(tc, failing_writes_back_off);
     tcase_add_test(tc, jobset_one_workload_admitted_started_finished);
     tcase_add_test(tc, absent_kind_skipped_and_said_once);

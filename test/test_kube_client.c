@@ -494,6 +494,38 @@ START_TEST(test_rate_limit_paces_requests)
 }
 END_TEST
 
+/* Issue 15: the client's FIFO had no bound. Beyond max_requests (queued or in flight) a request
+ * is refused at once (ERR_OVERFLOW, nothing queued, its callback never fires); room comes back
+ * as requests finish. */
+START_TEST(test_queue_is_bounded)
+{
+    kube_client_opts_t o;
+    fx_t fx;
+    err_msg_t msg;
+
+    memset(&o, 0, sizeof(o));
+    o.qps_milli = 10000;
+    o.burst = 1;
+    o.max_requests = 3;
+    fx_init(&fx, &o);
+    fx.expect = 4;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(
+            kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL, &msg), ERR_OK);
+    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL, &msg),
+                     ERR_OVERFLOW);
+    ck_assert_ptr_nonnull(strstr(msg.text, "3 requests queued or in flight"));
+    ck_assert_uint_eq(kube_client_queued(fx.client), 3);
+    while (fx.done < 3)
+        uv_run(&fx.loop, UV_RUN_ONCE);
+    ck_assert_uint_eq(kube_client_queued(fx.client), 0);
+    ck_assert_int_eq(kube_get(fx.client, &configmaps, "ns1", "x", NULL, on_done, &fx, NULL, &msg),
+                     ERR_OK);
+    fx_run(&fx);
+    ck_assert_int_eq(fx.srv.requests, 4);
+}
+END_TEST
+
 static void on_event(kube_event_type_t type, json_t *obj, void *data)
 {
     fx_t *fx = data;
@@ -639,6 +671,7 @@ int main(void)
     tcase_add_test(net, test_timeout);
     tcase_add_test(net, test_per_request_timeout);
     tcase_add_test(net, test_rate_limit_paces_requests);
+    tcase_add_test(net, test_queue_is_bounded);
     tcase_add_test(net, test_watch_skips_bad_lines);
     tcase_add_test(net, test_watch_cancel_from_event);
     tcase_add_test(net, test_close_cancels_everything);

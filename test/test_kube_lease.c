@@ -4,7 +4,10 @@
 
 #include "kube/lease_int.h"
 
+#include "fakeapi.h"
+
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +222,156 @@ START_TEST(test_init_and_microtime)
 }
 END_TEST
 
+/* ---- on a loop, against the in-memory API server ---------------------------------------------
+ *
+ * Issue 15: leader election shared the controller's client -- one FIFO behind one rate limiter
+ * -- so a burst of controller writes (or audited webhook Events) delayed the Lease renewals past
+ * the renew deadline and the leader exited. `sluice run` now gives the Lease a client of its
+ * own (cmd/sluice/cmd_run.c); these tests saturate the controller's client and watch the
+ * renewals, once with the Lease on that same client (it is lost: the failure reproduced) and
+ * once on its own (renewed every retry period).
+ */
+
+typedef struct live_s {
+    uv_loop_t loop;
+    fakeapi_t *fa;
+    kube_config_t kcfg;
+    kube_client_t *ctrl_client;  /* the controller's: 1 request/s, burst 1 */
+    kube_client_t *lease_client; /* the Lease's own, as sluice run sets it up */
+    kube_lease_t *lease;
+    uv_timer_t sample;
+    int started, stopped, closed;
+    size_t updates;       /* Lease PUTs the API server has seen */
+    uint64_t last_update; /* loop time of the last new one */
+    uint64_t max_gap;     /* the longest time between two renewals */
+} live_t;
+
+static void live_started(kube_lease_t *l, void *data)
+{
+    (void)l;
+    ((live_t *)data)->started++;
+}
+
+static void live_stopped(kube_lease_t *l, void *data)
+{
+    (void)l;
+    ((live_t *)data)->stopped++;
+}
+
+static void live_closed(void *data)
+{
+    ((live_t *)data)->closed++;
+}
+
+static void live_log(void *data, const char *text)
+{
+    (void)data;
+    (void)text;
+}
+
+static void on_sample(uv_timer_t *t)
+{
+    live_t *lv = t->data;
+    size_t n = fakeapi_count(lv->fa, "update", "leases");
+    uint64_t now = uv_now(&lv->loop);
+
+    if (n != lv->updates) {
+        if (lv->updates > 0 && now - lv->last_update > lv->max_gap)
+            lv->max_gap = now - lv->last_update;
+        lv->updates = n;
+        lv->last_update = now;
+    }
+}
+
+static kube_client_t *live_client(live_t *lv, uint64_t qps_milli, uint32_t burst)
+{
+    kube_client_opts_t co = {0};
+    kube_client_t *c = NULL;
+    err_msg_t msg;
+
+    co.http1 = true;
+    co.qps_milli = qps_milli;
+    co.burst = burst;
+    co.log = live_log;
+    ck_assert_int_eq(kube_client_new(&lv->loop, &lv->kcfg, &co, &c, &msg), ERR_OK);
+    return c;
+}
+
+static void on_flood_done(const kube_result_t *res, void *data)
+{
+    (void)res;
+    (void)data;
+}
+
+/* Lead, saturate the controller's client with `flood` GETs, run 4 s. */
+static void live_run(live_t *lv, bool own_client, int flood)
+{
+    static const kube_resource_t cms = {"", "v1", "configmaps", true};
+    kube_lease_opts_t lo = {"sluice-system", "sluice", "op-a", 3000, 2000, 500};
+    kube_lease_handlers_t lh = {live_started, live_stopped, NULL};
+    uint64_t end;
+    err_msg_t msg;
+
+    memset(lv, 0, sizeof(*lv));
+    ck_assert_int_eq(uv_loop_init(&lv->loop), 0);
+    ck_assert_int_eq(fakeapi_start(&lv->loop, &lv->fa), ERR_OK);
+    ck_assert_int_eq(fakeapi_register_sluice(lv->fa), ERR_OK);
+    kube_config_init(&lv->kcfg);
+    lv->kcfg.server = strdup(fakeapi_url(lv->fa));
+    lv->ctrl_client = live_client(lv, 1000, 1);
+    /* sluice run's Lease client: 5 requests/s, burst 10 */
+    lv->lease_client = own_client ? live_client(lv, 5000, 10) : NULL;
+    lv->lease = kube_lease_new(own_client ? lv->lease_client : lv->ctrl_client, &lo, &lh, lv);
+    ck_assert_ptr_nonnull(lv->lease);
+    ck_assert_int_eq(kube_lease_start(lv->lease, &msg), ERR_OK);
+    while (lv->started == 0)
+        uv_run(&lv->loop, UV_RUN_ONCE);
+    for (int i = 0; i < flood; i++)
+        ck_assert_int_eq(
+            kube_get(lv->ctrl_client, &cms, "ns", "x", NULL, on_flood_done, lv, NULL, &msg),
+            ERR_OK);
+    uv_timer_init(&lv->loop, &lv->sample);
+    lv->sample.data = lv;
+    uv_timer_start(&lv->sample, on_sample, 20, 20);
+    end = uv_now(&lv->loop) + 4000;
+    while (uv_now(&lv->loop) < end && (own_client || lv->stopped == 0))
+        uv_run(&lv->loop, UV_RUN_ONCE);
+    uv_close((uv_handle_t *)&lv->sample, NULL);
+    kube_lease_close(lv->lease, live_closed, lv);
+    while (lv->closed == 0)
+        uv_run(&lv->loop, UV_RUN_ONCE);
+    kube_client_close(lv->ctrl_client, NULL, NULL);
+    kube_client_close(lv->lease_client, NULL, NULL);
+    fakeapi_stop(lv->fa);
+    ck_assert_int_eq(uv_run(&lv->loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(uv_loop_close(&lv->loop), 0);
+    kube_config_fini(&lv->kcfg);
+}
+
+START_TEST(test_saturated_shared_client_loses_the_lease)
+{
+    live_t lv;
+
+    live_run(&lv, false, 200);
+    ck_assert_int_eq(lv.stopped, 1); /* renewals queued behind 200 GETs at 1/s */
+}
+END_TEST
+
+START_TEST(test_own_client_renews_on_time_under_saturation)
+{
+    live_t lv;
+
+    live_run(&lv, true, 200);
+    fprintf(stderr,
+            "lease on its own client, controller client saturated (200 GETs at 1/s): %zu "
+            "renewals in 4 s, longest gap %llu ms (retry period 500 ms, deadline 2000 ms)\n",
+            lv.updates, (unsigned long long)lv.max_gap);
+    ck_assert_int_eq(lv.stopped, 1); /* only our own release at close */
+    ck_assert_uint_ge(lv.updates, 6);
+    ck_assert_uint_lt(lv.max_gap, 1000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_lease");
@@ -231,6 +384,11 @@ int main(void)
     tcase_add_test(tc, test_leader_stops_on_other_holder_or_deadline);
     tcase_add_test(tc, test_release_lets_standby_take_over_at_once);
     tcase_add_test(tc, test_init_and_microtime);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("saturation");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_saturated_shared_client_loses_the_lease);
+    tcase_add_test(tc, test_own_client_renews_on_time_under_saturation);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -596,6 +596,41 @@ static err_t section(const json_t *o, const char *const *known, const char *path
     return known_fields(o, known, path, msg);
 }
 
+/* The three lease timings against each other, as client-go's leaderelection.NewLeaderElector
+ * checks them: leaseDuration > renewDeadline > 1.2 (its JitterFactor) x retryPeriod, each
+ * positive. A leader stops renewing at renewDeadline, and a standby may take the Lease
+ * leaseDuration after its last renewal, so the first inequality is what keeps two leaders
+ * apart; the second leaves room for at least one jittered retry before giving up. The Lease
+ * holds leaseDurationSeconds, whole seconds: a fraction would be cut, and a standby reading the
+ * Lease would take over before this leader stops. */
+static err_t lease_timings_check(const ctrl_config_t *cfg, err_msg_t *msg)
+{
+    char a[DURATION_STR_MAX], b[DURATION_STR_MAX];
+
+    if (cfg->lease_ms == 0)
+        return err_set(msg, ERR_INVALID, "leaderElection.leaseDuration: must be greater than zero");
+    if (cfg->renew_ms == 0)
+        return err_set(msg, ERR_INVALID, "leaderElection.renewDeadline: must be greater than zero");
+    if (cfg->retry_ms == 0)
+        return err_set(msg, ERR_INVALID, "leaderElection.retryPeriod: must be greater than zero");
+    if (cfg->lease_ms % 1000 != 0)
+        return err_set(msg, ERR_INVALID,
+                       "leaderElection.leaseDuration (%s): must be whole seconds (the Lease "
+                       "records leaseDurationSeconds)",
+                       duration_format(cfg->lease_ms, a));
+    if (cfg->lease_ms <= cfg->renew_ms)
+        return err_set(msg, ERR_INVALID,
+                       "leaderElection.leaseDuration (%s) must be greater than "
+                       "leaderElection.renewDeadline (%s)",
+                       duration_format(cfg->lease_ms, a), duration_format(cfg->renew_ms, b));
+    if ((uint64_t)cfg->renew_ms * 5 <= (uint64_t)cfg->retry_ms * 6)
+        return err_set(msg, ERR_INVALID,
+                       "leaderElection.renewDeadline (%s) must be greater than 1.2 x "
+                       "leaderElection.retryPeriod (%s)",
+                       duration_format(cfg->renew_ms, a), duration_format(cfg->retry_ms, b));
+    return ERR_OK;
+}
+
 static err_t apply_leader_election(ctrl_config_t *cfg, const json_t *le, err_msg_t *msg)
 {
     static const char path[] = "leaderElection";
@@ -616,7 +651,7 @@ static err_t apply_leader_election(ctrl_config_t *cfg, const json_t *le, err_msg
         return err_set(msg, ERR_INVALID,
                        "leaderElection.resourceLock: sluice elects its leader on a "
                        "coordination.k8s.io Lease only: want \"leases\"");
-    return ERR_OK;
+    return lease_timings_check(cfg, msg);
 }
 
 /* metrics: which optional families /metrics serves, Kueue's switches (docs/observability.md). */

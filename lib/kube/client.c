@@ -37,10 +37,16 @@
 #define DEFAULT_BURST      100u
 #define DEFAULT_TIMEOUT_MS 30000u
 #define DEFAULT_RETRIES    10u
-#define DEFAULT_BODY_MAX   ((size_t)256 << 20)
-#define DEFAULT_LINE_MAX   ((size_t)16 << 20)
-#define URL_MAX            (64u << 10)
-#define RETRY_DEFAULT_S    1
+/* The FIFO's bound. The operator's writes are windowed before they reach the client (64 in
+ * flight, lib/ctrl/writer.h), the informers hold one LIST or WATCH per kind, the webhooks' audit
+ * Events are rate-budgeted: 10,000 is far above any of it, so reaching it means a bug or a
+ * runaway caller -- refused at submission (the caller's error path retries with backoff),
+ * never queued in memory without end. */
+#define DEFAULT_MAX_REQUESTS 10000u
+#define DEFAULT_BODY_MAX     ((size_t)256 << 20)
+#define DEFAULT_LINE_MAX     ((size_t)16 << 20)
+#define URL_MAX              (64u << 10)
+#define RETRY_DEFAULT_S      1
 
 typedef struct kube_sock_s kube_sock_t;
 
@@ -90,6 +96,7 @@ struct kube_client_s {
     uv_timer_t pump_timer;
     kube_bucket_t bucket;
     kube_req_t *reqs, *reqs_tail; /* queued and active, in submission order */
+    size_t nreqs;                 /* in that list: at most opts.max_requests */
     kube_sock_t *socks;
     unsigned handles;     /* uv handles not yet closed */
     unsigned busy;        /* nesting depth of socket_action + drain */
@@ -373,6 +380,8 @@ err_t kube_client_new(uv_loop_t *loop, kube_config_t *cfg, const kube_client_opt
         c->opts.body_max = DEFAULT_BODY_MAX;
     if (c->opts.watch_line_max == 0)
         c->opts.watch_line_max = DEFAULT_LINE_MAX;
+    if (c->opts.max_requests == 0)
+        c->opts.max_requests = DEFAULT_MAX_REQUESTS;
     kube_bucket_init(&c->bucket, c->opts.qps_milli, c->opts.burst, uv_now(loop));
 
     c->multi = curl_multi_init();
@@ -542,6 +551,7 @@ static void req_unlink(kube_req_t *req)
     else
         c->reqs_tail = req->prev;
     req->prev = req->next = NULL;
+    c->nreqs--;
 }
 
 /* Detach `req` from the client and curl, fire its callback, free it. */
@@ -1034,6 +1044,11 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
     return 0;
 }
 
+size_t kube_client_queued(const kube_client_t *c)
+{
+    return c->nreqs;
+}
+
 /* ---- submission ---------------------------------------------------------------------------------
  */
 
@@ -1054,6 +1069,13 @@ static err_t submit(kube_client_t *c, const char *method, kube__str_t *path, jso
     if (path->failed || path->p == NULL) {
         kube__str_fini(path);
         return err_set(msg, ERR_NOMEM, "%s: request path too long or out of memory", method);
+    }
+    if (c->nreqs >= c->opts.max_requests) {
+        err_set(msg, ERR_OVERFLOW,
+                "%s %s: refused: the client has %zu requests queued or in flight (its limit)",
+                method, path->p, c->nreqs);
+        kube__str_fini(path);
+        return ERR_OVERFLOW;
     }
     req = calloc(1, sizeof(*req));
     if (req == NULL)
@@ -1093,6 +1115,7 @@ static err_t submit(kube_client_t *c, const char *method, kube__str_t *path, jso
     else
         c->reqs = req;
     c->reqs_tail = req;
+    c->nreqs++;
     if (out != NULL)
         *out = req;
     /* Start from the next loop iteration at the earliest: a callback never fires before the

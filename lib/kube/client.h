@@ -61,6 +61,7 @@ typedef struct kube_client_opts_s {
     uint32_t max_retries;  /* resubmissions after 429/503 with Retry-After; 0: 10 */
     size_t body_max;       /* largest response body; 0: 256 MiB */
     size_t watch_line_max; /* largest watch event line; 0: 16 MiB */
+    size_t max_requests;   /* queued + in flight (watches too); beyond: ERR_OVERFLOW; 0: 10000 */
     bool http1;            /* force HTTP/1.1 (default: HTTP/2 when TLS ALPN offers it) */
     kube_log_cb log;       /* NULL: stderr */
     void *log_data;
@@ -98,6 +99,9 @@ err_t kube_client_new(uv_loop_t *loop, kube_config_t *cfg, const kube_client_opt
  * the client once they are closed; `on_closed` (may be NULL) fires then. NULL-safe. Must not be
  * called from a watch event callback. */
 void kube_client_close(kube_client_t *c, void (*on_closed)(void *data), void *data);
+
+/* Requests queued or in flight now (bounded by max_requests). */
+size_t kube_client_queued(const kube_client_t *c);
 
 /* The loop the client runs on. */
 uv_loop_t *kube_client_loop(kube_client_t *c);
