@@ -36,6 +36,10 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(jobset)
   sluice_add_ctrl_e2e(kubeflow)
   sluice_add_ctrl_e2e(metrics)
+  # issue 15's connection and body floods against sluice run (bench/flood.c)
+  sluice_add_ctrl_e2e(flood)
+  set_property(TEST integration_ctrl_flood APPEND PROPERTY ENVIRONMENT
+               "SLUICE_FLOOD=$<TARGET_FILE:flood>")
 endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
