@@ -36,6 +36,13 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(jobset)
   sluice_add_ctrl_e2e(kubeflow)
   sluice_add_ctrl_e2e(metrics)
+  # issue 15's API faults: sluice run through test/faultproxy.c (5 % of the requests faulted)
+  find_package(Threads REQUIRED)
+  add_executable(faultproxy faultproxy.c)
+  target_link_libraries(faultproxy PRIVATE CURL::libcurl Threads::Threads sluice_flags)
+  sluice_add_ctrl_e2e(faults)
+  set_property(TEST integration_ctrl_faults APPEND PROPERTY ENVIRONMENT
+               "SLUICE_FAULTPROXY=$<TARGET_FILE:faultproxy>")
   # issue 15's connection and body floods against sluice run (bench/flood.c)
   sluice_add_ctrl_e2e(flood)
   set_property(TEST integration_ctrl_flood APPEND PROPERTY ENVIRONMENT
