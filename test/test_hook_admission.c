@@ -53,11 +53,13 @@ static void on_audit(void *ctx, const hook_audit_event_t *ev)
     snprintf(c->last_reason, sizeof(c->last_reason), "%s", ev->reason ? ev->reason : "");
 }
 
-/* integrations.frameworks: batch/job and JobSet. */
+/* integrations.frameworks: batch/job, JobSet, pod and deployment. */
 static bool framework_enabled(void *ctx, const char *framework)
 {
     (void)ctx;
-    return strcmp(framework, "batch/job") == 0 || strcmp(framework, "jobset.x-k8s.io/jobset") == 0;
+    return strcmp(framework, "batch/job") == 0 ||
+           strcmp(framework, "jobset.x-k8s.io/jobset") == 0 || strcmp(framework, "pod") == 0 ||
+           strcmp(framework, "deployment") == 0;
 }
 
 /* Owned by a JobSet (controller). */
@@ -392,12 +394,12 @@ START_TEST(test_kind_paths)
         ck_assert_ptr_null(json_object_get(resp, "patch"));
         json_decref(root);
     }
-    /* Pods and the serving kinds are held through their pods' gates: no route of this kind. */
+    /* StatefulSet and LeaderWorkerSet: no route yet (Deployment has one, below). */
     {
         char *out = NULL;
         int status = 0;
         err_msg_t msg;
-        ck_assert_int_eq(hook_admission_review(&env, "/mutate-apps-v1-deployment", body,
+        ck_assert_int_eq(hook_admission_review(&env, "/mutate-apps-v1-statefulset", body,
                                                strlen(body), &status, &out, &msg),
                          ERR_NOT_FOUND);
         ck_assert_int_eq(status, 404);
@@ -610,6 +612,84 @@ START_TEST(test_http_handler_method_and_content_type)
 }
 END_TEST
 
+/* ---- plain Pods (/mutate--v1-pod) -------------------------------------------------------- */
+
+/* Does `patch` (an array of operations) touch `path`? */
+static bool patch_has(json_t *patch, const char *path)
+{
+    json_t *op;
+    size_t i;
+
+    json_array_foreach(patch, i, op)
+    {
+        if (strcmp(json_string_value(json_object_get(op, "path")), path) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A queued Deployment: its template marked (Kueue's deployment webhook) so that every Pod it
+ * creates is a managed, gated plain Pod. */
+START_TEST(test_deployment_template_marked)
+{
+    char body[4096];
+    json_t *root, *resp, *patch;
+    const char *dep =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+        "\"namespace\":\"ns1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{"
+        "\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{"
+        "\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}";
+
+    review(body, sizeof(body), "CREATE", "Deployment", dep, NULL);
+    root = run("/mutate-apps-v1-deployment", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    patch = patch_of(resp);
+    ck_assert(patch_has(patch, "/spec/template/metadata/labels/kueue.x-k8s.io~1managed"));
+    ck_assert(patch_has(patch, "/spec/template/metadata/labels/kueue.x-k8s.io~1queue-name"));
+    ck_assert(patch_has(patch, "/spec/template/metadata/annotations"));
+    json_decref(patch);
+    json_decref(root);
+}
+END_TEST
+
+START_TEST(test_pod_gated_and_marked)
+{
+    char body[4096], pod[1024];
+    json_t *root, *resp, *patch;
+    static const char podf[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+        "\"%s\",\"labels\":{%s}%s},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+        "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+
+    /* Queued: Kueue's pod webhook -- managed label and finalizer, the gate, the role hash. */
+    snprintf(pod, sizeof(pod), podf, "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"", "");
+    review(body, sizeof(body), "CREATE", "Pod", pod, NULL);
+    root = run("/mutate--v1-pod", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    patch = patch_of(resp);
+    ck_assert(patch_has(patch, "/metadata/labels/kueue.x-k8s.io~1managed"));
+    ck_assert(patch_has(patch, "/metadata/finalizers"));
+    ck_assert(patch_has(patch, "/spec/schedulingGates"));
+    ck_assert(patch_has(patch, "/metadata/annotations"));
+    json_decref(patch);
+    json_decref(root);
+    /* No queue name, no default LocalQueue (ns2): left alone. */
+    snprintf(pod, sizeof(pod), podf, "ns2", "", "");
+    review(body, sizeof(body), "CREATE", "Pod", pod, NULL);
+    root = run("/mutate--v1-pod", body, &resp);
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+    /* A managed JobSet's Pod: its owner's admission covers it. */
+    snprintf(pod, sizeof(pod), podf, "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+             ",\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":"
+             "\"JobSet\",\"name\":\"js\",\"uid\":\"u\",\"controller\":true}]");
+    review(body, sizeof(body), "CREATE", "Pod", pod, NULL);
+    root = run("/mutate--v1-pod", body, &resp);
+    ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hook_admission");
@@ -631,6 +711,8 @@ int main(void)
     tcase_add_test(tc, test_child_job_and_disabled_kind_left_alone);
     tcase_add_test(tc, test_jobset_queue_and_priority_rules);
     tcase_add_test(tc, test_kind_paths);
+    tcase_add_test(tc, test_pod_gated_and_marked);
+    tcase_add_test(tc, test_deployment_template_marked);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

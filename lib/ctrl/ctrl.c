@@ -7,6 +7,7 @@
 #include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
+#include "jobs/podgroup.h"
 #include "model/diag.h"
 #include "util/util.h"
 
@@ -552,6 +553,8 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     if (kind == CTRL__KINDS || c->closing)
         return;
     if (ctrl__is_job(c, kind)) {
+        if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD && c->fed)
+            ctrl__pods_changed(c, kind, rec, old); /* its pod group, if any */
         if (rec == NULL) {
             ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
             job_gone(c, kind, old);
@@ -1044,9 +1047,11 @@ static void job_kinds(ctrl_t *c)
     c->nkinds = CTRL_JOB;
     for (size_t i = 0; (k = jobs_kind_at(i)) != NULL && c->nkinds < CTRL__KINDS; i++) {
         int n = c->nkinds;
-        /* Plain Pods and the serving kinds are admitted through their pods' scheduling gates,
-         * which sluice run does not drive yet. */
-        if (!ctrl_framework_enabled(cfg, k->framework) || k->admit != JOBS_ADMIT_OBJECT)
+        /* The serving kinds are admitted through their pods' scheduling gates: no informer of
+         * their own. A Deployment's Pods are plain Pods (its webhook marks the template; pods.c
+         * runs them); StatefulSet and LeaderWorkerSet Pods form pod groups their own
+         * reconcilers would mark, which sluice run does not have yet (said below). */
+        if (!ctrl_framework_enabled(cfg, k->framework) || k->admit == JOBS_ADMIT_PODS)
             continue;
         c->rkind[n].job = k;
         c->rkind[n].kind = k->kind;
@@ -1067,7 +1072,8 @@ static void job_kinds(ctrl_t *c)
     }
     for (size_t i = 0; i < cfg->integrations.nframeworks; i++)
         if (jobs_kind_named(cfg->integrations.frameworks[i]) == NULL ||
-            jobs_kind_named(cfg->integrations.frameworks[i])->admit != JOBS_ADMIT_OBJECT)
+            (jobs_kind_named(cfg->integrations.frameworks[i])->admit == JOBS_ADMIT_PODS &&
+             strcmp(cfg->integrations.frameworks[i], "deployment") != 0))
             ctrl__log(c, CTRL_LOG_ERROR,
                       "integrations.frameworks: %s is not supported by sluice run yet: its objects "
                       "are not managed (docs/configuration.md)",
@@ -1108,7 +1114,12 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
             c->rkind[k].api_version = kind_api[k][0];
             c->rkind[k].kind = kind_api[k][1];
         }
-        c->inf[k] = kube_informer_new_typed(client, &c->res[k], NULL, &codec, &h, c);
+        /* Pods: only those the pod webhook marked managed (Kueue's pod integration looks at
+         * no other), so the cache holds the Pods sluice admits, not every Pod of the cluster. */
+        kube_informer_opts_t pod_opts = {.label_selector = JOBS_POD_MANAGED "=true"};
+        bool pods = k >= CTRL_JOB && c->rkind[k].job->admit == JOBS_ADMIT_POD;
+        c->inf[k] =
+            kube_informer_new_typed(client, &c->res[k], pods ? &pod_opts : NULL, &codec, &h, c);
         if (c->inf[k] == NULL)
             goto oom;
     }

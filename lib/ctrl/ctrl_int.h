@@ -48,6 +48,9 @@ typedef enum {
     CTRL_OP_QUEUE_FINALIZER, /* ClusterQueue / ResourceFlavor finalizer removed */
     CTRL_OP_EVENT,           /* core/v1 Event */
     CTRL_OP_WL_VERIFY,       /* GET after an admission write whose outcome is unknown */
+    CTRL_OP_POD_STOP,        /* Pod: condition TerminationTarget, then DELETE (pods.c) */
+    CTRL_OP_POD_FINALIZER,   /* Pod: finalizer kueue.x-k8s.io/managed removed */
+    CTRL_OP_POD_DELETE,      /* Pod: an excess member of a group deleted */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
@@ -241,6 +244,36 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key);
 void ctrl__reconcile_wl(ctrl_t *c, const char *key);
 /* Continuations of Job/Workload writes. */
 void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
+
+/* Shared with pods.c: is `j` managed (queue name, or manageJobsWithoutQueueName in a selected
+ * namespace)? The node labels and tolerations of the flavors of `psa` (new references). The
+ * priority of `wl` built from `obj` (ExtractPriority). POST the Workload `wl_key` of job
+ * `job_key`, built from a fresh GET. Remove the resource-in-use finalizer of Workload `key`.
+ * Write status patch `patch` (consumed) on Workload `key` as op `kind`. */
+bool ctrl__job_managed(ctrl_t *c, const ctrl_job_t *j);
+err_t ctrl__flavor_info(ctrl_t *c, const pod_set_assignment_t *psa, json_t **nodes, json_t **tols,
+                        err_msg_t *msg);
+err_t ctrl__resolve_priority(ctrl_t *c, const json_t *obj, workload_t *wl, err_msg_t *msg);
+void ctrl__create_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key);
+void ctrl__wl_remove_finalizer(ctrl_t *c, const char *key, const ctrl_wl_t *w);
+void ctrl__wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch);
+/* waitForPodsReady: Workload `wkey`'s PodsReady condition from `pods_ready`; true when a write
+ * went out. */
+bool ctrl__sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, bool pods_ready);
+
+/* ---- plain Pods and pod groups (pods.c) -------------------------------------------------- */
+
+/* Reconcile the Pod `key` of `kind` (a JOBS_ADMIT_POD kind), or the pod group "@ns/name"
+ * (leader only). */
+void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* A Pod of `kind` changed (`rec`, or the deleted `old`): queue its group, if any. */
+void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, const ctrl_job_t *old);
+/* Is Workload `key` a pod group's (a cached Pod names it as its group)? Queues the group. */
+bool ctrl__pods_wl(ctrl_t *c, const char *key);
+/* A child job (`j` of `kind`) of a parent Kueue admits whole: Kueue's shouldSuspendChildJob
+ * (keep it suspended while the parent's Workload is not admitted). True when the job is a
+ * child that was dealt with; false when it is a top-level job (no managed parent). */
+bool ctrl__child_job(ctrl_t *c, ctrl_kind_t kind, const char *key, const ctrl_job_t *j);
 
 /* ---- admission (admit.c) ----------------------------------------------------------------- */
 

@@ -637,6 +637,73 @@ static bool child(ctrl_t *c, const ctrl_job_t *j)
     return jobparent_kind(c->cfg, j->owner.api_version, j->owner.kind);
 }
 
+/* ---- child jobs (Kueue's FindAncestorJobManagedByKueue + shouldSuspendChildJob) ---------- */
+
+/* Kueue walks controller owners up to this many levels (managedOwnersChainLimit). */
+#define CHILD_CHAIN_MAX 10
+
+/*
+ * A job whose controller owner is of a kind Kueue admits whole is a child: walk its owners (as
+ * cached here) to the topmost one that is managed (has a queue name, or manageJobsWithoutQueueName
+ * holds). None: it is a top-level job after all (false: the caller reconciles it as one). One:
+ * the ancestor's Workload covers it, and while that Workload is missing, finished or not admitted
+ * a running child is suspended ("Kueue managed child job suspended"); an admitted ancestor's
+ * children are left to its controller. An owner of an external framework, or one not cached yet,
+ * cannot be looked at: the child is left alone (and looked at again after a backoff when its
+ * owner is of a watched kind).
+ */
+bool ctrl__child_job(ctrl_t *c, ctrl_kind_t kind, const char *key, const ctrl_job_t *j)
+{
+    const ctrl_job_t *cur = j, *top = NULL;
+    ctrl_kind_t top_kind = CTRL__KINDS;
+    char pkey[CTRL_KEY_MAX], wname[JOB_WORKLOAD_NAME_MAX + 1], wkey[CTRL_KEY_MAX];
+    const ctrl_wl_t *w;
+
+    for (int depth = 0; depth < CHILD_CHAIN_MAX && cur->owner.kind != NULL; depth++) {
+        ctrl_kind_t pk = ctrl__job_kind(c, cur->owner.api_version, cur->owner.kind);
+        const ctrl_job_t *p;
+        if (pk == CTRL__KINDS) {
+            if (top == NULL && depth == 0)
+                return jobparent_kind(c->cfg, cur->owner.api_version, cur->owner.kind);
+            break;
+        }
+        snprintf(pkey, sizeof(pkey), "%s/%s", j->meta.namespace ? j->meta.namespace : "",
+                 cur->owner.name ? cur->owner.name : "");
+        p = ctrl__job(c, pk, pkey);
+        if (p == NULL) {
+            char b[CTRL_KEY_MAX + 8];
+            if (top != NULL)
+                break;
+            ctrl__kind_key(kind, key, b, sizeof(b));
+            if (ctrl_wq_fail(&c->jobs_q, b, uv_now(c->loop)) != ERR_OK)
+                ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", key);
+            return true;
+        }
+        if (cur->owner.uid != NULL && p->meta.uid != NULL && strcmp(cur->owner.uid, p->meta.uid))
+            break; /* the reference names another object of that name */
+        if (!p->skip && managed(c, p)) {
+            top = p;
+            top_kind = pk;
+        }
+        cur = p;
+    }
+    if (top == NULL)
+        return false;
+    if (j->phase != JOBS_RUNNING || j->suspended || top->meta.name == NULL ||
+        jobs_workload_name(ctrl__jobs_kind(c, top_kind), top->meta.name, top->meta.uid,
+                           JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) != ERR_OK)
+        return true;
+    snprintf(wkey, sizeof(wkey), "%s/%s", top->meta.namespace ? top->meta.namespace : "", wname);
+    w = ctrl__wl(c, wkey);
+    if (w != NULL && !w->wl.conditions.finished && ctrl_wl_reserved(w) && w->wl.conditions.admitted)
+        return true;
+    ctrl__event(c, kind, &j->meta, "Normal", "Suspended", "Kueue managed child job suspended");
+    ctrl__log(c, CTRL_LOG_INFO, "%s %s: suspended: its %s %s is not admitted", c->noun[kind], key,
+              c->noun[top_kind], top->meta.name);
+    job_write(c, CTRL_OP_JOB_SUSPEND, kind, key, NULL, NULL, NULL);
+    return true;
+}
+
 void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
@@ -647,6 +714,10 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
     err_msg_t msg = {{0}};
     bool reserved, evicted;
 
+    if (k != NULL && k->admit != JOBS_ADMIT_OBJECT) {
+        ctrl__reconcile_pods(c, kind, key); /* held by its gate: pods.c */
+        return;
+    }
     if (k == NULL || j == NULL || ctrl__busy(c, kind, key))
         return;
     if (!j->valid) {
@@ -654,7 +725,7 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
         return;
     }
     m = &j->meta;
-    if (child(c, j)) {
+    if (child(c, j) && ctrl__child_job(c, kind, key, j)) {
         ctrl__log(c, CTRL_LOG_DEBUG, "%s %s: owned by %s %s: no Workload of its own", c->noun[kind],
                   key, j->owner.kind, j->owner.name ? j->owner.name : "");
         return;
@@ -772,6 +843,8 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
         }
         return;
     }
+    if (ctrl__pods_wl(c, key))
+        return; /* a pod group's: its Pods' reconcile (pods.c) */
     /* A Workload created directly: nothing to start or stop. */
     if (!w->valid)
         return;
@@ -892,4 +965,46 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         ctrl__mark_job(c, create_kind(op), json_string_value(op->data));
     else
         ctrl__mark_wl(c, op->key);
+}
+
+/* ---- shared with pods.c and children.c ----------------------------------------------------- */
+
+bool ctrl__job_managed(ctrl_t *c, const ctrl_job_t *j)
+{
+    return managed(c, j);
+}
+
+err_t ctrl__flavor_info(ctrl_t *c, const pod_set_assignment_t *psa, json_t **nodes, json_t **tols,
+                        err_msg_t *msg)
+{
+    return flavor_info(c, psa, nodes, tols, msg);
+}
+
+err_t ctrl__resolve_priority(ctrl_t *c, const json_t *obj, workload_t *wl, err_msg_t *msg)
+{
+    return resolve_priority(c, obj, wl, msg);
+}
+
+void ctrl__create_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key)
+{
+    create_workload(c, kind, job_key, wl_key);
+}
+
+void ctrl__wl_remove_finalizer(ctrl_t *c, const char *key, const ctrl_wl_t *w)
+{
+    remove_finalizer(c, key, w);
+}
+
+void ctrl__wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch)
+{
+    wl_status(c, kind, key, patch);
+}
+
+bool ctrl__sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, bool pods_ready)
+{
+    ctrl_job_t view;
+
+    memset(&view, 0, sizeof(view));
+    view.pods_ready = pods_ready; /* all sync_pods_ready() reads of the job */
+    return sync_pods_ready(c, wkey, w, &view);
 }

@@ -5,6 +5,7 @@
 #include "ctrl/cond.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
+#include "jobs/podgroup.h"
 #include "model/diag.h"
 #include "model/jsonx.h"
 
@@ -412,11 +413,71 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
         oom = oom || j->message == NULL;
     }
     j->digest = j->valid ? jobs_digest(k, obj) : 0;
+    if (k->admit == JOBS_ADMIT_POD) {
+        j->pod = ctrl_pod_skeleton(obj);
+        oom = oom || j->pod == NULL;
+    }
     if (oom) {
         ctrl_record_free(rk, j);
         return NULL;
     }
     return j;
+}
+
+/* ---- Pods (pods.c reads these) --------------------------------------------------------- */
+
+/* Copy member `key` of `from` into `to` when present. */
+static int copy_member(json_t *to, const json_t *from, const char *key)
+{
+    json_t *v = json_object_get(from, key);
+
+    return v == NULL ? 0 : json_object_set_new(to, key, json_deep_copy(v));
+}
+
+json_t *ctrl_pod_skeleton(const json_t *pod)
+{
+    static const char *const meta_keys[] = {"name",
+                                            "namespace",
+                                            "uid",
+                                            "resourceVersion",
+                                            "creationTimestamp",
+                                            "deletionTimestamp",
+                                            "labels",
+                                            "annotations",
+                                            "finalizers",
+                                            "ownerReferences"};
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec"),
+                 *status = json_object_get(pod, "status");
+    json_t *out = json_pack("{s:{},s:{},s:{}}", "metadata", "spec", "status");
+    json_t *m, *ann;
+    char role[JOBS_POD_ROLE_MAX + 1];
+    int bad = out == NULL;
+
+    if (bad)
+        return NULL;
+    m = json_object_get(out, "metadata");
+    for (size_t i = 0; i < sizeof(meta_keys) / sizeof(meta_keys[0]); i++)
+        bad |= copy_member(m, meta, meta_keys[i]);
+    bad |= copy_member(json_object_get(out, "spec"), spec, "schedulingGates");
+    bad |= copy_member(json_object_get(out, "spec"), spec, "nodeName");
+    bad |= copy_member(json_object_get(out, "status"), status, "phase");
+    bad |= copy_member(json_object_get(out, "status"), status, "message");
+    bad |= copy_member(json_object_get(out, "status"), status, "conditions");
+    /* The role needs the containers the skeleton drops: computed now, kept as the annotation
+     * (which wins in jobs_pod_role_hash() when the webhook set it already). */
+    if (!bad && jobs_pod_role_hash(pod, role, NULL) == ERR_OK) {
+        ann = json_object_get(m, "annotations");
+        if (!json_is_object(ann)) {
+            ann = json_object();
+            bad |= json_object_set_new(m, "annotations", ann);
+        }
+        bad |= ann == NULL || json_object_set_new(ann, JOBS_POD_ROLE_HASH, json_string(role));
+    }
+    if (bad) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
 }
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
@@ -447,6 +508,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j->queue_name);
         free(j->priority);
         free(j->message);
+        json_decref(j->pod);
         free(j);
     } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;

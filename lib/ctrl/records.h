@@ -84,6 +84,8 @@ typedef struct ctrl_job_s {
     uint8_t npod_sets;
     int32_t counts[JOBS_PODSETS_MAX]; /* pod-set counts as the object is now */
     uint64_t digest;                  /* jobs_digest(): what a stop restores */
+    json_t *pod; /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
+                    skeleton (ctrl_pod_skeleton()), else NULL */
 } ctrl_job_t;
 
 /* The kinds a record may be decoded as (apiVersion and kind for lib/model: list items carry
@@ -108,6 +110,13 @@ void *ctrl_record_decode(const ctrl_record_kind_t *rk, json_t *obj);
  * problem changes.
  */
 bool ctrl_qobj_feeds_engine(const ctrl_qobj_t *old, const ctrl_qobj_t *rec);
+
+/* The parts of Pod `pod` the pod reconcilers (pods.c) read, as a new object, NULL on
+ * out-of-memory: metadata (name, namespace, uid, resourceVersion, creationTimestamp,
+ * deletionTimestamp, labels, annotations with the role-hash annotation set to the Pod's role,
+ * finalizers, ownerReferences), spec.schedulingGates and spec.nodeName, status (phase, message,
+ * conditions) -- what lib/jobs' pod-group functions read, without the containers. */
+json_t *ctrl_pod_skeleton(const json_t *pod);
 
 /* Free a record of `rk`'s kind; NULL-safe. */
 void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec);

@@ -4,6 +4,7 @@
 
 #include "jobs/framework.h"
 #include "jobs/kindobj.h"
+#include "jobs/podgroup.h"
 #include "model/object.h"
 #include "model/validate.h"
 #include "util/base64.h"
@@ -218,6 +219,25 @@ static err_t patch_hold(const jobs_kind_t *jk, const json_t *obj, verdict_t *v)
     return rc;
 }
 
+/* A Pod sluice is to manage (Kueue's pod webhook, podgroup.h jobs_pod_default()): the label
+ * and finalizer kueue.x-k8s.io/managed, the scheduling gate kueue.x-k8s.io/admission, the
+ * role-hash annotation; the patch of what it adds. */
+static err_t patch_pod(const json_t *obj, verdict_t *v)
+{
+    json_t *held = json_deep_copy(obj);
+    err_t rc = ERR_OK;
+
+    if (held == NULL)
+        return ERR_NOMEM;
+    rc = jobs_pod_default(held, NULL);
+    if (rc == ERR_OK)
+        rc = patch_diff(v->patch, "", obj, held);
+    else if (rc != ERR_NOMEM)
+        rc = ERR_OK; /* a Pod it cannot mark (no spec) is left to the API server's validation */
+    json_decref(held);
+    return rc;
+}
+
 /* A queued job (Kueue's jobframework defaults, reference §3.2): default LocalQueue, default
  * WorkloadPriorityClass, and held (spec.suspend=true) when managed -- a batch/v1 Job, or an
  * object of job kind r->jk held through its table entry. A child of a managed owner is left as
@@ -249,6 +269,13 @@ static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verd
         env->wpc_exists(env->ctx, "default")) {
         if (patch_label(v->patch, &have_labels, LABEL_PRIORITY, "default") != ERR_OK)
             return ERR_NOMEM;
+    }
+    if (r->jk != NULL && r->jk->admit == JOBS_ADMIT_POD) {
+        /* A Pod a serving owner marked (pod-suspending-parent) is managed through its owner. */
+        json_t *ann = json_object_get(meta, "annotations");
+        if (managed || str_at(ann, JOBS_POD_SUSPENDING_PARENT) != NULL)
+            return patch_pod(r->object, v);
+        return ERR_OK;
     }
     held = r->jk != NULL ? r->jk->suspended(r->object)
                          : json_is_true(json_object_get(spec, "suspend"));
@@ -455,7 +482,12 @@ static const jobs_kind_t *kind_route(const char *path, hook_type_t *type)
     for (size_t i = 0; (k = jobs_kind_at(i)) != NULL; i++) {
         char suffix[256], want[300];
         size_t n = 0;
-        if (k->admit != JOBS_ADMIT_OBJECT || strcmp(k->framework, "batch/job") == 0)
+        /* Plain Pods route here too (/mutate--v1-pod: gated, see patch_pod()), and Deployments
+         * (their template marked, so that each Pod is a gated plain Pod). StatefulSet and
+         * LeaderWorkerSet do not yet: their Pods would stay gated, as no reconciler of sluice
+         * run groups them. */
+        if ((k->admit == JOBS_ADMIT_PODS && strcmp(k->framework, "deployment") != 0) ||
+            strcmp(k->framework, "batch/job") == 0)
             continue;
         for (const char *p = k->group; *p && n + 1 < sizeof(suffix); p++)
             suffix[n++] = *p == '.' ? '-' : *p;

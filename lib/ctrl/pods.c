@@ -1,0 +1,829 @@
+/* pods -- plain Pods and pod groups under quota: Kueue's pod integration, through the gate. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/wlstatus.h"
+#include "jobs/framework.h"
+#include "jobs/job_workload.h"
+#include "jobs/objpath.h"
+#include "jobs/podgroup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * A Pod is held by the scheduling gate kueue.x-k8s.io/admission, which the pod webhook puts on it
+ * at creation (with the label and finalizer kueue.x-k8s.io/managed). It cannot be held again once
+ * released -- the API server lets gates be removed, never added -- so where a Job is suspended a
+ * Pod is deleted. The unit of admission is a single Pod (its Workload named as Kueue names a Pod's,
+ * owned by it) or a pod group (the Pods labelled kueue.x-k8s.io/pod-group-name=G in a namespace:
+ * one Workload named G, owned by all of them). Both are reconciled here, one unit at a time, from
+ * the Pods' skeletons in the cache (records.h: no containers) and the Workload:
+ *
+ *   group: excess Pods (beyond the total count)   -> finalizer removed, deleted
+ *          inactive Pods (failed, or deleted before they ran) -> finalizer removed
+ *   single Pod being deleted  -> Workload finalizer, then the Pod's, removed (Kueue's finalize)
+ *   finished (phases)         -> Workload Finished -> Pods' finalizers, Workload's, removed
+ *   no Workload               -> released Pods deleted; else create it (a group once complete)
+ *   Workload being deleted    -> every Pod deleted, even finished ones -> its finalizer removed
+ *   reserved + evicted        -> released Pods: TerminationTarget, deleted -> (none running)
+ *                                quota released (admission cleared, requeued)
+ *   reserved + admitted       -> each gated Pod: the flavors merged in, the gate removed
+ *   not reserved              -> released Pods deleted ("Not admitted by cluster queue")
+ *
+ * Several writes may go out in one pass, one per Pod (each holds its Pod busy) and at most one on
+ * the Workload. A group is queued on the jobs' queue as "@ns/name" ('@' is in no object name);
+ * each change of one of its Pods queues it.
+ */
+
+#define GROUP_MARK '@'
+
+/* One unit: a single Pod or a pod group, and its Workload. */
+typedef struct unit_s {
+    ctrl_kind_t kind;
+    bool group;
+    char ns[256];
+    char name[256];          /* the Pod's, or the group's */
+    char ukey[CTRL_KEY_MAX]; /* what the jobs' queue reconciles: "ns/pod" or "@ns/group" */
+    char wkey[CTRL_KEY_MAX]; /* its Workload's key */
+    size_t n, cap;
+    json_t **pods;           /* owned array of borrowed skeletons (records) */
+    const ctrl_job_t **recs; /* owned array of borrowed records */
+    jobs_pod_group_t g;      /* group: read from the skeletons */
+    bool have_g;
+    bool active; /* a Pod still runs (groups only: a single Pod is never active) */
+} unit_t;
+
+static void unit_fini(unit_t *u)
+{
+    if (u->have_g)
+        jobs_pod_group_fini(&u->g);
+    free(u->pods);
+    free(u->recs);
+}
+
+static err_t unit_add(unit_t *u, const ctrl_job_t *j)
+{
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 8;
+        json_t **p = realloc(u->pods, cap * sizeof(*p));
+        if (p == NULL)
+            return ERR_NOMEM;
+        u->pods = p;
+        const ctrl_job_t **r = realloc(u->recs, cap * sizeof(*r));
+        if (r == NULL)
+            return ERR_NOMEM;
+        u->recs = r;
+        u->cap = cap;
+    }
+    u->pods[u->n] = j->pod;
+    u->recs[u->n] = j;
+    u->n++;
+    return ERR_OK;
+}
+
+static const char *pod_ns(const ctrl_job_t *j)
+{
+    return j->meta.namespace ? j->meta.namespace : "";
+}
+
+/* The group name of cached Pod `j`, or NULL. */
+static const char *group_of(const ctrl_job_t *j)
+{
+    return j->pod != NULL ? jobs_pod_group_name(j->pod) : NULL;
+}
+
+/* Collect the cached Pods of group `name` in `ns` (the freshest version of each). */
+static err_t gather(ctrl_t *c, unit_t *u)
+{
+    const char *key;
+    ctrl_job_t *rec;
+
+    CTRL_FOREACH(c, u->kind, key, rec)
+    {
+        const ctrl_job_t *j = ctrl__job(c, u->kind, key);
+        const char *g = j != NULL ? group_of(j) : NULL;
+        if (g != NULL && strcmp(g, u->name) == 0 && strcmp(pod_ns(j), u->ns) == 0 &&
+            unit_add(u, j) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+/* ---- Pod writes ---------------------------------------------------------------------------- */
+
+static bool has_finalizer(const json_t *pod)
+{
+    size_t i;
+    json_t *f;
+
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "finalizers"), i, f)
+    {
+        if (json_is_string(f) && strcmp(json_string_value(f), JOBS_POD_MANAGED) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool pod_deleting(const json_t *pod)
+{
+    return json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") != NULL;
+}
+
+/* Merge patch: metadata.finalizers without kueue.x-k8s.io/managed, at the Pod's version. */
+static void pod_unfinalize(ctrl_t *c, unit_t *u, const ctrl_job_t *j)
+{
+    char key[CTRL_KEY_MAX];
+    json_t *list = json_array(), *patch = NULL, *f;
+    ctrl_op_t *op = NULL;
+    size_t i;
+
+    ctrl__meta_key(&j->meta, key, sizeof(key));
+    if (list == NULL || ctrl__busy(c, u->kind, key))
+        goto out;
+    json_array_foreach(json_object_get(json_object_get(j->pod, "metadata"), "finalizers"), i, f)
+    {
+        if (!(json_is_string(f) && strcmp(json_string_value(f), JOBS_POD_MANAGED) == 0) &&
+            json_array_append(list, f))
+            goto out;
+    }
+    patch = json_pack("{s:{s:O,s:s?}}", "metadata", "finalizers", list, "resourceVersion",
+                      j->meta.resource_version);
+    op = patch != NULL ? ctrl__op_new(c, CTRL_OP_POD_FINALIZER, u->kind, key, u->kind, key) : NULL;
+    if (op != NULL)
+        ctrl__patch(c, op, NULL, patch);
+out:
+    json_decref(list);
+    json_decref(patch);
+}
+
+/* The continuation of a Pod's DELETE: the answer's body (the Pod, or a Status) is not kept --
+ * the watch says what became of it. */
+static void on_pod_deleted(const kube_result_t *res, void *data)
+{
+    kube_result_t r = *res;
+
+    if (r.err == ERR_NOT_FOUND)
+        r.err = ERR_OK; /* gone already: what we wanted */
+    r.body = NULL;
+    ctrl__on_done(&r, data);
+}
+
+static bool send_delete(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_delete(op->c->client, &op->c->res[op->kind], ns, slash + 1, NULL, on_pod_deleted,
+                       op, NULL, NULL) == ERR_OK;
+}
+
+/* Stopping: the condition TerminationTarget (reason, message in op->data) into the Pod's
+ * status, as Kueue writes it before deleting. An existing one is replaced. */
+static err_t mutate_terminate(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    ctrl_op_t *op = data;
+    char ts[32];
+    json_t *cond, *status, *conds;
+    size_t i;
+    json_t *old;
+
+    *changed = false;
+    if (pod_deleting(obj))
+        return ERR_OK;
+    cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts));
+    cond =
+        jobs_pod_termination_condition(json_string_value(json_object_get(op->data, "reason")),
+                                       json_string_value(json_object_get(op->data, "message")), ts);
+    status = objpath_ensure(obj, "status", (char *)NULL);
+    conds = status != NULL ? json_object_get(status, "conditions") : NULL;
+    if (cond == NULL || status == NULL) {
+        json_decref(cond);
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        if (json_object_set_new(status, "conditions", conds)) {
+            json_decref(cond);
+            return err_set(msg, ERR_NOMEM, "out of memory");
+        }
+    }
+    json_array_foreach(conds, i, old)
+    {
+        const char *t = json_string_value(json_object_get(old, "type"));
+        if (t != NULL && strcmp(t, JOBS_POD_TERMINATION_TARGET) == 0) {
+            json_array_remove(conds, i);
+            break;
+        }
+    }
+    if (json_array_append(
+            conds,
+            json_array_get(json_object_get(json_object_get(cond, "status"), "conditions"), 0))) {
+        json_decref(cond);
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    json_decref(cond);
+    *changed = op->changed = true;
+    return ERR_OK;
+}
+
+/* The status write answered: now the DELETE (a Pod already gone or going is fine). */
+static void on_terminated(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+
+    if (res->err != ERR_OK || c->closing || c->writes_stopped || pod_deleting(res->body)) {
+        kube_result_t r = *res;
+        if (r.err == ERR_NOT_FOUND)
+            r.err = ERR_OK;
+        r.canceled = r.canceled || c->closing || c->writes_stopped;
+        ctrl__on_done(&r, op);
+        return;
+    }
+    op->verb = "delete";
+    op->sub = NULL;
+    if (!send_delete(op)) {
+        kube_result_t r;
+        memset(&r, 0, sizeof(r));
+        r.err = err_set(&r.msg, ERR_IO, "pod %s: delete not submitted", op->key);
+        r.reason = "";
+        op->verb = NULL;
+        ctrl__on_done(&r, op);
+    }
+}
+
+static bool send_stop(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_update_retry(op->c->client, &op->c->res[op->kind], ns, slash + 1, "status",
+                             mutate_terminate, 0, on_terminated, op, NULL) == ERR_OK;
+}
+
+/* Stop Pod `j`: TerminationTarget with Kueue's stop `reason`, then DELETE. */
+static void pod_stop(ctrl_t *c, unit_t *u, const ctrl_job_t *j, const char *reason,
+                     const char *message)
+{
+    char key[CTRL_KEY_MAX];
+    ctrl_op_t *op;
+
+    ctrl__meta_key(&j->meta, key, sizeof(key));
+    if (ctrl__busy(c, u->kind, key))
+        return;
+    op = ctrl__op_new(c, CTRL_OP_POD_STOP, u->kind, key, u->kind, key);
+    if (op == NULL)
+        return;
+    op->data = json_pack("{s:s,s:s}", "reason", reason, "message", message ? message : "");
+    op->verb = "update";
+    op->sub = "status";
+    op->send = send_stop;
+    if (op->data == NULL) {
+        ctrl__op_free(op);
+        return;
+    }
+    ctrl__event(c, u->kind, &j->meta, "Normal", "Stopped", "%s", message ? message : reason);
+    ctrl__log(c, CTRL_LOG_INFO, "pod %s: stopping (%s): %s", key, reason, message ? message : "");
+    ctrl__submit(c, op);
+}
+
+/* Delete Pod `j` as it is (an excess member of a group). */
+static void pod_delete(ctrl_t *c, unit_t *u, const ctrl_job_t *j)
+{
+    char key[CTRL_KEY_MAX];
+    ctrl_op_t *op;
+
+    ctrl__meta_key(&j->meta, key, sizeof(key));
+    if (ctrl__busy(c, u->kind, key))
+        return;
+    op = ctrl__op_new(c, CTRL_OP_POD_DELETE, u->kind, key, u->kind, key);
+    if (op == NULL)
+        return;
+    op->verb = "delete";
+    op->send = send_delete;
+    ctrl__log(c, CTRL_LOG_INFO, "pod %s: deleted: beyond its group's total count", key);
+    ctrl__submit(c, op);
+}
+
+/* Finished / quota released on the unit's Workload `w`, from a JSON view of its status. */
+static void wl_patch_finish(ctrl_t *c, unit_t *u, const ctrl_wl_t *w, const char *reason,
+                            const char *message)
+{
+    json_t *view = ctrl_wl_json(w);
+
+    ctrl__wl_status(c, CTRL_OP_WL_FINISH, u->wkey,
+                    view != NULL ? wlstatus_finish_patch(view, reason, message ? message : "",
+                                                         ctrl__now_ms() / 1000)
+                                 : NULL);
+    json_decref(view);
+}
+
+static void wl_patch_release(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
+{
+    json_t *view = ctrl_wl_json(w);
+
+    ctrl__wl_status(c, CTRL_OP_WL_RELEASE, u->wkey,
+                    view != NULL ? wlstatus_release_patch(view, ctrl__now_ms() / 1000) : NULL);
+    json_decref(view);
+}
+
+/* Start: op->data {localQueue, clusterQueue, workload, podSets: [{name}], group}, op->nodes and
+ * op->tols per pod set (as reconcile.c's start of a job). */
+static err_t mutate_start(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    ctrl_op_t *op = data;
+    json_t *d = op->data, *sets = json_object_get(d, "podSets");
+    jobs_start_info_t info[JOBS_PODSETS_MAX];
+    size_t n = json_array_size(sets);
+    err_t e;
+
+    *changed = false;
+    if (n > JOBS_PODSETS_MAX)
+        n = JOBS_PODSETS_MAX;
+    if (!jobs_pod_gated(obj) || pod_deleting(obj))
+        return ERR_OK; /* released already, or going away */
+    memset(info, 0, sizeof(info));
+    for (size_t i = 0; i < n; i++) {
+        info[i].name = json_string_value(json_object_get(json_array_get(sets, i), "name"));
+        info[i].local_queue = json_string_value(json_object_get(d, "localQueue"));
+        info[i].cluster_queue = json_string_value(json_object_get(d, "clusterQueue"));
+        info[i].workload = json_string_value(json_object_get(d, "workload"));
+        info[i].node_selector = json_array_get(op->nodes, i);
+        info[i].tolerations = json_array_get(op->tols, i);
+    }
+    if (json_is_true(json_object_get(d, "group"))) {
+        e = jobs_pod_group_start_pod(obj, info, n, changed, &op->mutate_msg);
+    } else {
+        e = jobs_start(&jobs_kind_pod, obj, info, n, &op->mutate_msg);
+        *changed = e == ERR_OK;
+    }
+    if (e == ERR_CONFLICT || e == ERR_INVALID) {
+        op->mutate_failed = true;
+        return err_set(msg, ERR_INVALID, "%s", op->mutate_msg.text);
+    }
+    if (e != ERR_OK)
+        return err_set(msg, e, "%s", op->mutate_msg.text);
+    op->changed = *changed;
+    return ERR_OK;
+}
+
+static bool send_start(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+    err_msg_t msg = {{0}};
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    if (kube_update_retry(op->c->client, &op->c->res[op->kind], ns, slash + 1, NULL, mutate_start,
+                          0, ctrl__on_done, op, &msg) != ERR_OK) {
+        ctrl__log(op->c, CTRL_LOG_ERROR, "pod %s: %s", op->key, msg.text);
+        return false;
+    }
+    return true;
+}
+
+/* What starting the Pods of admitted Workload `w` writes into each (see mutate_start()); NULL
+ * with the reason in msg. ERR_NOT_FOUND: a flavor is not known yet. */
+static err_t start_data(ctrl_t *c, const ctrl_wl_t *w, bool group, json_t **data, json_t **nodes,
+                        json_t **tols, err_msg_t *msg)
+{
+    const admission_t *a = w->wl.admission;
+    json_t *ns = json_array(), *ts = json_array(), *sets = json_array(), *d = NULL;
+    err_t rc = ns && ts && sets ? ERR_OK : err_set(msg, ERR_NOMEM, "out of memory");
+
+    if (rc == ERR_OK && (a == NULL || a->nassignments == 0))
+        rc = err_set(msg, ERR_INVALID, "no pod set assignment");
+    for (size_t i = 0; rc == ERR_OK && i < a->nassignments; i++) {
+        json_t *n = NULL, *t = NULL;
+        rc = ctrl__flavor_info(c, &a->assignments[i], &n, &t, msg);
+        if (rc != ERR_OK)
+            break;
+        if (json_array_append_new(ns, n) | json_array_append_new(ts, t) ||
+            json_array_append_new(
+                sets, json_pack("{s:s}", "name",
+                                a->assignments[i].name ? a->assignments[i].name : "main")))
+            rc = err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc == ERR_OK) {
+        d = json_pack("{s:s?,s:s,s:s,s:O,s:b}", "localQueue", w->wl.queue_name, "clusterQueue",
+                      a->cluster_queue, "workload", w->wl.meta.name, "podSets", sets, "group",
+                      group);
+        if (d == NULL)
+            rc = err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    json_decref(sets);
+    if (rc != ERR_OK) {
+        json_decref(ns);
+        json_decref(ts);
+        return rc;
+    }
+    *data = d;
+    *nodes = ns;
+    *tols = ts;
+    return ERR_OK;
+}
+
+/* Start the gated members of `u` (a group: its kept ones) with admitted Workload `w`. */
+static void start_pods(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
+{
+    json_t *data = NULL, *nodes = NULL, *tols = NULL;
+    err_msg_t msg = {{0}};
+    err_t rc = ERR_OK;
+
+    for (size_t i = 0; i < u->n; i++) {
+        const ctrl_job_t *j = u->recs[i];
+        char key[CTRL_KEY_MAX];
+        ctrl_op_t *op;
+        if (!jobs_pod_gated(j->pod) || pod_deleting(j->pod) ||
+            (u->have_g && u->g.verdict[i] != JOBS_POD_KEEP))
+            continue;
+        ctrl__meta_key(&j->meta, key, sizeof(key));
+        if (ctrl__busy(c, u->kind, key))
+            continue;
+        if (data == NULL) {
+            rc = start_data(c, w, u->group, &data, &nodes, &tols, &msg);
+            if (rc != ERR_OK)
+                break;
+        }
+        op = ctrl__op_new(c, CTRL_OP_JOB_START, u->kind, key, u->kind, key);
+        if (op == NULL)
+            break;
+        op->data = json_incref(data);
+        op->nodes = json_incref(nodes);
+        op->tols = json_incref(tols);
+        op->verb = "update";
+        op->send = send_start;
+        ctrl__submit(c, op);
+    }
+    if (rc == ERR_NOT_FOUND)
+        ctrl__log(c, CTRL_LOG_INFO, "pods of %s: waiting: %s", u->wkey, msg.text);
+    else if (rc == ERR_CONFLICT)
+        wl_patch_finish(c, u, w, "FailedToStart", msg.text);
+    else if (rc != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR, "pods of %s: cannot start: %s", u->wkey, msg.text);
+    json_decref(data);
+    json_decref(nodes);
+    json_decref(tols);
+}
+
+/* Stop every member that must be (jobs_pod_stop_needed()); the number that had to. */
+static size_t stop_pods(ctrl_t *c, unit_t *u, bool wl_deleted, const char *reason,
+                        const char *message)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < u->n; i++) {
+        if (!jobs_pod_stop_needed(u->pods[i], wl_deleted))
+            continue;
+        n++;
+        pod_stop(c, u, u->recs[i], reason, message);
+    }
+    return n;
+}
+
+/* Remove the managed finalizer of every member that has it; the number that had it. */
+static size_t unfinalize_pods(ctrl_t *c, unit_t *u)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < u->n; i++) {
+        if (!has_finalizer(u->pods[i]))
+            continue;
+        n++;
+        pod_unfinalize(c, u, u->recs[i]);
+    }
+    return n;
+}
+
+/* ---- a group's Workload -------------------------------------------------------------------- */
+
+/* The group's Pods, listed fresh (the cache keeps no containers): build its Workload and POST
+ * it. op->data is the unit key "@ns/name". */
+static void on_group_listed(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    json_t *items = json_object_get(res->body, "items"), **pods = NULL, *body = NULL, *refs, *meta;
+    jobs_pod_group_t g;
+    workload_t wl = {0};
+    err_msg_t msg = {{0}};
+    kube_result_t r;
+    size_t n = json_array_size(items);
+    const json_t *first = NULL;
+    char ns[256];
+    err_t rc;
+
+    memset(&r, 0, sizeof(r));
+    memset(&g, 0, sizeof(g));
+    r.reason = "";
+    if (res->err != ERR_OK || c->closing || c->writes_stopped) {
+        r = *res;
+        r.canceled = r.canceled || c->closing || c->writes_stopped;
+        ctrl__on_done(&r, op);
+        return;
+    }
+    pods = calloc(n ? n : 1, sizeof(*pods));
+    if (pods == NULL) {
+        rc = err_set(&msg, ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++)
+        pods[i] = json_array_get(items, i);
+    rc = n == 0 ? err_set(&msg, ERR_NOT_FOUND, "no Pod of the group left")
+                : jobs_pod_group_read(pods, n, &g, &msg);
+    if (rc == ERR_OK)
+        rc = jobs_pod_group_workload(&g, (const char *const *)c->cfg->integrations.label_keys, &wl,
+                                     &msg);
+    for (size_t i = 0; rc == ERR_OK && i < g.npods && first == NULL; i++)
+        if (g.verdict[i] == JOBS_POD_KEEP)
+            first = g.pods[i];
+    if (rc == ERR_OK)
+        rc = ctrl__resolve_priority(c, first, &wl, &msg);
+    if (rc == ERR_OK) {
+        body = wlstatus_for_job(&wl, &jobs_kind_pod, first, g.sets, g.nsets, "v1", &msg);
+        if (body == NULL)
+            rc = msg.text[0] ? ERR_INVALID : err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    /* Owned by every kept Pod (none the controller), marked as a group's (Kueue's shape). */
+    meta = json_object_get(body, "metadata");
+    refs = rc == ERR_OK ? json_array() : NULL;
+    if (rc == ERR_OK && (refs == NULL || json_object_set_new(meta, "ownerReferences", refs) ||
+                         objpath_set_str(body, JOBS_POD_IS_GROUP_WORKLOAD, "true", "metadata",
+                                         "annotations", (char *)NULL) != ERR_OK))
+        rc = err_set(&msg, ERR_NOMEM, "out of memory");
+    for (size_t i = 0; rc == ERR_OK && i < g.npods; i++) {
+        json_t *pm = json_object_get(g.pods[i], "metadata");
+        if (g.verdict[i] != JOBS_POD_KEEP)
+            continue;
+        if (json_array_append_new(
+                refs,
+                json_pack("{s:s,s:s,s:s?,s:s?,s:b}", "apiVersion", "v1", "kind", "Pod", "name",
+                          json_string_value(json_object_get(pm, "name")), "uid",
+                          json_string_value(json_object_get(pm, "uid")), "blockOwnerDeletion", 1)))
+            rc = err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc != ERR_OK)
+        goto fail;
+    json_decref(op->body);
+    op->body = body;
+    body = NULL;
+    snprintf(ns, sizeof(ns), "%s", g.namespace ? g.namespace : "");
+    if (kube_create(c->client, &c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op, NULL,
+                    &msg) != ERR_OK) {
+        rc = ERR_IO;
+        goto fail;
+    }
+    goto out;
+fail:
+    ctrl__log(c, CTRL_LOG_ERROR, "pod group %s: no Workload: %s", json_string_value(op->data),
+              msg.text);
+    r.err = err_set(&r.msg, rc == ERR_NOMEM ? ERR_NOMEM : ERR_INVALID, "%s", msg.text);
+    op->verb = NULL; /* not the API's answer */
+    ctrl__on_done(&r, op);
+out:
+    json_decref(body);
+    workload_fini(&wl);
+    jobs_pod_group_fini(&g);
+    free(pods);
+}
+
+static bool send_group_create(ctrl_op_t *op)
+{
+    const char *ukey = json_string_value(op->data);
+    const char *slash = ukey != NULL ? strchr(ukey, '/') : NULL;
+    char ns[256], sel[512];
+    kube_list_opts_t lo;
+
+    if (slash == NULL || ukey[0] != GROUP_MARK)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - ukey - 1), ukey + 1);
+    snprintf(sel, sizeof(sel), "%s=%s", JOBS_POD_GROUP_NAME, slash + 1);
+    memset(&lo, 0, sizeof(lo));
+    lo.label_selector = sel;
+    /* op->busy is "<pod kind>:@ns/name" (group_create()). */
+    return kube_list(op->c->client, &op->c->res[atoi(op->busy)], ns, &lo, on_group_listed, op, NULL,
+                     NULL) == ERR_OK;
+}
+
+static void group_create(ctrl_t *c, unit_t *u)
+{
+    ctrl_op_t *op = ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, u->wkey, u->kind, u->ukey);
+
+    if (op == NULL)
+        return;
+    op->data = json_string(u->ukey);
+    op->verb = "create";
+    op->send = send_group_create;
+    if (op->data == NULL)
+        ctrl__op_free(op);
+    else
+        ctrl__submit(c, op);
+}
+
+/* ---- the unit's reconcile ------------------------------------------------------------------ */
+
+static void reconcile_unit(ctrl_t *c, unit_t *u)
+{
+    const ctrl_job_t *first = u->recs[0];
+    const ctrl_wl_t *w;
+    jobs_phase_t phase = JOBS_RUNNING;
+    char message[160] = "";
+    err_msg_t msg = {{0}};
+    bool reserved, evicted;
+
+    if (first->skip || !ctrl__job_managed(c, first))
+        return;
+    if (u->group) {
+        err_t rc = jobs_pod_group_read(u->pods, u->n, &u->g, &msg);
+        u->have_g = true;
+        if (rc != ERR_OK) {
+            ctrl__log(c, rc == ERR_NOMEM ? CTRL_LOG_ERROR : CTRL_LOG_INFO, "pod group %s: %s",
+                      u->ukey + 1, msg.text);
+            return;
+        }
+        /* Members beyond the total count go; failed ones and those deleted before they ran
+         * let go of their finalizer (Kueue's removeExcessPods, finalizePods). */
+        for (size_t i = 0; i < u->n; i++) {
+            if (u->g.verdict[i] == JOBS_POD_KEEP)
+                continue;
+            if (has_finalizer(u->pods[i]))
+                pod_unfinalize(c, u, u->recs[i]);
+            else if (u->g.verdict[i] == JOBS_POD_EXCESS && !pod_deleting(u->pods[i]))
+                pod_delete(c, u, u->recs[i]);
+        }
+        phase = jobs_pod_group_phase(&u->g, message, sizeof(message));
+        u->active = jobs_pod_group_active(&u->g);
+    } else {
+        if (!first->valid)
+            return;
+        phase = first->phase;
+        snprintf(message, sizeof(message), "%s", first->message ? first->message : "");
+    }
+    if (ctrl__busy(c, CTRL_WORKLOAD, u->wkey))
+        return;
+    w = ctrl__wl(c, u->wkey);
+    if (w != NULL && !w->valid)
+        return;
+    if (!u->group && pod_deleting(first->pod)) {
+        /* Kueue's finalize of a deleted Pod: an evicted Workload's quota is released (a single
+         * Pod is never active), then the Workload lets go, then the Pod. */
+        if (w != NULL && ctrl_wl_reserved(w) && !w->wl.conditions.finished &&
+            (w->wl.conditions.evicted || !w->wl.active))
+            wl_patch_release(c, u, w);
+        else if (w != NULL && w->finalizer)
+            ctrl__wl_remove_finalizer(c, u->wkey, w);
+        else
+            unfinalize_pods(c, u);
+        return;
+    }
+    if (phase != JOBS_RUNNING) {
+        if (w != NULL && !w->wl.conditions.finished)
+            wl_patch_finish(c, u, w, phase == JOBS_SUCCEEDED ? "Succeeded" : "Failed", message);
+        else if (unfinalize_pods(c, u) == 0 && w != NULL && w->finalizer)
+            ctrl__wl_remove_finalizer(c, u->wkey, w);
+        return;
+    }
+    if (w == NULL) {
+        if (stop_pods(c, u, false, "NoMatchingWorkload", "missing workload") > 0)
+            return;
+        if (!u->group)
+            ctrl__create_workload(c, u->kind, u->ukey, u->wkey);
+        else if (u->g.complete)
+            group_create(c, u);
+        else
+            ctrl__log(c, CTRL_LOG_DEBUG, "pod group %s: %s", u->ukey + 1, u->g.why);
+        return;
+    }
+    if (w->wl.meta.deleting) {
+        if (stop_pods(c, u, true, "WorkloadDeleted", "Workload is deleted") == 0) {
+            if (w->finalizer)
+                ctrl__wl_remove_finalizer(c, u->wkey, w);
+            else if (u->group)
+                unfinalize_pods(c, u);
+        }
+        return;
+    }
+    if (w->wl.conditions.finished) {
+        if (unfinalize_pods(c, u) == 0 && w->finalizer)
+            ctrl__wl_remove_finalizer(c, u->wkey, w);
+        return;
+    }
+    if (c->cfg->pods_ready.enabled &&
+        ctrl__sync_pods_ready(c, u->wkey, w,
+                              u->group ? jobs_pod_group_pods_ready(&u->g) : first->pods_ready))
+        return;
+    reserved = ctrl_wl_reserved(w);
+    evicted = w->wl.conditions.evicted || !w->wl.active;
+    if (reserved && evicted) {
+        const condition_t *ev = ctrl_wl_cond(w, "Evicted");
+        if (stop_pods(c, u, false, "WorkloadEvicted",
+                      ev != NULL && ev->message ? ev->message : "Evicted") == 0 &&
+            !u->active)
+            wl_patch_release(c, u, w);
+    } else if (reserved && w->wl.conditions.admitted) {
+        start_pods(c, u, w);
+    } else if (!reserved) {
+        stop_pods(c, u, false, "NotAdmitted", "Not admitted by cluster queue");
+    }
+}
+
+void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    unit_t u;
+    const ctrl_job_t *j;
+    const char *slash, *g;
+
+    memset(&u, 0, sizeof(u));
+    u.kind = kind;
+    snprintf(u.ukey, sizeof(u.ukey), "%s", key);
+    if (key[0] == GROUP_MARK) {
+        slash = strchr(key, '/');
+        if (slash == NULL)
+            return;
+        u.group = true;
+        snprintf(u.ns, sizeof(u.ns), "%.*s", (int)(slash - key - 1), key + 1);
+        snprintf(u.name, sizeof(u.name), "%s", slash + 1);
+        snprintf(u.wkey, sizeof(u.wkey), "%s/%s", u.ns, u.name);
+        if (gather(c, &u) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR, "pod group %s: out of memory", key + 1);
+        else if (u.n > 0)
+            reconcile_unit(c, &u);
+        /* No Pod left: its Workload is the Workload reconciler's (orphaned, finalizer). */
+        unit_fini(&u);
+        return;
+    }
+    j = ctrl__job(c, kind, key);
+    if (j == NULL || j->pod == NULL || j->meta.name == NULL || ctrl__busy(c, kind, key))
+        return;
+    g = group_of(j);
+    if (g != NULL) {
+        char gk[CTRL_KEY_MAX];
+        snprintf(gk, sizeof(gk), "%c%s/%s", GROUP_MARK, pod_ns(j), g);
+        ctrl__mark_job(c, kind, gk);
+        return;
+    }
+    snprintf(u.ns, sizeof(u.ns), "%s", pod_ns(j));
+    snprintf(u.name, sizeof(u.name), "%s", j->meta.name);
+    {
+        char wname[JOB_WORKLOAD_NAME_MAX + 1];
+        if (jobs_workload_name(&jobs_kind_pod, j->meta.name, j->meta.uid, JOB_WORKLOAD_NAME_MAX,
+                               wname, sizeof(wname), NULL) != ERR_OK)
+            return;
+        snprintf(u.wkey, sizeof(u.wkey), "%s/%s", u.ns, wname);
+    }
+    if (unit_add(&u, j) == ERR_OK)
+        reconcile_unit(c, &u);
+    unit_fini(&u);
+}
+
+void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, const ctrl_job_t *old)
+{
+    const ctrl_job_t *js[2] = {rec, old};
+
+    for (size_t i = 0; i < 2; i++) {
+        const char *g = js[i] != NULL ? group_of(js[i]) : NULL;
+        char gk[CTRL_KEY_MAX];
+        if (g == NULL)
+            continue;
+        snprintf(gk, sizeof(gk), "%c%s/%s", GROUP_MARK, pod_ns(js[i]), g);
+        ctrl__mark_job(c, kind, gk);
+    }
+}
+
+bool ctrl__pods_wl(ctrl_t *c, const char *key)
+{
+    const char *slash = strchr(key, '/');
+    size_t nslen = slash != NULL ? (size_t)(slash - key) : 0;
+
+    if (slash == NULL)
+        return false;
+    for (int k = CTRL_JOB; k < c->nkinds; k++) {
+        const char *pkey;
+        ctrl_job_t *rec;
+        if (c->rkind[k].job->admit != JOBS_ADMIT_POD)
+            continue;
+        CTRL_FOREACH(c, k, pkey, rec)
+        {
+            const char *g = group_of(rec);
+            if (g != NULL && strcmp(g, slash + 1) == 0 && strlen(pod_ns(rec)) == nslen &&
+                strncmp(pod_ns(rec), key, nslen) == 0) {
+                char gk[CTRL_KEY_MAX];
+                snprintf(gk, sizeof(gk), "%c%s", GROUP_MARK, key);
+                ctrl__mark_job(c, (ctrl_kind_t)k, gk);
+                return true;
+            }
+        }
+    }
+    return false;
+}

@@ -1,0 +1,540 @@
+/* test_ctrl_pods -- plain Pods and pod groups under quota against the in-memory API server: a
+ * gated Pod gets a Workload, its admission ungates it with the flavor's node selector, a Pod
+ * beyond the quota stays gated with QuotaReserved=False and the engine's message, an eviction
+ * marks the Pod TerminationTarget and deletes it and releases the quota; a pod group of N Pods
+ * is one Workload admitted together; a child Job of a managed JobSet stays suspended while the
+ * JobSet's Workload is not admitted. Kubernetes 1.20 (the integration API server) has no
+ * scheduling gates, so this is where the gate logic is tested (docs/testing.md). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl.h"
+
+#include "fakeapi.h"
+#include "jobs/framework.h"
+#include "jobs/job_workload.h"
+#include "jobs/podgroup.h"
+#include "kube/client.h"
+
+#include <check.h>
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fx_s {
+    uv_loop_t loop;
+    uv_timer_t guard; /* keeps run_until() from blocking when nothing else is pending */
+    fakeapi_t *fa;
+    kube_config_t kcfg;
+    kube_client_t *client;
+    ctrl_config_t cfg;
+    ctrl_t *ctrl;
+    int closed;
+} fx_t;
+
+static void on_guard(uv_timer_t *t)
+{
+    (void)t;
+}
+
+static void quiet(void *data, int level, const char *text)
+{
+    (void)data;
+    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
+        fprintf(stderr, "ctrl: %d %s\n", level, text);
+}
+
+static void put(fx_t *fx, const char *json)
+{
+    json_error_t e;
+    json_t *obj = json_loads(json, 0, &e);
+    err_msg_t msg = {{0}};
+
+    ck_assert_msg(obj != NULL, "%s: %s", e.text, json);
+    ck_assert_msg(fakeapi_put_object(fx->fa, obj, NULL, &msg) == ERR_OK, "%s", msg.text);
+    json_decref(obj);
+}
+
+/* Run the loop until `cond(fx)` holds, failing after `secs` seconds. */
+static void run_until(fx_t *fx, bool (*cond)(fx_t *), double secs, const char *what)
+{
+    uint64_t deadline = uv_now(&fx->loop) + (uint64_t)(secs * 1000);
+
+    while (!cond(fx)) {
+        ck_assert_msg(uv_now(&fx->loop) < deadline, "timed out waiting for %s", what);
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    }
+}
+
+static bool synced(fx_t *fx)
+{
+    return ctrl_synced(fx->ctrl);
+}
+
+/* A namespace, a flavor with a node label, a ClusterQueue of `cpu` cpus, a LocalQueue. */
+static void queues(fx_t *fx, int cpu)
+{
+    char cq[512];
+
+    put(fx, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}");
+    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
+            "{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
+    snprintf(cq, sizeof(cq),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+             "\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
+             cpu);
+    put(fx, cq);
+    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+            "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+}
+
+/* Start with `integrations` (a JSON object, NULL: Kueue's default) as the configuration's
+ * integrations; `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is
+ * absent). */
+static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
+{
+    kube_client_opts_t co;
+    err_msg_t msg = {{0}};
+
+    memset(fx, 0, sizeof(*fx));
+    ck_assert_int_eq(uv_loop_init(&fx->loop), 0);
+    uv_timer_init(&fx->loop, &fx->guard);
+    uv_timer_start(&fx->guard, on_guard, 20, 20);
+    ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
+    ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
+    ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    if (jobsets)
+        ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
+                                          "JobSet", true, true),
+                         ERR_OK);
+    queues(fx, cpu);
+    kube_config_init(&fx->kcfg);
+    fx->kcfg.server = strdup(fakeapi_url(fx->fa));
+    memset(&co, 0, sizeof(co));
+    co.http1 = true;
+    co.qps_milli = 1000000;
+    co.burst = 1000;
+    co.log = NULL;
+    ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
+    fx->cfg.pods_ready.enabled = false;
+    if (integrations != NULL) {
+        char doc[512];
+        json_t *d;
+        snprintf(doc, sizeof(doc),
+                 "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
+                 "\"Configuration\",\"integrations\":%s}",
+                 integrations);
+        d = json_loads(doc, 0, NULL);
+        ck_assert_msg(ctrl_config_apply(&fx->cfg, d, &msg) == ERR_OK, "%s", msg.text);
+        json_decref(d);
+    }
+    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
+        fx->cfg.log_level = CTRL_LOG_DEBUG;
+    ck_assert_msg(ctrl_config_finish(&fx->cfg, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_int_eq(ctrl_new(fx->client, &fx->cfg, quiet, NULL, &fx->ctrl, &msg), ERR_OK);
+    ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
+    ctrl_set_leader(fx->ctrl, true);
+    run_until(fx, synced, 10, "the caches");
+}
+
+/* Pods enabled (integrations.frameworks: batch/job and pod, as a platform would). */
+static void fx_start(fx_t *fx, int cpu)
+{
+    fx_start_with(fx, cpu, "{\"frameworks\":[\"batch/job\",\"pod\"]}", false);
+}
+
+static void on_closed(void *data)
+{
+    ((fx_t *)data)->closed++;
+}
+
+static void on_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void fx_stop(fx_t *fx)
+{
+    ctrl_close(fx->ctrl, on_closed, fx);
+    kube_client_close(fx->client, on_closed, fx);
+    fakeapi_stop(fx->fa);
+    uv_close((uv_handle_t *)&fx->guard, NULL);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(fx->closed, 2);
+    uv_walk(&fx->loop, on_walk, NULL);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&fx->loop), 0);
+    ctrl_config_fini(&fx->cfg);
+    kube_config_fini(&fx->kcfg);
+}
+
+/* A Pod `name` as the pod webhook leaves it: managed label and finalizer, gated, in ns/lq,
+ * asking for `cpu` cpus; in pod group `group` of `total` Pods when `group` is not NULL.
+ * `extra_fin` (may be NULL) adds a finalizer of another controller (keeps a deleted Pod
+ * visible). */
+static void pod(fx_t *fx, const char *name, int cpu, const char *group, int total,
+                const char *extra_fin)
+{
+    char p[2048], grp[256] = "", ann[256] = "", fin[128] = "";
+
+    if (group != NULL) {
+        snprintf(grp, sizeof(grp), ",\"kueue.x-k8s.io/pod-group-name\":\"%s\"", group);
+        snprintf(ann, sizeof(ann),
+                 ",\"annotations\":{\"kueue.x-k8s.io/pod-group-total-count\":\"%d\"}", total);
+    }
+    if (extra_fin != NULL)
+        snprintf(fin, sizeof(fin), ",\"%s\"", extra_fin);
+    snprintf(p, sizeof(p),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\","
+             "\"kueue.x-k8s.io/managed\":\"true\"%s}%s,\"finalizers\":["
+             "\"kueue.x-k8s.io/managed\"%s]},\"spec\":{\"schedulingGates\":[{\"name\":"
+             "\"kueue.x-k8s.io/admission\"}],\"restartPolicy\":\"Never\",\"containers\":[{"
+             "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]},"
+             "\"status\":{\"phase\":\"Pending\"}}",
+             name, grp, ann, fin, cpu);
+    put(fx, p);
+}
+
+static json_t *get_pod(fx_t *fx, const char *name)
+{
+    return fakeapi_get_object(fx->fa, "pods", "ns", name);
+}
+
+/* The Workload of single Pod `name` (borrowed), found by Kueue's name for a Pod. */
+static json_t *pod_workload(fx_t *fx, const char *name)
+{
+    json_t *p = get_pod(fx, name);
+    const char *uid = json_string_value(json_object_get(json_object_get(p, "metadata"), "uid"));
+    char wname[JOB_WORKLOAD_NAME_MAX + 1];
+
+    if (uid == NULL || jobs_workload_name(&jobs_kind_pod, name, uid, JOB_WORKLOAD_NAME_MAX, wname,
+                                          sizeof(wname), NULL) != ERR_OK)
+        return NULL;
+    return fakeapi_get_object(fx->fa, "workloads", "ns", wname);
+}
+
+static bool gated(fx_t *fx, const char *name)
+{
+    return jobs_pod_gated(get_pod(fx, name));
+}
+
+static bool wl_reserved(json_t *w)
+{
+    return w != NULL && json_object_get(json_object_get(w, "status"), "admission") != NULL;
+}
+
+/* Condition `type` of Workload `w` (borrowed), or NULL. */
+static json_t *cond(json_t *w, const char *type)
+{
+    json_t *c;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(w, "status"), "conditions"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "type")), type) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static bool cond_is(json_t *w, const char *type, const char *status)
+{
+    json_t *c = cond(w, type);
+    return c != NULL && strcmp(json_string_value(json_object_get(c, "status")), status) == 0;
+}
+
+static bool waits_for_quota(json_t *w)
+{
+    json_t *c = cond(w, "QuotaReserved");
+    const char *m = json_string_value(json_object_get(c, "message"));
+    return cond_is(w, "QuotaReserved", "False") && m != NULL &&
+           strstr(m, "insufficient quota") != NULL;
+}
+
+/* Set Pod `name`'s status.phase (the kubelet's part). */
+static void set_phase(fx_t *fx, const char *name, const char *phase)
+{
+    json_t *p = json_deep_copy(get_pod(fx, name));
+
+    json_object_set_new(json_object_get(p, "status"), "phase", json_string(phase));
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, p, NULL, NULL), ERR_OK);
+    json_decref(p);
+}
+
+static const char *node_selector(fx_t *fx, const char *name, const char *key)
+{
+    return json_string_value(json_object_get(
+        json_object_get(json_object_get(get_pod(fx, name), "spec"), "nodeSelector"), key));
+}
+
+static const char *label(json_t *obj, const char *key)
+{
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(obj, "metadata"), "labels"), key));
+}
+
+static bool has_condition_true(json_t *podobj, const char *type)
+{
+    json_t *c;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(podobj, "status"), "conditions"), i, c)
+    {
+        if (strcmp(json_string_value(json_object_get(c, "type")), type) == 0 &&
+            strcmp(json_string_value(json_object_get(c, "status")), "True") == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool pod_has_managed_finalizer(json_t *p)
+{
+    json_t *f;
+    size_t i;
+
+    json_array_foreach(json_object_get(json_object_get(p, "metadata"), "finalizers"), i, f)
+    {
+        if (strcmp(json_string_value(f), "kueue.x-k8s.io/managed") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Let the loop run for `ms` milliseconds. */
+static void run_for(fx_t *fx, uint64_t ms)
+{
+    uint64_t end = uv_now(&fx->loop) + ms;
+
+    while (uv_now(&fx->loop) < end)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+}
+
+/* ---- single Pods --------------------------------------------------------------------------- */
+
+static bool a_running(fx_t *fx)
+{
+    return wl_reserved(pod_workload(fx, "a")) && !gated(fx, "a");
+}
+
+static bool b_waits(fx_t *fx)
+{
+    return waits_for_quota(pod_workload(fx, "b"));
+}
+
+static bool a_finished_let_go(fx_t *fx)
+{
+    json_t *w = pod_workload(fx, "a");
+    return cond_is(w, "Finished", "True") && !pod_has_managed_finalizer(get_pod(fx, "a")) &&
+           json_array_size(json_object_get(json_object_get(w, "metadata"), "finalizers")) == 0;
+}
+
+static bool b_running(fx_t *fx)
+{
+    return wl_reserved(pod_workload(fx, "b")) && !gated(fx, "b");
+}
+
+static bool b_stopped_released(fx_t *fx)
+{
+    json_t *p = get_pod(fx, "b");
+    json_t *w = pod_workload(fx, "b");
+    return json_object_get(json_object_get(p, "metadata"), "deletionTimestamp") != NULL &&
+           !wl_reserved(w) && cond_is(w, "Evicted", "True");
+}
+
+START_TEST(pod_gated_admitted_ungated_finished_evicted_deleted)
+{
+    fx_t fx;
+    json_t *p, *w;
+
+    fx_start(&fx, 1);
+    pod(&fx, "a", 1, NULL, 0, NULL);
+    run_until(&fx, a_running, 10, "Pod a admitted and ungated");
+    /* Ungated with the flavor's node selector and Kueue's labels; one pod set "main" of 1. */
+    p = get_pod(&fx, "a");
+    ck_assert_str_eq(node_selector(&fx, "a", "pool"), "p1");
+    ck_assert_str_eq(label(p, "kueue.x-k8s.io/podset"), "main");
+    ck_assert_str_eq(label(p, "kueue.x-k8s.io/cluster-queue-name"), "cq");
+    w = pod_workload(&fx, "a");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(w, "spec"), "queueName")),
+                     "lq");
+    ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(w, "spec"), "podSets")), 1);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(w, "metadata"), "ownerReferences"), 0),
+            "kind")),
+        "Pod");
+    ck_assert(cond_is(w, "Admitted", "True"));
+    /* b does not fit: its Workload says why, the Pod stays gated. */
+    pod(&fx, "b", 1, NULL, 0, "test/keep");
+    run_until(&fx, b_waits, 10, "Pod b waiting: insufficient quota");
+    ck_assert(gated(&fx, "b"));
+    /* a succeeds (the kubelet's phase): its Workload finishes, both let go, b runs. */
+    set_phase(&fx, "a", "Succeeded");
+    run_until(&fx, a_finished_let_go, 10, "Workload of a finished and finalizers removed");
+    run_until(&fx, b_running, 10, "Pod b admitted once a finished");
+    ck_assert_str_eq(node_selector(&fx, "b", "pool"), "p1");
+    set_phase(&fx, "b", "Running");
+    /* HoldAndDrain evicts b: a released Pod cannot be gated again, so it is marked
+     * TerminationTarget and deleted, and the quota is released. */
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
+    run_until(&fx, b_stopped_released, 10, "Pod b deleted and its quota released");
+    p = get_pod(&fx, "b");
+    ck_assert(has_condition_true(p, "TerminationTarget"));
+    ck_assert_uint_ge(fakeapi_count(fx.fa, "delete", "pods"), 1);
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 2);
+    fx_stop(&fx);
+}
+END_TEST
+
+/* ---- pod groups ---------------------------------------------------------------------------- */
+
+static json_t *group_workload(fx_t *fx, const char *group)
+{
+    return fakeapi_get_object(fx->fa, "workloads", "ns", group);
+}
+
+static bool g_running(fx_t *fx)
+{
+    return wl_reserved(group_workload(fx, "g")) && !gated(fx, "g-0") && !gated(fx, "g-1") &&
+           !gated(fx, "g-2");
+}
+
+static bool h_waits(fx_t *fx)
+{
+    return waits_for_quota(group_workload(fx, "h"));
+}
+
+static bool h_running(fx_t *fx)
+{
+    return wl_reserved(group_workload(fx, "h")) && !gated(fx, "h-0") && !gated(fx, "h-1");
+}
+
+START_TEST(pod_group_one_workload_admitted_together)
+{
+    fx_t fx;
+    json_t *w, *ps;
+    const char *names[] = {"g-0", "g-1", "g-2"};
+
+    fx_start(&fx, 4);
+    /* Two of three Pods: the group is not complete, no Workload yet. */
+    pod(&fx, "g-0", 1, "g", 3, NULL);
+    pod(&fx, "g-1", 1, "g", 3, NULL);
+    run_for(&fx, 300);
+    ck_assert_ptr_null(group_workload(&fx, "g"));
+    pod(&fx, "g-2", 1, "g", 3, NULL);
+    run_until(&fx, g_running, 10, "pod group g admitted and all three Pods ungated");
+    w = group_workload(&fx, "g");
+    ps = json_object_get(json_object_get(w, "spec"), "podSets");
+    ck_assert_uint_eq(json_array_size(ps), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 0), "count")), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(w, "metadata"), "annotations"),
+                         "kueue.x-k8s.io/is-group-workload")),
+                     "true");
+    ck_assert_uint_eq(
+        json_array_size(json_object_get(json_object_get(w, "metadata"), "ownerReferences")), 3);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_str_eq(node_selector(&fx, names[i], "pool"), "p1");
+    /* h (2 x 1 cpu) does not fit beside g (3 of 4 cpus): one Workload, waiting, all gated. */
+    pod(&fx, "h-0", 1, "h", 2, NULL);
+    pod(&fx, "h-1", 1, "h", 2, NULL);
+    run_until(&fx, h_waits, 10, "pod group h waiting: insufficient quota");
+    ck_assert(gated(&fx, "h-0") && gated(&fx, "h-1"));
+    /* g's Pods all succeed: g finishes, h is admitted as a whole. */
+    for (size_t i = 0; i < 3; i++)
+        set_phase(&fx, names[i], "Succeeded");
+    run_until(&fx, h_running, 10, "pod group h admitted once g finished");
+    ck_assert(cond_is(group_workload(&fx, "g"), "Finished", "True"));
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 2);
+    fx_stop(&fx);
+}
+END_TEST
+
+/* Disabled unless configured (Kueue's default frameworks: batch/job): a gated Pod is left
+ * alone. */
+START_TEST(pods_left_alone_unless_enabled)
+{
+    fx_t fx;
+
+    fx_start_with(&fx, 1, NULL, false);
+    pod(&fx, "a", 1, NULL, 0, NULL);
+    run_for(&fx, 300);
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 0);
+    ck_assert(gated(&fx, "a"));
+    fx_stop(&fx);
+}
+END_TEST
+
+/* ---- child jobs ------------------------------------------------------------------------------ */
+
+static bool child_suspended(fx_t *fx)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", "child");
+    return json_is_true(json_object_get(json_object_get(j, "spec"), "suspend"));
+}
+
+/* A Job whose controller is a managed JobSet: no Workload of its own, and kept suspended while
+ * the JobSet's Workload is not admitted (Kueue's shouldSuspendChildJob). */
+START_TEST(child_job_suspended_while_parent_not_admitted)
+{
+    fx_t fx;
+    json_t *js;
+    const char *uid;
+    char j[2048];
+
+    /* 0 cpu: the JobSet's Workload can never be admitted. */
+    fx_start_with(&fx, 0, "{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"]}", true);
+    put(&fx, "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+             "\"name\":\"js\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
+             "\"lq\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"w\","
+             "\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":1,\"completions\":1,"
+             "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}]}}");
+    js = fakeapi_get_object(fx.fa, "jobsets", "ns", "js");
+    uid = json_string_value(json_object_get(json_object_get(js, "metadata"), "uid"));
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"child\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":"
+             "\"JobSet\",\"name\":\"js\",\"uid\":\"%s\",\"controller\":true}]},\"spec\":{"
+             "\"suspend\":false,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}",
+             uid);
+    put(&fx, j);
+    run_until(&fx, child_suspended, 10, "the child Job suspended");
+    run_for(&fx, 200);
+    /* One Workload: the JobSet's; none for the child. */
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
+    fx_stop(&fx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_pods");
+    TCase *tc = tcase_create("fakeapi");
+    SRunner *sr;
+    int failed;
+
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, pod_gated_admitted_ungated_finished_evicted_deleted);
+    tcase_add_test(tc, pod_group_one_workload_admitted_together);
+    tcase_add_test(tc, pods_left_alone_unless_enabled);
+    tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    curl_global_cleanup();
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
