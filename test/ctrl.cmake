@@ -47,6 +47,15 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(flood)
   set_property(TEST integration_ctrl_flood APPEND PROPERTY ENVIRONMENT
                "SLUICE_FLOOD=$<TARGET_FILE:flood>")
+  # test/integration/ctrl_kinds.sh KIND: the same live story for each object kind not covered
+  # above (integration_ctrl_kinds_<kind>).
+  foreach(kind tfjob xgboostjob paddlejob jaxjob mpijob rayjob raycluster)
+    add_test(NAME integration_ctrl_kinds_${kind}
+      COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/integration/ctrl_kinds.sh ${kind})
+    set_tests_properties(integration_ctrl_kinds_${kind} PROPERTIES LABELS integration
+      SKIP_RETURN_CODE 77 TIMEOUT 600 RESOURCE_LOCK kube_env FIXTURES_REQUIRED kube_env
+      ENVIRONMENT "SLUICE_KUBE_ENV=${PROJECT_BINARY_DIR}/kube-env/env;SLUICE_SOURCE_DIR=${PROJECT_SOURCE_DIR};SLUICE_BINARY_DIR=${PROJECT_BINARY_DIR};SLUICE_JOB_RUNNER=$<TARGET_FILE:job-runner>")
+  endforeach()
 endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.

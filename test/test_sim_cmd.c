@@ -87,7 +87,7 @@ START_TEST(test_invalid_scenario_exit_1_and_runs_nothing)
                                       "\"12x\""));
     ck_assert_ptr_nonnull(strstr(err, "doc 3 (Job team-a/j): metadata.annotations[sim.sluice.dev/"
                                       "runtime]: duration \"10 minutes\""));
-    ck_assert_ptr_nonnull(strstr(err, "doc 4 (Deployment web): kind: "));
+    ck_assert_ptr_nonnull(strstr(err, "doc 4 (CronJob nightly): kind: "));
     ck_assert_ptr_nonnull(strstr(err, "nothing was run"));
     ck_assert_ptr_null(slurp(events)); /* not even created */
     ck_assert_str_eq(slurp(out_path), "");

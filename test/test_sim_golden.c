@@ -209,6 +209,14 @@ START_TEST(test_golden_ray_pod)
 }
 END_TEST
 
+/* The serving kinds: a Deployment's and a LeaderWorkerSet's workload per replica (<name>-<i>),
+ * a scale-down deleting the replicas past the new count, a StatefulSet as one workload. */
+START_TEST(test_golden_serving)
+{
+    golden("test/data/sim", "serving", "serving", -1, false);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -228,6 +236,7 @@ int main(void)
     tcase_add_test(tc, test_golden_cohort);
     tcase_add_test(tc, test_golden_lifecycle);
     tcase_add_test(tc, test_golden_until);
+    tcase_add_test(tc, test_golden_serving);
     tcase_add_test(tc, test_golden_examples);
     tcase_add_test(tc, test_golden_unlabelled_jobs);
     tcase_add_test(tc, test_golden_integrations);

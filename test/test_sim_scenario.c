@@ -90,7 +90,7 @@ START_TEST(test_load_collects_every_error_in_document_order)
     sim_scenario_t sc;
     const char *yaml = FLAVOR "---\n" CQ(
         "cq-a", "12x") "---\n" LQ "---\n"
-                       "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n---\n" JOB(
+                       "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nightly\n---\n" JOB(
                            "  generateName: train-\n", "    sim.sluice.dev/at: 1.0005s\n"
                                                        "    sim.sluice.dev/runtime: forever\n");
 
@@ -98,8 +98,8 @@ START_TEST(test_load_collects_every_error_in_document_order)
     ck_assert_uint_eq(sc.nerrors, 4);
     ck_assert_str_eq(sc.errors[0], "doc 2 (ClusterQueue cq-a): spec.resourceGroups[0].flavors[0]."
                                    "resources[0].nominalQuota: invalid quantity \"12x\"");
-    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 4 (Deployment web): kind: Unsupported value: "
-                                               "\"Deployment\""));
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 4 (CronJob nightly): kind: Unsupported value: "
+                                               "\"CronJob\""));
     ck_assert_str_eq(sc.errors[2], "doc 5 (Job team-a/train-1): metadata.annotations[sim.sluice.dev"
                                    "/at]: duration \"1.0005s\": finer than a millisecond");
     ck_assert_ptr_nonnull(strstr(sc.errors[3], "doc 5 (Job team-a/train-1): metadata.annotations["
@@ -345,8 +345,9 @@ START_TEST(test_load_pytorchjob)
 }
 END_TEST
 
-/* A single plain Pod (a notebook) and a StatefulSet are a workload each; a Pod of a pod group,
- * a Deployment and a LeaderWorkerSet, admitted as several Workloads, are not modelled. */
+/* A single plain Pod (a notebook) and a StatefulSet are a workload each; a Deployment and a
+ * LeaderWorkerSet are one per replica (per_replica, with one replica's pod sets); a Pod of a pod
+ * group is not modelled. */
 START_TEST(test_load_pods)
 {
     sim_scenario_t sc;
@@ -366,7 +367,15 @@ START_TEST(test_load_pods)
               "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n"
               "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq}\n"
               "spec:\n  replicas: 3\n  template:\n    spec:\n"
-              "      containers: [{name: c, image: i, resources: {requests: {cpu: 1}}}]\n";
+              "      containers: [{name: c, image: i, resources: {requests: {cpu: 1}}}]\n"
+              "---\napiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n"
+              "metadata:\n  name: llm\n  namespace: team-a\n"
+              "  labels: {kueue.x-k8s.io/queue-name: lq}\n"
+              "spec:\n  replicas: 2\n  leaderWorkerTemplate:\n    size: 4\n"
+              "    leaderTemplate:\n      spec:\n        containers: [{name: c, image: i}]\n"
+              "    workerTemplate:\n      spec:\n        containers: [{name: c, image: i}]\n"
+              /* Job web-0 takes the name of the Deployment's first replica's workload. */
+              "---\n" JOB("  name: web-0\n", "");
     const integration_t *it;
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
@@ -376,23 +385,44 @@ START_TEST(test_load_pods)
                      "doc 5 (Pod team-a/member): metadata.labels[kueue.x-k8s.io/pod-group-name]: "
                      "a Pod of a pod group is admitted with its group, which the simulator does "
                      "not model (a Pod without this label runs as a workload of its own)");
-    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 6 (Deployment team-a/web): kind: Unsupported "
-                                               "value: \"Deployment\": a Deployment is admitted "
-                                               "through its pods"));
+    ck_assert_str_eq(sc.errors[1], "doc 9 (Job team-a/web-0): metadata.name: workload "
+                                   "team-a/web-0 is already the workload of doc 6 (Deployment "
+                                   "team-a/web) (a Deployment's workload is named after the "
+                                   "Deployment)");
     it = &sc.docs[3].obj.u.integ;
     ck_assert_int_eq(sc.docs[3].obj.kind, KIND_INTEGRATION);
     ck_assert_str_eq(it->kind, "Pod");
     ck_assert(it->built);
+    ck_assert(!it->per_replica);
     ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_str_eq(it->wl.pod_sets[0].name, "main");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    /* A Deployment: one workload per replica (default 1), each one Pod. */
+    it = &sc.docs[5].obj.u.integ;
+    ck_assert_str_eq(it->kind, "Deployment");
+    ck_assert(it->built);
+    ck_assert(it->per_replica);
+    ck_assert_int_eq(it->replicas, 1);
+    ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
     /* A StatefulSet is one Workload: all its replicas in one pod set. */
     it = &sc.docs[6].obj.u.integ;
     ck_assert_str_eq(it->kind, "StatefulSet");
     ck_assert(it->built);
     ck_assert(it->serving);
+    ck_assert(!it->per_replica);
     ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_int_eq(it->wl.pod_sets[0].count, 3);
+    /* A LeaderWorkerSet: one workload per replica, leader 1 + worker size-1. */
+    it = &sc.docs[7].obj.u.integ;
+    ck_assert_str_eq(it->kind, "LeaderWorkerSet");
+    ck_assert(it->per_replica);
+    ck_assert_int_eq(it->replicas, 2);
+    ck_assert_uint_eq(it->wl.npod_sets, 2);
+    ck_assert_str_eq(it->wl.pod_sets[0].name, "leader");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    ck_assert_str_eq(it->wl.pod_sets[1].name, "worker");
+    ck_assert_int_eq(it->wl.pod_sets[1].count, 3);
     sim_scenario_fini(&sc);
 }
 END_TEST

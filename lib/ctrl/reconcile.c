@@ -324,7 +324,7 @@ static json_t *build_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, 
     const ctrl_job_t *j = ctrl__job(c, kind, job_key);
     jobs_podset_t ps[JOBS_PODSETS_MAX];
     workload_t wl = {0};
-    json_t *out = NULL;
+    json_t *out = NULL, *prepared = NULL;
     size_t n = 0;
     err_t rc;
 
@@ -340,6 +340,15 @@ static json_t *build_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, 
             ctrl__event(c, kind, &j->meta, "Warning", "WorkloadPriorityClassNotFound", "%s",
                         msg->text);
     }
+    /* The pod-set templates as jobs_workload_build() read them: of the object prepared (a
+     * RayJob without submitterPodTemplate gets KubeRay's default submitter, not the head's). */
+    if (rc == ERR_OK && k->prepare != NULL) {
+        prepared = json_deep_copy(obj);
+        rc =
+            prepared == NULL ? err_set(msg, ERR_NOMEM, "out of memory") : k->prepare(prepared, msg);
+        if (rc == ERR_OK)
+            obj = prepared;
+    }
     if (rc == ERR_OK)
         rc = k->pod_sets(obj, ps, &n, msg);
     if (rc == ERR_OK) {
@@ -352,6 +361,7 @@ out:
         ctrl__log(c, CTRL_LOG_ERROR, "%s %s: no Workload: %s", k ? c->noun[kind] : "job", job_key,
                   msg->text);
     workload_fini(&wl);
+    json_decref(prepared);
     return out;
 }
 

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/kindobj.h"
 
+#include "jobs/kind_serving.h"
 #include "util/err.h"
 
 #include <stdbool.h>
@@ -231,6 +232,12 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
         const json_t *ready = json_object_get(json_object_get(root, "status"), "readyReplicas");
         out->u.integ.serving = true;
         out->u.integ.suspended = !json_is_integer(ready) || json_integer_value(ready) == 0;
+        /* A StatefulSet is one Workload (one pod group of all its replicas); a Deployment and a
+         * LeaderWorkerSet are one per replica, each with the pod sets pod_sets() reads. */
+        if (k != &jobs_kind_statefulset) {
+            out->u.integ.per_replica = true;
+            out->u.integ.replicas = jobs_serving_workloads(k, root);
+        }
     }
     if (!version_is(k, out->api_version) &&
         diags_warn(diags, "apiVersion", "%s/%s is the version sluice reads; %s is read as it",

@@ -421,6 +421,12 @@ typedef struct integration_s {
                        through its Pods; Kueue's webhook checks fewer of its labels */
     bool built;     /* `wl` holds the Workload (false when its pod sets could not be read) */
     workload_t wl;  /* the Workload Kueue builds for it (jobs_workload_build) */
+    /* A serving owner Kueue admits as one Workload per replica (a Deployment: one per Pod; a
+     * LeaderWorkerSet: one per replica group), each with the pod sets of `wl`: per_replica is
+     * set and `replicas` says how many at its spec (0 or more). Every other kind: one
+     * Workload, `wl` (per_replica false, replicas 0). */
+    bool per_replica;
+    int32_t replicas;
     /* owned: the PriorityClass Kueue looks up when there is no priority-class label
      * (jobs_priority_class(): the kind's own field, else the first pod set's
      * priorityClassName), NULL when none */

@@ -129,8 +129,8 @@ static err_t unlabelled_managed(sim_run_t *r, const char *ns, bool *use_default)
  * priority resolved as a Job's -- from the priority-class label, else the PriorityClass the kind
  * names (a Kubeflow job's schedulingPolicy, else the first pod set's priorityClassName:
  * jobs_priority_class()), else a globalDefault class. */
-static err_t build_integration_workload(sim_run_t *r, const integration_t *it, workload_t *out,
-                                        err_msg_t *msg)
+static err_t build_integration_workload(sim_run_t *r, const integration_t *it, const char *name,
+                                        workload_t *out, err_msg_t *msg)
 {
     const char *ns = ns_or_default(it->meta.namespace);
     prio_ctx_t pctx = {r};
@@ -140,7 +140,7 @@ static err_t build_integration_workload(sim_run_t *r, const integration_t *it, w
     err_t rc;
 
     *out = it->wl;
-    out->meta.name = it->meta.name;
+    out->meta.name = (char *)name;
     out->meta.namespace = (char *)ns;
     out->priority_class = NULL; /* owned by `out` from here: set by job_workload_priority() */
     if (out->queue_name == NULL || out->queue_name[0] == '\0') {
@@ -159,10 +159,12 @@ static err_t build_integration_workload(sim_run_t *r, const integration_t *it, w
     return rc;
 }
 
-/* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller).
- * Returns ERR_NOT_FOUND for a Job Kueue would not manage (no queue, or a missing priority
- * class): it then has no workload at all. */
-static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out, err_msg_t *msg)
+/* Build the engine's view of the workload in `doc` into zeroed `out` (owned by the caller);
+ * `rname` (borrowed: it must outlive `out`) names a replica's workload of a per-replica serving
+ * owner, NULL the document's one workload. Returns ERR_NOT_FOUND for a Job Kueue would not
+ * manage (no queue, or a missing priority class): it then has no workload at all. */
+static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, const char *rname, workload_t *out,
+                            err_msg_t *msg)
 {
     const object_t *o = &doc->obj;
     err_t rc;
@@ -170,7 +172,8 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, workload_t *out,
     if (o->kind == KIND_INTEGRATION) {
         if (!o->u.integ.built)
             return ERR_NOT_FOUND; /* one Kueue leaves alone (kindobj_decode()) */
-        return build_integration_workload(r, &o->u.integ, out, msg);
+        return build_integration_workload(r, &o->u.integ,
+                                          rname != NULL ? rname : o->u.integ.meta.name, out, msg);
     }
     if (o->kind == KIND_WORKLOAD) {
         /* Shallow copy: the engine copies what it keeps, and nothing here is freed. */
@@ -241,8 +244,17 @@ static void free_workload(const sim_doc_t *doc, workload_t *wl)
         free(wl->priority_class); /* the rest is borrowed from the document */
 }
 
-static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_changed,
-                            err_msg_t *msg)
+/* Queue-order tie-break of replica `ri` of document `di` (ri 0 for a document's one workload):
+ * document order first (scenario-format.md), then replica order. */
+static uint64_t doc_seq(size_t di, int32_t ri)
+{
+    return ((uint64_t)di + 1) << 32 | (uint32_t)ri;
+}
+
+/* Create or update the workload of document `di` (replica `ri` named `rname`, or NULL and 0
+ * for the document's one workload). */
+static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int32_t ri,
+                                sim_ms_t now, bool *queues_changed, err_msg_t *msg)
 {
     const sim_doc_t *doc = &r->sc->docs[di];
     workload_t wl;
@@ -252,7 +264,7 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
     err_t rc;
 
     memset(&wl, 0, sizeof(wl));
-    rc = build_workload(r, doc, &wl, msg);
+    rc = build_workload(r, doc, rname, &wl, msg);
     if (rc == ERR_NOT_FOUND)
         return ERR_OK; /* not managed: Kueue leaves it alone, and so do we */
     if (rc != ERR_OK)
@@ -276,7 +288,7 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
         goto out;
     }
     /* Ties of creation time keep document order (scenario-format.md): seq is the document. */
-    sched_wl_opts_t opts = {.created = now, .seq = (uint64_t)di + 1};
+    sched_wl_opts_t opts = {.created = now, .seq = doc_seq(di, ri)};
     rc = sched_workload_upsert(r->s, &wl, &opts, msg);
     if (rc != ERR_OK)
         goto fail;
@@ -292,7 +304,7 @@ static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_
         rc = ERR_NOMEM;
         goto out;
     }
-    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, (uint64_t)di + 1};
+    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, doc_seq(di, ri)};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
         r->done++;
@@ -309,16 +321,15 @@ out:
     return rc;
 }
 
-static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *msg)
+/* Delete the workload `key` of document `di`. */
+static err_t workload_delete_key(sim_run_t *r, size_t di, const char *key, sim_ms_t now,
+                                 err_msg_t *msg)
 {
     const sim_doc_t *doc = &r->sc->docs[di];
-    const object_meta_t *m = object_meta_const(&doc->obj);
-    char key[600];
     size_t w;
     sim_wl_rec_t *rw;
     const char *cq = "";
 
-    snprintf(key, sizeof(key), "%s/%s", ns_or_default(m->namespace), m->name);
     w = sim_rec_wl_find(r->rec, key);
     if (w == SIM_NONE)
         return ERR_OK; /* never managed */
@@ -341,6 +352,78 @@ static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *m
     if (rc != ERR_OK && rc != ERR_NOT_FOUND)
         return err_prefix(msg, rc, "%s: ", doc->label);
     return ERR_OK;
+}
+
+/* The key of replica `ri`'s workload of document `di` into key[600]. */
+static void replica_key(const sim_doc_t *doc, int32_t ri, char *key)
+{
+    const object_meta_t *m = object_meta_const(&doc->obj);
+    char name[SIM_REPLICA_NAME_MAX];
+
+    sim_replica_name(m->name, ri, name);
+    snprintf(key, 600, "%s/%s", ns_or_default(m->namespace), name);
+}
+
+static bool per_replica(const sim_doc_t *doc)
+{
+    return doc->obj.kind == KIND_INTEGRATION && doc->obj.u.integ.per_replica;
+}
+
+/* Delete document `di`'s workloads: its one, or every replica's that ever was. */
+static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *msg)
+{
+    const sim_doc_t *doc = &r->sc->docs[di];
+    const object_meta_t *m = object_meta_const(&doc->obj);
+    char key[600];
+
+    if (!per_replica(doc)) {
+        snprintf(key, sizeof(key), "%s/%s", ns_or_default(m->namespace), m->name);
+        return workload_delete_key(r, di, key, now, msg);
+    }
+    /* Replicas 0.. up to the most the object ever had: a scale-down left the rest deleted. */
+    for (int32_t ri = 0;; ri++) {
+        replica_key(doc, ri, key);
+        if (sim_rec_wl_find(r->rec, key) == SIM_NONE)
+            return ERR_OK;
+        err_t rc = workload_delete_key(r, di, key, now, msg);
+        if (rc != ERR_OK)
+            return rc;
+    }
+}
+
+/* Create or update document `di`'s workloads. A per-replica serving owner (a Deployment, a
+ * LeaderWorkerSet) has one per replica, `<name>-<i>`: an update to more replicas adds the new
+ * ones, to fewer deletes those past the count (a scale-down removes the highest indices, as a
+ * LeaderWorkerSet does; a Deployment's ReplicaSet picks its own victims, which the simulator
+ * does not model). */
+static err_t workload_apply(sim_run_t *r, size_t di, sim_ms_t now, bool *queues_changed,
+                            err_msg_t *msg)
+{
+    const sim_doc_t *doc = &r->sc->docs[di];
+    const object_meta_t *m = object_meta_const(&doc->obj);
+    char name[SIM_REPLICA_NAME_MAX], key[600];
+    int32_t ri;
+
+    if (!per_replica(doc))
+        return workload_apply_one(r, di, NULL, 0, now, queues_changed, msg);
+    for (ri = 0; ri < doc->obj.u.integ.replicas; ri++) {
+        sim_replica_name(m->name, ri, name);
+        err_t rc = workload_apply_one(r, di, name, ri, now, queues_changed, msg);
+        if (rc != ERR_OK)
+            return rc;
+    }
+    for (;; ri++) {
+        replica_key(doc, ri, key);
+        size_t w = sim_rec_wl_find(r->rec, key);
+        if (w == SIM_NONE)
+            return ERR_OK;
+        if (r->rec->wls[w].state == SIM_WL_DELETED)
+            continue;
+        err_t rc = workload_delete_key(r, di, key, now, msg);
+        if (rc != ERR_OK)
+            return rc;
+        *queues_changed = true;
+    }
 }
 
 /* ---- everything else ------------------------------------------------------------------------ */

@@ -75,6 +75,11 @@ static kind_t kind_from_name(const char *name)
     return KIND_UNKNOWN;
 }
 
+void sim_replica_name(const char *name, int32_t i, char *buf)
+{
+    snprintf(buf, SIM_REPLICA_NAME_MAX, "%s-%d", name, (int)i);
+}
+
 /* ---- lifetime ------------------------------------------------------------------------------ */
 
 void sim_scenario_init(sim_scenario_t *sc)
@@ -124,14 +129,6 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
     }
     if (has != NULL)
         *has = true;
-}
-
-/* Is every object of serving kind `k` one Workload? A StatefulSet is (one pod group of all its
- * replicas, named after it); a Deployment is one per Pod and a LeaderWorkerSet one per replica,
- * which the contract's one-workload-per-document naming does not cover. */
-static bool one_workload(const jobs_kind_t *k)
-{
-    return strcmp(k->group, "apps") == 0 && strcmp(k->kind, "StatefulSet") == 0;
 }
 
 /* Does a Pod's metadata put it in a pod group (kueue.x-k8s.io/pod-group-name)? */
@@ -230,15 +227,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
     }
-    if (jk != NULL && jk->admit == JOBS_ADMIT_PODS && !one_workload(jk)) {
-        diags_error(d, "kind",
-                    "Unsupported value: \"%s\": a %s is admitted through its pods, as several "
-                    "Workloads, which the simulator does not model (it runs Jobs, Workloads, "
-                    "single Pods, StatefulSets and the kinds suspended as a whole: JobSet, the "
-                    "Kubeflow jobs, RayJob, RayCluster)",
-                    kind, kind);
-        rc = ERR_INVALID;
-    } else if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
+    if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
         diags_error(d, "metadata.labels[" JOBS_POD_GROUP_NAME "]",
                     "a Pod of a pod group is admitted with its group, which the simulator does "
                     "not model (a Pod without this label runs as a workload of its own)");
@@ -274,6 +263,37 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
 }
 
 /* ---- pass 2: checks over the whole set ------------------------------------------------------ */
+
+/* Workload `name` in `ns` is document i's: an error on i when another document's workload has
+ * that name already (a later version of the same object is not another one). */
+static err_t claim_name(load_t *ld, util_hmap_t *wl_names, size_t i, const char *ns,
+                        const char *name)
+{
+    sim_scenario_t *sc = ld->sc;
+    sim_doc_t *doc = &sc->docs[i];
+    char *key = util_asprintf("%s/%s", ns != NULL ? ns : "", name);
+    size_t other;
+    err_t rc = ERR_OK;
+
+    if (key == NULL)
+        return ERR_NOMEM;
+    if (util_hmap_get_index(wl_names, key, &other)) {
+        const object_t *o = &sc->docs[other].obj;
+        kind_t k = doc->obj.kind;
+        const char *named = o->kind == KIND_INTEGRATION ? object_kind_name(o)
+                            : k == KIND_INTEGRATION     ? object_kind_name(&doc->obj)
+                                                        : "Job";
+        if (o->kind != k || strcmp(object_kind_name(o), object_kind_name(&doc->obj)) != 0)
+            diags_error(&ld->diags[i], "metadata.name",
+                        "workload %s is already the workload of %s (a %s's workload is "
+                        "named after the %s)",
+                        key, sc->docs[other].label, named, named);
+    } else if (util_hmap_put_index(wl_names, key, i) != ERR_OK) {
+        rc = ERR_NOMEM;
+    }
+    free(key);
+    return rc;
+}
 
 /* The simulator's own rules (scenario-format.md): runtime only on what runs, delete-at after at,
  * one Configuration at 0s, one workload per namespace/name across Jobs and Workloads. */
@@ -316,28 +336,20 @@ static err_t check_sim_rules(load_t *ld)
             const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
-            char *key = util_asprintf("%s/%s", m->namespace != NULL ? m->namespace : "", m->name);
-            size_t other;
-            if (key == NULL) {
+            if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica) {
+                /* One workload per replica, <name>-<i> (sim_replica_name()). */
+                for (int32_t ri = 0; ri < doc->obj.u.integ.replicas; ri++) {
+                    char rname[SIM_REPLICA_NAME_MAX];
+                    sim_replica_name(m->name, ri, rname);
+                    if (claim_name(ld, &wl_names, i, m->namespace, rname) != ERR_OK) {
+                        util_hmap_fini(&wl_names);
+                        return ERR_NOMEM;
+                    }
+                }
+            } else if (claim_name(ld, &wl_names, i, m->namespace, m->name) != ERR_OK) {
                 util_hmap_fini(&wl_names);
                 return ERR_NOMEM;
             }
-            if (util_hmap_get_index(&wl_names, key, &other)) {
-                const object_t *o = &sc->docs[other].obj;
-                const char *named = o->kind == KIND_INTEGRATION ? object_kind_name(o)
-                                    : k == KIND_INTEGRATION     ? object_kind_name(&doc->obj)
-                                                                : "Job";
-                if (o->kind != k || strcmp(object_kind_name(o), object_kind_name(&doc->obj)) != 0)
-                    diags_error(d, "metadata.name",
-                                "workload %s is already the workload of %s (a %s's workload is "
-                                "named after the %s)",
-                                key, sc->docs[other].label, named, named);
-            } else if (util_hmap_put_index(&wl_names, key, i) != ERR_OK) {
-                free(key);
-                util_hmap_fini(&wl_names);
-                return ERR_NOMEM;
-            }
-            free(key);
         }
     }
     if (config_doc != SIM_DOC_NONE && !ld->partial[config_doc])

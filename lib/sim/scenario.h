@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define SIM_ANN_AT        "sim.sluice.dev/at"
@@ -31,6 +32,12 @@ typedef struct sim_doc_s {
 } sim_doc_t;
 
 #define SIM_DOC_NONE ((size_t)-1)
+
+/* The workload of replica `i` of a serving owner admitted per replica (a Deployment, a
+ * LeaderWorkerSet: integration_t.per_replica) is named `<name>-<i>`: written into `buf`
+ * (SIM_REPLICA_NAME_MAX bytes; a longer name is cut, which validation never lets through). */
+#define SIM_REPLICA_NAME_MAX 270
+void sim_replica_name(const char *name, int32_t i, char *buf);
 
 typedef struct sim_scenario_s {
     sim_doc_t *docs; /* owned, in file order (documents that were empty are not here) */
