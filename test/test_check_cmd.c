@@ -319,8 +319,8 @@ START_TEST(integration_kinds_ray)
 }
 END_TEST
 
-/* The serving kinds: LeaderWorkerSet's replica bound; a Deployment's labels other than the
- * queue name are not checked (Kueue's serving webhooks check only that). */
+/* The serving kinds: LeaderWorkerSet's replica bound and startup policy; a Deployment's labels
+ * other than the queue name are not checked (Kueue's serving webhooks check only that). */
 START_TEST(integration_kinds_serving)
 {
     sluice_result_t r = sluice_exec(NULL, "check", "-q", D "integrations.yaml",
@@ -329,7 +329,82 @@ START_TEST(integration_kinds_serving)
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(strstr(r.out, D "integrations-serving.yaml"),
                      D "integrations-serving.yaml: doc 1 (LeaderWorkerSet ml/vllm): spec.replicas: "
-                       "invalid LeaderWorkerSet replicas: must be >= 0, got -1\n");
+                       "invalid LeaderWorkerSet replicas: must be >= 0, got -1\n" D
+                       "integrations-serving.yaml: doc 3 (LeaderWorkerSet ml/ready-first): "
+                       "spec.startupPolicy: only the LeaderCreated startup policy is allowed "
+                       "when using the kueue.x-k8s.io/queue-name label or annotation\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* Plain Pods: Kueue's pod webhook -- the managed label's value, the pod-group label and total
+ * count go together, the total count is a positive integer; on update the group name is
+ * immutable and an unretriable Pod stays so. */
+START_TEST(integration_kinds_pods)
+{
+    sluice_result_t r =
+        sluice_exec(NULL, "check", "-q", D "integrations.yaml", D "integrations-pods.yaml", NULL);
+    const char *want =
+        D "integrations-pods.yaml: doc 2 (Pod ml/managed): metadata.labels[kueue.x-k8s.io/"
+          "managed]: Forbidden: managed label value can only be 'true'\n" D
+          "integrations-pods.yaml: doc 3 (Pod ml/no-group): metadata.labels[kueue.x-k8s.io/"
+          "pod-group-name]: Required value: both the 'kueue.x-k8s.io/pod-group-total-count' "
+          "annotation and the 'kueue.x-k8s.io/pod-group-name' label should be set\n" D
+          "integrations-pods.yaml: doc 4 (Pod ml/no-count): metadata.labels[kueue.x-k8s.io/"
+          "pod-group-name]: a lowercase RFC 1123 subdomain must consist of lower case "
+          "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+          "character (e.g. 'example.com', regex used for validation is "
+          "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n" D
+          "integrations-pods.yaml: doc 4 (Pod ml/no-count): metadata.annotations[kueue.x-k8s.io/"
+          "pod-group-total-count]: Required value: both the 'kueue.x-k8s.io/"
+          "pod-group-total-count' annotation and the 'kueue.x-k8s.io/pod-group-name' label "
+          "should be set\n" D
+          "integrations-pods.yaml: doc 5 (Pod ml/bad-count): metadata.annotations[kueue.x-k8s.io/"
+          "pod-group-total-count]: strconv.Atoi: parsing \"two\": invalid syntax\n" D
+          "integrations-pods.yaml: doc 6 (Pod ml/zero-count): metadata.annotations[kueue.x-k8s.io/"
+          "pod-group-total-count]: incorrect annotation value 'kueue.x-k8s.io/"
+          "pod-group-total-count=0': group total count should be greater than zero\n";
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-pods.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-pods.yaml"), want);
+    sluice_result_fini(&r);
+
+    r = sluice_exec(NULL, "check", "-q", "--scenario", D "integrations.yaml",
+                    D "integrations-pods-updates.yaml", NULL);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-pods-updates.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-pods-updates.yaml"),
+                     D "integrations-pods-updates.yaml: doc 2 (Pod ml/member): metadata.labels["
+                       "kueue.x-k8s.io/pod-group-name]: field is immutable\n" D
+                       "integrations-pods-updates.yaml: doc 2 (Pod ml/member): "
+                       "metadata.annotations[kueue.x-k8s.io/retriable-in-group]: Forbidden: "
+                       "unretriable pod group can't be converted to retriable\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* A Ray object without a queue name is checked with the Ray rules only when a Configuration
+ * manages such objects (manageJobsWithoutQueueName), as Kueue's webhooks do. */
+START_TEST(integration_kinds_ray_unlabelled)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "-q", D "integrations.yaml",
+                                    D "integrations-ray-unlabelled.yaml", NULL);
+
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-ray-unlabelled.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-ray-unlabelled.yaml"),
+                     D "integrations-ray-unlabelled.yaml: doc 1 (RayJob ml/unlabelled): warning: "
+                       "metadata.labels: no kueue.x-k8s.io/queue-name label and no LocalQueue "
+                       "\"default\" in namespace \"ml\": Kueue does not manage this RayJob\n");
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "check", "-q", D "integrations.yaml",
+                    D "integrations-ray-unlabelled.yaml", D "integrations-config.yaml", NULL);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-ray-unlabelled.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-ray-unlabelled.yaml"),
+                     D "integrations-ray-unlabelled.yaml: doc 1 (RayJob ml/unlabelled): "
+                       "spec.shutdownAfterJobFinishes: a kueue managed job should delete the "
+                       "cluster after finishing\n");
     sluice_result_fini(&r);
 }
 END_TEST
@@ -359,6 +434,8 @@ static Suite *check_cmd_suite(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, examples_pass);
+    tcase_add_test(tc, integration_kinds_pods);
+    tcase_add_test(tc, integration_kinds_ray_unlabelled);
     tcase_add_test(tc, invalid_lines);
     tcase_add_test(tc, cohort_cycle);
     tcase_add_test(tc, warnings_do_not_fail);

@@ -1516,6 +1516,50 @@ START_TEST(integration_serving)
 }
 END_TEST
 
+/* A plain Pod: Kueue's pod webhook on create and update (validateManagedLabel,
+ * validatePodGroupMetadata, the immutable group name, unretriable stays unretriable). */
+#define POD        "v1", "Pod"
+#define GN         "kueue.x-k8s.io/pod-group-name"
+#define GTC        "kueue.x-k8s.io/pod-group-total-count"
+#define RIG        "kueue.x-k8s.io/retriable-in-group"
+#define BOTH_GROUP "both the '" GTC "' annotation and the '" GN "' label should be set"
+START_TEST(integration_pod)
+{
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g", GTC ": \"3\""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, "kueue.x-k8s.io/managed: \"true\"", ""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, "kueue.x-k8s.io/managed: \"false\"", ""), true,
+                "metadata.labels[kueue.x-k8s.io/managed]: Forbidden: managed label value can "
+                "only be 'true'\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, "", GTC ": \"3\""), true,
+                "metadata.labels[" GN "]: Required value: " BOTH_GROUP "\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": \"\"", GTC ": \"3\""), true,
+                "metadata.labels[" GN "]: Required value: " BOTH_GROUP "\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g", ""), true,
+                "metadata.annotations[" GTC "]: Required value: " BOTH_GROUP "\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": G_1", GTC ": \"1\""), true,
+                "metadata.labels[" GN "]: " SUBDOMAIN_RE "\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g", GTC ": \"3x\""), true,
+                "metadata.annotations[" GTC "]: strconv.Atoi: parsing \"3x\": invalid syntax\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g", GTC ": \"-2\""), true,
+                "metadata.annotations[" GTC "]: incorrect annotation value '" GTC
+                "=-2': group total count should be greater than zero\n");
+    /* Not a Pod: the pod webhook's rules do not apply. */
+    EXPECT_KIND(NULL, true, kind_yaml(JS, "", GTC ": \"x\""), true, "");
+    /* Updates: the group name is immutable once set (it may be set later); an unretriable Pod
+     * of a group stays unretriable. */
+    EXPECT_KIND(kind_yaml(POD, GN ": g", GTC ": \"3\""), true,
+                kind_yaml(POD, GN ": h", GTC ": \"3\""), true,
+                "metadata.labels[" GN "]: field is immutable\n");
+    EXPECT_KIND(kind_yaml(POD, "", ""), true, kind_yaml(POD, GN ": h", GTC ": \"3\""), true, "");
+    EXPECT_KIND(kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"false\""), true,
+                kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"true\""), true,
+                "metadata.annotations[" RIG "]: Forbidden: unretriable pod group can't be "
+                "converted to retriable\n");
+    EXPECT_KIND(kind_yaml(POD, GN ": g", GTC ": \"3\""), true,
+                kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"false\""), true, "");
+}
+END_TEST
+
 /* jobframework.ValidateJobOnUpdate, with the kind's own notion of suspended. */
 START_TEST(integration_update)
 {
@@ -2138,6 +2182,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, integration_labels);
     tcase_add_test(job, integration_update);
     tcase_add_test(job, integration_serving);
+    tcase_add_test(job, integration_pod);
     suite_add_tcase(s, job);
     return s;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define QUEUE_NAME_LABEL "kueue.x-k8s.io/queue-name"
@@ -124,17 +125,56 @@ static void lws_rules(const json_t *root, diags_t *d)
                     "invalid LeaderWorkerSet replicas: must be <= 1000000, got %lld", (long long)n);
 }
 
-static void kind_rules(const jobs_kind_t *k, const object_t *o, const json_t *root, diags_t *d)
+/* LeaderWorkerSet with a queue name: Kueue admits a replica group once its Pods exist, so the
+ * leader may not wait to be ready before the workers are created (create and update alike). */
+static void lws_startup_policy(const object_t *o, const json_t *root, diags_t *d)
 {
-    if (strcmp(k->group, "leaderworkerset.x-k8s.io") == 0 &&
-        strcmp(k->kind, "LeaderWorkerSet") == 0)
-        lws_rules(root, d);
-    if (strcmp(k->group, "ray.io") != 0 || !has_queue_name(o))
-        return;
+    const json_t *p = json_object_get(json_object_get(root, "spec"), "startupPolicy");
+
+    if (has_queue_name(o) && json_is_string(p) && strcmp(json_string_value(p), "LeaderReady") == 0)
+        diags_error(d, "spec.startupPolicy",
+                    "only the LeaderCreated startup policy is allowed when using the "
+                    "kueue.x-k8s.io/queue-name label or annotation");
+}
+
+static void ray_rules(const jobs_kind_t *k, const object_t *o, const json_t *root, diags_t *d)
+{
     if (strcmp(k->kind, "RayJob") == 0)
         ray_job_rules(o, root, d);
     else if (strcmp(k->kind, "RayCluster") == 0 && json_is_object(json_object_get(root, "spec")))
         ray_cluster_rules(o, json_object_get(root, "spec"), "spec", true, d);
+}
+
+/* The kind's own webhook rules. Kueue's Ray webhooks check an object with a queue name, or any
+ * when it manages objects without one (manageJobsWithoutQueueName): for an unlabelled Ray object
+ * the findings go to o->u.integ.unlabelled_rules, reported by the cross-object checks when a
+ * Configuration of the same run says so. ERR_NOMEM only. */
+static err_t kind_rules(const jobs_kind_t *k, object_t *o, const json_t *root, diags_t *d)
+{
+    if (strcmp(k->group, "leaderworkerset.x-k8s.io") == 0 &&
+        strcmp(k->kind, "LeaderWorkerSet") == 0) {
+        lws_rules(root, d);
+        lws_startup_policy(o, root, d);
+    }
+    if (strcmp(k->group, "ray.io") != 0)
+        return ERR_OK;
+    if (has_queue_name(o)) {
+        ray_rules(k, o, root, d);
+        return ERR_OK;
+    }
+    diags_t *later = calloc(1, sizeof(*later));
+    if (later == NULL)
+        return ERR_NOMEM;
+    diags_init(later);
+    ray_rules(k, o, root, later);
+    if (later->oom || later->len == 0) {
+        bool oom = later->oom;
+        diags_fini(later);
+        free(later);
+        return oom ? ERR_NOMEM : ERR_OK;
+    }
+    o->u.integ.unlabelled_rules = later;
+    return ERR_OK;
 }
 
 /* ---- decode --------------------------------------------------------------------------------- */
@@ -244,7 +284,8 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
                    k->group, k->version, out->api_version) != ERR_OK)
         goto nomem;
     before = diags->len;
-    kind_rules(k, out, root, diags);
+    if (kind_rules(k, out, root, diags) != ERR_OK)
+        goto nomem;
     /* An object Kueue leaves alone although it carries a queue name (a RayJob on an existing
      * cluster) has no Workload: built stays false, and nothing is wrong with it. A manifest is
      * read as written, before any webhook: a Pod's skip() reads the managed label Kueue's

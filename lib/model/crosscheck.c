@@ -521,6 +521,16 @@ static void check_integration(cc_t *c, size_t i, const object_t *o)
     const char *pc = it->priority_class_name;
 
     check_job_labels(c, i, o, &it->meta, pc != NULL ? "spec" : NULL, pc);
+    /* The kind's webhook rules Kueue applies to an object without a queue name only when it
+     * manages such objects (kindobj_decode() kept them aside). */
+    if (it->unlabelled_rules != NULL && manages_unlabelled_jobs(c))
+        for (size_t k = 0; k < it->unlabelled_rules->len; k++) {
+            const diag_t *g = &it->unlabelled_rules->items[k];
+            if (g->warning)
+                diags_warn(&c->diags[i], g->path, "%s", g->message);
+            else
+                diags_error(&c->diags[i], g->path, "%s", g->message);
+        }
 }
 
 static void check_workload(cc_t *c, size_t i, const object_t *o)

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/types.h"
 
+#include "model/diag.h"
+
 #include "util/str.h"
 
 #include <stdlib.h>
@@ -270,6 +272,8 @@ OBJECT_FINI(integration_fini, integration_t, o)
     free(o->group);
     workload_fini(&o->wl);
     free(o->priority_class_name);
+    diags_fini(o->unlabelled_rules);
+    free(o->unlabelled_rules);
 }
 
 OBJECT_FINI(configuration_fini, configuration_t, c)

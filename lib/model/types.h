@@ -427,6 +427,11 @@ typedef struct integration_s {
      * Workload, `wl` (per_replica false, replicas 0). */
     bool per_replica;
     int32_t replicas;
+    /* owned, NULL when none: what the kind's own webhook rules (kindobj_decode()) find in an
+     * object without a queue-name label. Kueue applies them only when it manages such objects
+     * (a Configuration's manageJobsWithoutQueueName), which one document cannot know: the
+     * cross-object checks report them then (crosscheck_run()). */
+    struct diags_s *unlabelled_rules;
     /* owned: the PriorityClass Kueue looks up when there is no priority-class label
      * (jobs_priority_class(): the kind's own field, else the first pod set's
      * priorityClassName), NULL when none */

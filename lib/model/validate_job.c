@@ -337,6 +337,80 @@ static void check_serving_update(const object_meta_t *om, const object_meta_t *m
     validate__gated_by_update(d, om, m);
 }
 
+/* ---- a plain Pod (Kueue's pod webhook, its own rules besides jobframework's) ---------------- */
+
+#define POD_MANAGED_LABEL    "kueue.x-k8s.io/managed"
+#define POD_GROUP_NAME_LABEL "kueue.x-k8s.io/pod-group-name"
+#define POD_GROUP_TOTAL_ANN  "kueue.x-k8s.io/pod-group-total-count"
+#define POD_RETRIABLE_ANN    "kueue.x-k8s.io/retriable-in-group"
+#define POD_GROUP_BOTH_NEEDED                                                                      \
+    "Required value: both the '" POD_GROUP_TOTAL_ANN "' annotation and the '" POD_GROUP_NAME_LABEL \
+    "' label should be set"
+
+static bool is_pod(const object_t *o)
+{
+    return o->u.integ.kind != NULL && strcmp(o->u.integ.kind, "Pod") == 0 &&
+           o->u.integ.group != NULL && o->u.integ.group[0] == '\0';
+}
+
+/* The Pod's group name; NULL when it has none (an empty label is none, as Kueue reads it). */
+static const char *pod_group(const object_meta_t *m)
+{
+    const char *g = validate__meta_label(m, POD_GROUP_NAME_LABEL);
+    return g != NULL && g[0] != '\0' ? g : NULL;
+}
+
+/* The Pod is unretriable in its group (retriable-in-group "false"). */
+static bool pod_unretriable(const object_meta_t *m)
+{
+    const char *v = validate__meta_annotation(m, POD_RETRIABLE_ANN);
+    return v != NULL && strcmp(v, "false") == 0;
+}
+
+/* validateManagedLabel and validatePodGroupMetadata, on create and update. */
+static void check_pod(const object_meta_t *m, diags_t *d)
+{
+    const char *managed = validate__meta_label(m, POD_MANAGED_LABEL);
+    const char *group = pod_group(m);
+    const char *total = validate__meta_annotation(m, POD_GROUP_TOTAL_ANN);
+    char msg[512];
+    int64_t n;
+
+    if (managed != NULL && strcmp(managed, "true") != 0)
+        validate__err(d, LABEL_PATH(POD_MANAGED_LABEL),
+                      "Forbidden: managed label value can only be 'true'");
+    if (group == NULL) {
+        if (total != NULL)
+            validate__err(d, LABEL_PATH(POD_GROUP_NAME_LABEL), POD_GROUP_BOTH_NEEDED);
+        return;
+    }
+    check_crd_name_label(d, LABEL_PATH(POD_GROUP_NAME_LABEL), group);
+    if (total == NULL) {
+        validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN), POD_GROUP_BOTH_NEEDED);
+        return;
+    }
+    /* The group's total count: strconv.Atoi, then at least 1. */
+    if (!go_atoi(total, &n, msg, sizeof(msg)))
+        validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN), "%s", msg);
+    else if (n < 1)
+        validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN),
+                      "incorrect annotation value '" POD_GROUP_TOTAL_ANN
+                      "=%s': group total count should be greater than zero",
+                      total);
+}
+
+/* The group name cannot change once set; an unretriable Pod of a group stays so. */
+static void check_pod_update(const object_meta_t *om, const object_meta_t *m, diags_t *d)
+{
+    const char *og = pod_group(om);
+
+    if (og != NULL && !validate__str_eq_empty(og, pod_group(m)))
+        validate__err(d, LABEL_PATH(POD_GROUP_NAME_LABEL), MSG_IMMUTABLE);
+    if (pod_group(m) != NULL && pod_unretriable(om) && !pod_unretriable(m))
+        validate__err(d, ANN_PATH(POD_RETRIABLE_ANN),
+                      "Forbidden: unretriable pod group can't be converted to retriable");
+}
+
 void validate__integration(const object_t *o, diags_t *d)
 {
     char gvk[300];
@@ -345,12 +419,16 @@ void validate__integration(const object_t *o, diags_t *d)
         check_serving(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
     else
         check_common(&o->u.integ.meta, gvk_of(o, gvk, sizeof(gvk)), d);
+    if (is_pod(o))
+        check_pod(&o->u.integ.meta, d);
 }
 
 void validate__integration_update(const object_t *old, const object_t *o, const validate_env_t *env,
                                   diags_t *d)
 {
     validate__integration(o, d);
+    if (is_pod(o))
+        check_pod_update(&old->u.integ.meta, &o->u.integ.meta, d);
     if (o->u.integ.serving)
         check_serving_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended, d);
     else
