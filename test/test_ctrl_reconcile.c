@@ -87,8 +87,8 @@ static void queues(fx_t *fx, int cpu)
 
 /* Start with `integrations` (a JSON object, NULL: Kueue's default) as the configuration's
  * integrations; `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is
- * absent). */
-static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
+ * absent); `rayjobs`: likewise ray.io/v1 rayjobs. */
+static void fx_start_kinds(fx_t *fx, int cpu, const char *integrations, bool jobsets, bool rayjobs)
 {
     kube_client_opts_t co;
     err_msg_t msg = {{0}};
@@ -102,6 +102,9 @@ static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobs
     if (jobsets)
         ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
                                           "JobSet", true, true),
+                         ERR_OK);
+    if (rayjobs)
+        ck_assert_int_eq(fakeapi_register(fx->fa, "ray.io", "v1", "rayjobs", "RayJob", true, true),
                          ERR_OK);
     queues(fx, cpu);
     kube_config_init(&fx->kcfg);
@@ -132,6 +135,11 @@ static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobs
     ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
     ctrl_set_leader(fx->ctrl, true);
     run_until(fx, synced, 10, "the caches");
+}
+
+static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
+{
+    fx_start_kinds(fx, cpu, integrations, jobsets, false);
 }
 
 static void fx_start(fx_t *fx, int cpu)
@@ -459,6 +467,82 @@ START_TEST(jobset_one_workload_admitted_started_finished)
 }
 END_TEST
 
+/* ---- RayJob: a kind with prepare() (KubeRay's default submitter) -------------------------- */
+
+/* The Workload of RayJob `name` (borrowed), found by Kueue's name. */
+static json_t *ray_workload(fx_t *fx, const char *name)
+{
+    json_t *rj = fakeapi_get_object(fx->fa, "rayjobs", "ns", name);
+    const char *uid = json_string_value(json_object_get(json_object_get(rj, "metadata"), "uid"));
+    char wname[JOB_WORKLOAD_NAME_MAX + 1];
+
+    if (uid == NULL ||
+        jobs_workload_name(jobs_kind_named("ray.io/rayjob"), name, uid, JOB_WORKLOAD_NAME_MAX,
+                           wname, sizeof(wname), NULL) != ERR_OK)
+        return NULL;
+    return fakeapi_get_object(fx->fa, "workloads", "ns", wname);
+}
+
+static bool ray_running(fx_t *fx)
+{
+    json_t *w = ray_workload(fx, "train");
+    json_t *rj = fakeapi_get_object(fx->fa, "rayjobs", "ns", "train");
+    return w != NULL && json_object_get(json_object_get(w, "status"), "admission") != NULL &&
+           json_is_false(json_object_get(json_object_get(rj, "spec"), "suspend"));
+}
+
+/* A RayJob without submitterPodTemplate whose head asks for a GPU: the Workload's submitter pod
+ * set is KubeRay's default submitter (500m cpu, no GPU), not the head's template, so a queue of
+ * exactly head + workers GPUs admits it; once started, the RayJob carries that template. */
+START_TEST(rayjob_workload_has_the_default_submitter)
+{
+    fx_t fx;
+    json_t *w, *ps, *req, *rj;
+
+    fx_start_kinds(&fx, 4, "{\"frameworks\":[\"batch/job\",\"ray.io/rayjob\"]}", false, true);
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+             "\"coveredResources\":[\"cpu\",\"memory\"],\"flavors\":[{\"name\":\"default\","
+             "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"3500m\"},{\"name\":"
+             "\"memory\",\"nominalQuota\":\"1Gi\"}]}]}]}}");
+    put(&fx, "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":"
+             "\"train\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+             "\"spec\":{\"suspend\":true,\"entrypoint\":\"python t.py\","
+             "\"shutdownAfterJobFinishes\":true,\"rayClusterSpec\":{\"headGroupSpec\":{"
+             "\"template\":{\"spec\":{\"containers\":[{\"name\":\"head\",\"image\":\"ray:2\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},\"workerGroupSpecs\":[{"
+             "\"groupName\":\"w\",\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{"
+             "\"name\":\"w\",\"image\":\"ray:2\",\"resources\":{\"requests\":{\"cpu\":"
+             "\"1\"}}}]}}}]}}}");
+    /* 3500m cpu: head 1 + workers 2 + submitter 500m fit exactly; with the head's template
+     * as the submitter's (1 cpu) the RayJob would never fit. */
+    run_until(&fx, ray_running, 10, "RayJob train admitted and started");
+    w = ray_workload(&fx, "train");
+    ps = json_array_get(json_object_get(json_object_get(w, "spec"), "podSets"), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(ps, "name")), "submitter");
+    req = json_object_get(
+        json_object_get(
+            json_array_get(json_object_get(json_object_get(json_object_get(ps, "template"), "spec"),
+                                           "containers"),
+                           0),
+            "resources"),
+        "requests");
+    ck_assert_str_eq(json_string_value(json_object_get(req, "cpu")), "500m");
+    ck_assert_str_eq(json_string_value(json_object_get(req, "memory")), "200Mi");
+    /* Started: the RayJob now carries the submitter template, with the flavor's selector. */
+    rj = fakeapi_get_object(fx.fa, "rayjobs", "ns", "train");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_object_get(
+                json_object_get(
+                    json_object_get(json_object_get(rj, "spec"), "submitterPodTemplate"), "spec"),
+                "nodeSelector"),
+            "pool")),
+        "p1");
+    fx_stop(&fx);
+}
+END_TEST
+
 /* Kueue skips an enabled kind whose CRD is absent, and says so; the rest works. */
 START_TEST(absent_kind_skipped_and_said_once)
 {
@@ -607,6 +691,7 @@ int main(void)
     tcase_add_test(tc, reset_and_5xx_keep_quota_until_the_get_says);
     tcase_add_test(tc, failing_writes_back_off);
     tcase_add_test(tc, jobset_one_workload_admitted_started_finished);
+    tcase_add_test(tc, rayjob_workload_has_the_default_submitter);
     tcase_add_test(tc, absent_kind_skipped_and_said_once);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
