@@ -408,6 +408,66 @@ START_TEST(test_kind_paths)
 }
 END_TEST
 
+/* ---- a RayJob without a queue name under manageJobsWithoutQueueName ---------------------- */
+
+static bool ray_enabled(void *ctx, const char *framework)
+{
+    (void)ctx;
+    return strcmp(framework, "ray.io/rayjob") == 0;
+}
+
+/* manageJobsWithoutQueueName, for namespace ns2 only (as its managedJobsNamespaceSelector). */
+static bool manage_ns2(void *ctx, const char *ns)
+{
+    (void)ctx;
+    return strcmp(ns, "ns2") == 0;
+}
+
+static const hook_admission_env_t env_ray = {
+    .framework_enabled = ray_enabled,
+    .manage_without_queue_name = manage_ns2,
+    .ctx = &cluster,
+};
+
+/* Kueue's RayJob webhook checks a RayJob without a queue name only where it manages such
+ * objects: refused in ns2, allowed in ns1. */
+START_TEST(test_rayjob_unlabelled_rules)
+{
+    static const char rayjob[] =
+        "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":\"r\","
+        "\"namespace\":\"%s\"},\"spec\":{\"suspend\":true,\"entrypoint\":\"x\","
+        "\"rayClusterSpec\":{\"headGroupSpec\":{\"template\":{\"spec\":{\"containers\":[{"
+        "\"name\":\"h\",\"image\":\"i\"}]}}}}}}";
+    char obj[1024], body[4096];
+
+    for (int i = 0; i < 2; i++) {
+        const char *ns = i == 0 ? "ns1" : "ns2";
+        char *out = NULL;
+        int status = 0;
+        err_msg_t msg;
+        json_t *root, *resp;
+        snprintf(obj, sizeof(obj), rayjob, ns);
+        review(body, sizeof(body), "CREATE", "RayJob", obj, NULL);
+        ck_assert_int_eq(hook_admission_review(&env_ray, "/validate-ray-io-v1-rayjob", body,
+                                               strlen(body), &status, &out, &msg),
+                         ERR_OK);
+        root = json_loads(out, 0, NULL);
+        free(out);
+        resp = json_object_get(root, "response");
+        if (i == 0) {
+            ck_assert(json_is_true(json_object_get(resp, "allowed")));
+        } else {
+            ck_assert(json_is_false(json_object_get(resp, "allowed")));
+            ck_assert_ptr_nonnull(strstr(
+                json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+                "spec.shutdownAfterJobFinishes: a kueue managed job should delete the "
+                "cluster after finishing"));
+        }
+        json_decref(root);
+    }
+}
+END_TEST
+
 START_TEST(test_jobset_queue_and_priority_rules)
 {
     char js_old[2048], js_new[2048], body[8192];
@@ -713,6 +773,7 @@ int main(void)
     tcase_add_test(tc, test_kind_paths);
     tcase_add_test(tc, test_pod_gated_and_marked);
     tcase_add_test(tc, test_deployment_template_marked);
+    tcase_add_test(tc, test_rayjob_unlabelled_rules);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

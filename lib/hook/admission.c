@@ -417,6 +417,21 @@ out:
 
 /* ---- job kinds of the framework table -------------------------------------------------- */
 
+/* The kind's own rules on an object without a queue name (kindobj_decode() keeps them aside):
+ * Kueue's webhook applies them when it manages such objects in the object's namespace
+ * (manageJobsWithoutQueueName). */
+static void unlabelled_kind_rules(const hook_admission_env_t *env, const object_t *obj, diags_t *d)
+{
+    const struct diags_s *later = obj->u.integ.unlabelled_rules;
+    const char *ns = obj->u.integ.meta.namespace;
+
+    if (later == NULL || ns == NULL || env->manage_without_queue_name == NULL ||
+        !env->manage_without_queue_name(env->ctx, ns))
+        return;
+    for (size_t i = 0; i < later->len; i++)
+        diags_error(d, later->items[i].path, "%s", later->items[i].message);
+}
+
 /* An object of job kind r->jk: Kueue's webhook rules for it, the same code as `sluice check`
  * (jobs/kindobj.h: its envelope and metadata, its pod sets, the kind's own rules; then
  * jobframework's label rules of validate_object(), and on UPDATE validate_update_env()'s: a
@@ -455,6 +470,8 @@ static err_t validate_kind(const hook_admission_env_t *env, const review_t *r, v
         rc = validate_update_env(&old, &obj, &venv, &d);
     else if (have_obj)
         rc = validate_object(&obj, &d);
+    if (rc == ERR_OK && have_obj)
+        unlabelled_kind_rules(env, &obj, &d);
     if (rc == ERR_OK && d.oom)
         rc = ERR_NOMEM;
     if (rc == ERR_OK)
