@@ -375,12 +375,19 @@ START_TEST(test_load_pods)
               "    leaderTemplate:\n      spec:\n        containers: [{name: c, image: i}]\n"
               "    workerTemplate:\n      spec:\n        containers: [{name: c, image: i}]\n"
               /* Job web-0 takes the name of the Deployment's first replica's workload. */
-              "---\n" JOB("  name: web-0\n", "");
+              "---\n" JOB(
+                  "  name: web-0\n",
+                  "") "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: huge\n"
+                      "  namespace: team-a\nspec:\n  replicas: 100001\n  template:\n    spec:\n"
+                      "      containers: [{name: c, image: i}]\n";
     const integration_t *it;
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
     dump(&sc);
-    ck_assert_uint_eq(sc.nerrors, 2);
+    ck_assert_uint_eq(sc.nerrors, 3);
+    ck_assert_str_eq(sc.errors[2], "doc 10 (Deployment team-a/huge): spec.replicas: the "
+                                   "simulator runs at most 100000 workloads per object (one per "
+                                   "replica), got 100001");
     ck_assert_str_eq(sc.errors[0],
                      "doc 5 (Pod team-a/member): metadata.labels[kueue.x-k8s.io/pod-group-name]: "
                      "a Pod of a pod group is admitted with its group, which the simulator does "

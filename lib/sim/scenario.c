@@ -331,12 +331,21 @@ static err_t check_sim_rules(load_t *ld)
                 diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                             "a Configuration cannot be deleted during a run");
         }
+        if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica &&
+            doc->obj.u.integ.replicas > SIM_REPLICAS_MAX)
+            diags_error(d, "spec.replicas",
+                        "the simulator runs at most %d workloads per object (one per replica), "
+                        "got %d",
+                        SIM_REPLICAS_MAX, (int)doc->obj.u.integ.replicas);
         if ((k == KIND_JOB || k == KIND_WORKLOAD || k == KIND_INTEGRATION) &&
             doc->prev == SIM_DOC_NONE) {
             const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
-            if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica) {
+            if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica &&
+                doc->obj.u.integ.replicas > SIM_REPLICAS_MAX) {
+                continue; /* said below */
+            } else if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica) {
                 /* One workload per replica, <name>-<i> (sim_replica_name()). */
                 for (int32_t ri = 0; ri < doc->obj.u.integ.replicas; ri++) {
                     char rname[SIM_REPLICA_NAME_MAX];

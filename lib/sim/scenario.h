@@ -37,6 +37,8 @@ typedef struct sim_doc_s {
  * LeaderWorkerSet: integration_t.per_replica) is named `<name>-<i>`: written into `buf`
  * (SIM_REPLICA_NAME_MAX bytes; a longer name is cut, which validation never lets through). */
 #define SIM_REPLICA_NAME_MAX 270
+/* At most this many replicas (workloads) per such object: a scenario, not a cluster. */
+#define SIM_REPLICAS_MAX 100000
 void sim_replica_name(const char *name, int32_t i, char *buf);
 
 typedef struct sim_scenario_s {
