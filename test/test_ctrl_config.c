@@ -57,6 +57,7 @@ START_TEST(file_and_flags)
           "  annotations:\n"
           "    sluice.dev/job-resource: batch.test.sluice.dev/v1/jobs\n"
           "    sluice.dev/log-level: debug\n"
+          "    sluice.dev/webhook-client-ca: /etc/sluice-webhook-client-ca/ca.crt\n"
           "namespace: sluice-system\n"
           "manageJobsWithoutQueueName: true\n"
           "leaderElection: {leaderElect: true, resourceName: sluice-lock, leaseDuration: 90s,\n"
@@ -75,6 +76,7 @@ START_TEST(file_and_flags)
     c.namespace = strdup("flag-ns");
     ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
     ck_assert(c.leader_elect);
+    ck_assert_str_eq(c.webhook_client_ca, "/etc/sluice-webhook-client-ca/ca.crt");
     ck_assert_str_eq(c.lease_name, "sluice-lock");
     ck_assert_uint_eq(c.lease_ms, 90000);
     ck_assert_uint_eq(c.renew_ms, 60000);

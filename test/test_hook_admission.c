@@ -194,6 +194,40 @@ START_TEST(test_valid_cluster_queue_allowed_and_audited)
 }
 END_TEST
 
+START_TEST(test_dry_run_is_judged_but_not_audited)
+{
+    char body[4096], obj[2048], *dry;
+    json_t *root, *resp;
+
+    /* kubectl apply --dry-run=server: the same verdict, but nothing was changed, so nothing is
+     * recorded (the configurations declare sideEffects: NoneOnDryRun). */
+    memset(&cluster, 0, sizeof(cluster));
+    review(body, sizeof(body), "CREATE", "ClusterQueue", cq_bad, NULL);
+    dry = strstr(body, "\"object\":");
+    ck_assert_ptr_nonnull(dry);
+    memmove(dry + 14, dry, strlen(dry) + 1);
+    memcpy(dry, "\"dryRun\":true,", 14);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    ck_assert_int_eq(cluster.audits, 0);
+    json_decref(root);
+    snprintf(obj, sizeof(obj), cq_valid, "16");
+    review(body, sizeof(body), "CREATE", "ClusterQueue", obj, NULL);
+    dry = strstr(body, "\"object\":");
+    memmove(dry + 14, dry, strlen(dry) + 1);
+    memcpy(dry, "\"dryRun\":true,", 14);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    ck_assert_int_eq(cluster.audits, 0);
+    json_decref(root);
+    /* The same request for real is recorded. */
+    review(body, sizeof(body), "CREATE", "ClusterQueue", obj, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert_int_eq(cluster.audits, 1);
+    json_decref(root);
+}
+END_TEST
+
 START_TEST(test_quota_decrease_below_usage_warns)
 {
     char body[8192], obj[2048], old[2048];
@@ -539,6 +573,98 @@ START_TEST(test_jobset_queue_and_priority_rules)
 }
 END_TEST
 
+/* A batch/v1 Job with labels `labels`, spec.suspend `suspend`, and `extra` members in its pod
+ * spec (a field newer than sluice's list, say). */
+static void job(char *buf, size_t cap, const char *labels, const char *suspend, const char *extra)
+{
+    snprintf(buf, cap,
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+             "\"namespace\":\"ns1\",\"labels\":{%s}},\"spec\":{\"suspend\":%s,\"template\":{"
+             "\"spec\":{%s\"containers\":[{\"name\":\"c\",\"image\":\"i\"}],"
+             "\"restartPolicy\":\"Never\"}}}}",
+             labels, suspend, extra);
+}
+
+static const char *denial(json_t *resp)
+{
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    return json_string_value(json_object_get(json_object_get(resp, "status"), "message"));
+}
+
+START_TEST(test_unknown_fields_never_skip_validation)
+{
+    /* A PodSpec field newer than sluice's list (and one in a container). */
+    const char *newer = "\"hostUsersV9\":false,\"resourceClaimsV9\":[{\"name\":\"x\"}],";
+    char old[2048], obj[2048], body[8192];
+    json_t *root, *resp;
+
+    /* CREATE: the rules still run on what sluice knows. */
+    job(obj, sizeof(obj), "\"kueue.x-k8s.io/queue-name\":\"Bad_Name\"", "true", newer);
+    review(body, sizeof(body), "CREATE", "Job", obj, NULL);
+    root = run("/validate-batch-v1-job", body, &resp);
+    ck_assert_ptr_nonnull(
+        strstr(denial(resp), "metadata.labels[kueue.x-k8s.io/queue-name]: a lowercase RFC 1123"));
+    json_decref(root);
+    /* ... and such a field alone is no reason to refuse. */
+    job(obj, sizeof(obj), "\"kueue.x-k8s.io/queue-name\":\"lq\"", "true", newer);
+    review(body, sizeof(body), "CREATE", "Job", obj, NULL);
+    root = run("/validate-batch-v1-job", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    json_decref(root);
+
+    /* UPDATE of an admitted (running) Job: its queue cannot be changed by adding a new field. */
+    job(old, sizeof(old), "\"kueue.x-k8s.io/queue-name\":\"lq\"", "false", newer);
+    job(obj, sizeof(obj), "\"kueue.x-k8s.io/queue-name\":\"other\"", "false", newer);
+    review(body, sizeof(body), "UPDATE", "Job", obj, old);
+    root = run("/validate-batch-v1-job", body, &resp);
+    ck_assert_str_eq(denial(resp),
+                     "metadata.labels[kueue.x-k8s.io/queue-name]: field is immutable");
+    json_decref(root);
+    /* ... nor its priority class. */
+    job(old, sizeof(old), "\"kueue.x-k8s.io/queue-name\":\"lq\"", "false", "");
+    job(obj, sizeof(obj),
+        "\"kueue.x-k8s.io/queue-name\":\"lq\",\"kueue.x-k8s.io/priority-class\":\"high\"", "false",
+        newer);
+    review(body, sizeof(body), "UPDATE", "Job", obj, old);
+    root = run("/validate-batch-v1-job", body, &resp);
+    ck_assert_ptr_nonnull(strstr(denial(resp), "kueue.x-k8s.io/priority-class"));
+    json_decref(root);
+
+    /* An old object that cannot be decoded at all: refused, not judged by the create rules. */
+    job(old, sizeof(old), "\"kueue.x-k8s.io/queue-name\":\"lq\"", "\"not a bool\"", "");
+    job(obj, sizeof(obj), "\"kueue.x-k8s.io/queue-name\":\"other\"", "false", "");
+    review(body, sizeof(body), "UPDATE", "Job", obj, old);
+    root = run("/validate-batch-v1-job", body, &resp);
+    ck_assert_ptr_nonnull(strstr(denial(resp), "oldObject: the stored object cannot be decoded"));
+    ck_assert_ptr_nonnull(strstr(denial(resp), "spec.suspend"));
+    json_decref(root);
+
+    /* A JobSet whose pod template has the newer field: the same. */
+    {
+        char js_old[2048], js_new[2048];
+        jobset(js_old, sizeof(js_old), "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+               "\"suspend\":false,\"newSpecFieldV9\":1,");
+        jobset(js_new, sizeof(js_new), "ns1", "\"kueue.x-k8s.io/queue-name\":\"other\"",
+               "\"suspend\":false,\"newSpecFieldV9\":1,");
+        review(body, sizeof(body), "UPDATE", "JobSet", js_new, js_old);
+        root = run("/validate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
+        ck_assert_str_eq(denial(resp),
+                         "metadata.labels[kueue.x-k8s.io/queue-name]: field is immutable");
+        json_decref(root);
+    }
+    /* Kueue's own kinds: a field unknown to sluice is an error there (sluice's schema). */
+    {
+        char cq[2048];
+        snprintf(cq, sizeof(cq), cq_valid, "16");
+        strcpy(strstr(cq, "\"cohortName\""), "\"madeUp\":1}}");
+        review(body, sizeof(body), "CREATE", "ClusterQueue", cq, NULL);
+        root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+        ck_assert_ptr_nonnull(strstr(denial(resp), "unknown field \"madeUp\""));
+        json_decref(root);
+    }
+}
+END_TEST
+
 START_TEST(test_local_queue_cluster_queue_immutable)
 {
     char body[4096];
@@ -759,6 +885,7 @@ int main(void)
 
     tcase_add_test(tc, test_invalid_cluster_queue_denied_with_paths);
     tcase_add_test(tc, test_valid_cluster_queue_allowed_and_audited);
+    tcase_add_test(tc, test_dry_run_is_judged_but_not_audited);
     tcase_add_test(tc, test_quota_decrease_below_usage_warns);
     tcase_add_test(tc, test_cluster_queue_finalizer_patch);
     tcase_add_test(tc, test_job_defaults_queue_priority_and_suspend);
@@ -770,6 +897,7 @@ int main(void)
     tcase_add_test(tc, test_jobset_held_and_defaulted);
     tcase_add_test(tc, test_child_job_and_disabled_kind_left_alone);
     tcase_add_test(tc, test_jobset_queue_and_priority_rules);
+    tcase_add_test(tc, test_unknown_fields_never_skip_validation);
     tcase_add_test(tc, test_kind_paths);
     tcase_add_test(tc, test_pod_gated_and_marked);
     tcase_add_test(tc, test_deployment_template_marked);

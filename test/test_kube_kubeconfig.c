@@ -109,6 +109,65 @@ START_TEST(test_errors_name_the_field)
 }
 END_TEST
 
+/* A one-context kubeconfig: server `server`, user `user_json` (an object's text). */
+static json_t *one_user(const char *server, const char *user_json)
+{
+    char text[2048];
+    json_error_t e;
+    json_t *root;
+
+    snprintf(text, sizeof(text),
+             "{\"current-context\":\"a\",\"contexts\":[{\"name\":\"a\",\"context\":{"
+             "\"cluster\":\"c\",\"user\":\"eks-admin\"}}],\"clusters\":[{\"name\":\"c\","
+             "\"cluster\":{\"server\":\"%s\"}}],\"users\":[{\"name\":\"eks-admin\",\"user\":%s}]}",
+             server, user_json);
+    root = json_loads(text, 0, &e);
+    ck_assert_msg(root != NULL, "fixture: %s", e.text);
+    return root;
+}
+
+START_TEST(test_unsupported_credentials_refused_loudly)
+{
+    kube_config_t cfg;
+    err_msg_t msg;
+    json_t *root;
+
+    /* exec plugins (EKS, GKE, AKS kubeconfigs) used to load as "no credentials". */
+    root = one_user("https://k:443", "{\"exec\":{\"apiVersion\":"
+                                     "\"client.authentication.k8s.io/v1beta1\",\"command\":"
+                                     "\"aws\",\"args\":[\"eks\",\"get-token\"]}}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(msg.text, "users[0].user.exec: user \"eks-admin\" gets its credentials "
+                                   "from the exec plugin \"aws\"") == msg.text,
+                  "%s", msg.text);
+    json_decref(root);
+    root = one_user("https://k:443", "{\"auth-provider\":{\"name\":\"gcp\"}}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(msg.text, "users[0].user.auth-provider: user \"eks-admin\" uses the auth "
+                                   "provider \"gcp\"") == msg.text,
+                  "%s", msg.text);
+    json_decref(root);
+    /* Bearer tokens never go over plain http. */
+    root = one_user("http://k:8080", "{\"token\":\"secret\"}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(msg.text, "plain http://"));
+    ck_assert_ptr_null(strstr(msg.text, "secret"));
+    json_decref(root);
+    root = one_user("http://k:8080", "{\"tokenFile\":\"/t\"}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_INVALID);
+    json_decref(root);
+    /* http without a token (kubectl proxy) and https with one are fine. */
+    root = one_user("http://127.0.0.1:8001", "{}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_OK);
+    kube_config_fini(&cfg);
+    json_decref(root);
+    root = one_user("https://k:443", "{\"token\":\"secret\"}");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_OK);
+    kube_config_fini(&cfg);
+    json_decref(root);
+}
+END_TEST
+
 START_TEST(test_base64_variants)
 {
     kube_blob_t b;
@@ -350,6 +409,7 @@ static Suite *kubeconfig_suite(void)
     tcase_add_test(tc, test_current_context_with_data_fields);
     tcase_add_test(tc, test_named_context_with_file_fields);
     tcase_add_test(tc, test_errors_name_the_field);
+    tcase_add_test(tc, test_unsupported_credentials_refused_loudly);
     tcase_add_test(tc, test_base64_variants);
     tcase_add_test(tc, test_load_file_resolves_relative_paths_and_token_rotation);
     tcase_add_test(tc, test_load_yaml_kubeconfig);

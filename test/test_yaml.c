@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Every document seen, as [index, line, doc]. */
 typedef struct collect_s {
@@ -588,6 +589,48 @@ START_TEST(test_node_limit)
 }
 END_TEST
 
+/* An alias bomb of few nodes: one 1.6 MB scalar aliased 1000 times would be 1.6 GB. Refused by
+ * expanded bytes, quickly, before the copies are made. */
+START_TEST(test_byte_limit)
+{
+    const size_t big = 1600000;
+    size_t cap = big + 1000 * 8 + 64, pos = 0;
+    char *yaml = malloc(cap), *got;
+    struct timespec t0, t1;
+    err_msg_t msg;
+    err_t rc;
+
+    ck_assert_ptr_nonnull(yaml);
+    pos += (size_t)snprintf(yaml, cap, "a: &a ");
+    memset(yaml + pos, 'x', big);
+    pos += big;
+    pos += (size_t)snprintf(yaml + pos, cap - pos, "\nb: [");
+    for (int i = 0; i < 1000; i++)
+        pos += (size_t)snprintf(yaml + pos, cap - pos, "%s*a", i ? "," : "");
+    pos += (size_t)snprintf(yaml + pos, cap - pos, "]\n");
+    ck_assert_uint_lt(pos, 1700000); /* a 1.6 MB file */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    got = load_text(yaml, &rc, &msg);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_ptr_null(got);
+    ck_assert_int_eq(rc, ERR_PARSE);
+    ck_assert_msg(strstr(msg.text, "document expands to more than 33554432 bytes (aliases "
+                                   "included): refused") != NULL,
+                  "%s", msg.text);
+    ck_assert_int_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 2000);
+    /* Twenty copies (32 MB) are within the limit. */
+    pos = 6 + big;
+    pos += (size_t)snprintf(yaml + pos, cap - pos, "\nb: [");
+    for (int i = 0; i < 19; i++)
+        pos += (size_t)snprintf(yaml + pos, cap - pos, "%s*a", i ? "," : "");
+    snprintf(yaml + pos, cap - pos, "]\n");
+    got = load_text(yaml, &rc, &msg);
+    ck_assert_msg(got != NULL, "%s", msg.text);
+    free(got);
+    free(yaml);
+}
+END_TEST
+
 /* The node budget is per document: anchors do not leak into the next one. */
 START_TEST(test_anchors_are_per_document)
 {
@@ -710,6 +753,7 @@ int main(void)
     tcase_add_test(tc, test_load_file_error_position);
     tcase_add_test(tc, test_callback_stops_loading);
     tcase_add_test(tc, test_invalid_arguments_and_io);
+    tcase_add_test(tc, test_byte_limit);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     /* Hundreds of table rows: forking an ASan process for each costs minutes, and the rows

@@ -77,8 +77,8 @@ int main(int argc, char **argv)
     char path[4096], port[32];
     err_msg_t msg;
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: webhook_serve DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: webhook_serve DIR [CLIENT_CA]\n");
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -87,13 +87,14 @@ int main(int argc, char **argv)
     if (audit_log_open(path, 1 << 20, 2, &s.audit, &msg) != ERR_OK ||
         hook_cert_ca("sluice-it-ca", 1, &ca, &msg) != ERR_OK ||
         hook_cert_serving(&ca, NULL, 0, ips, 1, 1, &serving, &msg) != ERR_OK ||
-        hook_tls_new_pem(serving.cert, serving.cert_len, serving.key, serving.key_len, &tls,
-                         &msg) != ERR_OK) {
+        hook_tls_new_pem_ca(serving.cert, serving.cert_len, serving.key, serving.key_len,
+                            argc == 3 && argv[2][0] ? argv[2] : NULL, &tls, &msg) != ERR_OK) {
         fprintf(stderr, "webhook_serve: %s\n", msg.text);
         return 1;
     }
     uv_loop_init(&s.loop);
     cfg.tls = tls;
+    env.callers_authenticated = hook_tls_verifies_clients(tls); /* mutual TLS */
     if (hook_server_start(&s.loop, &cfg, &s.srv, &msg) != ERR_OK) {
         fprintf(stderr, "webhook_serve: %s\n", msg.text);
         return 1;

@@ -61,6 +61,9 @@ static const char usage_text[] =
     "                                read it with `sluice audit FILE` (default: Events only)\n"
     "  --audit-log-max-bytes N       rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
     "                                (default 104857600)\n"
+    "  --webhook-client-ca FILE      mutual TLS: refuse webhook callers (at the TLS handshake)\n"
+    "                                without a client certificate signed by a CA in FILE (the\n"
+    "                                API server's, see docs/webhooks.md); fails closed\n"
     "  -h, --help                    show this help\n"
     "\n"
     "waitForPodsReady (on by default, as Kueue's v1beta2): an admitted Job whose pods are not\n"
@@ -396,6 +399,7 @@ typedef struct run_args_s {
     const char *cert_dir;
     const char *audit_log;
     const char *audit_max;
+    const char *webhook_client_ca;
     const char *pods_ready_timeout;
     const char *cert_ips[8];
     size_t ncert_ips;
@@ -422,6 +426,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--cert-dir", offsetof(run_args_t, cert_dir)},
         {"--audit-log", offsetof(run_args_t, audit_log)},
         {"--audit-log-max-bytes", offsetof(run_args_t, audit_max)},
+        {"--webhook-client-ca", offsetof(run_args_t, webhook_client_ca)},
         {"--pods-ready-timeout", offsetof(run_args_t, pods_ready_timeout)},
     };
 
@@ -524,6 +529,12 @@ static int apply_flags(run_t *r, const run_args_t *a)
         free(r->cfg.audit_log);
         r->cfg.audit_log = strdup(a->audit_log);
         if (r->cfg.audit_log == NULL)
+            rc = err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc == ERR_OK && a->webhook_client_ca != NULL) {
+        free(r->cfg.webhook_client_ca);
+        r->cfg.webhook_client_ca = strdup(a->webhook_client_ca);
+        if (r->cfg.webhook_client_ca == NULL)
             rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
     if (rc == ERR_OK && a->pods_ready_timeout != NULL &&

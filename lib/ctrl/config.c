@@ -317,6 +317,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->webhook_host);
     free(cfg->cert_dir);
     free(cfg->audit_log);
+    free(cfg->webhook_client_ca);
     free(cfg->webhook_service);
     free(cfg->webhook_secret);
     free(cfg->webhook_config_prefix);
@@ -577,9 +578,9 @@ static const char *const metrics_fields[] = {"bindAddress", "enableClusterQueueR
                                              "customLabels", "localQueueMetrics", NULL};
 static const char *const lq_metrics_fields[] = {"enable", "localQueueSelector", NULL};
 static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName", NULL};
-static const char *const sluice_annotations[] = {"sluice.dev/job-resource", "sluice.dev/log-level",
-                                                 "sluice.dev/audit-log",
-                                                 "sluice.dev/audit-log-max-bytes", NULL};
+static const char *const sluice_annotations[] = {
+    "sluice.dev/job-resource",        "sluice.dev/log-level",         "sluice.dev/audit-log",
+    "sluice.dev/audit-log-max-bytes", "sluice.dev/webhook-client-ca", NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
 static const char *const op_no_effect[] = {
     "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions",
@@ -694,7 +695,8 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
         if (sluice_annotations[i] == NULL)
             return err_set(msg, ERR_INVALID,
                            "metadata.annotations[%s]: unknown sluice setting (known: "
-                           "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes)",
+                           "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
+                           "webhook-client-ca)",
                            key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
@@ -712,6 +714,9 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
     v = json_object_get(ann, "sluice.dev/audit-log-max-bytes");
     if (json_is_string(v) && (rc = ctrl_config_set_audit_max(cfg, json_string_value(v), msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/audit-log-max-bytes]: ");
+    v = json_object_get(ann, "sluice.dev/webhook-client-ca");
+    if (json_is_string(v) && (rc = set_str(&cfg->webhook_client_ca, json_string_value(v), msg)))
+        return rc;
     return ERR_OK;
 }
 

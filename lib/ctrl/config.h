@@ -26,6 +26,8 @@
  *   sluice.dev/log-level:    error|info|debug        (default info)
  *   sluice.dev/audit-log:    PATH                    (default: no audit log file)
  *   sluice.dev/audit-log-max-bytes: N                (default 104857600; 5 rotated files kept)
+ *   sluice.dev/webhook-client-ca: PATH               (mutual TLS: callers of the webhooks must
+ *                                                     present a certificate from this CA)
  * Command-line flags override the file (see `sluice run --help`).
  */
 
@@ -89,6 +91,7 @@ typedef struct ctrl_config_s {
     ctrl_log_level_t log_level;
     char *audit_log;              /* owned: audit trail file (JSON lines), NULL = none */
     uint64_t audit_max_bytes;     /* rotate past this size (default 100 MiB) */
+    char *webhook_client_ca;      /* owned: client CA file (mutual TLS), NULL = callers unchecked */
     ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
     ctrl_integrations_t integrations;
     /* metrics.enableClusterQueueResources (default false), metrics.localQueueMetrics.enable

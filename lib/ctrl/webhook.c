@@ -211,7 +211,8 @@ static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
 static err_t use_pem(ctrl_webhook_t *w, const char *cert, size_t clen, const char *key, size_t klen,
                      err_msg_t *msg)
 {
-    err_t rc = w->tls == NULL ? hook_tls_new_pem(cert, clen, key, klen, &w->tls, msg)
+    err_t rc = w->tls == NULL ? hook_tls_new_pem_ca(cert, clen, key, klen,
+                                                    w->cfg->webhook_client_ca, &w->tls, msg)
                               : hook_tls_replace_pem(w->tls, cert, clen, key, klen, msg);
     return rc != ERR_OK ? rc : listen_now(w, msg);
 }
@@ -227,7 +228,7 @@ static void cert_dir_tick(ctrl_webhook_t *w)
     if (w->tls == NULL) {
         snprintf(crt, sizeof(crt), "%s/tls.crt", w->cfg->cert_dir);
         snprintf(key, sizeof(key), "%s/tls.key", w->cfg->cert_dir);
-        if (hook_tls_new_files(crt, key, &w->tls, &msg) != ERR_OK) {
+        if (hook_tls_new_files_ca(crt, key, w->cfg->webhook_client_ca, &w->tls, &msg) != ERR_OK) {
             cert_problem(w, "waiting for tls.crt and tls.key in %s (--cert-dir): %s",
                          w->cfg->cert_dir, msg.text);
             return;
@@ -513,7 +514,8 @@ static void patch_crd_bundles(ctrl_webhook_t *w)
 }
 
 /* Generate CA (unless `ca` holds a usable one) and serving certificate into a Secret body. */
-static json_t *generate(ctrl_webhook_t *w, const hook_pem_t *ca_in, err_msg_t *msg)
+static json_t *generate(ctrl_webhook_t *w, const hook_pem_t *ca_in, const char *old_bundle,
+                        err_msg_t *msg)
 {
     hook_pem_t ca = {0}, srv = {0};
     const char *dns[16];
@@ -544,6 +546,16 @@ static json_t *generate(ctrl_webhook_t *w, const hook_pem_t *ca_in, err_msg_t *m
         }
     } else if (hook_cert_ca("sluice-ca", CA_DAYS, &ca, msg) != ERR_OK) {
         goto out;
+    } else if (old_bundle != NULL) {
+        /* A new CA: ca.crt (hence the caBundle) keeps the old CA beside it, so the other
+         * replica's serving certificate, signed by the old CA, verifies until it re-reads the
+         * Secret (hourly) -- and beyond, until the old CA expires or the next rotation. */
+        char *bundle = NULL;
+        if (hook_cert_bundle(ca.cert, old_bundle, (int64_t)time(NULL), &bundle, msg) != ERR_OK)
+            goto out;
+        free(ca.cert);
+        ca.cert = bundle;
+        ca.cert_len = strlen(bundle);
     }
     if (hook_cert_serving(&ca, dns, ndns, w->opts.ips, w->opts.nips, CERT_DAYS, &srv, msg) !=
         ERR_OK)
@@ -638,6 +650,7 @@ static void on_secret(const kube_result_t *res, void *data)
     err_msg_t msg = {{0}};
     json_t *body = NULL;
     hook_pem_t ca = {0};
+    char *old_bundle = NULL; /* owned: the Secret's ca.crt before a rotation */
     bool create = res->err == ERR_NOT_FOUND;
 
     w->busy = false;
@@ -668,6 +681,7 @@ static void on_secret(const kube_result_t *res, void *data)
         {
             kube_blob_t cac = secret_pem(res->body, "ca.crt"),
                         cak = secret_pem(res->body, "ca.key");
+            old_bundle = cac.data != NULL ? strdup((const char *)cac.data) : NULL;
             int64_t ca_after = 0;
             if (cac.data != NULL && cak.data != NULL &&
                 hook_cert_not_after((const char *)cac.data, cac.len, &ca_after, NULL) == ERR_OK &&
@@ -684,8 +698,9 @@ static void on_secret(const kube_result_t *res, void *data)
         wlog(w, CTRL_LOG_INFO, "webhooks: rotating the serving certificate in Secret %s/%s",
              w->cfg->namespace, w->cfg->webhook_secret);
     }
-    body = generate(w, &ca, &msg);
+    body = generate(w, &ca, old_bundle, &msg);
     hook_pem_fini(&ca);
+    free(old_bundle);
     if (body == NULL) {
         cert_problem(w, "%s", msg.text);
         wreq_free(r);
@@ -731,13 +746,33 @@ static void secret_sync(ctrl_webhook_t *w)
 static void on_timer(uv_timer_t *t)
 {
     ctrl_webhook_t *w = container_of(t, ctrl_webhook_t, timer);
+    err_msg_t camsg = {{0}};
 
+    /* Mutual TLS fails closed: nothing is served before the client CA can be read (and a
+     * Secret is never rotated because of it). */
+    if (w->tls == NULL && w->cfg->webhook_client_ca != NULL &&
+        hook_tls_client_ca_check(w->cfg->webhook_client_ca, &camsg) != ERR_OK) {
+        cert_problem(w, "webhook client CA %s (--webhook-client-ca): %s", w->cfg->webhook_client_ca,
+                     camsg.text);
+        uv_timer_start(&w->timer, on_timer, 5000, 0);
+        return;
+    }
     if (w->cfg->cert_dir != NULL) {
         cert_dir_tick(w);
         uv_timer_start(&w->timer, on_timer, 5000, 0);
         return;
     }
     secret_sync(w);
+    if (w->tls != NULL) {
+        /* Mutual TLS: a rotated client CA file is picked up here (with --cert-dir, by the
+         * reload of the files). A broken one keeps the context in use, which still checks. */
+        err_msg_t msg = {{0}};
+        int changed = 0;
+        if (hook_tls_reload_client_ca(w->tls, &changed, &msg) != ERR_OK)
+            cert_problem(w, "webhook client CA %s: %s", w->cfg->webhook_client_ca, msg.text);
+        else if (changed)
+            wlog(w, CTRL_LOG_INFO, "webhooks: client CA %s reloaded", w->cfg->webhook_client_ca);
+    }
     uv_timer_start(&w->timer, on_timer,
                    w->srv != NULL && w->bundles_done && w->crds_done == CRDS_ALL ? 3600000 : 10000,
                    0);
@@ -772,6 +807,7 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
     w->env.framework_enabled = env_framework;
     w->env.owner_managed = env_owner_managed;
     w->env.audit = env_audit;
+    w->env.callers_authenticated = cfg->webhook_client_ca != NULL; /* mutual TLS */
     w->env.ctx = w;
     if (cfg->audit_log != NULL &&
         audit_log_open(cfg->audit_log, cfg->audit_max_bytes, 5, &w->audit, msg) != ERR_OK) {

@@ -57,6 +57,7 @@ typedef struct review_s {
     const char *name;
     const char *user;
     json_t *groups;
+    bool dry_run;       /* request.dryRun: nothing will be persisted */
     json_t *object;     /* NULL on DELETE */
     json_t *old_object; /* NULL on CREATE */
 } review_t;
@@ -77,21 +78,21 @@ static const char *str_at(json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
-static bool counts(const diag_t *it, bool skip_unknown_fields)
+static bool counts(const diag_t *it)
 {
-    return !it->warning && !(skip_unknown_fields && strncmp(it->message, "unknown field", 13) == 0);
+    return !it->warning;
 }
 
 /* Join the error diagnostics the way controller-runtime prints a field.ErrorList aggregate:
  * one error as "path: detail", several as "[p1: d1, p2: d2]", into *message (NULL when there is
  * none). ERR_NOMEM: a failed allocation must not read as "no errors", which would admit. */
-static err_t join_errors(const diags_t *d, bool skip_unknown_fields, char **message)
+static err_t join_errors(const diags_t *d, char **message)
 {
     size_t n = 0, len = 0, cap = 3;
     char *out;
 
     for (size_t i = 0; i < d->len; i++) {
-        if (counts(&d->items[i], skip_unknown_fields)) {
+        if (counts(&d->items[i])) {
             n++;
             cap += strlen(d->items[i].path) + strlen(d->items[i].message) + 4;
         }
@@ -106,7 +107,7 @@ static err_t join_errors(const diags_t *d, bool skip_unknown_fields, char **mess
         out[len++] = '[';
     for (size_t i = 0; i < d->len; i++) {
         const diag_t *it = &d->items[i];
-        if (!counts(it, skip_unknown_fields))
+        if (!counts(it))
             continue;
         len +=
             (size_t)snprintf(out + len, cap - len, "%s%s%s%s", len > (n > 1 ? 1u : 0u) ? ", " : "",
@@ -344,6 +345,189 @@ static err_t quota_warnings(const hook_admission_env_t *env, const cluster_queue
     return ERR_OK;
 }
 
+/* ---- decoding that never skips validation --------------------------------------------------
+ *
+ * A Job (or an object of a job kind) may carry a field newer than sluice's list of PodSpec
+ * fields: the API server already dropped the fields *it* does not know, so such a field is only
+ * unknown to sluice, never a reason to refuse the object. It must not be a reason to skip the
+ * rules either (the queue name of an admitted Job could then be changed by adding any new
+ * field). So an object that fails to decode only because of unknown fields has exactly those
+ * members removed from a copy, and the copy is decoded again: the rules then run on everything
+ * sluice knows. A path that cannot be followed back into the document (a key with a dot in it,
+ * a truncated path) is not guessed at: the object is refused.
+ *
+ *   decode -(ERR_OK)-> validate
+ *          -(only "unknown field" errors, may drop)-> drop those paths in a copy -> decode again
+ *          -(other errors)-> refused with them
+ * The old object of an UPDATE that still cannot be decoded fails closed (refused): the update
+ * rules (immutable queue name, priority class) cannot be checked without it.
+ */
+
+typedef err_t (*decode_fn)(const jobs_kind_t *jk, json_t *root, object_t *out, diags_t *d);
+
+static err_t decode_builtin(const jobs_kind_t *jk, json_t *root, object_t *out, diags_t *d)
+{
+    (void)jk;
+    return object_decode(root, out, d);
+}
+
+static bool is_unknown_field(const diag_t *it)
+{
+    return !it->warning && strncmp(it->message, "unknown field \"", 15) == 0;
+}
+
+/* The member named by diagnostic `it` (path "parent.key", message `unknown field "key"`) removed
+ * from `root`; false when the path cannot be followed exactly. */
+static bool drop_unknown(json_t *root, const diag_t *it)
+{
+    const char *key = it->message + 15, *end = strrchr(key, '"');
+    char name[256], field[256], parent[512];
+    size_t flen, plen = strlen(it->path);
+    const char *p = parent;
+    json_t *at = root;
+
+    if (end == NULL || (size_t)(end - key) >= sizeof(field) || strstr(it->path, "...") != NULL)
+        return false;
+    flen = (size_t)(end - key);
+    memcpy(field, key, flen);
+    field[flen] = '\0';
+    /* The path ends in the key itself: the parent is what comes before ".key". */
+    if (plen < flen || strcmp(it->path + plen - flen, field) != 0 ||
+        (plen > flen && it->path[plen - flen - 1] != '.') || plen - flen >= sizeof(parent))
+        return false;
+    memcpy(parent, it->path, plen > flen ? plen - flen - 1 : 0);
+    parent[plen > flen ? plen - flen - 1 : 0] = '\0';
+    while (*p != '\0') {
+        size_t n = strcspn(p, ".[");
+        if (n > 0) {
+            if (n >= sizeof(name))
+                return false;
+            memcpy(name, p, n);
+            name[n] = '\0';
+            at = json_object_get(at, name);
+            p += n;
+        }
+        while (*p == '[') {
+            char *stop;
+            unsigned long i = strtoul(p + 1, &stop, 10);
+            if (stop == p + 1 || *stop != ']')
+                return false;
+            at = json_array_get(at, i);
+            p = stop + 1;
+        }
+        if (*p == '.')
+            p++;
+        else if (*p != '\0' && n == 0)
+            return false;
+        if (at == NULL)
+            return false;
+    }
+    return json_is_object(at) && json_object_del(at, field) == 0;
+}
+
+/* Copy the diagnostics of `from` into `to`, unknown-field errors as warnings when `soft`. */
+static err_t diags_copy(diags_t *to, const diags_t *from, bool soft)
+{
+    for (size_t i = 0; i < from->len; i++) {
+        const diag_t *it = &from->items[i];
+        err_t rc = it->warning || (soft && is_unknown_field(it))
+                       ? diags_warn(to, it->path, "%s", it->message)
+                       : diags_error(to, it->path, "%s", it->message);
+        if (rc != ERR_OK)
+            return rc;
+    }
+    return from->oom ? ERR_NOMEM : ERR_OK;
+}
+
+/* Decode `root` into `out` (ERR_OK: *have set, the caller finis `out`). With `may_drop`, an
+ * object whose only errors are unknown fields is decoded again without them (see above); the
+ * dropped fields stay in `d` as warnings. Other problems are errors in `d`, *have false. */
+static err_t decode_or_drop(decode_fn decode, const jobs_kind_t *jk, json_t *root, bool may_drop,
+                            object_t *out, bool *have, diags_t *d)
+{
+    diags_t first;
+    json_t *copy = NULL;
+    bool only_unknown;
+    err_t rc;
+
+    *have = false;
+    diags_init(&first);
+    rc = decode(jk, root, out, &first);
+    if (rc == ERR_NOMEM || first.oom) {
+        if (rc == ERR_OK)
+            object_fini(out);
+        diags_fini(&first);
+        return ERR_NOMEM;
+    }
+    if (rc == ERR_OK) {
+        *have = true;
+        rc = diags_copy(d, &first, may_drop);
+        goto out;
+    }
+    only_unknown = first.nerrors > 0;
+    for (size_t i = 0; i < first.len && only_unknown; i++)
+        only_unknown = first.items[i].warning || is_unknown_field(&first.items[i]);
+    if (!may_drop || !only_unknown) {
+        rc = diags_copy(d, &first, false);
+        goto out;
+    }
+    copy = json_deep_copy(root);
+    if (copy == NULL) {
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < first.len; i++) {
+        if (!is_unknown_field(&first.items[i]) || drop_unknown(copy, &first.items[i]))
+            continue;
+        /* Not found again where the decoder saw it: refuse rather than guess. */
+        rc = diags_copy(d, &first, false);
+        goto out;
+    }
+    rc = diags_copy(d, &first, true); /* what was dropped, as warnings */
+    if (rc != ERR_OK)
+        goto out;
+    rc = decode(jk, copy, out, d);
+    if (rc == ERR_OK)
+        *have = true;
+    rc = rc == ERR_NOMEM || d->oom ? ERR_NOMEM : ERR_OK;
+    if (rc != ERR_OK && *have) {
+        object_fini(out);
+        *have = false;
+    }
+out:
+    json_decref(copy);
+    diags_fini(&first);
+    return rc;
+}
+
+/* The old object of an UPDATE: decoded (unknown fields dropped as above), or the update is
+ * refused (`d` gets "oldObject: ..." errors) since its rules cannot be checked. */
+static err_t decode_old(decode_fn decode, const jobs_kind_t *jk, json_t *root, bool may_drop,
+                        object_t *out, bool *have, diags_t *d)
+{
+    diags_t od;
+    err_t rc;
+
+    diags_init(&od);
+    rc = decode_or_drop(decode, jk, root, may_drop, out, have, &od);
+    if (rc == ERR_OK && !*have) {
+        for (size_t i = 0; i < od.len && rc == ERR_OK; i++) {
+            const diag_t *it = &od.items[i];
+            if (!it->warning)
+                rc = diags_error(d, "oldObject",
+                                 "the stored object cannot be decoded (%s%s%s), "
+                                 "so the update cannot be checked against it",
+                                 it->path, it->path[0] ? ": " : "", it->message);
+        }
+        if (rc == ERR_OK && od.nerrors == 0)
+            rc = diags_error(d, "oldObject",
+                             "the stored object cannot be decoded, so the "
+                             "update cannot be checked against it");
+    }
+    diags_fini(&od);
+    return rc;
+}
+
 /* The verdict on r->object into `v`. ERR_NOMEM when it could not be reached (the caller answers
  * 500: a refusal for lack of memory would be a wrong answer, and so would an approval). */
 static err_t validate(const hook_admission_env_t *env, const review_t *r, verdict_t *v)
@@ -359,21 +543,17 @@ static err_t validate(const hook_admission_env_t *env, const review_t *r, verdic
     memset(&obj, 0, sizeof(obj));
     memset(&old, 0, sizeof(old));
     diags_init(&d);
-    rc = object_decode(r->object, &obj, &d);
-    if (rc == ERR_NOMEM)
+    /* Only a Job's unknown fields are newer than sluice (see decode_or_drop); Kueue's own kinds
+     * are sluice's, and a field unknown there is an error. */
+    rc = decode_or_drop(decode_builtin, NULL, r->object, r->route->kind == KIND_JOB, &obj,
+                        &have_obj, &d);
+    if (rc != ERR_OK)
         goto out;
-    have_obj = rc == ERR_OK;
-    rc = ERR_OK;
     if (have_obj && r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0) {
-        diags_t old_diags;
-        diags_init(&old_diags);
-        /* The stored object was valid when written; decode problems of it are not the user's. */
-        rc = object_decode(r->old_object, &old, &old_diags);
-        diags_fini(&old_diags);
-        if (rc == ERR_NOMEM)
+        rc = decode_old(decode_builtin, NULL, r->old_object, r->route->kind == KIND_JOB, &old,
+                        &have_old, &d);
+        if (rc != ERR_OK)
             goto out;
-        have_old = rc == ERR_OK;
-        rc = ERR_OK;
     }
     if (have_obj && obj.kind != r->route->kind) {
         v->allowed = false;
@@ -389,15 +569,13 @@ static err_t validate(const hook_admission_env_t *env, const review_t *r, verdic
     }
     if (have_obj && have_old)
         rc = validate_update_env(&old, &obj, &venv, &d);
-    else if (have_obj)
-        rc = validate_object(&obj, &d);
-    if (rc == ERR_OK && d.oom) /* the decoder's list of problems is incomplete */
+    else if (have_obj && !(r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0))
+        rc = validate_object(&obj, &d); /* (an UPDATE without its old object is refused) */
+    if (rc == ERR_OK && d.oom)          /* the decoder's list of problems is incomplete */
         rc = ERR_NOMEM;
     if (rc != ERR_OK)
         goto out;
-    /* For built-in kinds the API server has already dropped fields it does not know; a field
-     * sluice does not know is only newer than sluice, never a reason to refuse a Job. */
-    rc = join_errors(&d, r->route->kind == KIND_JOB, &v->message);
+    rc = join_errors(&d, &v->message);
     if (rc != ERR_OK)
         goto out;
     if (v->message != NULL) {
@@ -450,32 +628,26 @@ static err_t validate_kind(const hook_admission_env_t *env, const review_t *r, v
     memset(&obj, 0, sizeof(obj));
     memset(&old, 0, sizeof(old));
     diags_init(&d);
-    rc = kindobj_decode(r->jk, r->object, &obj, &d);
-    if (rc == ERR_NOMEM)
+    /* A job kind's fields sluice does not know are newer than sluice: dropped, then decoded
+     * again (decode_or_drop); the rules always run. */
+    rc = decode_or_drop(kindobj_decode, r->jk, r->object, true, &obj, &have_obj, &d);
+    if (rc != ERR_OK)
         goto out;
-    have_obj = rc == ERR_OK;
-    rc = ERR_OK;
     if (have_obj && r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0) {
-        diags_t old_diags;
-        diags_init(&old_diags);
-        /* The stored object was valid when written; its problems are not the user's. */
-        rc = kindobj_decode(r->jk, r->old_object, &old, &old_diags);
-        diags_fini(&old_diags);
-        if (rc == ERR_NOMEM)
+        rc = decode_old(kindobj_decode, r->jk, r->old_object, true, &old, &have_old, &d);
+        if (rc != ERR_OK)
             goto out;
-        have_old = rc == ERR_OK;
-        rc = ERR_OK;
     }
     if (have_obj && have_old)
         rc = validate_update_env(&old, &obj, &venv, &d);
-    else if (have_obj)
+    else if (have_obj && !(r->old_object != NULL && strcmp(r->operation, "UPDATE") == 0))
         rc = validate_object(&obj, &d);
     if (rc == ERR_OK && have_obj)
         unlabelled_kind_rules(env, &obj, &d);
     if (rc == ERR_OK && d.oom)
         rc = ERR_NOMEM;
     if (rc == ERR_OK)
-        rc = join_errors(&d, true, &v->message);
+        rc = join_errors(&d, &v->message);
     if (rc == ERR_OK && v->message != NULL) {
         v->allowed = false;
         v->code = 403;
@@ -614,6 +786,7 @@ static err_t review_parse(json_t *doc, review_t *r, err_msg_t *msg)
     user = json_object_get(req, "userInfo");
     r->user = str_at(user, "username");
     r->groups = json_object_get(user, "groups");
+    r->dry_run = json_is_true(json_object_get(req, "dryRun"));
     r->object = json_object_get(req, "object");
     r->old_object = json_object_get(req, "oldObject");
     if (json_is_null(r->object))
@@ -637,7 +810,7 @@ static void audit(const hook_admission_env_t *env, const review_t *r, const verd
     json_t *any = r->object ? r->object : r->old_object;
     json_t *meta = json_object_get(any, "metadata");
 
-    if (env->audit == NULL || !r->route->audited)
+    if (env->audit == NULL || !r->route->audited || r->dry_run)
         return;
     memset(&ev, 0, sizeof(ev));
     ev.operation = r->operation;
@@ -645,6 +818,7 @@ static void audit(const hook_admission_env_t *env, const review_t *r, const verd
     ev.namespace = r->namespace ? r->namespace : str_at(meta, "namespace");
     ev.name = r->name ? r->name : str_at(meta, "name");
     ev.user = r->user ? r->user : "";
+    ev.authenticated = env->callers_authenticated;
     ev.groups = r->groups;
     ev.old_object = r->old_object;
     ev.object = r->object;

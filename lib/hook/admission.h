@@ -47,7 +47,8 @@ typedef struct hook_audit_event_s {
     const char *kind;      /* ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Job, ... */
     const char *namespace; /* NULL for cluster-scoped */
     const char *name;
-    const char *user;
+    const char *user;   /* request.userInfo.username as sent by the caller */
+    bool authenticated; /* the caller was authenticated (mutual TLS): `user` can be believed */
     json_t *groups;     /* array of strings (borrowed) */
     json_t *old_object; /* borrowed, NULL on CREATE */
     json_t *object;     /* borrowed, NULL on DELETE */
@@ -75,8 +76,14 @@ typedef struct hook_admission_env_s {
     /* Is the controller owner of `obj` of a kind Kueue manages (an enabled integration's or an
      * external framework's)? NULL: never. */
     bool (*owner_managed)(void *ctx, const json_t *obj);
-    /* Called for every decision on an audited object (quotas, queue mappings, priorities). */
+    /* Called for every decision on an audited object (quotas, queue mappings, priorities),
+     * except dry runs (request.dryRun: nothing is changed, so nothing is recorded; the
+     * configurations declare sideEffects: NoneOnDryRun). */
     void (*audit)(void *ctx, const hook_audit_event_t *ev);
+    /* Every caller has been authenticated before its request arrives (the server requires a
+     * client certificate from the API server's CA). Only then is request.userInfo recorded as
+     * the user of an audit record; otherwise the record says the name is a claim. */
+    bool callers_authenticated;
     void *ctx;
 } hook_admission_env_t;
 

@@ -208,10 +208,19 @@ err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **
         return ERR_OK;
     }
     format_time(now_ms, when, sizeof(when));
-    rec = json_pack("{s:s, s:s, s:O, s:s, s:s, s:s?, s:s?, s:b, s:o}", "time", when, "user",
-                    ev->user ? ev->user : "", "groups", ev->groups ? ev->groups : json_null(),
-                    "operation", ev->operation, "kind", ev->kind, "namespace", ev->namespace,
-                    "name", ev->name, "allowed", ev->allowed, "changes", changes);
+    /* The user is only what an authenticated caller (the API server, under mutual TLS) says it
+     * is; from anyone else it is a claim, kept apart so that no reader takes it for a fact. */
+    rec = json_pack("{s:s, s:s?, s:b, s:O, s:s, s:s, s:s?, s:s?, s:b, s:o}", "time", when, "user",
+                    ev->authenticated ? (ev->user ? ev->user : "") : NULL, "authenticated",
+                    ev->authenticated, ev->authenticated ? "groups" : "claimedGroups",
+                    ev->groups ? ev->groups : json_null(), "operation", ev->operation, "kind",
+                    ev->kind, "namespace", ev->namespace, "name", ev->name, "allowed", ev->allowed,
+                    "changes", changes);
+    if (rec != NULL && !ev->authenticated &&
+        json_object_set_new(rec, "claimedUser", json_string(ev->user ? ev->user : "")) != 0) {
+        json_decref(rec);
+        return ERR_NOMEM;
+    }
     if (rec == NULL)
         return ERR_NOMEM;
     if ((!ev->allowed &&
@@ -230,11 +239,17 @@ char *audit_event_message(json_t *record)
     const size_t cap = 1024;
     char *out = malloc(cap);
     const char *user = json_string_value(json_object_get(record, "user"));
+    const char *claimed = json_string_value(json_object_get(record, "claimedUser"));
     json_t *changes = json_object_get(record, "changes"), *ch;
+    char who[300];
     size_t len, i;
 
     if (out == NULL)
         return NULL;
+    if (user == NULL && claimed != NULL) {
+        snprintf(who, sizeof(who), "an unauthenticated caller claiming to be %.200s", claimed);
+        user = who;
+    }
     if (user == NULL || user[0] == '\0')
         user = "(unknown user)";
     if (!json_is_true(json_object_get(record, "allowed"))) {
@@ -256,101 +271,6 @@ char *audit_event_message(json_t *record)
                                 a ? a : "(none)");
     }
     return out;
-}
-
-/* ---- the log file
- * -------------------------------------------------------------------------------- */
-
-struct audit_log_s {
-    char *path;
-    FILE *f;
-    uint64_t size;
-    uint64_t max_bytes;
-    unsigned keep;
-};
-
-err_t audit_log_open(const char *path, uint64_t max_bytes, unsigned keep, audit_log_t **out,
-                     err_msg_t *msg)
-{
-    audit_log_t *log = calloc(1, sizeof(*log));
-    struct stat st;
-
-    if (log == NULL || (log->path = strdup(path)) == NULL) {
-        free(log);
-        return err_set(msg, ERR_NOMEM, "out of memory");
-    }
-    log->f = fopen(path, "a");
-    if (log->f == NULL) {
-        err_set(msg, ERR_IO, "audit log %s: %s", path, strerror(errno));
-        free(log->path);
-        free(log);
-        return ERR_IO;
-    }
-    log->size = fstat(fileno(log->f), &st) == 0 ? (uint64_t)st.st_size : 0;
-    log->max_bytes = max_bytes;
-    log->keep = keep;
-    *out = log;
-    return ERR_OK;
-}
-
-/* PATH.(keep-1) -> PATH.keep, ..., PATH -> PATH.1, then a new PATH. */
-static err_t rotate(audit_log_t *log, err_msg_t *msg)
-{
-    char from[4096], to[4096];
-
-    fclose(log->f);
-    log->f = NULL;
-    for (unsigned i = log->keep; i > 0; i--) {
-        if (i == 1)
-            snprintf(from, sizeof(from), "%s", log->path);
-        else
-            snprintf(from, sizeof(from), "%s.%u", log->path, i - 1);
-        snprintf(to, sizeof(to), "%s.%u", log->path, i);
-        if (rename(from, to) != 0 && errno != ENOENT)
-            return err_set(msg, ERR_IO, "rotating audit log %s: %s", from, strerror(errno));
-    }
-    if (log->keep == 0 && remove(log->path) != 0 && errno != ENOENT)
-        return err_set(msg, ERR_IO, "rotating audit log %s: %s", log->path, strerror(errno));
-    log->f = fopen(log->path, "a");
-    if (log->f == NULL)
-        return err_set(msg, ERR_IO, "audit log %s: %s", log->path, strerror(errno));
-    log->size = 0;
-    return ERR_OK;
-}
-
-err_t audit_log_write(audit_log_t *log, json_t *record, err_msg_t *msg)
-{
-    char *line = json_dumps(record, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    size_t n;
-    err_t rc = ERR_OK;
-
-    if (line == NULL)
-        return err_set(msg, ERR_NOMEM, "out of memory");
-    n = strlen(line);
-    if (log->f == NULL ||
-        (log->max_bytes > 0 && log->size > 0 && log->size + n + 1 > log->max_bytes)) {
-        rc = rotate(log, msg);
-        if (rc != ERR_OK)
-            goto out;
-    }
-    if (fprintf(log->f, "%s\n", line) < 0 || fflush(log->f) != 0) {
-        rc = err_set(msg, ERR_IO, "writing audit log %s: %s", log->path, strerror(errno));
-        goto out;
-    }
-    log->size += n + 1;
-out:
-    free(line);
-    return rc;
-}
-
-void audit_log_close(audit_log_t *log)
-{
-    if (log == NULL)
-        return;
-    if (log->f)
-        fclose(log->f);
-    free(log->path);
-    free(log);
 }
 
 /* ---- printing
@@ -446,7 +366,7 @@ err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_
         json_error_t jerr;
         json_t *rec, *changes, *ch;
         int64_t when;
-        char object[600];
+        char object[600], who[300];
         size_t i;
 
         lineno++;
@@ -476,9 +396,12 @@ err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_
         else
             snprintf(object, sizeof(object), "%s/%s", text_or(json_object_get(rec, "kind"), "?"),
                      text_or(json_object_get(rec, "name"), "?"));
+        if (json_is_string(json_object_get(rec, "user")))
+            snprintf(who, sizeof(who), "%s", text_or(json_object_get(rec, "user"), ""));
+        else /* not authenticated: only a claim */
+            snprintf(who, sizeof(who), "?%s", text_or(json_object_get(rec, "claimedUser"), ""));
         fprintf(out, "%-24s  %-20s  %-9s  %-40s  %s\n", text_or(json_object_get(rec, "time"), ""),
-                text_or(json_object_get(rec, "user"), ""),
-                text_or(json_object_get(rec, "operation"), ""), object,
+                who, text_or(json_object_get(rec, "operation"), ""), object,
                 json_is_true(json_object_get(rec, "allowed")) ? "allowed" : "denied");
         if (!json_is_true(json_object_get(rec, "allowed")))
             fprintf(out, "    reason: %s\n", text_or(json_object_get(rec, "reason"), ""));

@@ -46,19 +46,73 @@ err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **
  * messages; NULL on OOM. */
 char *audit_event_message(json_t *record);
 
-/* An append-only JSON-lines file rotated by size: when a write would take it past max_bytes it
- * is renamed to PATH.1 (PATH.1 to PATH.2, ... up to `keep` files) and a new one started. */
+/*
+ * The audit file (auditlog.c): append-only JSON lines, one record each, chained by hash:
+ *
+ *   {"seq":7,"prev":"<sha256 hex of line 6, without its newline>","time":...,"user":...}
+ *
+ * seq counts from 1 over the whole history (across rotations and restarts: opening a file
+ * resumes after its last line, or after PATH.1's when PATH is empty). The first record ever has
+ * prev = 64 zeros. An edited, removed, reordered or inserted line breaks the link of the line
+ * after it (or the seq sequence), which audit_verify() finds; only removing lines at the very
+ * end is not visible in the file itself (the Events and the logs of the other replica keep
+ * them). Records sluice writes for itself have a "type":
+ *   "suppressed"  {user, count, since}: records of `user` not written because they exceeded
+ *                 the per-user rate (see below); written before that user's next record, and
+ *                 at close
+ *   "rotated"     {dropped, firstSeq, lastSeq}: rotation deleted the oldest file (whose
+ *                 records had that seq range); the first record of the new file
+ *   "recovered"   {discardedBytes}: a torn last line (crash mid-write) was cut off at open
+ *
+ * Durability: each record is written with one write(2) and fdatasync(2)'d before
+ * audit_log_write() returns, so before the webhook answers the API server. After a rotation
+ * the directory is fsync'd too.
+ *
+ * Flood: each user (the authenticated user, or "?"+claimed user) may write `rate` records per
+ * second with a burst of `burst` (default 10/s, burst 200); beyond that the records are counted
+ * in one "suppressed" record instead of being written, so that one user cannot rotate the
+ * history of everyone else out of the files. 64 users are tracked; the least recently seen is
+ * forgotten first (its pending summary is written then).
+ */
 typedef struct audit_log_s audit_log_t;
 
-/* Open (create or append) the log at `path`. */
+/* Open (create or append) the log at `path`, rotating past max_bytes (0 = never) into PATH.1 ..
+ * PATH.keep, and resume its chain. ERR_IO names the file; ERR_PARSE when the last record cannot
+ * be read as a chained record (the file is left as it is). */
 err_t audit_log_open(const char *path, uint64_t max_bytes, unsigned keep, audit_log_t **out,
                      err_msg_t *msg);
 
-/* Append one record as a line (flushed). */
+/* Per-user rate: `per_second` records per second, burst `burst` (0, 0 = unlimited). */
+void audit_log_set_rate(audit_log_t *log, unsigned per_second, unsigned burst);
+
+/* Append one record (a JSON object; "seq" and "prev" are added in front), durably. ERR_OVERFLOW
+ * (with the user in `msg`) when a user's records start being suppressed by the rate limit;
+ * the following suppressed ones return ERR_OK. ERR_IO when the file cannot be written. */
 err_t audit_log_write(audit_log_t *log, json_t *record, err_msg_t *msg);
 
-/* Close the file; NULL-safe. */
+/* The same with the time for the rate limit given (ms, monotonic) for tests. */
+err_t audit_log_write_at(audit_log_t *log, json_t *record, int64_t now_ms, err_msg_t *msg);
+
+/* The last seq written (0 when none). */
+uint64_t audit_log_seq(const audit_log_t *log);
+
+/* Write pending "suppressed" records and close the file; NULL-safe. */
 void audit_log_close(audit_log_t *log);
+
+/* Result of audit_verify(). */
+typedef struct audit_verify_s {
+    uint64_t records;   /* lines checked */
+    uint64_t first_seq; /* seq of the first record read */
+    uint64_t last_seq;
+    bool anchored;   /* the first record is the first ever (seq 1, prev zeros) */
+    bool ok;         /* no broken link */
+    char where[512]; /* the first broken link: "FILE:LINE (seq N): what" */
+} audit_verify_t;
+
+/* Check the chain over `files` in order (oldest first: PATH.5 ... PATH.1 PATH). Stops at the
+ * first broken link (reported in out->where, out->ok false). ERR_IO when a file cannot be read;
+ * a broken chain is ERR_OK with out->ok false. */
+err_t audit_verify(const char *const *files, size_t nfiles, audit_verify_t *out, err_msg_t *msg);
 
 /* Filters for audit_print(). */
 typedef struct audit_filter_s {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static err_t ossl_fail(err_msg_t *msg, const char *what)
 {
@@ -123,27 +124,16 @@ out:
     return rc;
 }
 
-err_t hook_cert_serving(const hook_pem_t *ca, const char *const *dns, size_t ndns,
-                        const char *const *ips, size_t nips, int days, hook_pem_t *out,
-                        err_msg_t *msg)
+/* A certificate for a new key, subject CN `cn`, signed by `ca`, with extendedKeyUsage `eku` and
+ * subjectAltName `san` (NULL: none). */
+static err_t issue(const hook_pem_t *ca, const char *cn, const char *eku, const char *san, int days,
+                   hook_pem_t *out, err_msg_t *msg)
 {
     BIO *bio = NULL;
     X509 *ca_cert = NULL, *cert = NULL;
     EVP_PKEY *ca_key = NULL, *key = NULL;
-    char san[4096];
-    size_t used = 0;
-    const char *cn = ndns ? dns[0] : nips ? ips[0] : NULL;
     err_t rc;
 
-    if (cn == NULL)
-        return err_set(msg, ERR_INVALID, "a serving certificate needs a DNS name or an IP");
-    for (size_t i = 0; i < ndns + nips; i++) {
-        int n = snprintf(san + used, sizeof(san) - used, "%s%s:%s", used ? "," : "",
-                         i < ndns ? "DNS" : "IP", i < ndns ? dns[i] : ips[i - ndns]);
-        if (n < 0 || (size_t)n >= sizeof(san) - used)
-            return err_set(msg, ERR_INVALID, "too many subject alternative names");
-        used += (size_t)n;
-    }
     bio = BIO_new_mem_buf(ca->cert, (int)ca->cert_len);
     ca_cert = bio ? PEM_read_bio_X509(bio, NULL, NULL, NULL) : NULL;
     BIO_free(bio);
@@ -156,17 +146,17 @@ err_t hook_cert_serving(const hook_pem_t *ca, const char *const *dns, size_t ndn
     }
     key = EVP_EC_gen("P-256");
     if (key == NULL) {
-        rc = ossl_fail(msg, "generating serving key");
+        rc = ossl_fail(msg, "generating key");
         goto out;
     }
     cert = cert_new(key, cn, days);
     if (cert == NULL || !X509_set_issuer_name(cert, X509_get_subject_name(ca_cert)) ||
         !add_ext(cert, ca_cert, NID_basic_constraints, "critical,CA:FALSE") ||
         !add_ext(cert, ca_cert, NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
-        !add_ext(cert, ca_cert, NID_ext_key_usage, "serverAuth") ||
-        !add_ext(cert, ca_cert, NID_subject_alt_name, san) ||
+        !add_ext(cert, ca_cert, NID_ext_key_usage, eku) ||
+        (san != NULL && !add_ext(cert, ca_cert, NID_subject_alt_name, san)) ||
         !X509_sign(cert, ca_key, EVP_sha256())) {
-        rc = ossl_fail(msg, "building serving certificate");
+        rc = ossl_fail(msg, "building certificate");
         goto out;
     }
     rc = to_pem(cert, key, out, msg);
@@ -175,6 +165,78 @@ out:
     X509_free(cert);
     EVP_PKEY_free(ca_key);
     EVP_PKEY_free(key);
+    return rc;
+}
+
+err_t hook_cert_serving(const hook_pem_t *ca, const char *const *dns, size_t ndns,
+                        const char *const *ips, size_t nips, int days, hook_pem_t *out,
+                        err_msg_t *msg)
+{
+    char san[4096];
+    size_t used = 0;
+    const char *cn = ndns ? dns[0] : nips ? ips[0] : NULL;
+
+    if (cn == NULL)
+        return err_set(msg, ERR_INVALID, "a serving certificate needs a DNS name or an IP");
+    for (size_t i = 0; i < ndns + nips; i++) {
+        int n = snprintf(san + used, sizeof(san) - used, "%s%s:%s", used ? "," : "",
+                         i < ndns ? "DNS" : "IP", i < ndns ? dns[i] : ips[i - ndns]);
+        if (n < 0 || (size_t)n >= sizeof(san) - used)
+            return err_set(msg, ERR_INVALID, "too many subject alternative names");
+        used += (size_t)n;
+    }
+    return issue(ca, cn, "serverAuth", san, days, out, msg);
+}
+
+err_t hook_cert_client(const hook_pem_t *ca, const char *cn, int days, hook_pem_t *out,
+                       err_msg_t *msg)
+{
+    return issue(ca, cn, "clientAuth", NULL, days, out, msg);
+}
+
+err_t hook_cert_bundle(const char *ca, const char *old, int64_t now, char **out, err_msg_t *msg)
+{
+    BIO *in = old ? BIO_new_mem_buf(old, -1) : NULL, *acc = BIO_new(BIO_s_mem());
+    BIO *first = BIO_new_mem_buf(ca, -1);
+    X509 *newest = first ? PEM_read_bio_X509(first, NULL, NULL, NULL) : NULL, *x;
+    char *p;
+    long n;
+    err_t rc = ERR_OK;
+
+    BIO_free(first);
+    if (acc == NULL || (old != NULL && in == NULL)) {
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (newest == NULL) {
+        rc = ossl_fail(msg, "reading the new CA certificate");
+        goto out;
+    }
+    if (!PEM_write_bio_X509(acc, newest)) {
+        rc = ossl_fail(msg, "encoding PEM");
+        goto out;
+    }
+    while (in != NULL && (x = PEM_read_bio_X509(in, NULL, NULL, NULL)) != NULL) {
+        time_t t = (time_t)now;
+        /* Still valid and not the new CA itself: kept, so certificates it signed (served by a
+         * replica that has not re-read the Secret yet) still verify. */
+        int keep = X509_cmp(x, newest) != 0 && X509_cmp_time(X509_get0_notAfter(x), &t) > 0;
+        if (keep && !PEM_write_bio_X509(acc, x)) {
+            X509_free(x);
+            rc = ossl_fail(msg, "encoding PEM");
+            goto out;
+        }
+        X509_free(x);
+    }
+    ERR_clear_error(); /* the loop ends on a "no start line" error */
+    n = BIO_get_mem_data(acc, &p);
+    *out = strndup(p, (size_t)n);
+    if (*out == NULL)
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+out:
+    X509_free(newest);
+    BIO_free(in);
+    BIO_free(acc);
     return rc;
 }
 

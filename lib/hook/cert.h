@@ -25,6 +25,17 @@ err_t hook_cert_serving(const hook_pem_t *ca, const char *const *dns, size_t ndn
                         const char *const *ips, size_t nips, int days, hook_pem_t *out,
                         err_msg_t *msg);
 
+/* A client certificate (extendedKeyUsage clientAuth, subject CN `cn`) signed by `ca`, valid from
+ * now-1h for `days` days: what a webhook caller presents under mutual TLS. */
+err_t hook_cert_client(const hook_pem_t *ca, const char *cn, int days, hook_pem_t *out,
+                       err_msg_t *msg);
+
+/* The caBundle after a CA rotation: `ca`'s first certificate (the new CA), then every
+ * certificate of `old` (the previous bundle, may be NULL) that is still valid at `now` (Unix
+ * seconds) and is not the new CA. Malloc'ed PEM into *out. The API server then trusts the
+ * serving certificates of both CAs while the other replica still serves its old one. */
+err_t hook_cert_bundle(const char *ca, const char *old, int64_t now, char **out, err_msg_t *msg);
+
 /* The notAfter time of the first certificate in `pem`, in seconds since the epoch. */
 err_t hook_cert_not_after(const char *pem, size_t len, int64_t *out, err_msg_t *msg);
 

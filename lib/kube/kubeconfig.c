@@ -331,6 +331,30 @@ err_t kube_config_from_json(json_t *root, const char *context, const char *base_
         if (rc != ERR_OK)
             goto fail;
         snprintf(path, sizeof(path), "users[%zu].user", idx);
+        /* Credentials sluice cannot produce are refused by name, never loaded as "no
+         * credentials" (which would fail later as 401/403 with no hint, e.g. on EKS/GKE/AKS). */
+        if (json_object_get(user, "exec") != NULL && !json_is_null(json_object_get(user, "exec"))) {
+            const char *cmd =
+                json_string_value(json_object_get(json_object_get(user, "exec"), "command"));
+            rc = err_set(msg, ERR_UNSUPPORTED,
+                         "%s.exec: user \"%s\" gets its credentials from the exec plugin "
+                         "\"%.200s\", which sluice does not run; use a kubeconfig with a token, "
+                         "tokenFile or client certificate (e.g. a ServiceAccount token), or run "
+                         "sluice in the cluster",
+                         path, user_name, cmd ? cmd : "?");
+            goto fail;
+        }
+        if (json_object_get(user, "auth-provider") != NULL &&
+            !json_is_null(json_object_get(user, "auth-provider"))) {
+            const char *name =
+                json_string_value(json_object_get(json_object_get(user, "auth-provider"), "name"));
+            rc = err_set(msg, ERR_UNSUPPORTED,
+                         "%s.auth-provider: user \"%s\" uses the auth provider \"%.200s\", "
+                         "which sluice does not support (client-go removed them in 1.26); use a "
+                         "token, tokenFile or client certificate",
+                         path, user_name, name ? name : "?");
+            goto fail;
+        }
         rc = get_file_and_data(user, path, "client-certificate", "client-certificate-data",
                                base_dir, &cfg.cert_file, &cfg.cert_data, msg);
         if (rc == ERR_OK)
@@ -355,6 +379,15 @@ err_t kube_config_from_json(json_t *root, const char *context, const char *base_
         if ((cfg.cert_file || cfg.cert_data.data) != (cfg.key_file || cfg.key_data.data)) {
             rc = err_set(msg, ERR_INVALID, "%s: client-certificate and client-key go together",
                          path);
+            goto fail;
+        }
+        /* A bearer token over plain HTTP is readable by anyone on the path: never sent. */
+        if ((cfg.token != NULL || cfg.token_file != NULL) &&
+            strncmp(cfg.server, "http://", 7) == 0) {
+            rc = err_set(msg, ERR_INVALID,
+                         "%s: user \"%s\" has a bearer token, but the server %s is plain http://; "
+                         "tokens are only sent over https://",
+                         path, user_name, cfg.server);
             goto fail;
         }
     }

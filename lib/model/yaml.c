@@ -51,6 +51,7 @@ typedef struct anchor_s {
     char *name;    /* owned */
     json_t *value; /* owned reference */
     size_t nodes;  /* nodes in value, alias expansions included */
+    size_t bytes;  /* scalar bytes in value (+1 per node), alias expansions included */
     size_t height; /* nesting levels in value: 0 for a scalar */
     char *text;    /* owned: the scalar's source text for use as an alias key; NULL otherwise */
     size_t text_len;
@@ -65,6 +66,7 @@ typedef struct frame_s {
     int key_is_merge;
     char *anchor;        /* owned: anchor to register when the collection ends, or NULL */
     size_t nodes_before; /* loader's node count when the collection started */
+    size_t bytes_before; /* loader's byte count when the collection started */
     size_t height;       /* 1 + the largest height among the children so far */
     yaml_mark_t start;   /* where the collection starts, for errors about it */
 } frame_t;
@@ -99,6 +101,7 @@ typedef struct loader_s {
     anchor_t *anchors; /* owned array */
     size_t nanchors, anchors_cap;
     size_t nodes; /* nodes of the current document, alias expansions included */
+    size_t bytes; /* its scalar bytes + 1 per node, alias expansions included */
     yaml_doc_cb cb;
     void *ctx;
     err_msg_t *msg;
@@ -134,15 +137,26 @@ static char *dup_n(const char *s, size_t n)
     return p;
 }
 
-static err_t count_nodes(loader_t *ld, size_t n, yaml_mark_t mark)
+/* Count `n` more nodes of `bytes` scalar bytes (+1 per node) into the document, checking both
+ * limits before anything is copied. The byte limit is what stops an alias bomb built from long
+ * scalars: a 1 MB string aliased 200,000 times is few nodes but 200 GB. */
+static err_t count_nodes(loader_t *ld, size_t n, size_t bytes, yaml_mark_t mark)
 {
+    char what[128];
+
     if (n > YAML_MAX_NODES || ld->nodes > YAML_MAX_NODES - n) {
-        char what[96];
         snprintf(what, sizeof(what), "document has more than %d nodes (aliases included)",
                  YAML_MAX_NODES);
         return at(ld, ERR_PARSE, mark, what);
     }
+    if (bytes > YAML_MAX_BYTES || ld->bytes > YAML_MAX_BYTES - bytes) {
+        snprintf(what, sizeof(what),
+                 "document expands to more than %u bytes (aliases included): refused",
+                 (unsigned)YAML_MAX_BYTES);
+        return at(ld, ERR_PARSE, mark, what);
+    }
     ld->nodes += n;
+    ld->bytes += bytes;
     return ERR_OK;
 }
 
@@ -479,9 +493,10 @@ static void anchors_clear(loader_t *ld)
 
 /* Remember `value` (a new reference is taken) under `name`; a later anchor of the same name
  * shadows an earlier one, as YAML requires. */
-static err_t anchor_add(loader_t *ld, const char *name, const node_t *nd, size_t nodes)
+static err_t anchor_add(loader_t *ld, const char *name, const node_t *nd, size_t nodes,
+                        size_t bytes)
 {
-    anchor_t a = {NULL, NULL, nodes, nd->height, NULL, 0};
+    anchor_t a = {NULL, NULL, nodes, bytes, nd->height, NULL, 0};
     const char *text = nd->text;
     size_t text_len = nd->text_len;
 
@@ -634,10 +649,10 @@ static err_t place(loader_t *ld, node_t *nd)
 }
 
 /* Register the anchor (if any) of a finished node, then place it. Consumes nd->value. */
-static err_t finish_node(loader_t *ld, node_t *nd, const char *anchor, size_t nodes)
+static err_t finish_node(loader_t *ld, node_t *nd, const char *anchor, size_t nodes, size_t bytes)
 {
     if (anchor != NULL) {
-        err_t rc = anchor_add(ld, anchor, nd, nodes);
+        err_t rc = anchor_add(ld, anchor, nd, nodes, bytes);
         if (rc != ERR_OK) {
             json_decref(nd->value);
             return rc;
@@ -660,7 +675,7 @@ static err_t on_scalar(loader_t *ld, const yaml_event_t *ev)
 {
     node_t nd = {
         NULL, (const char *)ev->data.scalar.value, ev->data.scalar.length, 0, ev->start_mark, 0};
-    err_t rc = count_nodes(ld, 1, ev->start_mark);
+    err_t rc = count_nodes(ld, 1, ev->data.scalar.length + 1, ev->start_mark);
 
     if (rc != ERR_OK)
         return rc;
@@ -674,7 +689,8 @@ static err_t on_scalar(loader_t *ld, const yaml_event_t *ev)
         if (rc != ERR_OK)
             return rc;
     }
-    return finish_node(ld, &nd, (const char *)ev->data.scalar.anchor, 1);
+    return finish_node(ld, &nd, (const char *)ev->data.scalar.anchor, 1,
+                       ev->data.scalar.length + 1);
 }
 
 static err_t on_alias(loader_t *ld, const yaml_event_t *ev)
@@ -690,7 +706,7 @@ static err_t on_alias(loader_t *ld, const yaml_event_t *ev)
         return at(ld, ERR_PARSE, ev->start_mark, what);
     }
     /* Counting the anchored node's size for every alias is what stops "billion laughs". */
-    rc = count_nodes(ld, a->nodes, ev->start_mark);
+    rc = count_nodes(ld, a->nodes, a->bytes, ev->start_mark);
     if (rc != ERR_OK)
         return rc;
     /* The copy lands at the current depth: it must not nest deeper than the limit either. */
@@ -720,7 +736,7 @@ static err_t on_start(loader_t *ld, const yaml_event_t *ev, int is_map)
     }
     if (ld->depth == YAML_MAX_DEPTH)
         return depth_error(ld, ev->start_mark);
-    rc = count_nodes(ld, 1, ev->start_mark);
+    rc = count_nodes(ld, 1, 1, ev->start_mark);
     if (rc != ERR_OK)
         return rc;
     f = &ld->stack[ld->depth];
@@ -729,6 +745,7 @@ static err_t on_start(loader_t *ld, const yaml_event_t *ev, int is_map)
     f->height = 1;
     f->start = ev->start_mark;
     f->nodes_before = ld->nodes - 1;
+    f->bytes_before = ld->bytes - 1;
     f->node = is_map ? json_object() : json_array();
     if (anchor != NULL)
         f->anchor = strdup((const char *)anchor);
@@ -764,7 +781,7 @@ static err_t on_end(loader_t *ld)
     frame_t *f = &ld->stack[ld->depth - 1];
     node_t nd = {NULL, NULL, 0, 0, f->start, 0};
     char *anchor;
-    size_t nodes;
+    size_t nodes, bytes;
     err_t rc;
 
     if (f->merges != NULL) {
@@ -778,9 +795,10 @@ static err_t on_end(loader_t *ld)
     anchor = f->anchor;
     f->anchor = NULL;
     nodes = ld->nodes - f->nodes_before;
+    bytes = ld->bytes - f->bytes_before;
     frame_fini(f);
     ld->depth--;
-    rc = finish_node(ld, &nd, anchor, nodes);
+    rc = finish_node(ld, &nd, anchor, nodes, bytes);
     free(anchor);
     return rc;
 }
@@ -793,6 +811,7 @@ static err_t on_document_end(loader_t *ld, size_t index, int line)
     ld->root = NULL;
     anchors_clear(ld);
     ld->nodes = 0;
+    ld->bytes = 0;
     if (root != NULL && !json_is_null(root))
         rc = ld->cb(ld->ctx, index, line, root);
     json_decref(root);

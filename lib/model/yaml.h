@@ -29,7 +29,8 @@ typedef err_t (*yaml_doc_cb)(void *ctx, size_t index, int line, json_t *doc);
 
 /* Stream documents from `f`, holding at most one document's tree at a time. Syntax errors return
  * ERR_PARSE with "line L, column C: problem" in `msg`; nesting deeper than YAML_MAX_DEPTH or a
- * document of more than YAML_MAX_NODES nodes (alias expansion included) is ERR_PARSE too; a read
+ * document of more than YAML_MAX_NODES nodes or YAML_MAX_BYTES bytes (alias expansion included)
+ * is ERR_PARSE too, found before anything is copied; a read
  * error is ERR_IO. Documents before the error have been delivered. */
 err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 
@@ -38,5 +39,8 @@ err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err
 
 #define YAML_MAX_DEPTH 128
 #define YAML_MAX_NODES 200000
+/* Scalar bytes (+1 per node) of one document with its aliases expanded: ten times the API
+ * server's 3 MiB request limit, so no object Kubernetes accepts comes near it. */
+#define YAML_MAX_BYTES (32u << 20)
 
 #endif

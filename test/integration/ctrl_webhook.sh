@@ -62,7 +62,9 @@ EOT
 hport=$((port + 1))
 ctrl_start op --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$port" \
     --webhook-cert-ip 127.0.0.1 --health-probe-bind-address "127.0.0.1:$hport" \
-    --audit-log "$tmp/audit.log"
+    --audit-log "$tmp/audit.log" ${SLUICE_KUBE_WEBHOOK_CLIENT_CA:+--webhook-client-ca "$SLUICE_KUBE_WEBHOOK_CLIENT_CA"}
+user_key=claimedUser # the API server's webhook client certificate authenticates it (mutual TLS)
+[ -z "${SLUICE_KUBE_WEBHOOK_CLIENT_CA:-}" ] || user_key=user
 until_ 30 "the Secret with the certificates" 'k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath="{.data.tls\.crt}" | grep -q .'
 for kind in validating mutating; do
     until_ 30 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
@@ -114,9 +116,9 @@ cq "good-$sfx" 1 | k apply -f - >/dev/null || fail "the valid ClusterQueue was r
 say "valid ClusterQueue admitted with the resource-in-use finalizer"
 # The audit trail: the rejection and the creation, with the calling user, in the log and as
 # Events on the ClusterQueue (cluster-scoped: in namespace default).
-grep '"allowed":false' "$tmp/audit.log" | grep -q '"user":"sluice-admin"' ||
+grep '"allowed":false' "$tmp/audit.log" | grep -q "\"$user_key\":\"sluice-admin\"" ||
     fail "the rejection is not in the audit log with the user: $(cat "$tmp/audit.log")"
-grep '"allowed":true' "$tmp/audit.log" | grep '"name":"good-'"$sfx"'"' | grep -q '"user":"sluice-admin"' ||
+grep '"allowed":true' "$tmp/audit.log" | grep '"name":"good-'"$sfx"'"' | grep -q "\"$user_key\":\"sluice-admin\"" ||
     fail "the creation is not in the audit log with the user: $(cat "$tmp/audit.log")"
 "$SLUICE_BINARY_DIR/sluice" audit --object "ClusterQueue/good-$sfx" "$tmp/audit.log" |
     grep -q "quota f-$sfx/cpu nominalQuota: (none) -> 2" || fail "sluice audit does not show the quota"

@@ -102,6 +102,15 @@ have -n $NS configmap "$cm"
     fail "the Deployment does not mount $cm"
 [ "$(jp -n $NS deployment sluice-controller-manager -o jsonpath='{.spec.template.spec.priorityClassName} {.spec.template.spec.securityContext.runAsUser} {.spec.template.spec.containers[0].image}')" = \
     "system-cluster-critical 65532 sluice:0.1.0" ] || fail "Deployment: priority class, user or image"
+# The audit trail: a file per pod on the writable audit volume; dry runs not recorded.
+[ "$(jp -n $NS deployment sluice-controller-manager -o jsonpath='{.spec.template.spec.volumes[1].name} {.spec.template.spec.volumes[1].emptyDir.sizeLimit} {.spec.template.spec.containers[0].volumeMounts[1].mountPath}')" = \
+    "audit 512Mi /var/log/sluice" ] || fail "Deployment: no audit volume"
+jp -n $NS deployment sluice-controller-manager -o jsonpath='{.spec.template.spec.containers[0].args}' |
+    grep -q '/var/log/sluice/$(POD_NAME).audit.log' || fail "Deployment: no --audit-log on the audit volume"
+[ "$(jp validatingwebhookconfiguration $VWC -o jsonpath='{.webhooks[*].sideEffects}' | tr ' ' '\n' | sort -u)" = NoneOnDryRun ] ||
+    fail "validating webhooks: sideEffects is not NoneOnDryRun everywhere"
+[ "$(jp mutatingwebhookconfiguration $MWC -o jsonpath='{.webhooks[*].sideEffects}' | tr ' ' '\n' | sort -u)" = NoneOnDryRun ] ||
+    fail "mutating webhooks: sideEffects is not NoneOnDryRun everywhere"
 [ "$(jp -n $NS poddisruptionbudget sluice-controller-manager -o jsonpath='{.spec.minAvailable}')" = 1 ] || fail "PodDisruptionBudget"
 [ "$(jp -n $NS networkpolicy sluice-controller-manager -o jsonpath='{.spec.ingress[0].ports[*].port}')" = "9443 8081" ] || fail "NetworkPolicy"
 have -n $NS resourcequota sluice-critical-pods
