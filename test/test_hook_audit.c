@@ -459,7 +459,12 @@ START_TEST(test_print_filters_and_skips_garbage)
         "this is not json\n"
         "{\"time\":\"2026-11-29T12:00:00.5Z\",\"user\":\"bob\",\"operation\":\"CREATE\","
         "\"kind\":\"LocalQueue\",\"namespace\":\"team-a\",\"name\":\"main\",\"allowed\":false,"
-        "\"reason\":\"spec.clusterQueue: field is immutable\",\"changes\":[]}\n";
+        "\"reason\":\"spec.clusterQueue: field is immutable\",\"changes\":[]}\n"
+        "{\"seq\":4,\"prev\":\"x\",\"time\":\"2026-11-29T13:00:00Z\",\"type\":\"suppressed\","
+        "\"user\":\"?mallory\",\"count\":17,\"since\":\"2026-11-29T12:59:59Z\"}\n"
+        "{\"time\":\"2026-11-29T14:00:00Z\",\"user\":null,\"authenticated\":false,"
+        "\"claimedUser\":\"eve\",\"operation\":\"UPDATE\",\"kind\":\"Cohort\",\"name\":\"c\","
+        "\"allowed\":true,\"changes\":[]}\n";
     char out[4096], err[512];
     FILE *in, *o, *e;
     size_t count;
@@ -473,7 +478,10 @@ START_TEST(test_print_filters_and_skips_garbage)
     fclose(in);
     fclose(o);
     fclose(e);
-    ck_assert_uint_eq(count, 2);
+    ck_assert_uint_eq(count, 3);
+    ck_assert_ptr_nonnull(strstr(out, "(audit log)           17 records of ?mallory not written "
+                                      "(rate limit) since 2026-11-29T12:59:59Z"));
+    ck_assert_ptr_nonnull(strstr(out, "  ?eve  ")); /* a claim, not a user */
     ck_assert_ptr_nonnull(strstr(out, "quota h100/nvidia.com/gpu nominalQuota: 16 -> 8"));
     ck_assert_ptr_nonnull(strstr(out, "LocalQueue/team-a/main"));
     ck_assert_ptr_nonnull(strstr(out, "reason: spec.clusterQueue: field is immutable"));
@@ -491,7 +499,7 @@ START_TEST(test_print_filters_and_skips_garbage)
     ck_assert_ptr_null(strstr(out, "training"));
 
     f.object = NULL;
-    f.since_ms = 1795953600000LL; /* 2026-11-29T12:00:00Z: only bob's record */
+    f.since_ms = 1795953600000LL; /* 2026-11-29T12:00:00Z: bob's and eve's records */
     in = fmemopen((void *)text, strlen(text), "r");
     o = fmemopen(out, sizeof(out), "w");
     e = fmemopen(err, sizeof(err), "w");
@@ -499,7 +507,7 @@ START_TEST(test_print_filters_and_skips_garbage)
     fclose(in);
     fclose(o);
     fclose(e);
-    ck_assert_uint_eq(count, 1);
+    ck_assert_uint_eq(count, 2);
     ck_assert_ptr_nonnull(strstr(out, "bob"));
 }
 END_TEST

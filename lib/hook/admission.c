@@ -41,8 +41,7 @@ static const route_t routes[] = {
      KIND_WORKLOAD_PRIORITY_CLASS, true},
     {"/mutate-kueue-x-k8s-io-v1beta2-workload", HOOK_MUTATE, KIND_WORKLOAD, false},
     {"/validate-kueue-x-k8s-io-v1beta2-workload", HOOK_VALIDATE, KIND_WORKLOAD, true},
-    {"/mutate-batch-v1-job", HOOK_MUTATE, KIND_JOB, false},
-    {"/validate-batch-v1-job", HOOK_VALIDATE, KIND_JOB, true},
+    /* batch/v1 Job and every other job kind: kind_route(), from lib/jobs' table. */
 };
 
 /* The parsed request part of an AdmissionReview (borrowed from the document). */
@@ -662,8 +661,8 @@ out:
 }
 
 /* The webhook paths of the kinds of the framework table held by their own field, in Kueue's
- * (kubebuilder's) spelling: /mutate-<group, dots as dashes>-<version>-<kind in lower case>.
- * batch/v1 Job has its routes above. */
+ * (kubebuilder's) spelling: /mutate-<group, dots as dashes>-<version>-<kind in lower case>;
+ * batch/v1 Job's are /mutate-batch-v1-job and /validate-batch-v1-job. */
 static const jobs_kind_t *kind_route(const char *path, hook_type_t *type)
 {
     const jobs_kind_t *k;
@@ -674,9 +673,9 @@ static const jobs_kind_t *kind_route(const char *path, hook_type_t *type)
         /* Plain Pods route here too (/mutate--v1-pod: gated, see patch_pod()), and Deployments
          * (their template marked, so that each Pod is a gated plain Pod). StatefulSet and
          * LeaderWorkerSet do not yet: their Pods would stay gated, as no reconciler of sluice
-         * run groups them. */
-        if ((k->admit == JOBS_ADMIT_PODS && strcmp(k->framework, "deployment") != 0) ||
-            strcmp(k->framework, "batch/job") == 0)
+         * run groups them. batch/v1 Job is one of the table's kinds here too (its rules are
+         * lib/model's, see hook_admission_review()). */
+        if (k->admit == JOBS_ADMIT_PODS && strcmp(k->framework, "deployment") != 0)
             continue;
         for (const char *p = k->group; *p && n + 1 < sizeof(suffix); p++)
             suffix[n++] = *p == '.' ? '-' : *p;
@@ -853,6 +852,11 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         r.jk = kind_route(path, &kroute.type);
         if (r.jk != NULL)
             r.route = &kroute;
+        if (r.jk != NULL && strcmp(r.jk->framework, "batch/job") == 0) {
+            /* batch/v1 Job: lib/model's Job rules (validate()), its spec.suspend held. */
+            kroute.kind = KIND_JOB;
+            r.jk = NULL;
+        }
     }
     if (r.route == NULL) {
         *status = 404;

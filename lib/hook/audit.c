@@ -384,6 +384,30 @@ err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_
             json_decref(rec);
             continue;
         }
+        if (json_is_string(json_object_get(rec, "type"))) {
+            /* The log's own records (auditlog.c): what happened to the trail itself. */
+            const char *type = text_or(json_object_get(rec, "type"), "");
+            char what[600];
+            if (strcmp(type, "suppressed") == 0)
+                snprintf(what, sizeof(what), "%lld records of %s not written (rate limit) since %s",
+                         (long long)json_integer_value(json_object_get(rec, "count")),
+                         text_or(json_object_get(rec, "user"), "?"),
+                         text_or(json_object_get(rec, "since"), "?"));
+            else if (strcmp(type, "rotated") == 0)
+                snprintf(what, sizeof(what), "rotation deleted %s (records seq %lld..%lld)",
+                         text_or(json_object_get(rec, "dropped"), "?"),
+                         (long long)json_integer_value(json_object_get(rec, "firstSeq")),
+                         (long long)json_integer_value(json_object_get(rec, "lastSeq")));
+            else if (strcmp(type, "recovered") == 0)
+                snprintf(what, sizeof(what), "a torn last line of %lld bytes was cut off at start",
+                         (long long)json_integer_value(json_object_get(rec, "discardedBytes")));
+            else
+                snprintf(what, sizeof(what), "%s", type);
+            fprintf(out, "%-24s  %-20s  %s\n", text_or(json_object_get(rec, "time"), ""),
+                    "(audit log)", what);
+            json_decref(rec);
+            continue;
+        }
         if (!header) {
             fprintf(out, "%-24s  %-20s  %-9s  %-40s  %s\n", "TIME", "USER", "OPERATION", "OBJECT",
                     "RESULT");
