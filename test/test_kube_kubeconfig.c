@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/kubeconfig.h"
 
+#include "kube/execcred.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,13 +134,12 @@ START_TEST(test_unsupported_credentials_refused_loudly)
     err_msg_t msg;
     json_t *root;
 
-    /* exec plugins (EKS, GKE, AKS kubeconfigs) used to load as "no credentials". */
+    /* An exec plugin of an unknown API version is refused by name. */
     root = one_user("https://k:443", "{\"exec\":{\"apiVersion\":"
-                                     "\"client.authentication.k8s.io/v1beta1\",\"command\":"
-                                     "\"aws\",\"args\":[\"eks\",\"get-token\"]}}");
+                                     "\"client.authentication.k8s.io/v1alpha1\",\"command\":"
+                                     "\"aws\"}}");
     ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_UNSUPPORTED);
-    ck_assert_msg(strstr(msg.text, "users[0].user.exec: user \"eks-admin\" gets its credentials "
-                                   "from the exec plugin \"aws\"") == msg.text,
+    ck_assert_msg(strstr(msg.text, "users[0].user.exec.apiVersion: user \"eks-admin\"") == msg.text,
                   "%s", msg.text);
     json_decref(root);
     root = one_user("https://k:443", "{\"auth-provider\":{\"name\":\"gcp\"}}");
@@ -165,6 +166,118 @@ START_TEST(test_unsupported_credentials_refused_loudly)
     ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_OK);
     kube_config_fini(&cfg);
     json_decref(root);
+}
+END_TEST
+
+/* Write the ExecCredential plugin `dir`/plug.sh: counts its runs in dir/count, checks
+ * KUBERNETES_EXEC_INFO, prints a token "tok-<arg 1>-<run>" of apiVersion $API expiring at $EXP,
+ * or fails with $FAIL. */
+static void write_plugin(const char *dir)
+{
+    char path[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/plug.sh", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("#!/bin/sh\n"
+          "n=$(cat \"$DIR/count\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >\"$DIR/count\"\n"
+          "[ -z \"$FAIL\" ] || { echo \"plugin says no\" >&2; exit \"$FAIL\"; }\n"
+          "case \"$KUBERNETES_EXEC_INFO\" in *'\"interactive\":false'*) ;; *) exit 9 ;; esac\n"
+          "printf '{\"apiVersion\":\"%s\",\"kind\":\"ExecCredential\",\"status\":{\"token\":"
+          "\"tok-%s-%s\",\"expirationTimestamp\":\"%s\"}}' \"$API\" \"$1\" \"$n\" \"$EXP\"\n",
+          f);
+    fclose(f);
+    chmod(path, 0700);
+}
+
+/* A kubeconfig whose user runs ./plug.sh (relative to the kubeconfig) with `api`, answering
+ * `answer_api`, expiring at `exp`, failing with status `fail` ("" = not). */
+static json_t *exec_user(const char *dir, const char *api, const char *answer_api, const char *exp,
+                         const char *fail)
+{
+    char user[1024];
+
+    snprintf(user, sizeof(user),
+             "{\"exec\":{\"apiVersion\":\"%s\",\"command\":\"./plug.sh\",\"args\":[\"a1\"],"
+             "\"env\":[{\"name\":\"DIR\",\"value\":\"%s\"},{\"name\":\"API\",\"value\":\"%s\"},"
+             "{\"name\":\"EXP\",\"value\":\"%s\"},{\"name\":\"FAIL\",\"value\":\"%s\"}]}}",
+             api, dir, answer_api, exp, fail);
+    return one_user("https://k:443", user);
+}
+
+START_TEST(test_exec_credential_plugin)
+{
+    char dir[] = "/tmp/sluice-exec-XXXXXX", path[256];
+    const char *v1 = "client.authentication.k8s.io/v1";
+    const char *v1beta1 = "client.authentication.k8s.io/v1beta1";
+    const char *tok = NULL;
+    kube_config_t cfg;
+    err_msg_t msg;
+    json_t *root;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    write_plugin(dir);
+    snprintf(path, sizeof(path), "%s/count", dir);
+
+    /* A token valid for long: the plugin runs once, the token is reused. */
+    root = exec_user(dir, v1, v1, "2099-01-01T00:00:00Z", "");
+    ck_assert_msg(kube_config_from_json(root, NULL, dir, &cfg, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_ptr_nonnull(cfg.exec);
+    ck_assert_msg(kube_config_token(&cfg, &tok, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_str_eq(tok, "tok-a1-1");
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "tok-a1-1");
+    ck_assert_uint_eq(kube_exec_runs(cfg.exec), 1);
+    kube_config_fini(&cfg);
+    json_decref(root);
+    unlink(path);
+
+    /* An expired one (v1beta1 this time): the plugin runs for every token. */
+    root = exec_user(dir, v1beta1, v1beta1, "2001-01-01T00:00:00Z", "");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, dir, &cfg, &msg), ERR_OK);
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "tok-a1-1");
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_str_eq(tok, "tok-a1-2");
+    kube_config_fini(&cfg);
+    json_decref(root);
+    unlink(path);
+
+    /* Failures name the user and the plugin. */
+    root = exec_user(dir, v1, v1, "2099-01-01T00:00:00Z", "3");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, dir, &cfg, &msg), ERR_OK);
+    ck_assert_int_ne(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_ptr_null(tok);
+    ck_assert_msg(strstr(msg.text, "user \"eks-admin\": exec plugin \"") == msg.text &&
+                      strstr(msg.text, "plug.sh\" failed (exit status 3)") != NULL,
+                  "%s", msg.text);
+    kube_config_fini(&cfg);
+    json_decref(root);
+    root = exec_user(dir, v1, v1beta1, "2099-01-01T00:00:00Z", "");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, dir, &cfg, &msg), ERR_OK);
+    ck_assert_int_eq(kube_config_token(&cfg, &tok, &msg), ERR_PARSE);
+    ck_assert_ptr_nonnull(strstr(msg.text, "answered apiVersion"));
+    kube_config_fini(&cfg);
+    json_decref(root);
+    root = exec_user("/nonexistent", v1, v1, "x", "");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, "/nonexistent", &cfg, &msg), ERR_OK);
+    ck_assert_int_ne(kube_config_token(&cfg, &tok, &msg), ERR_OK);
+    ck_assert_ptr_nonnull(strstr(msg.text, "cannot be started"));
+    kube_config_fini(&cfg);
+    json_decref(root);
+    /* Never over plain http. */
+    {
+        char user[256];
+        snprintf(user, sizeof(user), "{\"exec\":{\"apiVersion\":\"%s\",\"command\":\"x\"}}", v1);
+        root = one_user("http://k:80", user);
+        ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_INVALID);
+        json_decref(root);
+    }
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/plug.sh", dir);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -410,6 +523,7 @@ static Suite *kubeconfig_suite(void)
     tcase_add_test(tc, test_named_context_with_file_fields);
     tcase_add_test(tc, test_errors_name_the_field);
     tcase_add_test(tc, test_unsupported_credentials_refused_loudly);
+    tcase_add_test(tc, test_exec_credential_plugin);
     tcase_add_test(tc, test_base64_variants);
     tcase_add_test(tc, test_load_file_resolves_relative_paths_and_token_rotation);
     tcase_add_test(tc, test_load_yaml_kubeconfig);

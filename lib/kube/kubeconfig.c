@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "kube/kubeconfig.h"
 
+#include "kube/execcred.h"
+
 #include "util/base64.h"
 
 #include "model/yaml.h"
@@ -53,6 +55,7 @@ void kube_config_fini(kube_config_t *cfg)
     blob_free(&cfg->key_data);
     free(cfg->token);
     free(cfg->token_file);
+    kube_exec_free(cfg->exec);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -334,15 +337,10 @@ err_t kube_config_from_json(json_t *root, const char *context, const char *base_
         /* Credentials sluice cannot produce are refused by name, never loaded as "no
          * credentials" (which would fail later as 401/403 with no hint, e.g. on EKS/GKE/AKS). */
         if (json_object_get(user, "exec") != NULL && !json_is_null(json_object_get(user, "exec"))) {
-            const char *cmd =
-                json_string_value(json_object_get(json_object_get(user, "exec"), "command"));
-            rc = err_set(msg, ERR_UNSUPPORTED,
-                         "%s.exec: user \"%s\" gets its credentials from the exec plugin "
-                         "\"%.200s\", which sluice does not run; use a kubeconfig with a token, "
-                         "tokenFile or client certificate (e.g. a ServiceAccount token), or run "
-                         "sluice in the cluster",
-                         path, user_name, cmd ? cmd : "?");
-            goto fail;
+            rc = kube_exec_parse(json_object_get(user, "exec"), path, user_name, base_dir,
+                                 &cfg.exec, msg);
+            if (rc != ERR_OK)
+                goto fail;
         }
         if (json_object_get(user, "auth-provider") != NULL &&
             !json_is_null(json_object_get(user, "auth-provider"))) {
@@ -382,7 +380,7 @@ err_t kube_config_from_json(json_t *root, const char *context, const char *base_
             goto fail;
         }
         /* A bearer token over plain HTTP is readable by anyone on the path: never sent. */
-        if ((cfg.token != NULL || cfg.token_file != NULL) &&
+        if ((cfg.token != NULL || cfg.token_file != NULL || cfg.exec != NULL) &&
             strncmp(cfg.server, "http://", 7) == 0) {
             rc = err_set(msg, ERR_INVALID,
                          "%s: user \"%s\" has a bearer token, but the server %s is plain http://; "
@@ -553,6 +551,8 @@ err_t kube_config_token(kube_config_t *cfg, const char **out, err_msg_t *msg)
     size_t len;
     err_t rc;
 
+    if (cfg->exec != NULL && cfg->token == NULL && cfg->token_file == NULL)
+        return kube_exec_token(cfg->exec, (int64_t)time(NULL), out, msg);
     if (cfg->token_file == NULL) {
         *out = cfg->token;
         return ERR_OK;

@@ -31,8 +31,9 @@ typedef struct kube_config_s {
     kube_blob_t key_data;  /* client-key-data (wins over key_file) */
     char *token;           /* owned or NULL: static bearer token, or the last one read */
     char *token_file;      /* owned or NULL: tokenFile / service-account token, re-read on change */
-    bool insecure;         /* insecure-skip-tls-verify */
-    bool in_cluster;       /* from the pod's ServiceAccount (kube_config_in_cluster) */
+    struct kube_exec_s *exec; /* owned or NULL: users[].user.exec credential plugin (execcred.h) */
+    bool insecure;            /* insecure-skip-tls-verify */
+    bool in_cluster;          /* from the pod's ServiceAccount (kube_config_in_cluster) */
     /* Token-file change detection (identity and timestamp of the last read). */
     dev_t token_dev;
     ino_t token_ino;
@@ -80,9 +81,11 @@ err_t kube_config_in_cluster(const kube_incluster_t *paths, kube_config_t *out, 
 err_t kube_config_load(const char *path, const char *context, kube_config_t *out, err_msg_t *msg);
 
 /* The bearer token to send now, or NULL for none (borrowed from `cfg`, valid until the next
- * call). A token file is re-read when its identity, size or mtime changed since the last read
- * (rotated service-account tokens); if re-reading fails the last good token is kept and
- * ERR_IO is returned with `*out` still set to it. */
+ * call). An exec user's plugin runs when its token is missing or about to expire (execcred.h;
+ * on failure the previous token stays in `*out` with the error). A token file is re-read when its
+ * identity, size or mtime changed since the last read (rotated service-account tokens); if
+ * re-reading fails the last good token is kept and ERR_IO is returned with `*out` still set to it.
+ */
 err_t kube_config_token(kube_config_t *cfg, const char **out, err_msg_t *msg);
 
 /* Decode standard base64 (padding optional, ASCII whitespace ignored) into `out` (NUL-terminated,
