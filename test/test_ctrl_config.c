@@ -239,7 +239,7 @@ START_TEST(no_effect_fields_are_listed)
     ctrl_config_t c;
     err_msg_t msg = {{0}};
     json_t *doc = json_loads("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
-                             "\"Configuration\",\"metrics\":{\"bindAddress\":\":8443\"},"
+                             "\"Configuration\",\"metrics\":{\"customLabels\":[]},"
                              "\"integrations\":{\"frameworks\":[\"batch/job\"]},"
                              "\"health\":{\"readinessEndpointName\":\"ready\"},"
                              "\"leaderElection\":{\"resourceNamespace\":\"lease-ns\"},"
@@ -253,10 +253,10 @@ START_TEST(no_effect_fields_are_listed)
     ck_assert_str_eq(c.namespace, "ops");
     ck_assert_str_eq(c.lease_namespace, "lease-ns");
     /* integrations is acted on (the kinds sluice run manages): not listed. */
-    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics.bindAddress");
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics.customLabels");
     /* finish() twice says the same, not twice as much. */
     ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
-    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics.bindAddress");
+    ck_assert_str_eq(c.no_effect, "health.readinessEndpointName, metrics.customLabels");
     json_decref(doc);
     ctrl_config_fini(&c);
 }

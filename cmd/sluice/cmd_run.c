@@ -4,8 +4,11 @@
 
 #include "ctrl/config.h"
 #include "ctrl/ctrl.h"
+#include "ctrl/metricsauth.h"
 #include "ctrl/webhook.h"
+#include "hook/cert.h"
 #include "hook/server.h"
+#include "hook/tls.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/lease.h"
@@ -48,6 +51,9 @@ static const char usage_text[] =
     "                                of self-managed certificates in a Secret\n"
     "  --webhook-cert-ip IP          extra IP address in the self-managed serving certificate\n"
     "  --health-probe-bind-address A /healthz, /readyz and /metrics, e.g. :8081 (\"0\": off)\n"
+    "  --metrics-bind-address A      serve /metrics there over HTTPS instead, to bearer tokens\n"
+    "                                that TokenReview and SubjectAccessReview allow, e.g. :8443\n"
+    "                                (default: the file's metrics.bindAddress, else \"0\")\n"
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
     "  --pods-ready-timeout D        waitForPodsReady.timeout, e.g. 5m (default: the file's,\n"
@@ -86,6 +92,9 @@ typedef struct run_s {
     kube_lease_t *lease;
     ctrl_webhook_t *webhook;
     hook_server_t *health;
+    hook_server_t *metrics;      /* metrics.bindAddress: HTTPS /metrics, or NULL */
+    hook_tls_t *metrics_tls;     /* its certificate (freed once the server has closed) */
+    metricsauth_t *metrics_auth; /* TokenReview + SubjectAccessReview for it */
     char identity[300];
     const char *cert_ips[8];
     size_t ncert_ips;
@@ -154,6 +163,79 @@ static void on_metrics(run_t *r, hook_response_t *resp)
     resp->body_len = b.len;
 }
 
+/* HTTPS /metrics on metrics.bindAddress: a bearer token that TokenReview authenticates and
+ * SubjectAccessReview allows "get /metrics" (lib/ctrl/metricsauth.h). */
+static void on_secure_metrics(void *ud, const hook_request_t *req, hook_response_t *resp)
+{
+    run_t *r = ud;
+    const char *authz = NULL;
+    char why[512];
+
+    resp->content_type = "text/plain";
+    if (strcmp(req->path, "/metrics") != 0 || strcmp(req->method, "GET") != 0) {
+        resp->status = 404;
+        resp->body = "not found\n";
+        resp->body_len = strlen(resp->body);
+        return;
+    }
+    for (size_t i = 0; i < req->nheaders; i++)
+        if (strcmp(req->headers[i].name, "authorization") == 0)
+            authz = req->headers[i].value;
+    switch (metricsauth_check(r->metrics_auth, authz, why, sizeof(why))) {
+    case METRICSAUTH_ALLOW:
+        on_metrics(r, resp);
+        return;
+    case METRICSAUTH_UNAUTHENTICATED:
+        resp->status = 401;
+        break;
+    case METRICSAUTH_FORBIDDEN:
+        resp->status = 403;
+        break;
+    case METRICSAUTH_PENDING:
+        resp->status = 503;
+        break;
+    }
+    /* Owned: the handler's stack is gone when the server copies the body. */
+    resp->owned_body = strdup(why);
+    resp->body_len = resp->owned_body ? strlen(why) : 0;
+}
+
+static void on_metrics_closed(void *ud)
+{
+    run_t *r = ud;
+
+    hook_tls_free(r->metrics_tls);
+    r->metrics_tls = NULL;
+}
+
+/* A certificate for the metrics server: the cert dir's (webhook.certDir), else a self-signed one
+ * made now, as controller-runtime's secure serving does without one. */
+static err_t metrics_certificate(run_t *r, err_msg_t *msg)
+{
+    hook_pem_t ca = {0}, srv = {0};
+    char dns[2][320];
+    const char *names[2] = {dns[0], dns[1]}, *ips[] = {"127.0.0.1"};
+    err_t rc;
+
+    if (r->cfg.cert_dir != NULL) {
+        char crt[1024], key[1024];
+        snprintf(crt, sizeof(crt), "%s/tls.crt", r->cfg.cert_dir);
+        snprintf(key, sizeof(key), "%s/tls.key", r->cfg.cert_dir);
+        return hook_tls_new_files(crt, key, &r->metrics_tls, msg);
+    }
+    snprintf(dns[0], sizeof(dns[0]), "sluice-controller-manager-metrics-service.%s.svc",
+             r->cfg.namespace);
+    snprintf(dns[1], sizeof(dns[1]), "localhost");
+    rc = hook_cert_ca("sluice-metrics-ca", 3650, &ca, msg);
+    if (rc == ERR_OK)
+        rc = hook_cert_serving(&ca, names, 2, ips, 1, 365, &srv, msg);
+    if (rc == ERR_OK)
+        rc = hook_tls_new_pem(srv.cert, srv.cert_len, srv.key, srv.key_len, &r->metrics_tls, msg);
+    hook_pem_fini(&ca);
+    hook_pem_fini(&srv);
+    return rc;
+}
+
 /* The body of a ready /readyz: "ok", then each check that passed. */
 static void ready_body(const run_t *r, char *body, size_t n)
 {
@@ -184,6 +266,12 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
     bool ready = true;
 
     resp->content_type = "text/plain";
+    if (strcmp(req->path, "/metrics") == 0 && r->cfg.metrics_port > 0) {
+        resp->status = 404;
+        resp->body = "/metrics is served over HTTPS on metrics.bindAddress\n";
+        resp->body_len = strlen(resp->body);
+        return;
+    }
     if (strcmp(req->path, "/metrics") == 0) {
         on_metrics(r, resp);
         return;
@@ -233,8 +321,9 @@ static void on_probe(void *ud, const hook_request_t *req, hook_response_t *resp)
         problems_describe(ctrl_problems(r->ctrl), "  ", body, sizeof(body));
     }
     resp->status = ready ? 200 : 503;
-    resp->body = body;
-    resp->body_len = strlen(body);
+    /* Owned: `body` is on this stack, which is gone when the server copies the response. */
+    resp->owned_body = strdup(body);
+    resp->body_len = resp->owned_body ? strlen(body) : 0;
 }
 
 /* ---- shutdown ---------------------------------------------------------------------------- */
@@ -261,6 +350,13 @@ static void finish(run_t *r)
     r->webhook = NULL;
     hook_server_close(r->health, NULL, NULL);
     r->health = NULL;
+    if (r->metrics != NULL)
+        hook_server_close(r->metrics, on_metrics_closed, r);
+    else
+        on_metrics_closed(r);
+    r->metrics = NULL;
+    metricsauth_free(r->metrics_auth); /* reviews in flight end with the client, below */
+    r->metrics_auth = NULL;
     kube_client_close(r->client, NULL, NULL);
     r->client = NULL;
     kube_client_close(r->lease_client, NULL, NULL);
@@ -389,6 +485,7 @@ typedef struct run_args_s {
     const char *ns;
     const char *job_resource;
     const char *health;
+    const char *metrics;
     const char *qps;
     const char *burst;
     const char *log_level;
@@ -417,6 +514,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {"--namespace", offsetof(run_args_t, ns)},
         {"--job-resource", offsetof(run_args_t, job_resource)},
         {"--health-probe-bind-address", offsetof(run_args_t, health)},
+        {"--metrics-bind-address", offsetof(run_args_t, metrics)},
         {"--qps", offsetof(run_args_t, qps)},
         {"--burst", offsetof(run_args_t, burst)},
         {"--log-level", offsetof(run_args_t, log_level)},
@@ -486,6 +584,10 @@ static int apply_flags(run_t *r, const run_args_t *a)
         rc = ctrl_config_set_job_resource(&r->cfg, a->job_resource, &msg);
     if (rc == ERR_OK && a->health != NULL)
         rc = ctrl_bind_address(a->health, &r->cfg.health_host, &r->cfg.health_port, &msg);
+    if (rc == ERR_OK && a->metrics != NULL &&
+        (rc = ctrl_bind_address(a->metrics, &r->cfg.metrics_host, &r->cfg.metrics_port, &msg)) !=
+            ERR_OK)
+        err_prefix(&msg, rc, "--metrics-bind-address: ");
     if (rc == ERR_OK && a->leader_elect != NULL) {
         if (strcmp(a->leader_elect, "true") == 0)
             r->cfg.leader_elect = true;
@@ -619,6 +721,25 @@ static int start(run_t *r)
             run_log(r, CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
             return 1;
         }
+    }
+    if (r->cfg.metrics_port > 0) {
+        hook_server_config_t mc = {0};
+        mc.host = r->cfg.metrics_host[0] ? r->cfg.metrics_host : "0.0.0.0";
+        mc.port = r->cfg.metrics_port;
+        mc.handler = on_secure_metrics;
+        mc.ud = r;
+        r->metrics_auth = metricsauth_new(r->client, "/metrics");
+        if (r->metrics_auth == NULL || metrics_certificate(r, &msg) != ERR_OK ||
+            (mc.tls = r->metrics_tls, hook_server_start(&r->loop, &mc, &r->metrics, &msg)) !=
+                ERR_OK) {
+            run_log(r, CTRL_LOG_ERROR, "metrics on %s:%d (HTTPS): %s", mc.host, mc.port,
+                    r->metrics_auth ? msg.text : "out of memory");
+            return 1;
+        }
+        run_log(r, CTRL_LOG_INFO,
+                "metrics: serving HTTPS on %s:%d (bearer tokens: TokenReview, "
+                "SubjectAccessReview)",
+                mc.host, hook_server_port(r->metrics));
     }
     if (ctrl_start(r->ctrl, &msg) != ERR_OK) {
         run_log(r, CTRL_LOG_ERROR, "%s", msg.text);

@@ -300,7 +300,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
         (rc = set_str(&cfg->webhook_service, "sluice-webhook-service", msg)) ||
         (rc = set_str(&cfg->webhook_secret, "sluice-webhook-server-cert", msg)) ||
         (rc = set_str(&cfg->webhook_config_prefix, "sluice", msg)) ||
-        (rc = set_str(&cfg->health_host, "", msg)))
+        (rc = set_str(&cfg->health_host, "", msg)) || (rc = set_str(&cfg->metrics_host, "", msg)))
         return rc;
     return integrations_default(&cfg->integrations, msg);
 }
@@ -322,6 +322,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->webhook_secret);
     free(cfg->webhook_config_prefix);
     free(cfg->health_host);
+    free(cfg->metrics_host);
     free(cfg->lease_namespace);
     free(cfg->no_effect);
     free(cfg->warnings);
@@ -585,7 +586,7 @@ static const char *const sluice_annotations[] = {
 static const char *const op_no_effect[] = {
     "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions",
     /* /metrics is served on the probe port (docs/observability.md) */
-    "metrics.bindAddress", "metrics.customLabels", NULL};
+    "metrics.customLabels", NULL};
 
 /* `o` (may be absent) is an object whose members are all in `known`. */
 static err_t section(const json_t *o, const char *const *known, const char *path, err_msg_t *msg)
@@ -658,7 +659,7 @@ static err_t apply_leader_election(ctrl_config_t *cfg, const json_t *le, err_msg
 /* metrics: which optional families /metrics serves, Kueue's switches (docs/observability.md). */
 static err_t apply_metrics(ctrl_config_t *cfg, const json_t *m, err_msg_t *msg)
 {
-    const json_t *lq = json_object_get(m, "localQueueMetrics");
+    const json_t *lq = json_object_get(m, "localQueueMetrics"), *v;
     err_t rc;
 
     if ((rc = section(m, metrics_fields, "metrics", msg)) || m == NULL || json_is_null(m))
@@ -669,6 +670,14 @@ static err_t apply_metrics(ctrl_config_t *cfg, const json_t *m, err_msg_t *msg)
         (lq != NULL &&
          (rc = opt_bool(lq, "enable", "metrics.localQueueMetrics", &cfg->metrics_lq, msg))))
         return rc;
+    v = json_object_get(m, "bindAddress");
+    if (v != NULL && !json_is_null(v)) {
+        if (!json_is_string(v))
+            return err_set(msg, ERR_INVALID, "metrics.bindAddress: must be a string");
+        rc = ctrl_bind_address(json_string_value(v), &cfg->metrics_host, &cfg->metrics_port, msg);
+        if (rc)
+            return err_prefix(msg, rc, "metrics.bindAddress: ");
+    }
     if (json_object_get(lq, "localQueueSelector") != NULL)
         return err_set(msg, ERR_INVALID,
                        "metrics.localQueueMetrics.localQueueSelector: not supported by sluice "

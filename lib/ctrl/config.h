@@ -98,6 +98,10 @@ typedef struct ctrl_config_s {
      * (default true, as Kueue): the optional families of /metrics */
     bool metrics_cq_resources;
     bool metrics_lq;
+    /* metrics.bindAddress: /metrics over HTTPS with TokenReview + SubjectAccessReview there
+     * (port 0: off, /metrics is served in plain HTTP on the probe port) */
+    char *metrics_host; /* owned: "" = all addresses */
+    int metrics_port;
     configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
                               (valid after ctrl_config_finish()) */
     json_t *doc;           /* owned: the Configuration document applied last, or NULL */

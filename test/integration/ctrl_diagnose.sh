@@ -49,13 +49,13 @@ diag_readyz() {
 # ---- a CRD that is not installed, then installed; fields with no effect ------------------------
 grp=nosuch$sfx.sluice.dev
 ctrl_config cfg <<EOT
-metrics: {bindAddress: ":8443"}
+metrics: {customLabels: []}
 integrations: {frameworks: [batch/job]}
 health: {readinessEndpointName: ready}
 EOT
 diag_start crd --kubeconfig "$KUBECONFIG" --config "$tmp/cfg.yaml" --job-resource "$grp/v1/jobs"
 diag_await crd 20 "the API server does not serve $grp/v1 jobs: the CustomResourceDefinition jobs.$grp is not installed or does not serve version v1; install it (kubectl apply -k manifests/"
-diag_await crd 5 "configuration: these fields have no effect in sluice run and are ignored: health.readinessEndpointName, metrics.bindAddress (docs"
+diag_await crd 5 "configuration: these fields have no effect in sluice run and are ignored: health.readinessEndpointName, metrics.customLabels (docs"
 diag_readyz 503 "caches not synced:" "jobs.$grp" "problems:" "CustomResourceDefinition jobs.$grp is not installed"
 # The informer retries with backoff (0.8 s, 1.6 s, ...): the problem is still said once.
 sleep 5

@@ -5,7 +5,10 @@
 # metrics.enableClusterQueueResources, the LocalQueue variants), the counters and histograms
 # moved (admission attempts, admitted workloads, wait times), sluice's own (idle nominal quota,
 # resource-seconds, cache sizes, API writes); and the whole exposition passes Prometheus'
-# `promtool check metrics` (Debian package prometheus; the test is skipped without it).
+# `promtool check metrics` (Debian package prometheus; the test is skipped without it). JSON logs
+# name each admission and preemption once with its reason. /metrics over HTTPS
+# (--metrics-bind-address) answers only bearer tokens that TokenReview and SubjectAccessReview
+# allow.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -128,4 +131,39 @@ na=$(grep -c '"workload":{"name":"[^"]*","namespace":"'"$ns"'"},"reason":"Admitt
 np=$(grep -c '"workload":{"name":"[^"]*","namespace":"'"$ns"'"},"reason":"Preempted"' "$tmp/op.log")
 [ "$np" = 1 ] || fail "$np preemptions logged, want 1: $(grep Preempted "$tmp/op.log")"
 say "JSON log: $(wc -l <"$tmp/op.log") lines, 3 admissions and 1 preemption each logged once with its reason"
+
+# ---- secure /metrics: HTTPS on metrics.bindAddress, TokenReview + SubjectAccessReview ---------
+mp=$(ctrl_free_port)
+hp2=$(ctrl_free_port)
+ctrl_start sec --metrics-bind-address "127.0.0.1:$mp" --health-probe-bind-address "127.0.0.1:$hp2"
+# The answer to one request: code, then body: sget TOKEN
+sget() {
+    if [ -n "$1" ]; then
+        curl -sk -H "Authorization: Bearer $1" -w '\n%{http_code}' "https://127.0.0.1:$mp/metrics"
+    else
+        curl -sk -w '\n%{http_code}' "https://127.0.0.1:$mp/metrics"
+    fi
+}
+code_of() { printf '%s\n' "$1" | tail -n 1; }
+out=$(sget "")
+[ "$(code_of "$out")" = 401 ] || fail "no token: $out"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hp2/metrics")" = 404 ] ||
+    fail "the probe port still serves /metrics beside the HTTPS one"
+admin=$(k config view --raw --minify -o jsonpath='{.users[0].user.token}')
+[ -n "$admin" ] || skip "the admin kubeconfig has no bearer token"
+out=$(sget "$admin")
+case "$out" in *"being reviewed"*503) ;; *) fail "first request with a new token: $out" ;; esac
+until_ 10 "the admin token allowed" '[ "$(code_of "$(sget "$admin")")" = 200 ]'
+sget "$admin" | grep -q "^kueue_pending_workloads{cluster_queue=\"gpu\"" || fail "no metrics over HTTPS"
+until_ 10 "a bogus token refused" 'out=$(sget not-a-token); [ "$(code_of "$out")" = 401 ]'
+case "$out" in *"not valid"*) ;; *) fail "bogus token: $out" ;; esac
+if [ -n "${SLUICE_KUBE_USER_KUBECONFIG:-}" ]; then
+    user=$(kubectl --kubeconfig "$SLUICE_KUBE_USER_KUBECONFIG" config view --raw --minify -o jsonpath='{.users[0].user.token}')
+    until_ 10 "the unprivileged user forbidden" 'out=$(sget "$user"); [ "$(code_of "$out")" = 403 ]'
+    case "$out" in *"forbidden: get /metrics is not allowed"*) ;; *) fail "user: $out" ;; esac
+    say "HTTPS /metrics: no token 401, bogus token 401, $SLUICE_KUBE_USER 403, admin 200 (after one 503 while reviewed)"
+else
+    say "HTTPS /metrics: no token 401, bogus token 401, admin 200 (after one 503 while reviewed)"
+fi
+ctrl_stop sec
 say "ok"
