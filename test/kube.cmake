@@ -11,6 +11,7 @@ if(TARGET sluice_kube)
   sluice_add_test(kube_lease LIBS sluice_kube SOURCES kube_testsrv.c fakeapi.c fakeapi_store.c)
   sluice_add_test(kube_problem LIBS sluice_kube)
   sluice_add_fuzz(watch_line LIBS sluice_kube)
+  sluice_add_fuzz(kubeconfig LIBS sluice_kube)
 endif()
 
 # Integration: test_kube_it talks to the real kube-apiserver of test/kube-env (see

@@ -153,3 +153,47 @@ post >/dev/null || st=$?
 [ "$st" != 0 ] || fail "the webhook port answered with an unreadable client CA"
 ctrl_stop op2
 say "fail closed: unreadable client CA -> webhooks not served, /readyz 503"
+
+# 6. CA rotation keeps the old CA in the caBundle: a Secret whose CA has little life left (100
+# days) and whose serving certificate expires in 30 days makes sluice rotate both; the new
+# ca.crt, and so the caBundle, holds the new CA and the old one, so a replica still serving the
+# old certificate stays trusted until it re-reads the Secret.
+mkdir -p "$tmp/rot"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 100 -subj /CN=old-ca \
+    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$tmp/rot/ca.key" -out "$tmp/rot/ca.crt" >/dev/null 2>&1 || fail "openssl old CA"
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$tmp/rot/tls.key" -out "$tmp/rot/tls.csr" >/dev/null 2>&1 || fail "openssl CSR"
+printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$tmp/rot/ext"
+openssl x509 -req -in "$tmp/rot/tls.csr" -CA "$tmp/rot/ca.crt" -CAkey "$tmp/rot/ca.key" \
+    -CAcreateserial -days 30 -extfile "$tmp/rot/ext" -out "$tmp/rot/tls.crt" >/dev/null 2>&1 ||
+    fail "openssl serving cert"
+k delete secret -n "$sys" "$base-webhook-server-cert" --ignore-not-found >/dev/null
+k create secret tls -n "$sys" "$base-webhook-server-cert" --cert "$tmp/rot/tls.crt" \
+    --key "$tmp/rot/tls.key" >/dev/null || fail "create the expiring Secret"
+k patch secret -n "$sys" "$base-webhook-server-cert" --type merge -p \
+    "{\"data\":{\"ca.crt\":\"$(base64 -w0 "$tmp/rot/ca.crt")\",\"ca.key\":\"$(base64 -w0 "$tmp/rot/ca.key")\"}}" \
+    >/dev/null || fail "add the old CA to the Secret"
+ctrl_start op3 --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$port" \
+    --webhook-cert-ip 127.0.0.1 --webhook-client-ca "$SLUICE_KUBE_WEBHOOK_CLIENT_CA"
+until_ 30 "op3 to rotate the certificates" 'grep -q "rotating the serving certificate" "$tmp/op3.log"'
+until_ 30 "a new CA in the Secret" '[ "$(k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath="{.data.ca\.crt}" | base64 -d | grep -c "BEGIN CERTIFICATE")" = 2 ]'
+k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath='{.data.ca\.crt}' | base64 -d >"$tmp/rot/bundle.pem"
+openssl x509 -in "$tmp/rot/bundle.pem" -noout -subject | grep -q sluice-ca || fail "the new CA is not first: $(cat "$tmp/rot/bundle.pem")"
+grep -q "$(sed -n 2p "$tmp/rot/ca.crt")" "$tmp/rot/bundle.pem" || fail "the old CA is not in the new ca.crt"
+until_ 30 "the two-CA caBundle in the validating configuration" '[ "$(k get validatingwebhookconfiguration $base-validating-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}" | base64 -d | grep -c "BEGIN CERTIFICATE")" = 2 ]'
+# The old certificate (what the other replica would still serve) verifies against the bundle.
+openssl verify -CAfile "$tmp/rot/bundle.pem" "$tmp/rot/tls.crt" >/dev/null || fail "the old serving certificate does not verify against the new caBundle"
+rejects_bad() {
+    n=0
+    while :; do
+        out=$(cq "bad-$sfx" 10 | k apply -f - 2>&1) && fail "the invalid ClusterQueue was admitted: $out"
+        case "$out" in
+        *'denied the request'*lendingLimit*) return 0 ;;
+        *) n=$((n + 1)); [ $n -lt 30 ] || fail "the API server cannot call the rotated webhook: $out"; sleep 1 ;;
+        esac
+    done
+}
+rejects_bad
+ctrl_stop op3
+say "CA rotation: new CA first, old CA kept in ca.crt and the caBundle; the old serving certificate still verifies; the API server calls the new one"
