@@ -349,6 +349,8 @@ static err_t workload_delete_key(sim_run_t *r, size_t di, const char *key, sim_m
         rw->state = SIM_WL_DELETED;
     }
     err_t rc = sched_workload_delete(r->s, key, now, msg);
+    if (rc == ERR_OK || rc == ERR_NOT_FOUND)
+        rc = verify_release(r->verify, now, key, false, msg);
     if (rc != ERR_OK && rc != ERR_NOT_FOUND)
         return err_prefix(msg, rc, "%s: ", doc->label);
     return ERR_OK;
@@ -458,6 +460,9 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         break;
     case KIND_CLUSTER_QUEUE:
         rc = del ? sched_cq_delete(r->s, m->name, msg) : sched_cq_upsert(r->s, &o->u.cq, msg);
+        /* The checker keeps a deleted queue's quotas: nothing is admitted there any more. */
+        if (rc == ERR_OK && !del)
+            rc = verify_cluster_queue(r->verify, &o->u.cq, msg);
         if (sim_rec_holder(r->rec, m->name, false, &h) != ERR_OK)
             return ERR_NOMEM;
         r->rec->holders[h].weight =
@@ -470,6 +475,8 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_COHORT:
         rc = del ? sched_cohort_delete(r->s, m->name, msg)
                  : sched_cohort_upsert(r->s, &o->u.cohort, msg);
+        if (rc == ERR_OK && !del)
+            rc = verify_cohort(r->verify, &o->u.cohort, msg);
         if (sim_rec_holder(r->rec, m->name, true, &h) != ERR_OK ||
             sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
                                del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)

@@ -210,6 +210,8 @@ static err_t finish_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg)
         sim_wl_rec_t *w = &r->rec->wls[f.wl];
         const char *cq = w->cq != SIM_NONE ? r->rec->holders[w->cq].name : "";
         err_t rc = sched_workload_finish(r->s, w->name, t, msg);
+        if (rc == ERR_OK)
+            rc = verify_release(r->verify, t, w->name, true, msg);
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "finishing %s: ", w->name);
         sim_events_finished(&r->ev, t, w->name, cq);
@@ -230,6 +232,12 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         return err_set(msg, ERR_INVALID, "engine decided about unknown workload %s", d->workload);
     if (touch_cq(r, d->cluster_queue) != ERR_OK)
         return ERR_NOMEM;
+    /* The invariant checker sees every decision first: a violation ends the run. */
+    rc = d->kind == SCHED_DECISION_ADMIT
+             ? verify_admit(r->verify, t, d->workload, &d->admission, msg)
+             : verify_release(r->verify, t, d->workload, false, msg);
+    if (rc != ERR_OK)
+        return rc == ERR_INVALID ? err_prefix(msg, rc, "invariant violated: ") : rc;
     switch (d->kind) {
     case SCHED_DECISION_ADMIT:
         if (sim__run_holder(r, d->cluster_queue, &h) != ERR_OK || h == SIM_NONE ||
@@ -361,6 +369,7 @@ static err_t retarget_pending(sim_run_t *r, sim_ms_t t)
 
 static void run_fini(sim_run_t *r)
 {
+    verify_free(r->verify);
     free(r->changes);
     free(r->fin);
     free(r->wr);
@@ -397,7 +406,8 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
     r.s = sched_new(&cfg);
-    if (r.s == NULL || build_changes(&r) != ERR_OK) {
+    r.verify = verify_new();
+    if (r.s == NULL || r.verify == NULL || build_changes(&r) != ERR_OK) {
         rc = err_set(msg, ERR_NOMEM, "out of memory starting the run");
         goto out;
     }

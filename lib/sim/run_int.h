@@ -8,6 +8,7 @@
 #include "sim/record.h"
 #include "sim/scenario.h"
 #include "util/hmap.h"
+#include "verify/verify.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@ typedef struct sim_run_s {
     const sim_scenario_t *sc; /* borrowed */
     sim_rec_t *rec;           /* borrowed */
     sched_t *s;               /* owned */
+    verify_t *verify;         /* owned: every decision is checked against it */
     sim_events_t ev;
     sched_decisions_t dec;
     sim_change_t *changes; /* owned, sorted by (t, doc, apply before delete) */
