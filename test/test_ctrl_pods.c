@@ -511,8 +511,76 @@ START_TEST(child_job_suspended_while_parent_not_admitted)
     put(&fx, j);
     run_until(&fx, child_suspended, 10, "the child Job suspended");
     run_for(&fx, 200);
-    /* One Workload: the JobSet's; none for the child. */
+    /* One Workload: the JobSet's; none for the child, and no stopping mark on it (a child's
+     * suspension restores nothing). */
     ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
+    ck_assert_ptr_null(json_object_get(
+        json_object_get(
+            json_object_get(fakeapi_get_object(fx.fa, "jobs", "ns", "child"), "metadata"),
+            "annotations"),
+        "kueue.x-k8s.io/stopping"));
+    fx_stop(&fx);
+}
+END_TEST
+
+/* ---- the stopping annotation ---------------------------------------------------------------- */
+
+static const char *job_annotation(fx_t *fx, const char *name, const char *key)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", name);
+    return json_string_value(
+        json_object_get(json_object_get(json_object_get(j, "metadata"), "annotations"), key));
+}
+
+static bool job_suspended(fx_t *fx, const char *name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", name);
+    return json_is_true(json_object_get(json_object_get(j, "spec"), "suspend"));
+}
+
+static bool a_job_running(fx_t *fx)
+{
+    return !job_suspended(fx, "a") && job_annotation(fx, "a", "kueue.x-k8s.io/stopping") == NULL &&
+           fakeapi_count(fx->fa, "update", "jobs") > 0;
+}
+
+static bool a_job_stopping(fx_t *fx)
+{
+    const char *v = job_annotation(fx, "a", "kueue.x-k8s.io/stopping");
+    return job_suspended(fx, "a") && v != NULL && strcmp(v, "true") == 0;
+}
+
+static bool a_job_restored(fx_t *fx)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", "a");
+    json_t *tspec =
+        json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec");
+    return job_suspended(fx, "a") && job_annotation(fx, "a", "kueue.x-k8s.io/stopping") == NULL &&
+           json_object_get(tspec, "nodeSelector") == NULL;
+}
+
+/* A stopped batch/v1 Job carries kueue.x-k8s.io/stopping=true from its suspension until its
+ * template is restored (Kueue's Job.Stop()); here the restore waits (its GET of the Workload
+ * fails twice), so the annotation is seen, then goes with the restore. */
+START_TEST(job_stop_marks_stopping_until_restored)
+{
+    fakeapi_fault_t failing = {.action = FAKEAPI_FAIL, .status = 500};
+    fx_t fx;
+
+    fx_start(&fx, 1);
+    put(&fx, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"a\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+             "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    run_until(&fx, a_job_running, 10, "Job a started");
+    fakeapi_fault_next(fx.fa, "get", "workloads", &failing, 2);
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
+    run_until(&fx, a_job_stopping, 10, "Job a suspended and marked stopping");
+    run_until(&fx, a_job_restored, 20, "Job a restored and no longer stopping");
     fx_stop(&fx);
 }
 END_TEST
@@ -530,6 +598,7 @@ int main(void)
     tcase_add_test(tc, pod_group_one_workload_admitted_together);
     tcase_add_test(tc, pods_left_alone_unless_enabled);
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
+    tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -4,10 +4,12 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/jobparent.h"
+#include "ctrl/podset.h"
 #include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
+#include "jobs/objpath.h"
 #include "model/selector.h"
 
 #include <stdio.h>
@@ -123,6 +125,12 @@ static err_t start_object(ctrl_op_t *op, const jobs_kind_t *k, json_t *obj, err_
     return ERR_OK;
 }
 
+/* Does kind `k` mark a stop with the annotation kueue.x-k8s.io/stopping (batch/v1 Job)? */
+static bool stopping_kind(const jobs_kind_t *k)
+{
+    return strcmp(k->framework, "batch/job") == 0;
+}
+
 static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
 {
     ctrl_op_t *op = data;
@@ -149,6 +157,12 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
         e = k->set_suspended(obj, true, msg);
         if (e != ERR_OK)
             return e;
+        /* A stop (not a child's suspension, op->data set) of a batch/v1 Job marks it stopping
+         * until its template is restored, as Kueue's Job.Stop() does. */
+        if (op->data == NULL && stopping_kind(k) &&
+            objpath_set_str(obj, PODSET_ANNOTATION_STOPPING, "true", "metadata", "annotations",
+                            (char *)NULL) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "out of memory");
         *changed = op->changed = true;
         return ERR_OK;
     case CTRL_OP_JOB_RESTORE:
@@ -157,6 +171,14 @@ static err_t mutate_job(json_t *obj, void *data, bool *changed, err_msg_t *msg)
         e = jobs_stop(k, obj, op->data, changed, msg);
         if (e != ERR_OK)
             return e;
+        if (stopping_kind(k)) {
+            /* Restored: no longer stopping (Kueue deletes the annotation in the same write). */
+            json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+            if (json_object_get(ann, PODSET_ANNOTATION_STOPPING) != NULL) {
+                json_object_del(ann, PODSET_ANNOTATION_STOPPING);
+                *changed = true;
+            }
+        }
         op->changed = *changed;
         return ERR_OK;
     default:
@@ -548,7 +570,7 @@ out:
  * admission, counts)? */
 static bool restored(const ctrl_job_t *j, const ctrl_wl_t *w)
 {
-    if (j->digest != w->podset_digest)
+    if (j->digest != w->podset_digest || j->stopping)
         return false;
     for (size_t i = 0; i < w->wl.npod_sets && i < j->npod_sets; i++)
         if (w->wl.pod_sets[i].has_min_count && j->counts[i] != w->wl.pod_sets[i].count)
@@ -710,7 +732,12 @@ bool ctrl__child_job(ctrl_t *c, ctrl_kind_t kind, const char *key, const ctrl_jo
     ctrl__event(c, kind, &j->meta, "Normal", "Suspended", "Kueue managed child job suspended");
     ctrl__log(c, CTRL_LOG_INFO, "%s %s: suspended: its %s %s is not admitted", c->noun[kind], key,
               c->noun[top_kind], top->meta.name);
-    job_write(c, CTRL_OP_JOB_SUSPEND, kind, key, NULL, NULL, NULL);
+    {
+        json_t *child_mark = json_string("child"); /* no stopping annotation: nothing to restore */
+        if (child_mark != NULL)
+            job_write(c, CTRL_OP_JOB_SUSPEND, kind, key, child_mark, NULL, NULL);
+        json_decref(child_mark);
+    }
     return true;
 }
 
@@ -788,7 +815,9 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
             WL_PATCH(c, CTRL_OP_WL_RELEASE, wkey, w,
                      wlstatus_release_patch(wl, ctrl__now_ms() / 1000));
     } else if (reserved && w->wl.conditions.admitted) {
-        if (j->suspended)
+        if (j->suspended && j->stopping)
+            stop_step(c, kind, key, j, wkey, w, "Stopping"); /* restore first, then start */
+        else if (j->suspended)
             start_job(c, kind, key, wkey, w);
     } else if (!reserved) {
         const char *want = j->queue_name;

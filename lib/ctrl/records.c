@@ -3,6 +3,7 @@
 #include "ctrl/records.h"
 
 #include "ctrl/cond.h"
+#include "ctrl/podset.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
 #include "jobs/podgroup.h"
@@ -379,7 +380,7 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
     const jobs_kind_t *k = rk->job;
     ctrl_job_t *j = calloc(1, sizeof(*j));
     json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
-    json_t *start = json_object_get(json_object_get(obj, "status"), "startTime");
+    json_t *start = json_object_get(json_object_get(obj, "status"), "startTime"), *stopping;
     jobs_podset_t ps[JOBS_PODSETS_MAX];
     const char *message = NULL;
     err_msg_t msg = {{0}};
@@ -407,6 +408,10 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
     j->pods_ready = k->pods_ready(obj);
     j->skip = k->skip != NULL && k->skip(obj);
     j->has_start_time = k->start_time_locks_template && start != NULL && !json_is_null(start);
+    stopping = json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
+                               PODSET_ANNOTATION_STOPPING);
+    j->stopping = strcmp(k->framework, "batch/job") == 0 && json_is_string(stopping) &&
+                  strcmp(json_string_value(stopping), "true") == 0;
     j->phase = k->phase(obj, &message);
     if (j->phase != JOBS_RUNNING) {
         j->message = strdup(message != NULL ? message : "");

@@ -77,6 +77,8 @@ typedef struct ctrl_job_s {
     bool active;         /* kind->active(): pods still running */
     bool pods_ready;     /* kind->pods_ready() */
     bool skip;           /* kind->skip(): left alone although queued */
+    bool stopping;       /* batch/v1 Job: annotation kueue.x-k8s.io/stopping=true (suspended by
+                            a stop whose restore is not written yet; Kueue's Job.IsSuspended()) */
     bool has_start_time; /* status.startTime set on a kind whose template it locks (batch/v1
                             Job): cleared before a restore */
     jobs_phase_t phase;  /* kind->phase() */
