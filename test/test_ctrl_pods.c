@@ -104,6 +104,8 @@ static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobs
     ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
     ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
     ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    ck_assert_int_eq(
+        fakeapi_register(fx->fa, "apps", "v1", "statefulsets", "StatefulSet", true, true), ERR_OK);
     if (jobsets)
         ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
                                           "JobSet", true, true),
@@ -585,6 +587,72 @@ START_TEST(job_stop_marks_stopping_until_restored)
 }
 END_TEST
 
+/* ---- StatefulSet: its Pods form one group ------------------------------------------------- */
+
+/* A StatefulSet's Pod `name` as the pod webhook leaves it: gated, role hash, marked by its
+ * parent (no managed label yet: the operator adds it with the group), owned by the set. */
+static void sts_pod(fx_t *fx, const char *name, const char *uid)
+{
+    char p[2048];
+
+    snprintf(p, sizeof(p),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"app\":\"web\"},\"annotations\":{"
+             "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"},\"ownerReferences\":[{"
+             "\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"web\",\"uid\":\"%s\","
+             "\"controller\":true}]},\"spec\":{\"schedulingGates\":[{\"name\":"
+             "\"kueue.x-k8s.io/admission\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
+             name, uid);
+    put(fx, p);
+}
+
+static bool web_running(fx_t *fx)
+{
+    const char *g = label(get_pod(fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
+    return g != NULL && wl_reserved(group_workload(fx, g)) && !gated(fx, "web-0") &&
+           !gated(fx, "web-1");
+}
+
+START_TEST(statefulset_pods_form_one_group)
+{
+    static const char sts[] =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
+        "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{"
+        "\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{"
+        "\"metadata\":{\"labels\":{\"app\":\"web\"},\"annotations\":{"
+        "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"}},\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}%s}";
+    char obj[2048];
+    fx_t fx;
+    json_t *w, *ps;
+    const char *uid, *g;
+
+    fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
+    snprintf(obj, sizeof(obj), sts, "");
+    put(&fx, obj);
+    uid = json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
+        "uid"));
+    /* The StatefulSet controller's part: its Pods (gated by the webhook), then its status. */
+    sts_pod(&fx, "web-0", uid);
+    sts_pod(&fx, "web-1", uid);
+    snprintf(obj, sizeof(obj), sts, ",\"status\":{\"replicas\":2}");
+    put(&fx, obj);
+    run_until(&fx, web_running, 10, "the StatefulSet's Pods admitted together and ungated");
+    g = label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
+    ck_assert_str_eq(g, label(get_pod(&fx, "web-1"), "kueue.x-k8s.io/pod-group-name"));
+    ck_assert_msg(strncmp(g, "statefulset-web-", 16) == 0, "group %s", g);
+    w = group_workload(&fx, g);
+    ps = json_object_get(json_object_get(w, "spec"), "podSets");
+    ck_assert_uint_eq(json_array_size(ps), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 0), "count")), 2);
+    ck_assert_str_eq(node_selector(&fx, "web-1", "pool"), "p1");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
+    fx_stop(&fx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_pods");
@@ -599,6 +667,7 @@ int main(void)
     tcase_add_test(tc, pods_left_alone_unless_enabled);
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
+    tcase_add_test(tc, statefulset_pods_form_one_group);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

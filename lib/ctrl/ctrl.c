@@ -918,6 +918,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_QUEUE_STATUS:
         case CTRL_OP_QUEUE_FINALIZER:
         case CTRL_OP_EVENT:
+        case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
             break;
         default:
             ctrl__job_done(c, op, res);
@@ -1047,11 +1048,12 @@ static void job_kinds(ctrl_t *c)
     c->nkinds = CTRL_JOB;
     for (size_t i = 0; (k = jobs_kind_at(i)) != NULL && c->nkinds < CTRL__KINDS; i++) {
         int n = c->nkinds;
-        /* The serving kinds are admitted through their pods' scheduling gates: no informer of
-         * their own. A Deployment's Pods are plain Pods (its webhook marks the template; pods.c
-         * runs them); StatefulSet and LeaderWorkerSet Pods form pod groups their own
-         * reconcilers would mark, which sluice run does not have yet (said below). */
-        if (!ctrl_framework_enabled(cfg, k->framework) || k->admit == JOBS_ADMIT_PODS)
+        /* The serving kinds are admitted through their pods' scheduling gates. A Deployment's
+         * Pods are plain Pods (its webhook marks the template; pods.c runs them): no informer.
+         * A StatefulSet's and a LeaderWorkerSet's are watched: their events make pods.c mark
+         * their Pods into pod groups. */
+        if (!ctrl_framework_enabled(cfg, k->framework) ||
+            (k->admit == JOBS_ADMIT_PODS && strcmp(k->framework, "deployment") == 0))
             continue;
         c->rkind[n].job = k;
         c->rkind[n].kind = k->kind;
@@ -1071,9 +1073,7 @@ static void job_kinds(ctrl_t *c)
         c->nkinds++;
     }
     for (size_t i = 0; i < cfg->integrations.nframeworks; i++)
-        if (jobs_kind_named(cfg->integrations.frameworks[i]) == NULL ||
-            (jobs_kind_named(cfg->integrations.frameworks[i])->admit == JOBS_ADMIT_PODS &&
-             strcmp(cfg->integrations.frameworks[i], "deployment") != 0))
+        if (jobs_kind_named(cfg->integrations.frameworks[i]) == NULL)
             ctrl__log(c, CTRL_LOG_ERROR,
                       "integrations.frameworks: %s is not supported by sluice run yet: its objects "
                       "are not managed (docs/configuration.md)",

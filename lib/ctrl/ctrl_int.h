@@ -51,6 +51,8 @@ typedef enum {
     CTRL_OP_POD_STOP,        /* Pod: condition TerminationTarget, then DELETE (pods.c) */
     CTRL_OP_POD_FINALIZER,   /* Pod: finalizer kueue.x-k8s.io/managed removed */
     CTRL_OP_POD_DELETE,      /* Pod: an excess member of a group deleted */
+    CTRL_OP_POD_OWNER,       /* StatefulSet / LeaderWorkerSet: GET it, LIST its Pods (no write) */
+    CTRL_OP_POD_MARK,        /* Pod: joins its serving owner's pod group */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;

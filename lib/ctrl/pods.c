@@ -6,6 +6,7 @@
 #include "ctrl/wlstatus.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
+#include "jobs/kind_serving.h"
 #include "jobs/objpath.h"
 #include "jobs/podgroup.h"
 
@@ -738,12 +739,228 @@ static void reconcile_unit(ctrl_t *c, unit_t *u)
     }
 }
 
+/* ---- serving owners: StatefulSet, LeaderWorkerSet ------------------------------------------ */
+
+/*
+ * A StatefulSet's (a LeaderWorkerSet's) Pods reach the pod webhook marked pod-suspending-parent by
+ * the owner's webhook and are created gated, but without a group: Kueue's owner reconcilers write
+ * into each the pod group it belongs to (jobs_serving_pod_default(): the Workload's name as group
+ * and prebuilt Workload, the total count, role, fast admission, serving, the managed label). Here
+ * each event of the owner (its status moves as its controller creates Pods) GETs it, LISTs its
+ * Pods (a StatefulSet's by its selector and controller uid, a LeaderWorkerSet's by its name
+ * label) and updates those not marked yet; from then on they are a pod group like any other.
+ */
+
+/* The Pod kind's index, or CTRL__KINDS when `pod` is not enabled. */
+static ctrl_kind_t pod_kind(const ctrl_t *c)
+{
+    for (int k = CTRL_JOB; k < c->nkinds; k++)
+        if (c->rkind[k].job->admit == JOBS_ADMIT_POD)
+            return (ctrl_kind_t)k;
+    return CTRL__KINDS;
+}
+
+/* Mark one Pod: op->data {kind: the owner's ctrl kind, owner: the owner object}. */
+static err_t mutate_mark(json_t *obj, void *data, bool *changed, err_msg_t *msg)
+{
+    ctrl_op_t *op = data;
+    ctrl_kind_t ok = (ctrl_kind_t)json_integer_value(json_object_get(op->data, "kind"));
+    const jobs_kind_t *k = ctrl__jobs_kind(op->c, ok);
+
+    *changed = false;
+    if (k == NULL)
+        return err_set(msg, ERR_INVALID, "pod %s: owner kind not watched", op->key);
+    if (pod_deleting(obj))
+        return ERR_OK;
+    return jobs_serving_pod_default(k, json_object_get(op->data, "owner"), obj, changed, msg);
+}
+
+static bool send_mark(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_update_retry(op->c->client, &op->c->res[op->kind], ns, slash + 1, NULL, mutate_mark,
+                             0, ctrl__on_done, op, NULL) == ERR_OK;
+}
+
+/* Is `pod` the owner's: a StatefulSet's by controller uid; a LeaderWorkerSet's Pods were listed
+ * by its name label (their controllers are its StatefulSets). */
+static bool owned_by(const jobs_kind_t *k, const json_t *pod, const char *uid)
+{
+    size_t i;
+    json_t *ref;
+
+    if (k != &jobs_kind_statefulset)
+        return true;
+    json_array_foreach(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), i, ref)
+    {
+        const char *u = json_string_value(json_object_get(ref, "uid"));
+        if (json_is_true(json_object_get(ref, "controller")) && u != NULL && uid != NULL &&
+            strcmp(u, uid) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The owner's Pods are listed: mark those that need it, each a write of its own. The owner's
+ * op ends here (without an answer body: nothing of the owner was written). */
+static void on_owner_pods(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    const jobs_kind_t *k = ctrl__jobs_kind(c, op->kind);
+    ctrl_kind_t pk = pod_kind(c);
+    json_t *owner = op->data, *pod;
+    const char *uid = json_string_value(json_object_get(json_object_get(owner, "metadata"), "uid"));
+    kube_result_t r = *res;
+    size_t i;
+
+    r.body = NULL;
+    if (res->err != ERR_OK || c->closing || c->writes_stopped || k == NULL || pk == CTRL__KINDS) {
+        r.canceled = r.canceled || c->closing || c->writes_stopped;
+        ctrl__on_done(&r, op);
+        return;
+    }
+    json_array_foreach(json_object_get(res->body, "items"), i, pod)
+    {
+        json_t *copy;
+        bool changed = false;
+        char key[CTRL_KEY_MAX];
+        ctrl_op_t *mop;
+        const json_t *pm = json_object_get(pod, "metadata");
+        if (!owned_by(k, pod, uid) || pod_deleting(pod))
+            continue;
+        copy = json_deep_copy(pod);
+        if (copy == NULL || jobs_serving_pod_default(k, owner, copy, &changed, NULL) != ERR_OK ||
+            !changed) {
+            json_decref(copy);
+            continue;
+        }
+        json_decref(copy);
+        snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(pm, "namespace")),
+                 json_string_value(json_object_get(pm, "name")));
+        if (ctrl__busy(c, pk, key))
+            continue;
+        mop = ctrl__op_new(c, CTRL_OP_POD_MARK, pk, key, pk, key);
+        if (mop == NULL)
+            break;
+        mop->data = json_pack("{s:i,s:O}", "kind", (json_int_t)op->kind, "owner", owner);
+        mop->verb = "update";
+        mop->send = send_mark;
+        if (mop->data == NULL) {
+            ctrl__op_free(mop);
+            break;
+        }
+        ctrl__log(c, CTRL_LOG_INFO, "pod %s: joins the pod group of %s %s", key, c->noun[op->kind],
+                  op->key);
+        ctrl__submit(c, mop);
+    }
+    ctrl__on_done(&r, op);
+}
+
+/* The owner, fetched fresh: LIST its Pods. */
+static void on_owner_got(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    const jobs_kind_t *k = ctrl__jobs_kind(c, op->kind);
+    ctrl_kind_t pk = pod_kind(c);
+    char ns[256], sel[1024] = "";
+    const char *slash = strchr(op->key, '/'), *lk;
+    size_t n = 0;
+    json_t *v;
+    kube_list_opts_t lo;
+
+    if (res->err != ERR_OK || c->closing || c->writes_stopped || k == NULL || pk == CTRL__KINDS ||
+        slash == NULL) {
+        kube_result_t r = *res;
+        r.body = NULL;
+        r.canceled = r.canceled || c->closing || c->writes_stopped;
+        ctrl__on_done(&r, op);
+        return;
+    }
+    json_decref(op->data);
+    op->data = json_incref(res->body);
+    if (k == &jobs_kind_statefulset) {
+        json_object_foreach(
+            json_object_get(json_object_get(json_object_get(res->body, "spec"), "selector"),
+                            "matchLabels"),
+            lk, v)
+        {
+            if (json_is_string(v))
+                n += (size_t)snprintf(sel + n, n < sizeof(sel) ? sizeof(sel) - n : 0, "%s%s=%s",
+                                      n ? "," : "", lk, json_string_value(v));
+        }
+    } else {
+        n = (size_t)snprintf(sel, sizeof(sel), "leaderworkerset.sigs.k8s.io/name=%s", slash + 1);
+    }
+    if (n == 0 || n >= sizeof(sel)) {
+        kube_result_t r;
+        memset(&r, 0, sizeof(r));
+        r.reason = "";
+        r.err = err_set(&r.msg, ERR_INVALID, "%s %s: no usable spec.selector.matchLabels",
+                        c->noun[op->kind], op->key);
+        op->verb = NULL;
+        ctrl__on_done(&r, op);
+        return;
+    }
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    memset(&lo, 0, sizeof(lo));
+    lo.label_selector = sel;
+    op->verb = "list";
+    if (kube_list(c->client, &c->res[pk], ns, &lo, on_owner_pods, op, NULL, NULL) != ERR_OK) {
+        kube_result_t r;
+        memset(&r, 0, sizeof(r));
+        r.reason = "";
+        r.err = err_set(&r.msg, ERR_IO, "%s %s: pods not listed", c->noun[op->kind], op->key);
+        op->verb = NULL;
+        ctrl__on_done(&r, op);
+    }
+}
+
+static bool send_owner(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_get(op->c->client, &op->c->res[op->kind], ns, slash + 1, NULL, on_owner_got, op,
+                    NULL, NULL) == ERR_OK;
+}
+
+/* A serving owner `key` of `kind` changed: mark its Pods (above). */
+static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    const ctrl_job_t *j = ctrl__job(c, kind, key);
+    ctrl_op_t *op;
+
+    if (j == NULL || !j->valid || j->meta.deleting || pod_kind(c) == CTRL__KINDS ||
+        ctrl__busy(c, kind, key) || !ctrl__job_managed(c, j) || j->queue_name == NULL)
+        return;
+    op = ctrl__op_new(c, CTRL_OP_POD_OWNER, kind, key, kind, key);
+    if (op == NULL)
+        return;
+    op->verb = "get";
+    op->send = send_owner;
+    ctrl__submit(c, op);
+}
+
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     unit_t u;
     const ctrl_job_t *j;
     const char *slash, *g;
 
+    if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_PODS) {
+        reconcile_owner(c, kind, key);
+        return;
+    }
     memset(&u, 0, sizeof(u));
     u.kind = kind;
     snprintf(u.ukey, sizeof(u.ukey), "%s", key);

@@ -670,13 +670,11 @@ static const jobs_kind_t *kind_route(const char *path, hook_type_t *type)
     for (size_t i = 0; (k = jobs_kind_at(i)) != NULL; i++) {
         char suffix[256], want[300];
         size_t n = 0;
-        /* Plain Pods route here too (/mutate--v1-pod: gated, see patch_pod()), and Deployments
-         * (their template marked, so that each Pod is a gated plain Pod). StatefulSet and
-         * LeaderWorkerSet do not yet: their Pods would stay gated, as no reconciler of sluice
-         * run groups them. batch/v1 Job is one of the table's kinds here too (its rules are
-         * lib/model's, see hook_admission_review()). */
-        if (k->admit == JOBS_ADMIT_PODS && strcmp(k->framework, "deployment") != 0)
-            continue;
+        /* Every kind of the table routes here: batch/v1 Job (its rules are lib/model's, see
+         * hook_admission_review()), plain Pods (/mutate--v1-pod: gated, see patch_pod()) and the
+         * serving owners (their templates marked so that each Pod is created gated: a
+         * Deployment's as a plain Pod, a StatefulSet's or LeaderWorkerSet's for the operator to
+         * group into a pod group). */
         for (const char *p = k->group; *p && n + 1 < sizeof(suffix); p++)
             suffix[n++] = *p == '.' ? '-' : *p;
         n += (size_t)snprintf(suffix + n, sizeof(suffix) - n, "-%s-", k->version);
