@@ -319,7 +319,7 @@ START_TEST(integration_kinds_ray)
 }
 END_TEST
 
-/* The serving kinds: LeaderWorkerSet's replica bound and startup policy; a Deployment's labels
+/* The serving kinds: LeaderWorkerSet's replica bound; a Deployment's labels
  * other than the queue name are not checked (Kueue's serving webhooks check only that). */
 START_TEST(integration_kinds_serving)
 {
@@ -329,10 +329,7 @@ START_TEST(integration_kinds_serving)
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(strstr(r.out, D "integrations-serving.yaml"),
                      D "integrations-serving.yaml: doc 1 (LeaderWorkerSet ml/vllm): spec.replicas: "
-                       "invalid LeaderWorkerSet replicas: must be >= 0, got -1\n" D
-                       "integrations-serving.yaml: doc 3 (LeaderWorkerSet ml/ready-first): "
-                       "spec.startupPolicy: only the LeaderCreated startup policy is allowed "
-                       "when using the kueue.x-k8s.io/queue-name label or annotation\n");
+                       "invalid LeaderWorkerSet replicas: must be >= 0, got -1\n");
     sluice_result_fini(&r);
 }
 END_TEST
@@ -380,6 +377,33 @@ START_TEST(integration_kinds_pods)
                        "integrations-pods-updates.yaml: doc 2 (Pod ml/member): "
                        "metadata.annotations[kueue.x-k8s.io/retriable-in-group]: Forbidden: "
                        "unretriable pod group can't be converted to retriable\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* A managed LeaderWorkerSet's group size and templates' pod-spec shape are immutable (Kueue
+ * never recomputes its Workloads' pod sets; an image change is not part of the shape); a managed
+ * StatefulSet's shape too, and its replicas but to or from 0, not from 0 while Pods remain. */
+START_TEST(integration_kinds_lws_updates)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "-q", "--scenario", D "integrations.yaml",
+                                    D "integrations-serving-updates.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-serving-updates.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-serving-updates.yaml"), D
+                     "integrations-serving-updates.yaml: doc 2 (LeaderWorkerSet ml/vllm): "
+                     "spec.leaderWorkerTemplate.size: field is immutable\n" D
+                     "integrations-serving-updates.yaml: doc 2 (LeaderWorkerSet ml/vllm): "
+                     "spec.leaderWorkerTemplate.workerTemplate.spec: field is immutable\n" D
+                     "integrations-serving-updates.yaml: doc 3 (LeaderWorkerSet ml/vllm): "
+                     "spec.leaderWorkerTemplate.leaderTemplate: field is immutable\n" D
+                     "integrations-serving-updates.yaml: doc 6 (StatefulSet ml/db): spec.replicas: "
+                     "field is immutable\n" D
+                     "integrations-serving-updates.yaml: doc 6 (StatefulSet ml/db): "
+                     "spec.template.spec: field is immutable\n" D
+                     "integrations-serving-updates.yaml: doc 8 (StatefulSet ml/db): spec.replicas: "
+                     "Forbidden: scaling down is still in progress\n");
     sluice_result_fini(&r);
 }
 END_TEST
@@ -436,6 +460,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, examples_pass);
     tcase_add_test(tc, integration_kinds_pods);
     tcase_add_test(tc, integration_kinds_ray_unlabelled);
+    tcase_add_test(tc, integration_kinds_lws_updates);
     tcase_add_test(tc, invalid_lines);
     tcase_add_test(tc, cohort_cycle);
     tcase_add_test(tc, warnings_do_not_fail);

@@ -1543,6 +1543,21 @@ START_TEST(integration_pod)
     EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g", GTC ": \"-2\""), true,
                 "metadata.annotations[" GTC "]: incorrect annotation value '" GTC
                 "=-2': group total count should be greater than zero\n");
+    /* The group name may be an annotation of the same name (WorkloadIdentifierAnnotations):
+     * it wins over the label, and errors name it. */
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": Bad_Label", GN ": g, " GTC ": \"2\""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, "", GN ": g"), true,
+                "metadata.annotations[" GTC "]: Required value: both the '" GTC
+                "' annotation and the '" GN "' annotation should be set\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, "", GN ": G_1, " GTC ": \"1\""), true,
+                "metadata.annotations[" GN "]: " SUBDOMAIN_RE "\n");
+    /* A prebuilt Workload of a Pod of a group is the group's. */
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g, " PW ": g", GTC ": \"2\""), true, "");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g, " PW ": other", GTC ": \"2\""), true,
+                "metadata.labels[" PW "]: prebuilt workload and pod group should be equal\n");
+    EXPECT_KIND(NULL, true, kind_yaml(POD, GN ": g, " PW ": g", GTC ": \"2\", " PW ": other"), true,
+                "metadata.annotations[" PW "]: prebuilt workload and pod group should be "
+                "equal\n");
     /* Not a Pod: the pod webhook's rules do not apply. */
     EXPECT_KIND(NULL, true, kind_yaml(JS, "", GTC ": \"x\""), true, "");
     /* Updates: the group name is immutable once set (it may be set later); an unretriable Pod
@@ -1551,12 +1566,59 @@ START_TEST(integration_pod)
                 kind_yaml(POD, GN ": h", GTC ": \"3\""), true,
                 "metadata.labels[" GN "]: field is immutable\n");
     EXPECT_KIND(kind_yaml(POD, "", ""), true, kind_yaml(POD, GN ": h", GTC ": \"3\""), true, "");
+    EXPECT_KIND(kind_yaml(POD, "", GN ": g, " GTC ": \"3\""), true,
+                kind_yaml(POD, "", GN ": h, " GTC ": \"3\""), true,
+                "metadata.annotations[" GN "]: field is immutable\n");
     EXPECT_KIND(kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"false\""), true,
                 kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"true\""), true,
                 "metadata.annotations[" RIG "]: Forbidden: unretriable pod group can't be "
                 "converted to retriable\n");
     EXPECT_KIND(kind_yaml(POD, GN ": g", GTC ": \"3\""), true,
                 kind_yaml(POD, GN ": g", GTC ": \"3\", " RIG ": \"false\""), true, "");
+}
+END_TEST
+
+/* A managed serving owner's shape on update (what lib/jobs' kindobj fills in: sizes, status
+ * replicas, template shapes), set by hand here: update_shape OLD_SIZE NEW_SIZE STATUS_REPLICAS
+ * OLD_SHAPE NEW_SHAPE for a queue-named StatefulSet. */
+static char *update_shape(int32_t os, int32_t ns, int32_t sr, const char *osh, const char *nsh)
+{
+    object_t o, n;
+    diags_t d;
+    char *out;
+
+    decode_integration(kind_yaml("apps/v1", "StatefulSet", Q ": a", ""), true, &o);
+    decode_integration(kind_yaml("apps/v1", "StatefulSet", Q ": a", ""), true, &n);
+    o.u.integ.group_size = os;
+    n.u.integ.group_size = ns;
+    n.u.integ.status_replicas = sr;
+    snprintf(o.u.integ.template_shapes[1], sizeof(o.u.integ.template_shapes[1]), "%s", osh);
+    snprintf(n.u.integ.template_shapes[1], sizeof(n.u.integ.template_shapes[1]), "%s", nsh);
+    diags_init(&d);
+    ck_assert_int_eq(validate_update(&o, &n, &d), ERR_OK);
+    out = render(&d);
+    diags_fini(&d);
+    object_fini(&o);
+    object_fini(&n);
+    return out;
+}
+
+#define EXPECT_SHAPE(os, ns, sr, osh, nsh, want)                                   \
+    do {                                                                           \
+        char *got_ = update_shape(os, ns, sr, osh, nsh);                           \
+        ck_assert_msg(strcmp(got_, want) == 0, "want:\n%s\ngot:\n%s", want, got_); \
+        free(got_);                                                                \
+    } while (0)
+
+START_TEST(integration_serving_shape)
+{
+    EXPECT_SHAPE(2, 2, 0, "a1b2c3d4", "a1b2c3d4", "");
+    EXPECT_SHAPE(2, 3, 0, "a1b2c3d4", "a1b2c3d4", "spec.replicas: field is immutable\n");
+    EXPECT_SHAPE(2, 0, 2, "a1b2c3d4", "a1b2c3d4", "");
+    EXPECT_SHAPE(0, 2, 0, "a1b2c3d4", "a1b2c3d4", "");
+    EXPECT_SHAPE(0, 2, 1, "a1b2c3d4", "a1b2c3d4",
+                 "spec.replicas: Forbidden: scaling down is still in progress\n");
+    EXPECT_SHAPE(2, 2, 0, "a1b2c3d4", "ffffffff", "spec.template.spec: field is immutable\n");
 }
 END_TEST
 
@@ -2183,6 +2245,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, integration_update);
     tcase_add_test(job, integration_serving);
     tcase_add_test(job, integration_pod);
+    tcase_add_test(job, integration_serving_shape);
     suite_add_tcase(s, job);
     return s;
 }

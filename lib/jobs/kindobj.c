@@ -3,6 +3,7 @@
 #include "jobs/kindobj.h"
 
 #include "jobs/kind_serving.h"
+#include "jobs/podgroup.h"
 #include "util/err.h"
 
 #include <stdbool.h>
@@ -125,16 +126,58 @@ static void lws_rules(const json_t *root, diags_t *d)
                     "invalid LeaderWorkerSet replicas: must be <= 1000000, got %lld", (long long)n);
 }
 
-/* LeaderWorkerSet with a queue name: Kueue admits a replica group once its Pods exist, so the
- * leader may not wait to be ready before the workers are created (create and update alike). */
-static void lws_startup_policy(const object_t *o, const json_t *root, diags_t *d)
+/* The shape of pod template `t`'s spec (Kueue's role hash of it, jobs_pod_role_hash(): the fields
+ * ValidateImmutablePodGroupPodSpec compares) into `out` (16 bytes): "" when there is no
+ * template, "?" when it cannot be computed. ERR_NOMEM only. */
+static err_t template_shape(const json_t *t, char *out)
 {
-    const json_t *p = json_object_get(json_object_get(root, "spec"), "startupPolicy");
+    char hash[JOBS_POD_ROLE_MAX + 1];
+    json_t *spec_only;
+    err_msg_t msg;
+    err_t rc;
 
-    if (has_queue_name(o) && json_is_string(p) && strcmp(json_string_value(p), "LeaderReady") == 0)
-        diags_error(d, "spec.startupPolicy",
-                    "only the LeaderCreated startup policy is allowed when using the "
-                    "kueue.x-k8s.io/queue-name label or annotation");
+    out[0] = '\0';
+    if (!json_is_object(t))
+        return ERR_OK;
+    /* The spec alone: a role-hash annotation on the template must not stand in for it. */
+    spec_only = json_pack("{s:O?}", "spec", json_object_get(t, "spec"));
+    if (spec_only == NULL)
+        return ERR_NOMEM;
+    rc = jobs_pod_role_hash(spec_only, hash, &msg);
+    json_decref(spec_only);
+    if (rc == ERR_NOMEM)
+        return ERR_NOMEM;
+    snprintf(out, 16, "%s", rc == ERR_OK ? hash : "?");
+    return ERR_OK;
+}
+
+/* What the serving kinds' update rules compare (validate_update(): Kueue's
+ * ValidateImmutablePodGroupPodSpec, LWSImmutableGroupSize, the StatefulSet's replica rules):
+ * a LeaderWorkerSet's group size and leader / worker template shapes, a StatefulSet's
+ * spec.replicas, status.replicas and template shape. ERR_NOMEM only. */
+static err_t serving_shapes(const jobs_kind_t *k, object_t *o, const json_t *root)
+{
+    const json_t *spec = json_object_get(root, "spec");
+    integration_t *it = &o->u.integ;
+
+    if (k == &jobs_kind_leaderworkerset) {
+        const json_t *lwt = json_object_get(spec, "leaderWorkerTemplate");
+        const json_t *size = json_object_get(lwt, "size");
+        it->group_size = json_is_integer(size) ? (int32_t)json_integer_value(size) : 1;
+        if (template_shape(json_object_get(lwt, "leaderTemplate"), it->template_shapes[0]) !=
+                ERR_OK ||
+            template_shape(json_object_get(lwt, "workerTemplate"), it->template_shapes[1]) !=
+                ERR_OK)
+            return ERR_NOMEM;
+    } else if (k == &jobs_kind_statefulset) {
+        const json_t *r = json_object_get(spec, "replicas");
+        const json_t *sr = json_object_get(json_object_get(root, "status"), "replicas");
+        it->group_size = json_is_integer(r) ? (int32_t)json_integer_value(r) : 1;
+        it->status_replicas = json_is_integer(sr) ? (int32_t)json_integer_value(sr) : 0;
+        if (template_shape(json_object_get(spec, "template"), it->template_shapes[1]) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
 }
 
 static void ray_rules(const jobs_kind_t *k, const object_t *o, const json_t *root, diags_t *d)
@@ -154,8 +197,9 @@ static err_t kind_rules(const jobs_kind_t *k, object_t *o, const json_t *root, d
     if (strcmp(k->group, "leaderworkerset.x-k8s.io") == 0 &&
         strcmp(k->kind, "LeaderWorkerSet") == 0) {
         lws_rules(root, d);
-        lws_startup_policy(o, root, d);
     }
+    if (serving_shapes(k, o, root) != ERR_OK)
+        return ERR_NOMEM;
     if (strcmp(k->group, "ray.io") != 0)
         return ERR_OK;
     if (has_queue_name(o)) {

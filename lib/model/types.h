@@ -432,6 +432,14 @@ typedef struct integration_s {
      * (a Configuration's manageJobsWithoutQueueName), which one document cannot know: the
      * cross-object checks report them then (crosscheck_run()). */
     struct diags_s *unlabelled_rules;
+    /* For the serving kinds' update rules (kindobj_decode()): a LeaderWorkerSet's
+     * leaderWorkerTemplate.size, or a StatefulSet's spec.replicas (default 1); a StatefulSet's
+     * status.replicas; the shape (Kueue's role hash) of the leader's [0] and the worker's [1]
+     * pod spec, or of a StatefulSet's template [1]; "" without that template, "?" when it
+     * cannot be computed. */
+    int32_t group_size;
+    int32_t status_replicas;
+    char template_shapes[2][16];
     /* owned: the PriorityClass Kueue looks up when there is no priority-class label
      * (jobs_priority_class(): the kind's own field, else the first pod set's
      * priorityClassName), NULL when none */

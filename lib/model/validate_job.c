@@ -343,9 +343,12 @@ static void check_serving_update(const object_meta_t *om, const object_meta_t *m
 #define POD_GROUP_NAME_LABEL "kueue.x-k8s.io/pod-group-name"
 #define POD_GROUP_TOTAL_ANN  "kueue.x-k8s.io/pod-group-total-count"
 #define POD_RETRIABLE_ANN    "kueue.x-k8s.io/retriable-in-group"
-#define POD_GROUP_BOTH_NEEDED                                                                      \
+#define POD_GROUP_BOTH_LABEL                                                                       \
     "Required value: both the '" POD_GROUP_TOTAL_ANN "' annotation and the '" POD_GROUP_NAME_LABEL \
     "' label should be set"
+#define POD_GROUP_BOTH_ANN                                                                         \
+    "Required value: both the '" POD_GROUP_TOTAL_ANN "' annotation and the '" POD_GROUP_NAME_LABEL \
+    "' annotation should be set"
 
 static bool is_pod(const object_t *o)
 {
@@ -353,11 +356,21 @@ static bool is_pod(const object_t *o)
            o->u.integ.group != NULL && o->u.integ.group[0] == '\0';
 }
 
-/* The Pod's group name; NULL when it has none (an empty label is none, as Kueue reads it). */
+/* The Pod's group name, NULL when none (empty is none): the annotation of that name, else the
+ * label (Kueue's GetPodGroupName with WorkloadIdentifierAnnotations, beta and on). */
 static const char *pod_group(const object_meta_t *m)
 {
-    const char *g = validate__meta_label(m, POD_GROUP_NAME_LABEL);
+    const char *g = validate__meta_annotation(m, POD_GROUP_NAME_LABEL);
+    if (g == NULL || g[0] == '\0')
+        g = validate__meta_label(m, POD_GROUP_NAME_LABEL);
     return g != NULL && g[0] != '\0' ? g : NULL;
+}
+
+/* Does the group name come from the annotation (then errors name it there)? */
+static bool pod_group_by_annotation(const object_meta_t *m)
+{
+    const char *g = validate__meta_annotation(m, POD_GROUP_NAME_LABEL);
+    return g != NULL && g[0] != '\0';
 }
 
 /* The Pod is unretriable in its group (retriable-in-group "false"). */
@@ -367,26 +380,42 @@ static bool pod_unretriable(const object_meta_t *m)
     return v != NULL && strcmp(v, "false") == 0;
 }
 
-/* validateManagedLabel and validatePodGroupMetadata, on create and update. */
+/* validateManagedLabel, validatePodGroupMetadata and validatePrebuiltWorkloadName, on create
+ * and update. */
 static void check_pod(const object_meta_t *m, diags_t *d)
 {
     const char *managed = validate__meta_label(m, POD_MANAGED_LABEL);
     const char *group = pod_group(m);
+    bool by_ann = pod_group_by_annotation(m);
+    const char *gpath = by_ann ? ANN_PATH(POD_GROUP_NAME_LABEL) : LABEL_PATH(POD_GROUP_NAME_LABEL);
     const char *total = validate__meta_annotation(m, POD_GROUP_TOTAL_ANN);
+    const char *prebuilt, *ppath;
     char msg[512];
     int64_t n;
 
     if (managed != NULL && strcmp(managed, "true") != 0)
         validate__err(d, LABEL_PATH(POD_MANAGED_LABEL),
                       "Forbidden: managed label value can only be 'true'");
+    /* The prebuilt Workload of a Pod of a group is the group's (annotation before label). */
+    prebuilt = validate__meta_annotation(m, PREBUILT_WORKLOAD_LABEL);
+    ppath = ANN_PATH(PREBUILT_WORKLOAD_LABEL);
+    if (prebuilt == NULL || prebuilt[0] == '\0') {
+        prebuilt = validate__meta_label(m, PREBUILT_WORKLOAD_LABEL);
+        ppath = LABEL_PATH(PREBUILT_WORKLOAD_LABEL);
+    }
+    if (group != NULL && prebuilt != NULL && prebuilt[0] != '\0' && strcmp(prebuilt, group) != 0)
+        validate__err(d, ppath, "prebuilt workload and pod group should be equal");
     if (group == NULL) {
         if (total != NULL)
-            validate__err(d, LABEL_PATH(POD_GROUP_NAME_LABEL), POD_GROUP_BOTH_NEEDED);
+            validate__err(d, gpath, POD_GROUP_BOTH_LABEL);
         return;
     }
-    check_crd_name_label(d, LABEL_PATH(POD_GROUP_NAME_LABEL), group);
+    check_crd_name_label(d, gpath, group);
     if (total == NULL) {
-        validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN), POD_GROUP_BOTH_NEEDED);
+        if (by_ann)
+            validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN), POD_GROUP_BOTH_ANN);
+        else
+            validate__err(d, ANN_PATH(POD_GROUP_TOTAL_ANN), POD_GROUP_BOTH_LABEL);
         return;
     }
     /* The group's total count: strconv.Atoi, then at least 1. */
@@ -405,10 +434,51 @@ static void check_pod_update(const object_meta_t *om, const object_meta_t *m, di
     const char *og = pod_group(om);
 
     if (og != NULL && !validate__str_eq_empty(og, pod_group(m)))
-        validate__err(d, LABEL_PATH(POD_GROUP_NAME_LABEL), MSG_IMMUTABLE);
+        validate__err(d,
+                      pod_group_by_annotation(m) ? ANN_PATH(POD_GROUP_NAME_LABEL)
+                                                 : LABEL_PATH(POD_GROUP_NAME_LABEL),
+                      MSG_IMMUTABLE);
     if (pod_group(m) != NULL && pod_unretriable(om) && !pod_unretriable(m))
         validate__err(d, ANN_PATH(POD_RETRIABLE_ANN),
                       "Forbidden: unretriable pod group can't be converted to retriable");
+}
+
+/* A managed (queue-named) serving owner's shape on update, as Kueue's webhooks keep it (its
+ * Workloads' pod sets are never recomputed): a LeaderWorkerSet's group size
+ * (LWSImmutableGroupSize, beta and on) and its leader and worker pod-spec shapes; a
+ * StatefulSet's pod-spec shape and its replicas, which may only go to 0 or come from 0 -- and
+ * not from 0 while Pods of the scale-down remain (status.replicas). Kueue names each changed
+ * field below the template's spec; sluice compares the shape as a whole (the role hash) and
+ * names the template's spec (the template itself when one is added or removed). */
+static void check_serving_shape_update(const integration_t *old, const integration_t *it, bool lws,
+                                       diags_t *d)
+{
+    static const char *const lws_paths[2] = {"spec.leaderWorkerTemplate.leaderTemplate",
+                                             "spec.leaderWorkerTemplate.workerTemplate"};
+    const char *q = validate__meta_label(&it->meta, QUEUE_NAME_LABEL);
+    char p[128];
+
+    if (q == NULL || q[0] == '\0')
+        return;
+    if (lws && old->group_size != it->group_size)
+        validate__err(d, "spec.leaderWorkerTemplate.size", MSG_IMMUTABLE);
+    if (!lws && old->group_size != 0 && it->group_size != 0 && old->group_size != it->group_size)
+        validate__err(d, "spec.replicas", MSG_IMMUTABLE);
+    if (!lws && old->group_size == 0 && it->group_size > 0 && it->status_replicas > 0)
+        validate__err(d, "spec.replicas", "Forbidden: scaling down is still in progress");
+    for (int i = lws ? 0 : 1; i < 2; i++) {
+        const char *a = old->template_shapes[i], *b = it->template_shapes[i];
+        if (strcmp(a, b) == 0)
+            continue;
+        snprintf(p, sizeof(p), "%s%s", lws ? lws_paths[i] : "spec.template",
+                 a[0] == '\0' || b[0] == '\0' ? "" : ".spec");
+        validate__err(d, p, MSG_IMMUTABLE);
+    }
+}
+
+static bool is_kind(const object_t *o, const char *kind)
+{
+    return o->u.integ.kind != NULL && strcmp(o->u.integ.kind, kind) == 0;
 }
 
 void validate__integration(const object_t *o, diags_t *d)
@@ -429,6 +499,10 @@ void validate__integration_update(const object_t *old, const object_t *o, const 
     validate__integration(o, d);
     if (is_pod(o))
         check_pod_update(&old->u.integ.meta, &o->u.integ.meta, d);
+    if (is_kind(o, "LeaderWorkerSet") && is_kind(old, "LeaderWorkerSet"))
+        check_serving_shape_update(&old->u.integ, &o->u.integ, true, d);
+    if (is_kind(o, "StatefulSet") && is_kind(old, "StatefulSet"))
+        check_serving_shape_update(&old->u.integ, &o->u.integ, false, d);
     if (o->u.integ.serving)
         check_serving_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended, d);
     else
