@@ -7,7 +7,7 @@
  *   flood --port N [--host 127.0.0.1] [--tls] [--mode M] [--conns 256] [--addrs 64] [--hold S]
  *
  * Modes: silent (connect, send nothing), idle (one request answered, then idle keep-alive),
- * pipeline (16 pipelined requests, never read, small receive buffer), body (a 3 MiB
+ * pipeline (2048 pipelined requests, never read, small receive buffer), body (a 3 MiB
  * Content-Length and all of the body but its last byte). The connections come from --addrs
  * loopback source addresses 127.0.1.2, 127.0.1.3, ... (a loopback host, several "clients"). It
  * holds them --hold seconds, then prints how many were opened, refused at once, and closed by the
@@ -169,9 +169,11 @@ int main(int argc, char **argv)
                 refused++;
             }
         } else if (strcmp(mode, "pipeline") == 0) {
+            /* answers of ~200 bytes each: 2048 of them back up past the server's kernel
+             * buffer (256 KiB) and its 64 KiB output limit */
             static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
-            for (int k = 0; k < 16; k++)
-                conn_send(c, req, sizeof(req) - 1);
+            for (int k = 0; k < 2048 && conn_send(c, req, sizeof(req) - 1) == 0; k++)
+                ;
         } else if (strcmp(mode, "body") == 0) {
             if (conn_send(c, head, strlen(head)) == 0)
                 conn_send(c, body, BODY - 1); /* a refusal (503, close) ends this early */

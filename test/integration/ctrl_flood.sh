@@ -13,7 +13,7 @@
 flood=${SLUICE_FLOOD:-}
 [ -x "$flood" ] || fail "SLUICE_FLOOD does not name the built bench/flood (got '$flood')"
 conns=${FLOOD_CONNS:-256}
-holds=${FLOOD_HOLD:-6}
+holds=${FLOOD_HOLD:-8}
 
 ctrl_install_crds
 ctrl_sys_namespace
