@@ -477,7 +477,7 @@ START_TEST(test_connection_limit)
     /* c1 is mid-request: it is never cut, so c2 is refused (reset at once: EOF or a reset) */
     client_open(&c1, f.port, NULL, 0, 0);
     client_send(&c1, "GET /1 HTTP/1.1\r\nHo", 19);
-    usleep(50000);
+    usleep(300000); /* the server has read it (a loaded machine takes its time) */
     client_open(&c2, f.port, NULL, 0, 0);
     ck_assert_int_le(client_recv(&c2, body, sizeof(body)), 0);
     client_close(&c2);
@@ -568,7 +568,7 @@ START_TEST(test_flood_idle_keepalive_and_silent)
     }
     ck_assert_int_eq(legit_request(&f, &ms), 200);
     fprintf(stderr, "idle flood: legitimate request served in %llu ms\n", (unsigned long long)ms);
-    ck_assert_uint_lt(ms, 3000);
+    ck_assert_uint_lt(ms, 4500); /* on a loaded machine, under ASan */
     st = fixture_stats(&f, NULL);
     ck_assert_uint_eq(st.rejected_connections, 0);
     ck_assert_uint_ge(st.evicted_idle, 1);
@@ -629,7 +629,6 @@ START_TEST(test_per_client_limit)
     hook_server_config_t cfg = {.max_connections_per_client = 4};
     client_t fl[8], legit;
     char body[256];
-    int refused = 0;
     hook_server_stats_t st;
 
     fixture_start(&f, false, &cfg);
@@ -640,16 +639,12 @@ START_TEST(test_per_client_limit)
         (void)!send(fl[i].fd, "GET /x HTTP/1.1\r\nHo", 19, MSG_NOSIGNAL); /* may be reset */
         usleep(10000);
     }
-    for (int i = 0; i < 8; i++) {
-        struct timeval tv = {.tv_usec = 200000};
-        setsockopt(fl[i].fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        ssize_t r = client_recv(&fl[i], body, sizeof(body));
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-            refused++;
-    }
-    ck_assert_int_eq(refused, 4);
+    /* the refusals are counted by the server (a reset seen by the client may come late) */
+    for (int k = 0; k < 60 && fixture_stats(&f, NULL).rejected_connections < 4; k++)
+        usleep(50000);
     st = fixture_stats(&f, NULL);
     ck_assert_uint_eq(st.rejected_connections, 4);
+    ck_assert_uint_eq(st.open_connections, 4);
     /* another address is served */
     client_open(&legit, f.port, NULL, 0, 0);
     client_send(&legit, "GET /l HTTP/1.1\r\nHost: x\r\n\r\n", 28);
@@ -684,7 +679,7 @@ START_TEST(test_flood_pipelining_clients_that_never_read)
     ck_assert_int_eq(legit_request(&f, &ms), 200);
     fprintf(stderr, "pipelining non-readers: legitimate request served in %llu ms\n",
             (unsigned long long)ms);
-    ck_assert_uint_lt(ms, 3000);
+    ck_assert_uint_lt(ms, 4500); /* on a loaded machine, under ASan */
     /* every non-reader is closed once its output stalls for the write timeout */
     t0 = now_ms();
     do {
@@ -722,7 +717,7 @@ START_TEST(test_flood_pipelined_small_requests_take_turns)
     ck_assert_int_eq(legit_request(&f, &ms), 200);
     fprintf(stderr, "pipelined small requests: legitimate request served in %llu ms\n",
             (unsigned long long)ms);
-    ck_assert_uint_lt(ms, 3000);
+    ck_assert_uint_lt(ms, 4500); /* on a loaded machine, under ASan */
     for (int i = 0; i < FLOOD; i++)
         client_close(&fl[i]);
     fixture_stop(&f);
@@ -795,7 +790,7 @@ START_TEST(test_flood_3mib_bodies_stay_within_the_budget)
             "bytes; %llu refused 503; RSS grew %ld KiB\n",
             (unsigned long long)ms, st.buffered_bytes_peak, (unsigned long long)st.busy_503,
             rss_kib() - rss0);
-    ck_assert_uint_lt(ms, 3000);
+    ck_assert_uint_lt(ms, 4500); /* on a loaded machine, under ASan */
     /* the process (server and this client; ASan keeps freed memory a while) stays small */
     ck_assert_int_lt(rss_kib() - rss0, 192 * 1024); /* unbounded: 256 x 4 MiB */
     for (int i = 0; i < FLOOD; i++)
@@ -812,16 +807,22 @@ START_TEST(test_accept_failure_recovers_and_says_so)
     hook_server_config_t cfg = {0};
     client_t c;
     char body[256];
-    bool accepting = true;
+    bool accepting = true, saw = false;
     hook_server_stats_t st;
 
     fixture_start(&f, false, &cfg);
     client_open(&c, f.port, NULL, 0, 0); /* the kernel completes it; sluice's accept fails */
     client_send(&c, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n", 28);
-    usleep(100000);
-    st = fixture_stats(&f, &accepting);
-    ck_assert(!accepting); /* /readyz says so */
-    ck_assert_uint_ge(st.accept_failures, 1);
+    /* between the first failure and the last retry (630 ms), accepting is false */
+    for (int k = 0; k < 400 && !saw; k++) {
+        st = fixture_stats(&f, &accepting);
+        if (st.accept_failures >= 1 && st.accept_failures < 6) {
+            ck_assert(!accepting); /* /readyz says so */
+            saw = true;
+        }
+        usleep(5000);
+    }
+    ck_assert(saw);
     ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
     st = fixture_stats(&f, &accepting);
     ck_assert(accepting);
