@@ -321,7 +321,7 @@ void ctrl__metrics_admitted(ctrl_t *c, const char *key, const char *cq);
 void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason);
 /* A write ended with `res`. */
 void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res);
-/* Once a second: integrate the quota held into the resource-seconds counters. */
+/* Called once a second: every 5 s, integrate the quota held into the resource-seconds counters. */
 void ctrl__metrics_tick(ctrl_t *c);
 
 #endif

@@ -33,6 +33,7 @@ struct metrics_family_s {
     size_t len, cap;
     util_hmap_t index;  /* series key -> index */
     size_t overflow;    /* index + 1 of the overflow series, 0 while there is none */
+    size_t last;        /* index + 1 of the series found last (a cheap first guess), or 0 */
     uint64_t overflows; /* observations that went to the overflow series */
 };
 
@@ -131,6 +132,7 @@ void metrics_family_clear(metrics_family_t *f)
     for (size_t i = 0; i < f->len; i++)
         series_fini(f, &f->series[i]);
     f->len = 0;
+    f->last = 0;
     f->overflow = 0;
     f->overflows = 0;
     util_hmap_fini(&f->index);
@@ -244,23 +246,35 @@ size_t metrics_family_len(const metrics_family_t *f)
 
 /* ---- series ------------------------------------------------------------------------------ */
 
-/* The lookup key of a label tuple: each value length-prefixed, so no value can fake a split. */
+/* The lookup key of a label tuple: each value length-prefixed, so no value can fake a split.
+ * Built by hand (no printf): it is made for every observation. */
 static char *series_key(const metrics_family_t *f, const char *const *values, char *stack, size_t n)
 {
-    size_t need = 1;
+    size_t need = 1, lens[METRICS_MAX_LABELS];
     char *k, *p;
 
-    for (size_t i = 0; i < f->nlabels; i++)
-        need += 21 + strlen(values[i] ? values[i] : "");
+    for (size_t i = 0; i < f->nlabels; i++) {
+        lens[i] = strlen(values[i] ? values[i] : "");
+        need += 21 + lens[i];
+    }
     k = need <= n ? stack : malloc(need);
     if (k == NULL)
         return NULL;
     p = k;
-    *p = '\0';
     for (size_t i = 0; i < f->nlabels; i++) {
-        const char *v = values[i] ? values[i] : "";
-        p += snprintf(p, need - (size_t)(p - k), "%zu:%s", strlen(v), v);
+        char digits[24];
+        size_t nd = 0, v = lens[i];
+        do {
+            digits[nd++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v > 0);
+        while (nd > 0)
+            *p++ = digits[--nd];
+        *p++ = ':';
+        memcpy(p, values[i] ? values[i] : "", lens[i]);
+        p += lens[i];
     }
+    *p = '\0';
     return k;
 }
 
@@ -294,6 +308,15 @@ oom:
     return ERR_NOMEM;
 }
 
+/* Are `values` those of series `s`? */
+static bool same_values(const metrics_family_t *f, const series_t *s, const char *const *values)
+{
+    for (size_t i = 0; i < f->nlabels; i++)
+        if (strcmp(s->values[i], values[i] ? values[i] : "") != 0)
+            return false;
+    return true;
+}
+
 /* The series of `values`, made when new (or the overflow series past max_series). */
 static err_t series_find(metrics_family_t *f, const char *const *values, series_t **out)
 {
@@ -301,11 +324,19 @@ static err_t series_find(metrics_family_t *f, const char *const *values, series_
     size_t i;
     err_t rc = ERR_OK;
 
+    /* Observations come in runs (the workloads of one queue, one after the other): try the
+     * series found last before building a key and hashing it. */
+    if (f->last != 0 && f->last <= f->len && f->last != f->overflow &&
+        same_values(f, &f->series[f->last - 1], values)) {
+        *out = &f->series[f->last - 1];
+        return ERR_OK;
+    }
     key = series_key(f, values, stack, sizeof(stack));
     if (key == NULL)
         return ERR_NOMEM;
     if (util_hmap_get_index(&f->index, key, &i)) {
         *out = &f->series[i];
+        f->last = i + 1;
         goto out;
     }
     if (f->len - (f->overflow ? 1 : 0) >= f->r->max_series) {
@@ -344,6 +375,7 @@ static err_t series_find(metrics_family_t *f, const char *const *values, series_
         goto out;
     }
     *out = &f->series[i];
+    f->last = i + 1;
 out:
     if (key != stack)
         free(key);
@@ -436,6 +468,22 @@ const char *metrics_format_value(double v, char *buf, size_t n)
         snprintf(buf, n, "NaN");
     } else if (isinf(v)) {
         snprintf(buf, n, v > 0 ? "+Inf" : "-Inf");
+    } else if (v == (double)(int64_t)v && v > -9007199254740992.0 && v < 9007199254740992.0 &&
+               n >= 24) {
+        /* Integers (counts, most quantities) exactly, without printf. */
+        char digits[24];
+        size_t nd = 0, at = 0;
+        int64_t iv = (int64_t)v;
+        uint64_t u = iv < 0 ? (uint64_t)(-iv) : (uint64_t)iv;
+        do {
+            digits[nd++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u > 0);
+        if (iv < 0)
+            buf[at++] = '-';
+        while (nd > 0)
+            buf[at++] = digits[--nd];
+        buf[at] = '\0';
     } else {
         /* The shortest of %.15g..%.17g that reads back exactly (Go's FormatFloat 'g', -1). */
         for (int prec = 15; prec <= 17; prec++) {
@@ -480,7 +528,8 @@ static err_t put_labels(metrics_buf_t *b, const metrics_family_t *f, const serie
             buf_str(b, "\"") != ERR_OK)
             return ERR_NOMEM;
     }
-    if (le != NULL && metrics_buf_printf(b, "%sle=\"%s\"", f->nlabels ? "," : "", le) != ERR_OK)
+    if (le != NULL && (buf_str(b, f->nlabels ? ",le=\"" : "le=\"") != ERR_OK ||
+                       buf_str(b, le) != ERR_OK || buf_put(b, "\"", 1) != ERR_OK))
         return ERR_NOMEM;
     return buf_str(b, "}");
 }
@@ -491,9 +540,10 @@ static err_t put_sample(metrics_buf_t *b, const metrics_family_t *f, const char 
     char num[40];
 
     if (buf_str(b, f->name) != ERR_OK || buf_str(b, suffix) != ERR_OK ||
-        put_labels(b, f, s, le) != ERR_OK)
+        put_labels(b, f, s, le) != ERR_OK || buf_put(b, " ", 1) != ERR_OK ||
+        buf_str(b, metrics_format_value(v, num, sizeof(num))) != ERR_OK)
         return ERR_NOMEM;
-    return metrics_buf_printf(b, " %s\n", metrics_format_value(v, num, sizeof(num)));
+    return buf_put(b, "\n", 1);
 }
 
 static err_t render_family(const metrics_family_t *f, metrics_buf_t *b)
