@@ -145,6 +145,12 @@ sget() {
     fi
 }
 code_of() { printf '%s\n' "$1" | tail -n 1; }
+# /readyz names each check that passed.
+until_ 10 "/readyz 200" '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hp2/readyz")" = 200 ]'
+rz=$(curl -s "http://127.0.0.1:$hp2/readyz")
+for t in ok "caches synced" "no leader election: this replica writes"; do
+    case "$rz" in *"$t"*) ;; *) fail "/readyz does not say '$t': $rz" ;; esac
+done
 out=$(sget "")
 [ "$(code_of "$out")" = 401 ] || fail "no token: $out"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hp2/metrics")" = 404 ] ||
