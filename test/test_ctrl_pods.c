@@ -653,6 +653,67 @@ START_TEST(statefulset_pods_form_one_group)
 }
 END_TEST
 
+/* A running group (its Pods scheduled: nodeName) is evicted: every Pod is marked TerminationTarget
+ * and deleted, and the quota is held until they have stopped running (Kueue's IsActive), then
+ * released. */
+static void run_on_node(fx_t *fx, const char *name)
+{
+    json_t *p = json_deep_copy(get_pod(fx, name));
+
+    json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string("n1"));
+    json_object_set_new(json_object_get(p, "status"), "phase", json_string("Running"));
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, p, NULL, NULL), ERR_OK);
+    json_decref(p);
+}
+
+static bool deleting_pod(fx_t *fx, const char *name)
+{
+    json_t *p = get_pod(fx, name);
+    return json_object_get(json_object_get(p, "metadata"), "deletionTimestamp") != NULL &&
+           has_condition_true(p, "TerminationTarget");
+}
+
+static bool g_pods_stopping(fx_t *fx)
+{
+    return deleting_pod(fx, "g-0") && deleting_pod(fx, "g-1");
+}
+
+static bool g_released(fx_t *fx)
+{
+    json_t *w = group_workload(fx, "g");
+    return !wl_reserved(w) && cond_is(w, "Evicted", "True");
+}
+
+static bool g_admitted(fx_t *fx)
+{
+    return wl_reserved(group_workload(fx, "g")) && !gated(fx, "g-0") && !gated(fx, "g-1");
+}
+
+START_TEST(pod_group_evicted_deleted_released_once_stopped)
+{
+    fx_t fx;
+
+    fx_start(&fx, 2);
+    pod(&fx, "g-0", 1, "g", 2, "test/keep");
+    pod(&fx, "g-1", 1, "g", 2, "test/keep");
+    run_until(&fx, g_admitted, 10, "pod group g admitted");
+    run_on_node(&fx, "g-0");
+    run_on_node(&fx, "g-1");
+    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    run_until(&fx, g_pods_stopping, 10, "both Pods marked TerminationTarget and deleted");
+    /* Still running (the kubelet has not stopped them): the quota stays held. */
+    run_for(&fx, 300);
+    ck_assert(wl_reserved(group_workload(&fx, "g")));
+    set_phase(&fx, "g-0", "Failed");
+    set_phase(&fx, "g-1", "Failed");
+    run_until(&fx, g_released, 10, "the group's quota released once its Pods stopped");
+    fx_stop(&fx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_pods");
@@ -668,6 +729,7 @@ int main(void)
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     tcase_add_test(tc, statefulset_pods_form_one_group);
+    tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -9,6 +9,7 @@
 #include "jobs/kind_serving.h"
 #include "jobs/objpath.h"
 #include "jobs/podgroup.h"
+#include "model/jsonx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,6 +635,32 @@ static void group_create(ctrl_t *c, unit_t *u)
 
 /* ---- the unit's reconcile ------------------------------------------------------------------ */
 
+/*
+ * Does a Pod of group `u` still run, as Kueue's IsActive() with its default feature gates: phase
+ * Running, and not stuck terminating -- a Pod being deleted counts until its deletionTimestamp +
+ * deletionGracePeriodSeconds has passed (FastQuotaReleaseInPodIntegration, alpha and off, would
+ * stop counting it at once, as jobs_pod_group_active() does). So a preempted group's quota goes
+ * back once its Pods have actually stopped, or once their kubelet is clearly gone.
+ */
+static bool group_active(const unit_t *u, int64_t now_s)
+{
+    for (size_t i = 0; i < u->n; i++) {
+        const json_t *m = json_object_get(u->pods[i], "metadata");
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(u->pods[i], "status"), "phase"));
+        const char *del = json_string_value(json_object_get(m, "deletionTimestamp"));
+        const json_t *grace = json_object_get(m, "deletionGracePeriodSeconds");
+        int64_t at;
+        if (phase == NULL || strcmp(phase, "Running") != 0)
+            continue;
+        if (del != NULL && json_is_integer(grace) && jsonx_parse_time(del, &at) &&
+            now_s > at + (int64_t)json_integer_value(grace))
+            continue; /* stuck terminating */
+        return true;
+    }
+    return false;
+}
+
 static void reconcile_unit(ctrl_t *c, unit_t *u)
 {
     const ctrl_job_t *first = u->recs[0];
@@ -664,7 +691,7 @@ static void reconcile_unit(ctrl_t *c, unit_t *u)
                 pod_delete(c, u, u->recs[i]);
         }
         phase = jobs_pod_group_phase(&u->g, message, sizeof(message));
-        u->active = jobs_pod_group_active(&u->g);
+        u->active = group_active(u, ctrl__now_ms() / 1000);
     } else {
         if (!first->valid)
             return;

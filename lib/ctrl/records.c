@@ -447,6 +447,7 @@ json_t *ctrl_pod_skeleton(const json_t *pod)
                                             "resourceVersion",
                                             "creationTimestamp",
                                             "deletionTimestamp",
+                                            "deletionGracePeriodSeconds",
                                             "labels",
                                             "annotations",
                                             "finalizers",

@@ -115,9 +115,10 @@ bool ctrl_qobj_feeds_engine(const ctrl_qobj_t *old, const ctrl_qobj_t *rec);
 
 /* The parts of Pod `pod` the pod reconcilers (pods.c) read, as a new object, NULL on
  * out-of-memory: metadata (name, namespace, uid, resourceVersion, creationTimestamp,
- * deletionTimestamp, labels, annotations with the role-hash annotation set to the Pod's role,
- * finalizers, ownerReferences), spec.schedulingGates and spec.nodeName, status (phase, message,
- * conditions) -- what lib/jobs' pod-group functions read, without the containers. */
+ * deletionTimestamp, deletionGracePeriodSeconds, labels, annotations with the role-hash annotation
+ * set to the Pod's role, finalizers, ownerReferences), spec.schedulingGates and spec.nodeName,
+ * status (phase, message, conditions) -- what lib/jobs' pod-group functions read, without the
+ * containers. */
 json_t *ctrl_pod_skeleton(const json_t *pod);
 
 /* Free a record of `rk`'s kind; NULL-safe. */
