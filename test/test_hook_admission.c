@@ -873,6 +873,18 @@ START_TEST(test_pod_gated_and_marked)
     root = run("/mutate--v1-pod", body, &resp);
     ck_assert_ptr_null(json_object_get(resp, "patch"));
     json_decref(root);
+    /* ... unless the owner marked it pod-suspending-parent (a StatefulSet's Pod: the owner is
+     * admitted through its Pods): gated all the same. */
+    snprintf(pod, sizeof(pod), podf, "ns1", "",
+             ",\"annotations\":{\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":"
+             "\"JobSet\",\"name\":\"js\",\"uid\":\"u\",\"controller\":true}]");
+    review(body, sizeof(body), "CREATE", "Pod", pod, NULL);
+    root = run("/mutate--v1-pod", body, &resp);
+    patch = patch_of(resp);
+    ck_assert(patch_has(patch, "/spec/schedulingGates"));
+    json_decref(patch);
+    json_decref(root);
 }
 END_TEST
 

@@ -254,7 +254,11 @@ static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verd
 
     if (strcmp(r->operation, "CREATE") != 0)
         return ERR_OK;
-    if (env->owner_managed != NULL && env->owner_managed(env->ctx, r->object))
+    /* A Pod a serving owner marked (pod-suspending-parent: a StatefulSet's, whose owner is a
+     * managed kind) is held all the same: the owner is admitted through its Pods. */
+    if (env->owner_managed != NULL && env->owner_managed(env->ctx, r->object) &&
+        !(r->jk != NULL && r->jk->admit == JOBS_ADMIT_POD &&
+          str_at(json_object_get(meta, "annotations"), JOBS_POD_SUSPENDING_PARENT) != NULL))
         return ERR_OK;
     if ((queue == NULL || queue[0] == '\0') && ns != NULL && env->local_queue_exists &&
         env->local_queue_exists(env->ctx, ns, "default")) {
