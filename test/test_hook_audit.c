@@ -3,9 +3,12 @@
 #include "hook/audit.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char cq_fmt[] =
@@ -400,6 +403,42 @@ START_TEST(test_reopen_resumes_and_cuts_torn_tail)
 }
 END_TEST
 
+/* A write that fails half-way (the file size limit here, a full disk in life) is taken back:
+ * the next record starts on a line of its own and the chain stays intact. */
+START_TEST(test_failed_write_leaves_no_torn_line)
+{
+    char *path = temp_path();
+    audit_log_t *log;
+    err_msg_t msg;
+    audit_verify_t v;
+    struct rlimit old, lim;
+    struct stat st;
+    json_t *rec = rec_of("alice", 0);
+
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(audit_log_open(path, 0, 0, &log, &msg), ERR_OK);
+    ck_assert_int_eq(audit_log_write(log, rec, &msg), ERR_OK);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = (rlim_t)st.st_size + 50; /* half a record fits */
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ck_assert_int_eq(audit_log_write(log, rec, &msg), ERR_IO);
+    ck_assert_ptr_nonnull(strstr(msg.text, "writing audit log"));
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_uint_eq(audit_log_seq(log), 1);
+    ck_assert_int_eq(audit_log_write(log, rec, &msg), ERR_OK);
+    audit_log_close(log);
+    verify_file(path, &v);
+    ck_assert_msg(v.ok, "%s", v.where);
+    ck_assert_uint_eq(v.records, 2);
+    json_decref(rec);
+    unlink(path);
+    free(path);
+}
+END_TEST
+
 START_TEST(test_flood_is_rate_limited_per_user)
 {
     char *path = temp_path(), lines[64][1024];
@@ -528,6 +567,7 @@ int main(void)
     tcase_add_test(tc, test_chain_detects_edit_and_gap);
     tcase_add_test(tc, test_reopen_resumes_and_cuts_torn_tail);
     tcase_add_test(tc, test_flood_is_rate_limited_per_user);
+    tcase_add_test(tc, test_failed_write_leaves_no_torn_line);
     tcase_add_test(tc, test_print_filters_and_skips_garbage);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -232,18 +232,21 @@ static err_t write_link(audit_log_t *log, json_t *rec, err_msg_t *msg)
         if (w <= 0) {
             rc = err_set(msg, ERR_IO, "writing audit log %s: %s", log->path,
                          w < 0 ? strerror(errno) : "short write");
-            /* A partial line stays: the next open cuts it off and says so. */
+            /* Take a partial line back, so that the next record starts on a line of its own
+             * (if even that fails, the next open cuts it off and says so). */
+            if (done > 0 && ftruncate(log->fd, (off_t)log->size) != 0)
+                log->size += done;
             goto out;
         }
         done += (size_t)w;
     }
-    if (fdatasync(log->fd) != 0) {
-        rc = err_set(msg, ERR_IO, "syncing audit log %s: %s", log->path, strerror(errno));
-        goto out;
-    }
+    /* The line is in the file now: the chain moves on whether or not the sync succeeds (a
+     * second line with the same seq would break it). */
     sha256_hex(text, n, log->prev);
     log->seq++;
     log->size += n + 1;
+    if (fdatasync(log->fd) != 0)
+        rc = err_set(msg, ERR_IO, "syncing audit log %s: %s", log->path, strerror(errno));
 out:
     free(text);
     json_decref(line);
@@ -332,7 +335,15 @@ static err_t append(audit_log_t *log, json_t *rec, err_msg_t *msg)
     free(probe);
     if (n == 0)
         return err_set(msg, ERR_NOMEM, "out of memory");
-    if (log->fd < 0 || (log->max_bytes > 0 && log->size > 0 && log->size + n > log->max_bytes)) {
+    if (log->fd < 0) {
+        /* A rotation that failed half-way: reopen PATH (never rotate again blindly, which
+         * could push an older file out). */
+        struct stat st;
+        log->fd = open(log->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (log->fd < 0)
+            return err_set(msg, ERR_IO, "audit log %s: %s", log->path, strerror(errno));
+        log->size = fstat(log->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    } else if (log->max_bytes > 0 && log->size > 0 && log->size + n > log->max_bytes) {
         rc = rotate(log, msg);
         if (rc != ERR_OK)
             return rc;
