@@ -1121,7 +1121,11 @@ err_t scale_live_run(const scale_live_opts_t *o, scale_live_out_t *out, err_msg_
 {
     const scale_layout_t *l = o->l;
     live_t *lv = calloc(1, sizeof(*lv));
-    kube_client_opts_t co = {.qps_milli = o->qps_milli, .burst = o->burst, .timeout_ms = 60000};
+    /* The runner queues on purpose: a create per Workload and a finish per admission, held to
+     * its QPS, can be tens of thousands deep at large scale (the client's default bound of 10,000
+     * is for the operator, which must shed load instead). */
+    kube_client_opts_t co = {
+        .qps_milli = o->qps_milli, .burst = o->burst, .timeout_ms = 60000, .max_requests = 1000000};
     err_t e;
     size_t g = 0;
 

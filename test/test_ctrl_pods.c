@@ -8,6 +8,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
 
+#include "ctrl_fixture.h"
 #include "fakeapi.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
@@ -20,158 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fx_s {
-    uv_loop_t loop;
-    uv_timer_t guard; /* keeps run_until() from blocking when nothing else is pending */
-    fakeapi_t *fa;
-    kube_config_t kcfg;
-    kube_client_t *client;
-    ctrl_config_t cfg;
-    ctrl_t *ctrl;
-    int closed;
-} fx_t;
-
-static void on_guard(uv_timer_t *t)
-{
-    (void)t;
-}
-
-static void quiet(void *data, int level, const char *text)
-{
-    (void)data;
-    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
-        fprintf(stderr, "ctrl: %d %s\n", level, text);
-}
-
-static void put(fx_t *fx, const char *json)
-{
-    json_error_t e;
-    json_t *obj = json_loads(json, 0, &e);
-    err_msg_t msg = {{0}};
-
-    ck_assert_msg(obj != NULL, "%s: %s", e.text, json);
-    ck_assert_msg(fakeapi_put_object(fx->fa, obj, NULL, &msg) == ERR_OK, "%s", msg.text);
-    json_decref(obj);
-}
-
-/* Run the loop until `cond(fx)` holds, failing after `secs` seconds. */
-static void run_until(fx_t *fx, bool (*cond)(fx_t *), double secs, const char *what)
-{
-    uint64_t deadline = uv_now(&fx->loop) + (uint64_t)(secs * 1000);
-
-    while (!cond(fx)) {
-        ck_assert_msg(uv_now(&fx->loop) < deadline, "timed out waiting for %s", what);
-        uv_run(&fx->loop, UV_RUN_ONCE);
-    }
-}
-
-static bool synced(fx_t *fx)
-{
-    return ctrl_synced(fx->ctrl);
-}
-
-/* A namespace, a flavor with a node label, a ClusterQueue of `cpu` cpus, a LocalQueue. */
-static void queues(fx_t *fx, int cpu)
-{
-    char cq[512];
-
-    put(fx, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}");
-    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
-            "{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
-    snprintf(cq, sizeof(cq),
-             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
-             "\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
-             cpu);
-    put(fx, cq);
-    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
-            "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
-}
-
 /* Start with `integrations` (a JSON object, NULL: Kueue's default) as the configuration's
- * integrations; `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is
- * absent). */
+ * integrations; the server serves Pods and StatefulSets, and JobSets when `jobsets`. */
 static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
 {
-    kube_client_opts_t co;
-    err_msg_t msg = {{0}};
+    fx_kind_t kinds[] = {{"", "v1", "pods", "Pod"},
+                         {"apps", "v1", "statefulsets", "StatefulSet"},
+                         {"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"}};
 
-    memset(fx, 0, sizeof(*fx));
-    ck_assert_int_eq(uv_loop_init(&fx->loop), 0);
-    uv_timer_init(&fx->loop, &fx->guard);
-    uv_timer_start(&fx->guard, on_guard, 20, 20);
-    ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
-    ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
-    ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
-    ck_assert_int_eq(
-        fakeapi_register(fx->fa, "apps", "v1", "statefulsets", "StatefulSet", true, true), ERR_OK);
-    if (jobsets)
-        ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
-                                          "JobSet", true, true),
-                         ERR_OK);
-    queues(fx, cpu);
-    kube_config_init(&fx->kcfg);
-    fx->kcfg.server = strdup(fakeapi_url(fx->fa));
-    memset(&co, 0, sizeof(co));
-    co.http1 = true;
-    co.qps_milli = 1000000;
-    co.burst = 1000;
-    co.log = NULL;
-    ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
-    ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
-    fx->cfg.pods_ready.enabled = false;
-    if (integrations != NULL) {
-        char doc[512];
-        json_t *d;
-        snprintf(doc, sizeof(doc),
-                 "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
-                 "\"Configuration\",\"integrations\":%s}",
-                 integrations);
-        d = json_loads(doc, 0, NULL);
-        ck_assert_msg(ctrl_config_apply(&fx->cfg, d, &msg) == ERR_OK, "%s", msg.text);
-        json_decref(d);
-    }
-    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
-        fx->cfg.log_level = CTRL_LOG_DEBUG;
-    ck_assert_msg(ctrl_config_finish(&fx->cfg, &msg) == ERR_OK, "%s", msg.text);
-    ck_assert_int_eq(ctrl_new(fx->client, &fx->cfg, quiet, NULL, &fx->ctrl, &msg), ERR_OK);
-    ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
-    ctrl_set_leader(fx->ctrl, true);
-    run_until(fx, synced, 10, "the caches");
+    fx_serve(fx, kinds, jobsets ? 3 : 2);
+    fx_queues(fx, cpu);
+    fx_operate(fx, "integrations", integrations);
 }
 
 /* Pods enabled (integrations.frameworks: batch/job and pod, as a platform would). */
 static void fx_start(fx_t *fx, int cpu)
 {
     fx_start_with(fx, cpu, "{\"frameworks\":[\"batch/job\",\"pod\"]}", false);
-}
-
-static void on_closed(void *data)
-{
-    ((fx_t *)data)->closed++;
-}
-
-static void on_walk(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void fx_stop(fx_t *fx)
-{
-    ctrl_close(fx->ctrl, on_closed, fx);
-    kube_client_close(fx->client, on_closed, fx);
-    fakeapi_stop(fx->fa);
-    uv_close((uv_handle_t *)&fx->guard, NULL);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    ck_assert_int_eq(fx->closed, 2);
-    uv_walk(&fx->loop, on_walk, NULL);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    ck_assert_int_eq(uv_loop_close(&fx->loop), 0);
-    ctrl_config_fini(&fx->cfg);
-    kube_config_fini(&fx->kcfg);
 }
 
 /* A Pod `name` as the pod webhook leaves it: managed label and finalizer, gated, in ns/lq,
@@ -199,7 +65,7 @@ static void pod(fx_t *fx, const char *name, int cpu, const char *group, int tota
              "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]},"
              "\"status\":{\"phase\":\"Pending\"}}",
              name, grp, ann, fin, cpu);
-    put(fx, p);
+    fx_put(fx, p);
 }
 
 static json_t *get_pod(fx_t *fx, const char *name)
@@ -355,7 +221,7 @@ START_TEST(pod_gated_admitted_ungated_finished_evicted_deleted)
 
     fx_start(&fx, 1);
     pod(&fx, "a", 1, NULL, 0, NULL);
-    run_until(&fx, a_running, 10, "Pod a admitted and ungated");
+    fx_run_until(&fx, a_running, 10, "Pod a admitted and ungated");
     /* Ungated with the flavor's node selector and Kueue's labels; one pod set "main" of 1. */
     p = get_pod(&fx, "a");
     ck_assert_str_eq(node_selector(&fx, "a", "pool"), "p1");
@@ -373,21 +239,22 @@ START_TEST(pod_gated_admitted_ungated_finished_evicted_deleted)
     ck_assert(cond_is(w, "Admitted", "True"));
     /* b does not fit: its Workload says why, the Pod stays gated. */
     pod(&fx, "b", 1, NULL, 0, "test/keep");
-    run_until(&fx, b_waits, 10, "Pod b waiting: insufficient quota");
+    fx_run_until(&fx, b_waits, 10, "Pod b waiting: insufficient quota");
     ck_assert(gated(&fx, "b"));
     /* a succeeds (the kubelet's phase): its Workload finishes, both let go, b runs. */
     set_phase(&fx, "a", "Succeeded");
-    run_until(&fx, a_finished_let_go, 10, "Workload of a finished and finalizers removed");
-    run_until(&fx, b_running, 10, "Pod b admitted once a finished");
+    fx_run_until(&fx, a_finished_let_go, 10, "Workload of a finished and finalizers removed");
+    fx_run_until(&fx, b_running, 10, "Pod b admitted once a finished");
     ck_assert_str_eq(node_selector(&fx, "b", "pool"), "p1");
     set_phase(&fx, "b", "Running");
     /* HoldAndDrain evicts b: a released Pod cannot be gated again, so it is marked
      * TerminationTarget and deleted, and the quota is released. */
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
-             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
-    run_until(&fx, b_stopped_released, 10, "Pod b deleted and its quota released");
+    fx_put(&fx,
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+           "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+           "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+           "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
+    fx_run_until(&fx, b_stopped_released, 10, "Pod b deleted and its quota released");
     p = get_pod(&fx, "b");
     ck_assert(has_condition_true(p, "TerminationTarget"));
     ck_assert_uint_ge(fakeapi_count(fx.fa, "delete", "pods"), 1);
@@ -432,7 +299,7 @@ START_TEST(pod_group_one_workload_admitted_together)
     run_for(&fx, 300);
     ck_assert_ptr_null(group_workload(&fx, "g"));
     pod(&fx, "g-2", 1, "g", 3, NULL);
-    run_until(&fx, g_running, 10, "pod group g admitted and all three Pods ungated");
+    fx_run_until(&fx, g_running, 10, "pod group g admitted and all three Pods ungated");
     w = group_workload(&fx, "g");
     ps = json_object_get(json_object_get(w, "spec"), "podSets");
     ck_assert_uint_eq(json_array_size(ps), 1);
@@ -448,12 +315,12 @@ START_TEST(pod_group_one_workload_admitted_together)
     /* h (2 x 1 cpu) does not fit beside g (3 of 4 cpus): one Workload, waiting, all gated. */
     pod(&fx, "h-0", 1, "h", 2, NULL);
     pod(&fx, "h-1", 1, "h", 2, NULL);
-    run_until(&fx, h_waits, 10, "pod group h waiting: insufficient quota");
+    fx_run_until(&fx, h_waits, 10, "pod group h waiting: insufficient quota");
     ck_assert(gated(&fx, "h-0") && gated(&fx, "h-1"));
     /* g's Pods all succeed: g finishes, h is admitted as a whole. */
     for (size_t i = 0; i < 3; i++)
         set_phase(&fx, names[i], "Succeeded");
-    run_until(&fx, h_running, 10, "pod group h admitted once g finished");
+    fx_run_until(&fx, h_running, 10, "pod group h admitted once g finished");
     ck_assert(cond_is(group_workload(&fx, "g"), "Finished", "True"));
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 2);
     fx_stop(&fx);
@@ -494,12 +361,12 @@ START_TEST(child_job_suspended_while_parent_not_admitted)
 
     /* 0 cpu: the JobSet's Workload can never be admitted. */
     fx_start_with(&fx, 0, "{\"frameworks\":[\"batch/job\",\"jobset.x-k8s.io/jobset\"]}", true);
-    put(&fx, "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
-             "\"name\":\"js\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
-             "\"lq\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"w\","
-             "\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":1,\"completions\":1,"
-             "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
-             "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}]}}");
+    fx_put(&fx, "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+                "\"name\":\"js\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
+                "\"lq\"}},\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"w\","
+                "\"replicas\":1,\"template\":{\"spec\":{\"parallelism\":1,\"completions\":1,"
+                "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
+                "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}]}}");
     js = fakeapi_get_object(fx.fa, "jobsets", "ns", "js");
     uid = json_string_value(json_object_get(json_object_get(js, "metadata"), "uid"));
     snprintf(j, sizeof(j),
@@ -510,8 +377,8 @@ START_TEST(child_job_suspended_while_parent_not_admitted)
              "\"suspend\":false,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
              "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}}}",
              uid);
-    put(&fx, j);
-    run_until(&fx, child_suspended, 10, "the child Job suspended");
+    fx_put(&fx, j);
+    fx_run_until(&fx, child_suspended, 10, "the child Job suspended");
     run_for(&fx, 200);
     /* One Workload: the JobSet's; none for the child, and no stopping mark on it (a child's
      * suspension restores nothing). */
@@ -570,19 +437,20 @@ START_TEST(job_stop_marks_stopping_until_restored)
     fx_t fx;
 
     fx_start(&fx, 1);
-    put(&fx, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"a\","
-             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
-             "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
-             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
-             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
-    run_until(&fx, a_job_running, 10, "Job a started");
+    fx_put(&fx, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"a\","
+                "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+                "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+                "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    fx_run_until(&fx, a_job_running, 10, "Job a started");
     fakeapi_fault_next(fx.fa, "get", "workloads", &failing, 2);
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
-             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
-    run_until(&fx, a_job_stopping, 10, "Job a suspended and marked stopping");
-    run_until(&fx, a_job_restored, 20, "Job a restored and no longer stopping");
+    fx_put(&fx,
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+           "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+           "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+           "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"1\"}]}]}]}}");
+    fx_run_until(&fx, a_job_stopping, 10, "Job a suspended and marked stopping");
+    fx_run_until(&fx, a_job_restored, 20, "Job a restored and no longer stopping");
     fx_stop(&fx);
 }
 END_TEST
@@ -604,7 +472,7 @@ static void sts_pod(fx_t *fx, const char *name, const char *uid)
              "\"kueue.x-k8s.io/admission\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","
              "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Pending\"}}",
              name, uid);
-    put(fx, p);
+    fx_put(fx, p);
 }
 
 static bool web_running(fx_t *fx)
@@ -630,7 +498,7 @@ START_TEST(statefulset_pods_form_one_group)
 
     fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
     snprintf(obj, sizeof(obj), sts, "");
-    put(&fx, obj);
+    fx_put(&fx, obj);
     uid = json_string_value(json_object_get(
         json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
         "uid"));
@@ -638,8 +506,8 @@ START_TEST(statefulset_pods_form_one_group)
     sts_pod(&fx, "web-0", uid);
     sts_pod(&fx, "web-1", uid);
     snprintf(obj, sizeof(obj), sts, ",\"status\":{\"replicas\":2}");
-    put(&fx, obj);
-    run_until(&fx, web_running, 10, "the StatefulSet's Pods admitted together and ungated");
+    fx_put(&fx, obj);
+    fx_run_until(&fx, web_running, 10, "the StatefulSet's Pods admitted together and ungated");
     g = label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
     ck_assert_str_eq(g, label(get_pod(&fx, "web-1"), "kueue.x-k8s.io/pod-group-name"));
     ck_assert_msg(strncmp(g, "statefulset-web-", 16) == 0, "group %s", g);
@@ -696,20 +564,21 @@ START_TEST(pod_group_evicted_deleted_released_once_stopped)
     fx_start(&fx, 2);
     pod(&fx, "g-0", 1, "g", 2, "test/keep");
     pod(&fx, "g-1", 1, "g", 2, "test/keep");
-    run_until(&fx, g_admitted, 10, "pod group g admitted");
+    fx_run_until(&fx, g_admitted, 10, "pod group g admitted");
     run_on_node(&fx, "g-0");
     run_on_node(&fx, "g-1");
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
-             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
-    run_until(&fx, g_pods_stopping, 10, "both Pods marked TerminationTarget and deleted");
+    fx_put(&fx,
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+           "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+           "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+           "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    fx_run_until(&fx, g_pods_stopping, 10, "both Pods marked TerminationTarget and deleted");
     /* Still running (the kubelet has not stopped them): the quota stays held. */
     run_for(&fx, 300);
     ck_assert(wl_reserved(group_workload(&fx, "g")));
     set_phase(&fx, "g-0", "Failed");
     set_phase(&fx, "g-1", "Failed");
-    run_until(&fx, g_released, 10, "the group's quota released once its Pods stopped");
+    fx_run_until(&fx, g_released, 10, "the group's quota released once its Pods stopped");
     fx_stop(&fx);
 }
 END_TEST

@@ -5,6 +5,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
 
+#include "ctrl_fixture.h"
 #include "fakeapi.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
@@ -16,125 +17,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fx_s {
-    uv_loop_t loop;
-    uv_timer_t guard; /* keeps run_until() from blocking when nothing else is pending */
-    fakeapi_t *fa;
-    kube_config_t kcfg;
-    kube_client_t *client;
-    ctrl_config_t cfg;
-    ctrl_t *ctrl;
-    int closed;
-} fx_t;
-
-static void on_guard(uv_timer_t *t)
-{
-    (void)t;
-}
-
-static void quiet(void *data, int level, const char *text)
-{
-    (void)data;
-    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
-        fprintf(stderr, "ctrl: %d %s\n", level, text);
-}
-
-static void put(fx_t *fx, const char *json)
-{
-    json_error_t e;
-    json_t *obj = json_loads(json, 0, &e);
-    err_msg_t msg = {{0}};
-
-    ck_assert_msg(obj != NULL, "%s: %s", e.text, json);
-    ck_assert_msg(fakeapi_put_object(fx->fa, obj, NULL, &msg) == ERR_OK, "%s", msg.text);
-    json_decref(obj);
-}
-
-/* Run the loop until `cond(fx)` holds, failing after `secs` seconds. */
-static void run_until(fx_t *fx, bool (*cond)(fx_t *), double secs, const char *what)
-{
-    uint64_t deadline = uv_now(&fx->loop) + (uint64_t)(secs * 1000);
-
-    while (!cond(fx)) {
-        ck_assert_msg(uv_now(&fx->loop) < deadline, "timed out waiting for %s", what);
-        uv_run(&fx->loop, UV_RUN_ONCE);
-    }
-}
-
-static bool synced(fx_t *fx)
-{
-    return ctrl_synced(fx->ctrl);
-}
-
-/* A namespace, a flavor with a node label, a ClusterQueue of `cpu` cpus, a LocalQueue. */
-static void queues(fx_t *fx, int cpu)
-{
-    char cq[512];
-
-    put(fx, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}");
-    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
-            "{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"}}}");
-    snprintf(cq, sizeof(cq),
-             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
-             "\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
-             cpu);
-    put(fx, cq);
-    put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
-            "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
-}
-
 /* Start with `integrations` (a JSON object, NULL: Kueue's default) as the configuration's
  * integrations; `jobsets`: the server serves jobset.x-k8s.io/v1alpha2 jobsets (else its CRD is
  * absent); `rayjobs`: likewise ray.io/v1 rayjobs. */
 static void fx_start_kinds(fx_t *fx, int cpu, const char *integrations, bool jobsets, bool rayjobs)
 {
-    kube_client_opts_t co;
-    err_msg_t msg = {{0}};
+    fx_kind_t kinds[2] = {{0}};
+    size_t n = 0;
 
-    memset(fx, 0, sizeof(*fx));
-    ck_assert_int_eq(uv_loop_init(&fx->loop), 0);
-    uv_timer_init(&fx->loop, &fx->guard);
-    uv_timer_start(&fx->guard, on_guard, 20, 20);
-    ck_assert_int_eq(fakeapi_start(&fx->loop, &fx->fa), ERR_OK);
-    ck_assert_int_eq(fakeapi_register_sluice(fx->fa), ERR_OK);
     if (jobsets)
-        ck_assert_int_eq(fakeapi_register(fx->fa, "jobset.x-k8s.io", "v1alpha2", "jobsets",
-                                          "JobSet", true, true),
-                         ERR_OK);
+        kinds[n++] = (fx_kind_t){"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"};
     if (rayjobs)
-        ck_assert_int_eq(fakeapi_register(fx->fa, "ray.io", "v1", "rayjobs", "RayJob", true, true),
-                         ERR_OK);
-    queues(fx, cpu);
-    kube_config_init(&fx->kcfg);
-    fx->kcfg.server = strdup(fakeapi_url(fx->fa));
-    memset(&co, 0, sizeof(co));
-    co.http1 = true;
-    co.qps_milli = 1000000;
-    co.burst = 1000;
-    co.log = NULL;
-    ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
-    ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
-    fx->cfg.pods_ready.enabled = false;
-    if (integrations != NULL) {
-        char doc[512];
-        json_t *d;
-        snprintf(doc, sizeof(doc),
-                 "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
-                 "\"Configuration\",\"integrations\":%s}",
-                 integrations);
-        d = json_loads(doc, 0, NULL);
-        ck_assert_msg(ctrl_config_apply(&fx->cfg, d, &msg) == ERR_OK, "%s", msg.text);
-        json_decref(d);
-    }
-    if (getenv("SLUICE_TEST_VERBOSE") != NULL)
-        fx->cfg.log_level = CTRL_LOG_DEBUG;
-    ck_assert_msg(ctrl_config_finish(&fx->cfg, &msg) == ERR_OK, "%s", msg.text);
-    ck_assert_int_eq(ctrl_new(fx->client, &fx->cfg, quiet, NULL, &fx->ctrl, &msg), ERR_OK);
-    ck_assert_msg(ctrl_start(fx->ctrl, &msg) == ERR_OK, "%s", msg.text);
-    ctrl_set_leader(fx->ctrl, true);
-    run_until(fx, synced, 10, "the caches");
+        kinds[n++] = (fx_kind_t){"ray.io", "v1", "rayjobs", "RayJob"};
+    fx_serve(fx, kinds, n);
+    fx_queues(fx, cpu);
+    fx_operate(fx, "integrations", integrations);
 }
 
 static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobsets)
@@ -145,33 +42,6 @@ static void fx_start_with(fx_t *fx, int cpu, const char *integrations, bool jobs
 static void fx_start(fx_t *fx, int cpu)
 {
     fx_start_with(fx, cpu, NULL, false);
-}
-
-static void on_closed(void *data)
-{
-    ((fx_t *)data)->closed++;
-}
-
-static void on_walk(uv_handle_t *h, void *arg)
-{
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
-}
-
-static void fx_stop(fx_t *fx)
-{
-    ctrl_close(fx->ctrl, on_closed, fx);
-    kube_client_close(fx->client, on_closed, fx);
-    fakeapi_stop(fx->fa);
-    uv_close((uv_handle_t *)&fx->guard, NULL);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    ck_assert_int_eq(fx->closed, 2);
-    uv_walk(&fx->loop, on_walk, NULL);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    ck_assert_int_eq(uv_loop_close(&fx->loop), 0);
-    ctrl_config_fini(&fx->cfg);
-    kube_config_fini(&fx->kcfg);
 }
 
 /* A suspended Job `name` in ns/lq asking for `cpu` cpus. */
@@ -186,7 +56,7 @@ static void job(fx_t *fx, const char *name, int cpu)
              "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
              "\"resources\":{\"requests\":{\"cpu\":\"%d\"}}}]}}}}",
              name, cpu);
-    put(fx, j);
+    fx_put(fx, j);
 }
 
 /* The Workload of Job `job_name` from the fake server (borrowed), found by Kueue's name. */
@@ -214,7 +84,7 @@ static bool suspended(fx_t *fx, const char *job_name)
     return json_is_true(json_object_get(json_object_get(j, "spec"), "suspend"));
 }
 
-/* Conditions for run_until() about the Jobs "a" and "b". */
+/* Conditions for fx_run_until() about the Jobs "a" and "b". */
 static bool a_has_workload(fx_t *fx)
 {
     return workload_for(fx, "a") != NULL;
@@ -284,8 +154,8 @@ START_TEST(job_admitted_started_evicted_restored_finished)
 
     fx_start(&fx, 2);
     job(&fx, "a", 1);
-    run_until(&fx, a_has_workload, 10, "a Workload for Job a");
-    run_until(&fx, a_running, 10, "Job a admitted and started");
+    fx_run_until(&fx, a_has_workload, 10, "a Workload for Job a");
+    fx_run_until(&fx, a_running, 10, "Job a admitted and started");
     /* Started with the flavor's node selector and Kueue's labels in its template. */
     j = fakeapi_get_object(fx.fa, "jobs", "ns", "a");
     {
@@ -303,27 +173,28 @@ START_TEST(job_admitted_started_evicted_restored_finished)
     ck_assert_str_eq(wl_cond(&fx, "a", "Admitted"), "True");
     /* HoldAndDrain evicts: the Job is suspended, its template restored from the Workload's pod
      * set (a GET of the Workload), and only then is the quota released. */
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
-             "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-             "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
-    run_until(&fx, a_stopped_restored_released, 10, "Job a stopped, restored and released");
+    fx_put(&fx,
+           "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+           "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"stopPolicy\":\"HoldAndDrain\","
+           "\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+           "\"default\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    fx_run_until(&fx, a_stopped_restored_released, 10, "Job a stopped, restored and released");
     ck_assert_str_eq(wl_cond(&fx, "a", "Evicted"), "True");
     ck_assert_str_eq(wl_cond(&fx, "a", "QuotaReserved"), "False");
     ck_assert_uint_ge(fakeapi_count(fx.fa, "get", "workloads"), 1);
     /* Back to work: the Job runs again, completes, its Workload finishes and lets go. */
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
-             "\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
-    run_until(&fx, a_running, 10, "Job a readmitted");
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+                "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+                "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+                "\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    fx_run_until(&fx, a_running, 10, "Job a readmitted");
     j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "a"));
     json_object_set_new(j, "status",
                         json_pack("{s:i,s:[{s:s,s:s,s:s}]}", "succeeded", 1, "conditions", "type",
                                   "Complete", "status", "True", "message", "done"));
     ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
     json_decref(j);
-    run_until(&fx, a_finalizer_gone, 10, "Workload a finished and its finalizer removed");
+    fx_run_until(&fx, a_finalizer_gone, 10, "Workload a finished and its finalizer removed");
     ck_assert_str_eq(wl_cond(&fx, "a", "Finished"), "True");
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 1);
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).started, 2);
@@ -351,7 +222,7 @@ static void jobset(fx_t *fx, const char *name)
              "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
              "\"cpu\":\"1\"}}}]}}}}}]}}",
              name);
-    put(fx, js);
+    fx_put(fx, js);
 }
 
 /* The Workload of JobSet `name` (borrowed), found by Kueue's name. */
@@ -418,7 +289,7 @@ START_TEST(jobset_one_workload_admitted_started_finished)
                   "\"labelKeysToCopy\":[\"team\"]}",
                   true);
     jobset(&fx, "first");
-    run_until(&fx, first_running, 10, "JobSet first admitted and started");
+    fx_run_until(&fx, first_running, 10, "JobSet first admitted and started");
     w = js_workload(&fx, "first");
     ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(w, "spec"), "podSets")), 2);
     /* integrations.labelKeysToCopy: team is copied, app is not. */
@@ -451,7 +322,7 @@ START_TEST(jobset_one_workload_admitted_started_finished)
                          json_string_value(json_object_get(rj, "name")));
     }
     jobset(&fx, "second");
-    run_until(&fx, second_waits, 10, "JobSet second waiting: insufficient quota");
+    fx_run_until(&fx, second_waits, 10, "JobSet second waiting: insufficient quota");
     ck_assert(js_suspended(&fx, "second"));
     /* first completes (the JobSet controller's condition): finished, second admitted. */
     js = json_deep_copy(fakeapi_get_object(fx.fa, "jobsets", "ns", "first"));
@@ -460,7 +331,7 @@ START_TEST(jobset_one_workload_admitted_started_finished)
                                   "status", "True", "message", "jobset completed"));
     ck_assert_int_eq(fakeapi_put_object(fx.fa, js, NULL, NULL), ERR_OK);
     json_decref(js);
-    run_until(&fx, second_running, 10, "JobSet second admitted once first finished");
+    fx_run_until(&fx, second_running, 10, "JobSet second admitted once first finished");
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).created, 2);
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).finished, 1);
     fx_stop(&fx);
@@ -500,23 +371,23 @@ START_TEST(rayjob_workload_has_the_default_submitter)
     json_t *w, *ps, *req, *rj;
 
     fx_start_kinds(&fx, 4, "{\"frameworks\":[\"batch/job\",\"ray.io/rayjob\"]}", false, true);
-    put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-             "\"coveredResources\":[\"cpu\",\"memory\"],\"flavors\":[{\"name\":\"default\","
-             "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"3500m\"},{\"name\":"
-             "\"memory\",\"nominalQuota\":\"1Gi\"}]}]}]}}");
-    put(&fx, "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":"
-             "\"train\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
-             "\"spec\":{\"suspend\":true,\"entrypoint\":\"python t.py\","
-             "\"shutdownAfterJobFinishes\":true,\"rayClusterSpec\":{\"headGroupSpec\":{"
-             "\"template\":{\"spec\":{\"containers\":[{\"name\":\"head\",\"image\":\"ray:2\","
-             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},\"workerGroupSpecs\":[{"
-             "\"groupName\":\"w\",\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{"
-             "\"name\":\"w\",\"image\":\"ray:2\",\"resources\":{\"requests\":{\"cpu\":"
-             "\"1\"}}}]}}}]}}}");
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+                "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+                "\"coveredResources\":[\"cpu\",\"memory\"],\"flavors\":[{\"name\":\"default\","
+                "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"3500m\"},{\"name\":"
+                "\"memory\",\"nominalQuota\":\"1Gi\"}]}]}]}}");
+    fx_put(&fx, "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":"
+                "\"train\",\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+                "\"spec\":{\"suspend\":true,\"entrypoint\":\"python t.py\","
+                "\"shutdownAfterJobFinishes\":true,\"rayClusterSpec\":{\"headGroupSpec\":{"
+                "\"template\":{\"spec\":{\"containers\":[{\"name\":\"head\",\"image\":\"ray:2\","
+                "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},\"workerGroupSpecs\":[{"
+                "\"groupName\":\"w\",\"replicas\":2,\"template\":{\"spec\":{\"containers\":[{"
+                "\"name\":\"w\",\"image\":\"ray:2\",\"resources\":{\"requests\":{\"cpu\":"
+                "\"1\"}}}]}}}]}}}");
     /* 3500m cpu: head 1 + workers 2 + submitter 500m fit exactly; with the head's template
      * as the submitter's (1 cpu) the RayJob would never fit. */
-    run_until(&fx, ray_running, 10, "RayJob train admitted and started");
+    fx_run_until(&fx, ray_running, 10, "RayJob train admitted and started");
     w = ray_workload(&fx, "train");
     ps = json_array_get(json_object_get(json_object_get(w, "spec"), "podSets"), 2);
     ck_assert_str_eq(json_string_value(json_object_get(ps, "name")), "submitter");
@@ -554,7 +425,7 @@ START_TEST(absent_kind_skipped_and_said_once)
     ck_assert(problems_has(ctrl_problems(fx.ctrl), "crd:jobsets.jobset.x-k8s.io"));
     ck_assert_uint_eq(problems_count(ctrl_problems(fx.ctrl)), 1);
     job(&fx, "a", 1);
-    run_until(&fx, a_running, 10, "Job a admitted and started without the JobSet CRD");
+    fx_run_until(&fx, a_running, 10, "Job a admitted and started without the JobSet CRD");
     fx_stop(&fx);
 }
 END_TEST
@@ -574,7 +445,7 @@ static void refused(int status)
     fx_start(&fx, 2);
     fakeapi_fault_next(fx.fa, "patch", "workloads/status", &fault, 1);
     job(&fx, "a", 1);
-    run_until(&fx, a_admission_answered, 10, "Job a admitted at the second attempt");
+    fx_run_until(&fx, a_admission_answered, 10, "Job a admitted at the second attempt");
     ck_assert(admitted(&fx, "a"));
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_conflicts, 1);
     ck_assert_uint_eq(fakeapi_count(fx.fa, "get", "workloads"), status == 409 ? 1 : 0);
@@ -611,10 +482,10 @@ static void ambiguous_fault(fakeapi_fault_t fault, bool landed)
     fx_start(&fx, 1);
     fakeapi_fault_next(fx.fa, "patch", "workloads/status", &fault, 1);
     job(&fx, "a", 1);
-    run_until(&fx, a_has_workload, 10, "a Workload for Job a");
+    fx_run_until(&fx, a_has_workload, 10, "a Workload for Job a");
     job(&fx, "b", 1);
-    run_until(&fx, verified, 15, "the verification GET");
-    run_until(&fx, a_admitted, 10, "Job a admitted");
+    fx_run_until(&fx, verified, 15, "the verification GET");
+    fx_run_until(&fx, a_admitted, 10, "Job a admitted");
     run_for(&fx, 1500);
     ck_assert_msg(!admitted(&fx, "b"), "b admitted into quota a holds");
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).admit_unknown, 1);
