@@ -253,6 +253,11 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
  * `job_key`, built from a fresh GET. Remove the resource-in-use finalizer of Workload `key`.
  * Write status patch `patch` (consumed) on Workload `key` as op `kind`. */
 bool ctrl__job_managed(ctrl_t *c, const ctrl_job_t *j);
+
+/* Queue an update of job object `key` of `kind` (op `op_kind`, sent by `send`), the op holding
+ * references to `data`, `nodes` and `tols` (each may be NULL). False when out of memory. */
+bool ctrl__job_update(ctrl_t *c, ctrl_op_kind_t op_kind, ctrl_kind_t kind, const char *key,
+                      json_t *data, json_t *nodes, json_t *tols, ctrl_send_fn send);
 err_t ctrl__flavor_info(ctrl_t *c, const pod_set_assignment_t *psa, json_t **nodes, json_t **tols,
                         err_msg_t *msg);
 err_t ctrl__resolve_priority(ctrl_t *c, const json_t *obj, workload_t *wl, err_msg_t *msg);

@@ -446,7 +446,6 @@ static void start_pods(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
     for (size_t i = 0; i < u->n; i++) {
         const ctrl_job_t *j = u->recs[i];
         char key[CTRL_KEY_MAX];
-        ctrl_op_t *op;
         if (!jobs_pod_gated(j->pod) || pod_deleting(j->pod) ||
             (u->have_g && u->g.verdict[i] != JOBS_POD_KEEP))
             continue;
@@ -458,15 +457,8 @@ static void start_pods(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
             if (rc != ERR_OK)
                 break;
         }
-        op = ctrl__op_new(c, CTRL_OP_JOB_START, u->kind, key, u->kind, key);
-        if (op == NULL)
+        if (!ctrl__job_update(c, CTRL_OP_JOB_START, u->kind, key, data, nodes, tols, send_start))
             break;
-        op->data = json_incref(data);
-        op->nodes = json_incref(nodes);
-        op->tols = json_incref(tols);
-        op->verb = "update";
-        op->send = send_start;
-        ctrl__submit(c, op);
     }
     if (rc == ERR_NOT_FOUND)
         ctrl__log(c, CTRL_LOG_INFO, "pods of %s: waiting: %s", u->wkey, msg.text);

@@ -200,19 +200,26 @@ static bool send_job(ctrl_op_t *op)
     return true;
 }
 
-static void job_write(ctrl_t *c, ctrl_op_kind_t op_kind, ctrl_kind_t kind, const char *job_key,
-                      json_t *data, json_t *nodes, json_t *tols)
+bool ctrl__job_update(ctrl_t *c, ctrl_op_kind_t op_kind, ctrl_kind_t kind, const char *key,
+                      json_t *data, json_t *nodes, json_t *tols, ctrl_send_fn send)
 {
-    ctrl_op_t *op = ctrl__op_new(c, op_kind, kind, job_key, kind, job_key);
+    ctrl_op_t *op = ctrl__op_new(c, op_kind, kind, key, kind, key);
 
     if (op == NULL)
-        return;
+        return false;
     op->data = json_incref(data);
     op->nodes = json_incref(nodes);
     op->tols = json_incref(tols);
     op->verb = "update";
-    op->send = send_job;
+    op->send = send;
     ctrl__submit(c, op);
+    return true;
+}
+
+static void job_write(ctrl_t *c, ctrl_op_kind_t op_kind, ctrl_kind_t kind, const char *job_key,
+                      json_t *data, json_t *nodes, json_t *tols)
+{
+    ctrl__job_update(c, op_kind, kind, job_key, data, nodes, tols, send_job);
 }
 
 /* Restoring a job's templates needs the Workload's pod sets, which the cache does not keep: GET
