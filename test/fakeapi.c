@@ -601,10 +601,28 @@ static void watch_offer(fa_watch_t *w, const fa_event_t *e)
     }
 }
 
+/* Is `e` about the object fakeapi_hold_object() holds? */
+static bool held(const fakeapi_t *fa, const fa_event_t *e)
+{
+    json_t *md = json_object_get(e->obj, "metadata");
+    char key[512];
+
+    if (fa->hold_type == NULL || e->type != fa->hold_type)
+        return false;
+    fa__key(e->type, fa__obj_ns(e->obj), json_string_value(json_object_get(md, "name")), key,
+            sizeof(key));
+    return strcmp(key, fa->hold_key) == 0;
+}
+
 void fa__fanout(fakeapi_t *fa, const fa_event_t *e)
 {
     fa_watch_t *w, *next;
 
+    if (held(fa, e)) {
+        FA_OK(util_grow((void **)&fa->held, &fa->held_cap, fa->nheld + 1, sizeof(*fa->held)));
+        fa->held[fa->nheld++] = (size_t)(e - fa->hist);
+        return;
+    }
     for (w = fa->watches; w != NULL; w = next) {
         next = w->next;
         watch_offer(w, e);
@@ -729,6 +747,29 @@ void fakeapi_bookmark(fakeapi_t *fa)
         watch_send(w, "BOOKMARK", obj);
         json_decref(obj);
     }
+}
+
+void fakeapi_hold_object(fakeapi_t *fa, const char *resource, const char *ns, const char *name)
+{
+    fa_type_t *t = fa__type_named(fa, resource);
+
+    ck_assert_msg(t != NULL, "fakeapi_hold_object: no resource %s", resource);
+    ck_assert_msg(fa->hold_type == NULL, "fakeapi_hold_object: one object at a time");
+    fa->hold_type = t;
+    fa__key(t, ns, name, fa->hold_key, sizeof(fa->hold_key));
+}
+
+size_t fakeapi_release_object(fakeapi_t *fa)
+{
+    size_t n = fa->nheld;
+
+    fa->hold_type = NULL;
+    fa->nheld = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_msg(fa->held[i] < fa->nhist, "fakeapi: held events compacted away");
+        fa__fanout(fa, &fa->hist[fa->held[i]]);
+    }
+    return n;
 }
 
 size_t fakeapi_watch_count(const fakeapi_t *fa, const char *resource)

@@ -107,6 +107,15 @@ size_t fakeapi_watch_count(const fakeapi_t *fa, const char *resource);
  * otherwise the stream ends cleanly as after timeoutSeconds. Returns how many were ended. */
 size_t fakeapi_close_watches(fakeapi_t *fa, const char *resource, bool abrupt);
 
+/* Hold back the watch events about one object (`resource` plural, `ns` "" when cluster-scoped)
+ * until fakeapi_release_object(), which sends them in order: a watch that lags behind the
+ * writes, as a real one can, so a client sees the answer to its write long before the event.
+ * One object at a time, and not across fakeapi_compact(). */
+void fakeapi_hold_object(fakeapi_t *fa, const char *resource, const char *ns, const char *name);
+
+/* Send the held events (in order) and hold nothing any more. Returns how many were sent on. */
+size_t fakeapi_release_object(fakeapi_t *fa);
+
 /* ---- the request log ------------------------------------------------------------------------- */
 
 /* One request as received (strings owned by the log). */

@@ -86,6 +86,10 @@ struct fakeapi_s {
     fakeapi_fault_fn fault_fn;
     void *fault_data;
     fa_rule_t *rules, *rules_tail;
+    fa_type_t *hold_type; /* fakeapi_hold_object(): NULL when nothing is held */
+    char hold_key[512];
+    size_t *held; /* indices into hist of the held events, in order */
+    size_t nheld, held_cap;
     bool stopping;
 };
 

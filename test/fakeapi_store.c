@@ -368,6 +368,7 @@ void fa__store_fini(fakeapi_t *fa)
         json_decref(fa->hist[i].prev);
     }
     free(fa->hist);
+    free(fa->held);
     for (size_t i = 0; i < fa->ntypes; i++) {
         fa_type_t *t = fa->types[i];
 

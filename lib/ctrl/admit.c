@@ -186,12 +186,12 @@ void ctrl__evictions(ctrl_t *c)
     for (size_t pos = 0; util_hmap_next(&c->evictions, &pos, &key, &v);) {
         json_t *e = v;
         const ctrl_wl_t *w = ctrl__wl(c, key);
+        if (w != NULL && ctrl__busy(c, CTRL_WORKLOAD, key))
+            continue; /* a write in flight, maybe the admission this eviction undoes */
         if (w == NULL || !ctrl_wl_reserved(w) || w->wl.conditions.finished) {
             ctrl__eviction_drop(c, key); /* gone, released or done */
             continue;
         }
-        if (ctrl__busy(c, CTRL_WORKLOAD, key))
-            continue;
         if (w->wl.conditions.evicted) {
             ctrl__mark_wl(c, key); /* written: the Job side takes over */
             ctrl__eviction_drop(c, key);

@@ -412,7 +412,8 @@ void ctrl__unadmit(ctrl_t *c, const char *key)
  *     -> forget and re-add: a new Workload with an admission is taken as admitted;
  *   API not reserved but engine admitted, and no admission write of ours in flight
  *     -> back to pending.
- * An eviction in progress is left to its writes (release calls sched_evicted()).
+ * An eviction in progress is left to its writes (release calls sched_evicted()); with no write
+ * of ours in flight, an API that shows it not reserved released it.
  */
 void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
 {
@@ -438,8 +439,13 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     }
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
-    if (known && ctrl__busy(c, CTRL_WORKLOAD, key) && info.state == SCHED_WL_ADMITTED && !reserved)
-        goto out; /* our admission write (or its verification) is in flight */
+    if (known && !reserved && ctrl__busy(c, CTRL_WORKLOAD, key) &&
+        (info.state == SCHED_WL_ADMITTED || info.state == SCHED_WL_EVICTING))
+        /* Our write is in flight: an admission (or its verification) this view predates --
+         * also when the engine has since picked the Workload as a victim, whose quota must
+         * stay counted until the eviction is written and released -- or the release, whose
+         * answer calls sched_evicted(). */
+        goto out;
     opts.created = w->wl.meta.creation_time * 1000;
     opts.admitted_at = w->wl.conditions.admitted_time * 1000;
     if (c->cfg->pods_ready.enabled) {
@@ -466,11 +472,13 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     rc = sched_workload_upsert(c->sched, &w->wl, &opts, &msg);
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
-    else if (reserved && w->wl.conditions.evicted &&
+    else if (reserved && (w->wl.conditions.evicted || util_hmap_get(&c->evictions, key) != NULL) &&
              sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
              info.state == SCHED_WL_ADMITTED)
-        /* Evicted in the API (by us before a restart, or by a timeout): the quota stays until
-         * the Job has stopped and the release is written, then sched_evicted() requeues it. */
+        /* Evicted in the API (by us before a restart, or by a timeout), or an eviction of ours
+         * not written yet (decided while the admission was being verified, which re-adds it):
+         * the quota stays until the Job has stopped and the release is written, then
+         * sched_evicted() requeues it. */
         sched_workload_evict(c->sched, key, NULL);
     c->queue_dirty = true;
 out:
