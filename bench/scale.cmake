@@ -22,3 +22,12 @@ add_test(NAME bench_scale_smoke
           --out ${PROJECT_BINARY_DIR}/bench-scale-smoke --runner-args "--timeout 120")
 set_tests_properties(bench_scale_smoke PROPERTIES LABELS "bench-smoke;integration"
   FIXTURES_REQUIRED kube_env RESOURCE_LOCK kube_env SKIP_RETURN_CODE 77 TIMEOUT 300)
+# The same with issue 15's crash test in short: `sluice run` killed with SIGKILL at random moments
+# (about every 2 s) and started again; passes when at least one kill happened, every Workload
+# finished and the quota check found nothing. The long version (20 kills in the baseline shape)
+# is in docs/reliability.md.
+add_test(NAME bench_scale_smoke_kill
+  COMMAND sh -c "sh \"$1\" --shape smoke --build \"$2\" --kube-env \"$2/kube-env/env\" --random-prefix --cleanup --trace --out \"$2/bench-scale-smoke-kill\" --runner-args '--timeout 120' --kill 3 --kill-every 2 2>&1 | tee \"$2/bench-scale-smoke-kill.log\"; r=$?; [ $r -ne 0 ] && exit $r; grep -q 'kill -9: [1-9][0-9]* of 3 done' \"$2/bench-scale-smoke-kill.log\"" sh
+          ${CMAKE_CURRENT_SOURCE_DIR}/scale.sh ${PROJECT_BINARY_DIR})
+set_tests_properties(bench_scale_smoke_kill PROPERTIES LABELS "bench-smoke;integration"
+  FIXTURES_REQUIRED kube_env RESOURCE_LOCK kube_env SKIP_RETURN_CODE 77 TIMEOUT 300)

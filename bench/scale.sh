@@ -10,7 +10,7 @@
 #                       [--sluice-args "..."] [--runner-args "..."] [--out DIR] [--sim | --no-sim]
 #                       [--kube-env ENV_FILE] [--crds DIR] [--keep-conversion]
 #                       [--prefix P | --random-prefix] [--cleanup]
-#                       [--trace] [--label TEXT]
+#                       [--trace] [--label TEXT] [--kill N [--kill-every S]]
 #   --shape        Kueue's baseline (default), large-scale, or smoke (CI: 80 workloads)
 #   --build        build directory with sluice and bench/scale_runner (default: build)
 #   --sluice BIN   the sluice binary to measure (default: BUILD/sluice), e.g. one built from a
@@ -31,6 +31,12 @@
 #   --cleanup      delete the shape's objects at the end (while sluice still runs)
 #   --trace        keep every Workload record in trace.jsonl (re-check: scale_runner
 #                  --shape S --check-trace trace.jsonl)
+#   --kill N       kill -9 `sluice run` N times at random moments while the runner works, starting
+#                  it again at once each time (issue 15: nothing lost, nothing over-committed across
+#                  a crash); the runner's quota check and "every workload finished" decide. The
+#                  controller's CPU and RSS are not measured then (the process changes).
+#   --kill-every S the mean time between kills in seconds, each drawn uniformly from [S/2, 3S/2]
+#                  from the previous start (default 10)
 # Exit status: scale_runner's (0 ok, 1 quota check failed, 3 run failed, 4 history gap), 2 usage,
 # 77 when the test API server cannot be built here, 5 when sluice exits early or fails to stop.
 set -eu
@@ -38,6 +44,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 shape=baseline build=$top/build sluice="" qps="" burst="" sluice_args="" runner_args="" out=""
 sim=1 live=1 kube_env="" prefix="" cleanup="" trace="" label="" crds=$top/crds keep_conv=""
+kills=0 kill_every=10
 while [ $# -gt 0 ]; do
     case "$1" in
     --shape) shape=$2; shift 2 ;;
@@ -58,11 +65,15 @@ while [ $# -gt 0 ]; do
     --cleanup) cleanup=--cleanup; shift ;;
     --trace) trace=1; shift ;;
     --label) label=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --kill) kills=$2; shift 2 ;;
+    --kill-every) kill_every=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 case "$shape" in baseline|large-scale|smoke) ;; *) echo "scale.sh: unknown shape $shape" >&2; exit 2 ;; esac
+case "$kills$kill_every" in *[!0-9]*) echo "scale.sh: --kill and --kill-every take whole numbers" >&2; exit 2 ;; esac
+[ "$kill_every" -gt 0 ] || { echo "scale.sh: --kill-every must be at least 1" >&2; exit 2; }
 build=$(cd "$build" && pwd)
 [ -n "$sluice" ] || sluice=$build/sluice
 runner=$build/bench/scale_runner gen=$build/bench/scale_gen
@@ -178,10 +189,48 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 done
 [ "$hport" != 0 ] || { log "no free port for sluice's health probes"; exit 3; }
 # Webhooks off, waitForPodsReady off, no leader election (Kueue's minimalkueue runs the same way).
-# shellcheck disable=SC2086
-"$sluice" run --kubeconfig "$KUBECONFIG" --webhook-port 0 --pods-ready-timeout 0 \
-    --leader-elect=false --health-probe-bind-address "127.0.0.1:$hport" \
-    ${qps:+--qps "$qps"} ${burst:+--burst "$burst"} $sluice_args >"$out/sluice.log" 2>&1 &
+# `sluice_pid` is a supervisor: it runs `sluice run` (pid in $out/sluice.pid) and, with --kill,
+# kills it at random moments and starts it again until the kills are spent. SIGTERM to the
+# supervisor stops the killing and is passed on; it exits with the last operator's status.
+rand_ms() { # a uniform whole number of milliseconds in [$1/2, 3*$1/2) seconds
+    echo $(( $1 * 500 + $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') % ($1 * 1000) ))
+}
+supervise() {
+    n=0 stop=0 pid=""
+    trap 'stop=1; [ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null' TERM
+    rm -f "$out/kills"
+    while :; do
+        # shellcheck disable=SC2086
+        "$sluice" run --kubeconfig "$KUBECONFIG" --webhook-port 0 --pods-ready-timeout 0 \
+            --leader-elect=false --health-probe-bind-address "127.0.0.1:$hport" \
+            ${qps:+--qps "$qps"} ${burst:+--burst "$burst"} $sluice_args >>"$out/sluice.log" 2>&1 &
+        pid=$!
+        echo "$pid" >"$out/sluice.pid"
+        [ "$stop" = 0 ] || kill -TERM "$pid" 2>/dev/null
+        if [ "$stop" = 0 ] && [ "$n" -lt "$kills" ]; then
+            ms=$(rand_ms "$kill_every")
+            sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))" &
+            sp=$!
+            wait "$sp" 2>/dev/null || kill "$sp" 2>/dev/null # a TERM ends the wait early
+            if [ "$stop" = 0 ] && kill -9 "$pid" 2>/dev/null; then
+                wait "$pid" 2>/dev/null || true
+                n=$((n + 1))
+                echo "$n" >"$out/kills"
+                echo "scale.sh: ---- kill -9 #$n of sluice run (pid $pid) after $ms ms ----" >>"$out/sluice.log"
+                continue
+            fi
+        fi
+        st=0
+        wait "$pid" || st=$?
+        while kill -0 "$pid" 2>/dev/null; do # the wait was ended by the TERM trap
+            st=0
+            wait "$pid" || st=$?
+        done
+        exit "$st"
+    done
+}
+: >"$out/sluice.log"
+supervise &
 sluice_pid=$!
 i=0
 until curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
@@ -190,18 +239,24 @@ until curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
     [ $i -lt 300 ] || { tail -n 30 "$out/sluice.log" >&2; log "sluice not ready after 60 s"; exit 5; }
     sleep 0.2
 done
-log "sluice run ready (pid $sluice_pid${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "sluice run ready (pid $(cat "$out/sluice.pid")${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}$([ "$kills" = 0 ] || echo ", kill -9 up to $kills times every ~$kill_every s")); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- the runner ----
 set +e
 # shellcheck disable=SC2086
-"$runner" --shape "$shape" ${prefix:+--prefix "$prefix"} --sluice-pid "$sluice_pid" \
+"$runner" --shape "$shape" ${prefix:+--prefix "$prefix"} \
+    --sluice-pid "$([ "$kills" -gt 0 ] && echo 0 || cat "$out/sluice.pid")" \
     --apiserver-pid "${SLUICE_KUBE_APISERVER_PID:-0}" --etcd-pid "${SLUICE_KUBE_ETCD_PID:-0}" \
     --out "$out/result.json" --label "$label" $sim_flag $cleanup \
     ${trace:+--trace "$out/trace.jsonl"} $runner_args >"$out/report.txt" 2>"$out/runner.log"
 rc=$?
 set -e
 cat "$out/report.txt"
+if [ "$kills" -gt 0 ]; then
+    done_kills=$(cat "$out/kills" 2>/dev/null || echo 0)
+    log "kill -9: $done_kills of $kills done during the run (sluice started $((done_kills + 1)) times)"
+    [ "$done_kills" -ge "$kills" ] || log "WARNING: the run ended before all the kills (lower --kill-every)"
+fi
 grep -E 'QUOTA CHECK|stopping|FAIL' "$out/runner.log" >&2 || true
 
 if [ -n "$cleanup" ]; then
