@@ -44,6 +44,10 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(faults)
   set_property(TEST integration_ctrl_faults APPEND PROPERTY ENVIRONMENT
                "SLUICE_FAULTPROXY=$<TARGET_FILE:faultproxy>")
+  # issue 15's forced 410 Gone: etcd compacted under a stopped operator (an API server of its own)
+  sluice_add_ctrl_e2e(compact)
+  set_property(TEST integration_ctrl_compact APPEND PROPERTY ENVIRONMENT
+               "SLUICE_FAULTPROXY=$<TARGET_FILE:faultproxy>")
   # issue 15's connection and body floods against sluice run (bench/flood.c)
   sluice_add_ctrl_e2e(flood)
   set_property(TEST integration_ctrl_flood APPEND PROPERTY ENVIRONMENT

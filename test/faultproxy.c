@@ -17,7 +17,9 @@
  *   500 after forwarding (applied, answer lost), a reset after forwarding; a WATCH instead is
  *   cut after 0-2 s of streaming.
  *
- * Every fault is counted; SIGTERM or SIGINT prints the counts on stdout and exits 0. A thread per
+ * SIGUSR1 cuts every open watch at once (test/integration/ctrl_compact.sh: a watch resumed after
+ * etcd compacted its history). Every fault is counted; SIGTERM or SIGINT prints the counts on
+ * stdout and exits 0. A thread per
  * client connection, blocking I/O: a test tool, not a server.
  */
 
@@ -67,6 +69,7 @@ static const char *upstream, *ca, *token;
 static unsigned share_bp; /* faults per 10,000 requests */
 static atomic_ulong counts[F__N];
 static atomic_ulong requests;
+static volatile sig_atomic_t cut_epoch; /* SIGUSR1: watches started before a change are cut */
 static pthread_mutex_t rng_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned rng_state = 1;
 
@@ -123,7 +126,8 @@ typedef struct fwd_s {
     bool head_sent;
     bool failed;
     bool watch;
-    double cut_at; /* monotonic seconds; 0: never */
+    sig_atomic_t epoch; /* cut_epoch when the watch started */
+    double cut_at;      /* monotonic seconds; 0: never */
     char ctype[128];
 } fwd_t;
 
@@ -177,7 +181,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     char size[32];
     int sl;
 
-    if (f->cut_at > 0 && now_s() >= f->cut_at) {
+    if ((f->cut_at > 0 && now_s() >= f->cut_at) || (f->watch && f->epoch != cut_epoch)) {
         f->failed = true;
         return 0; /* abort: the client's stream ends without its last chunk */
     }
@@ -201,7 +205,8 @@ static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_
     (void)b;
     (void)c;
     (void)d;
-    return f->cut_at > 0 && now_s() >= f->cut_at; /* a quiet watch is cut too */
+    /* a quiet watch is cut too */
+    return (f->cut_at > 0 && now_s() >= f->cut_at) || (f->watch && f->epoch != cut_epoch);
 }
 
 static size_t discard(char *p, size_t sz, size_t n, void *ud)
@@ -214,11 +219,11 @@ static size_t discard(char *p, size_t sz, size_t n, void *ud)
 /* Forward; with `answer` false the upstream answer is dropped (the caller fakes one). 0 when the
  * client connection can go on. */
 static int forward(CURL *e, int fd, const char *method, const char *target, const char *ctype,
-                   const char *body, size_t body_len, bool answer, double cut_at)
+                   const char *body, size_t body_len, bool answer, bool watch, double cut_at)
 {
     char url[8192], auth[4096], ct[300];
     struct curl_slist *hs = NULL;
-    fwd_t f = {.fd = fd, .e = e, .cut_at = cut_at};
+    fwd_t f = {.fd = fd, .e = e, .watch = watch, .epoch = cut_epoch, .cut_at = cut_at};
     CURLcode rc;
 
     snprintf(url, sizeof(url), "%s%s", upstream, target);
@@ -251,7 +256,7 @@ static int forward(CURL *e, int fd, const char *method, const char *target, cons
     } else {
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     }
-    if (cut_at > 0) {
+    if (cut_at > 0 || watch) {
         curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
         curl_easy_setopt(e, CURLOPT_XFERINFODATA, &f);
@@ -358,26 +363,26 @@ static void *serve(void *arg)
             goto out;
         case F_STALL:
             sleep(3);
-            conn_close = forward(e, fd, method, target, ctype, body, clen, true, 0) != 0;
+            conn_close = forward(e, fd, method, target, ctype, body, clen, true, watch, 0) != 0;
             break;
         case F_500_APPLIED:
-            forward(e, fd, method, target, ctype, body, clen, false, 0);
+            forward(e, fd, method, target, ctype, body, clen, false, false, 0);
             status_reply(fd, 500, "InternalError", NULL);
             break;
         case F_RESET_APPLIED:
-            forward(e, fd, method, target, ctype, body, clen, false, 0);
+            forward(e, fd, method, target, ctype, body, clen, false, false, 0);
             free(body);
             reset_close(fd);
             fd = -1;
             goto out;
         case F_CUT:
-            forward(e, fd, method, target, ctype, body, clen, true,
+            forward(e, fd, method, target, ctype, body, clen, true, true,
                     now_s() + (double)((r >> 14) % 2000) / 1000.0);
             conn_close = true; /* the stream is cut: close the connection */
             break;
         default:
-            conn_close =
-                forward(e, fd, method, target, ctype, body, clen, true, 0) != 0 || conn_close;
+            conn_close = forward(e, fd, method, target, ctype, body, clen, true, watch, 0) != 0 ||
+                         conn_close;
             break;
         }
         free(body);
@@ -396,8 +401,10 @@ static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop = 1;
+    if (sig == SIGUSR1)
+        cut_epoch++;
+    else
+        stop = 1;
 }
 
 int main(int argc, char **argv)
@@ -432,6 +439,8 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal; /* no SA_RESTART: accept() returns EINTR */
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sa.sa_flags = SA_RESTART; /* SIGUSR1 only cuts watches: the accept loop goes on */
+    sigaction(SIGUSR1, &sa, NULL);
     lfd = socket(AF_INET, SOCK_STREAM, 0);
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     memset(&a, 0, sizeof(a));

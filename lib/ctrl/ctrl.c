@@ -887,6 +887,8 @@ void ctrl__on_done(const kube_result_t *res, void *data)
 {
     ctrl_op_t *op = data;
     ctrl_t *c = op->c;
+    /* A DELETE answered 404: gone already, and our view lags behind (a watch down or late). */
+    bool gone = res->err == ERR_NOT_FOUND && op->verb != NULL && strcmp(op->verb, "delete") == 0;
 
     ctrl__metrics_write(c, op, res);
     if (op->verb != NULL && !c->closing)
@@ -898,9 +900,10 @@ void ctrl__on_done(const kube_result_t *res, void *data)
             c->stats.write_conflicts++;
         /* Conflicts and "already exists" are the optimistic-concurrency outcomes the
          * reconcilers expect (they re-read and decide again): not errors worth a log line. */
-        ctrl__log(
-            c, res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? CTRL_LOG_DEBUG : CTRL_LOG_ERROR,
-            "write: %s", op->mutate_failed ? op->mutate_msg.text : res->msg.text);
+        ctrl__log(c,
+                  res->err == ERR_CONFLICT || res->err == ERR_EXISTS || gone ? CTRL_LOG_DEBUG
+                                                                             : CTRL_LOG_ERROR,
+                  "write: %s", op->mutate_failed ? op->mutate_msg.text : res->msg.text);
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&
         (op->kind == CTRL_WORKLOAD || ctrl__is_job(c, op->kind)) && op->op != CTRL_OP_EVENT &&
@@ -937,7 +940,9 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         /* A write that failed for a reason other than optimistic concurrency (a conflict, an
          * object already created or gone: decide again at once) is retried after the backoff
          * of the key whose reconcile made it (the one it holds busy), so a forbidden or failing
-         * write never spins; success resets the backoff. */
+         * write never spins; success resets the backoff. A DELETE of what is gone already backs
+         * off too: until the cache shows the deletion, each reconcile would delete again (it
+         * spun every 50 ms while a watch was down, test/integration/ctrl_compact.sh). */
         int kind = atoi(op->busy);
         const char *key = strchr(op->busy, ':') + 1;
         ctrl_wq_t *q = ctrl__is_job(c, kind)   ? &c->jobs_q
@@ -948,7 +953,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         if (q != NULL && res->err == ERR_OK)
             ctrl_wq_forget(q, key);
         else if (q != NULL && !res->canceled && res->err != ERR_CONFLICT &&
-                 res->err != ERR_EXISTS && res->err != ERR_NOT_FOUND &&
+                 res->err != ERR_EXISTS && (res->err != ERR_NOT_FOUND || gone) &&
                  ctrl_wq_fail(q, key, uv_now(c->loop)) != ERR_OK)
             ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", key);
     }

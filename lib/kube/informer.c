@@ -654,6 +654,8 @@ static void on_watch_done(const kube_result_t *res, void *data)
         /* Our resourceVersion is too old: only a fresh LIST gives a consistent view. */
         inf->gone = false;
         inf->stats.gone++;
+        kube_client_log(inf->c, "informer %s: resourceVersion too old (410 Gone): listing again",
+                        inf->resource);
         free(inf->continue_token);
         inf->continue_token = NULL;
         list_start(inf);
