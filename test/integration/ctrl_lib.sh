@@ -30,7 +30,7 @@ ctrl_install_crds() {
 ctrl_delete_at_exit() {
     kind=$1
     shift
-    it_on_exit "k delete $kind $* --ignore-not-found --wait=false >/dev/null 2>&1"
+    it_on_exit "k delete $kind $* --ignore-not-found --wait=false >/dev/null 2>&1 || true"
 }
 
 # The namespace $sys (sluice-it-sys-$sfx) for the operator's own objects (Lease, Secret,

@@ -68,7 +68,7 @@ wait_for() {
 it_namespace() {
     ns="sluice-it-$(echo "$it_name" | tr '_' '-')-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
     k create namespace "$ns" >/dev/null
-    it_cleanup="${it_cleanup:-} k delete namespace $ns --wait=false --ignore-not-found >/dev/null 2>&1;"
+    it_cleanup="${it_cleanup:-} k delete namespace $ns --wait=false --ignore-not-found >/dev/null 2>&1 || true;"
     trap 'eval "${it_cleanup:-}"' EXIT
 }
 
