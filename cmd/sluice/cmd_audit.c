@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "util/util.h"
+
 #include "hook/audit.h"
 #include "util/duration.h"
 
@@ -34,16 +36,14 @@ static void audit_usage(FILE *out)
 }
 
 /* `sluice audit --verify FILE...` */
-static int verify(int n, char **files)
+static int verify(cli_t *p, size_t n, char **files)
 {
     audit_verify_t v;
     err_msg_t msg;
 
-    if (n == 0) {
-        audit_usage(stderr);
-        return 2;
-    }
-    if (audit_verify((const char *const *)files, (size_t)n, &v, &msg) != ERR_OK) {
+    if (n == 0)
+        return cli_fail_usage(p, "--verify: no FILE given");
+    if (audit_verify((const char *const *)files, n, &v, &msg) != ERR_OK) {
         fprintf(stderr, "sluice audit: %s\n", msg.text);
         return 2;
     }
@@ -61,54 +61,64 @@ static int verify(int n, char **files)
     return 0;
 }
 
-int cmd_audit(int argc, char **argv)
+enum { OPT_SINCE = 1, OPT_OBJECT, OPT_VERIFY };
+
+static const cli_opt_t audit_opts[] = {
+    {OPT_SINCE, 0, "since", CLI_ARG_REQUIRED, "DURATION", NULL, "only the last DURATION"},
+    {OPT_OBJECT, 0, "object", CLI_ARG_REQUIRED, "KIND/NAME", NULL, "only one object's records"},
+    {OPT_VERIFY, 0, "verify", CLI_ARG_NONE, NULL, NULL, "check the hash chain of the FILEs"},
+};
+
+static int audit_run(int argc, char **argv)
 {
     audit_filter_t filter = {0};
-    const char *path = NULL;
+    const char *path = NULL, *val;
+    bool do_verify = false, filtered = false;
+    size_t nfiles = 0, count = 0;
     FILE *in;
-    size_t count = 0;
     err_msg_t msg;
     err_t rc;
+    cli_t p;
+    int id;
 
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--verify") == 0) {
-            return verify(argc - i - 1, argv + i + 1);
-        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            audit_usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--since") == 0 && i + 1 < argc) {
+    cli_init(&p, &cmd_audit, argc, argv);
+    while ((id = cli_next(&p, &val)) != CLI_DONE) {
+        switch (id) {
+        case CLI_STOP:
+            return p.status;
+        case CLI_OPERAND:
+            argv[++nfiles] = (char *)val; /* nfiles < p.i: read already */
+            break;
+        case OPT_VERIFY:
+            do_verify = true;
+            break;
+        case OPT_SINCE: {
             int64_t ms;
             struct timeval tv;
-            if (duration_parse_ms(argv[i + 1], strlen(argv[i + 1]), DURATION_MS_MAX, &ms, &msg) !=
-                ERR_OK) {
-                fprintf(stderr, "sluice audit: --since: %s\n", msg.text);
-                return 2;
-            }
+            if (duration_parse_ms(val, strlen(val), DURATION_MS_MAX, &ms, &msg) != ERR_OK)
+                return cli_fail(&p, "--since %s: %s", val, msg.text);
             gettimeofday(&tv, NULL);
             filter.since_ms = (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000 - (int64_t)ms;
-            i++;
-        } else if (strcmp(argv[i], "--object") == 0 && i + 1 < argc) {
-            if (strchr(argv[i + 1], '/') == NULL) {
-                fprintf(stderr, "sluice audit: --object: want KIND/NAME, got \"%s\"\n",
-                        argv[i + 1]);
-                return 2;
-            }
-            filter.object = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "sluice audit: unknown or incomplete option %s\n\n", argv[i]);
-            audit_usage(stderr);
-            return 2;
-        } else if (path == NULL) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "sluice audit: one FILE only\n");
-            return 2;
+            filtered = true;
+            break;
+        }
+        case OPT_OBJECT:
+            if (strchr(val, '/') == NULL)
+                return cli_fail(&p, "--object: want KIND/NAME, got \"%s\"", val);
+            filter.object = val;
+            filtered = true;
+            break;
         }
     }
-    if (path == NULL) {
-        audit_usage(stderr);
-        return 2;
-    }
+    if (do_verify && filtered)
+        return cli_fail_usage(&p, "--verify checks whole files: no --since or --object");
+    if (do_verify)
+        return verify(&p, nfiles, argv + 1);
+    if (nfiles == 0)
+        return cli_fail_usage(&p, "no FILE given (- reads standard input)");
+    if (nfiles > 1)
+        return cli_fail_usage(&p, "one FILE only (several with --verify)");
+    path = argv[1];
     in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
     if (in == NULL) {
         fprintf(stderr, "sluice audit: %s: %s\n", path, strerror(errno));
@@ -125,3 +135,12 @@ int cmd_audit(int argc, char **argv)
         fprintf(stderr, "sluice audit: no matching records in %s\n", path);
     return 0;
 }
+
+const cli_cmd_t cmd_audit = {"audit",
+                             "print the quota and priority audit log",
+                             audit_run,
+                             audit_opts,
+                             ARRAY_SIZE(audit_opts),
+                             "FILE...",
+                             NULL,
+                             audit_usage};

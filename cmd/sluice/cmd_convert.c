@@ -299,24 +299,38 @@ static int write_out(conv_run_t *r, const char *output)
     return EXIT_CLEAN;
 }
 
-int cmd_convert(int argc, char **argv)
+enum { OPT_QUIET = 1, OPT_OUTPUT };
+
+static const cli_opt_t convert_opts[] = {
+    {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no summary line"},
+    /* Not the -o FORMAT of other commands: the output is always YAML manifests. */
+    {OPT_OUTPUT, 'o', "output", CLI_ARG_REQUIRED, "FILE", NULL, "write to FILE"},
+};
+
+static int convert_run(int argc, char **argv)
 {
     conv_run_t r = {0};
-    const char *output = NULL;
+    const char *output = NULL, *val;
     bool quiet = false;
-    const cli_opt_t opts[] = {{"-q", "--quiet", &quiet, NULL, NULL},
-                              {"-o", "--output", NULL, &output, "FILE"}};
-    const cli_spec_t spec = {"convert", opts, ARRAY_SIZE(opts),
-                             "no FILE given (- reads standard input)", usage};
     size_t nfiles = 0;
-    int nargs, rc;
+    cli_t p;
+    int rc;
 
-    if (!cli_parse(&spec, argc, argv, &nargs, &rc))
-        return rc;
-    for (int i = 1; i <= nargs && !r.oom; i++) {
-        read_path(&r, argv[i]);
-        nfiles++;
+    cli_init(&p, &cmd_convert, argc, argv);
+    while ((rc = cli_next(&p, &val)) != CLI_DONE) {
+        if (rc == CLI_STOP)
+            return p.status;
+        if (rc == OPT_QUIET)
+            quiet = true;
+        else if (rc == OPT_OUTPUT)
+            output = val;
+        else
+            argv[++nfiles] = (char *)val; /* an operand: nfiles < p.i, read already */
     }
+    if (nfiles == 0)
+        return cli_fail_usage(&p, "no FILE given (- reads standard input)");
+    for (size_t i = 1; i <= nfiles && !r.oom; i++)
+        read_path(&r, argv[i]);
     for (size_t i = 0; i < r.ndocs && !r.oom && r.nbad_files == 0; i++)
         convert_doc(&r, &r.docs[i]);
 
@@ -348,3 +362,12 @@ int cmd_convert(int argc, char **argv)
     free(r.docs);
     return rc;
 }
+
+const cli_cmd_t cmd_convert = {"convert",
+                               "rewrite Kueue v1beta1 manifests as v1beta2",
+                               convert_run,
+                               convert_opts,
+                               ARRAY_SIZE(convert_opts),
+                               "FILE...",
+                               NULL,
+                               usage};

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "util/util.h"
+
 #include "ctrl/config.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/metricsauth.h"
@@ -502,67 +504,108 @@ typedef struct run_args_s {
     size_t ncert_ips;
 } run_args_t;
 
+enum {
+    OPT_CONFIG = 1,
+    OPT_KUBECONFIG,
+    OPT_CONTEXT,
+    OPT_NAMESPACE,
+    OPT_JOB_RESOURCE,
+    OPT_LEADER_ELECT,
+    OPT_IDENTITY,
+    OPT_WEBHOOK_PORT,
+    OPT_CERT_DIR,
+    OPT_WEBHOOK_CERT_IP,
+    OPT_HEALTH,
+    OPT_METRICS,
+    OPT_QPS,
+    OPT_BURST,
+    OPT_PODS_READY_TIMEOUT,
+    OPT_LOG_LEVEL,
+    OPT_LOG_FORMAT,
+    OPT_AUDIT_LOG,
+    OPT_AUDIT_MAX,
+    OPT_WEBHOOK_CLIENT_CA,
+};
+
+#define VALUE(id, name, value_name, choices, help)                         \
+    {                                                                      \
+        (id), 0, (name), CLI_ARG_REQUIRED, (value_name), (choices), (help) \
+    }
+
+static const cli_opt_t run_opts[] = {
+    VALUE(OPT_CONFIG, "config", "FILE", NULL, "Kueue Configuration file"),
+    VALUE(OPT_KUBECONFIG, "kubeconfig", "FILE", NULL, "kubeconfig"),
+    VALUE(OPT_CONTEXT, "context", "NAME", NULL, "kubeconfig context"),
+    VALUE(OPT_NAMESPACE, "namespace", "NS", NULL, "sluice's namespace"),
+    VALUE(OPT_JOB_RESOURCE, "job-resource", "G/V/PLURAL", NULL, "the Job resource to manage"),
+    {OPT_LEADER_ELECT, 0, "leader-elect", CLI_ARG_OPTIONAL, "BOOL", "true false",
+     "compete for the Lease"},
+    VALUE(OPT_IDENTITY, "identity", "NAME", NULL, "leader-election identity"),
+    VALUE(OPT_WEBHOOK_PORT, "webhook-port", "N", NULL, "admission webhooks port (0: off)"),
+    VALUE(OPT_CERT_DIR, "cert-dir", "DIR", NULL, "serve DIR/tls.crt and DIR/tls.key"),
+    VALUE(OPT_WEBHOOK_CERT_IP, "webhook-cert-ip", "IP", NULL, "extra IP in the certificate"),
+    VALUE(OPT_HEALTH, "health-probe-bind-address", "ADDRESS", NULL, "probes and /metrics"),
+    VALUE(OPT_METRICS, "metrics-bind-address", "ADDRESS", NULL, "HTTPS /metrics"),
+    VALUE(OPT_QPS, "qps", "N", NULL, "client-side request rate"),
+    VALUE(OPT_BURST, "burst", "N", NULL, "client-side burst"),
+    VALUE(OPT_PODS_READY_TIMEOUT, "pods-ready-timeout", "DURATION", NULL,
+          "waitForPodsReady.timeout"),
+    VALUE(OPT_LOG_LEVEL, "log-level", "LEVEL", "error info debug", "log level"),
+    VALUE(OPT_LOG_FORMAT, "log-format", "FORMAT", "text json", "log format"),
+    VALUE(OPT_AUDIT_LOG, "audit-log", "FILE", NULL, "append the audit trail to FILE"),
+    VALUE(OPT_AUDIT_MAX, "audit-log-max-bytes", "N", NULL, "rotate the audit log past N bytes"),
+    VALUE(OPT_WEBHOOK_CLIENT_CA, "webhook-client-ca", "FILE", NULL, "mutual TLS for webhooks"),
+};
+
 static int parse_args(int argc, char **argv, run_args_t *a)
 {
+    /* Where each option that only stores its value goes. */
     static const struct {
-        const char *flag;
+        int id;
         size_t off;
-    } flags[] = {
-        {"--config", offsetof(run_args_t, config)},
-        {"--kubeconfig", offsetof(run_args_t, kubeconfig)},
-        {"--context", offsetof(run_args_t, context)},
-        {"--namespace", offsetof(run_args_t, ns)},
-        {"--job-resource", offsetof(run_args_t, job_resource)},
-        {"--health-probe-bind-address", offsetof(run_args_t, health)},
-        {"--metrics-bind-address", offsetof(run_args_t, metrics)},
-        {"--qps", offsetof(run_args_t, qps)},
-        {"--burst", offsetof(run_args_t, burst)},
-        {"--log-level", offsetof(run_args_t, log_level)},
-        {"--log-format", offsetof(run_args_t, log_format)},
-        {"--identity", offsetof(run_args_t, identity)},
-        {"--webhook-port", offsetof(run_args_t, webhook_port)},
-        {"--cert-dir", offsetof(run_args_t, cert_dir)},
-        {"--audit-log", offsetof(run_args_t, audit_log)},
-        {"--audit-log-max-bytes", offsetof(run_args_t, audit_max)},
-        {"--webhook-client-ca", offsetof(run_args_t, webhook_client_ca)},
-        {"--pods-ready-timeout", offsetof(run_args_t, pods_ready_timeout)},
+    } store[] = {
+        {OPT_CONFIG, offsetof(run_args_t, config)},
+        {OPT_KUBECONFIG, offsetof(run_args_t, kubeconfig)},
+        {OPT_CONTEXT, offsetof(run_args_t, context)},
+        {OPT_NAMESPACE, offsetof(run_args_t, ns)},
+        {OPT_JOB_RESOURCE, offsetof(run_args_t, job_resource)},
+        {OPT_HEALTH, offsetof(run_args_t, health)},
+        {OPT_METRICS, offsetof(run_args_t, metrics)},
+        {OPT_QPS, offsetof(run_args_t, qps)},
+        {OPT_BURST, offsetof(run_args_t, burst)},
+        {OPT_LOG_LEVEL, offsetof(run_args_t, log_level)},
+        {OPT_LOG_FORMAT, offsetof(run_args_t, log_format)},
+        {OPT_IDENTITY, offsetof(run_args_t, identity)},
+        {OPT_WEBHOOK_PORT, offsetof(run_args_t, webhook_port)},
+        {OPT_CERT_DIR, offsetof(run_args_t, cert_dir)},
+        {OPT_AUDIT_LOG, offsetof(run_args_t, audit_log)},
+        {OPT_AUDIT_MAX, offsetof(run_args_t, audit_max)},
+        {OPT_WEBHOOK_CLIENT_CA, offsetof(run_args_t, webhook_client_ca)},
+        {OPT_PODS_READY_TIMEOUT, offsetof(run_args_t, pods_ready_timeout)},
     };
+    const char *val;
+    cli_t p;
+    int id;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *eq = strchr(arg, '=');
-        size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-        bool found = false;
-
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strncmp(arg, "--leader-elect", n) == 0 && n == strlen("--leader-elect")) {
-            a->leader_elect = eq ? eq + 1 : "true"; /* a boolean flag takes no separate value */
+    cli_init(&p, &cmd_run, argc, argv);
+    while ((id = cli_next(&p, &val)) != CLI_DONE) {
+        if (id == CLI_STOP)
+            return p.status;
+        if (id == CLI_OPERAND)
+            return cli_fail_usage(&p, "unexpected argument '%s'", val);
+        if (id == OPT_LEADER_ELECT) {
+            a->leader_elect = val != NULL ? val : "true"; /* never the next argument */
             continue;
         }
-        if (strncmp(arg, "--webhook-cert-ip", n) == 0 && n == strlen("--webhook-cert-ip")) {
-            if ((eq == NULL && i + 1 >= argc) || a->ncert_ips == 8) {
-                fprintf(stderr, "sluice run: --webhook-cert-ip needs a value (at most 8)\n");
-                return 2;
-            }
-            a->cert_ips[a->ncert_ips++] = eq ? eq + 1 : argv[++i];
+        if (id == OPT_WEBHOOK_CERT_IP) {
+            if (a->ncert_ips == ARRAY_SIZE(a->cert_ips))
+                return cli_fail(&p, "--webhook-cert-ip: at most %zu", ARRAY_SIZE(a->cert_ips));
+            a->cert_ips[a->ncert_ips++] = val;
             continue;
         }
-        for (size_t f = 0; f < sizeof(flags) / sizeof(flags[0]); f++) {
-            if (strlen(flags[f].flag) != n || strncmp(arg, flags[f].flag, n) != 0)
-                continue;
-            found = true;
-            if (eq == NULL && i + 1 >= argc) {
-                fprintf(stderr, "sluice run: %s needs a value\n", flags[f].flag);
-                return 2;
-            }
-            *(const char **)((char *)a + flags[f].off) = eq ? eq + 1 : argv[++i];
-        }
-        if (!found) {
-            fprintf(stderr, "sluice run: unknown option '%s'\n\n%s", arg, usage_text);
-            return 2;
-        }
+        for (size_t f = 0; f < ARRAY_SIZE(store); f++)
+            if (store[f].id == id)
+                *(const char **)((char *)a + store[f].off) = val;
     }
     return -1;
 }
@@ -793,7 +836,7 @@ static int start(run_t *r)
     return -1;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_cmd(int argc, char **argv)
 {
     run_t r;
     run_args_t a = {0};
@@ -839,3 +882,17 @@ int cmd_run(int argc, char **argv)
     curl_global_cleanup();
     return r.exit_code;
 }
+
+static void usage(FILE *out)
+{
+    fputs(usage_text, out);
+}
+
+const cli_cmd_t cmd_run = {"run",
+                           "run the operator against a Kubernetes API server",
+                           run_cmd,
+                           run_opts,
+                           ARRAY_SIZE(run_opts),
+                           NULL,
+                           NULL,
+                           usage};

@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "util/util.h"
+
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -12,37 +14,46 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-    "usage: sluice sim [options] SCENARIO.yaml\n"
-    "\n"
-    "Run the admission engine over a scenario in virtual time: a multi-document YAML file of\n"
-    "Kubernetes and Kueue objects (ResourceFlavor, ClusterQueue, LocalQueue, Cohort, Namespace,\n"
-    "WorkloadPriorityClass, PriorityClass, Workload, batch/v1 Job, Configuration, and the\n"
-    "workload kinds JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob, RayJob,\n"
-    "RayCluster, single Pods and StatefulSets) with the annotations sim.sluice.dev/at,\n"
-    "sim.sluice.dev/delete-at and sim.sluice.dev/runtime.\n"
-    "The same file always gives the same output. See docs/simulator.md.\n"
-    "\n"
-    "Without --events, a summary for people is printed on standard output.\n"
-    "\n"
-    "options:\n"
-    "  --events [FILE]     write one JSON event per line to FILE (default, or \"-\": standard\n"
-    "                      output, and then no human summary); also --events=FILE\n"
-    "  --summary FILE      write the summary JSON document to FILE (\"-\": standard output)\n"
-    "  --report FILE.html  write a self-contained HTML report with charts\n"
-    "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
-    "  --quiet             no human summary and no progress\n"
-    "  --timings           print load time, run time and peak memory on standard error\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Progress (virtual time reached, workloads done) is shown on standard error when it is a\n"
-    "terminal. Warnings go to standard error.\n"
-    "\n"
-    "exit status: 0 the scenario ran, 1 the scenario is invalid (every error is printed as\n"
-    "\"doc N (Kind name): path: message\" and nothing runs), 2 usage or I/O error.\n";
+static void usage(FILE *out)
+{
+    fputs(
+        "usage: sluice sim [options] SCENARIO.yaml\n"
+        "\n"
+        "Run the admission engine over a scenario in virtual time: a multi-document YAML file of\n"
+        "Kubernetes and Kueue objects (ResourceFlavor, ClusterQueue, LocalQueue, Cohort,\n"
+        "Namespace, WorkloadPriorityClass, PriorityClass, Workload, batch/v1 Job, Configuration,\n"
+        "and the workload kinds JobSet, PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob,\n"
+        "RayJob, RayCluster, single Pods and StatefulSets) with the annotations "
+        "sim.sluice.dev/at,\n"
+        "sim.sluice.dev/delete-at and sim.sluice.dev/runtime. SCENARIO.yaml \"-\" reads standard\n"
+        "input. The same file always gives the same output. See docs/simulator.md.\n"
+        "\n"
+        "Without --events or -o, a summary for people is printed on standard output.\n"
+        "\n"
+        "options (--name VALUE and --name=VALUE alike):\n"
+        "  --events [FILE]     write one JSON event per line to FILE (default, or \"-\": standard\n"
+        "                      output, and then no human summary); a FILE not given as\n"
+        "                      --events=FILE is taken only when a SCENARIO follows it\n"
+        "  --summary FILE      write the summary JSON document to FILE (\"-\": standard output)\n"
+        "  -o, --output FORMAT json or yaml: the summary document on standard output instead of\n"
+        "                      the human summary (json is --summary -)\n"
+        "  --report FILE.html  write a self-contained HTML report with charts\n"
+        "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
+        "  -q, --quiet         no human summary and no progress\n"
+        "  --timings           print load time, run time and peak memory on standard error\n"
+        "  -h, --help          show this help\n"
+        "\n"
+        "Progress (virtual time reached, workloads done) is shown on standard error when it is a\n"
+        "terminal. Warnings go to standard error.\n"
+        "\n"
+        "exit status: 0 the scenario ran, 1 the scenario is invalid (every error is printed as\n"
+        "\"doc N (Kind name): path: message\" and nothing runs), 2 usage or I/O error.\n",
+        out);
+}
 
 typedef struct sim_args_s {
-    const char *scenario;
+    const char *scenario; /* as given; "-" is standard input */
+    const char *name;     /* for messages: the file name, or "<stdin>" */
     const char *events;
     const char *summary;
     const char *report;
@@ -50,101 +61,90 @@ typedef struct sim_args_s {
     sim_ms_t until;
     bool quiet;
     bool timings;
+    cli_output_t output; /* -o json|yaml: the summary document on standard output */
 } sim_args_t;
 
-/* Is there a positional argument (the scenario) among argv[from..]? --until and --report always
- * take a value; any other argument starting with '-' is taken as a flag. */
-static bool positional_after(int argc, char **argv, int from)
+enum { OPT_EVENTS = 1, OPT_SUMMARY, OPT_REPORT, OPT_UNTIL, OPT_QUIET, OPT_TIMINGS, OPT_OUTPUT };
+
+static const cli_opt_t sim_opts[] = {
+    {OPT_EVENTS, 0, "events", CLI_ARG_OPTIONAL, "FILE", NULL, "one JSON event per line"},
+    {OPT_SUMMARY, 0, "summary", CLI_ARG_REQUIRED, "FILE", NULL, "the summary JSON document"},
+    {OPT_REPORT, 0, "report", CLI_ARG_REQUIRED, "FILE", NULL, "a self-contained HTML report"},
+    {OPT_UNTIL, 0, "until", CLI_ARG_REQUIRED, "DURATION", NULL, "stop at this virtual time"},
+    {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no human summary, no progress"},
+    {OPT_TIMINGS, 0, "timings", CLI_ARG_NONE, NULL, NULL, "load and run times, peak memory"},
+    CLI_OPT_OUTPUT(OPT_OUTPUT, "json yaml"),
+};
+
+/* `--events` without '=': the contract's "--events FILE (default: standard output)". The value
+ * is optional, so the next argument is taken as FILE only when it is not an option and a
+ * scenario remains besides it (`--events x.yaml` runs x.yaml with events on standard output). */
+static const char *events_value(cli_t *p, const sim_args_t *a)
 {
-    for (int j = from; j < argc; j++) {
-        if (strcmp(argv[j], "--until") == 0 || strcmp(argv[j], "--report") == 0)
-            j++;
-        else if (argv[j][0] != '-' || argv[j][1] == '\0')
-            return true;
-    }
-    return false;
+    const char *next = cli_peek(p);
+
+    if (next == NULL || (next[0] == '-' && next[1] != '\0'))
+        return "-";
+    if (a->scenario == NULL && cli_operands_left(p) < 2)
+        return "-";
+    cli_skip(p);
+    return next;
 }
 
 /* Parse argv; returns -1 to go on, otherwise the exit code. */
 static int parse_args(int argc, char **argv, sim_args_t *a)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char **target = NULL;
+    err_msg_t msg;
+    const char *val;
+    cli_t p;
+    int id;
 
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
-            a->quiet = true;
-            continue;
-        }
-        if (strcmp(arg, "--timings") == 0) {
-            a->timings = true;
-            continue;
-        }
-        if (strncmp(arg, "--events=", 9) == 0) {
-            a->events = arg + 9;
-            continue;
-        }
-        /* The contract's "--events FILE (default: standard output)": the value is optional, so
-         * `--events` takes the next argument as FILE only when a scenario argument remains. */
-        if (strcmp(arg, "--events") == 0 &&
-            (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] != '\0') ||
-             (a->scenario == NULL && !positional_after(argc, argv, i + 2)))) {
-            a->events = "-";
-            continue;
-        }
-        if (strcmp(arg, "--events") == 0)
-            target = &a->events;
-        else if (strcmp(arg, "--summary") == 0)
-            target = &a->summary;
-        else if (strcmp(arg, "--report") == 0)
-            target = &a->report;
-        if (target != NULL || strcmp(arg, "--until") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "sluice sim: %s needs a value\n", arg);
-                return 2;
-            }
-            const char *val = argv[++i];
-            if (target != NULL) {
-                *target = val;
-                continue;
-            }
-            err_msg_t msg;
-            if (duration_parse_ms(val, strlen(val), SIM_MS_MAX, &a->until, &msg) != ERR_OK) {
-                fprintf(stderr, "sluice sim: --until: %s\n", msg.text);
-                return 2;
-            }
+    cli_init(&p, &cmd_sim, argc, argv);
+    while ((id = cli_next(&p, &val)) != CLI_DONE) {
+        switch (id) {
+        case CLI_STOP:
+            return p.status;
+        case CLI_OPERAND:
+            if (a->scenario != NULL)
+                return cli_fail_usage(&p, "one scenario file at a time ('%s' and '%s')",
+                                      a->scenario, val);
+            a->scenario = val;
+            break;
+        case OPT_EVENTS:
+            a->events = val != NULL ? val : events_value(&p, a);
+            break;
+        case OPT_SUMMARY:
+            a->summary = val;
+            break;
+        case OPT_REPORT:
+            a->report = val;
+            break;
+        case OPT_UNTIL:
+            if (duration_parse_ms(val, strlen(val), SIM_MS_MAX, &a->until, &msg) != ERR_OK)
+                return cli_fail(&p, "--until %s: %s", val, msg.text);
             a->has_until = true;
-            continue;
+            break;
+        case OPT_QUIET:
+            a->quiet = true;
+            break;
+        case OPT_TIMINGS:
+            a->timings = true;
+            break;
+        case OPT_OUTPUT:
+            a->output = cli_output_parse(val);
+            break;
         }
-        if (arg[0] == '-' && arg[1] != '\0') {
-            fprintf(stderr, "sluice sim: unknown option '%s'\n\n%s", arg, usage_text);
-            return 2;
-        }
-        if (a->scenario != NULL) {
-            fprintf(stderr, "sluice sim: one scenario file at a time ('%s' and '%s')\n",
-                    a->scenario, arg);
-            return 2;
-        }
-        a->scenario = arg;
     }
-    if (a->scenario == NULL) {
-        fprintf(stderr, "sluice sim: no scenario file\n\n%s", usage_text);
-        return 2;
-    }
-    if (a->report != NULL && strcmp(a->report, "-") == 0) {
-        fprintf(stderr, "sluice sim: --report needs a file name\n");
-        return 2;
-    }
+    if (a->scenario == NULL)
+        return cli_fail_usage(&p, "no scenario file (- reads standard input)");
+    a->name = strcmp(a->scenario, "-") == 0 ? "<stdin>" : a->scenario;
+    if (a->report != NULL && strcmp(a->report, "-") == 0)
+        return cli_fail(&p, "--report needs a file name");
     int to_stdout = (a->events != NULL && strcmp(a->events, "-") == 0) +
-                    (a->summary != NULL && strcmp(a->summary, "-") == 0);
-    if (to_stdout > 1) {
-        fprintf(stderr, "sluice sim: only one of --events and --summary can be \"-\"\n");
-        return 2;
-    }
+                    (a->summary != NULL && strcmp(a->summary, "-") == 0) +
+                    (a->output != CLI_OUTPUT_TEXT);
+    if (to_stdout > 1)
+        return cli_fail(&p, "only one of --events -, --summary - and -o can use standard output");
     return -1;
 }
 
@@ -224,7 +224,36 @@ static int close_out(FILE *f, const char *path, const char *what)
     return 0;
 }
 
-int cmd_sim(int argc, char **argv)
+/* -o json: the --summary document on standard output, as written; -o yaml: the same document
+ * read back and written as YAML. */
+static err_t write_output(const sim_rec_t *rec, cli_output_t fmt, err_msg_t *msg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem;
+    json_t *doc = NULL;
+    json_error_t jerr;
+    err_t rc;
+
+    if (fmt == CLI_OUTPUT_JSON)
+        return sim_summary_write(rec, stdout, msg);
+    mem = open_memstream(&buf, &len);
+    if (mem == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    rc = sim_summary_write(rec, mem, msg);
+    if (fclose(mem) != 0 && rc == ERR_OK)
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+    if (rc == ERR_OK) {
+        doc = json_loadb(buf, len, JSON_DECODE_ANY, &jerr);
+        rc = doc != NULL ? cli_output_write(stdout, fmt, doc, msg)
+                         : err_set(msg, ERR_PARSE, "summary: %s", jerr.text);
+    }
+    json_decref(doc);
+    free(buf);
+    return rc;
+}
+
+static int sim_run_cmd(int argc, char **argv)
 {
     sim_args_t a;
     sim_scenario_t sc;
@@ -246,7 +275,7 @@ int cmd_sim(int argc, char **argv)
     code = 2;
 
     stamp_t t0 = stamp(), t1, t2;
-    in = fopen(a.scenario, "r");
+    in = strcmp(a.scenario, "-") == 0 ? stdin : fopen(a.scenario, "r");
     if (in == NULL) {
         fprintf(stderr, "sluice sim: %s: %s\n", a.scenario, strerror(errno));
         goto out;
@@ -254,16 +283,16 @@ int cmd_sim(int argc, char **argv)
     rc = sim_scenario_load(in, &sc, &msg);
     t1 = stamp();
     for (size_t i = 0; i < sc.nwarnings; i++)
-        fprintf(stderr, "%s: warning: %s\n", a.scenario, sc.warnings[i]);
+        fprintf(stderr, "%s: warning: %s\n", a.name, sc.warnings[i]);
     if (rc == ERR_INVALID) {
         for (size_t i = 0; i < sc.nerrors; i++)
-            fprintf(stderr, "%s: %s\n", a.scenario, sc.errors[i]);
-        fprintf(stderr, "sluice sim: %s: %s; nothing was run\n", a.scenario, msg.text);
+            fprintf(stderr, "%s: %s\n", a.name, sc.errors[i]);
+        fprintf(stderr, "sluice sim: %s: %s; nothing was run\n", a.name, msg.text);
         code = 1;
         goto out;
     }
     if (rc != ERR_OK) {
-        fprintf(stderr, "sluice sim: %s: %s\n", a.scenario, msg.text);
+        fprintf(stderr, "sluice sim: %s: %s\n", a.name, msg.text);
         goto out;
     }
 
@@ -288,7 +317,7 @@ int cmd_sim(int argc, char **argv)
     if (prog.shown)
         fputs("\r\033[K", stderr);
     if (rc != ERR_OK) {
-        fprintf(stderr, "sluice sim: %s: %s\n", a.scenario, msg.text);
+        fprintf(stderr, "sluice sim: %s: %s\n", a.name, msg.text);
         code = rc == ERR_INVALID ? 1 : 2;
         goto out;
     }
@@ -296,11 +325,15 @@ int cmd_sim(int argc, char **argv)
         fprintf(stderr, "sluice sim: --summary %s: %s\n", a.summary, msg.text);
         goto out;
     }
-    if (report != NULL && sim_report_write(&rec, a.scenario, report, &msg) != ERR_OK) {
+    if (report != NULL && sim_report_write(&rec, a.name, report, &msg) != ERR_OK) {
         fprintf(stderr, "sluice sim: --report %s: %s\n", a.report, msg.text);
         goto out;
     }
-    if (!a.quiet && events != stdout && summary != stdout &&
+    if (a.output != CLI_OUTPUT_TEXT && write_output(&rec, a.output, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: -o: %s\n", msg.text);
+        goto out;
+    }
+    if (!a.quiet && events != stdout && summary != stdout && a.output == CLI_OUTPUT_TEXT &&
         sim_human_write(&rec, stdout, &msg) != ERR_OK) {
         fprintf(stderr, "sluice sim: %s\n", msg.text);
         goto out;
@@ -317,9 +350,20 @@ out:
         fprintf(stderr, "sluice sim: standard output: %s\n", strerror(errno));
         code = 2;
     }
-    if (in != NULL)
+    if (in != NULL && in != stdin)
         fclose(in);
     sim_rec_fini(&rec);
     sim_scenario_fini(&sc);
     return code;
 }
+
+const cli_cmd_t cmd_sim = {
+    "sim",
+    "simulate a queue and quota design over a scenario, in virtual time",
+    sim_run_cmd,
+    sim_opts,
+    ARRAY_SIZE(sim_opts),
+    "SCENARIO.yaml",
+    NULL,
+    usage,
+};
