@@ -217,7 +217,8 @@ START_TEST(usage)
 
     r = sluice_exec(NULL, "check", "--bogus", D "flavors.yaml", NULL);
     ck_assert_int_eq(r.rc, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "sluice check: unknown option '--bogus'"));
+    ck_assert_ptr_nonnull(
+        strstr(r.err, "sluice check: unknown option --bogus (see sluice check --help)\n"));
     sluice_result_fini(&r);
 }
 END_TEST

@@ -406,19 +406,36 @@ static void check_fini(check_t *c)
     free(c->files);
 }
 
-int cmd_check(int argc, char **argv)
+enum { OPT_QUIET = 1, OPT_SCENARIO };
+
+static const cli_opt_t check_opts[] = {
+    {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no summary line"},
+    {OPT_SCENARIO, 0, "scenario", CLI_ARG_NONE, NULL, NULL, "read the files as a sim scenario"},
+};
+
+static int check_run(int argc, char **argv)
 {
     check_t c = {0};
     bool quiet = false, scenario = false;
-    const cli_opt_t opts[] = {{"-q", "--quiet", &quiet, NULL, NULL},
-                              {"--scenario", NULL, &scenario, NULL, NULL}};
-    const cli_spec_t spec = {"check", opts, ARRAY_SIZE(opts), "no FILE given", usage};
-    size_t nerr = 0, nwarn = 0;
-    int nargs, rc;
+    size_t nerr = 0, nwarn = 0, nargs = 0;
+    const char *val;
+    cli_t p;
+    int rc;
 
-    if (!cli_parse(&spec, argc, argv, &nargs, &rc))
-        return rc;
-    for (int i = 1; i <= nargs && !c.oom; i++)
+    cli_init(&p, &cmd_check, argc, argv);
+    while ((rc = cli_next(&p, &val)) != CLI_DONE) {
+        if (rc == CLI_STOP)
+            return p.status;
+        if (rc == OPT_QUIET)
+            quiet = true;
+        else if (rc == OPT_SCENARIO)
+            scenario = true;
+        else
+            argv[++nargs] = (char *)val; /* an operand: nargs < p.i, read already */
+    }
+    if (nargs == 0)
+        return cli_fail_usage(&p, "no FILE given");
+    for (size_t i = 1; i <= nargs && !c.oom; i++)
         read_path(&c, argv[i]);
     if (c.oom || !run_checks(&c, scenario)) {
         fprintf(stderr, "sluice check: out of memory\n");
@@ -447,3 +464,12 @@ int cmd_check(int argc, char **argv)
     check_fini(&c);
     return rc;
 }
+
+const cli_cmd_t cmd_check = {"check",
+                             "validate manifests offline with the webhook's rules",
+                             check_run,
+                             check_opts,
+                             ARRAY_SIZE(check_opts),
+                             "FILE...",
+                             NULL,
+                             usage};
