@@ -5,9 +5,17 @@
 
 #include <string.h>
 
-/* clang-format off: one command per line, so that adding one touches one line */
+/* One command per line, so that adding one touches one line. */
+/* clang-format off */
 const cli_cmd_t *const commands[] = {
-    &cmd_run, &cmd_sim, &cmd_check, &cmd_audit, &cmd_convert, &cmd_version, NULL,
+    &cmd_run,
+    &cmd_sim,
+    &cmd_check,
+    &cmd_audit,
+    &cmd_convert,
+    &cmd_completion,
+    &cmd_version,
+    NULL,
 };
 /* clang-format on */
 

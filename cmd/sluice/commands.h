@@ -28,7 +28,10 @@ extern const cli_cmd_t cmd_audit;
  */
 extern const cli_cmd_t cmd_convert;
 
-/* `sluice version`: the version. */
+/* `sluice completion bash|zsh`: the shell completion script, generated from the tables below. */
+extern const cli_cmd_t cmd_completion;
+
+/* `sluice version`: version, commit, build date, library versions. */
 extern const cli_cmd_t cmd_version;
 
 /* Every subcommand, in the order `sluice --help` lists them; NULL-terminated. */

@@ -84,7 +84,8 @@ done
 if [ -n "${SLUICE_BINARY_DIR:-}" ] && [ -x "$SLUICE_BINARY_DIR/sluice" ]; then
     cmake --install "$SLUICE_BINARY_DIR" --prefix "$tmp/x" >"$tmp/install.log" 2>&1 ||
         fail "cmake --install $SLUICE_BINARY_DIR --prefix $tmp/x: $(cat "$tmp/install.log")"
-    [ "$("$tmp/x/bin/sluice" version)" = "sluice $version" ] || fail "the installed sluice does not run"
+    [ "$("$tmp/x/bin/sluice" version | head -n 1)" = "sluice $version" ] ||
+        fail "the installed sluice does not run"
     diff -r "$src/crds" "$tmp/x/share/sluice/crds" >/dev/null || fail "$tmp/x/share/sluice/crds differs from crds/"
     say "cmake --install $SLUICE_BINARY_DIR --prefix DIR: its sluice runs from DIR/bin"
 else
@@ -264,8 +265,8 @@ candidates=${SLUICE_IMAGE_RUNTIMES:-$candidates}
 for rt in $candidates; do
     run_in "$rt" /usr/bin/sluice version
     if [ "$rc" -eq 0 ]; then
-        [ "$(cat "$tmp/out")" = "sluice $version" ] ||
-            fail "$rt: sluice version printed '$(cat "$tmp/out")', want 'sluice $version'"
+        [ "$(head -n 1 "$tmp/out")" = "sluice $version" ] ||
+            fail "$rt: sluice version printed '$(head -n 1 "$tmp/out")', want 'sluice $version'"
         runtime=$rt
         break
     fi
@@ -282,7 +283,7 @@ crun-nocgroup2) say "RUNTIME: crun ($(crun --version | head -n 1)) in a mount na
     "the cgroup v2 hierarchy (cgroups are hybrid here), with umoci's runtime config" ;;
 chroot) say "RUNTIME: chroot --userspec=65532:65532 (no container runtime works here)" ;;
 esac
-say "sluice version: $(cat "$tmp/out")"
+say "sluice version: $(tr '\n' ' ' <"$tmp/out")"
 
 run_in "$runtime" /usr/bin/sluice run --help
 [ "$rc" -eq 0 ] || fail "$runtime: sluice run --help exited $rc: $(cat "$tmp/out")"
