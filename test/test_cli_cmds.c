@@ -215,6 +215,29 @@ START_TEST(equals_form_audit_convert_run_version)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "no matching records"));
     sluice_result_fini(&r);
+    /* audit -o json: the records in one array; --verify - reads standard input */
+    FILE *log = fopen(out, "w");
+    ck_assert_ptr_nonnull(log);
+    fputs("{\"time\":\"2026-12-02T08:00:00Z\",\"user\":\"alice\",\"operation\":\"UPDATE\","
+          "\"kind\":\"ClusterQueue\",\"name\":\"a\",\"allowed\":true,\"changes\":[]}\n",
+          log);
+    fclose(log);
+    r = sluice_exec(NULL, "audit", "--output=json", out, NULL);
+    ck_assert_int_eq(r.rc, 0);
+    json_t *recs = json_loads(r.out, 0, NULL);
+    ck_assert_uint_eq(json_array_size(recs), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(recs, 0), "user")), "alice");
+    json_decref(recs);
+    sluice_result_fini(&r);
+    r = sluice_exec(out, "audit", "--verify", "-o", "yaml", "-", NULL);
+    ck_assert_int_eq(r.rc, 1); /* not a chained record */
+    ck_assert_ptr_nonnull(strstr(r.out, "ok: false\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "broken: '-:1: not a chained audit record"));
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "audit", "--verify", "-", NULL);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, "ok: 0 records, seq 0..0\n");
+    sluice_result_fini(&r);
     r = sluice_exec(NULL, "audit", "--since=soon", "-", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "sluice audit: --since soon: "));

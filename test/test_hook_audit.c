@@ -548,6 +548,32 @@ START_TEST(test_print_filters_and_skips_garbage)
     fclose(e);
     ck_assert_uint_eq(count, 2);
     ck_assert_ptr_nonnull(strstr(out, "bob"));
+
+    /* audit_collect (sluice audit -o json): the same records, as they are, in one array; the
+     * log's own records (suppressed) too */
+    json_t *all = NULL;
+    in = fmemopen((void *)text, strlen(text), "r");
+    e = fmemopen(err, sizeof(err), "w");
+    ck_assert_int_eq(audit_collect(in, e, &f, &all, &msg), ERR_OK);
+    fclose(in);
+    fclose(e);
+    ck_assert_uint_eq(json_array_size(all), 3);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(all, 0), "user")), "bob");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(all, 1), "type")),
+                     "suppressed");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(all, 2), "claimedUser")),
+                     "eve");
+    json_decref(all);
+    f.since_ms = 0;
+    f.object = "localqueue/team-a/main";
+    in = fmemopen((void *)text, strlen(text), "r");
+    e = fmemopen(err, sizeof(err), "w");
+    ck_assert_int_eq(audit_collect(in, e, &f, &all, &msg), ERR_OK);
+    fclose(in);
+    fclose(e);
+    ck_assert_uint_eq(json_array_size(all), 1);
+    ck_assert_ptr_nonnull(strstr(err, "line 2: not an audit record"));
+    json_decref(all);
 }
 END_TEST
 

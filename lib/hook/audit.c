@@ -353,37 +353,83 @@ static const char *text_or(json_t *v, const char *dflt)
     return s ? s : dflt;
 }
 
+/* A reader of the JSON-lines stream: the next record matching the filter. */
+typedef struct reader_s {
+    FILE *in, *err;
+    const audit_filter_t *f;
+    char *line; /* owned: getline's buffer */
+    size_t cap, lineno;
+} reader_t;
+
+/* The next record of `r` that matches its filter (a new reference), or NULL at the end of the
+ * stream; lines that are not audit records are reported on r->err with their number. */
+static json_t *reader_next(reader_t *r)
+{
+    ssize_t n;
+
+    while ((n = getline(&r->line, &r->cap, r->in)) >= 0) {
+        json_error_t jerr;
+        json_t *rec;
+        int64_t when;
+
+        r->lineno++;
+        if (n <= 1)
+            continue;
+        rec = json_loads(r->line, 0, &jerr);
+        if (!json_is_object(rec) ||
+            (when = parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
+            fprintf(r->err, "line %zu: not an audit record, skipped\n", r->lineno);
+            json_decref(rec);
+            continue;
+        }
+        if ((r->f->since_ms > 0 && when < r->f->since_ms) ||
+            (r->f->object != NULL && !object_matches(rec, r->f->object))) {
+            json_decref(rec);
+            continue;
+        }
+        return rec;
+    }
+    return NULL;
+}
+
+err_t audit_collect(FILE *in, FILE *err, const audit_filter_t *f, json_t **out, err_msg_t *msg)
+{
+    reader_t r = {in, err, f, NULL, 0, 0};
+    json_t *all = json_array(), *rec;
+    err_t rc = ERR_OK;
+
+    while (all != NULL && (rec = reader_next(&r)) != NULL) {
+        if (json_array_append_new(all, rec) != 0) {
+            rc = err_set(msg, ERR_NOMEM, "out of memory");
+            break;
+        }
+    }
+    free(r.line);
+    if (all == NULL)
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+    else if (rc == ERR_OK && ferror(in))
+        rc = err_set(msg, ERR_IO, "reading audit log: %s", strerror(errno));
+    if (rc != ERR_OK) {
+        json_decref(all);
+        return rc;
+    }
+    *out = all;
+    return ERR_OK;
+}
+
 err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_t *count,
                   err_msg_t *msg)
 {
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t n;
+    reader_t r = {in, err, f, NULL, 0, 0};
     bool header = false;
+    json_t *rec;
 
     *count = 0;
-    while ((n = getline(&line, &cap, in)) >= 0) {
-        json_error_t jerr;
-        json_t *rec, *changes, *ch;
-        int64_t when;
+    while ((rec = reader_next(&r)) != NULL) {
+        json_t *changes, *ch;
         char object[600], who[300];
         size_t i;
 
-        lineno++;
-        if (n <= 1)
-            continue;
-        rec = json_loads(line, 0, &jerr);
-        if (!json_is_object(rec) ||
-            (when = parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
-            fprintf(err, "line %zu: not an audit record, skipped\n", lineno);
-            json_decref(rec);
-            continue;
-        }
-        if ((f->since_ms > 0 && when < f->since_ms) ||
-            (f->object != NULL && !object_matches(rec, f->object))) {
-            json_decref(rec);
-            continue;
-        }
         if (json_is_string(json_object_get(rec, "type"))) {
             /* The log's own records (auditlog.c): what happened to the trail itself. */
             const char *type = text_or(json_object_get(rec, "type"), "");
@@ -443,7 +489,7 @@ err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_
         (*count)++;
         json_decref(rec);
     }
-    free(line);
+    free(r.line);
     if (ferror(in))
         return err_set(msg, ERR_IO, "reading audit log: %s", strerror(errno));
     return ERR_OK;

@@ -110,7 +110,8 @@ typedef struct audit_verify_s {
 } audit_verify_t;
 
 /* Check the chain over `files` in order (oldest first: PATH.5 ... PATH.1 PATH). Stops at the
- * first broken link (reported in out->where, out->ok false). ERR_IO when a file cannot be read;
+ * first broken link (reported in out->where, out->ok false); a file "-" is standard input.
+ * ERR_IO when a file cannot be read;
  * a broken chain is ERR_OK with out->ok false. */
 err_t audit_verify(const char *const *files, size_t nfiles, audit_verify_t *out, err_msg_t *msg);
 
@@ -125,5 +126,10 @@ typedef struct audit_filter_s {
  * `err` with their line number and skipped. Returns the number of records printed via *count. */
 err_t audit_print(FILE *in, FILE *out, FILE *err, const audit_filter_t *f, size_t *count,
                   err_msg_t *msg);
+
+/* The records of `in` matching `f`, as audit_print reads them (malformed lines reported on `err`
+ * and skipped), in a new JSON array (*out, one reference for the caller). ERR_IO when reading
+ * fails, ERR_NOMEM; *out is untouched then. */
+err_t audit_collect(FILE *in, FILE *err, const audit_filter_t *f, json_t **out, err_msg_t *msg);
 
 #endif
