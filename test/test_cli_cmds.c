@@ -257,6 +257,17 @@ START_TEST(equals_form_audit_convert_run_version)
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "sluice run: --audit-log-max-bytes: "));
     sluice_result_fini(&r);
+    /* run --config=- reads the Configuration from standard input */
+    log = fopen(out, "w");
+    ck_assert_ptr_nonnull(log);
+    fputs("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+          "waitForPodsReady:\n  timeout: 5 minutes\n",
+          log);
+    fclose(log);
+    r = sluice_exec(out, "run", "--config=-", NULL);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "sluice run: -: waitForPodsReady.timeout") != NULL, "%s", r.err);
+    sluice_result_fini(&r);
     r = sluice_exec(NULL, "run", "--qps=0", NULL);
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--qps 0: want an integer"));

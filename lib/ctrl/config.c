@@ -924,14 +924,16 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
 
 err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg)
 {
-    FILE *f = fopen(path, "r");
+    bool is_stdin = strcmp(path, "-") == 0; /* `sluice run --config -` */
+    FILE *f = is_stdin ? stdin : fopen(path, "r");
     json_t *doc = NULL;
     err_t rc;
 
     if (f == NULL)
         return err_set(msg, ERR_IO, "%s: %s", path, strerror(errno));
     rc = yaml_load_file(f, on_doc, &doc, msg);
-    fclose(f);
+    if (!is_stdin)
+        fclose(f);
     if (rc != ERR_OK) {
         json_decref(doc);
         return err_prefix(msg, rc, "%s: ", path);

@@ -124,7 +124,7 @@ void ctrl_config_fini(ctrl_config_t *cfg);
  * the field path ("leaderElection.leaseDuration: ..."). */
 err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg);
 
-/* Read the YAML (or JSON) Configuration file at `path` and apply it. */
+/* Read the YAML (or JSON) Configuration file at `path` ("-": standard input) and apply it. */
 err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg);
 
 /* Decode the Kueue part of the configuration with the final namespace (flags applied): the
