@@ -3,3 +3,4 @@
 sluice_add_test(cli LIBS sluice_cmds)
 sluice_add_test(cli_cmds LIBS sluice_cmds SOURCES sluice_exec.c)
 add_dependencies(test_cli_cmds sluice)
+sluice_add_fuzz(cli LIBS sluice_cmds)
