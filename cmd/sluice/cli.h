@@ -33,7 +33,7 @@
  *   cli_t p;
  *   const char *val;
  *   int id;
- *   cli_init(&p, &cmd_sim_cli, argc, argv);
+ *   cli_init(&p, &cmd_sim, argc, argv);             -- cmd_sim: this command's cli_cmd_t
  *   while ((id = cli_next(&p, &val)) != CLI_DONE) {
  *       switch (id) {
  *       case CLI_STOP: return p.status;                    -- --help, or a usage error
