@@ -7,6 +7,7 @@
 #include "sim/sim.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,9 @@ static void usage(FILE *out)
         "terminal. Warnings go to standard error.\n"
         "\n"
         "exit status: 0 the scenario ran, 1 the scenario is invalid (every error is printed as\n"
-        "\"doc N (Kind name): path: message\" and nothing runs), 2 usage or I/O error.\n",
+        "\"FILE:LINE: doc N (Kind name): path: message\", LINE where the document starts, and\n"
+        "nothing runs), 2 usage or I/O error. Warnings read \"FILE:LINE: doc N (Kind name):\n"
+        "warning: path: message\", as in sluice check.\n",
         out);
 }
 
@@ -201,6 +204,45 @@ static void print_timings(const sim_scenario_t *sc, const sim_rec_t *rec, stamp_
             rec->nwls, rec->events, t3.wall - t2.wall, t3.cpu - t2.cpu, (double)peak_kb / 1024);
 }
 
+/* ---- messages ------------------------------------------------------------------------------ */
+
+/* The document whose label `text` starts with ("doc N (Kind name): ..."), or NULL. The documents
+ * are in file order, so their numbers increase: a binary search finds N. */
+static const sim_doc_t *doc_of(const sim_scenario_t *sc, const char *text)
+{
+    size_t lo = 0, hi = sc->ndocs, n = 0;
+    const char *p = text + 4;
+
+    if (strncmp(text, "doc ", 4) != 0)
+        return NULL;
+    for (; *p >= '0' && *p <= '9' && n < SIZE_MAX / 10 - 9; p++)
+        n = n * 10 + (size_t)(*p - '0');
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sc->docs[mid].number < n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == sc->ndocs || sc->docs[lo].number != n)
+        return NULL;
+    return &sc->docs[lo];
+}
+
+/* One error or warning of the scenario as `sluice check` prints its own, with the line where the
+ * document starts: "FILE:LINE: doc N (Kind name): [warning: ]path: message". */
+static void print_diag(const sim_scenario_t *sc, const char *file, const char *text, bool warning)
+{
+    const sim_doc_t *d = doc_of(sc, text);
+    size_t len = d != NULL ? strlen(d->label) : 0;
+
+    if (d != NULL && strncmp(text, d->label, len) == 0 && strncmp(text + len, ": ", 2) == 0)
+        fprintf(stderr, "%s:%d: %s: %s%s\n", file, d->line, d->label, warning ? "warning: " : "",
+                text + len + 2);
+    else
+        fprintf(stderr, "%s: %s%s\n", file, warning ? "warning: " : "", text);
+}
+
 /* ---- files --------------------------------------------------------------------------------- */
 
 static FILE *open_out(const char *path, const char *what)
@@ -283,10 +325,10 @@ static int sim_run_cmd(int argc, char **argv)
     rc = sim_scenario_load(in, &sc, &msg);
     t1 = stamp();
     for (size_t i = 0; i < sc.nwarnings; i++)
-        fprintf(stderr, "%s: warning: %s\n", a.name, sc.warnings[i]);
+        print_diag(&sc, a.name, sc.warnings[i], true);
     if (rc == ERR_INVALID) {
         for (size_t i = 0; i < sc.nerrors; i++)
-            fprintf(stderr, "%s: %s\n", a.name, sc.errors[i]);
+            print_diag(&sc, a.name, sc.errors[i], false);
         fprintf(stderr, "sluice sim: %s: %s; nothing was run\n", a.name, msg.text);
         code = 1;
         goto out;
