@@ -68,6 +68,8 @@ START_TEST(every_command_help_tells_every_option)
                           (*c)->name, r.out);
             ck_assert_str_eq(r.err, "");
             ck_assert_ptr_nonnull(strstr(r.out, "-h, --help"));
+            ck_assert_msg(strstr(r.out, "exit status") != NULL,
+                          "sluice %s --help does not tell its exit status", (*c)->name);
             for (size_t i = 0; i < (*c)->nopts; i++) {
                 const cli_opt_t *o = &(*c)->opts[i];
                 char flag[96];

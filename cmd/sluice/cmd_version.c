@@ -42,7 +42,9 @@ static void usage(FILE *out)
           "\n"
           "options:\n"
           "  -o, --output FORMAT  json or yaml: one document with the same fields\n"
-          "  -h, --help           show this help\n",
+          "  -h, --help           show this help\n"
+          "\n"
+          "exit status: 0 printed, 2 usage or write error.\n",
           out);
 }
 
