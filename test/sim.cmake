@@ -6,6 +6,8 @@ target_link_options(test_sim_record PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc 
 sluice_add_test(sim_scenario LIBS sluice_sim)
 target_link_options(test_sim_scenario PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
 sluice_add_test(sim_golden LIBS sluice_sim)
+# The --report page: each example's story in its HTML, and the record behind it.
+sluice_add_test(sim_report LIBS sluice_sim)
 # Runs the sluice binary itself (exit codes, where outputs go).
 sluice_add_test(sim_cmd)
 add_dependencies(test_sim_cmd sluice)

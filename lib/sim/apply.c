@@ -281,6 +281,10 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
             goto fail;
         r->wr[w].doc = di;
         r->wr[w].runtime = doc->has_runtime ? doc->runtime : -1;
+        if (sim_rec_wl_queue(r->rec, w, wl.meta.namespace, wl.queue_name) != ERR_OK) {
+            rc = ERR_NOMEM;
+            goto out;
+        }
         if (sched_workload_info(r->s, key, &info, NULL) == ERR_OK)
             r->rec->wls[w].priority = info.priority;
         *queues_changed = true;
@@ -300,6 +304,7 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
         sim_rec_wl_add(r->rec, key, wl.meta.namespace,
                        wl.priority_class != NULL ? wl.priority_class : "", info.priority, h, now,
                        &w) != ERR_OK ||
+        sim_rec_wl_queue(r->rec, w, wl.meta.namespace, wl.queue_name) != ERR_OK ||
         sim__run_wr_grow(r) != ERR_OK) {
         rc = ERR_NOMEM;
         goto out;
@@ -468,7 +473,8 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
         r->rec->holders[h].weight =
             !del && o->u.cq.has_fair_weight ? o->u.cq.fair_weight.nano : 1000000000;
         if (sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cq.groups, del ? 0 : o->u.cq.ngroups,
-                               now) != ERR_OK)
+                               now) != ERR_OK ||
+            sim_rec_holder_cohort(r->rec, h, del ? NULL : o->u.cq.cohort) != ERR_OK)
             return ERR_NOMEM;
         *queues_changed = true;
         break;
@@ -479,7 +485,8 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
             rc = verify_cohort(r->verify, &o->u.cohort, msg);
         if (sim_rec_holder(r->rec, m->name, true, &h) != ERR_OK ||
             sim_rec_set_quotas(r->rec, h, del ? NULL : o->u.cohort.groups,
-                               del ? 0 : o->u.cohort.ngroups, now) != ERR_OK)
+                               del ? 0 : o->u.cohort.ngroups, now) != ERR_OK ||
+            sim_rec_holder_cohort(r->rec, h, del ? NULL : o->u.cohort.parent) != ERR_OK)
             return ERR_NOMEM;
         break;
     case KIND_LOCAL_QUEUE:

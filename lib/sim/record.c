@@ -79,6 +79,7 @@ void sim_rec_fini(sim_rec_t *r)
         free(r->wls[i].ns);
         free(r->wls[i].priority_class);
         free(r->wls[i].holds);
+        free(r->wls[i].lq);
     }
     free(r->wls);
     for (size_t i = 0; i < r->nholders; i++) {
@@ -86,9 +87,12 @@ void sim_rec_fini(sim_rec_t *r)
         for (size_t k = 0; k < h->nfrs; k++) {
             free(h->frs[k].flavor);
             free(h->frs[k].resource);
+            series_fini(&h->frs[k].usage_series);
+            series_fini(&h->frs[k].nominal_series);
         }
         free(h->frs);
         free(h->name);
+        free(h->cohort);
         series_fini(&h->pending_series);
     }
     free(r->holders);
@@ -100,9 +104,12 @@ void sim_rec_fini(sim_rec_t *r)
     }
     free(r->gfrs);
     free(r->preemptions);
-    for (size_t i = 0; i < r->nreasons; i++)
+    for (size_t i = 0; i < r->nreasons; i++) {
         free(r->reasons[i].text);
+        free(r->reasons[i].example);
+    }
     free(r->reasons);
+    free(r->spans);
     util_hmap_fini(&r->wl_index);
     util_hmap_fini(&r->holder_index);
     util_hmap_fini(&r->gfr_index);
@@ -145,6 +152,18 @@ err_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort, size_t *out
 oom:
     free(key);
     return ERR_NOMEM;
+}
+
+err_t sim_rec_holder_cohort(sim_rec_t *r, size_t h, const char *cohort)
+{
+    sim_holder_t *hd = &r->holders[h];
+    char *dup = NULL;
+
+    if (cohort != NULL && cohort[0] != '\0' && (dup = strdup(cohort)) == NULL)
+        return ERR_NOMEM;
+    free(hd->cohort);
+    hd->cohort = dup;
+    return ERR_OK;
 }
 
 static void fr_advance(sim_fr_rec_t *fr, sim_ms_t t)
@@ -252,6 +271,8 @@ static err_t usage_add(sim_rec_t *r, size_t hi, size_t fi, qnano_t delta, sim_ms
     if (fr->usage > fr->peak)
         fr->peak = fr->usage;
     g->usage += delta;
+    if (series_push(&fr->usage_series, t, fr->usage) != ERR_OK)
+        return ERR_NOMEM;
     return series_push(&g->usage_series, t, g->usage);
 }
 
@@ -266,7 +287,9 @@ static err_t nominal_set(sim_rec_t *r, size_t hi, size_t fi, qnano_t nominal, si
     fr->nominal = nominal;
     /* Keep a usage point at the same instant so both series of a chart start together. */
     if (series_push(&g->nominal_series, t, g->nominal) != ERR_OK ||
-        series_push(&g->usage_series, t, g->usage) != ERR_OK)
+        series_push(&g->usage_series, t, g->usage) != ERR_OK ||
+        series_push(&fr->nominal_series, t, fr->nominal) != ERR_OK ||
+        series_push(&fr->usage_series, t, fr->usage) != ERR_OK)
         return ERR_NOMEM;
     return ERR_OK;
 }
@@ -276,17 +299,26 @@ err_t sim_rec_set_quotas(sim_rec_t *r, size_t hi, const resource_group_t *groups
 {
     if (hi == SIM_NONE)
         return ERR_INVALID;
-    for (size_t i = 0; i < r->holders[hi].nfrs; i++)
+    for (size_t i = 0; i < r->holders[hi].nfrs; i++) {
+        r->holders[hi].frs[i].has_borrowing_limit = false;
+        r->holders[hi].frs[i].has_lending_limit = false;
         if (nominal_set(r, hi, i, 0, t) != ERR_OK)
             return ERR_NOMEM;
+    }
     for (size_t g = 0; g < ngroups; g++) {
         for (size_t f = 0; f < groups[g].nflavors; f++) {
             const flavor_quotas_t *fq = &groups[g].flavors[f];
             for (size_t k = 0; k < fq->nresources; k++) {
+                const resource_quota_t *rq = &fq->resources[k];
                 size_t fi;
-                if (fr_get(r, hi, fq->name, fq->resources[k].name, t, &fi) != ERR_OK ||
-                    nominal_set(r, hi, fi, fq->resources[k].nominal.nano, t) != ERR_OK)
+                if (fr_get(r, hi, fq->name, rq->name, t, &fi) != ERR_OK ||
+                    nominal_set(r, hi, fi, rq->nominal.nano, t) != ERR_OK)
                     return ERR_NOMEM;
+                sim_fr_rec_t *fr = &r->holders[hi].frs[fi];
+                fr->has_borrowing_limit = rq->has_borrowing_limit;
+                fr->borrowing_limit = rq->has_borrowing_limit ? rq->borrowing_limit.nano : 0;
+                fr->has_lending_limit = rq->has_lending_limit;
+                fr->lending_limit = rq->has_lending_limit ? rq->lending_limit.nano : 0;
             }
         }
     }
@@ -328,10 +360,33 @@ err_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char 
     w->first_admit = w->last_admit = w->finish = w->left = -1;
     w->pending_since = t;
     w->reason = SIM_NONE;
+    w->span = SIM_NONE;
     *out = r->nwls++;
     return pending_add(r, cq, 1, t);
 oom:
     return ERR_NOMEM;
+}
+
+err_t sim_rec_wl_queue(sim_rec_t *r, size_t wi, const char *ns, const char *queue)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+    char *lq = NULL;
+
+    if (queue != NULL && queue[0] != '\0') {
+        size_t nl = strlen(ns != NULL ? ns : ""), ql = strlen(queue);
+        if (w->lq != NULL && strncmp(w->lq, ns != NULL ? ns : "", nl) == 0 && w->lq[nl] == '/' &&
+            strcmp(w->lq + nl + 1, queue) == 0)
+            return ERR_OK;
+        lq = malloc(nl + ql + 2);
+        if (lq == NULL)
+            return ERR_NOMEM;
+        memcpy(lq, ns != NULL ? ns : "", nl);
+        lq[nl] = '/';
+        memcpy(lq + nl + 1, queue, ql + 1);
+    }
+    free(w->lq);
+    w->lq = lq;
+    return ERR_OK;
 }
 
 size_t sim_rec_wl_find(const sim_rec_t *r, const char *name)
@@ -370,10 +425,15 @@ static err_t stop_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
 
 /* The workload's quota is given back whatever happens (the bookkeeping stays whole); ERR_NOMEM
  * when a point of a usage series was lost on the way. */
-static err_t stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+static err_t stop_running(sim_rec_t *r, sim_wl_rec_t *w, sim_span_end_t how, sim_ms_t t)
 {
     err_t rc = ERR_OK;
 
+    if (w->span != SIM_NONE) {
+        r->spans[w->span].end = t;
+        r->spans[w->span].how = how;
+        w->span = SIM_NONE;
+    }
     for (size_t i = 0; i < w->nholds; i++) {
         const sim_hold_t *hd = &w->holds[i];
         if (usage_add(r, w->cq, hd->fr, -hd->amount, t) != ERR_OK)
@@ -397,6 +457,31 @@ static const char *kv_find(const kv_list_t *l, const char *key)
             return l->items[i].value;
     }
     return NULL;
+}
+
+/* Open workload `wi`'s admission span at `t`, labelled with its largest GPU hold (or its first
+ * hold when it holds no GPU). */
+static err_t span_open(sim_rec_t *r, size_t wi, size_t cq, sim_ms_t t)
+{
+    sim_wl_rec_t *w = &r->wls[wi];
+    size_t best = SIM_NONE;
+
+    for (size_t i = 0; i < w->nholds; i++) {
+        const sim_hold_t *hd = &w->holds[i];
+        if (best == SIM_NONE || (hd->gpu && !w->holds[best].gpu) ||
+            (hd->gpu == w->holds[best].gpu && hd->amount > w->holds[best].amount))
+            best = i;
+    }
+    size_t gfr = best != SIM_NONE ? w->holds[best].gfr : SIM_NONE;
+    qnano_t amount = 0;
+    for (size_t i = 0; gfr != SIM_NONE && i < w->nholds; i++)
+        if (strcmp(r->gfrs[w->holds[i].gfr].resource, r->gfrs[gfr].resource) == 0)
+            amount += w->holds[i].amount;
+    if (util_grow((void **)&r->spans, &r->capspans, r->nspans + 1, sizeof(*r->spans)) != ERR_OK)
+        return ERR_NOMEM;
+    r->spans[r->nspans] = (sim_span_t){wi, cq, gfr, amount, t, -1, SIM_SPAN_RUNNING};
+    w->span = r->nspans++;
+    return ERR_OK;
 }
 
 err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *adm, sim_ms_t t)
@@ -435,12 +520,12 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
                 return ERR_NOMEM;
         }
     }
-    return ERR_OK;
+    return span_open(r, wi, cq, t);
 }
 
-static err_t back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_ms_t t)
+static err_t back_to_pending(sim_rec_t *r, sim_wl_rec_t *w, sim_span_end_t how, sim_ms_t t)
 {
-    err_t rc = stop_running(r, w, t);
+    err_t rc = stop_running(r, w, how, t);
 
     w->state = SIM_WL_PENDING;
     w->pending_since = t;
@@ -455,7 +540,7 @@ err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *
 
     if (w->state != SIM_WL_RUNNING)
         return ERR_INVALID;
-    err_t rc = back_to_pending(r, w, t);
+    err_t rc = back_to_pending(r, w, SIM_SPAN_PREEMPTED, t);
     w->preemptions++;
     r->holders[w->cq].preemptions++;
     if (util_grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
@@ -471,7 +556,7 @@ err_t sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
 
     if (w->state != SIM_WL_RUNNING)
         return ERR_OK;
-    err_t rc = back_to_pending(r, w, t);
+    err_t rc = back_to_pending(r, w, SIM_SPAN_EVICTED, t);
     w->evictions++;
     r->holders[w->cq].evictions++;
     return rc;
@@ -483,7 +568,11 @@ err_t sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t
     err_t rc;
 
     if (w->state == SIM_WL_RUNNING)
-        rc = stop_running(r, w, t);
+        rc = stop_running(r, w,
+                          state == SIM_WL_FINISHED      ? SIM_SPAN_FINISHED
+                          : state == SIM_WL_DEACTIVATED ? SIM_SPAN_DEACTIVATED
+                                                        : SIM_SPAN_DELETED,
+                          t);
     else if (w->state == SIM_WL_PENDING)
         rc = stop_pending(r, w, t);
     else
@@ -508,7 +597,7 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t
 {
     sim_wl_rec_t *w = &r->wls[wi];
     size_t idx;
-    char *norm;
+    char *norm, *example = NULL;
 
     if (w->state != SIM_WL_PENDING || message == NULL || message[0] == '\0')
         return ERR_OK;
@@ -516,11 +605,14 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t
     if (norm == NULL)
         goto oom;
     if (!util_hmap_get_index(&r->reason_index, norm, &idx)) {
-        if (util_grow((void **)&r->reasons, &r->capreasons, r->nreasons + 1,
+        example = strdup(message);
+        if (example == NULL ||
+            util_grow((void **)&r->reasons, &r->capreasons, r->nreasons + 1,
                       sizeof(sim_reason_t)) != ERR_OK ||
             util_hmap_put_index(&r->reason_index, norm, r->nreasons) != ERR_OK)
             goto oom;
-        r->reasons[r->nreasons] = (sim_reason_t){norm, 0, 0};
+        r->reasons[r->nreasons] = (sim_reason_t){norm, 0, 0, example, wi};
+        example = NULL;
         norm = NULL;
         idx = r->nreasons++;
     }
@@ -534,6 +626,7 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t wi, const char *message, sim_ms_t t
     return ERR_OK;
 oom:
     free(norm);
+    free(example);
     return ERR_NOMEM;
 }
 

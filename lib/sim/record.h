@@ -70,6 +70,8 @@ typedef struct sim_wl_rec_s {
     size_t nholds;
     size_t reason; /* index into reasons, SIM_NONE when none */
     sim_ms_t reason_since;
+    char *lq;    /* owned: "namespace/queueName" of its LocalQueue; NULL when not told */
+    size_t span; /* index into spans of the current admission while RUNNING */
 } sim_wl_rec_t;
 
 typedef struct sim_fr_rec_s {
@@ -83,6 +85,13 @@ typedef struct sim_fr_rec_s {
     sim_wide_t usage_int;
     sim_wide_t nominal_int;
     sim_wide_t borrowed_int; /* integral of max(0, usage - nominal) */
+    /* The spec's limits as last set (the report's cohort tree). */
+    bool has_borrowing_limit;
+    bool has_lending_limit;
+    qnano_t borrowing_limit;
+    qnano_t lending_limit;
+    sim_series_t usage_series;   /* this holder's usage over time (ClusterQueues) */
+    sim_series_t nominal_series; /* this holder's nominal quota over time */
 } sim_fr_rec_t;
 
 typedef struct sim_holder_s {
@@ -102,6 +111,7 @@ typedef struct sim_holder_s {
     sim_series_t pending_series;
     sim_wide_t gpu_nano_ms;
     qnano_t weight; /* spec.fairSharing.weight in nano-units; 1e9 (a weight of 1) by default */
+    char *cohort;   /* owned: spec.cohortName (a Cohort's spec.parentName); NULL = none */
 } sim_holder_t;
 
 /* A (flavor, resource) over the whole cluster: usage of every ClusterQueue and nominal quota of
@@ -127,10 +137,34 @@ typedef struct sim_preemption_s {
 } sim_preemption_t;
 
 typedef struct sim_reason_s {
-    char *text;     /* owned: the engine's explanation with numbers replaced by "N" */
-    size_t waits;   /* waits it explained (one per workload per change of explanation) */
-    sim_ms_t total; /* pending time attributed to it */
+    char *text;        /* owned: the engine's explanation with numbers replaced by "N" */
+    size_t waits;      /* waits it explained (one per workload per change of explanation) */
+    sim_ms_t total;    /* pending time attributed to it */
+    char *example;     /* owned: the first message as the engine wrote it, numbers kept */
+    size_t example_wl; /* the workload it was about */
 } sim_reason_t;
+
+/* How an admission ended. */
+typedef enum {
+    SIM_SPAN_RUNNING = 0, /* still running when the run stopped */
+    SIM_SPAN_FINISHED,
+    SIM_SPAN_PREEMPTED,
+    SIM_SPAN_EVICTED,
+    SIM_SPAN_DEACTIVATED,
+    SIM_SPAN_DELETED,
+} sim_span_end_t;
+
+/* One admission of a workload, from admission to the moment its quota was given back. */
+typedef struct sim_span_s {
+    size_t wl;
+    size_t cq;      /* holder index */
+    size_t gfr;     /* its largest GPU hold's (flavor, resource) (any hold without GPU);
+                     * SIM_NONE when it held no quota */
+    qnano_t amount; /* what it held of gfr's resource, over all flavors */
+    sim_ms_t start;
+    sim_ms_t end; /* -1 while running */
+    sim_span_end_t how;
+} sim_span_t;
 
 typedef struct sim_rec_s {
     sim_wl_rec_t *wls; /* owned, in creation order */
@@ -147,6 +181,8 @@ typedef struct sim_rec_s {
     sim_reason_t *reasons; /* owned */
     size_t nreasons, capreasons;
     util_hmap_t reason_index;
+    sim_span_t *spans; /* owned, in admission order */
+    size_t nspans, capspans;
     sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
     size_t events; /* JSON Lines events emitted */
@@ -173,10 +209,17 @@ err_t sim_rec_holder(sim_rec_t *r, const char *name, bool is_cohort, size_t *out
 err_t sim_rec_set_quotas(sim_rec_t *r, size_t h, const resource_group_t *groups, size_t ngroups,
                          sim_ms_t t);
 
+/* Holder `h` belongs to Cohort `cohort` (NULL or "": to none). ERR_NOMEM. */
+err_t sim_rec_holder_cohort(sim_rec_t *r, size_t h, const char *cohort);
+
 /* A new workload submitted at `t`, pending in the queue of holder `cq` (SIM_NONE when its
  * queue leads nowhere); its index into *out. ERR_NOMEM. */
 err_t sim_rec_wl_add(sim_rec_t *r, const char *name, const char *ns, const char *pclass,
                      int32_t priority, size_t cq, sim_ms_t t, size_t *out);
+
+/* Workload `w` was submitted to LocalQueue `queue` of namespace `ns` (NULL queue: none).
+ * ERR_NOMEM. */
+err_t sim_rec_wl_queue(sim_rec_t *r, size_t w, const char *ns, const char *queue);
 
 /* The index of workload `name`, SIM_NONE when unknown. */
 size_t sim_rec_wl_find(const sim_rec_t *r, const char *name);

@@ -3,6 +3,7 @@
 #include "sim/sim.h"
 
 #include "sim/fmt.h"
+#include "sim/report_int.h"
 #include "sim/view.h"
 
 #include <errno.h>
@@ -10,449 +11,277 @@
 #include <string.h>
 
 /*
- * Four charts, each an <svg> with a fixed id and class so tests (and readers' own tooling) can
- * find them:
+ * The page tells a run's story top-down. Every chart is an <svg> with a fixed id or class so
+ * tests (and readers' own tooling) can find it:
  *
- *   #chart-pending       pending workloads over time, one line per ClusterQueue
- *   .chart-usage         one chart per (flavor, resource): usage (area) against the sum of
- *                        nominal quota (line) over time; ids chart-usage-<n> in name order
- *   #chart-waits         wait-time distribution per priority class (min, p50, p90, max)
- *   #chart-preemptions   each preemption as a dot on a timeline, one row per ClusterQueue
+ *   #key-figures            workloads, preemptions, waits, GPU-hours at a glance
+ *   #summary                the text summary a terminal shows
+ *   #cohort-tree            cohorts and ClusterQueues with their quotas (report_tree.c)
+ *   .chart-cluster          per GPU resource: usage stacked per ClusterQueue (report_usage.c)
+ *   .chart-usage            per ClusterQueue and resource: usage stacked per flavor, borrowed
+ *                           part hatched, nominal and borrowing-limit lines; CPU and memory
+ *                           folded unless a wait explanation names them
+ *   #chart-pending          pending workloads per ClusterQueue over time
+ *   #chart-waits-cq, -lq, -pc   wait distributions per ClusterQueue, LocalQueue, priority class
+ *                           (report_waits.c)
+ *   #chart-timeline         admissions as a Gantt chart with preemption arrows (report_time.c)
+ *   #chart-preemptions      preemptions per time bucket and reason; #preemptions-by-queue and
+ *                           #preemptions-table say who preempted whom
+ *   #reasons-table          why workloads waited, quoted with numbers and workload names
  *
- * Coordinates are integers computed with integer arithmetic from the exact record, so the page
- * is byte-identical across runs. Long series are folded to at most one vertical stroke per pixel
- * column (its minimum, maximum and last value), which keeps a 50,000-workload page small.
+ * Charts have a viewBox and no fixed size, so they follow the window; @media print lays the
+ * page out for paper.
  */
 
-#define W         780 /* plot width */
-#define H         200 /* plot height */
-#define LEFT      150 /* room for y labels (queue and class names) */
-#define TOP       16
-#define BOTTOM    34  /* room for x labels */
-#define RIGHT     170 /* room for the legend */
-#define MAX_LINES 12
+static const char style[] =
+    ":root{--ink:#222;--muted:#666;--line:#ddd}\n"
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;padding:16px "
+    "24px;color:var(--ink);max-width:1400px;line-height:1.4}\n"
+    "h1{font-size:22px;margin:8px 0}h2{font-size:18px;margin:36px 0 6px;border-bottom:1px solid "
+    "var(--line);padding-bottom:4px}h3{font-size:14px;margin:18px 0 4px}\n"
+    "p{margin:4px 0 8px;max-width:90ch}small{color:var(--muted);font-weight:normal}\n"
+    "nav{font-size:13px;margin:4px 0 12px}nav a{margin-right:12px;color:#1f5fa8}\n"
+    "#key-figures{display:flex;flex-wrap:wrap;gap:8px;margin:12px 0}\n"
+    ".fig{border:1px solid var(--line);border-radius:6px;padding:6px 12px;min-width:110px}\n"
+    ".fig b{display:block;font-size:20px}.fig span{font-size:12px;color:var(--muted)}\n"
+    "pre{background:#f6f6f6;padding:12px;font-size:12px;white-space:pre-wrap;"
+    "overflow-wrap:anywhere;margin:0}\n"
+    "details{margin:8px 0}summary{cursor:pointer;font-weight:600;font-size:14px}\n"
+    "svg.chart{display:block;width:100%;height:auto;background:#fff;margin:4px 0}\n"
+    "svg text{font-size:11px;fill:#333}svg .count{font-size:10px;font-weight:600}\n"
+    ".axis{stroke:#555;stroke-width:1}.tick{stroke:#555}.grid{stroke:#e6e6e6}\n"
+    "path.pending{fill:none;stroke-width:1.5}path.nominal{fill:none;stroke-width:1.5;"
+    "stroke-dasharray:6 3}path.ceiling{fill:none;stroke-width:1.2;stroke-dasharray:1 3}\n"
+    "path.band{stroke:none}path.usage,path.flavor{fill-opacity:.9}\n"
+    ".whisker{stroke:#555;stroke-width:1.5}.iqr{fill:#9ecae1;fill-opacity:.5;stroke:#1f77b4}"
+    ".median{stroke:#d62728;stroke-width:2.5}circle.wait{fill:#1f3b73;fill-opacity:.45}"
+    ".stripe{fill:#f7f7f7}\n"
+    ".waiting{stroke:#bbb;stroke-width:1.5}.span{stroke:#fff;stroke-width:.5}"
+    ".cross{stroke:#d62728;stroke-width:2;fill:none}.cap.deactivated{fill:#222}"
+    ".cap.evicted{fill:#f28e2b}.arrow{fill:none;stroke:#d62728;stroke-width:1.2;"
+    "stroke-opacity:.85}.sep{stroke:#ccc}.gname{font-weight:700;font-size:12px}"
+    ".wname{font-size:10px;fill:#444}\n"
+    ".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));"
+    "gap:8px 20px}\n"
+    "figure{margin:0}figcaption{font-size:13px}\n"
+    ".legend{font-size:12px;display:flex;flex-wrap:wrap;gap:4px 14px;margin:2px 0 6px}\n"
+    ".key i{display:inline-block;width:14px;height:10px;margin-right:4px;vertical-align:-1px}\n"
+    ".key i.sw{background:var(--c)}.key i.line{height:0;border-top:2px solid var(--c);"
+    "vertical-align:3px}.key i.dash{height:0;border-top:2px dashed var(--c);vertical-align:3px}"
+    ".key i.dot{height:0;border-top:2px dotted var(--c);vertical-align:3px}"
+    ".key i.arrow{height:0;border-top:2px solid var(--c);vertical-align:3px}"
+    ".key i.hatch{background:repeating-linear-gradient(45deg,var(--c) 0 1.5px,transparent 1.5px "
+    "4px);border:1px solid #999}\n"
+    "table.data{border-collapse:collapse;font-size:13px;margin:6px 0}"
+    "table.data th,table.data td{border-bottom:1px solid var(--line);padding:3px 10px;"
+    "text-align:left;vertical-align:top}table.data th{background:#f6f6f6}"
+    "td.num,th.num{text-align:right;white-space:nowrap}td.msg{max-width:80ch}\n"
+    "ul.tree,ul.tree ul{list-style:none;margin:0;padding-left:22px}ul.tree{padding-left:0}"
+    "ul.tree ul{border-left:1px solid #ccc;margin-left:6px}ul.tree li{margin:6px 0}\n"
+    ".tree .kind{font-size:11px;text-transform:uppercase;color:var(--muted);letter-spacing:.04em}"
+    ".tree .facts,.tree .weight{font-size:12px;color:var(--muted);margin-left:8px}"
+    ".tree .weight{color:#1f5fa8;font-weight:600}\n"
+    ".tree .dot{display:inline-block;width:10px;height:10px;border-radius:50%;"
+    "background:var(--c);margin-right:6px}\n"
+    ".quotas{display:flex;flex-wrap:wrap;gap:4px;margin:2px 0 0}.q{font-size:12px;border:1px "
+    "solid var(--line);border-radius:4px;padding:0 6px;color:var(--muted)}.q.gpu{color:var(--ink);"
+    "border-color:#9ab}.q.none{font-style:italic}\n"
+    "@media print{body{max-width:none;padding:0;font-size:11px}nav{display:none}"
+    "h2{break-after:avoid;margin-top:18px}h3,figcaption{break-after:avoid}"
+    "svg.chart,figure,tr,.fig{break-inside:avoid}pre{font-size:9px}"
+    ".charts{grid-template-columns:1fr 1fr}summary{list-style:none}"
+    "a{color:inherit;text-decoration:none}@page{margin:12mm}}\n";
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                                      "#bcbd22", "#17becf", "#393b79", "#637939"};
+/* Patterns and markers the charts reference by id. */
+static const char defs[] =
+    "<svg class=\"defs\" width=\"0\" height=\"0\" style=\"position:absolute\" aria-hidden=\"true\">"
+    "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
+    "patternTransform=\"rotate(45)\"><rect width=\"5\" height=\"5\" fill=\"#fff\" "
+    "fill-opacity=\".35\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"5\" stroke=\"#222\" "
+    "stroke-width=\"1.6\"/></pattern><marker id=\"arrowhead\" viewBox=\"0 0 8 8\" refX=\"7\" "
+    "refY=\"4\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0L8 4L0 8z\" "
+    "fill=\"#d62728\"/></marker></defs></svg>\n";
 
-static void esc(FILE *out, const char *s)
+static int str_cmp(const void *a, const void *b)
 {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            putc(*s, out);
-        }
-    }
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* ---- axes ----------------------------------------------------------------------------------- */
-
-static long long px_x(sim_ms_t t, sim_ms_t end)
+/* Add `s` to the sorted-later set v[*n] unless present. */
+static void set_add(char **v, size_t *n, char *s)
 {
-    if (end <= 0)
-        return LEFT;
-    if (t < 0)
-        t = 0;
-    if (t > end)
-        t = end;
-    return LEFT + (long long)(((sim_wide_t)t * W) / end);
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(v[i], s) == 0)
+            return;
+    v[(*n)++] = s;
 }
 
-static long long px_y(sim_wide_t v, sim_wide_t vmax)
+/* The LocalQueues workloads were submitted to, and whether a ClusterQueue serves several. */
+static bool lqs_init(rep_t *x)
 {
-    if (vmax <= 0 || v <= 0)
-        return TOP + H;
-    if (v > vmax)
-        v = vmax;
-    return TOP + H - (long long)((v * H) / vmax);
-}
+    const sim_rec_t *r = x->r;
+    size_t *first_lq = calloc(r->nholders + 1, sizeof(*first_lq));
 
-static void svg_open(FILE *out, const char *id, const char *cls, int height, const char *label)
-{
-    fprintf(out,
-            "<svg id=\"%s\" class=\"chart %s\" xmlns=\"http://www.w3.org/2000/svg\" "
-            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
-            id, cls, LEFT + W + RIGHT, height, LEFT + W + RIGHT, height);
-    esc(out, label);
-    fputs("\">\n", out);
-}
-
-/* The time axis along the bottom of a plot whose bottom edge is at y = `base`. */
-static void time_axis(FILE *out, sim_ms_t end, int base)
-{
-    static const sim_ms_t steps[] = {1000,     5000,     10000,    30000,    60000,
-                                     300000,   600000,   1800000,  3600000,  7200000,
-                                     21600000, 43200000, 86400000, 604800000};
-    sim_ms_t step = steps[sizeof(steps) / sizeof(steps[0]) - 1];
-    char buf[DURATION_STR_MAX];
-
-    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-        if (end / steps[i] <= 8) {
-            step = steps[i];
-            break;
-        }
-    }
-    fprintf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, base,
-            LEFT + W, base);
-    for (sim_ms_t t = 0; t <= end; t += step) {
-        long long x = px_x(t, end);
-        fprintf(out,
-                "<line class=\"tick\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
-                "<text class=\"tlabel\" x=\"%lld\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-                x, base, x, base + 4, x, base + 16, duration_format(t, buf));
-        if (end == 0)
-            break;
-    }
-}
-
-static void y_labels(FILE *out, const char *top_label)
-{
-    fprintf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP,
-            LEFT, TOP + H);
-    fprintf(out, "<text class=\"ylabel\" x=\"%d\" y=\"%d\" text-anchor=\"end\">", LEFT - 6,
-            TOP + 4);
-    esc(out, top_label);
-    fprintf(out, "</text><text class=\"ylabel\" x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n",
-            LEFT - 6, TOP + H + 4);
-}
-
-/* A step path of `s` over [0, end], folded per pixel column. `close_area`: return to the
- * baseline to make a fillable area. */
-static void step_path(FILE *out, const sim_series_t *s, sim_ms_t end, sim_wide_t vmax,
-                      const char *cls, const char *color, bool close_area)
-{
-    long long col = -1, lo = 0, hi = 0, last = TOP + H;
-    long long start = px_x(0, end);
-
-    fprintf(out, "<path class=\"%s\" %s=\"%s\" d=\"M%lld %d", cls, close_area ? "fill" : "stroke",
-            color, start, TOP + H);
-    for (size_t i = 0; i < s->len && s->t[i] <= end; i++) {
-        long long x = px_x(s->t[i], end), y = px_y(s->v[i], vmax);
-        if (x != col) {
-            if (col >= 0)
-                fprintf(out, "V%lldV%lldV%lld", lo, hi, last);
-            fprintf(out, "H%lld", x);
-            col = x;
-            lo = hi = last;
-        }
-        if (y < lo)
-            lo = y;
-        if (y > hi)
-            hi = y;
-        last = y;
-    }
-    if (col >= 0)
-        fprintf(out, "V%lldV%lldV%lld", lo, hi, last);
-    fprintf(out, "H%lld", px_x(end, end));
-    if (close_area)
-        fprintf(out, "V%dZ", TOP + H);
-    fputs("\"/>\n", out);
-}
-
-static sim_wide_t series_max(const sim_series_t *s)
-{
-    sim_wide_t m = 0;
-    for (size_t i = 0; i < s->len; i++)
-        if (s->v[i] > m)
-            m = s->v[i];
-    return m;
-}
-
-/* ---- charts --------------------------------------------------------------------------------- */
-
-typedef struct line_s {
-    size_t h;
-    sim_wide_t max;
-} line_t;
-
-static int line_cmp(const void *x, const void *y)
-{
-    const line_t *a = x, *b = y;
-    if (a->max != b->max)
-        return a->max < b->max ? 1 : -1;
-    return (a->h > b->h) - (a->h < b->h);
-}
-
-static bool chart_pending(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
-{
-    line_t *lines = calloc(ncq + 1, sizeof(*lines));
-    sim_wide_t vmax = 0;
-    size_t n = ncq < MAX_LINES ? ncq : MAX_LINES;
-    char buf[64];
-
-    if (lines == NULL)
-        return false;
-    for (size_t i = 0; i < ncq; i++)
-        lines[i] = (line_t){cqs[i], series_max(&r->holders[cqs[i]].pending_series)};
-    /* The busiest queues when there are more than fit; name order otherwise (cqs is sorted). */
-    if (ncq > MAX_LINES)
-        qsort(lines, ncq, sizeof(*lines), line_cmp);
-    for (size_t i = 0; i < n; i++)
-        if (lines[i].max > vmax)
-            vmax = lines[i].max;
-    fputs("<h2>Pending workloads over time</h2>\n", out);
-    if (ncq > MAX_LINES)
-        fprintf(out, "<p>The %d ClusterQueues with the longest queues, of %zu.</p>\n", MAX_LINES,
-                ncq);
-    svg_open(out, "chart-pending", "chart-lines", TOP + H + BOTTOM,
-             "pending workloads per ClusterQueue");
-    snprintf(buf, sizeof(buf), "%lld", (long long)vmax);
-    y_labels(out, buf);
-    for (size_t i = 0; i < n; i++) {
-        const sim_holder_t *h = &r->holders[lines[i].h];
-        const char *color = palette[i % (sizeof(palette) / sizeof(palette[0]))];
-        step_path(out, &h->pending_series, r->end, vmax > 0 ? vmax : 1, "series pending", color,
-                  false);
-        fprintf(out,
-                "<rect class=\"swatch\" x=\"%d\" y=\"%zu\" width=\"10\" height=\"10\" "
-                "fill=\"%s\"/><text class=\"legend\" x=\"%d\" y=\"%zu\">",
-                LEFT + W + 12, TOP + i * 16, color, LEFT + W + 26, TOP + i * 16 + 9);
-        esc(out, h->name);
-        fputs("</text>\n", out);
-    }
-    time_axis(out, r->end, TOP + H);
-    fputs("</svg>\n", out);
-    free(lines);
-    return true;
-}
-
-static bool chart_usage(const sim_rec_t *r, FILE *out)
-{
-    size_t ng;
-    size_t *g = sim_view_gfrs(r, &ng);
-    char q[QUANTITY_STR_MAX], id[48], label[300], share[SIM_RATIO_STR_MAX];
-
-    if (g == NULL && r->ngfrs > 0)
-        return false;
-    fputs("<h2>Usage against nominal quota, per flavor and resource</h2>\n"
-          "<p>Shaded: quota in use by admitted workloads (all ClusterQueues). Line: the sum of "
-          "nominal quota of ClusterQueues and Cohorts.</p>\n",
-          out);
-    for (size_t i = 0; i < ng; i++) {
-        const sim_gfr_t *x = &r->gfrs[g[i]];
-        sim_wide_t vmax = series_max(&x->usage_series);
-        sim_wide_t nmax = series_max(&x->nominal_series);
-        if (nmax > vmax)
-            vmax = nmax;
-        snprintf(id, sizeof(id), "chart-usage-%zu", i);
-        snprintf(label, sizeof(label), "%s / %s", x->flavor, x->resource);
-        fprintf(out, "<h3>");
-        esc(out, label);
-        fprintf(out, " <small>(utilization %s)</small></h3>\n",
-                sim_fmt_percent(x->usage_int, x->nominal_int, share));
-        svg_open(out, id, "chart-usage", TOP + H + BOTTOM, label);
-        y_labels(out, sim_fmt_quantity(vmax, x->resource, q));
-        step_path(out, &x->usage_series, r->end, vmax > 0 ? vmax : 1, "series usage", "#9ecae1",
-                  true);
-        step_path(out, &x->nominal_series, r->end, vmax > 0 ? vmax : 1, "series nominal", "#d62728",
-                  false);
-        fprintf(out,
-                "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-                "fill=\"#9ecae1\"/><text class=\"legend\" x=\"%d\" y=\"%d\">in use</text>\n"
-                "<rect class=\"swatch\" x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" "
-                "fill=\"#d62728\"/><text class=\"legend\" x=\"%d\" y=\"%d\">nominal</text>\n",
-                LEFT + W + 12, TOP, LEFT + W + 26, TOP + 9, LEFT + W + 12, TOP + 16, LEFT + W + 26,
-                TOP + 25);
-        time_axis(out, r->end, TOP + H);
-        fputs("</svg>\n", out);
-    }
-    if (ng == 0)
-        fputs("<p>No quota was defined.</p>\n", out);
-    free(g);
-    return true;
-}
-
-typedef struct pc_item_s {
-    const char *pclass;
-    int32_t priority;
-    sim_ms_t wait;
-} pc_item_t;
-
-static int pc_cmp(const void *x, const void *y)
-{
-    const pc_item_t *a = x, *b = y;
-    int c = strcmp(a->pclass, b->pclass);
-    if (c != 0)
-        return c;
-    return (a->wait > b->wait) - (a->wait < b->wait);
-}
-
-static bool chart_waits(const sim_rec_t *r, FILE *out)
-{
-    pc_item_t *v = calloc(r->nwls + 1, sizeof(*v));
-    sim_ms_t *w = calloc(r->nwls + 1, sizeof(*w));
-    sim_ms_t wmax = 0;
-    size_t groups = 0;
-    char buf[DURATION_STR_MAX];
-
-    if (v == NULL || w == NULL) {
-        free(v);
-        free(w);
+    x->lqs = calloc(r->nwls + 1, sizeof(*x->lqs));
+    if (first_lq == NULL || x->lqs == NULL) {
+        free(first_lq);
         return false;
     }
+    for (size_t i = 0; i < r->nwls; i++)
+        if (r->wls[i].lq != NULL)
+            x->lqs[x->nlq++] = r->wls[i].lq;
+    qsort(x->lqs, x->nlq, sizeof(char *), str_cmp);
+    size_t o = 0;
+    for (size_t i = 0; i < x->nlq; i++)
+        if (o == 0 || strcmp(x->lqs[o - 1], x->lqs[i]) != 0)
+            x->lqs[o++] = x->lqs[i];
+    x->nlq = o;
+    for (size_t h = 0; h < r->nholders; h++)
+        first_lq[h] = SIM_NONE;
     for (size_t i = 0; i < r->nwls; i++) {
-        v[i] = (pc_item_t){r->wls[i].priority_class[0] != '\0' ? r->wls[i].priority_class
-                                                               : "(no priority class)",
-                           r->wls[i].priority, r->wls[i].wait};
-        if (v[i].wait > wmax)
-            wmax = v[i].wait;
+        size_t cq = r->wls[i].cq, lq = rep_lq_index(x, r->wls[i].lq);
+        if (cq == SIM_NONE || lq == SIM_NONE)
+            continue;
+        if (first_lq[cq] == SIM_NONE)
+            first_lq[cq] = lq;
+        else if (first_lq[cq] != lq)
+            x->lq_split = true;
     }
-    qsort(v, r->nwls, sizeof(*v), pc_cmp);
-    for (size_t i = 0; i < r->nwls;) {
-        size_t j = i;
-        while (j < r->nwls && strcmp(v[j].pclass, v[i].pclass) == 0)
-            j++;
-        groups++;
-        i = j;
+    free(first_lq);
+    return true;
+}
+
+static bool rep_init(rep_t *x, const sim_rec_t *r, FILE *out)
+{
+    memset(x, 0, sizeof(*x));
+    x->r = r;
+    x->out = out;
+    x->cqs = sim_view_cqs(r, &x->ncq);
+    x->cq_rank = calloc(r->nholders + 1, sizeof(*x->cq_rank));
+    x->flavors = calloc(r->ngfrs + 1, sizeof(*x->flavors));
+    x->gpu_res = calloc(r->ngfrs + 1, sizeof(*x->gpu_res));
+    x->other_res = calloc(r->ngfrs + 1, sizeof(*x->other_res));
+    size_t ncq = 0;
+    for (size_t i = 0; i < r->nholders; i++)
+        ncq += r->holders[i].is_cohort ? 0 : 1;
+    if ((x->cqs == NULL && ncq > 0) || x->cq_rank == NULL || x->flavors == NULL ||
+        x->gpu_res == NULL || x->other_res == NULL)
+        return false;
+    for (size_t i = 0; i < r->nholders; i++)
+        x->cq_rank[i] = SIM_NONE;
+    for (size_t i = 0; i < x->ncq; i++)
+        x->cq_rank[x->cqs[i]] = i;
+    for (size_t i = 0; i < r->ngfrs; i++) {
+        set_add(x->flavors, &x->nflavors, r->gfrs[i].flavor);
+        if (sim_resource_is_gpu(r->gfrs[i].resource))
+            set_add(x->gpu_res, &x->ngpu_res, r->gfrs[i].resource);
+        else
+            set_add(x->other_res, &x->nother_res, r->gfrs[i].resource);
     }
-    int height = TOP + (int)groups * 28 + BOTTOM;
-    fputs("<h2>Wait time per priority class</h2>\n<p>Each bar spans the shortest to the longest "
-          "wait; the box spans the median (p50) to p90.</p>\n",
-          out);
-    svg_open(out, "chart-waits", "chart-boxes", height,
-             "wait time distribution per priority class");
-    size_t row = 0;
-    for (size_t i = 0; i < r->nwls; row++) {
-        size_t j = i, n = 0;
-        while (j < r->nwls && strcmp(v[j].pclass, v[i].pclass) == 0)
-            w[n++] = v[j++].wait;
-        int y = TOP + (int)row * 28;
-        sim_ms_t lo = w[0], p50 = sim_stats_percentile(w, n, 50),
-                 p90 = sim_stats_percentile(w, n, 90), hi = w[n - 1];
-        fprintf(out,
-                "<g class=\"box\"><text class=\"ylabel\" x=\"%d\" y=\"%d\" "
-                "text-anchor=\"end\">",
-                LEFT - 6, y + 14);
-        esc(out, v[i].pclass);
-        fprintf(out,
-                "</text><line class=\"whisker\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>"
-                "<rect class=\"iqr\" x=\"%lld\" y=\"%d\" width=\"%lld\" height=\"16\"/>"
-                "<line class=\"median\" x1=\"%lld\" y1=\"%d\" x2=\"%lld\" y2=\"%d\"/>",
-                px_x(lo, wmax), y + 10, px_x(hi, wmax), y + 10, px_x(p50, wmax), y + 2,
-                px_x(p90, wmax) - px_x(p50, wmax) + 1, px_x(p50, wmax), y + 2, px_x(p50, wmax),
-                y + 18);
-        fprintf(out, "<text class=\"legend\" x=\"%d\" y=\"%d\">%zu, p50 %s</text></g>\n",
-                LEFT + W + 12, y + 14, n, duration_format(p50, buf));
-        i = j;
+    qsort(x->flavors, x->nflavors, sizeof(char *), str_cmp);
+    qsort(x->gpu_res, x->ngpu_res, sizeof(char *), str_cmp);
+    qsort(x->other_res, x->nother_res, sizeof(char *), str_cmp);
+    return lqs_init(x);
+}
+
+static void rep_fini(rep_t *x)
+{
+    free(x->cqs);
+    free(x->cq_rank);
+    free(x->flavors);
+    free(x->gpu_res);
+    free(x->other_res);
+    free(x->lqs);
+}
+
+static void figure(FILE *out, const char *value, const char *what)
+{
+    fputs("<div class=\"fig\"><b>", out);
+    rep_esc(out, value);
+    fputs("</b><span>", out);
+    rep_esc(out, what);
+    fputs("</span></div>\n", out);
+}
+
+/* The key figures: what a reader checks first. */
+static bool key_figures(rep_t *x)
+{
+    const sim_rec_t *r = x->r;
+    FILE *out = x->out;
+    size_t counts[5] = {0};
+    sim_ms_t *w = calloc(r->nwls + 1, sizeof(*w));
+    sim_wide_t gpu = 0;
+    char a[64], b[DURATION_STR_MAX], c[DURATION_STR_MAX], h[SIM_RATIO_STR_MAX];
+
+    if (w == NULL)
+        return false;
+    for (size_t i = 0; i < r->nwls; i++) {
+        counts[r->wls[i].state]++;
+        w[i] = r->wls[i].wait;
+        gpu += r->wls[i].gpu_nano_ms;
     }
-    time_axis(out, wmax, TOP + (int)groups * 28);
-    fputs("</svg>\n", out);
-    free(v);
+    sim_stats_sort(w, r->nwls);
+    fputs("<div id=\"key-figures\">\n", out);
+    snprintf(a, sizeof(a), "%zu", r->nwls);
+    figure(out, a, "workloads");
+    snprintf(a, sizeof(a), "%zu / %zu", counts[SIM_WL_FINISHED],
+             counts[SIM_WL_RUNNING] + counts[SIM_WL_PENDING]);
+    figure(out, a, "finished / still there");
+    snprintf(a, sizeof(a), "%zu", r->npreemptions);
+    figure(out, a, "preemptions");
+    snprintf(a, sizeof(a), "%s / %s", duration_format(sim_stats_percentile(w, r->nwls, 50), b),
+             duration_format(sim_stats_percentile(w, r->nwls, 90), c));
+    figure(out, a, "wait p50 / p90");
+    figure(out, sim_fmt_gpu_hours(gpu, h), "GPU-hours");
+    figure(out, duration_format(r->end, b), "virtual time");
+    fputs("</div>\n", out);
     free(w);
     return true;
 }
 
-static bool chart_preemptions(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *out)
-{
-    size_t *row_of = calloc(r->nholders + 1, sizeof(*row_of));
-    size_t rows = 0;
-    char buf[DURATION_STR_MAX];
-
-    if (row_of == NULL)
-        return false;
-    /* One row per ClusterQueue that lost a workload, in name order. */
-    for (size_t i = 0; i < r->nholders; i++)
-        row_of[i] = SIM_NONE;
-    for (size_t i = 0; i < ncq; i++)
-        if (r->holders[cqs[i]].preemptions > 0)
-            row_of[cqs[i]] = rows++;
-    fprintf(out,
-            "<h2>Preemptions</h2>\n<p>%zu preemption%s; each dot is one workload stopped to "
-            "make room (hover for details).</p>\n",
-            r->npreemptions, r->npreemptions == 1 ? "" : "s");
-    int height = TOP + (int)(rows > 0 ? rows : 1) * 22 + BOTTOM;
-    svg_open(out, "chart-preemptions", "chart-timeline", height, "preemptions over time");
-    for (size_t i = 0; i < ncq; i++) {
-        if (row_of[cqs[i]] == SIM_NONE)
-            continue;
-        fprintf(out, "<text class=\"ylabel\" x=\"%d\" y=\"%zu\" text-anchor=\"end\">", LEFT - 6,
-                TOP + row_of[cqs[i]] * 22 + 12);
-        esc(out, r->holders[cqs[i]].name);
-        fputs("</text>\n", out);
-    }
-    for (size_t i = 0; i < r->npreemptions; i++) {
-        const sim_preemption_t *p = &r->preemptions[i];
-        size_t row = p->cq != SIM_NONE ? row_of[p->cq] : SIM_NONE;
-        if (row == SIM_NONE)
-            continue;
-        fprintf(out, "<circle class=\"preemption\" cx=\"%lld\" cy=\"%zu\" r=\"4\"><title>",
-                px_x(p->t, r->end), TOP + row * 22 + 8);
-        fprintf(out, "%s: ", duration_format(p->t, buf));
-        esc(out, r->wls[p->victim].name);
-        fputs(" preempted by ", out);
-        esc(out, p->preemptor != SIM_NONE ? r->wls[p->preemptor].name : "?");
-        fprintf(out, " (%s)</title></circle>\n", p->reason);
-    }
-    time_axis(out, r->end, TOP + (int)(rows > 0 ? rows : 1) * 22);
-    fputs("</svg>\n", out);
-    free(row_of);
-    return true;
-}
-
-/* ---- the page -------------------------------------------------------------------------------- */
-
-static const char style[] =
-    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#222;"
-    "max-width:1120px}\n"
-    "h1{font-size:22px}h2{font-size:18px;margin-top:32px}h3{font-size:14px;margin:16px 0 4px}\n"
-    "pre{background:#f6f6f6;padding:12px;overflow-x:auto;font-size:12px}\n"
-    "svg.chart{display:block;background:#fff;border:1px solid #ddd;margin:6px 0}\n"
-    "svg text{font-size:11px;fill:#333}\n"
-    ".axis{stroke:#555;stroke-width:1}.tick{stroke:#555}\n"
-    "path.pending{fill:none;stroke-width:1.5}path.usage{stroke:none;fill-opacity:.8}\n"
-    "path.nominal{fill:none;stroke-width:2;stroke-dasharray:6 3}\n"
-    ".whisker{stroke:#555;stroke-width:2}.iqr{fill:#9ecae1;stroke:#1f77b4}"
-    ".median{stroke:#d62728;stroke-width:2}\n"
-    ".preemption{fill:#d62728;fill-opacity:.7}\n";
-
 err_t sim_report_write(const sim_rec_t *r, const char *title, FILE *out, err_msg_t *msg)
 {
-    size_t ncq;
-    size_t *cqs = sim_view_cqs(r, &ncq);
+    rep_t x;
     char *human = NULL;
     size_t human_len = 0;
     FILE *mem;
-    bool ok = cqs != NULL || ncq == 0;
+    bool ok = rep_init(&x, r, out);
 
-    /* The same text summary a terminal shows, at the top of the page. */
+    /* The same text summary a terminal shows. */
     mem = open_memstream(&human, &human_len);
     if (mem == NULL || sim_human_write(r, mem, NULL) != ERR_OK)
         ok = false;
     if (mem != NULL)
         fclose(mem);
     if (ok) {
-        fputs(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>sluice "
-            "sim: ",
-            out);
-        esc(out, title);
-        fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>sluice sim: ", style);
-        esc(out, title);
-        fputs("</h1>\n<pre id=\"summary\">", out);
-        esc(out, human != NULL ? human : "");
-        fputs("</pre>\n", out);
-        ok = chart_pending(r, cqs, ncq, out) && chart_usage(r, out) && chart_waits(r, out) &&
-             chart_preemptions(r, cqs, ncq, out);
+        fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+              "<title>sluice sim: ",
+              out);
+        rep_esc(out, title);
+        fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n%s<h1>sluice sim: ", style,
+                defs);
+        rep_esc(out, title);
+        fputs("</h1>\n<nav><a href=\"#cohorts\">quotas</a><a href=\"#usage-cluster\">who used "
+              "the quota</a><a href=\"#usage-cq\">per ClusterQueue</a><a href=\"#pending\">"
+              "pending</a><a href=\"#waits\">waits</a><a href=\"#timeline\">timeline</a>"
+              "<a href=\"#preemptions\">preemptions</a><a href=\"#reasons\">why waited</a>"
+              "<a href=\"#text-summary\">text summary</a></nav>\n",
+              out);
+        ok = key_figures(&x) && rep_tree(&x) && rep_usage_cluster(&x) && rep_usage_per_cq(&x) &&
+             rep_pending(&x) && rep_waits(&x) && rep_gantt(&x) && rep_preemptions(&x) &&
+             rep_reasons(&x);
+        if (ok) {
+            fputs("<section id=\"text-summary\">\n<h2>Text summary</h2>\n<p>As <code>sluice "
+                  "sim</code> prints it.</p>\n<pre id=\"summary\">",
+                  out);
+            rep_esc(out, human != NULL ? human : "");
+            fputs("</pre>\n</section>\n", out);
+        }
         fputs("</body>\n</html>\n", out);
     }
     free(human);
-    free(cqs);
+    rep_fini(&x);
     if (!ok)
         return err_set(msg, ERR_NOMEM, "writing the report: out of memory");
     if (fflush(out) != 0 || ferror(out))
