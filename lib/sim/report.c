@@ -232,7 +232,8 @@ static bool key_figures(rep_t *x)
     snprintf(a, sizeof(a), "%s / %s", duration_format(sim_stats_percentile(w, r->nwls, 50), b),
              duration_format(sim_stats_percentile(w, r->nwls, 90), c));
     figure(out, a, "wait p50 / p90");
-    figure(out, sim_fmt_gpu_hours(gpu, h), "GPU-hours");
+    if (x->ngpu_res > 0)
+        figure(out, sim_fmt_gpu_hours(gpu, h), "GPU-hours");
     figure(out, duration_format(r->end, b), "virtual time");
     fputs("</div>\n", out);
     free(w);

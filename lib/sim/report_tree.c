@@ -10,6 +10,8 @@
 #define MAX_DEPTH       16
 #define MAX_HISTORY     4 /* quota changes shown per (flavor, resource) */
 #define MAX_REASON_ROWS 12
+#define MAX_OPEN_CQS    3  /* ClusterQueues of a cohort shown before the rest fold, when... */
+#define MANY_CQS        40 /* ...there are more than this many in all */
 
 bool rep_resource_short(const sim_rec_t *r, const char *res)
 {
@@ -151,8 +153,11 @@ static void cq_node(rep_t *x, size_t h, bool weights)
         char q[QUANTITY_STR_MAX];
         fprintf(out, " <span class=\"weight\">weight %s</span>", quantity_format(w, q));
     }
-    fprintf(out, " <span class=\"facts\">%zu admitted, %zu preempted, %s GPU-hours</span></div>",
-            hd->admissions, hd->preemptions, sim_fmt_gpu_hours(hd->gpu_nano_ms, b));
+    fprintf(out, " <span class=\"facts\">%zu admitted, %zu preempted", hd->admissions,
+            hd->preemptions);
+    if (x->ngpu_res > 0)
+        fprintf(out, ", %s GPU-hours", sim_fmt_gpu_hours(hd->gpu_nano_ms, b));
+    fputs("</span></div>", out);
     fputs("<div class=\"quotas\">", out);
     quotas(out, hd);
     fputs("</div></li>\n", out);
@@ -177,11 +182,25 @@ static void cohort_node(rep_t *x, tree_t *t, node_t *c, bool weights, int depth)
             if (!t->v[i].seen && t->v[i].parent != NULL && strcmp(t->v[i].parent, c->name) == 0)
                 cohort_node(x, t, &t->v[i], weights, depth + 1);
     }
+    size_t members = 0, shown = 0, open = x->ncq > MANY_CQS ? MAX_OPEN_CQS : x->ncq;
     for (size_t i = 0; i < x->ncq; i++) {
         const char *co = r->holders[x->cqs[i]].cohort;
-        if (co != NULL && strcmp(co, c->name) == 0)
-            cq_node(x, x->cqs[i], weights);
+        members += co != NULL && strcmp(co, c->name) == 0 ? 1 : 0;
     }
+    for (size_t i = 0; i < x->ncq; i++) {
+        const char *co = r->holders[x->cqs[i]].cohort;
+        if (co == NULL || strcmp(co, c->name) != 0)
+            continue;
+        /* A large cohort shows its first queues; the rest fold away. */
+        if (shown++ == open && members > open + 1)
+            fprintf(out,
+                    "<li><details class=\"fold\"><summary>%zu more ClusterQueues</summary>"
+                    "<ul>\n",
+                    members - open);
+        cq_node(x, x->cqs[i], weights);
+    }
+    if (members > open + 1)
+        fputs("</ul></details></li>\n", out);
     fputs("</ul></li>\n", out);
 }
 
