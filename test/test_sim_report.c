@@ -266,6 +266,51 @@ START_TEST(test_report_cpu_constraint)
 }
 END_TEST
 
+/* Many ClusterQueues: the cluster chart stacks their root cohorts, the tree folds. */
+START_TEST(test_report_many_queues)
+{
+    size_t cap = 64 * 1024, n = 0;
+    char *yaml = malloc(cap);
+    page_t p;
+
+    ck_assert_ptr_nonnull(yaml);
+    n += (size_t)snprintf(yaml + n, cap - n,
+                          "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+                          "metadata:\n  name: f\n");
+    for (int i = 0; i < 42; i++)
+        n += (size_t)snprintf(
+            yaml + n, cap - n,
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata:\n"
+            "  name: cq-%02d\nspec:\n  cohortName: %s\n  namespaceSelector: {}\n"
+            "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+            "    - name: f\n      resources:\n      - name: nvidia.com/gpu\n"
+            "        nominalQuota: 1\n---\napiVersion: kueue.x-k8s.io/v1beta2\n"
+            "kind: LocalQueue\nmetadata:\n  name: q%02d\n  namespace: default\n"
+            "spec:\n  clusterQueue: cq-%02d\n---\napiVersion: batch/v1\nkind: Job\n"
+            "metadata:\n  name: j%02d\n  namespace: default\n  labels:\n"
+            "    kueue.x-k8s.io/queue-name: q%02d\n  annotations:\n"
+            "    sim.sluice.dev/runtime: 1h\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers:\n      - name: main\n"
+            "        image: x\n        resources:\n          requests:\n"
+            "            nvidia.com/gpu: 1\n",
+            i, i % 2 == 0 ? "even" : "odd", i, i, i, i);
+    ck_assert_uint_lt(n, cap);
+    page_text(&p, yaml);
+    ck_assert(has(p.html, "<svg id=\"chart-cohorts-0\" class=\"chart chart-cohorts\""));
+    ck_assert_uint_eq(count(p.html, "<g class=\"cohort\">"), 2);
+    ck_assert(has(p.html, "<g class=\"cohort\"><title>even</title>"));
+    ck_assert(!has(p.html, "id=\"chart-cluster-0\""));
+    ck_assert_uint_eq(count(p.html, "<summary>18 more ClusterQueues</summary>"), 2);
+    /* The small charts: the 24 largest users, said so. */
+    ck_assert_uint_eq(count(p.html, "class=\"chart chart-usage\""), 24);
+    ck_assert(has(p.html, "<p>The 24 ClusterQueues using the most, of 42.</p>"));
+    /* Waits: the 40 busiest rows, said so. */
+    ck_assert(has(p.html, "<p>The 40 with the most workloads, of 42.</p>"));
+    page_free(&p);
+    free(yaml);
+}
+END_TEST
+
 /* ---- the record behind the page ----------------------------------------------------------- */
 
 static admission_t *one_gpu_admission(const char *flavor, qnano_t gpus)
@@ -377,6 +422,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_report_quota_change);
     tcase_add_test(tc, test_report_local_queues);
     tcase_add_test(tc, test_report_cpu_constraint);
+    tcase_add_test(tc, test_report_many_queues);
     tcase_add_test(tc, test_record_spans);
     tcase_add_test(tc, test_record_quota_limits);
     suite_add_tcase(s, tc);

@@ -110,6 +110,7 @@ void rep_legend(FILE *out, const char *kind, const char *color, const char *labe
 
 bool rep_usage_cluster(rep_t *x);
 bool rep_usage_lq(rep_t *x, const char *res, size_t idx);
+bool rep_usage_cohorts(rep_t *x, const char *res, size_t idx);
 bool rep_usage_per_cq(rep_t *x);
 bool rep_pending(rep_t *x);
 bool rep_waits(rep_t *x);

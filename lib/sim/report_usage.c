@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BANDS 12 /* ClusterQueues drawn in the cluster chart; the rest are "others" */
-#define MAX_SMALL 24 /* per-ClusterQueue charts per resource */
-#define MAX_LINES 12 /* pending lines */
+#define MAX_BANDS 12  /* ClusterQueues drawn in the cluster chart; the rest are "others" */
+#define MAX_SMALL 24  /* per-ClusterQueue charts per resource */
+#define MAX_LINES 12  /* pending lines */
+#define MANY_LQS  200 /* more LocalQueues than this: no chart per LocalQueue */
 
 static const rep_frame_t wide0 = {
     .left = 64, .top = 12, .w = 920, .h = 220, .width = 1000, .height = 262};
@@ -216,6 +217,11 @@ bool rep_usage_cluster(rep_t *x)
 {
     size_t n;
     char **res = main_res(x, &n);
+    bool cohorts = false;
+
+    for (size_t i = 0; x->ncq > MAX_BANDS && i < x->ncq; i++)
+        if (x->r->holders[x->cqs[i]].cohort != NULL)
+            cohorts = true;
 
     fputs("<section id=\"usage-cluster\">\n<h2>Who used the quota</h2>\n"
           "<p>Quota in use by admitted workloads, stacked per ClusterQueue (all flavors together),"
@@ -223,9 +229,11 @@ bool rep_usage_cluster(rep_t *x)
           "the whole cluster.</p>\n",
           x->out);
     for (size_t i = 0; i < n; i++)
-        /* One ClusterQueue split among LocalQueues: the LocalQueues tell who used it. */
-        if ((!(x->ncq <= 1 && x->lq_split) && !cluster_chart(x, res[i], i)) ||
-            (x->lq_split && !rep_usage_lq(x, res[i], i)))
+        /* One ClusterQueue split among LocalQueues: the LocalQueues tell who used it. Too many
+         * ClusterQueues to stack one by one: their cohorts first. */
+        if ((cohorts && !rep_usage_cohorts(x, res[i], i)) ||
+            (!cohorts && !(x->ncq <= 1 && x->lq_split) && !cluster_chart(x, res[i], i)) ||
+            (x->lq_split && x->nlq <= MANY_LQS && !rep_usage_lq(x, res[i], i)))
             return false;
     if (n == 0)
         fputs("<p>No quota was defined.</p>\n", x->out);
