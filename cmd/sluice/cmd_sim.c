@@ -4,6 +4,7 @@
 
 #include "util/util.h"
 
+#include "acct/acct.h"
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -39,6 +40,8 @@ static void usage(FILE *out)
         "  -o, --output FORMAT json or yaml: the summary document on standard output instead of\n"
         "                      the human summary (json is --summary -)\n"
         "  --report FILE.html  write a self-contained HTML report with charts\n"
+        "  --accounting FILE   write the accounting log (one JSON line per admission that ended,\n"
+        "                      virtual time 0 = 1970-01-01T00:00:00Z; read it with sluice report)\n"
         "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
         "  -q, --quiet         no human summary and no progress\n"
         "  --timings           print load time, run time and peak memory on standard error\n"
@@ -60,6 +63,7 @@ typedef struct sim_args_s {
     const char *events;
     const char *summary;
     const char *report;
+    const char *accounting;
     bool has_until;
     sim_ms_t until;
     bool quiet;
@@ -67,7 +71,16 @@ typedef struct sim_args_s {
     cli_output_t output; /* -o json|yaml: the summary document on standard output */
 } sim_args_t;
 
-enum { OPT_EVENTS = 1, OPT_SUMMARY, OPT_REPORT, OPT_UNTIL, OPT_QUIET, OPT_TIMINGS, OPT_OUTPUT };
+enum {
+    OPT_EVENTS = 1,
+    OPT_SUMMARY,
+    OPT_REPORT,
+    OPT_UNTIL,
+    OPT_QUIET,
+    OPT_TIMINGS,
+    OPT_OUTPUT,
+    OPT_ACCOUNTING
+};
 
 static const cli_opt_t sim_opts[] = {
     {OPT_EVENTS, 0, "events", CLI_ARG_OPTIONAL, "FILE", NULL, "one JSON event per line"},
@@ -77,6 +90,7 @@ static const cli_opt_t sim_opts[] = {
     {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no human summary, no progress"},
     {OPT_TIMINGS, 0, "timings", CLI_ARG_NONE, NULL, NULL, "load and run times, peak memory"},
     CLI_OPT_OUTPUT(OPT_OUTPUT, "json yaml"),
+    {OPT_ACCOUNTING, 0, "accounting", CLI_ARG_REQUIRED, "FILE", NULL, "the accounting log"},
 };
 
 /* `--events` without '=': the contract's "--events FILE (default: standard output)". The value
@@ -136,6 +150,9 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         case OPT_OUTPUT:
             a->output = cli_output_parse(val);
             break;
+        case OPT_ACCOUNTING:
+            a->accounting = val;
+            break;
         }
     }
     if (a->scenario == NULL)
@@ -143,6 +160,8 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
     a->name = strcmp(a->scenario, "-") == 0 ? "<stdin>" : a->scenario;
     if (a->report != NULL && strcmp(a->report, "-") == 0)
         return cli_fail(&p, "--report needs a file name");
+    if (a->accounting != NULL && strcmp(a->accounting, "-") == 0)
+        return cli_fail(&p, "--accounting needs a file name");
     int to_stdout = (a->events != NULL && strcmp(a->events, "-") == 0) +
                     (a->summary != NULL && strcmp(a->summary, "-") == 0) +
                     (a->output != CLI_OUTPUT_TEXT);
@@ -304,6 +323,7 @@ static int sim_run_cmd(int argc, char **argv)
     progress_t prog;
     err_msg_t msg = {{0}};
     FILE *in = NULL, *events = NULL, *summary = NULL, *report = NULL;
+    acct_log_t *accounting = NULL;
     int code;
     err_t rc;
 
@@ -345,11 +365,17 @@ static int sim_run_cmd(int argc, char **argv)
         goto out;
     if (a.report != NULL && (report = open_out(a.report, "--report")) == NULL)
         goto out;
+    if (a.accounting != NULL &&
+        acct_log_open(a.accounting, true, 0, 0, &accounting, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: --accounting: %s\n", msg.text);
+        goto out;
+    }
 
     memset(&opts, 0, sizeof(opts));
     opts.has_until = a.has_until;
     opts.until = a.until;
     opts.events = events;
+    opts.accounting = accounting;
     if (!a.quiet && isatty(STDERR_FILENO)) {
         opts.on_progress = on_progress;
         opts.progress_ud = &prog;
@@ -380,6 +406,14 @@ static int sim_run_cmd(int argc, char **argv)
         fprintf(stderr, "sluice sim: %s\n", msg.text);
         goto out;
     }
+    if (accounting != NULL) {
+        err_t arc = acct_log_close(accounting, &msg);
+        accounting = NULL;
+        if (arc != ERR_OK) {
+            fprintf(stderr, "sluice sim: --accounting: %s\n", msg.text);
+            goto out;
+        }
+    }
     code = 0;
     if (a.timings)
         print_timings(&sc, &rec, t0, t1, t2, stamp());
@@ -394,6 +428,7 @@ out:
     }
     if (in != NULL && in != stdin)
         fclose(in);
+    acct_log_close(accounting, NULL);
     sim_rec_fini(&rec);
     sim_scenario_fini(&sc);
     return code;

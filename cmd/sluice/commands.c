@@ -13,6 +13,7 @@ const cli_cmd_t *const commands[] = {
     &cmd_check,
     &cmd_audit,
     &cmd_convert,
+    &cmd_report,
     &cmd_completion,
     &cmd_version,
     NULL,

@@ -28,6 +28,9 @@ extern const cli_cmd_t cmd_audit;
  */
 extern const cli_cmd_t cmd_convert;
 
+/* `sluice report LOG...`: resource-hours, waits and preemptions from accounting logs. */
+extern const cli_cmd_t cmd_report;
+
 /* `sluice completion bash|zsh`: the shell completion script, generated from the tables below. */
 extern const cli_cmd_t cmd_completion;
 
@@ -39,5 +42,6 @@ extern const cli_cmd_t *const commands[];
 
 /* The subcommand named `name`, or NULL. */
 const cli_cmd_t *commands_find(const char *name);
+
 
 #endif

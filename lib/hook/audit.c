@@ -184,16 +184,6 @@ fail:
 /* ---- records -----------------------------------------------------------------------------------
  */
 
-static void format_time(int64_t ms, char *buf, size_t cap)
-{
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-
-    gmtime_r(&secs, &tm);
-    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-}
-
 err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **out)
 {
     json_t *changes = audit_changes(ev->kind, ev->old_object, ev->object);
@@ -207,7 +197,7 @@ err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **
         *out = NULL;
         return ERR_OK;
     }
-    format_time(now_ms, when, sizeof(when));
+    chainlog_format_time(now_ms, when, sizeof(when));
     /* The user is only what an authenticated caller (the API server, under mutual TLS) says it
      * is; from anyone else it is a claim, kept apart so that no reader takes it for a fact. */
     rec = json_pack("{s:s, s:s?, s:b, s:O, s:s, s:s, s:s?, s:s?, s:b, s:o}", "time", when, "user",
@@ -276,56 +266,6 @@ char *audit_event_message(json_t *record)
 /* ---- printing
  * ------------------------------------------------------------------------------------ */
 
-/* Read exactly `n` decimal digits at s; -1 when they are not all digits. */
-static int fixed_digits(const char *s, int n)
-{
-    int v = 0;
-
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
-/* Unix ms of an RFC 3339 UTC time "YYYY-MM-DDTHH:MM:SS[.fraction]Z"; -1 when malformed. */
-static int64_t parse_time(const char *s)
-{
-    static const struct {
-        int at, len, sep;
-    } parts[6] = {{0, 4, '-'}, {5, 2, '-'}, {8, 2, 'T'}, {11, 2, ':'}, {14, 2, ':'}, {17, 2, 0}};
-    int v[6], ms = 0, digits = 0;
-    size_t n;
-    struct tm tm;
-
-    if (s == NULL || strlen(s) < 20)
-        return -1;
-    for (int i = 0; i < 6; i++) {
-        v[i] = fixed_digits(s + parts[i].at, parts[i].len);
-        if (v[i] < 0 || (parts[i].sep && s[parts[i].at + parts[i].len] != parts[i].sep))
-            return -1;
-    }
-    n = 19;
-    if (s[n] == '.') {
-        for (n++; s[n] >= '0' && s[n] <= '9'; n++, digits++)
-            if (digits < 3)
-                ms = ms * 10 + (s[n] - '0');
-        for (; digits < 3; digits++)
-            ms *= 10;
-    }
-    if (s[n] != 'Z' || s[n + 1] != '\0')
-        return -1;
-    memset(&tm, 0, sizeof(tm));
-    tm.tm_year = v[0] - 1900;
-    tm.tm_mon = v[1] - 1;
-    tm.tm_mday = v[2];
-    tm.tm_hour = v[3];
-    tm.tm_min = v[4];
-    tm.tm_sec = v[5];
-    return (int64_t)timegm(&tm) * 1000 + ms;
-}
-
 /* Does the record name the object "Kind/name" or "Kind/namespace/name"? */
 static bool object_matches(json_t *rec, const char *filter)
 {
@@ -377,7 +317,7 @@ static json_t *reader_next(reader_t *r)
             continue;
         rec = json_loads(r->line, 0, &jerr);
         if (!json_is_object(rec) ||
-            (when = parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
+            (when = chainlog_parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
             fprintf(r->err, "line %zu: not an audit record, skipped\n", r->lineno);
             json_decref(rec);
             continue;

@@ -4,6 +4,7 @@
 #define SLUICE_HOOK_AUDIT_H
 
 #include "hook/admission.h"
+#include "util/chainlog.h"
 #include "util/err.h"
 
 #include <jansson.h>
@@ -47,7 +48,8 @@ err_t audit_record_build(const hook_audit_event_t *ev, int64_t now_ms, json_t **
 char *audit_event_message(json_t *record);
 
 /*
- * The audit file (auditlog.c): append-only JSON lines, one record each, chained by hash:
+ * The audit file (auditlog.c, on the shared sink util/chainlog.h): append-only JSON lines, one
+ * record each, chained by hash:
  *
  *   {"seq":7,"prev":"<sha256 hex of line 6, without its newline>","time":...,"user":...}
  *
@@ -99,15 +101,8 @@ uint64_t audit_log_seq(const audit_log_t *log);
 /* Write pending "suppressed" records and close the file; NULL-safe. */
 void audit_log_close(audit_log_t *log);
 
-/* Result of audit_verify(). */
-typedef struct audit_verify_s {
-    uint64_t records;   /* lines checked */
-    uint64_t first_seq; /* seq of the first record read */
-    uint64_t last_seq;
-    bool anchored;   /* the first record is the first ever (seq 1, prev zeros) */
-    bool ok;         /* no broken link */
-    char where[512]; /* the first broken link: "FILE:LINE (seq N): what" */
-} audit_verify_t;
+/* Result of audit_verify(): records, first/last seq, anchored, ok, where (util/chainlog.h). */
+typedef chainlog_verify_t audit_verify_t;
 
 /* Check the chain over `files` in order (oldest first: PATH.5 ... PATH.1 PATH). Stops at the
  * first broken link (reported in out->where, out->ok false); a file "-" is standard input.

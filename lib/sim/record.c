@@ -491,6 +491,8 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
 
     if (cq == SIM_NONE)
         return ERR_INVALID;
+    if (r->hook.on_admit != NULL)
+        r->hook.on_admit(r->hook.ud, r, wi, adm, t);
     if (w->state == SIM_WL_PENDING && stop_pending(r, w, t) != ERR_OK)
         return ERR_NOMEM;
     w->cq = cq;
@@ -541,6 +543,8 @@ err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *
     if (w->state != SIM_WL_RUNNING)
         return ERR_INVALID;
     err_t rc = back_to_pending(r, w, SIM_SPAN_PREEMPTED, t);
+    if (r->hook.on_release != NULL)
+        r->hook.on_release(r->hook.ud, r, wi, SIM_WL_PENDING, reason, NULL, t);
     w->preemptions++;
     r->holders[w->cq].preemptions++;
     if (util_grow((void **)&r->preemptions, &r->cappreemptions, r->npreemptions + 1,
@@ -550,13 +554,15 @@ err_t sim_rec_wl_preempt(sim_rec_t *r, size_t wi, size_t preemptor, const char *
     return rc;
 }
 
-err_t sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
+err_t sim_rec_wl_evict(sim_rec_t *r, size_t wi, const char *reason, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
 
     if (w->state != SIM_WL_RUNNING)
         return ERR_OK;
     err_t rc = back_to_pending(r, w, SIM_SPAN_EVICTED, t);
+    if (r->hook.on_release != NULL)
+        r->hook.on_release(r->hook.ud, r, wi, SIM_WL_PENDING, NULL, reason, t);
     w->evictions++;
     r->holders[w->cq].evictions++;
     return rc;
@@ -565,9 +571,10 @@ err_t sim_rec_wl_evict(sim_rec_t *r, size_t wi, sim_ms_t t)
 err_t sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t)
 {
     sim_wl_rec_t *w = &r->wls[wi];
+    bool held = w->state == SIM_WL_RUNNING;
     err_t rc;
 
-    if (w->state == SIM_WL_RUNNING)
+    if (held)
         rc = stop_running(r, w,
                           state == SIM_WL_FINISHED      ? SIM_SPAN_FINISHED
                           : state == SIM_WL_DEACTIVATED ? SIM_SPAN_DEACTIVATED
@@ -590,6 +597,8 @@ err_t sim_rec_wl_leave(sim_rec_t *r, size_t wi, sim_wl_state_t state, sim_ms_t t
         else if (state == SIM_WL_DELETED)
             h->deleted++;
     }
+    if (held && r->hook.on_release != NULL)
+        r->hook.on_release(r->hook.ud, r, wi, state, NULL, NULL, t);
     return rc;
 }
 

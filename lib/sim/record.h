@@ -166,8 +166,23 @@ typedef struct sim_span_s {
     sim_span_end_t how;
 } sim_span_t;
 
-typedef struct sim_rec_s {
-    sim_wl_rec_t *wls; /* owned, in creation order */
+typedef struct sim_rec_s sim_rec_t;
+
+/* Told when a workload starts and stops holding quota (lib/sim/acct.c writes the accounting log
+ * from it). on_admit runs before the record changes (the workload is still pending: its
+ * pending_since is when it entered the queue); on_release after the workload stopped, with
+ * `state` SIM_WL_PENDING (preempted: `preemption` reason; evicted: `eviction` reason) or the
+ * state it left in (finished, deactivated, deleted). Both callbacks may be NULL. */
+typedef struct sim_rec_hook_s {
+    void (*on_admit)(void *ud, const sim_rec_t *r, size_t w, const admission_t *adm, sim_ms_t t);
+    void (*on_release)(void *ud, const sim_rec_t *r, size_t w, sim_wl_state_t state,
+                       const char *preemption, const char *eviction, sim_ms_t t);
+    void *ud;
+} sim_rec_hook_t;
+
+struct sim_rec_s {
+    sim_rec_hook_t hook; /* zero: nobody is told */
+    sim_wl_rec_t *wls;   /* owned, in creation order */
     size_t nwls, capwls;
     util_hmap_t wl_index;
     sim_holder_t *holders; /* owned, in order of first sight */
@@ -186,7 +201,7 @@ typedef struct sim_rec_s {
     sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
     size_t events; /* JSON Lines events emitted */
-} sim_rec_t;
+};
 
 /* An empty record. */
 void sim_rec_init(sim_rec_t *r);
@@ -235,8 +250,9 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t w, size_t cq, const admission_t *adm
  * string) and is pending again. ERR_NOMEM. */
 err_t sim_rec_wl_preempt(sim_rec_t *r, size_t w, size_t preemptor, const char *reason, sim_ms_t t);
 
-/* Running workload `w` was evicted by a stop policy and is pending again. ERR_NOMEM. */
-err_t sim_rec_wl_evict(sim_rec_t *r, size_t w, sim_ms_t t);
+/* Running workload `w` was evicted by a stop policy (Kueue's `reason`, may be NULL) and is
+ * pending again. ERR_NOMEM. */
+err_t sim_rec_wl_evict(sim_rec_t *r, size_t w, const char *reason, sim_ms_t t);
 
 /* Workload `w` left for good at `t`: `state` is SIM_WL_FINISHED, _DEACTIVATED or _DELETED.
  * ERR_NOMEM. */

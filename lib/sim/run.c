@@ -264,7 +264,7 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
     }
     case SCHED_DECISION_EVICT:
         /* The contract has no event for a stop-policy eviction; it shows in the summary. */
-        if (sim_rec_wl_evict(r->rec, w, t) != ERR_OK)
+        if (sim_rec_wl_evict(r->rec, w, d->reason_str, t) != ERR_OK)
             return ERR_NOMEM;
         break;
     case SCHED_DECISION_DEACTIVATE:
@@ -411,6 +411,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
         rc = err_set(msg, ERR_NOMEM, "out of memory starting the run");
         goto out;
     }
+    r.acct = sim__acct_new(opts->accounting, r.s, rec, opts->accounting_epoch_ms);
 
     for (;;) {
         sim_ms_t next = INT64_MAX;
@@ -466,6 +467,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     rec->events = r.ev.count;
     rc = sim_events_finish(&r.ev, msg);
 out:
+    sim__acct_free(r.acct, rec);
     run_fini(&r);
     return rc;
 }

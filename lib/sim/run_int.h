@@ -35,6 +35,9 @@ typedef struct sim_wlrun_s {
     uint64_t seq;     /* queue-order tie-break: its first document's position + 1 */
 } sim_wlrun_t;
 
+typedef struct acct_log_s acct_log_t;
+typedef struct sim_acct_s sim_acct_t;
+
 typedef struct sim_run_s {
     const sim_scenario_t *sc; /* borrowed */
     sim_rec_t *rec;           /* borrowed */
@@ -60,6 +63,7 @@ typedef struct sim_run_s {
     util_hmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */
     size_t *pc_docs;      /* owned: documents holding PriorityClasses, in file order */
     size_t npc_docs;
+    sim_acct_t *acct; /* owned: the accounting observer (acct.c), NULL without a log */
 } sim_run_t;
 
 /* Apply change `c` at `now`: upsert or delete its object in the engine, create/update/delete
@@ -77,5 +81,12 @@ err_t sim__run_wr_grow(sim_run_t *r);
 
 /* Read workload `w`'s wait reason at the end of this instant. */
 err_t sim__run_sample_later(sim_run_t *r, size_t w);
+
+/* The accounting observer (acct.c): hooks into `rec` and writes one record per ended admission
+ * to `log` (NULL: no observer, NULL returned); virtual time 0 is Unix ms `epoch_ms`. Out of
+ * memory is kept as the log's failure (acct_log_close() reports it). */
+sim_acct_t *sim__acct_new(acct_log_t *log, const sched_t *s, sim_rec_t *rec, int64_t epoch_ms);
+/* Unhook from `rec` and free; NULL-safe. */
+void sim__acct_free(sim_acct_t *a, sim_rec_t *rec);
 
 #endif

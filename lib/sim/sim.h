@@ -34,6 +34,11 @@ typedef struct sim_options_s {
     FILE *events;                /* borrowed: where JSON Lines events go; NULL = nowhere */
     sim_progress_cb on_progress; /* may be NULL */
     void *progress_ud;
+    /* borrowed: one record per admission that ended goes here (lib/acct; --accounting), with
+     * virtual time 0 at Unix ms `accounting_epoch_ms`; NULL = none. A write failure is kept by
+     * the log (acct_log_close() reports it), the run goes on. */
+    struct acct_log_s *accounting;
+    int64_t accounting_epoch_ms;
 } sim_options_t;
 
 /* Run scenario `sc` (loaded without errors) and fill `rec` (initialised by the caller, which
