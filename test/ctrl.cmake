@@ -69,4 +69,6 @@ sluice_add_test(ctrl_reconcile LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_
 sluice_add_test(ctrl_metrics LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_race LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_pods LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+# The accounting log written by the operator (lib/ctrl/acctlog.c).
+sluice_add_test(ctrl_acct LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_metricsauth LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})

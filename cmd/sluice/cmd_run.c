@@ -70,6 +70,11 @@ static const char usage_text[] =
     "                                read it with `sluice audit FILE` (default: Events only)\n"
     "  --audit-log-max-bytes N       rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
     "                                (default 104857600)\n"
+    "  --accounting-log FILE         append one JSON line per admission that ended (finished,\n"
+    "                                evicted, preempted, deleted) to FILE; read it with\n"
+    "                                `sluice report FILE` (default: off; docs/accounting.md)\n"
+    "  --accounting-log-max-bytes N  rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
+    "                                (default 104857600)\n"
     "  --webhook-client-ca FILE      mutual TLS: refuse webhook callers (at the TLS handshake)\n"
     "                                without a client certificate signed by a CA in FILE (the\n"
     "                                API server's, see docs/webhooks.md); fails closed\n"
@@ -499,6 +504,8 @@ typedef struct run_args_s {
     const char *cert_dir;
     const char *audit_log;
     const char *audit_max;
+    const char *acct_log;
+    const char *accounting_max;
     const char *webhook_client_ca;
     const char *pods_ready_timeout;
     const char *cert_ips[8];
@@ -525,6 +532,8 @@ enum {
     OPT_LOG_FORMAT,
     OPT_AUDIT_LOG,
     OPT_AUDIT_MAX,
+    OPT_ACCT_LOG,
+    OPT_ACCT_MAX,
     OPT_WEBHOOK_CLIENT_CA,
 };
 
@@ -555,6 +564,9 @@ static const cli_opt_t run_opts[] = {
     VALUE(OPT_LOG_FORMAT, "log-format", "FORMAT", "text json", "log format"),
     VALUE(OPT_AUDIT_LOG, "audit-log", "FILE", NULL, "append the audit trail to FILE"),
     VALUE(OPT_AUDIT_MAX, "audit-log-max-bytes", "N", NULL, "rotate the audit log past N bytes"),
+    VALUE(OPT_ACCT_LOG, "accounting-log", "FILE", NULL, "append the accounting log to FILE"),
+    VALUE(OPT_ACCT_MAX, "accounting-log-max-bytes", "N", NULL,
+          "rotate the accounting log past N bytes"),
     VALUE(OPT_WEBHOOK_CLIENT_CA, "webhook-client-ca", "FILE", NULL, "mutual TLS for webhooks"),
 };
 
@@ -581,6 +593,8 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {OPT_CERT_DIR, offsetof(run_args_t, cert_dir)},
         {OPT_AUDIT_LOG, offsetof(run_args_t, audit_log)},
         {OPT_AUDIT_MAX, offsetof(run_args_t, audit_max)},
+        {OPT_ACCT_LOG, offsetof(run_args_t, acct_log)},
+        {OPT_ACCT_MAX, offsetof(run_args_t, accounting_max)},
         {OPT_WEBHOOK_CLIENT_CA, offsetof(run_args_t, webhook_client_ca)},
         {OPT_PODS_READY_TIMEOUT, offsetof(run_args_t, pods_ready_timeout)},
     };
@@ -675,6 +689,15 @@ static int apply_flags(run_t *r, const run_args_t *a)
         free(r->cfg.audit_log);
         r->cfg.audit_log = strdup(a->audit_log);
         if (r->cfg.audit_log == NULL)
+            rc = err_set(&msg, ERR_NOMEM, "out of memory");
+    }
+    if (rc == ERR_OK && a->accounting_max != NULL &&
+        (rc = ctrl_config_set_accounting_max(&r->cfg, a->accounting_max, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--accounting-log-max-bytes: ");
+    if (rc == ERR_OK && a->acct_log != NULL) {
+        free(r->cfg.acct_log);
+        r->cfg.acct_log = strdup(a->acct_log);
+        if (r->cfg.acct_log == NULL)
             rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
     if (rc == ERR_OK && a->webhook_client_ca != NULL) {

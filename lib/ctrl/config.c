@@ -290,6 +290,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->burst = 500;
     cfg->log_level = CTRL_LOG_INFO;
     cfg->audit_max_bytes = 100u << 20;
+    cfg->acct_max_bytes = 100u << 20;
     pods_ready_defaults(&cfg->pods_ready, false);
     if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||
@@ -317,6 +318,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
     free(cfg->webhook_host);
     free(cfg->cert_dir);
     free(cfg->audit_log);
+    free(cfg->acct_log);
     free(cfg->webhook_client_ca);
     free(cfg->webhook_service);
     free(cfg->webhook_secret);
@@ -579,9 +581,14 @@ static const char *const metrics_fields[] = {"bindAddress", "enableClusterQueueR
                                              "customLabels", "localQueueMetrics", NULL};
 static const char *const lq_metrics_fields[] = {"enable", "localQueueSelector", NULL};
 static const char *const icm_fields[] = {"enable", "webhookServiceName", "webhookSecretName", NULL};
-static const char *const sluice_annotations[] = {
-    "sluice.dev/job-resource",        "sluice.dev/log-level",         "sluice.dev/audit-log",
-    "sluice.dev/audit-log-max-bytes", "sluice.dev/webhook-client-ca", NULL};
+static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
+                                                 "sluice.dev/log-level",
+                                                 "sluice.dev/audit-log",
+                                                 "sluice.dev/audit-log-max-bytes",
+                                                 "sluice.dev/webhook-client-ca",
+                                                 "sluice.dev/accounting-log",
+                                                 "sluice.dev/accounting-log-max-bytes",
+                                                 NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
 static const char *const op_no_effect[] = {
     "health.readinessEndpointName", "health.livenessEndpointName", "integrations.podOptions",
@@ -705,7 +712,7 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
             return err_set(msg, ERR_INVALID,
                            "metadata.annotations[%s]: unknown sluice setting (known: "
                            "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
-                           "webhook-client-ca)",
+                           "webhook-client-ca, accounting-log, accounting-log-max-bytes)",
                            key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
@@ -726,6 +733,12 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
     v = json_object_get(ann, "sluice.dev/webhook-client-ca");
     if (json_is_string(v) && (rc = set_str(&cfg->webhook_client_ca, json_string_value(v), msg)))
         return rc;
+    v = json_object_get(ann, "sluice.dev/accounting-log");
+    if (json_is_string(v) && (rc = set_str(&cfg->acct_log, json_string_value(v), msg)))
+        return rc;
+    v = json_object_get(ann, "sluice.dev/accounting-log-max-bytes");
+    if (json_is_string(v) && (rc = ctrl_config_set_accounting_max(cfg, json_string_value(v), msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/accounting-log-max-bytes]: ");
     return ERR_OK;
 }
 
@@ -945,7 +958,8 @@ err_t ctrl_config_load(ctrl_config_t *cfg, const char *path, err_msg_t *msg)
     return rc ? err_prefix(msg, rc, "%s: ", path) : ERR_OK;
 }
 
-err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+/* A log's size limit: decimal bytes, at least 4096. */
+static err_t max_bytes(const char *text, uint64_t *out, err_msg_t *msg)
 {
     uint64_t v = 0;
 
@@ -958,6 +972,16 @@ err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t 
     }
     if (v < 4096)
         return err_set(msg, ERR_INVALID, "%s: must be at least 4096 bytes", text);
-    cfg->audit_max_bytes = v;
+    *out = v;
     return ERR_OK;
+}
+
+err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    return max_bytes(text, &cfg->audit_max_bytes, msg);
+}
+
+err_t ctrl_config_set_accounting_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    return max_bytes(text, &cfg->acct_max_bytes, msg);
 }

@@ -28,6 +28,9 @@
  *   sluice.dev/audit-log-max-bytes: N                (default 104857600; 5 rotated files kept)
  *   sluice.dev/webhook-client-ca: PATH               (mutual TLS: callers of the webhooks must
  *                                                     present a certificate from this CA)
+ *   sluice.dev/accounting-log: PATH                  (default: none; one JSON line per admission
+ *                                                     that ended, docs/accounting.md)
+ *   sluice.dev/accounting-log-max-bytes: N           (default 104857600; 5 rotated files kept)
  * Command-line flags override the file (see `sluice run --help`).
  */
 
@@ -92,6 +95,8 @@ typedef struct ctrl_config_s {
     char *audit_log;              /* owned: audit trail file (JSON lines), NULL = none */
     uint64_t audit_max_bytes;     /* rotate past this size (default 100 MiB) */
     char *webhook_client_ca;      /* owned: client CA file (mutual TLS), NULL = callers unchecked */
+    char *acct_log;               /* owned: accounting log file (JSON lines), NULL = none */
+    uint64_t acct_max_bytes;      /* rotate past this size (default 100 MiB) */
     ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
     ctrl_integrations_t integrations;
     /* metrics.enableClusterQueueResources (default false), metrics.localQueueMetrics.enable
@@ -146,6 +151,9 @@ err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, e
 
 /* Set the audit log's maximum size from decimal text (bytes, >= 4096). */
 err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+
+/* Set the accounting log's maximum size from decimal text (bytes, >= 4096). */
+err_t ctrl_config_set_accounting_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
 
 /* Is `name` one of Kueue's integrations.frameworks names (whether sluice has a kind for it or
  * not)? */

@@ -580,6 +580,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
             ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
             ctrl__eviction_drop(c, key);
         }
+        ctrl__acct_changed(c, old, rec);
         ctrl__engine_wl(c, key, rec);
         if (rec != NULL)
             overlay_settle(c, kind, key);
@@ -781,6 +782,7 @@ static void state_free(ctrl_t *c)
     util_hmap_fini(&c->verify);
     problems_free(c->problems);
     ctrl__metrics_free(c);
+    ctrl__acct_close(c);
 }
 
 /* ---- writes ------------------------------------------------------------------------------ */
@@ -1135,6 +1137,13 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
             kube_informer_new_typed(client, &c->res[k], pods ? &pod_opts : NULL, &codec, &h, c);
         if (c->inf[k] == NULL)
             goto oom;
+    }
+    if (ctrl__acct_open(c, msg) != ERR_OK) {
+        for (int k = 0; k < c->nkinds; k++)
+            kube_informer_close(c->inf[k], NULL, NULL);
+        state_free(c);
+        free(c);
+        return ERR_IO;
     }
     ctrl_writer_init(&c->writer, NULL, uv_now(c->loop));
     uv_timer_init(c->loop, &c->tick);

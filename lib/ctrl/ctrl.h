@@ -69,6 +69,8 @@ typedef struct ctrl_stats_s {
     uint64_t engine_ns;       /* CPU-clock time inside sched_cycle */
     uint64_t writes[4];       /* writes started per class: admission, status, explain, event */
     uint64_t events_dropped;  /* Events over their budget */
+    uint64_t acct_written;    /* accounting records written (acctlog.c) */
+    uint64_t acct_failed;     /* accounting records that could not be written */
 } ctrl_stats_t;
 
 /* Log sink: `level` is a ctrl_log_level_t. */

@@ -57,6 +57,7 @@ typedef enum {
 
 typedef struct ctrl_op_s ctrl_op_t;
 typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
+typedef struct acct_log_s acct_log_t;         /* acct/acct.h */
 
 /* Send the request of `op` (its fields below); false when it could not be submitted. */
 typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
@@ -128,6 +129,7 @@ struct ctrl_s {
     /* owned: the Prometheus registry and its families (metrics.c) */
     ctrl_metrics_t *metrics;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
+    acct_log_t *acct;     /* owned: the accounting log (acctlog.c), NULL when not configured */
     ctrl_writer_t writer; /* the write budget (writer.h) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
     ctrl_op_t *backlog_tail;
@@ -309,6 +311,16 @@ void ctrl__pods_ready_tick(ctrl_t *c);
 bool ctrl__admission_blocked(ctrl_t *c);
 /* Write QuotaReserved=False WaitingForPodsReady on each ClusterQueue's head while blocked. */
 void ctrl__blocked_heads(ctrl_t *c, json_t *heads);
+
+/* ---- accounting (acctlog.c) ------------------------------------------------------------- */
+
+/* Open c->acct when the configuration names an accounting log (ERR_IO names the file). */
+err_t ctrl__acct_open(ctrl_t *c, err_msg_t *msg);
+/* Close c->acct (a final failure is logged); NULL-safe. */
+void ctrl__acct_close(ctrl_t *c);
+/* The Workload informer saw `old` become `rec` (NULL: deleted): when `old` held quota and `rec`
+ * does not, the admission ended and its record is written (leader only). */
+void ctrl__acct_changed(ctrl_t *c, const ctrl_wl_t *old, const ctrl_wl_t *rec);
 
 /* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
 
