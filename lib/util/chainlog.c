@@ -527,7 +527,8 @@ err_t chainlog_verify(const char *const *files, size_t nfiles, const char *kind,
     memset(out, 0, sizeof(*out));
     out->ok = true;
     for (size_t fi = 0; fi < nfiles && out->ok; fi++) {
-        FILE *f = fopen(files[fi], "r");
+        /* "-": standard input (`sluice audit --verify -`) */
+        FILE *f = strcmp(files[fi], "-") == 0 ? stdin : fopen(files[fi], "r");
         size_t lineno = 0;
         ssize_t n;
 
@@ -586,7 +587,8 @@ err_t chainlog_verify(const char *const *files, size_t nfiles, const char *kind,
             sha256_hex(line, (size_t)n, prev);
             snprintf(prev_where, sizeof(prev_where), "%.250s:%zu", files[fi], lineno);
         }
-        fclose(f);
+        if (f != stdin)
+            fclose(f);
     }
     free(line);
     return ERR_OK;

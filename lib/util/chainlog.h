@@ -72,7 +72,8 @@ typedef struct chainlog_verify_s {
     char where[512]; /* the first broken link: "FILE:LINE (seq N): what" */
 } chainlog_verify_t;
 
-/* Check the chain over `files` in order (oldest first: PATH.5 ... PATH.1 PATH); `kind` names the
+/* Check the chain over `files` in order (oldest first: PATH.5 ... PATH.1 PATH; "-" is standard
+ * input); `kind` names the
  * records in messages ("audit": "not a chained audit record"). Stops at the first broken link
  * (out->where, out->ok false). ERR_IO when a file cannot be read; a broken chain is ERR_OK with
  * out->ok false. */
