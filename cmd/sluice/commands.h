@@ -43,5 +43,4 @@ extern const cli_cmd_t *const commands[];
 /* The subcommand named `name`, or NULL. */
 const cli_cmd_t *commands_find(const char *name);
 
-
 #endif
