@@ -461,7 +461,8 @@ static void write_group_json(FILE *out, const acct_report_t *r, const group_t *g
         fprintf(out, ",\"resourceSeconds\":%s}",
                 ratio(h, NANO_PER_UNIT * 1000, 12, false, buf, sizeof(buf)));
     }
-    memcpy(sorted, g->waits, g->nwaits * sizeof(*sorted));
+    if (g->nwaits > 0)
+        memcpy(sorted, g->waits, g->nwaits * sizeof(*sorted));
     qsort(sorted, g->nwaits, sizeof(*sorted), cmp_i64);
     fputs("],\"waitSeconds\":", out);
     if (g->nwaits == 0) {
@@ -484,7 +485,8 @@ static void row_cells(const acct_report_t *r, const group_t *g, const size_t *or
     snprintf(cells[c++], 48, "%llu", (unsigned long long)g->admissions);
     for (size_t i = 0; i < r->nres; i++)
         hours(held_of(g, order[i]), r->resources[order[i]], !csv, cells[c++], 48);
-    memcpy(sorted, g->waits, g->nwaits * sizeof(*sorted));
+    if (g->nwaits > 0)
+        memcpy(sorted, g->waits, g->nwaits * sizeof(*sorted));
     qsort(sorted, g->nwaits, sizeof(*sorted), cmp_i64);
     for (unsigned p = 0; p < 3; p++) {
         static const unsigned ps[3] = {50, 90, 99};
