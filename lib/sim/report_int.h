@@ -56,6 +56,7 @@ typedef struct rep_grid_s {
 
 /* Colors: ClusterQueues, flavors and anything else by position. */
 const char *rep_color(size_t i);
+const char *rep_reason_color(size_t i); /* preemption reasons: reds first */
 const char *rep_flavor_color(const rep_t *x, const char *flavor);
 const char *rep_cq_color(const rep_t *x, size_t holder);
 const char *rep_lq_color(const rep_t *x, const char *lq);

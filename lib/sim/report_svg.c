@@ -8,15 +8,21 @@
 
 #define NANO ((sim_wide_t)1000000000)
 
-/* Tableau-like: distinct in print and for the common forms of color blindness. */
-static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                      "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
-                                      "#9c755f", "#bab0ac", "#1f3b73", "#637939"};
+/* Tableau-like, without its red: red marks preemptions. */
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1",
+                                      "#76b7b2", "#edc948", "#9c755f", "#86bcb6",
+                                      "#1f3b73", "#bab0ac", "#637939", "#d4a6c8"};
 #define NPALETTE (sizeof(palette) / sizeof(palette[0]))
 
 const char *rep_color(size_t i)
 {
     return palette[i % NPALETTE];
+}
+
+const char *rep_reason_color(size_t i)
+{
+    static const char *const reds[] = {"#d62728", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
+    return reds[i % (sizeof(reds) / sizeof(reds[0]))];
 }
 
 /* Flavors have their own colors, none of them red (red marks preemptions). */

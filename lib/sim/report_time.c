@@ -190,7 +190,7 @@ bool rep_gantt(rep_t *x)
         fprintf(out,
                 "<path class=\"arrow\" d=\"M%lld %lldC%lld %lld %lld %lld %lld %lld\" "
                 "marker-end=\"url(#arrowhead)\"><title>",
-                xa, y1, xa + bulge, y1, xa + bulge, y2, xa + 2, y2);
+                xa, y1, xa + bulge, y1, xa + bulge, y2, xa + 4, y2);
         fprintf(out, "%s: ", duration_format(p->t, b1));
         rep_esc(out, r->wls[p->preemptor].name);
         fputs(" preempted ", out);
@@ -266,7 +266,7 @@ static bool buckets(rep_t *x, const char **reasons, size_t nreasons)
             fprintf(out,
                     "<rect class=\"bucket\" x=\"%lld\" y=\"%lld\" width=\"%lld\" height=\"%lld\" "
                     "fill=\"%s\"><title>%s to %s: %zu %s</title></rect>",
-                    x0 + 1, ya, wdt, yb - ya, rep_color(k + 3),
+                    x0 + 1, ya, wdt, yb - ya, rep_reason_color(k),
                     duration_format((sim_ms_t)b * step, b1),
                     duration_format((sim_ms_t)(b + 1) * step, b2), c[k], reasons[k]);
             below += c[k];
@@ -278,7 +278,7 @@ static bool buckets(rep_t *x, const char **reasons, size_t nreasons)
     rep_time_axis(out, &f, f.top + f.h);
     fputs("</svg>\n<div class=\"legend\">", out);
     for (size_t k = 0; k < nreasons; k++)
-        rep_legend(out, "sw", rep_color(k + 3), reasons[k]);
+        rep_legend(out, "sw", rep_reason_color(k), reasons[k]);
     fputs("</div>\n", out);
     free(count);
     return true;

@@ -249,6 +249,8 @@ bool rep_tree(rep_t *x)
     }
     if (loose && t.n > 0)
         fputs("</ul></li>\n", out);
+    if (x->ncq == 0 && t.n == 0)
+        fputs("<li>No ClusterQueue or Cohort was defined.</li>\n", out);
     fputs("</ul>\n</section>\n", out);
     free(t.v);
     return true;
