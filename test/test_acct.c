@@ -1,7 +1,9 @@
-/* test_acct -- accounting: the record, its chained log, the report, the simulator's log. */
+/* test_acct -- accounting: the record, its chained log, the report, the simulator's log; and
+ * `sluice sim --compare` (lib/sim/compare.c). */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "acct/acct.h"
 #include "acct/report.h"
+#include "sim/compare.h"
 #include "sim/sim.h"
 
 #include <check.h>
@@ -414,6 +416,107 @@ START_TEST(test_sim_writes_each_ended_admission)
 }
 END_TEST
 
+/* ---- sluice sim --compare ------------------------------------------------------------------ */
+
+static void load_file(const char *rel, sim_scenario_t *sc)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char path[1024];
+    FILE *f;
+    err_msg_t msg = {{0}};
+
+    snprintf(path, sizeof(path), "%s/%s", src != NULL ? src : "..", rel);
+    f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    sim_scenario_init(sc);
+    ck_assert_msg(sim_scenario_load(f, sc, &msg) == ERR_OK, "%s: %s", rel, msg.text);
+    fclose(f);
+}
+
+START_TEST(test_compare_same_stream_two_designs)
+{
+    sim_scenario_t a, b, mixed;
+    sim_rec_t ra, rb;
+    sim_options_t opts;
+    err_msg_t msg = {{0}};
+    size_t ignored = 99, nwl = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+    json_t *j, *sa, *sb;
+
+    load_file("examples/03-fair-sharing.yaml", &a);
+    load_file("examples/designs/static-quotas.yaml", &b);
+    sim_scenario_init(&mixed);
+    /* B's design first, then A's stream: 9 design documents, then A's 53 others. */
+    ck_assert_int_eq(sim_compare_scenario(&a, &b, &mixed, &ignored, &msg), ERR_OK);
+    ck_assert_uint_eq(ignored, 0);
+    for (size_t i = 0; i < mixed.ndocs; i++) {
+        ck_assert_int_eq(sim_compare_is_design(mixed.docs[i].obj.kind), i < b.ndocs);
+        nwl += mixed.docs[i].obj.kind == KIND_JOB;
+    }
+    ck_assert_uint_eq(nwl, 48);
+    ck_assert_ptr_null(mixed.config); /* B has no Configuration: no fair sharing */
+    /* A's own stream documents of B would be ignored: compare A with itself. */
+    {
+        sim_scenario_t self;
+        sim_scenario_init(&self);
+        ck_assert_int_eq(sim_compare_scenario(&a, &a, &self, &ignored, &msg), ERR_OK);
+        ck_assert_uint_eq(ignored, a.ndocs - 11); /* all but its 11 design documents */
+        ck_assert_ptr_eq(self.config, a.config);
+        sim_compare_scenario_fini(&self);
+    }
+    memset(&opts, 0, sizeof(opts));
+    sim_rec_init(&ra);
+    sim_rec_init(&rb);
+    ck_assert_int_eq(sim_run(&a, &opts, &ra, &msg), ERR_OK);
+    ck_assert_int_eq(sim_run(&mixed, &opts, &rb, &msg), ERR_OK);
+    out = open_memstream(&text, &len);
+    ck_assert_int_eq(sim_compare_write(&ra, "A", &rb, "B", true, out, &msg), ERR_OK);
+    fclose(out);
+    j = json_loads(text, 0, NULL);
+    ck_assert_msg(j != NULL, "%s", text);
+    sa = json_object_get(j, "a");
+    sb = json_object_get(j, "b");
+    /* The same 48 jobs on both sides; B (fixed quotas, no cohort) preempts nobody and leaves
+     * delta's 12 GPUs idle until it arrives; A lends them and preempts 14 times. */
+    ck_assert_int_eq(json_integer_value(json_object_get(sa, "workloads")), 48);
+    ck_assert_int_eq(json_integer_value(json_object_get(sb, "workloads")), 48);
+    ck_assert_int_eq(json_integer_value(json_object_get(sa, "preemptions")), 14);
+    ck_assert_int_eq(json_integer_value(json_object_get(sb, "preemptions")), 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(sa, "idleGpuQuotaHours")), 20);
+    ck_assert_int_eq(json_integer_value(json_object_get(sb, "idleGpuQuotaHours")), 48);
+    ck_assert(json_real_value(json_object_get(sb, "jainFairnessIndex")) == 0 &&
+              json_integer_value(json_object_get(sb, "jainFairnessIndex")) == 1);
+    json_t *delta_a = json_array_get(json_object_get(sa, "teams"), 2);
+    json_t *delta_b = json_array_get(json_object_get(sb, "teams"), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(delta_a, "namespace")), "team-delta");
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(delta_a, "waitSeconds"), "p50")), 0);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(delta_b, "waitSeconds"), "p50")), 7200);
+    /* GPU-hours per team on A agree with the accounting of the same run (test above) and the
+     * summary: 104, 104, 96, 108. */
+    ck_assert_int_eq(json_integer_value(json_object_get(delta_a, "gpuHours")), 96);
+    json_decref(j);
+    free(text);
+    /* The table names both sides and every team. */
+    text = NULL;
+    out = open_memstream(&text, &len);
+    ck_assert_int_eq(sim_compare_write(&ra, "a.yaml", &rb, "b.yaml", false, out, &msg), ERR_OK);
+    fclose(out);
+    ck_assert_ptr_nonnull(strstr(text, "B: b.yaml (its quota design, A's workloads)"));
+    ck_assert_ptr_nonnull(strstr(text, "team-gamma"));
+    ck_assert_ptr_nonnull(strstr(text, "idle GPU quota (GPU-hours)"));
+    free(text);
+    sim_rec_fini(&ra);
+    sim_rec_fini(&rb);
+    sim_compare_scenario_fini(&mixed);
+    sim_scenario_fini(&a);
+    sim_scenario_fini(&b);
+}
+END_TEST
+
 static Suite *acct_suite(void)
 {
     Suite *s = suite_create("acct");
@@ -425,6 +528,7 @@ static Suite *acct_suite(void)
     tcase_add_test(tc, test_report_hours_waits_outcomes);
     tcase_add_test(tc, test_by_parse);
     tcase_add_test(tc, test_sim_writes_each_ended_admission);
+    tcase_add_test(tc, test_compare_same_stream_two_designs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,7 @@
 #include "util/util.h"
 
 #include "acct/acct.h"
+#include "sim/compare.h"
 #include "sim/sim.h"
 
 #include <errno.h>
@@ -40,6 +41,11 @@ static void usage(FILE *out)
         "  -o, --output FORMAT json or yaml: the summary document on standard output instead of\n"
         "                      the human summary (json is --summary -)\n"
         "  --report FILE.html  write a self-contained HTML report with charts\n"
+        "  --compare           two scenarios, A.yaml B.yaml: run A's workloads under A's quota\n"
+        "                      design and under B's (ResourceFlavors, ClusterQueues, Cohorts,\n"
+        "                      LocalQueues, Configuration), print one side-by-side table (-o "
+        "json:\n"
+        "                      JSON); see docs/simulator.md, \"Comparing designs\"\n"
         "  --accounting FILE   write the accounting log (one JSON line per admission that ended,\n"
         "                      virtual time 0 = 1970-01-01T00:00:00Z; read it with sluice report)\n"
         "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
@@ -64,6 +70,8 @@ typedef struct sim_args_s {
     const char *summary;
     const char *report;
     const char *accounting;
+    const char *scenario_b; /* --compare: the second scenario (B) */
+    bool compare;
     bool has_until;
     sim_ms_t until;
     bool quiet;
@@ -79,7 +87,8 @@ enum {
     OPT_QUIET,
     OPT_TIMINGS,
     OPT_OUTPUT,
-    OPT_ACCOUNTING
+    OPT_ACCOUNTING,
+    OPT_COMPARE
 };
 
 static const cli_opt_t sim_opts[] = {
@@ -91,6 +100,7 @@ static const cli_opt_t sim_opts[] = {
     {OPT_TIMINGS, 0, "timings", CLI_ARG_NONE, NULL, NULL, "load and run times, peak memory"},
     CLI_OPT_OUTPUT(OPT_OUTPUT, "json yaml"),
     {OPT_ACCOUNTING, 0, "accounting", CLI_ARG_REQUIRED, "FILE", NULL, "the accounting log"},
+    {OPT_COMPARE, 0, "compare", CLI_ARG_NONE, NULL, NULL, "compare two quota designs"},
 };
 
 /* `--events` without '=': the contract's "--events FILE (default: standard output)". The value
@@ -122,10 +132,18 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         case CLI_STOP:
             return p.status;
         case CLI_OPERAND:
-            if (a->scenario != NULL)
-                return cli_fail_usage(&p, "one scenario file at a time ('%s' and '%s')",
+            if (a->scenario != NULL && a->scenario_b != NULL)
+                return cli_fail_usage(&p,
+                                      "one scenario file at a time ('%s' and '%s'; "
+                                      "--compare takes two)",
                                       a->scenario, val);
-            a->scenario = val;
+            if (a->scenario != NULL)
+                a->scenario_b = val;
+            else
+                a->scenario = val;
+            break;
+        case OPT_COMPARE:
+            a->compare = true;
             break;
         case OPT_EVENTS:
             a->events = val != NULL ? val : events_value(&p, a);
@@ -157,6 +175,15 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
     }
     if (a->scenario == NULL)
         return cli_fail_usage(&p, "no scenario file (- reads standard input)");
+    if (a->scenario_b != NULL && !a->compare)
+        return cli_fail_usage(&p,
+                              "one scenario file at a time ('%s' and '%s'; --compare takes two)",
+                              a->scenario, a->scenario_b);
+    if (a->compare && a->scenario_b == NULL)
+        return cli_fail_usage(&p, "--compare needs two scenario files: A.yaml B.yaml");
+    if (a->compare && (a->events != NULL || a->summary != NULL || a->report != NULL ||
+                       a->accounting != NULL || a->output == CLI_OUTPUT_YAML))
+        return cli_fail_usage(&p, "--compare writes its table (or -o json) only");
     a->name = strcmp(a->scenario, "-") == 0 ? "<stdin>" : a->scenario;
     if (a->report != NULL && strcmp(a->report, "-") == 0)
         return cli_fail(&p, "--report needs a file name");
@@ -314,6 +341,93 @@ static err_t write_output(const sim_rec_t *rec, cli_output_t fmt, err_msg_t *msg
     return rc;
 }
 
+/* Load scenario `path` into `sc` (initialised), printing its diagnostics; 0 or the exit code. */
+static int load_scenario(const char *path, sim_scenario_t *sc)
+{
+    const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    FILE *in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    err_msg_t msg = {{0}};
+    err_t rc;
+
+    if (in == NULL) {
+        fprintf(stderr, "sluice sim: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    rc = sim_scenario_load(in, sc, &msg);
+    if (in != stdin)
+        fclose(in);
+    for (size_t i = 0; i < sc->nwarnings; i++)
+        print_diag(sc, name, sc->warnings[i], true);
+    if (rc == ERR_INVALID) {
+        for (size_t i = 0; i < sc->nerrors; i++)
+            print_diag(sc, name, sc->errors[i], false);
+        fprintf(stderr, "sluice sim: %s: %s; nothing was run\n", name, msg.text);
+        return 1;
+    }
+    if (rc != ERR_OK) {
+        fprintf(stderr, "sluice sim: %s: %s\n", name, msg.text);
+        return 2;
+    }
+    return 0;
+}
+
+/* `sluice sim --compare A.yaml B.yaml` (lib/sim/compare.h says what is taken from which). */
+static int compare_run(const sim_args_t *a)
+{
+    sim_scenario_t sa, sb, mixed;
+    sim_rec_t ra, rb;
+    sim_options_t opts;
+    err_msg_t msg = {{0}};
+    size_t ignored = 0;
+    int code;
+
+    sim_scenario_init(&sa);
+    sim_scenario_init(&sb);
+    sim_scenario_init(&mixed);
+    sim_rec_init(&ra);
+    sim_rec_init(&rb);
+    memset(&opts, 0, sizeof(opts));
+    opts.has_until = a->has_until;
+    opts.until = a->until;
+    code = load_scenario(a->scenario, &sa);
+    if (code == 0)
+        code = load_scenario(a->scenario_b, &sb);
+    if (code != 0)
+        goto out;
+    code = 2;
+    if (sim_compare_scenario(&sa, &sb, &mixed, &ignored, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: %s\n", msg.text);
+        goto out;
+    }
+    if (ignored > 0)
+        fprintf(stderr,
+                "sluice sim: --compare: %zu document%s of %s that %s not part of the quota "
+                "design ignored (B runs A's workloads)\n",
+                ignored, ignored == 1 ? "" : "s", a->scenario_b, ignored == 1 ? "is" : "are");
+    if (sim_run(&sa, &opts, &ra, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: %s: %s\n", a->scenario, msg.text);
+        goto out;
+    }
+    if (sim_run(&mixed, &opts, &rb, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: %s's design with %s's workloads: %s\n", a->scenario_b,
+                a->scenario, msg.text);
+        goto out;
+    }
+    if (sim_compare_write(&ra, a->scenario, &rb, a->scenario_b, a->output == CLI_OUTPUT_JSON,
+                          stdout, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: %s\n", msg.text);
+        goto out;
+    }
+    code = 0;
+out:
+    sim_rec_fini(&ra);
+    sim_rec_fini(&rb);
+    sim_compare_scenario_fini(&mixed);
+    sim_scenario_fini(&sa);
+    sim_scenario_fini(&sb);
+    return code;
+}
+
 static int sim_run_cmd(int argc, char **argv)
 {
     sim_args_t a;
@@ -334,6 +448,10 @@ static int sim_run_cmd(int argc, char **argv)
     code = parse_args(argc, argv, &a);
     if (code >= 0)
         goto out;
+    if (a.compare) {
+        code = compare_run(&a);
+        goto out;
+    }
     code = 2;
 
     stamp_t t0 = stamp(), t1, t2;
