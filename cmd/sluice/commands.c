@@ -14,6 +14,8 @@ const cli_cmd_t *const commands[] = {
     &cmd_audit,
     &cmd_convert,
     &cmd_report,
+    &cmd_inventory,
+    &cmd_graph,
     &cmd_completion,
     &cmd_version,
     NULL,

@@ -31,6 +31,12 @@ extern const cli_cmd_t cmd_convert;
 /* `sluice report LOG...`: resource-hours, waits and preemptions from accounting logs. */
 extern const cli_cmd_t cmd_report;
 
+/* `sluice inventory [FILE...]`: node pools, their GPUs, quota against capacity. */
+extern const cli_cmd_t cmd_inventory;
+
+/* `sluice graph FILE...`: the queue graph as DOT, Mermaid or SVG, with its problems. */
+extern const cli_cmd_t cmd_graph;
+
 /* `sluice completion bash|zsh`: the shell completion script, generated from the tables below. */
 extern const cli_cmd_t cmd_completion;
 

@@ -1,0 +1,225 @@
+/* manifests -- read Nodes and Kueue's queue objects from manifest files or API lists. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "inventory/manifests.h"
+
+#include "model/yaml.h"
+#include "util/grow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void inv_set_init(inv_set_t *s, FILE *errs)
+{
+    memset(s, 0, sizeof(*s));
+    s->errs = errs;
+}
+
+void inv_set_fini(inv_set_t *s)
+{
+    if (s == NULL)
+        return;
+    TYPES_FREE_ARRAY(s->nodes, s->nnodes, node_fini);
+    TYPES_FREE_ARRAY(s->objs, s->nobjs, object_fini);
+    memset(s, 0, sizeof(*s));
+}
+
+static const char *json_str(const json_t *obj, const char *key)
+{
+    const json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void report(inv_set_t *s, const char *origin, size_t doc, const json_t *root,
+                   const diags_t *d)
+{
+    const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
+    const char *kind = json_str(root, "kind"), *name = json_str(md, "name");
+
+    s->ninvalid++;
+    if (s->errs == NULL)
+        return;
+    for (size_t i = 0; i < d->len; i++)
+        if (!d->items[i].warning)
+            fprintf(s->errs, "%s: doc %zu (%s %s): %s%s%s\n", origin, doc,
+                    kind ? kind : "<no kind>", name ? name : "<no name>", d->items[i].path,
+                    d->items[i].path[0] ? ": " : "", d->items[i].message);
+}
+
+static bool wanted(kind_t k)
+{
+    return k == KIND_RESOURCE_FLAVOR || k == KIND_CLUSTER_QUEUE || k == KIND_COHORT ||
+           k == KIND_LOCAL_QUEUE;
+}
+
+static bool wanted_kind_name(const char *kind)
+{
+    static const char *const names[] = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
+                                        NULL};
+
+    for (size_t i = 0; kind != NULL && names[i] != NULL; i++)
+        if (strcmp(kind, names[i]) == 0)
+            return true;
+    return false;
+}
+
+static err_t add_one(inv_set_t *s, json_t *root, const char *origin, size_t doc)
+{
+    diags_t d;
+    err_t e;
+
+    diags_init(&d);
+    if (node_is(root)) {
+        node_t n;
+        e = node_decode(root, &n, &d);
+        if (e == ERR_OK) {
+            if (util_grow((void **)&s->nodes, &s->capn, s->nnodes + 1, sizeof(*s->nodes)) !=
+                ERR_OK) {
+                node_fini(&n);
+                e = ERR_NOMEM;
+            } else {
+                s->nodes[s->nnodes++] = n;
+            }
+        }
+    } else if (wanted_kind_name(json_str(root, "kind"))) {
+        object_t o;
+        e = object_decode(root, &o, &d);
+        if (e == ERR_OK && !wanted(o.kind)) {
+            object_fini(&o);
+            s->nskipped++;
+        } else if (e == ERR_OK) {
+            if (util_grow((void **)&s->objs, &s->capo, s->nobjs + 1, sizeof(*s->objs)) != ERR_OK) {
+                object_fini(&o);
+                e = ERR_NOMEM;
+            } else {
+                s->objs[s->nobjs++] = o;
+            }
+        }
+    } else {
+        s->nskipped++;
+        e = ERR_OK;
+    }
+    if (e == ERR_INVALID) {
+        report(s, origin, doc, root, &d);
+        e = ERR_OK;
+    }
+    if (d.oom)
+        e = ERR_NOMEM;
+    diags_fini(&d);
+    return e;
+}
+
+/* kubectl get ... -o yaml writes a v1 List; the API server answers a NodeList, a
+ * ClusterQueueList, ...: any kind ending in "List" with an items array. */
+static bool is_list(const json_t *root)
+{
+    const char *kind = json_str(root, "kind");
+    size_t n = kind != NULL ? strlen(kind) : 0;
+
+    return n >= 4 && strcmp(kind + n - 4, "List") == 0 &&
+           json_is_array(json_object_get(root, "items"));
+}
+
+err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc)
+{
+    const json_t *items;
+    err_t e = ERR_OK;
+
+    if (!is_list(root))
+        return add_one(s, root, origin, doc);
+    items = json_object_get(root, "items");
+    for (size_t i = 0; i < json_array_size(items) && e == ERR_OK; i++)
+        e = add_one(s, json_array_get(items, i), origin, doc);
+    return e;
+}
+
+typedef struct read_ctx_s {
+    inv_set_t *s;
+    const char *display;
+} read_ctx_t;
+
+static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
+{
+    read_ctx_t *r = ctx;
+
+    (void)line;
+    return inv_set_add(r->s, doc, r->display, index + 1);
+}
+
+err_t inv_set_read(inv_set_t *s, FILE *f, const char *display, err_msg_t *msg)
+{
+    read_ctx_t r = {s, display};
+    err_t e;
+
+    s->file = display;
+    e = yaml_load_file(f, on_doc, &r, msg);
+    if (e == ERR_NOMEM)
+        err_set(msg, ERR_NOMEM, "out of memory");
+    return e;
+}
+
+void inv_view_fini(inv_view_t *v)
+{
+    if (v == NULL)
+        return;
+    free(v->flavors);
+    free(v->cqs);
+    free(v->cohorts);
+    free(v->lqs);
+    memset(v, 0, sizeof(*v));
+}
+
+err_t inv_set_view(const inv_set_t *s, inv_view_t *out)
+{
+    size_t n = s->nobjs ? s->nobjs : 1;
+
+    memset(out, 0, sizeof(*out));
+    out->flavors = calloc(n, sizeof(*out->flavors));
+    out->cqs = calloc(n, sizeof(*out->cqs));
+    out->cohorts = calloc(n, sizeof(*out->cohorts));
+    out->lqs = calloc(n, sizeof(*out->lqs));
+    if (out->flavors == NULL || out->cqs == NULL || out->cohorts == NULL || out->lqs == NULL) {
+        inv_view_fini(out);
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->nobjs; i++) {
+        const object_t *o = &s->objs[i];
+        switch (o->kind) {
+        case KIND_RESOURCE_FLAVOR:
+            out->flavors[out->nflavors++] = &o->u.flavor;
+            break;
+        case KIND_CLUSTER_QUEUE:
+            out->cqs[out->ncqs++] = &o->u.cq;
+            break;
+        case KIND_COHORT:
+            out->cohorts[out->ncohorts++] = &o->u.cohort;
+            break;
+        case KIND_LOCAL_QUEUE:
+            out->lqs[out->nlqs++] = &o->u.lq;
+            break;
+        default:
+            break;
+        }
+    }
+    return ERR_OK;
+}
+
+err_t inv_set_read_path(inv_set_t *s, const char *path, err_msg_t *msg)
+{
+    const char *display = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    err_msg_t inner = {{0}};
+    err_t e;
+
+    if (f == NULL)
+        return err_set(msg, ERR_IO, "%s: %s", path, strerror(errno));
+    e = inv_set_read(s, f, display, &inner);
+    if (e == ERR_OK && ferror(f))
+        e = err_set(&inner, ERR_IO, "read error");
+    if (f != stdin)
+        fclose(f);
+    if (e != ERR_OK)
+        err_set(msg, e, "%s: %s", display, inner.text[0] ? inner.text : err_str(e));
+    return e;
+}

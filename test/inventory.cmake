@@ -1,0 +1,7 @@
+# Node pools, quota against capacity and the queue graph (lib/inventory, lib/model/node.c), and
+# the `sluice inventory` and `sluice graph` commands.
+sluice_add_test(inventory LIBS sluice_inventory)
+sluice_add_test(inventory_cmd LIBS PkgConfig::JANSSON SOURCES sluice_exec.c)
+add_dependencies(test_inventory_cmd sluice)
+sluice_add_fuzz(node LIBS sluice_inventory)
+sluice_add_test(graph LIBS sluice_graph)
