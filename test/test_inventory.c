@@ -469,7 +469,7 @@ START_TEST(manifest_set_reads_lists_and_skips)
     ck_assert_uint_eq(s.nnodes, 1);
     ck_assert_uint_eq(s.ninvalid, 1);
     ck_assert_uint_eq(s.nskipped, 1);
-    ck_assert_str_eq(errs, "f.yaml: doc 1 (Node n2): status.allocatable.cpu: invalid quantity "
+    ck_assert_str_eq(errs, "f.yaml:1: doc 1 (Node n2): status.allocatable.cpu: invalid quantity "
                            "\"1x\"\n");
     ck_assert_int_eq(inv_set_view(&s, &v), ERR_OK);
     ck_assert_uint_eq(v.nlqs, 1);

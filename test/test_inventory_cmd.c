@@ -174,7 +174,7 @@ START_TEST(usage_and_input_errors)
     /* A Node that does not decode is named, left out, and the exit status says so. */
     r = sluice_exec(NULL, "inventory", "test/data/inventory/bad-node.yaml", NODES, NULL);
     ck_assert_int_eq(r.rc, 1);
-    ck_assert_str_eq(r.err, "test/data/inventory/bad-node.yaml: doc 1 (Node broken): "
+    ck_assert_str_eq(r.err, "test/data/inventory/bad-node.yaml:2: doc 1 (Node broken): "
                             "status.allocatable.nvidia.com/gpu: invalid quantity \"eight\"\n");
     ASSERT_HAS(r.out, "a100-sxm4-80gb  ");
     sluice_result_fini(&r);
@@ -254,7 +254,7 @@ START_TEST(graph_usage_errors)
                     "test/data/inventory/bad-node.yaml", NULL);
     ck_assert_int_eq(r.rc, 1);
     ASSERT_HAS(r.err, "problem: LocalQueue speech/typo points to ClusterQueue speeech");
-    ASSERT_HAS(r.err, "bad-node.yaml: doc 1 (Node broken): ");
+    ASSERT_HAS(r.err, "bad-node.yaml:2: doc 1 (Node broken): ");
     sluice_result_fini(&r);
 
     r = sluice_exec(NULL, "graph", "--help", NULL);

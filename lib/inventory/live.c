@@ -56,7 +56,7 @@ static void on_list(const kube_result_t *r, void *data)
     }
     snprintf(l->origin, sizeof(l->origin), "%s/%s", kube_client_server(l->client),
              l->res[l->cur].res.resource);
-    e = inv_set_add(l->set, r->body, l->origin, 1);
+    e = inv_set_add(l->set, r->body, l->origin, 1, 0);
     if (e != ERR_OK) {
         l->err = err_set(&l->msg, e, "out of memory");
         kube_client_close(l->client, NULL, NULL);

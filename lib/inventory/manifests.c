@@ -31,7 +31,7 @@ static const char *json_str(const json_t *obj, const char *key)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static void report(inv_set_t *s, const char *origin, size_t doc, const json_t *root,
+static void report(inv_set_t *s, const char *origin, size_t doc, int line, const json_t *root,
                    const diags_t *d)
 {
     const json_t *md = json_is_object(root) ? json_object_get(root, "metadata") : NULL;
@@ -42,9 +42,9 @@ static void report(inv_set_t *s, const char *origin, size_t doc, const json_t *r
         return;
     for (size_t i = 0; i < d->len; i++)
         if (!d->items[i].warning)
-            fprintf(s->errs, "%s: doc %zu (%s %s): %s%s%s\n", origin, doc,
-                    kind ? kind : "<no kind>", name ? name : "<no name>", d->items[i].path,
-                    d->items[i].path[0] ? ": " : "", d->items[i].message);
+            fprintf(s->errs, "%s%s%.0d: doc %zu (%s %s): %s%s%s\n", origin, line > 0 ? ":" : "",
+                    line > 0 ? line : 0, doc, kind ? kind : "<no kind>", name ? name : "<no name>",
+                    d->items[i].path, d->items[i].path[0] ? ": " : "", d->items[i].message);
 }
 
 static bool wanted(kind_t k)
@@ -64,7 +64,7 @@ static bool wanted_kind_name(const char *kind)
     return false;
 }
 
-static err_t add_one(inv_set_t *s, json_t *root, const char *origin, size_t doc)
+static err_t add_one(inv_set_t *s, json_t *root, const char *origin, size_t doc, int line)
 {
     diags_t d;
     err_t e;
@@ -101,7 +101,7 @@ static err_t add_one(inv_set_t *s, json_t *root, const char *origin, size_t doc)
         e = ERR_OK;
     }
     if (e == ERR_INVALID) {
-        report(s, origin, doc, root, &d);
+        report(s, origin, doc, line, root, &d);
         e = ERR_OK;
     }
     if (d.oom)
@@ -121,16 +121,16 @@ static bool is_list(const json_t *root)
            json_is_array(json_object_get(root, "items"));
 }
 
-err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc)
+err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc, int line)
 {
     const json_t *items;
     err_t e = ERR_OK;
 
     if (!is_list(root))
-        return add_one(s, root, origin, doc);
+        return add_one(s, root, origin, doc, line);
     items = json_object_get(root, "items");
     for (size_t i = 0; i < json_array_size(items) && e == ERR_OK; i++)
-        e = add_one(s, json_array_get(items, i), origin, doc);
+        e = add_one(s, json_array_get(items, i), origin, doc, line);
     return e;
 }
 
@@ -143,8 +143,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *doc)
 {
     read_ctx_t *r = ctx;
 
-    (void)line;
-    return inv_set_add(r->s, doc, r->display, index + 1);
+    return inv_set_add(r->s, doc, r->display, index + 1, line);
 }
 
 err_t inv_set_read(inv_set_t *s, FILE *f, const char *display, err_msg_t *msg)

@@ -14,8 +14,8 @@
  * The objects `sluice inventory` and `sluice graph` work on: v1 Nodes (`kubectl get nodes -o
  * yaml` output, a List) and ResourceFlavors, ClusterQueues, Cohorts and LocalQueues. Other kinds
  * are counted and skipped. An object that does not decode is reported on `errs` as
- * "FILE: doc N (Kind name): path: message" (errors only; sluice check tells the rest) and left
- * out.
+ * "FILE:LINE: doc N (Kind name): path: message" (LINE: where its document starts; errors only,
+ * sluice check tells the rest) and left out.
  */
 typedef struct inv_set_s {
     node_t *nodes; /* owned */
@@ -56,8 +56,9 @@ err_t inv_set_read(inv_set_t *s, FILE *f, const char *display, err_msg_t *msg);
  * with "PATH: reason" in `msg`; not well-formed input is ERR_PARSE with "PATH: line L, ...". */
 err_t inv_set_read_path(inv_set_t *s, const char *path, err_msg_t *msg);
 
-/* Add one object or a List's items (`root` borrowed), `origin` naming it in messages. */
-err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc);
+/* Add one object or a List's items (`root` borrowed); `origin`, `doc` (1-based) and `line` (where
+ * the document starts; 0: unknown, not printed) name it in messages. */
+err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc, int line);
 
 /* The set's objects by kind into `out` (zeroed first); ERR_NOMEM. */
 err_t inv_set_view(const inv_set_t *s, inv_view_t *out);
