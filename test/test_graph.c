@@ -128,8 +128,8 @@ START_TEST(example_structure)
     /* The one problem: the missing A100 node's GPUs. */
     ck_assert_uint_eq(g->nproblems, 1);
     ck_assert_str_eq(g->problems[0],
-                     "flavor a100: nominal quota of nvidia.com/gpu is 48 (training 32, research "
-                     "16), above the 40 allocatable on the 6 nodes flavor a100 selects: admitted "
+                     "flavor a100: nominal quota of nvidia.com/gpu is 48 (research 16, training "
+                     "32), above the 40 allocatable on the 6 nodes flavor a100 selects: admitted "
                      "workloads may not fit");
     ck_assert(g->nodes[a100].problem);
     ck_assert(!g->nodes[h100].problem);
@@ -154,7 +154,7 @@ START_TEST(every_problem)
         "ResourceFlavor spare: no ClusterQueue or Cohort has quota on it",
         "ClusterQueue speech has quota on ResourceFlavor h200, which does not exist",
         "ResourceFlavor cpu-only selects no node: no node has all its nodeLabels",
-        "flavor a100: nominal quota of nvidia.com/gpu is 16 (vision 8, speech 8), above the 8 "
+        "flavor a100: nominal quota of nvidia.com/gpu is 16 (speech 8, vision 8), above the 8 "
         "allocatable on the 1 node flavor a100 selects: admitted workloads may not fit",
         "cohort research: its 2 ClusterQueues lend nothing (every lendingLimit or quota is 0): "
         "none of them can borrow",

@@ -400,7 +400,7 @@ START_TEST(capacity_rows_and_warning)
     ck_assert_uint_eq(cap.rows[0].nnodes, 2);
     ck_assert(capacity_over(&cap.rows[0]));
     ck_assert_str_eq(capacity_message(&cap.rows[0], buf, sizeof(buf)),
-                     "nominal quota of nvidia.com/gpu is 16 (train 10, infer 4, cohort org 2), "
+                     "nominal quota of nvidia.com/gpu is 16 (infer 4, train 10, cohort org 2), "
                      "above the 8 allocatable on the 2 nodes flavor a100 selects: admitted "
                      "workloads may not fit");
     ck_assert_str_eq(cap.rows[1].resource, "cpu");
@@ -408,18 +408,20 @@ START_TEST(capacity_rows_and_warning)
     ck_assert(!capacity_over(&cap.rows[1]));
     ck_assert_str_eq(cap.rows[2].resource, "pods");
     ck_assert(capacity_over(&cap.rows[2])); /* 10 pods, none allocatable in the fixture */
-    ck_assert_str_eq(cap.rows[3].flavor->meta.name, "h200");
-    ck_assert_uint_eq(cap.rows[3].nnodes, 0);
-    ck_assert_str_eq(capacity_message(&cap.rows[3], buf, sizeof(buf)),
+    /* Flavors by name: a100, any, h200. A flavor without nodeLabels selects every node: 110
+     * pods on c-1. */
+    ck_assert_str_eq(cap.rows[3].flavor->meta.name, "any");
+    ck_assert_uint_eq(cap.rows[3].nnodes, 3);
+    ck_assert(!capacity_over(&cap.rows[3])); /* 0 GPUs of quota */
+    ck_assert_str_eq(cap.rows[4].resource, "pods");
+    ck_assert_str_eq(fmtq(&cap.rows[4].capacity), "110");
+    ck_assert(capacity_over(&cap.rows[4]));
+    ck_assert_str_eq(cap.rows[5].flavor->meta.name, "h200");
+    ck_assert_uint_eq(cap.rows[5].nnodes, 0);
+    ck_assert_str_eq(capacity_message(&cap.rows[5], buf, sizeof(buf)),
                      "nominal quota of nvidia.com/gpu is 8 (train 8), but flavor h200 selects "
                      "no node: its nodeLabels match no node given");
-    /* A flavor without nodeLabels selects every node: 110 pods on c-1. */
-    ck_assert_str_eq(cap.rows[5].flavor->meta.name, "any");
-    ck_assert_uint_eq(cap.rows[5].nnodes, 3);
-    ck_assert(!capacity_over(&cap.rows[5])); /* 0 GPUs of quota */
-    ck_assert_str_eq(cap.rows[6].resource, "pods");
-    ck_assert_str_eq(fmtq(&cap.rows[6].capacity), "110");
-    ck_assert(capacity_over(&cap.rows[6]));
+    ck_assert_str_eq(cap.rows[6].resource, "cpu");
     {
         json_t *j = capacity_json(&cap);
         ck_assert_uint_eq(json_array_size(j), 7);
@@ -477,6 +479,20 @@ START_TEST(manifest_set_reads_lists_and_skips)
     inv_view_fini(&v);
     inv_set_fini(&s);
     free(errs);
+
+    /* An API server's NodeList: the items carry no apiVersion and kind. */
+    inv_set_init(&s, stderr);
+    {
+        json_t *list = squote_json("{'apiVersion':'v1','kind':'NodeList','metadata':{},'items':"
+                                   "[{'metadata':{'name':'n1'}},{'metadata':{'name':'n2'}}]}");
+        ck_assert_int_eq(inv_set_add(&s, list, "server/nodes", 1, 0), ERR_OK);
+        ck_assert_uint_eq(s.nnodes, 2);
+        ck_assert_str_eq(s.nodes[1].meta.name, "n2");
+        ck_assert_ptr_null(json_object_get(json_array_get(json_object_get(list, "items"), 0),
+                                           "kind")); /* the caller's list is untouched */
+        json_decref(list);
+    }
+    inv_set_fini(&s);
 
     inv_set_init(&s, NULL);
     ck_assert_int_eq(inv_set_read_path(&s, "/nonexistent/nodes.yaml", &msg), ERR_IO);

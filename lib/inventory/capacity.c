@@ -55,26 +55,19 @@ typedef struct builder_s {
     err_msg_t *msg;
 } builder_t;
 
-/* The row of (flavor index fi, resource), created in sorted place when absent; NULL on OOM. */
+/* The row of (flavor, resource), created in sorted place (flavor name, then GPU resources first)
+ * when absent; NULL on OOM. Sorting by name, not by input order, makes a cluster's answer the same
+ * whether its objects come from files or from the API server (which lists them by name). */
 static cap_row_t *row_for(builder_t *b, const flavor_t *f, const char *resource)
 {
     capacity_t *c = b->c;
-    size_t fi = 0, at;
+    size_t at;
 
-    while (fi < b->nflavors && b->flavors[fi] != f)
-        fi++;
     for (at = 0; at < c->nrows; at++) {
-        size_t ri = 0;
-        int r;
-        while (ri < b->nflavors && b->flavors[ri] != c->rows[at].flavor)
-            ri++;
-        if (ri != fi) {
-            if (ri > fi)
-                break;
-            continue;
-        }
-        r = cmp_resource(c->rows[at].resource, resource);
+        int r = strcmp(c->rows[at].flavor->meta.name, f->meta.name);
         if (r == 0)
+            r = cmp_resource(c->rows[at].resource, resource);
+        if (r == 0 && c->rows[at].flavor == f)
             return &c->rows[at];
         if (r > 0)
             break;
@@ -120,7 +113,17 @@ static err_t add_groups(builder_t *b, const char *owner, bool cohort, const reso
                 if (o == NULL)
                     return ERR_NOMEM;
                 row->owners = o;
-                row->owners[row->nowners++] = (cap_owner_t){owner, cohort, rq->nominal};
+                /* ClusterQueues by name, then Cohorts by name. */
+                {
+                    size_t at = row->nowners;
+                    while (at > 0 && (row->owners[at - 1].cohort > cohort ||
+                                      (row->owners[at - 1].cohort == cohort &&
+                                       strcmp(row->owners[at - 1].name, owner) > 0)))
+                        at--;
+                    memmove(&o[at + 1], &o[at], (row->nowners - at) * sizeof(*o));
+                    o[at] = (cap_owner_t){owner, cohort, rq->nominal};
+                    row->nowners++;
+                }
                 e = quantity_add(row->nominal, rq->nominal, &row->nominal, b->msg);
                 if (e != ERR_OK)
                     return err_set(b->msg, e, "flavor %s: %s: nominal quota sum out of range",
@@ -169,7 +172,7 @@ err_t capacity_compare(const flavor_t *const *flavors, size_t nflavors,
     return ERR_OK;
 }
 
-/* "training 32, research 16, cohort org 8" */
+/* "research 16, training 32, cohort org 8" */
 static void owners_text(const cap_row_t *row, char *buf, size_t size)
 {
     size_t n = 0;

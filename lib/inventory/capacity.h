@@ -35,12 +35,12 @@ typedef struct cap_row_s {
     quantity_t nominal;     /* sum over owners */
     quantity_t capacity;    /* sum of allocatable over the selected nodes */
     size_t nnodes;          /* nodes the flavor selects */
-    cap_owner_t *owners;    /* owned, in the order the queues were given */
+    cap_owner_t *owners;    /* owned: ClusterQueues by name, then Cohorts by name */
     size_t nowners;
 } cap_row_t;
 
 typedef struct capacity_s {
-    cap_row_t *rows; /* owned: flavors in the order given, GPU resources first in each */
+    cap_row_t *rows; /* owned: by flavor name, GPU resources first in each */
     size_t nrows;
 } capacity_t;
 
@@ -62,7 +62,7 @@ void capacity_fini(capacity_t *c);
 bool capacity_over(const cap_row_t *row);
 
 /* The warning for an over-committed row into buf: "nominal quota of nvidia.com/gpu is 48
- * (training 32, research 16), above the 40 allocatable on the 6 nodes flavor a100 selects";
+ * (research 16, training 32), above the 40 allocatable on the 6 nodes flavor a100 selects";
  * for a flavor that selects no node, says so. Returns buf. */
 const char *capacity_message(const cap_row_t *row, char *buf, size_t size);
 

@@ -46,7 +46,8 @@ static json_t *qjson(quantity_t q)
  * The flavor pins admitted pods to the pool (its nodeLabels become their nodeSelector) and
  * carries tolerations for the pool's hard taints, so that work admitted to it can run there. A
  * taint without a value is tolerated with Exists, one with a value with Equal (as written).
- * PreferNoSchedule never blocks a pod and gets no toleration.
+ * PreferNoSchedule never blocks a pod and gets no toleration, nor do the node.kubernetes.io/
+ * condition taints.
  */
 json_t *inventory_flavor_json(const inventory_t *inv, const inv_pool_t *pool)
 {
@@ -68,6 +69,11 @@ json_t *inventory_flavor_json(const inventory_t *inv, const inv_pool_t *pool)
         const taint_t *t = &pool->taints[i];
         json_t *tol;
         if (t->effect != TAINT_EFFECT_NO_SCHEDULE && t->effect != TAINT_EFFECT_NO_EXECUTE)
+            continue;
+        /* Taints Kubernetes itself manages from node conditions (not-ready, unreachable,
+         * unschedulable, pressure) say nothing about the pool: a flavor must not tolerate them. */
+        if (strncmp(t->key, "node.kubernetes.io/", 19) == 0 ||
+            strncmp(t->key, "node.cloudprovider.kubernetes.io/", 33) == 0)
             continue;
         tol = json_object();
         ok = tol != NULL && put(tol, "key", json_string(t->key));

@@ -129,8 +129,28 @@ err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc, in
     if (!is_list(root))
         return add_one(s, root, origin, doc, line);
     items = json_object_get(root, "items");
-    for (size_t i = 0; i < json_array_size(items) && e == ERR_OK; i++)
-        e = add_one(s, json_array_get(items, i), origin, doc, line);
+    for (size_t i = 0; i < json_array_size(items) && e == ERR_OK; i++) {
+        json_t *item = json_array_get(items, i), *copy;
+        const char *list_kind = json_str(root, "kind"), *av = json_str(root, "apiVersion");
+        if (!json_is_object(item) || json_object_get(item, "kind") != NULL ||
+            strcmp(list_kind, "List") == 0 || av == NULL) {
+            e = add_one(s, item, origin, doc, line);
+            continue;
+        }
+        /* The API server's typed lists (NodeList, ClusterQueueList) leave apiVersion and kind
+         * off their items: they are the list's, as kubectl reads them. A shallow copy gets
+         * them; the list itself stays as the caller lent it. */
+        copy = json_copy(item);
+        if (copy == NULL ||
+            json_object_set_new(copy, "kind", json_stringn(list_kind, strlen(list_kind) - 4)) !=
+                0 ||
+            json_object_set_new(copy, "apiVersion", json_string(av)) != 0) {
+            json_decref(copy);
+            return ERR_NOMEM;
+        }
+        e = add_one(s, copy, origin, doc, line);
+        json_decref(copy);
+    }
     return e;
 }
 
