@@ -109,42 +109,23 @@ static int report_run(int argc, char **argv)
         return cli_fail_usage(&p, "no accounting LOG given (- reads standard input)");
     }
     if (since != NULL && (since_ms = parse_when(since)) < 0) {
-        fprintf(stderr,
-                "sluice report: --since %s: not a time (2026-12-01T00:00:00Z or "
-                "2026-12-01)\n",
-                since);
-        return 2;
+        cli_fail(&p, "--since %s: not a time (2026-12-01T00:00:00Z or 2026-12-01)", since);
+        goto out;
     }
     if (until != NULL && (until_ms = parse_when(until)) < 0) {
-        fprintf(stderr,
-                "sluice report: --until %s: not a time (2026-12-01T00:00:00Z or "
-                "2026-12-01)\n",
-                until);
-        return 2;
+        cli_fail(&p, "--until %s: not a time (2026-12-01T00:00:00Z or 2026-12-01)", until);
+        goto out;
     }
     if (since_ms >= 0 && until_ms >= 0 && until_ms <= since_ms) {
         cli_fail(&p, "--until must be after --since");
         goto out;
     }
-    if (by != NULL && !acct_by_parse(by, &group)) {
-        fprintf(stderr,
-                "sluice report: --by %s: one of namespace, localqueue, clusterqueue, "
-                "flavor\n",
-                by);
-        return 2;
-    }
-    if (format != NULL) {
-        if (strcmp(format, "table") == 0)
-            fmt = ACCT_OUT_TABLE;
-        else if (strcmp(format, "csv") == 0)
-            fmt = ACCT_OUT_CSV;
-        else if (strcmp(format, "json") == 0)
-            fmt = ACCT_OUT_JSON;
-        else {
-            fprintf(stderr, "sluice report: -o %s: one of table, csv, json\n", format);
-            return 2;
-        }
-    }
+    if (by != NULL)
+        acct_by_parse(by, &group); /* the parser let only the listed choices through */
+    if (format != NULL && strcmp(format, "csv") == 0)
+        fmt = ACCT_OUT_CSV;
+    else if (format != NULL && strcmp(format, "json") == 0)
+        fmt = ACCT_OUT_JSON;
     if (verify) {
         chainlog_verify_t v;
         for (int i = 0; i < nfiles; i++) {
