@@ -509,6 +509,17 @@ START_TEST(test_compare_same_stream_two_designs)
     ck_assert_ptr_nonnull(strstr(text, "team-gamma"));
     ck_assert_ptr_nonnull(strstr(text, "idle GPU quota (GPU-hours)"));
     free(text);
+    /* --report: the table, then both runs' own reports side by side, escaped into srcdoc. */
+    text = NULL;
+    out = open_memstream(&text, &len);
+    ck_assert_int_eq(sim_compare_html(&ra, "a.yaml", &rb, "b.yaml", out, &msg), ERR_OK);
+    fclose(out);
+    ck_assert_ptr_nonnull(strstr(text, "<pre id=\"compare-table\">A: a.yaml\nB: b.yaml"));
+    ck_assert_ptr_nonnull(strstr(text, "<iframe title=\"A\" srcdoc=\"&lt;!DOCTYPE html&gt;"));
+    ck_assert_ptr_nonnull(strstr(text, "<iframe title=\"B\" srcdoc=\"&lt;!DOCTYPE html&gt;"));
+    ck_assert_ptr_nonnull(strstr(text, "design with a.yaml")); /* B's report says what it ran */
+    ck_assert_ptr_null(strstr(text, "<script"));
+    free(text);
     sim_rec_fini(&ra);
     sim_rec_fini(&rb);
     sim_compare_scenario_fini(&mixed);

@@ -45,7 +45,8 @@ static void usage(FILE *out)
         "                      design and under B's (ResourceFlavors, ClusterQueues, Cohorts,\n"
         "                      LocalQueues, Configuration), print one side-by-side table (-o "
         "json:\n"
-        "                      JSON); see docs/simulator.md, \"Comparing designs\"\n"
+        "                      JSON; --report FILE.html: both reports side by side); see\n"
+        "                      docs/simulator.md, \"Comparing designs\"\n"
         "  --accounting FILE   write the accounting log (one JSON line per admission that ended,\n"
         "                      virtual time 0 = 1970-01-01T00:00:00Z; read it with sluice report)\n"
         "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
@@ -181,9 +182,9 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
                               a->scenario, a->scenario_b);
     if (a->compare && a->scenario_b == NULL)
         return cli_fail_usage(&p, "--compare needs two scenario files: A.yaml B.yaml");
-    if (a->compare && (a->events != NULL || a->summary != NULL || a->report != NULL ||
-                       a->accounting != NULL || a->output == CLI_OUTPUT_YAML))
-        return cli_fail_usage(&p, "--compare writes its table (or -o json) only");
+    if (a->compare && (a->events != NULL || a->summary != NULL || a->accounting != NULL ||
+                       a->output == CLI_OUTPUT_YAML))
+        return cli_fail_usage(&p, "--compare writes its table (or -o json) and --report only");
     a->name = strcmp(a->scenario, "-") == 0 ? "<stdin>" : a->scenario;
     if (a->report != NULL && strcmp(a->report, "-") == 0)
         return cli_fail(&p, "--report needs a file name");
@@ -379,6 +380,7 @@ static int compare_run(const sim_args_t *a)
     sim_options_t opts;
     err_msg_t msg = {{0}};
     size_t ignored = 0;
+    FILE *report = NULL;
     int code;
 
     sim_scenario_init(&sa);
@@ -395,6 +397,8 @@ static int compare_run(const sim_args_t *a)
     if (code != 0)
         goto out;
     code = 2;
+    if (a->report != NULL && (report = open_out(a->report, "--report")) == NULL)
+        goto out;
     if (sim_compare_scenario(&sa, &sb, &mixed, &ignored, &msg) != ERR_OK) {
         fprintf(stderr, "sluice sim: %s\n", msg.text);
         goto out;
@@ -418,8 +422,15 @@ static int compare_run(const sim_args_t *a)
         fprintf(stderr, "sluice sim: %s\n", msg.text);
         goto out;
     }
+    if (report != NULL &&
+        sim_compare_html(&ra, a->scenario, &rb, a->scenario_b, report, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: --report %s: %s\n", a->report, msg.text);
+        goto out;
+    }
     code = 0;
 out:
+    if (close_out(report, a->report, "--report") != 0)
+        code = 2;
     sim_rec_fini(&ra);
     sim_rec_fini(&rb);
     sim_compare_scenario_fini(&mixed);

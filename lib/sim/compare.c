@@ -3,6 +3,7 @@
 #include "sim/compare.h"
 
 #include "sim/fmt.h"
+#include "sim/sim.h"
 #include "sim/stats.h"
 #include "sim/view.h"
 #include "util/duration.h"
@@ -347,4 +348,100 @@ err_t sim_compare_write(const sim_rec_t *a, const char *name_a, const sim_rec_t 
     if (fflush(out) != 0 || ferror(out))
         return err_set(msg, ERR_IO, "writing the comparison: %s", strerror(errno));
     return ERR_OK;
+}
+
+/* ---- HTML: the table above the two runs' reports, side by side ---------------------------- */
+
+/* Write `n` bytes of `s` escaped for HTML text and attribute values. */
+static void html_escaped(FILE *out, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        default:
+            fputc(s[i], out);
+        }
+    }
+}
+
+/* The report of `r` (sim_report_write) into a new string (*text, *len); ERR_NOMEM, ERR_IO. */
+static err_t capture_report(const sim_rec_t *r, const char *name, char **text, size_t *len,
+                            err_msg_t *msg)
+{
+    FILE *f = open_memstream(text, len);
+    err_t rc;
+
+    if (f == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    rc = sim_report_write(r, name, f, msg);
+    if (fclose(f) != 0 && rc == ERR_OK)
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+    return rc;
+}
+
+err_t sim_compare_html(const sim_rec_t *a, const char *name_a, const sim_rec_t *b,
+                       const char *name_b, FILE *out, err_msg_t *msg)
+{
+    char *table = NULL, *ra = NULL, *rb = NULL;
+    size_t ntable = 0, na = 0, nb = 0;
+    FILE *t = open_memstream(&table, &ntable);
+    err_t rc;
+
+    if (t == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    rc = sim_compare_write(a, name_a, b, name_b, false, t, msg);
+    if (fclose(t) != 0 && rc == ERR_OK)
+        rc = err_set(msg, ERR_NOMEM, "out of memory");
+    if (rc == ERR_OK)
+        rc = capture_report(a, name_a, &ra, &na, msg);
+    if (rc == ERR_OK) {
+        char title[1024];
+        snprintf(title, sizeof(title), "%s's design with %s's workloads", name_b, name_a);
+        rc = capture_report(b, title, &rb, &nb, msg);
+    }
+    if (rc != ERR_OK)
+        goto out;
+    /* One page, no scripts, no network: the table, then each run's own report (the page
+     * `sluice sim --report` writes) in an iframe's srcdoc, A left and B right. */
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>sluice sim --compare</title>\n<style>\n"
+          "body{font-family:system-ui,sans-serif;margin:1rem;color:#222}\n"
+          "pre{background:#f6f6f6;padding:.75rem;overflow-x:auto;font-size:.85rem}\n"
+          ".sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem}\n"
+          "@media (max-width:900px){.sides{grid-template-columns:1fr}}\n"
+          "iframe{width:100%;height:180rem;border:1px solid #ccc}\n"
+          "h2{font-size:1rem;margin:.5rem 0}\n"
+          "@media print{iframe{height:auto;border:0}}\n"
+          "</style></head><body>\n<h1>Two quota designs, one workload stream</h1>\n<pre "
+          "id=\"compare-table\">",
+          out);
+    html_escaped(out, table, ntable);
+    fputs("</pre>\n<div class=\"sides\">\n<section id=\"side-a\"><h2>A: ", out);
+    html_escaped(out, name_a, strlen(name_a));
+    fputs("</h2><iframe title=\"A\" srcdoc=\"", out);
+    html_escaped(out, ra, na);
+    fputs("\"></iframe></section>\n<section id=\"side-b\"><h2>B: ", out);
+    html_escaped(out, name_b, strlen(name_b));
+    fputs(" (its design, A's workloads)</h2><iframe title=\"B\" srcdoc=\"", out);
+    html_escaped(out, rb, nb);
+    fputs("\"></iframe></section>\n</div>\n</body></html>\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        rc = err_set(msg, ERR_IO, "writing the comparison: %s", strerror(errno));
+out:
+    free(table);
+    free(ra);
+    free(rb);
+    return rc;
 }

@@ -38,4 +38,10 @@ void sim_compare_scenario_fini(sim_scenario_t *sc);
 err_t sim_compare_write(const sim_rec_t *a, const char *name_a, const sim_rec_t *b,
                         const char *name_b, bool json, FILE *out, err_msg_t *msg);
 
+/* Write one self-contained HTML page to `out`: the table of sim_compare_write(), then each run's
+ * own report (sim_report_write()) side by side, A left, B right (stacked on narrow screens); no
+ * scripts, no network. ERR_NOMEM, ERR_IO. */
+err_t sim_compare_html(const sim_rec_t *a, const char *name_a, const sim_rec_t *b,
+                       const char *name_b, FILE *out, err_msg_t *msg);
+
 #endif
