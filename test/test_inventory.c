@@ -432,6 +432,26 @@ START_TEST(capacity_rows_and_warning)
         json_decref(j);
     }
     capacity_fini(&cap);
+    /* As sluice check --nodes reports it: warnings on the flavors' documents. */
+    {
+        const object_t *objs[] = {&f1, &cq1, NULL, &f2, &co};
+        diags_t d[5];
+        for (size_t i = 0; i < 5; i++)
+            diags_init(&d[i]);
+        ck_assert_int_eq(capacity_warn_objects(objs, 5, nodes, n, d, &msg), ERR_OK);
+        ck_assert_uint_eq(d[0].len, 1); /* a100: GPUs (cq2 is not among the objects) */
+        ck_assert(d[0].items[0].warning);
+        ck_assert_str_eq(d[0].items[0].path, "spec.nodeLabels");
+        ck_assert_str_eq(d[0].items[0].message,
+                         "nominal quota of nvidia.com/gpu is 12 (train 10, cohort org 2), above "
+                         "the 8 allocatable on the 2 nodes flavor a100 selects: admitted "
+                         "workloads may not fit");
+        ck_assert_uint_eq(d[0].nerrors, 0);
+        ck_assert_uint_eq(d[1].len, 0);
+        ck_assert_uint_eq(d[3].len, 2); /* h200 selects no node: cpu and GPUs */
+        for (size_t i = 0; i < 5; i++)
+            diags_fini(&d[i]);
+    }
     object_fini(&f1);
     object_fini(&f2);
     object_fini(&f3);

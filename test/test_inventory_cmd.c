@@ -193,6 +193,42 @@ START_TEST(usage_and_input_errors)
 }
 END_TEST
 
+/* ---- sluice check --nodes ---------------------------------------------------------------------
+ */
+
+START_TEST(check_nodes_warns_on_the_flavor)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "--nodes", NODES, "examples/platform", NULL);
+
+    ck_assert_msg(r.rc == 0, "%s%s", r.out, r.err); /* a warning, not an error */
+    ck_assert_str_eq(r.out, "examples/platform/10-flavors.yaml: doc 2 (ResourceFlavor a100): "
+                            "warning: spec.nodeLabels: nominal quota of nvidia.com/gpu is 48 "
+                            "(research 16, training 32), above the 40 allocatable on the 6 nodes "
+                            "flavor a100 selects: admitted workloads may not fit\n");
+    ASSERT_HAS(r.err, "20 objects in 7 files: ok, 1 warning");
+    sluice_result_fini(&r);
+
+    /* The Nodes from standard input. */
+    r = sluice_exec(NODES, "check", "--nodes=-", "examples/platform", NULL);
+    ck_assert_int_eq(r.rc, 0);
+    ASSERT_HAS(r.out, "(ResourceFlavor a100): warning: spec.nodeLabels: ");
+    sluice_result_fini(&r);
+
+    /* Nodes that cannot be read are a file that could not be read. */
+    r = sluice_exec(NULL, "check", "--nodes", "test/data/inventory/bad-node.yaml",
+                    "examples/platform", NULL);
+    ck_assert_int_eq(r.rc, 2);
+    ASSERT_HAS(r.err, "sluice check: --nodes holds an invalid Node\n");
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "check", "--nodes", "test/data/inventory/missing.yaml",
+                    "examples/platform", NULL);
+    ck_assert_int_eq(r.rc, 2);
+    ASSERT_HAS(r.err, "sluice check: --nodes test/data/inventory/missing.yaml: No such file or "
+                      "directory\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
 /* ---- sluice graph ---------------------------------------------------------------------------- */
 
 #define PLATFORM                                                             \
@@ -277,6 +313,7 @@ static Suite *suite(void)
     tcase_add_test(tc, suggested_flavors_pass_check);
     tcase_add_test(tc, group_by_keys);
     tcase_add_test(tc, usage_and_input_errors);
+    tcase_add_test(tc, check_nodes_warns_on_the_flavor);
     tcase_add_test(tc, graph_of_the_example);
     tcase_add_test(tc, graph_usage_errors);
     suite_add_tcase(s, tc);

@@ -3,6 +3,8 @@
 #include "commands.h"
 
 #include "cli.h"
+#include "inventory/capacity.h"
+#include "inventory/manifests.h"
 #include "jobs/kindobj.h"
 #include "model/crosscheck.h"
 #include "model/object.h"
@@ -79,6 +81,11 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -q, --quiet     do not print the summary line on standard error\n"
+            "      --nodes FILE\n"
+            "                  Nodes (`kubectl get nodes -o yaml`; - for standard input): warn\n"
+            "                  on each ResourceFlavor whose nominal quota (all ClusterQueues and\n"
+            "                  Cohorts) exceeds the allocatable capacity of the nodes its\n"
+            "                  nodeLabels select; a warning, never an error\n"
             "      --scenario  read the files as a `sluice sim` scenario: a later document with\n"
             "                  the same kind, namespace and name and a later\n"
             "                  sim.sluice.dev/at annotation is an update of the earlier one\n"
@@ -406,11 +413,49 @@ static void check_fini(check_t *c)
     free(c->files);
 }
 
-enum { OPT_QUIET = 1, OPT_SCENARIO };
+/* ---- --nodes FILE: quota against capacity (lib/inventory/capacity.h) ------------------------- */
+
+/* Compare the quotas read with the capacity of the Nodes in `path` (`kubectl get nodes -o yaml`)
+ * and add a warning to each ResourceFlavor whose nominal quota exceeds what its nodes hold. A
+ * Nodes file that cannot be read counts as a file that could not be read; false on OOM. */
+static bool check_nodes(check_t *c, const char *path)
+{
+    const object_t **objs = calloc(c->ndocs ? c->ndocs : 1, sizeof(*objs));
+    diags_t *diags = calloc(c->ndocs ? c->ndocs : 1, sizeof(*diags));
+    inv_set_t nodes;
+    err_msg_t msg = {{0}};
+    err_t e = ERR_NOMEM;
+
+    inv_set_init(&nodes, stderr);
+    if (objs != NULL && diags != NULL) {
+        e = inv_set_read_path(&nodes, path, &msg);
+        if (e == ERR_IO || e == ERR_PARSE || nodes.ninvalid > 0) {
+            fprintf(stderr, "sluice check: --nodes %s\n",
+                    e == ERR_OK ? "holds an invalid Node" : msg.text);
+            c->nbad_files++;
+            e = ERR_OK;
+        } else if (e == ERR_OK) {
+            for (size_t i = 0; i < c->ndocs; i++) {
+                objs[i] = c->docs[i].decoded ? &c->docs[i].obj : NULL;
+                diags[i] = c->docs[i].diags; /* moved out and back: warnings are appended */
+            }
+            e = capacity_warn_objects(objs, c->ndocs, nodes.nodes, nodes.nnodes, diags, &msg);
+            for (size_t i = 0; i < c->ndocs; i++)
+                c->docs[i].diags = diags[i];
+        }
+    }
+    inv_set_fini(&nodes);
+    free(objs);
+    free(diags);
+    return e != ERR_NOMEM;
+}
+
+enum { OPT_QUIET = 1, OPT_SCENARIO, OPT_NODES };
 
 static const cli_opt_t check_opts[] = {
     {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no summary line"},
     {OPT_SCENARIO, 0, "scenario", CLI_ARG_NONE, NULL, NULL, "read the files as a sim scenario"},
+    {OPT_NODES, 0, "nodes", CLI_ARG_REQUIRED, "FILE", NULL, "compare quota with these Nodes"},
 };
 
 static int check_run(int argc, char **argv)
@@ -418,7 +463,7 @@ static int check_run(int argc, char **argv)
     check_t c = {0};
     bool quiet = false, scenario = false;
     size_t nerr = 0, nwarn = 0, nargs = 0;
-    const char *val;
+    const char *val, *nodes_file = NULL;
     cli_t p;
     int rc;
 
@@ -430,6 +475,8 @@ static int check_run(int argc, char **argv)
             quiet = true;
         else if (rc == OPT_SCENARIO)
             scenario = true;
+        else if (rc == OPT_NODES)
+            nodes_file = val;
         else
             argv[++nargs] = (char *)val; /* an operand: nargs < p.i, read already */
     }
@@ -437,7 +484,8 @@ static int check_run(int argc, char **argv)
         return cli_fail_usage(&p, "no FILE given");
     for (size_t i = 1; i <= nargs && !c.oom; i++)
         read_path(&c, argv[i]);
-    if (c.oom || !run_checks(&c, scenario)) {
+    if (c.oom || !run_checks(&c, scenario) ||
+        (nodes_file != NULL && !check_nodes(&c, nodes_file))) {
         fprintf(stderr, "sluice check: out of memory\n");
         check_fini(&c);
         return EXIT_USAGE;

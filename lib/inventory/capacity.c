@@ -280,3 +280,47 @@ err_t capacity_write_table(const capacity_t *c, FILE *out)
     }
     return e == ERR_OK && ferror(out) ? ERR_IO : e;
 }
+
+err_t capacity_warn_objects(const object_t *const *objs, size_t n, const node_t *nodes,
+                            size_t nnodes, diags_t *diags, err_msg_t *msg)
+{
+    const flavor_t **flavors = calloc(n ? n : 1, sizeof(*flavors));
+    const cluster_queue_t **cqs = calloc(n ? n : 1, sizeof(*cqs));
+    const cohort_t **cohorts = calloc(n ? n : 1, sizeof(*cohorts));
+    size_t nf = 0, ncq = 0, nco = 0;
+    capacity_t c = {0};
+    err_t e = ERR_NOMEM;
+
+    if (flavors == NULL || cqs == NULL || cohorts == NULL) {
+        err_set(msg, ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (objs[i] == NULL)
+            continue;
+        if (objs[i]->kind == KIND_RESOURCE_FLAVOR && objs[i]->u.flavor.meta.name != NULL)
+            flavors[nf++] = &objs[i]->u.flavor;
+        else if (objs[i]->kind == KIND_CLUSTER_QUEUE)
+            cqs[ncq++] = &objs[i]->u.cq;
+        else if (objs[i]->kind == KIND_COHORT)
+            cohorts[nco++] = &objs[i]->u.cohort;
+    }
+    e = capacity_compare(flavors, nf, cqs, ncq, cohorts, nco, nodes, nnodes, &c, msg);
+    for (size_t r = 0; e == ERR_OK && r < c.nrows; r++) {
+        char buf[1024];
+        if (!capacity_over(&c.rows[r]))
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (objs[i] != NULL && objs[i]->kind == KIND_RESOURCE_FLAVOR &&
+                &objs[i]->u.flavor == c.rows[r].flavor &&
+                diags_warn(&diags[i], "spec.nodeLabels", "%s",
+                           capacity_message(&c.rows[r], buf, sizeof(buf))) != ERR_OK)
+                e = err_set(msg, ERR_NOMEM, "out of memory");
+    }
+out:
+    capacity_fini(&c);
+    free(flavors);
+    free(cqs);
+    free(cohorts);
+    return e;
+}

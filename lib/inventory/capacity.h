@@ -3,7 +3,9 @@
 #ifndef SLUICE_CAPACITY_H
 #define SLUICE_CAPACITY_H
 
+#include "model/diag.h"
 #include "model/node.h"
+#include "model/object.h"
 #include "model/types.h"
 #include "util/err.h"
 
@@ -72,5 +74,12 @@ json_t *capacity_json(const capacity_t *c);
 
 /* The rows as a table, then one warning line per over-committed row. ERR_NOMEM, ERR_IO. */
 err_t capacity_write_table(const capacity_t *c, FILE *out);
+
+/* For `sluice check --nodes`: compare the quotas of the decoded objects `objs` (n of them, NULL
+ * entries skipped; ResourceFlavors, ClusterQueues and Cohorts are read, the rest ignored) with the
+ * capacity of `nodes`, and append to diags[i] of each over-committed ResourceFlavor objs[i] one
+ * warning at "spec.nodeLabels" per resource (capacity_message()). ERR_NOMEM, ERR_OVERFLOW. */
+err_t capacity_warn_objects(const object_t *const *objs, size_t n, const node_t *nodes,
+                            size_t nnodes, diags_t *diags, err_msg_t *msg);
 
 #endif
