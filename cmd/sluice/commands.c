@@ -16,6 +16,7 @@ const cli_cmd_t *const commands[] = {
     &cmd_report,
     &cmd_inventory,
     &cmd_graph,
+    &cmd_verify,
     &cmd_completion,
     &cmd_version,
     NULL,

@@ -37,6 +37,10 @@ extern const cli_cmd_t cmd_inventory;
 /* `sluice graph FILE...`: the queue graph as DOT, Mermaid or SVG, with its problems. */
 extern const cli_cmd_t cmd_graph;
 
+/* `sluice verify FILE...`: replay a watch of Workloads against the queues' quotas (0 ok, 1 a
+ * violation, 2 usage/I/O). */
+extern const cli_cmd_t cmd_verify;
+
 /* `sluice completion bash|zsh`: the shell completion script, generated from the tables below. */
 extern const cli_cmd_t cmd_completion;
 

@@ -16,53 +16,6 @@
 
 /* ---- decoding with lib/model ------------------------------------------------------------- */
 
-/* Delete the member at dotted `path` ("spec.template.spec.foo", "a.b[2].c") of `root`. */
-static void drop_path(json_t *root, const char *path)
-{
-    char seg[256];
-    const char *p = path;
-    json_t *cur = root;
-
-    while (cur != NULL && *p != '\0') {
-        size_t n = strcspn(p, ".[");
-        if (n == 0 || n >= sizeof(seg))
-            return;
-        memcpy(seg, p, n);
-        seg[n] = '\0';
-        p += n;
-        if (*p == '\0') {
-            json_object_del(cur, seg);
-            return;
-        }
-        cur = json_object_get(cur, seg);
-        while (*p == '[') {
-            char *end = NULL;
-            unsigned long i = strtoul(p + 1, &end, 10);
-            if (end == NULL || *end != ']')
-                return;
-            cur = json_array_get(cur, i);
-            p = end + 1;
-        }
-        if (*p == '.')
-            p++;
-    }
-}
-
-/* Are all errors in `d` unknown fields (something newer than sluice, not something wrong)? */
-static bool only_unknown_fields(const diags_t *d)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < d->len; i++) {
-        if (d->items[i].warning)
-            continue;
-        if (strncmp(d->items[i].message, "unknown field", 13) != 0)
-            return false;
-        n++;
-    }
-    return n > 0;
-}
-
 /*
  * Decode `obj` as `rk` into `out`. The API server stores what its (newer) schema knows: fields
  * sluice does not know are not ours to refuse here, so they are dropped and the object decoded
@@ -81,19 +34,7 @@ static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, ch
         return ERR_NOMEM;
     }
     diags_init(&diags);
-    rc = object_decode(copy, out, &diags);
-    if (rc == ERR_INVALID && only_unknown_fields(&diags)) {
-        json_t *deep = json_deep_copy(copy);
-        if (deep != NULL) {
-            for (size_t i = 0; i < diags.len; i++)
-                if (!diags.items[i].warning)
-                    drop_path(deep, diags.items[i].path);
-            diags_fini(&diags);
-            diags_init(&diags);
-            rc = object_decode(deep, out, &diags);
-            json_decref(deep);
-        }
-    }
+    rc = object_decode_stored(copy, out, &diags);
     if (rc == ERR_INVALID) {
         for (size_t i = 0; i < diags.len; i++) {
             if (!diags.items[i].warning) {

@@ -65,6 +65,12 @@ const object_meta_t *object_meta_const(const object_t *obj);
  * allocation failure. */
 err_t object_decode(json_t *root, object_t *out, diags_t *diags);
 
+/* As object_decode(), for an object read back from the API server, whose (newer) schema may
+ * store fields sluice does not know -- not ours to refuse: when the only errors are unknown
+ * fields, they are dropped from a copy (`root` is not changed), reported in `diags` as warnings,
+ * and the copy decoded. */
+err_t object_decode_stored(json_t *root, object_t *out, diags_t *diags);
+
 /* Decode the envelope of `root` (borrowed), an object of job integration kind `kind` of API group
  * `group` (the caller found it in lib/jobs' kind table), into `out` as KIND_INTEGRATION:
  * apiVersion and kind (strings), metadata (namespaced, name or generateName required) with the

@@ -394,6 +394,15 @@ static const char *fmt_q(qnano_t v, char *buf)
     return quantity_format((quantity_t){v, QUANTITY_DECIMAL_SI}, buf);
 }
 
+/* "t=S.MMMs: " for messages, or "" when `t_ms` < 0 (the caller names the instant itself). */
+static const char *when(int64_t t_ms, char *buf, size_t n)
+{
+    if (t_ms < 0)
+        return "";
+    snprintf(buf, n, "t=%lld.%03llds: ", (long long)(t_ms / 1000), (long long)(t_ms % 1000));
+    return buf;
+}
+
 /* The first node on cq's path to its root that the admission (already added) pushed above its
  * limit, described into `msg`; ERR_OK when none. `before` holds each path node's usage of
  * (fl, res) before the admission. */
@@ -405,7 +414,7 @@ static err_t check_path(vnode_t *cq, const char *fl, const char *res, const qnan
         const vquota_t *q = quota_of(n, fl, res);
         const vcache_t *c = cached(n, fl, res, 0);
         qnano_t u = usage(n, fl, res, 0), s = c ? c->subtree : subtree(n, fl, res, 0), limit;
-        char b1[QUANTITY_STR_MAX], b2[QUANTITY_STR_MAX];
+        char b1[QUANTITY_STR_MAX], b2[QUANTITY_STR_MAX], at[48];
         const char *rule;
         if (q != NULL && q->has_bl && n->up != NULL) {
             limit = s + q->bl;
@@ -418,9 +427,9 @@ static err_t check_path(vnode_t *cq, const char *fl, const char *res, const qnan
         }
         if (u > limit && u > before[d])
             return err_set(msg, ERR_INVALID,
-                           "t=%lld.%03llds: admitting Workload %s into ClusterQueue %s puts %s %s "
-                           "%s/%s at %s, above %s (%s)",
-                           (long long)(t_ms / 1000), (long long)(t_ms % 1000), key, cq->name,
+                           "%sadmitting Workload %s into ClusterQueue %s puts %s %s %s/%s at %s, "
+                           "above %s (%s)",
+                           when(t_ms, at, sizeof(at)), key, cq->name,
                            n->is_cq ? "ClusterQueue" : "Cohort", n->name, fl, res, fmt_q(u, b1),
                            rule, fmt_q(limit, b2));
     }
@@ -435,16 +444,17 @@ err_t verify_admit(verify_t *v, int64_t t_ms, const char *key, const admission_t
     vuse_t *use = NULL;
     size_t nuse = 0;
     qnano_t before[MAX_DEPTH];
+    char at[48];
     err_t rc = ERR_OK;
 
     if (h != NULL && h->finished)
-        return err_set(msg, ERR_INVALID, "t=%lld.%03llds: Workload %s admitted after it finished",
-                       (long long)(t_ms / 1000), (long long)(t_ms % 1000), key);
+        return err_set(msg, ERR_INVALID, "%sWorkload %s admitted after it finished",
+                       when(t_ms, at, sizeof(at)), key);
     if (h != NULL && h->cq != NULL)
         return err_set(msg, ERR_INVALID,
-                       "t=%lld.%03llds: Workload %s admitted into ClusterQueue %s while it still "
-                       "holds quota in %s (no eviction in between)",
-                       (long long)(t_ms / 1000), (long long)(t_ms % 1000), key,
+                       "%sWorkload %s admitted into ClusterQueue %s while it still holds quota in "
+                       "%s (no eviction in between)",
+                       when(t_ms, at, sizeof(at)), key,
                        adm->cluster_queue ? adm->cluster_queue : "", h->cq->name);
     cq = node_get(v, adm->cluster_queue ? adm->cluster_queue : "", true);
     if (cq == NULL || resolve(v) != ERR_OK || admission_use(adm, &use, &nuse) != ERR_OK)

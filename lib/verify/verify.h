@@ -44,8 +44,9 @@ err_t verify_cluster_queue(verify_t *v, const cluster_queue_t *cq, err_msg_t *ms
 err_t verify_cohort(verify_t *v, const cohort_t *co, err_msg_t *msg);
 
 /* Workload `key` was admitted at `t_ms` with `adm` (borrowed). ERR_INVALID, with `msg` naming the
- * time, workload, rule, node, flavor and resource and the numbers, when the admission breaks a
- * rule above; ERR_NOMEM. A refused admission is not recorded. */
+ * time (none when `t_ms` < 0: the caller names the instant), workload, rule, node, flavor and
+ * resource and the numbers, when the admission breaks a rule above; ERR_NOMEM. A refused
+ * admission is not recorded. */
 err_t verify_admit(verify_t *v, int64_t t_ms, const char *key, const admission_t *adm,
                    err_msg_t *msg);
 

@@ -10,6 +10,7 @@
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 cq=it-admit-$sfx
 ctrl_flavor "small-$sfx"
 ctrl_flavor "big-$sfx" "tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]"
@@ -99,4 +100,5 @@ say "a Workload created directly was admitted (2 GPUs) and deleted"
 ctrl_events_have CreatedWorkload QuotaReserved Admitted Started FinishedWorkload
 ctrl_stop op
 grep -q "quota released\|admitted to $cq" "$tmp/op.log" || fail "log lacks admissions: $(ctrl_log op)"
+ctrl_verify "$cq"
 say "PASS"

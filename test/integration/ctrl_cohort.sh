@@ -8,6 +8,7 @@
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 a=it-co-a-$sfx b=it-co-b-$sfx
 ctrl_queues "$a" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "cohortName: co-$sfx" "preemption: {reclaimWithinCohort: Never}"
 ctrl_cq "$b" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "cohortName: co-$sfx" "preemption: {reclaimWithinCohort: Any}"
@@ -45,4 +46,5 @@ until_ 30 "a1 readmitted after the quota change" '[ "$(wcond "$w1" Admitted)" = 
 until_ 20 "a's status: 4 GPUs reserved, none borrowed" '[ "$(k get clusterqueue $a -o jsonpath="{.status.flavorsReservation[0].resources[?(@.name==\"nvidia.com/gpu\")].total}/{.status.flavorsReservation[0].resources[?(@.name==\"nvidia.com/gpu\")].borrowed}")" = 4/0 ]'
 ctrl_stop op
 say "raising $a's nominal quota to 4 readmitted a1 without borrowing"
+ctrl_verify "$a" "$b"
 say "PASS"

@@ -39,6 +39,7 @@ etcd_rev() {
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 ctrl_sys_namespace
 cq=it-co-$sfx
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2"
@@ -86,4 +87,5 @@ admitted j4 && fail "j4 admitted: j2 and j3 hold the ClusterQueue's 2 GPUs"
 until_ 30 "j1's Workload deleted with its Job" '[ -z "$(wl_of j1)" ]'
 deletes=$(grep -c "DELETE .*/workloads/" "$tmp/op.log" || true)
 [ "$deletes" -le 3 ] || fail "$deletes DELETEs of j1's Workload: a lagging view must not make a delete loop"
+ctrl_verify "$cq"
 say "ok: $(grep -c 'listing again' "$tmp/op.log") informers listed again after 410 Gone; the missed deletion and creation were acted on; quota held"

@@ -12,6 +12,7 @@
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 ctrl_sys_namespace
 cq=it-fo-$sfx
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=8"
@@ -96,4 +97,5 @@ ctrl_stop b
 [ -z "$(lease '{.spec.holderIdentity}')" ] || fail "lease still held by $(lease '{.spec.holderIdentity}') after SIGTERM"
 grep -q "lease released" "$tmp/b.log" || fail "no release logged"
 say "SIGTERM: op-b exited 0 and released the Lease"
+ctrl_verify "$cq"
 say "PASS"

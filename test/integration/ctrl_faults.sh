@@ -16,6 +16,7 @@ seed=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 ctrl_sys_namespace
 cq=it-fa-$sfx
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4"
@@ -73,4 +74,5 @@ admitted=$(awk '{ split($3, f, "|"); if (f[1] != "") a[$2] = 1 } END { print len
 [ "$admitted" = "$jobs" ] || fail "$admitted Workloads admitted, want $jobs"
 say "$jobs Jobs finished in ${took}s through $faults; trace replayed: $(cat "$tmp/replay") GPUs of 4, each Workload admitted once"
 kill -0 "$pid_op" 2>/dev/null || fail "sluice exited: $(tail -n 20 "$tmp/op.log")"
+ctrl_verify "$cq"
 say "PASS"

@@ -258,3 +258,25 @@ jcomplete() {
         "{\"status\":{\"active\":0,\"ready\":0,\"succeeded\":1,\"completionTime\":\"$now\",\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null ||
         fail "mark Job $1 Complete"
 }
+
+# ---- the invariant checker (issue 15) --------------------------------------------------------
+# Record every change of the Workloads in $ns from now on (a watch), for ctrl_verify.
+ctrl_trace() {
+    k get workloads.kueue.x-k8s.io -n "$ns" -w --output-watch-events -o json >"$tmp/trace.json" 2>"$tmp/trace.err" &
+    trace_pid=$!
+    it_on_exit "kill $trace_pid 2>/dev/null || true"
+}
+
+# Replay the trace through `sluice verify` against the ClusterQueues named (and every Cohort): no
+# ClusterQueue or cohort above its quota after any admission, no Workload admitted twice without a
+# release, every Workload finished, admitted, deleted or pending with a reason: ctrl_verify CQ...
+ctrl_verify() {
+    sleep 1 # the watch catches up with the last changes
+    kill "$trace_pid" 2>/dev/null || true
+    wait "$trace_pid" 2>/dev/null || true
+    k get clusterqueues "$@" -o json >"$tmp/queues.json" || fail "get ClusterQueues $*"
+    k get cohorts.kueue.x-k8s.io -o json >"$tmp/cohorts.json" || fail "get Cohorts"
+    vout=$("$sluice" verify "$tmp/queues.json" "$tmp/cohorts.json" "$tmp/trace.json" 2>&1) ||
+        fail "sluice verify over the Workloads' watch trace: $vout"
+    say "$(echo "$vout" | tail -n 1)"
+}

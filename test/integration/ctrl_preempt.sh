@@ -9,6 +9,7 @@
 
 ctrl_install_crds
 it_namespace
+ctrl_trace
 cq=it-preempt-$sfx
 ctrl_wpcs "low-$sfx=100" "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4" "preemption: {withinClusterQueue: LowerPriority}"
@@ -64,4 +65,5 @@ case "$(wmsg "$wl" Evicted)" in Previously:*) ;; *) fail "Evicted message: $(wms
 ctrl_events_have Preempted Stopped
 ctrl_stop op2
 say "high Finished; low readmitted and restarted"
+ctrl_verify "$cq"
 say "PASS"
