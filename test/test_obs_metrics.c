@@ -313,6 +313,54 @@ START_TEST(out_of_memory)
 }
 END_TEST
 
+/* Quota integrated over time adds up exactly: 0.1 cpu (10^8 nano) for 1 ms, 3 times, is 0.0003
+ * cpu-seconds, not 0.00030000000000000003; a year of 8 Ei bytes still fits. */
+START_TEST(exact_counter)
+{
+    metrics_registry_t *r = metrics_registry_new(0);
+    metrics_family_t *c, *g;
+    err_msg_t msg = {{0}};
+    const char *const v[] = {"cpu"};
+    char *text, buf[64];
+    double d = 0;
+
+    ck_assert_int_eq(metrics_family_add(r, "sluice_x_seconds_total", "X.", METRICS_COUNTER,
+                                        (const char *const[]){"resource", NULL}, NULL, 0, &c, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(metrics_family_add(r, "g", "G.", METRICS_GAUGE, NULL, NULL, 0, &g, &msg),
+                     ERR_OK);
+    ck_assert_int_eq(metrics_family_set_exact(g, 12), ERR_INVALID);
+    ck_assert_int_eq(metrics_family_set_exact(c, 19), ERR_INVALID);
+    ck_assert_int_eq(metrics_family_set_exact(c, 12), ERR_OK);
+    ck_assert_int_eq(metrics_counter_add(c, v, 1), ERR_INVALID);
+    ck_assert_int_eq(metrics_counter_add_exact(g, NULL, 1), ERR_INVALID);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(metrics_counter_add_exact(c, v, (metrics_exact_t)100000000 * 1), ERR_OK);
+    ck_assert(metrics_value(c, v, &d));
+    ck_assert(fabs(d - 0.0003) < 1e-15);
+    ck_assert_int_eq(metrics_family_set_exact(c, 9), ERR_INVALID); /* has series */
+    text = render(r);
+    ck_assert_ptr_nonnull(strstr(text, "sluice_x_seconds_total{resource=\"cpu\"} 0.0003\n"));
+    free(text);
+    /* 9597.853 cpu-seconds as 5000 ms steps of odd amounts, exactly. */
+    metrics_family_clear(c);
+    for (int i = 0; i < 1000; i++)
+        metrics_counter_add_exact(c, v, (metrics_exact_t)1919570600 * 5000);
+    text = render(r);
+    ck_assert_ptr_nonnull(strstr(text, "{resource=\"cpu\"} 9597.853\n"));
+    free(text);
+    ck_assert_str_eq(metrics_format_exact(0, 12, buf, sizeof(buf)), "0");
+    ck_assert_str_eq(metrics_format_exact(1000000000000ULL * 42, 12, buf, sizeof(buf)), "42");
+    ck_assert_str_eq(metrics_format_exact(1, 12, buf, sizeof(buf)), "0.000000000001");
+    /* 8 Ei bytes (9.2e18 x 10^9 nano) for a year (3.15e10 ms): 2.9e26 byte-seconds */
+    ck_assert_str_eq(metrics_format_exact((metrics_exact_t)9223372036854775807ULL * 1000000000ULL *
+                                              31536000007ULL,
+                                          12, buf, sizeof(buf)),
+                     "290868260618815814107535430.649");
+    metrics_registry_free(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("obs_metrics");
@@ -328,6 +376,7 @@ static Suite *suite(void)
     tcase_add_test(tc, cardinality_bounded);
     tcase_add_test(tc, keys_unambiguous);
     tcase_add_test(tc, out_of_memory);
+    tcase_add_test(tc, exact_counter);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -39,6 +39,10 @@
  * admitted Workloads (bench_metrics), so about 0.5% of a core. */
 #define TICK_MS 5000
 
+/* sluice_quota_reserved_resource_seconds_total counts nano-units x milliseconds: 10^-12 of the
+ * resource's unit-second, integers all the way (no floating point accumulates). */
+#define RSEC_DIGITS 12
+
 /* Label lists. */
 static const char *const L_RESULT[] = {"result", ROLE, NULL};
 static const char *const L_CQ[] = {"cluster_queue", ROLE, NULL};
@@ -357,6 +361,8 @@ err_t ctrl__metrics_init(ctrl_t *c)
                                &msg) != ERR_OK)
             return ERR_NOMEM; /* the table is fixed and valid (test_ctrl_metrics): only OOM */
     }
+    /* Quota x time adds up exactly: nano-units x milliseconds, 12 decimal digits. */
+    metrics_family_set_exact(m->f[M_RSECONDS], RSEC_DIGITS);
     return ERR_OK;
 }
 
@@ -584,7 +590,6 @@ static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
 {
     tick_ctx_t *t = ud;
     int64_t start;
-    double dt;
     char ns[256];
 
     if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
@@ -592,7 +597,6 @@ static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
     start = info->admitted_at > t->since ? info->admitted_at : t->since;
     if (info->admission == NULL || t->now <= start)
         return true;
-    dt = (double)(t->now - start) / 1000.0;
     split_key(info->key, ns, sizeof(ns));
     for (size_t a = 0; a < info->admission->nassignments; a++) {
         const pod_set_assignment_t *psa = &info->admission->assignments[a];
@@ -601,10 +605,16 @@ static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
             for (size_t k = 0; k < psa->flavors.len; k++)
                 if (strcmp(psa->flavors.items[k].key, res) == 0)
                     flavor = psa->flavors.items[k].value;
-            count(t->c, M_RSECONDS,
-                  (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq,
-                                        flavor, res},
-                  qty(psa->usage.items[r].value) * dt);
+            qnano_t used = psa->usage.items[r].value.nano;
+            metrics_family_t *f = fam(t->c, M_RSECONDS);
+            if (f == NULL || used <= 0)
+                continue;
+            /* OOM: this tick's share of the series is lost, nothing else */
+            metrics_counter_add_exact(
+                f,
+                (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq,
+                                      flavor, res},
+                (metrics_exact_t)used * (metrics_exact_t)(t->now - start));
         }
     }
     return true;

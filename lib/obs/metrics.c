@@ -16,6 +16,7 @@
 typedef struct series_s {
     char **values;    /* owned: one per label (each owned) */
     double value;     /* counter, gauge; histogram: sum */
+    metrics_exact_t exact; /* exact counters (family exact_digits > 0): the value */
     uint64_t count;   /* histogram: observations */
     uint64_t *counts; /* owned: histogram, per bucket (not cumulative) incl. +Inf last */
 } series_t;
@@ -29,6 +30,7 @@ struct metrics_family_s {
     size_t nlabels;
     double buckets[METRICS_MAX_BUCKETS];
     size_t nbuckets;
+    unsigned exact_digits; /* > 0: an exact counter, values in 10^-exact_digits units */
     series_t *series; /* owned, in first-seen order */
     size_t len, cap;
     util_hmap_t index;  /* series key -> index */
@@ -382,12 +384,87 @@ out:
     return rc;
 }
 
+err_t metrics_family_set_exact(metrics_family_t *f, unsigned digits)
+{
+    if (f->type != METRICS_COUNTER || digits == 0 || digits > 18 || f->len > 0)
+        return ERR_INVALID;
+    f->exact_digits = digits;
+    return ERR_OK;
+}
+
+err_t metrics_counter_add_exact(metrics_family_t *f, const char *const *values,
+                                metrics_exact_t delta)
+{
+    series_t *s;
+    err_t rc;
+
+    if (f->type != METRICS_COUNTER || f->exact_digits == 0)
+        return ERR_INVALID;
+    if ((rc = series_find(f, values, &s)) != ERR_OK)
+        return rc;
+    /* Saturate rather than wrap: a counter never goes down (unreachable in practice: 10^26
+     * GPU-seconds at 12 digits). */
+    s->exact = s->exact + delta < s->exact ? ~(metrics_exact_t)0 : s->exact + delta;
+    return ERR_OK;
+}
+
+static uint64_t pow10u(unsigned d)
+{
+    uint64_t p = 1;
+
+    while (d-- > 0)
+        p *= 10;
+    return p;
+}
+
+/* Exact series as a double, for metrics_value(). */
+static double exact_double(const metrics_family_t *f, const series_t *s)
+{
+    uint64_t scale = pow10u(f->exact_digits);
+
+    return (double)(s->exact / scale) + (double)(uint64_t)(s->exact % scale) / (double)scale;
+}
+
+const char *metrics_format_exact(metrics_exact_t v, unsigned digits, char *buf, size_t n)
+{
+    char tmp[64];
+    size_t nd = 0, at = 0, frac_end;
+    uint64_t scale = pow10u(digits);
+    metrics_exact_t ip = v / scale;
+    uint64_t fp = (uint64_t)(v % scale);
+
+    if (n < 64) {
+        if (n > 0)
+            buf[0] = '\0';
+        return buf;
+    }
+    do {
+        tmp[nd++] = (char)('0' + (unsigned)(ip % 10));
+        ip /= 10;
+    } while (ip > 0);
+    while (nd > 0)
+        buf[at++] = tmp[--nd];
+    if (fp != 0) {
+        buf[at++] = '.';
+        for (unsigned i = 0; i < digits; i++) {
+            uint64_t p = pow10u(digits - 1 - i);
+            buf[at++] = (char)('0' + (fp / p) % 10);
+        }
+        frac_end = at;
+        while (buf[frac_end - 1] == '0')
+            frac_end--;
+        at = frac_end;
+    }
+    buf[at] = '\0';
+    return buf;
+}
+
 err_t metrics_counter_add(metrics_family_t *f, const char *const *values, double delta)
 {
     series_t *s;
     err_t rc;
 
-    if (f->type != METRICS_COUNTER || !(delta >= 0))
+    if (f->type != METRICS_COUNTER || f->exact_digits > 0 || !(delta >= 0))
         return ERR_INVALID;
     if ((rc = series_find(f, values, &s)) != ERR_OK)
         return rc;
@@ -456,7 +533,9 @@ bool metrics_value(const metrics_family_t *f, const char *const *values, double 
         free(key);
     if (!found)
         return false;
-    *out = f->type == METRICS_HISTOGRAM ? (double)f->series[i].count : f->series[i].value;
+    *out = f->type == METRICS_HISTOGRAM ? (double)f->series[i].count
+           : f->exact_digits > 0        ? exact_double(f, &f->series[i])
+                                        : f->series[i].value;
     return true;
 }
 
@@ -537,11 +616,15 @@ static err_t put_labels(metrics_buf_t *b, const metrics_family_t *f, const serie
 static err_t put_sample(metrics_buf_t *b, const metrics_family_t *f, const char *suffix,
                         const series_t *s, const char *le, double v)
 {
-    char num[40];
+    char num[64];
 
+    if (f->exact_digits > 0 && le == NULL)
+        metrics_format_exact(s->exact, f->exact_digits, num, sizeof(num));
+    else
+        metrics_format_value(v, num, sizeof(num));
     if (buf_str(b, f->name) != ERR_OK || buf_str(b, suffix) != ERR_OK ||
         put_labels(b, f, s, le) != ERR_OK || buf_put(b, " ", 1) != ERR_OK ||
-        buf_str(b, metrics_format_value(v, num, sizeof(num))) != ERR_OK)
+        buf_str(b, num) != ERR_OK)
         return ERR_NOMEM;
     return buf_put(b, "\n", 1);
 }

@@ -95,6 +95,24 @@ err_t metrics_gauge_set(metrics_family_t *f, const char *const *values, double v
 err_t metrics_gauge_add(metrics_family_t *f, const char *const *values, double delta);
 err_t metrics_histogram_observe(metrics_family_t *f, const char *const *values, double v);
 
+/*
+ * Exact counters. A counter family switched to exact accumulation keeps each series as an
+ * unsigned 128-bit count of 10^-digits units and renders it as that exact decimal, trailing
+ * zeros dropped ("9597.853", never "9597.853000000006"): integrating quota (nano-units times
+ * milliseconds, digits 12) adds up without rounding however long it runs. Call before the first
+ * observation; ERR_INVALID for a family that is no counter, digits above 18, or one that has
+ * series. Its series then take metrics_counter_add_exact() only (metrics_counter_add() is
+ * ERR_INVALID), and metrics_value() reads them rounded to the nearest double.
+ */
+__extension__ typedef unsigned __int128 metrics_exact_t;
+err_t metrics_family_set_exact(metrics_family_t *f, unsigned digits);
+err_t metrics_counter_add_exact(metrics_family_t *f, const char *const *values,
+                                metrics_exact_t delta);
+
+/* Format `v` (a count of 10^-digits units) as an exact decimal into `buf` (at least 64 bytes):
+ * integer digits, then the fraction without trailing zeros. Returns buf. */
+const char *metrics_format_exact(metrics_exact_t v, unsigned digits, char *buf, size_t n);
+
 /* The current value of a counter or gauge series, or of a histogram's count; false when the
  * series does not exist. For tests and for code that reads back its own accumulators. */
 bool metrics_value(const metrics_family_t *f, const char *const *values, double *out);
