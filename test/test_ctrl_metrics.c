@@ -149,6 +149,13 @@ START_TEST(gauges_follow_the_engine)
          ",le=\"40960\"}",
          2);
     ck_assert(value("kueue_admission_attempts_total{result=\"success\"" R "}") >= 1);
+    /* The third Job was tried and did not fit: an inadmissible attempt, as Kueue counts it
+     * (before, only cycles that decided something were seen). Each attempt has its duration. */
+    ck_assert(value("kueue_admission_attempts_total{result=\"inadmissible\"" R "}") >= 1);
+    want("kueue_admission_attempt_duration_seconds_count{result=\"inadmissible\"" R "}",
+         value("kueue_admission_attempts_total{result=\"inadmissible\"" R "}"));
+    want("kueue_admission_attempt_duration_seconds_count{result=\"success\"" R "}",
+         value("kueue_admission_attempts_total{result=\"success\"" R "}"));
     want("kueue_cluster_queue_resource_reservation{cohort=\"co\",cluster_queue=\"cq\",flavor="
          "\"default\",resource=\"cpu\"" R "}",
          2);

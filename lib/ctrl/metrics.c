@@ -289,9 +289,10 @@ static const metric_def_t defs[M__COUNT] = {
 };
 
 struct ctrl_metrics_s {
-    metrics_registry_t *reg;       /* owned */
-    metrics_family_t *f[M__COUNT]; /* borrowed from reg; NULL when switched off */
-    int64_t last_tick_ms;          /* resource-seconds integrated up to here */
+    metrics_registry_t *reg;        /* owned */
+    metrics_family_t *f[M__COUNT];  /* borrowed from reg; NULL when switched off */
+    int64_t last_tick_ms;           /* resource-seconds integrated up to here */
+    sched_attempts_t attempts_seen; /* the engine's attempt counts at the last cycle */
 };
 
 #ifndef SLUICE_VERSION
@@ -438,27 +439,36 @@ void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, ui
                          bool first)
 {
     static const char *const kinds[] = {"admit", "preempt", "evict", "deactivate"};
-    size_t admits = 0;
-    const char *result;
+    sched_attempts_t now;
+    uint64_t tried, ok;
+    double each;
 
     (void)first;
+    if (c->metrics == NULL)
+        return;
     for (size_t i = from; i < ds->len; i++) {
-        admits += ds->items[i].kind == SCHED_DECISION_ADMIT;
         count(c, M_DECISIONS, (const char *const[]){kinds[ds->items[i].kind]}, 1);
     }
     observe(c, M_ENGINE, NULL, (double)ns / 1e9);
-    /* Kueue records one attempt per scheduling cycle that had heads to try: "success" when one
-     * was admitted, else "inadmissible". The engine does not say whether a cycle had heads, and
-     * sluice runs a cycle after every relevant change and repeats it until one decides nothing,
-     * so most cycles are no attempt at all. Counted: a cycle that admitted (success) and one
-     * that decided something else -- preemptions, evictions -- but admitted nothing
-     * (inadmissible). A cycle that tried heads and parked them without any decision is not
-     * seen, and not counted (docs/observability.md). */
-    if (ds->len == from)
+    /* Kueue records one attempt per scheduling pass that had heads to try: "success" when it
+     * admitted one, else "inadmissible". The engine counts those passes (sched_attempts: a
+     * sched_cycle() may make several, and the repeated cycles that find every queue empty or
+     * parked make none); this cycle's share is the difference since the last call. The
+     * cycle's CPU time is split evenly over its attempts for the duration histogram. */
+    sched_attempts(c->sched, &now);
+    tried = now.tried - c->metrics->attempts_seen.tried;
+    ok = now.admitted - c->metrics->attempts_seen.admitted;
+    c->metrics->attempts_seen = now;
+    if (tried == 0 || ok > tried)
         return;
-    result = admits > 0 ? "success" : "inadmissible";
-    count(c, M_ATTEMPTS, (const char *const[]){result, role(c)}, 1);
-    observe(c, M_ATTEMPT_DURATION, (const char *const[]){result, role(c)}, (double)ns / 1e9);
+    each = (double)ns / 1e9 / (double)tried;
+    if (ok > 0)
+        count(c, M_ATTEMPTS, (const char *const[]){"success", role(c)}, (double)ok);
+    if (tried > ok)
+        count(c, M_ATTEMPTS, (const char *const[]){"inadmissible", role(c)}, (double)(tried - ok));
+    for (uint64_t i = 0; i < tried; i++)
+        observe(c, M_ATTEMPT_DURATION,
+                (const char *const[]){i < ok ? "success" : "inadmissible", role(c)}, each);
 }
 
 void ctrl__metrics_decision(ctrl_t *c, const sched_decision_t *d)
@@ -612,8 +622,8 @@ static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
             /* OOM: this tick's share of the series is lost, nothing else */
             metrics_counter_add_exact(
                 f,
-                (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq,
-                                      flavor, res},
+                (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq, flavor,
+                                      res},
                 (metrics_exact_t)used * (metrics_exact_t)(t->now - start));
         }
     }

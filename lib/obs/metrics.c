@@ -14,11 +14,11 @@
 #define DEFAULT_MAX_SERIES 10000
 
 typedef struct series_s {
-    char **values;    /* owned: one per label (each owned) */
-    double value;     /* counter, gauge; histogram: sum */
+    char **values;         /* owned: one per label (each owned) */
+    double value;          /* counter, gauge; histogram: sum */
     metrics_exact_t exact; /* exact counters (family exact_digits > 0): the value */
-    uint64_t count;   /* histogram: observations */
-    uint64_t *counts; /* owned: histogram, per bucket (not cumulative) incl. +Inf last */
+    uint64_t count;        /* histogram: observations */
+    uint64_t *counts;      /* owned: histogram, per bucket (not cumulative) incl. +Inf last */
 } series_t;
 
 struct metrics_family_s {
@@ -31,7 +31,7 @@ struct metrics_family_s {
     double buckets[METRICS_MAX_BUCKETS];
     size_t nbuckets;
     unsigned exact_digits; /* > 0: an exact counter, values in 10^-exact_digits units */
-    series_t *series; /* owned, in first-seen order */
+    series_t *series;      /* owned, in first-seen order */
     size_t len, cap;
     util_hmap_t index;  /* series key -> index */
     size_t overflow;    /* index + 1 of the overflow series, 0 while there is none */

@@ -789,7 +789,7 @@ static err_t process(cyc_t *c, entry_t *e)
 static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *progress)
 {
     entry_t *es = NULL;
-    size_t n = 0;
+    size_t n = 0, out_before = out->len;
     err_t rc = ERR_OK;
     s->cycle_no++;
     es = calloc(s->ncqs ? s->ncqs : 1, sizeof(entry_t));
@@ -843,7 +843,19 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
     cycle_undo(&c);
     free(es);
     *progress = c.progress;
+    if (n > 0) {
+        bool admitted = false;
+        for (size_t i = out_before; i < out->len && !admitted; i++)
+            admitted = out->items[i].kind == SCHED_DECISION_ADMIT;
+        s->attempts.tried++;
+        s->attempts.admitted += admitted;
+    }
     return rc;
+}
+
+void sched_attempts(const sched_t *s, sched_attempts_t *out)
+{
+    *out = s->attempts;
 }
 
 err_t sched_cycle(sched_t *s, int64_t now, sched_decisions_t *out, err_msg_t *msg)

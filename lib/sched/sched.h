@@ -208,6 +208,16 @@ const char *sched_preempt_reason_str(sched_preempt_reason_t r);
  */
 err_t sched_cycle(sched_t *s, int64_t now, sched_decisions_t *out, err_msg_t *msg);
 
+/* Admission attempts so far, counted as Kueue counts kueue_admission_attempts_total: every pass
+ * of a cycle that had at least one head to try is one attempt (a sched_cycle() call may make
+ * several passes, or none when no queue has a head), `admitted` those that admitted at least one
+ * workload; tried - admitted is Kueue's "inadmissible". */
+typedef struct sched_attempts_s {
+    uint64_t tried;
+    uint64_t admitted;
+} sched_attempts_t;
+void sched_attempts(const sched_t *s, sched_attempts_t *out);
+
 /* The earliest instant > `now` at which a time-based event is due (an admitted workload reaching
  * its maximum execution time), or INT64_MAX when none. */
 int64_t sched_next_deadline(const sched_t *s, int64_t now);

@@ -305,6 +305,7 @@ struct sched_s {
     wlvec_t expiring;          /* admitted workloads with a maximum execution time */
     int64_t now;
     uint64_t cycle_no;
+    sched_attempts_t attempts; /* passes with heads, and those that admitted (sched_attempts) */
     /* The preemption oracle's last answer (flavor assignment asks it per flavor-resource).
      * The targets search of the same nomination asks the same question when the workload
      * uses one flavor-resource: it takes the answer instead of searching again. */
