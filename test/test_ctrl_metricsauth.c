@@ -164,6 +164,84 @@ START_TEST(reviews_bounded_and_detached)
 }
 END_TEST
 
+typedef struct verdicts_s {
+    int calls;
+    metricsauth_result_t last;
+    char why[256];
+} verdicts_t;
+
+static void on_verdict(void *ud, metricsauth_result_t res, const char *why)
+{
+    verdicts_t *v = ud;
+
+    v->calls++;
+    v->last = res;
+    snprintf(v->why, sizeof(v->why), "%s", why);
+}
+
+/* A request with a new token waits for the review instead of being told to retry: the verdict
+ * comes through the callback once the review has ended (never from within the check), every
+ * request waiting on the token gets it, and at most 64 wait per token. Here the in-memory
+ * server fails the review (422), so the verdict is "retry" with the reason. */
+START_TEST(new_token_waits_for_its_review)
+{
+    fx_t fx;
+    char why[256];
+    verdicts_t v[66] = {{0}};
+    bool waiting = false;
+    int waited = 0;
+
+    fx_start(&fx);
+    for (int i = 0; i < 66; i++) {
+        ck_assert_int_eq(metricsauth_check_wait(fx.auth, "Bearer secret-2", why, sizeof(why),
+                                                on_verdict, &v[i], &waiting),
+                         METRICSAUTH_PENDING);
+        waited += waiting;
+    }
+    ck_assert_int_eq(waited, 64);
+    ck_assert_int_eq(v[0].calls, 0); /* not from within the call */
+    answered(&fx, 1);
+    for (int i = 0; i < 64; i++) {
+        ck_assert_int_eq(v[i].calls, 1);
+        ck_assert_int_eq(v[i].last, METRICSAUTH_PENDING);
+        ck_assert_ptr_nonnull(strstr(v[i].why, "the token review failed"));
+    }
+    ck_assert_int_eq(v[64].calls + v[65].calls, 0);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "create", "tokenreviews"), 1);
+    /* No bearer token: answered at once, nothing to wait for. */
+    ck_assert_int_eq(
+        metricsauth_check_wait(fx.auth, NULL, why, sizeof(why), on_verdict, &v[0], &waiting),
+        METRICSAUTH_UNAUTHENTICATED);
+    ck_assert(!waiting);
+    fx_stop(&fx);
+}
+END_TEST
+
+/* Freeing the filter answers the requests still waiting ("shutting down"), so their deferred
+ * HTTP answers are released. */
+START_TEST(free_answers_waiters)
+{
+    fx_t fx;
+    char why[256];
+    verdicts_t v = {0};
+    bool waiting = false;
+
+    fx_start(&fx);
+    ck_assert_int_eq(metricsauth_check_wait(fx.auth, "Bearer secret-3", why, sizeof(why),
+                                            on_verdict, &v, &waiting),
+                     METRICSAUTH_PENDING);
+    ck_assert(waiting);
+    metricsauth_free(fx.auth);
+    fx.auth = NULL;
+    ck_assert_int_eq(v.calls, 1);
+    ck_assert_int_eq(v.last, METRICSAUTH_PENDING);
+    ck_assert_str_eq(v.why, "shutting down\n");
+    answered(&fx, 1);
+    ck_assert_int_eq(v.calls, 1);
+    fx_stop(&fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_metricsauth");
@@ -173,6 +251,8 @@ static Suite *suite(void)
     tcase_add_test(tc, no_bearer_token_no_review);
     tcase_add_test(tc, one_review_per_token_and_retry_after_failure);
     tcase_add_test(tc, reviews_bounded_and_detached);
+    tcase_add_test(tc, new_token_waits_for_its_review);
+    tcase_add_test(tc, free_answers_waiters);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
 #include "hook/server.h"
 #include "hook/server_int.h"
 #include "hook/tls.h"
+#include "util/util.h"
 
 #include <arpa/inet.h>
 #include <check.h>
@@ -46,6 +47,30 @@ typedef struct fixture_s {
     bool closed;
 } fixture_t;
 
+/* Deferred answers (/later?ms=N): a timer on the server's loop answers N ms later. */
+static uv_loop_t *later_loop;
+
+typedef struct later_s {
+    uv_timer_t t;
+    hook_deferred_t *d;
+} later_t;
+
+static void on_later_closed(uv_handle_t *h)
+{
+    free(container_of((uv_timer_t *)h, later_t, t));
+}
+
+static void on_later(uv_timer_t *t)
+{
+    later_t *l = container_of(t, later_t, t);
+    hook_response_t resp = {.status = 200, .content_type = "text/plain"};
+
+    resp.owned_body = strdup("answered later");
+    resp.body_len = strlen(resp.owned_body);
+    hook_deferred_answer(l->d, &resp);
+    uv_close((uv_handle_t *)t, on_later_closed);
+}
+
 /* Echoes what it received: "<METHOD> <path> q=<query> len=<body length> ct=<content-type>".
  * /big answers 64 KiB, /huge 8 MiB (for clients that do not read). */
 static void echo_handler(void *ud, const hook_request_t *req, hook_response_t *resp)
@@ -54,6 +79,18 @@ static void echo_handler(void *ud, const hook_request_t *req, hook_response_t *r
     char *text;
 
     (void)ud;
+    if (strcmp(req->path, "/later") == 0) {
+        later_t *l = calloc(1, sizeof(*l));
+        ck_assert_ptr_nonnull(l);
+        l->d = hook_request_defer(req);
+        ck_assert_ptr_nonnull(l->d);
+        ck_assert_ptr_null(hook_request_defer(req)); /* once per request */
+        uv_timer_init(later_loop, &l->t);
+        uv_timer_start(&l->t, on_later, strtoull(req->query + 3, NULL, 10), 0);
+        resp->body = "ignored";
+        resp->body_len = 7;
+        return;
+    }
     if (strcmp(req->path, "/big") == 0 || strcmp(req->path, "/huge") == 0) {
         size_t n = req->path[1] == 'b' ? 64u << 10 : 8u << 20;
         resp->owned_body = malloc(n);
@@ -138,6 +175,7 @@ static void fixture_start(fixture_t *f, bool with_tls, hook_server_config_t *cfg
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     ck_assert_int_eq(uv_loop_init(&f->loop), 0);
+    later_loop = &f->loop;
     if (with_tls) {
         ck_assert_int_eq(hook_cert_ca("sluice-test-ca", 1, &f->ca, &msg), ERR_OK);
         ck_assert_int_eq(hook_cert_serving(&f->ca, dns, 1, ips, 1, 1, &serving, &msg), ERR_OK);
@@ -379,6 +417,69 @@ START_TEST(test_plain_pipelined_in_order)
     ck_assert(closes);
     ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), -1); /* closed */
     client_close(&c);
+    fixture_stop(&f);
+}
+END_TEST
+
+/* A deferred answer keeps the connection's order: the request pipelined behind it waits. */
+START_TEST(test_deferred_answer_in_order)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {0};
+    client_t c;
+    char body[256];
+    const char *reqs =
+        "GET /later?ms=80 HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+    hook_server_stats_t st;
+
+    fixture_start(&f, true, &cfg);
+    ck_assert(client_open(&c, f.port, &f.ca, TLS1_2_VERSION, TLS1_3_VERSION));
+    client_send(&c, reqs, strlen(reqs));
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
+    ck_assert_str_eq(body, "answered later");
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
+    ck_assert_str_eq(body, "GET /a q= len=0 ct=");
+    /* and again on the same connection */
+    client_send(&c, reqs, strlen(reqs));
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
+    ck_assert_str_eq(body, "answered later");
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), NULL), 200);
+    st = fixture_stats(&f, NULL);
+    ck_assert_uint_eq(st.deferred, 2);
+    ck_assert_uint_eq(st.deferred_timeouts, 0);
+    client_close(&c);
+    fixture_stop(&f);
+}
+END_TEST
+
+/* An answer later than the request timeout: the server answers 503 and closes; the late answer
+ * only frees (ASan: no use after free); so does one for a client gone before it. */
+START_TEST(test_deferred_answer_too_late_gets_503)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.request_timeout_ms = 100};
+    client_t c;
+    char body[256];
+    bool closes = false;
+    hook_server_stats_t st;
+    const char *req = "GET /later?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    fixture_start(&f, false, &cfg);
+    client_open(&c, f.port, NULL, 0, 0);
+    client_send(&c, req, strlen(req));
+    ck_assert_int_eq(client_response(&c, body, sizeof(body), &closes), 503);
+    ck_assert_str_eq(body, "the answer was not ready in time; retry\n");
+    ck_assert(closes);
+    client_close(&c);
+    client_open(&c, f.port, NULL, 0, 0); /* gone before its answer */
+    client_send(&c, req, strlen(req));
+    client_close(&c);
+    usleep(400 * 1000); /* both late answers come */
+    st = fixture_stats(&f, NULL);
+    ck_assert_uint_eq(st.deferred, 2);
+    /* the connection reads nothing while its answer is deferred: the gone client is noticed at
+     * the timeout too */
+    ck_assert_uint_eq(st.deferred_timeouts, 2);
     fixture_stop(&f);
 }
 END_TEST
@@ -909,6 +1010,8 @@ int main(void)
     tcase_add_test(tc, test_tls_keep_alive_two_requests);
     tcase_add_test(tc, test_tls12_accepted_old_versions_refused);
     tcase_add_test(tc, test_plain_pipelined_in_order);
+    tcase_add_test(tc, test_deferred_answer_in_order);
+    tcase_add_test(tc, test_deferred_answer_too_late_gets_503);
     tcase_add_test(tc, test_malformed_request_gets_400);
     tcase_add_test(tc, test_oversized_body_gets_413);
     tcase_add_test(tc, test_oversized_headers_get_431);

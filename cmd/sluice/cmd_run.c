@@ -171,13 +171,57 @@ static void on_metrics(run_t *r, hook_response_t *resp)
     resp->body_len = b.len;
 }
 
+/* The answer to a secure /metrics request with its verdict (`why`: the body when not allowed). */
+static void secure_answer(run_t *r, metricsauth_result_t res, const char *why,
+                          hook_response_t *resp)
+{
+    static const int status[] = {[METRICSAUTH_ALLOW] = 200,
+                                 [METRICSAUTH_UNAUTHENTICATED] = 401,
+                                 [METRICSAUTH_FORBIDDEN] = 403,
+                                 [METRICSAUTH_PENDING] = 503};
+
+    if (res == METRICSAUTH_ALLOW) {
+        on_metrics(r, resp);
+        return;
+    }
+    resp->status = status[res];
+    resp->content_type = "text/plain";
+    /* Owned: the caller's `why` is gone when the server copies the body. */
+    resp->owned_body = strdup(why);
+    resp->body_len = resp->owned_body ? strlen(why) : 0;
+}
+
+typedef struct secure_wait_s {
+    run_t *r;
+    hook_deferred_t *d;
+} secure_wait_t;
+
+/* The reviews of a new token ended: answer the request that waited for them. */
+static void on_secure_verdict(void *ud, metricsauth_result_t res, const char *why)
+{
+    secure_wait_t *w = ud;
+    hook_response_t resp = {.status = 200, .content_type = "text/plain"};
+
+    if (w->d == NULL) { /* the request could not be deferred and was answered 503 */
+        free(w);
+        return;
+    }
+    secure_answer(w->r, res, why, &resp);
+    hook_deferred_answer(w->d, &resp);
+    free(w);
+}
+
 /* HTTPS /metrics on metrics.bindAddress: a bearer token that TokenReview authenticates and
- * SubjectAccessReview allows "get /metrics" (lib/ctrl/metricsauth.h). */
+ * SubjectAccessReview allows "get /metrics" (lib/ctrl/metricsauth.h). The first request with a
+ * new token waits for its reviews (a deferred answer) instead of getting 503. */
 static void on_secure_metrics(void *ud, const hook_request_t *req, hook_response_t *resp)
 {
     run_t *r = ud;
     const char *authz = NULL;
     char why[512];
+    secure_wait_t *w;
+    metricsauth_result_t res;
+    bool waiting = false;
 
     resp->content_type = "text/plain";
     if (strcmp(req->path, "/metrics") != 0 || strcmp(req->method, "GET") != 0) {
@@ -189,23 +233,21 @@ static void on_secure_metrics(void *ud, const hook_request_t *req, hook_response
     for (size_t i = 0; i < req->nheaders; i++)
         if (strcmp(req->headers[i].name, "authorization") == 0)
             authz = req->headers[i].value;
-    switch (metricsauth_check(r->metrics_auth, authz, why, sizeof(why))) {
-    case METRICSAUTH_ALLOW:
-        on_metrics(r, resp);
-        return;
-    case METRICSAUTH_UNAUTHENTICATED:
-        resp->status = 401;
-        break;
-    case METRICSAUTH_FORBIDDEN:
-        resp->status = 403;
-        break;
-    case METRICSAUTH_PENDING:
-        resp->status = 503;
-        break;
+    w = calloc(1, sizeof(*w));
+    res = metricsauth_check_wait(r->metrics_auth, authz, why, sizeof(why),
+                                 w ? on_secure_verdict : NULL, w, &waiting);
+    if (waiting) {
+        w->r = r;
+        w->d = hook_request_defer(req);
+        if (w->d != NULL)
+            return; /* on_secure_verdict answers */
+        /* cannot defer (out of memory): the verdict will come to a detached request */
+        w->d = NULL;
+        snprintf(why, sizeof(why), "the bearer token is being reviewed: retry in a moment\n");
     }
-    /* Owned: the handler's stack is gone when the server copies the body. */
-    resp->owned_body = strdup(why);
-    resp->body_len = resp->owned_body ? strlen(why) : 0;
+    if (!waiting)
+        free(w);
+    secure_answer(r, res, why, resp);
 }
 
 static void on_metrics_closed(void *ud)

@@ -11,12 +11,21 @@
 #include <string.h>
 #include <strings.h>
 
-#define MAX_TOKENS    256
-#define MAX_REVIEWS   8
-#define MAX_TOKEN_LEN 8192
-#define ALLOW_TTL_MS  (10 * 60 * 1000) /* an allowed token is served this long ... */
-#define REFRESH_MS    (60 * 1000)      /* ... and reviewed again in the background this often */
-#define DENY_TTL_MS   (30 * 1000)
+#define MAX_TOKENS        256
+#define MAX_REVIEWS       8
+#define MAX_TOKEN_LEN     8192
+#define ALLOW_TTL_MS      (10 * 60 * 1000) /* an allowed token is served this long ... */
+#define REFRESH_MS        (60 * 1000)      /* ... and reviewed again in the background this often */
+#define DENY_TTL_MS       (30 * 1000)
+#define MAX_WAITERS       64   /* requests waiting for one token's first review */
+#define REVIEW_TIMEOUT_MS 4000 /* each review request; two per token: a wait ends within 8 s */
+
+typedef struct waiter_s waiter_t;
+struct waiter_s {
+    metricsauth_cb cb;
+    void *ud;
+    waiter_t *next;
+};
 
 typedef enum { E_REVIEWING = 0, E_ALLOWED, E_DENIED_401, E_DENIED_403 } entry_state_t;
 
@@ -26,6 +35,8 @@ typedef struct entry_s {
     uint64_t expires;    /* loop ms; 0 while the first review runs */
     uint64_t refresh_at; /* allowed: loop ms after which a request starts a background review */
     char why[256];       /* for the response body */
+    waiter_t *waiters;   /* requests waiting for the first review's verdict (owned) */
+    size_t nwaiters;
 } entry_t;
 
 typedef struct review_s review_t;
@@ -47,6 +58,22 @@ struct metricsauth_s {
 static const kube_resource_t token_reviews = {"authentication.k8s.io", "v1", "tokenreviews", false};
 static const kube_resource_t access_reviews = {"authorization.k8s.io", "v1", "subjectaccessreviews",
                                                false};
+
+/* Answer every request waiting on `e` with `res` (the list is taken first: a callback may not
+ * touch the entry). */
+static void notify(entry_t *e, metricsauth_result_t res, const char *why)
+{
+    waiter_t *w = e->waiters;
+
+    e->waiters = NULL;
+    e->nwaiters = 0;
+    while (w != NULL) {
+        waiter_t *next = w->next;
+        w->cb(w->ud, res, why);
+        free(w);
+        w = next;
+    }
+}
 
 metricsauth_t *metricsauth_new(kube_client_t *client, const char *path)
 {
@@ -74,8 +101,10 @@ void metricsauth_free(metricsauth_t *a)
         return;
     for (review_t *r = a->reviews; r != NULL; r = r->next)
         r->a = NULL; /* its callback still fires and frees it */
-    while (util_hmap_next(&a->cache, &pos, NULL, &v))
+    while (util_hmap_next(&a->cache, &pos, NULL, &v)) {
+        notify(v, METRICSAUTH_PENDING, "shutting down\n");
         free(v);
+    }
     util_hmap_fini(&a->cache);
     free(a->path);
     free(a);
@@ -98,14 +127,18 @@ static void unlink_review(metricsauth_t *a, review_t *r)
 static void review_failed(metricsauth_t *a, const char *key, const char *text)
 {
     entry_t *e = util_hmap_get(&a->cache, key);
+    char why[320];
 
     if (e == NULL)
         return;
     e->reviewing = false;
     if (e->state == E_ALLOWED)
         return;
-    free(util_hmap_del(&a->cache, key));
-    (void)text;
+    e = util_hmap_del(&a->cache, key);
+    snprintf(why, sizeof(why), "the token review failed (%s): retry in a moment\n",
+             text && *text ? text : "no answer");
+    notify(e, METRICSAUTH_PENDING, why);
+    free(e);
 }
 
 static void verdict(metricsauth_t *a, const char *key, entry_state_t st, const char *why)
@@ -120,6 +153,15 @@ static void verdict(metricsauth_t *a, const char *key, entry_state_t st, const c
     e->expires = now + (st == E_ALLOWED ? ALLOW_TTL_MS : DENY_TTL_MS);
     e->refresh_at = now + REFRESH_MS;
     snprintf(e->why, sizeof(e->why), "%s", why);
+    if (e->waiters != NULL) {
+        char line[300];
+        snprintf(line, sizeof(line), "%s\n", st == E_ALLOWED ? "" : why);
+        notify(e,
+               st == E_ALLOWED      ? METRICSAUTH_ALLOW
+               : st == E_DENIED_401 ? METRICSAUTH_UNAUTHENTICATED
+                                    : METRICSAUTH_FORBIDDEN,
+               st == E_ALLOWED ? "" : line);
+    }
 }
 
 static void on_access_review(const kube_result_t *res, void *data)
@@ -151,6 +193,7 @@ static bool send_access_review(metricsauth_t *a, review_t *r, const json_t *user
     json_t *spec =
         json_pack("{s:{s:s,s:s}}", "nonResourceAttributes", "path", a->path, "verb", "get");
     json_t *sar = NULL;
+    kube_req_t *req = NULL;
     const char *fields[][2] = {
         {"username", "user"}, {"uid", "uid"}, {"groups", "groups"}, {"extra", "extra"}};
     bool ok = false;
@@ -165,9 +208,11 @@ static bool send_access_review(metricsauth_t *a, review_t *r, const json_t *user
     if (spec != NULL)
         sar = json_pack("{s:s,s:s,s:o}", "apiVersion", "authorization.k8s.io/v1", "kind",
                         "SubjectAccessReview", "spec", spec);
-    if (sar != NULL && kube_create(a->client, &access_reviews, NULL, sar, on_access_review, r, NULL,
-                                   NULL) == ERR_OK)
+    if (sar != NULL && kube_create(a->client, &access_reviews, NULL, sar, on_access_review, r, &req,
+                                   NULL) == ERR_OK) {
+        kube_req_set_timeout(req, REVIEW_TIMEOUT_MS); /* bounds the wait of deferred requests */
         ok = true;
+    }
     json_decref(sar);
     return ok;
 }
@@ -211,6 +256,7 @@ static bool start_review(metricsauth_t *a, const char *key, const char *token, s
 {
     review_t *r;
     json_t *tr;
+    kube_req_t *req = NULL;
     bool ok = false;
 
     if (a->nreviews >= MAX_REVIEWS)
@@ -221,8 +267,9 @@ static bool start_review(metricsauth_t *a, const char *key, const char *token, s
     if (r != NULL && tr != NULL) {
         r->a = a;
         snprintf(r->key, sizeof(r->key), "%s", key);
-        if (kube_create(a->client, &token_reviews, NULL, tr, on_token_review, r, NULL, NULL) ==
+        if (kube_create(a->client, &token_reviews, NULL, tr, on_token_review, r, &req, NULL) ==
             ERR_OK) {
+            kube_req_set_timeout(req, REVIEW_TIMEOUT_MS);
             r->next = a->reviews;
             a->reviews = r;
             a->nreviews++;
@@ -333,4 +380,38 @@ metricsauth_result_t metricsauth_check(metricsauth_t *a, const char *authorizati
              "the bearer token is being reviewed (TokenReview, SubjectAccessReview): "
              "retry in a moment\n");
     return METRICSAUTH_PENDING;
+}
+
+metricsauth_result_t metricsauth_check_wait(metricsauth_t *a, const char *authorization, char *why,
+                                            size_t n, metricsauth_cb cb, void *ud, bool *waiting)
+{
+    metricsauth_result_t res = metricsauth_check(a, authorization, why, n);
+    size_t len = 0;
+    const char *token;
+    char key[65];
+    entry_t *e;
+    waiter_t *w;
+
+    *waiting = false;
+    if (res != METRICSAUTH_PENDING || cb == NULL)
+        return res;
+    /* Pending: wait for the first review's verdict when one is under way for this token and the
+     * entry has room for one more waiter (else the 503 stands). */
+    token = bearer(authorization, &len);
+    if (token == NULL)
+        return res;
+    digest(token, len, key);
+    e = util_hmap_get(&a->cache, key);
+    if (e == NULL || e->state != E_REVIEWING || !e->reviewing || e->nwaiters >= MAX_WAITERS)
+        return res;
+    w = calloc(1, sizeof(*w));
+    if (w == NULL)
+        return res;
+    w->cb = cb;
+    w->ud = ud;
+    w->next = e->waiters;
+    e->waiters = w;
+    e->nwaiters++;
+    *waiting = true;
+    return res;
 }

@@ -5,6 +5,7 @@
 
 #include "kube/client.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,11 +17,13 @@
  * -- RBAC such as the shipped ClusterRole sluice-metrics-reader. sluice's ServiceAccount needs
  * create on both (manifests/rbac.yaml).
  *
- * The probe/metrics server answers synchronously, so a token not yet reviewed gets 503 ("being
- * reviewed, retry") while the reviews run; the next request with it is answered from the cache:
+ * A request with a token not reviewed yet waits for the reviews (metricsauth_check_wait: the
+ * server defers its answer, lib/hook/server.h), at most about 8 s (each review request has a 4 s
+ * timeout); the next requests with it are answered from the cache:
  *
- *   unknown token -> 503, reviews start -> allowed: 200 for 10 minutes, reviewed again in the
- *   background once a minute while in use (a revoked token stops within about a minute);
+ *   unknown token -> reviews start, the request waits -> allowed: 200 for 10 minutes, reviewed
+ *   again in the background once a minute while in use (a revoked token stops within about a
+ *   minute);
  *   not authenticated: 401, not authorized: 403, each for 30 seconds, then reviewed again.
  *
  * Tokens are kept only as SHA-256 digests. Bounded: at most 256 tokens cached and 8 reviews in
@@ -47,7 +50,20 @@ metricsauth_t *metricsauth_new(kube_client_t *client, const char *path);
 metricsauth_result_t metricsauth_check(metricsauth_t *a, const char *authorization, char *why,
                                        size_t n);
 
-/* Release; reviews in flight are detached and their answers dropped. NULL-safe. */
+/* Called once with the verdict for a request that waited (`why`: a line for the body, "" when
+ * allowed): ALLOW, UNAUTHENTICATED, FORBIDDEN, or PENDING when the review failed or the filter
+ * is being freed. */
+typedef void (*metricsauth_cb)(void *ud, metricsauth_result_t res, const char *why);
+
+/* metricsauth_check(), except that a token whose first review is under way is waited for:
+ * then *waiting is true, the result is PENDING and `cb` is called once later (never from within
+ * this call) with the verdict. At most 64 requests wait per token; beyond that, or when no
+ * review could start (8 in flight, 256 tokens), PENDING with *waiting false: answer 503 now. */
+metricsauth_result_t metricsauth_check_wait(metricsauth_t *a, const char *authorization, char *why,
+                                            size_t n, metricsauth_cb cb, void *ud, bool *waiting);
+
+/* Release; reviews in flight are detached and their answers dropped; requests still waiting
+ * get PENDING ("shutting down") from within this call. NULL-safe. */
 void metricsauth_free(metricsauth_t *a);
 
 #endif

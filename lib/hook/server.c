@@ -101,12 +101,18 @@ struct conn_s {
     const char *fail_reason;
     int handles_open; /* tcp + timer */
     size_t writes_pending;
-    uint64_t served;        /* requests answered */
-    uint64_t req_start_ms;  /* first byte of the current request */
-    uint64_t activity_ms;   /* accepted, or last response queued: idle since */
-    uint64_t write_prog_ms; /* last write completed (or first queued) */
-    char ip[48];            /* the client's address: per-client limits */
+    uint64_t served;           /* requests answered */
+    uint64_t req_start_ms;     /* first byte of the current request */
+    uint64_t activity_ms;      /* accepted, or last response queued: idle since */
+    uint64_t write_prog_ms;    /* last write completed (or first queued) */
+    hook_deferred_t *deferred; /* the request awaiting hook_deferred_answer(), or NULL */
+    char ip[48];               /* the client's address: per-client limits */
     char peer[64];
+};
+
+struct hook_deferred_s {
+    conn_t *conn;     /* NULL once detached: the connection closed or the timeout answered */
+    bool close_after; /* the request asked for Connection: close */
 };
 
 typedef struct write_req_s {
@@ -239,7 +245,7 @@ static void on_write(uv_write_t *req, int status)
     if (uv_is_closing((uv_handle_t *)&c->tcp))
         return;
     c->write_prog_ms = uv_now(c->srv->loop);
-    if (c->read_paused && c->writes_pending < PIPELINE_MAX / 2 &&
+    if (c->read_paused && c->deferred == NULL && c->writes_pending < PIPELINE_MAX / 2 &&
         uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < WRITE_LOW_WATER) {
         c->read_paused = false;
         if (c->parse_paused)
@@ -430,7 +436,14 @@ static due_t conn_due(const conn_t *c, uint64_t *at)
         t = c->write_prog_ms + cfg->write_timeout_ms;
         what = DUE_WRITE;
     }
-    if (!c->closing) {
+    if (!c->closing && c->deferred != NULL) {
+        /* a deferred answer is bounded by the request's own timeout */
+        d = c->req_start_ms + cfg->request_timeout_ms;
+        if (d < t) {
+            t = d;
+            what = DUE_REQUEST;
+        }
+    } else if (!c->closing) {
         if (c->in_request || c->served == 0) {
             /* a request under way, or the first one (and the TLS handshake) awaited */
             uint64_t start = c->in_request ? c->req_start_ms : c->activity_ms;
@@ -487,6 +500,13 @@ static void on_timer(uv_timer_t *t)
         return;
     case DUE_REQUEST:
         srv->stats.timeouts++;
+        if (c->deferred != NULL) {
+            c->deferred->conn = NULL; /* its late answer only frees it */
+            c->deferred = NULL;
+            srv->stats.deferred_timeouts++;
+            conn_fail(c, 503, "the answer was not ready in time; retry");
+            return;
+        }
         conn_fail(c, 408,
                   c->headers_done || !c->in_request ? "request not received in time"
                                                     : "request headers not received in time");
@@ -662,12 +682,30 @@ static int on_message_complete(http_parser *p)
     req.body = c->body.p ? c->body.p : "";
     req.body_len = c->body.len;
     req.peer = c->peer;
+    req.internal_ = c;
     resp.status = 200;
     resp.content_type = "application/json";
 
     srv->stats.requests++;
     srv->cfg.handler(srv->cfg.ud, &req, &resp);
 
+    if (c->deferred != NULL) {
+        /* Answered later: read and parse nothing more until then (hook_deferred_answer). */
+        srv->stats.deferred++;
+        c->deferred->close_after = !keep_alive || srv->closing;
+        free(resp.owned_body);
+        request_reset(c);
+        c->in_request = false;
+        http_parser_pause(p, 1);
+        c->parse_paused = true;
+        c->read_paused = true;
+        if (c->reading) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
+            c->reading = false;
+        }
+        conn_arm(c);
+        return 0;
+    }
     c->in_request = false;
     c->served++;
     c->activity_ms = uv_now(srv->loop);
@@ -879,6 +917,10 @@ static void conn_close_how(conn_t *c, bool reset)
     if (uv_is_closing((uv_handle_t *)&c->tcp))
         return;
     c->closing = true;
+    if (c->deferred != NULL) {
+        c->deferred->conn = NULL; /* the owner's answer only frees it */
+        c->deferred = NULL;
+    }
     conn_unlink(c);
     if (!reset || uv_tcp_close_reset(&c->tcp, on_conn_handle_closed) != 0)
         uv_close((uv_handle_t *)&c->tcp, on_conn_handle_closed);
@@ -1060,6 +1102,61 @@ static void on_connection(uv_stream_t *listener, int status)
     if (status < 0 || srv->accept_stalled)
         return; /* EMFILE and the like: libuv's reserve-fd trick already refused it */
     accept_pending(srv);
+}
+
+/* ---- deferred answers ----------------------------------------------------------------------- */
+
+hook_deferred_t *hook_request_defer(const hook_request_t *req)
+{
+    conn_t *c = req->internal_;
+    hook_deferred_t *d;
+
+    if (c == NULL || c->deferred != NULL || c->closing)
+        return NULL;
+    d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return NULL;
+    d->conn = c;
+    c->deferred = d;
+    return d;
+}
+
+void hook_deferred_answer(hook_deferred_t *d, const hook_response_t *resp)
+{
+    conn_t *c = d->conn;
+    int rc;
+
+    if (c == NULL || c->deferred != d) {
+        free(resp->owned_body);
+        free(d);
+        return;
+    }
+    c->deferred = NULL;
+    c->served++;
+    c->activity_ms = uv_now(c->srv->loop);
+    if (d->close_after || c->srv->closing)
+        c->closing = true;
+    free(d);
+    rc =
+        send_response(c, resp->status ? resp->status : 200,
+                      resp->content_type ? resp->content_type : "application/json",
+                      resp->owned_body ? resp->owned_body : resp->body, resp->body_len, c->closing);
+    free(resp->owned_body);
+    if (rc != 0 || (c->closing && c->writes_pending == 0)) {
+        conn_close(c);
+        return;
+    }
+    if (c->closing) {
+        conn_arm(c); /* closing with output pending: write_timeout */
+        return;
+    }
+    /* Parse what was pipelined meanwhile (it may defer again), then read on. */
+    c->read_paused = false;
+    conn_unpause(c);
+    if (!c->read_paused && !c->parse_paused)
+        conn_resume(c);
+    if (!uv_is_closing((uv_handle_t *)&c->timer))
+        conn_arm(c);
 }
 
 /* ---- server ------------------------------------------------------------------------------- */

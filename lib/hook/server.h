@@ -58,6 +58,7 @@ typedef struct hook_request_s {
     const char *body;
     size_t body_len;
     const char *peer; /* "ip:port" of the client */
+    void *internal_;  /* the server's connection (hook_request_defer) */
 } hook_request_t;
 
 /* The handler's answer. Body memory is copied by the server after the handler returns. */
@@ -71,6 +72,27 @@ typedef struct hook_response_s {
 
 /* Fills `resp` for `req`; `ud` is hook_server_config_t.ud. */
 typedef void (*hook_handler_fn)(void *ud, const hook_request_t *req, hook_response_t *resp);
+
+/*
+ * Deferred answers, for a handler that must wait for something (a token review) before it can
+ * answer. Called in the handler, hook_request_defer() makes the server ignore the response the
+ * handler filled and wait for hook_deferred_answer(); meanwhile that connection reads and parses
+ * nothing more (pipelined requests wait, answers stay in order). Bounded: if no answer has come
+ * request_timeout_ms after the request began, the server answers 503 itself and closes the
+ * connection (a client that went away meanwhile is noticed then too: nothing is read). NULL on
+ * out-of-memory or when the request is already deferred: answer now.
+ *
+ *   handler -> hook_request_defer -> (connection paused) -> hook_deferred_answer -> resumed
+ *                                          \--(request_timeout)--> 503, close; the late
+ *                                              hook_deferred_answer() only frees
+ */
+typedef struct hook_deferred_s hook_deferred_t;
+hook_deferred_t *hook_request_defer(const hook_request_t *req);
+
+/* Answer a deferred request with `resp` (its body copied; owned_body freed) and free `d`. Call
+ * exactly once per deferred request, also after the client went away, the timeout answered or
+ * the server closed: then it only frees. */
+void hook_deferred_answer(hook_deferred_t *d, const hook_response_t *resp);
 
 typedef struct hook_server_config_s {
     const char *host;                  /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
@@ -95,11 +117,13 @@ typedef struct hook_server_stats_s {
     uint64_t rejected_connections; /* over max_connections or the per-client limit, none idle */
     uint64_t evicted_idle;         /* idle connections closed to make room for a new one */
     uint64_t requests;
-    uint64_t errors_4xx;      /* answered by the server itself (limits, malformed, 503 busy) */
-    uint64_t busy_503;        /* refused for the body byte budget */
-    uint64_t timeouts;        /* connections closed or answered 408 by a timer (any state) */
-    uint64_t write_timeouts;  /* of which: output pending without progress */
-    uint64_t accept_failures; /* accepts that failed for memory (retried with backoff) */
+    uint64_t errors_4xx;        /* answered by the server itself (limits, malformed, 503 busy) */
+    uint64_t busy_503;          /* refused for the body byte budget */
+    uint64_t timeouts;          /* connections closed or answered 408 by a timer (any state) */
+    uint64_t deferred;          /* requests answered later (hook_request_defer) */
+    uint64_t deferred_timeouts; /* of which: answered 503 by the server, the answer too late */
+    uint64_t write_timeouts;    /* of which: output pending without progress */
+    uint64_t accept_failures;   /* accepts that failed for memory (retried with backoff) */
     uint64_t tls_failures;
     size_t open_connections;
     size_t buffered_bytes;      /* request body bytes held now */
