@@ -71,4 +71,5 @@ sluice_add_test(ctrl_race LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEA
 sluice_add_test(ctrl_pods LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 # The accounting log written by the operator (lib/ctrl/acctlog.c).
 sluice_add_test(ctrl_acct LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+sluice_add_test(ctrl_visibility LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_metricsauth LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})

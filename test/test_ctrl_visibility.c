@@ -1,0 +1,244 @@
+/* test_ctrl_visibility -- Kueue's visibility API from the engine against the in-memory API server:
+ * routes and their errors (pure), then pending workloads of a ClusterQueue and of each of its
+ * LocalQueues with their positions, limit and offset, discovery, and unknown queues. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/visibility.h"
+
+#include "ctrl_fixture.h"
+
+#include <check.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+START_TEST(routes)
+{
+    visibility_route_t r;
+    err_msg_t msg = {{0}};
+
+    ck_assert_int_eq(visibility_route("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/gpu/"
+                                      "pendingworkloads",
+                                      "", &r, &msg),
+                     ERR_OK);
+    ck_assert(!r.discovery && !r.local_queue);
+    ck_assert_str_eq(r.name, "gpu");
+    ck_assert_str_eq(r.version, "v1beta2");
+    ck_assert_int_eq(r.limit, 1000);
+    ck_assert_int_eq(r.offset, 0);
+    ck_assert_int_eq(visibility_route("/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/team-a/"
+                                      "localqueues/lq/pendingworkloads",
+                                      "limit=2&offset=3&timeout=32s", &r, &msg),
+                     ERR_OK);
+    ck_assert(r.local_queue);
+    ck_assert_str_eq(r.ns, "team-a");
+    ck_assert_str_eq(r.name, "lq");
+    ck_assert_int_eq(r.limit, 2);
+    ck_assert_int_eq(r.offset, 3);
+    ck_assert_int_eq(visibility_route("/apis", "", &r, &msg), ERR_OK);
+    ck_assert(r.discovery);
+    ck_assert_int_eq(visibility_route("/apis/visibility.kueue.x-k8s.io/v1beta2", "", &r, &msg),
+                     ERR_OK);
+    ck_assert(r.discovery);
+    static const char *const missing[] = {
+        "/",
+        "/api/v1",
+        "/apis/kueue.x-k8s.io/v1beta2",
+        "/apis/visibility.kueue.x-k8s.io/v1/clusterqueues/gpu/pendingworkloads",
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/gpu",
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues//pendingworkloads",
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/gpu/pendingworkloads/x",
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/ns/clusterqueues/q/pendingworkloads",
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/workloads/q/pendingworkloads"};
+    for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++)
+        ck_assert_msg(visibility_route(missing[i], "", &r, &msg) == ERR_NOT_FOUND, "%s",
+                      missing[i]);
+    static const char *const bad[] = {"limit=0", "limit=-1", "offset=x",
+                                      "limit=", "offset=9999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(visibility_route("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/gpu/"
+                                       "pendingworkloads",
+                                       bad[i], &r, &msg) == ERR_INVALID,
+                      "%s", bad[i]);
+    ck_assert_ptr_nonnull(strstr(msg.text, "offset"));
+}
+END_TEST
+
+/* ---- against the engine ---------------------------------------------------------------------- */
+
+static json_t *got;
+static int got_status;
+
+static void get(fx_t *fx, const char *path, const char *query)
+{
+    hook_request_t req = {.method = "GET", .path = path, .query = query ? query : ""};
+    hook_response_t resp = {.status = 200};
+    json_error_t e;
+
+    ctrl_visibility_serve(fx->ctrl, &req, &resp);
+    json_decref(got);
+    got_status = resp.status;
+    got = json_loadb(resp.owned_body ? resp.owned_body : resp.body, resp.body_len, 0, &e);
+    ck_assert_msg(got != NULL || resp.body_len == 2, "%d: %.*s", resp.status, (int)resp.body_len,
+                  resp.owned_body);
+    free(resp.owned_body);
+}
+
+/* A suspended 1-cpu Job `name` in ns/`lq`, of priority class `pc` (or none). */
+static void job(fx_t *fx, const char *name, const char *lq, const char *pc)
+{
+    char j[1024], label[128] = "";
+
+    if (pc != NULL)
+        snprintf(label, sizeof(label), ",\"kueue.x-k8s.io/priority-class\":\"%s\"", pc);
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"uid\":\"uid-%s\",\"labels\":{\"kueue.x-k8s.io/queue-name\":"
+             "\"%s\"%s}},\"spec\":{\"suspend\":true,\"parallelism\":1,\"completions\":1,"
+             "\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\","
+             "\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
+             name, name, lq, label);
+    fx_put(fx, j);
+}
+
+#define PW "/apis/visibility.kueue.x-k8s.io/v1beta2/"
+
+static size_t want_workloads;
+
+static bool workloads_made(fx_t *fx)
+{
+    return fakeapi_object_count(fx->fa, "workloads") >= want_workloads;
+}
+
+static bool five_pending(fx_t *fx)
+{
+    get(fx, PW "clusterqueues/cq/pendingworkloads", NULL);
+    return got_status == 200 && json_array_size(json_object_get(got, "items")) == 5;
+}
+
+/* The owner's name of item i. */
+static const char *owner_of(size_t i)
+{
+    json_t *it = json_array_get(json_object_get(got, "items"), i);
+    json_t *refs = json_object_get(json_object_get(it, "metadata"), "ownerReferences");
+
+    return json_string_value(json_object_get(json_array_get(refs, 0), "name"));
+}
+
+static json_int_t field(size_t i, const char *name)
+{
+    return json_integer_value(
+        json_object_get(json_array_get(json_object_get(got, "items"), i), name));
+}
+
+START_TEST(pending_in_queue_order)
+{
+    fx_t fx;
+
+    fx_serve(&fx, NULL, 0);
+    fx_queues(&fx, 1); /* ClusterQueue cq of 1 cpu, LocalQueue ns/lq */
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+                "{\"name\":\"lq2\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"WorkloadPriorityClass\","
+                "\"metadata\":{\"name\":\"high\"},\"value\":1000}");
+    fx_operate(&fx, NULL, NULL);
+    get(&fx, "/apis", NULL);
+    ck_assert_int_eq(got_status, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(got, "kind")), "APIGroupList");
+    get(&fx, PW, NULL);
+    ck_assert_int_eq(got_status, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(got, "kind")), "APIResourceList");
+    ck_assert_int_eq(json_array_size(json_object_get(got, "resources")), 4);
+
+    /* One creation second apart (the queue order's timestamp), each Workload made before the
+     * next Job. "run" is admitted (not pending); "hi" jumps the queue by priority. */
+    static const char *const jobs[][3] = {{"run", "lq", NULL}, {"a1", "lq", NULL},
+                                          {"b1", "lq2", NULL}, {"a2", "lq", NULL},
+                                          {"b2", "lq2", NULL}, {"hi", "lq2", "high"}};
+    for (size_t i = 0; i < 6; i++) {
+        fakeapi_set_now(fx.fa, 1800000000 + (time_t)i);
+        job(&fx, jobs[i][0], jobs[i][1], jobs[i][2]);
+        want_workloads = i + 1;
+        fx_run_until(&fx, workloads_made, 10, "the Job's Workload");
+    }
+    fx_run_until(&fx, five_pending, 10, "5 pending in ClusterQueue cq");
+    ck_assert_str_eq(json_string_value(json_object_get(got, "kind")), "PendingWorkloadsSummary");
+    ck_assert_str_eq(json_string_value(json_object_get(got, "apiVersion")),
+                     "visibility.kueue.x-k8s.io/v1beta2");
+    /* Queue order: priority first, then creation. Positions in the CQ and in each LQ. */
+    static const char *const order[] = {"hi", "a1", "b1", "a2", "b2"};
+    static const int lqpos[] = {0, 0, 1, 1, 2};
+    for (size_t i = 0; i < 5; i++) {
+        ck_assert_str_eq(owner_of(i), order[i]);
+        ck_assert_int_eq(field(i, "positionInClusterQueue"), (json_int_t)i);
+        ck_assert_int_eq(field(i, "positionInLocalQueue"), lqpos[i]);
+    }
+    ck_assert_int_eq(field(0, "priority"), 1000);
+    json_t *it = json_array_get(json_object_get(got, "items"), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(it, "localQueueName")), "lq");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace")), "ns");
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(it, "metadata"), "creationTimestamp"));
+
+    /* limit and offset */
+    get(&fx, PW "clusterqueues/cq/pendingworkloads", "offset=1&limit=2");
+    ck_assert_int_eq(json_array_size(json_object_get(got, "items")), 2);
+    ck_assert_str_eq(owner_of(0), "a1");
+    ck_assert_int_eq(field(1, "positionInClusterQueue"), 2);
+    ck_assert_int_eq(field(1, "positionInLocalQueue"), 1); /* b1: after hi in lq2 */
+
+    /* a LocalQueue's: its own workloads, with their positions in the ClusterQueue */
+    get(&fx, PW "namespaces/ns/localqueues/lq2/pendingworkloads", NULL);
+    ck_assert_int_eq(json_array_size(json_object_get(got, "items")), 3);
+    ck_assert_str_eq(owner_of(2), "b2");
+    ck_assert_int_eq(field(2, "positionInClusterQueue"), 4);
+    ck_assert_int_eq(field(2, "positionInLocalQueue"), 2);
+    get(&fx, PW "namespaces/ns/localqueues/lq2/pendingworkloads", "offset=1&limit=1");
+    ck_assert_int_eq(json_array_size(json_object_get(got, "items")), 1);
+    ck_assert_str_eq(owner_of(0), "b1");
+    ck_assert_int_eq(field(0, "positionInLocalQueue"), 1);
+    ck_assert_int_eq(field(0, "positionInClusterQueue"), 2);
+
+    /* errors: metav1.Status */
+    get(&fx, PW "clusterqueues/nope/pendingworkloads", NULL);
+    ck_assert_int_eq(got_status, 404);
+    ck_assert_str_eq(json_string_value(json_object_get(got, "reason")), "NotFound");
+    get(&fx, PW "namespaces/other/localqueues/lq/pendingworkloads", NULL);
+    ck_assert_int_eq(got_status, 404);
+    get(&fx, PW "clusterqueues/cq/pendingworkloads", "limit=0");
+    ck_assert_int_eq(got_status, 400);
+    ck_assert_str_eq(json_string_value(json_object_get(got, "kind")), "Status");
+    hook_request_t post = {
+        .method = "POST", .path = PW "clusterqueues/cq/pendingworkloads", .query = ""};
+    hook_response_t resp = {.status = 200};
+    ctrl_visibility_serve(fx.ctrl, &post, &resp);
+    ck_assert_int_eq(resp.status, 405);
+    free(resp.owned_body);
+    json_decref(got);
+    got = NULL;
+    fx_stop(&fx);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("ctrl_visibility");
+    TCase *tc = tcase_create("core");
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, routes);
+    tcase_add_test(tc, pending_in_queue_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
