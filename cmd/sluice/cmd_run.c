@@ -7,6 +7,7 @@
 #include "ctrl/config.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/metricsauth.h"
+#include "ctrl/visibility_server.h"
 #include "ctrl/webhook.h"
 #include "hook/cert.h"
 #include "hook/server.h"
@@ -57,6 +58,9 @@ static const char usage_text[] =
     "  --metrics-bind-address A      serve /metrics there over HTTPS instead, to bearer tokens\n"
     "                                that TokenReview and SubjectAccessReview allow, e.g. :8443\n"
     "                                (default: the file's metrics.bindAddress, else \"0\")\n"
+    "  --visibility-bind-address A   serve Kueue's visibility API (visibility.kueue.x-k8s.io\n"
+    "                                pending workloads) there over HTTPS to the API server's\n"
+    "                                front proxy (API aggregation), e.g. :8082 (default: off)\n"
     "  --qps N                       client-side request rate (default 300)\n"
     "  --burst N                     client-side burst (default 500)\n"
     "  --pods-ready-timeout D        waitForPodsReady.timeout, e.g. 5m (default: the file's,\n"
@@ -100,9 +104,12 @@ typedef struct run_s {
     kube_lease_t *lease;
     ctrl_webhook_t *webhook;
     hook_server_t *health;
-    hook_server_t *metrics;      /* metrics.bindAddress: HTTPS /metrics, or NULL */
-    hook_tls_t *metrics_tls;     /* its certificate (freed once the server has closed) */
-    metricsauth_t *metrics_auth; /* TokenReview + SubjectAccessReview for it */
+    hook_server_t *metrics;               /* metrics.bindAddress: HTTPS /metrics, or NULL */
+    hook_tls_t *metrics_tls;              /* its certificate (freed once the server has closed) */
+    metricsauth_t *metrics_auth;          /* TokenReview + SubjectAccessReview for it */
+    ctrl_visibility_server_t *visibility; /* --visibility-bind-address, or NULL */
+    char *vis_host;                       /* owned */
+    int vis_port;                         /* 0: off */
     char identity[300];
     const char *cert_ips[8];
     size_t ncert_ips;
@@ -405,6 +412,8 @@ static void finish(run_t *r)
     else
         on_metrics_closed(r);
     r->metrics = NULL;
+    ctrl_visibility_server_close(r->visibility, NULL, NULL); /* freed once its requests end */
+    r->visibility = NULL;
     metricsauth_free(r->metrics_auth); /* reviews in flight end with the client, below */
     r->metrics_auth = NULL;
     kube_client_close(r->client, NULL, NULL);
@@ -536,6 +545,7 @@ typedef struct run_args_s {
     const char *job_resource;
     const char *health;
     const char *metrics;
+    const char *visibility;
     const char *qps;
     const char *burst;
     const char *log_level;
@@ -567,6 +577,7 @@ enum {
     OPT_WEBHOOK_CERT_IP,
     OPT_HEALTH,
     OPT_METRICS,
+    OPT_VISIBILITY,
     OPT_QPS,
     OPT_BURST,
     OPT_PODS_READY_TIMEOUT,
@@ -598,6 +609,8 @@ static const cli_opt_t run_opts[] = {
     VALUE(OPT_WEBHOOK_CERT_IP, "webhook-cert-ip", "IP", NULL, "extra IP in the certificate"),
     VALUE(OPT_HEALTH, "health-probe-bind-address", "ADDRESS", NULL, "probes and /metrics"),
     VALUE(OPT_METRICS, "metrics-bind-address", "ADDRESS", NULL, "HTTPS /metrics"),
+    VALUE(OPT_VISIBILITY, "visibility-bind-address", "ADDRESS", NULL,
+          "the visibility API over HTTPS (API aggregation)"),
     VALUE(OPT_QPS, "qps", "N", NULL, "client-side request rate"),
     VALUE(OPT_BURST, "burst", "N", NULL, "client-side burst"),
     VALUE(OPT_PODS_READY_TIMEOUT, "pods-ready-timeout", "DURATION", NULL,
@@ -626,6 +639,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {OPT_JOB_RESOURCE, offsetof(run_args_t, job_resource)},
         {OPT_HEALTH, offsetof(run_args_t, health)},
         {OPT_METRICS, offsetof(run_args_t, metrics)},
+        {OPT_VISIBILITY, offsetof(run_args_t, visibility)},
         {OPT_QPS, offsetof(run_args_t, qps)},
         {OPT_BURST, offsetof(run_args_t, burst)},
         {OPT_LOG_LEVEL, offsetof(run_args_t, log_level)},
@@ -688,6 +702,9 @@ static int apply_flags(run_t *r, const run_args_t *a)
         (rc = ctrl_bind_address(a->metrics, &r->cfg.metrics_host, &r->cfg.metrics_port, &msg)) !=
             ERR_OK)
         err_prefix(&msg, rc, "--metrics-bind-address: ");
+    if (rc == ERR_OK && a->visibility != NULL &&
+        (rc = ctrl_bind_address(a->visibility, &r->vis_host, &r->vis_port, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--visibility-bind-address: ");
     if (rc == ERR_OK && a->leader_elect != NULL) {
         if (strcmp(a->leader_elect, "true") == 0)
             r->cfg.leader_elect = true;
@@ -854,6 +871,24 @@ static int start(run_t *r)
         run_log(r, CTRL_LOG_ERROR, "%s", msg.text);
         return 1;
     }
+    if (r->vis_port > 0) {
+        char crt[1024], key[1024], dns[320];
+        ctrl_visibility_opts_t vo = {r->vis_host, r->vis_port, NULL, NULL, dns};
+        /* the serving certificate of webhook.certDir when set, else self-signed (the shipped
+         * APIService does not verify it: docs/observability.md) */
+        snprintf(dns, sizeof(dns), "sluice-visibility-server.%s.svc", r->cfg.namespace);
+        if (r->cfg.cert_dir != NULL) {
+            snprintf(crt, sizeof(crt), "%s/tls.crt", r->cfg.cert_dir);
+            snprintf(key, sizeof(key), "%s/tls.key", r->cfg.cert_dir);
+            vo.cert_path = crt;
+            vo.key_path = key;
+        }
+        if (ctrl_visibility_server_start(r->client, r->ctrl, &vo, log_line, r, &r->visibility,
+                                         &msg) != ERR_OK) {
+            run_log(r, CTRL_LOG_ERROR, "visibility API: %s", msg.text);
+            return 1;
+        }
+    }
     if (r->cfg.webhook_port > 0) {
         ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0};
         if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook, &msg) !=
@@ -920,6 +955,7 @@ static int run_cmd(int argc, char **argv)
     }
     rc = apply_flags(&r, &a);
     if (rc >= 0) {
+        free(r.vis_host);
         ctrl_config_fini(&r.cfg);
         return rc;
     }
@@ -945,6 +981,7 @@ static int run_cmd(int argc, char **argv)
         run_log(&r, CTRL_LOG_ERROR, "loop not closed cleanly");
     kube_config_fini(&r.kcfg);
     ctrl_config_fini(&r.cfg);
+    free(r.vis_host);
     curl_global_cleanup();
     return r.exit_code;
 }

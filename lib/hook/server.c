@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <http_parser.h>
 #include <openssl/err.h>
+#include <openssl/x509.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,7 @@ struct conn_s {
     uint64_t activity_ms;      /* accepted, or last response queued: idle since */
     uint64_t write_prog_ms;    /* last write completed (or first queued) */
     hook_deferred_t *deferred; /* the request awaiting hook_deferred_answer(), or NULL */
+    char client_cn[256];       /* the verified client certificate's CN (mutual TLS), or "" */
     char ip[48];               /* the client's address: per-client limits */
     char peer[64];
 };
@@ -682,6 +684,7 @@ static int on_message_complete(http_parser *p)
     req.body = c->body.p ? c->body.p : "";
     req.body_len = c->body.len;
     req.peer = c->peer;
+    req.client_cn = c->client_cn;
     req.internal_ = c;
     resp.status = 200;
     resp.content_type = "application/json";
@@ -790,6 +793,22 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = buf->base ? READ_CHUNK : 0;
 }
 
+/* After the handshake: the common name of the client certificate OpenSSL verified, if any. */
+static void peer_cn(conn_t *c)
+{
+    X509 *cert = SSL_get1_peer_certificate(c->ssl);
+
+    c->client_cn[0] = '\0';
+    if (cert != NULL && SSL_get_verify_result(c->ssl) == X509_V_OK) {
+        int len = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName,
+                                            c->client_cn, (int)sizeof(c->client_cn));
+        if (len < 0 || (size_t)len >= sizeof(c->client_cn) ||
+            memchr(c->client_cn, '\0', (size_t)len) != NULL)
+            c->client_cn[0] = '\0'; /* absent, too long, or with a NUL inside: none */
+    }
+    X509_free(cert);
+}
+
 static void feed_tls(conn_t *c, const char *data, size_t n)
 {
     char plain[READ_CHUNK];
@@ -816,6 +835,7 @@ static void feed_tls(conn_t *c, const char *data, size_t n)
             conn_close(c);
             return;
         }
+        peer_cn(c);
     }
     while (!c->closing && !c->parse_paused) {
         int got = SSL_read(c->ssl, plain, sizeof(plain));

@@ -58,7 +58,10 @@ typedef struct hook_request_s {
     const char *body;
     size_t body_len;
     const char *peer; /* "ip:port" of the client */
-    void *internal_;  /* the server's connection (hook_request_defer) */
+    /* TLS with client certificates (hook_tls_new_pem_ca): the verified certificate's subject
+     * common name, else "" */
+    const char *client_cn;
+    void *internal_; /* the server's connection (hook_request_defer) */
 } hook_request_t;
 
 /* The handler's answer. Body memory is copied by the server after the handler returns. */
