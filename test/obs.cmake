@@ -10,3 +10,5 @@ if(TARGET sluice_ctrl)
   target_include_directories(bench_metrics PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(bench_metrics PRIVATE sluice_ctrl sluice_flags PkgConfig::CHECK)
 endif()
+# The start-time estimate over the engine (in-code fixtures of test/sched_fixtures.c).
+sluice_add_test(obs_estimate LIBS sluice_obs sluice_sched SOURCES sched_fixtures.c)

@@ -65,6 +65,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
         const lq_t *lq = sched__lq_of(s, w);
         out->cluster_queue = lq ? lq->cq : NULL;
     }
+    out->max_exec_ms = w->has_max_exec ? w->max_exec_ms : 0;
     if (w->state == SCHED_WL_PENDING || w->state == SCHED_WL_DEACTIVATED) {
         out->reason = w->reason;
         out->message = w->message ? w->message : "";
@@ -78,6 +79,40 @@ err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *ou
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     fill_info(s, w, out);
     return ERR_OK;
+}
+
+err_t sched_workload_requests(const sched_t *s, const char *key, sched_request_cb cb, void *ud,
+                              err_msg_t *msg)
+{
+    const wl_t *w = util_hmap_get(&s->wl_map, key);
+
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    /* Resource ids are interned in first-seen order, not name order: emit by name (a
+     * workload asks for a handful of resources, so a selection pass per resource will do). */
+    for (const char *last = NULL;;) {
+        const char *best = NULL;
+        int best_res = -1;
+        qnano_t total = 0;
+        for (size_t p = 0; p < w->nps; p++)
+            for (size_t r = 0; r < w->ps[p].nreqs; r++) {
+                const char *name = s->res_names[w->ps[p].reqs[r].res];
+                if (last != NULL && strcmp(name, last) <= 0)
+                    continue;
+                if (best == NULL || strcmp(name, best) < 0) {
+                    best = name;
+                    best_res = w->ps[p].reqs[r].res;
+                }
+            }
+        if (best == NULL)
+            return ERR_OK;
+        for (size_t p = 0; p < w->nps; p++)
+            for (size_t r = 0; r < w->ps[p].nreqs; r++)
+                if (w->ps[p].reqs[r].res == best_res)
+                    total += w->ps[p].reqs[r].per_pod * (qnano_t)w->ps[p].count;
+        cb(ud, best, total);
+        last = best;
+    }
 }
 
 static int wl_ptr_cmp(const void *a, const void *b, const void *ctx)

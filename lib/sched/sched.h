@@ -266,10 +266,17 @@ typedef struct sched_wl_info_s {
     sched_reason_t reason;        /* PENDING: why it waits */
     const char *message;          /* PENDING: human explanation, never NULL ("" when none) */
     const char *preemptor;        /* EVICTING by preemption: preemptor key, else NULL */
+    int64_t max_exec_ms;          /* spec.maximumExecutionTimeSeconds in ms, 0 when unset */
 } sched_wl_info_t;
 
 /* Fill `out` for workload `key`; ERR_NOT_FOUND when unknown. */
 err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out, err_msg_t *msg);
+
+/* The requests of workload `key` summed over all its pods: `cb` once per resource, in name
+ * order, with the total in nano-units (qnano_t). ERR_NOT_FOUND when unknown. */
+typedef void (*sched_request_cb)(void *ud, const char *resource, qnano_t total);
+err_t sched_workload_requests(const sched_t *s, const char *key, sched_request_cb cb, void *ud,
+                              err_msg_t *msg);
 
 /* Called once per workload by the iterators below; return false to stop. */
 typedef bool (*sched_wl_cb)(const sched_wl_info_t *info, void *ud);

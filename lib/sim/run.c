@@ -462,6 +462,8 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
         }
         if (opts->on_progress != NULL)
             opts->on_progress(opts->progress_ud, now, r.done, rec->nwls);
+        if (opts->on_instant != NULL)
+            opts->on_instant(opts->instant_ud, now, r.s);
     }
     sim_rec_end(rec, now);
     rec->events = r.ev.count;

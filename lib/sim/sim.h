@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct sched_s; /* lib/sched/sched.h */
+
 /*
  * The pipeline (cmd/sluice/cmd_sim.c drives it):
  *
@@ -39,6 +41,11 @@ typedef struct sim_options_s {
      * the log (acct_log_close() reports it), the run goes on. */
     struct acct_log_s *accounting;
     int64_t accounting_epoch_ms;
+    /* Called after each instant with the engine, for observers that query it (the start-time
+     * estimate's accuracy, bench/estimate_accuracy.c): read-only sched_* queries only. May be
+     * NULL. */
+    void (*on_instant)(void *ud, sim_ms_t now, const struct sched_s *engine);
+    void *instant_ud;
 } sim_options_t;
 
 /* Run scenario `sc` (loaded without errors) and fill `rec` (initialised by the caller, which
