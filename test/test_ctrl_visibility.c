@@ -2,6 +2,7 @@
  * routes and their errors (pure), then pending workloads of a ClusterQueue and of each of its
  * LocalQueues with their positions, limit and offset, discovery, and unknown queues. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#define _GNU_SOURCE /* strptime, timegm */
 #include "ctrl/visibility.h"
 
 #include "ctrl_fixture.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 START_TEST(routes)
 {
@@ -84,12 +86,15 @@ static void get(fx_t *fx, const char *path, const char *query)
     free(resp.owned_body);
 }
 
-/* A suspended 1-cpu Job `name` in ns/`lq`, of priority class `pc` (or none). */
+/* A suspended 1-cpu Job `name` in ns/`lq`, of priority class `pc` (or none; "max:<s>": a
+ * maximum execution time of <s> seconds instead). */
 static void job(fx_t *fx, const char *name, const char *lq, const char *pc)
 {
     char j[1024], label[128] = "";
 
-    if (pc != NULL)
+    if (pc != NULL && strncmp(pc, "max:", 4) == 0)
+        snprintf(label, sizeof(label), ",\"kueue.x-k8s.io/max-exec-time-seconds\":\"%s\"", pc + 4);
+    else if (pc != NULL)
         snprintf(label, sizeof(label), ",\"kueue.x-k8s.io/priority-class\":\"%s\"", pc);
     snprintf(j, sizeof(j),
              "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
@@ -152,9 +157,9 @@ START_TEST(pending_in_queue_order)
 
     /* One creation second apart (the queue order's timestamp), each Workload made before the
      * next Job. "run" is admitted (not pending); "hi" jumps the queue by priority. */
-    static const char *const jobs[][3] = {{"run", "lq", NULL}, {"a1", "lq", NULL},
-                                          {"b1", "lq2", NULL}, {"a2", "lq", NULL},
-                                          {"b2", "lq2", NULL}, {"hi", "lq2", "high"}};
+    static const char *const jobs[][3] = {{"run", "lq", "max:600"}, {"a1", "lq", NULL},
+                                          {"b1", "lq2", NULL},      {"a2", "lq", NULL},
+                                          {"b2", "lq2", NULL},      {"hi", "lq2", "high"}};
     for (size_t i = 0; i < 6; i++) {
         fakeapi_set_now(fx.fa, 1800000000 + (time_t)i);
         job(&fx, jobs[i][0], jobs[i][1], jobs[i][2]);
@@ -179,6 +184,20 @@ START_TEST(pending_in_queue_order)
     ck_assert_str_eq(
         json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace")), "ns");
     ck_assert_ptr_nonnull(json_object_get(json_object_get(it, "metadata"), "creationTimestamp"));
+
+    /* The start-time estimate: "run" holds the only cpu for at most 600 s (its maximum
+     * execution time) from its admission a moment ago, so "hi" starts then; the others wait
+     * behind "hi", whose runtime nothing tells yet: no estimate. */
+    it = json_array_get(json_object_get(got, "items"), 0);
+    const char *est = json_string_value(
+        json_object_get(json_object_get(json_object_get(it, "metadata"), "annotations"),
+                        "sluice.dev/estimated-start-time"));
+    struct tm tm = {0};
+    ck_assert_ptr_nonnull(est);
+    ck_assert_ptr_nonnull(strptime(est, "%Y-%m-%dT%H:%M:%SZ", &tm));
+    ck_assert_int_le(labs((long)(timegm(&tm) - (time(NULL) + 600))), 30);
+    it = json_array_get(json_object_get(got, "items"), 1);
+    ck_assert_ptr_null(json_object_get(json_object_get(it, "metadata"), "annotations"));
 
     /* limit and offset */
     get(&fx, PW "clusterqueues/cq/pendingworkloads", "offset=1&limit=2");

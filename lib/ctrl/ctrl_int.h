@@ -324,6 +324,14 @@ void ctrl__acct_changed(ctrl_t *c, const ctrl_wl_t *old, const ctrl_wl_t *rec);
 
 /* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
 
+/* Workload `key` finished (before the engine is told): its runtime joins the mean of its
+ * LocalQueue and ClusterQueue, which the start-time estimates use (ctrl__expected_runtime). */
+void ctrl__metrics_finished(ctrl_t *c, const char *key);
+/* The expected runtime (ms) of workload `info`: its maximum execution time when set, else the
+ * mean runtime of the workloads that finished in its LocalQueue, then its ClusterQueue, since
+ * the start; -1 when none is known. An estimate_runtime_fn (lib/obs/estimate.h), `ud` the ctrl. */
+int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info);
+
 /* Create / free c->metrics (families per the configuration's metrics switches). */
 err_t ctrl__metrics_init(ctrl_t *c);
 void ctrl__metrics_free(ctrl_t *c);

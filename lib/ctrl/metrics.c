@@ -293,7 +293,17 @@ struct ctrl_metrics_s {
     metrics_family_t *f[M__COUNT];  /* borrowed from reg; NULL when switched off */
     int64_t last_tick_ms;           /* resource-seconds integrated up to here */
     sched_attempts_t attempts_seen; /* the engine's attempt counts at the last cycle */
+    util_hmap_t runtimes;           /* "lq:<ns/name>" / "cq:<name>" -> runtime_mean_t * (owned) */
 };
+
+/* Observed runtimes of one queue. */
+typedef struct runtime_mean_s {
+    int64_t sum_ms;
+    int64_t n;
+} runtime_mean_t;
+
+/* At most this many queues keep a runtime mean (names come from users). */
+#define MAX_RUNTIME_QUEUES 10000
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "dev"
@@ -333,6 +343,7 @@ err_t ctrl__metrics_init(ctrl_t *c)
     if (m == NULL)
         return ERR_NOMEM;
     c->metrics = m;
+    util_hmap_init(&m->runtimes, 0);
     m->reg = metrics_registry_new(0);
     m->last_tick_ms = ctrl__now_ms();
     if (m->reg == NULL)
@@ -369,8 +380,14 @@ err_t ctrl__metrics_init(ctrl_t *c)
 
 void ctrl__metrics_free(ctrl_t *c)
 {
+    size_t pos = 0;
+    void *v;
+
     if (c->metrics == NULL)
         return;
+    while (util_hmap_next(&c->metrics->runtimes, &pos, NULL, &v))
+        free(v);
+    util_hmap_fini(&c->metrics->runtimes);
     metrics_registry_free(c->metrics->reg);
     free(c->metrics);
     c->metrics = NULL;
@@ -586,6 +603,63 @@ void ctrl_metrics_webhook(ctrl_t *c, const char *path, int status, const char *b
         result = "error"; /* a ConversionReview that failed */
     }
     count(c, M_WEBHOOK, (const char *const[]){path, result}, 1);
+}
+
+/* ---- observed runtimes (start-time estimates) ---------------------------------------------- */
+
+static runtime_mean_t *runtime_of(ctrl_t *c, const char *prefix, const char *name, bool add)
+{
+    char k[CTRL_KEY_MAX + 8];
+    runtime_mean_t *m;
+
+    snprintf(k, sizeof(k), "%s:%s", prefix, name);
+    m = util_hmap_get(&c->metrics->runtimes, k);
+    if (m != NULL || !add || util_hmap_len(&c->metrics->runtimes) >= MAX_RUNTIME_QUEUES)
+        return m;
+    m = calloc(1, sizeof(*m));
+    if (m != NULL && util_hmap_put(&c->metrics->runtimes, k, m, NULL) != ERR_OK) {
+        free(m);
+        m = NULL;
+    }
+    return m;
+}
+
+void ctrl__metrics_finished(ctrl_t *c, const char *key)
+{
+    sched_wl_info_t info;
+    int64_t ran;
+    runtime_mean_t *m;
+
+    if (c->metrics == NULL || sched_workload_info(c->sched, key, &info, NULL) != ERR_OK ||
+        (info.state != SCHED_WL_ADMITTED && info.state != SCHED_WL_EVICTING))
+        return;
+    ran = ctrl__now_ms() - info.admitted_at;
+    if (ran < 0)
+        return;
+    for (int i = 0; i < 2; i++) {
+        const char *name = i == 0 ? info.local_queue_key : info.cluster_queue;
+        m = name != NULL ? runtime_of(c, i == 0 ? "lq" : "cq", name, true) : NULL;
+        if (m != NULL) {
+            m->sum_ms += ran;
+            m->n++;
+        }
+    }
+}
+
+int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info)
+{
+    ctrl_t *c = ud;
+    const runtime_mean_t *m = NULL;
+
+    if (info->max_exec_ms > 0)
+        return info->max_exec_ms;
+    if (c->metrics == NULL)
+        return -1;
+    if (info->local_queue_key != NULL)
+        m = runtime_of(c, "lq", info->local_queue_key, false);
+    if ((m == NULL || m->n == 0) && info->cluster_queue != NULL)
+        m = runtime_of(c, "cq", info->cluster_queue, false);
+    return m != NULL && m->n > 0 ? m->sum_ms / m->n : -1;
 }
 
 /* ---- resource-seconds --------------------------------------------------------------------- */

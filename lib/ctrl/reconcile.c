@@ -938,6 +938,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         if (res->err == ERR_OK) {
             char owner[CTRL_KEY_MAX];
             c->stats.finished++;
+            ctrl__metrics_finished(c, op->key); /* its runtime, for start-time estimates */
             sched_workload_finish(c->sched, op->key, ctrl__now_ms(), NULL);
             c->queue_dirty = true;
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
