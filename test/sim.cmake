@@ -8,6 +8,8 @@ target_link_options(test_sim_scenario PRIVATE -Wl,--wrap=malloc -Wl,--wrap=callo
 sluice_add_test(sim_golden LIBS sluice_sim)
 # The --report page: each example's story in its HTML, and the record behind it.
 sluice_add_test(sim_report LIBS sluice_sim)
+# `sluice sim --metrics` (lib/sim/simmetrics.c) on the shipped examples.
+sluice_add_test(sim_metrics LIBS sluice_sim)
 # Runs the sluice binary itself (exit codes, where outputs go).
 sluice_add_test(sim_cmd)
 add_dependencies(test_sim_cmd sluice)

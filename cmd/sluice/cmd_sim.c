@@ -7,6 +7,7 @@
 #include "acct/acct.h"
 #include "sim/compare.h"
 #include "sim/sim.h"
+#include "sim/simmetrics.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -49,6 +50,9 @@ static void usage(FILE *out)
         "                      docs/simulator.md, \"Comparing designs\"\n"
         "  --accounting FILE   write the accounting log (one JSON line per admission that ended,\n"
         "                      virtual time 0 = 1970-01-01T00:00:00Z; read it with sluice report)\n"
+        "  --metrics FILE      write the run's metrics under sluice run's /metrics names\n"
+        "                      (Prometheus text: counters of the whole run, gauges at its end;\n"
+        "                      \"-\": standard output; docs/observability.md)\n"
         "  --until DURATION    stop at this virtual time (e.g. 8h, 90m, 1h30m)\n"
         "  -q, --quiet         no human summary and no progress\n"
         "  --timings           print load time, run time and peak memory on standard error\n"
@@ -73,6 +77,7 @@ typedef struct sim_args_s {
     const char *accounting;
     const char *scenario_b; /* --compare: the second scenario (B) */
     bool compare;
+    const char *metrics;
     bool has_until;
     sim_ms_t until;
     bool quiet;
@@ -89,13 +94,15 @@ enum {
     OPT_TIMINGS,
     OPT_OUTPUT,
     OPT_ACCOUNTING,
-    OPT_COMPARE
+    OPT_COMPARE,
+    OPT_METRICS
 };
 
 static const cli_opt_t sim_opts[] = {
     {OPT_EVENTS, 0, "events", CLI_ARG_OPTIONAL, "FILE", NULL, "one JSON event per line"},
     {OPT_SUMMARY, 0, "summary", CLI_ARG_REQUIRED, "FILE", NULL, "the summary JSON document"},
     {OPT_REPORT, 0, "report", CLI_ARG_REQUIRED, "FILE", NULL, "a self-contained HTML report"},
+    {OPT_METRICS, 0, "metrics", CLI_ARG_REQUIRED, "FILE", NULL, "the run in /metrics' names"},
     {OPT_UNTIL, 0, "until", CLI_ARG_REQUIRED, "DURATION", NULL, "stop at this virtual time"},
     {OPT_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, NULL, "no human summary, no progress"},
     {OPT_TIMINGS, 0, "timings", CLI_ARG_NONE, NULL, NULL, "load and run times, peak memory"},
@@ -155,6 +162,9 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         case OPT_REPORT:
             a->report = val;
             break;
+        case OPT_METRICS:
+            a->metrics = val;
+            break;
         case OPT_UNTIL:
             if (duration_parse_ms(val, strlen(val), SIM_MS_MAX, &a->until, &msg) != ERR_OK)
                 return cli_fail(&p, "--until %s: %s", val, msg.text);
@@ -183,7 +193,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
     if (a->compare && a->scenario_b == NULL)
         return cli_fail_usage(&p, "--compare needs two scenario files: A.yaml B.yaml");
     if (a->compare && (a->events != NULL || a->summary != NULL || a->accounting != NULL ||
-                       a->output == CLI_OUTPUT_YAML))
+                       a->metrics != NULL || a->output == CLI_OUTPUT_YAML))
         return cli_fail_usage(&p, "--compare writes its table (or -o json) and --report only");
     a->name = strcmp(a->scenario, "-") == 0 ? "<stdin>" : a->scenario;
     if (a->report != NULL && strcmp(a->report, "-") == 0)
@@ -192,9 +202,11 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         return cli_fail(&p, "--accounting needs a file name");
     int to_stdout = (a->events != NULL && strcmp(a->events, "-") == 0) +
                     (a->summary != NULL && strcmp(a->summary, "-") == 0) +
+                    (a->metrics != NULL && strcmp(a->metrics, "-") == 0) +
                     (a->output != CLI_OUTPUT_TEXT);
     if (to_stdout > 1)
-        return cli_fail(&p, "only one of --events -, --summary - and -o can use standard output");
+        return cli_fail(&p, "only one of --events -, --summary -, --metrics - and -o can use "
+                            "standard output");
     return -1;
 }
 
@@ -447,8 +459,9 @@ static int sim_run_cmd(int argc, char **argv)
     sim_options_t opts;
     progress_t prog;
     err_msg_t msg = {{0}};
-    FILE *in = NULL, *events = NULL, *summary = NULL, *report = NULL;
+    FILE *in = NULL, *events = NULL, *summary = NULL, *report = NULL, *metrics = NULL;
     acct_log_t *accounting = NULL;
+    sim_metrics_t *collector = NULL;
     int code;
     err_t rc;
 
@@ -499,6 +512,8 @@ static int sim_run_cmd(int argc, char **argv)
         fprintf(stderr, "sluice sim: --accounting: %s\n", msg.text);
         goto out;
     }
+    if (a.metrics != NULL && (metrics = open_out(a.metrics, "--metrics")) == NULL)
+        goto out;
 
     memset(&opts, 0, sizeof(opts));
     opts.has_until = a.has_until;
@@ -508,6 +523,15 @@ static int sim_run_cmd(int argc, char **argv)
     if (!a.quiet && isatty(STDERR_FILENO)) {
         opts.on_progress = on_progress;
         opts.progress_ud = &prog;
+    }
+    if (metrics != NULL) {
+        collector = sim_metrics_new();
+        if (collector == NULL) {
+            fprintf(stderr, "sluice sim: --metrics: out of memory\n");
+            goto out;
+        }
+        opts.on_instant = sim_metrics_on_instant;
+        opts.instant_ud = collector;
     }
     rc = sim_run(&sc, &opts, &rec, &msg);
     t2 = stamp();
@@ -526,12 +550,16 @@ static int sim_run_cmd(int argc, char **argv)
         fprintf(stderr, "sluice sim: --report %s: %s\n", a.report, msg.text);
         goto out;
     }
+    if (metrics != NULL && sim_metrics_write(collector, &rec, metrics, &msg) != ERR_OK) {
+        fprintf(stderr, "sluice sim: --metrics %s: %s\n", a.metrics, msg.text);
+        goto out;
+    }
     if (a.output != CLI_OUTPUT_TEXT && write_output(&rec, a.output, &msg) != ERR_OK) {
         fprintf(stderr, "sluice sim: -o: %s\n", msg.text);
         goto out;
     }
-    if (!a.quiet && events != stdout && summary != stdout && a.output == CLI_OUTPUT_TEXT &&
-        sim_human_write(&rec, stdout, &msg) != ERR_OK) {
+    if (!a.quiet && events != stdout && summary != stdout && metrics != stdout &&
+        a.output == CLI_OUTPUT_TEXT && sim_human_write(&rec, stdout, &msg) != ERR_OK) {
         fprintf(stderr, "sluice sim: %s\n", msg.text);
         goto out;
     }
@@ -549,8 +577,10 @@ static int sim_run_cmd(int argc, char **argv)
 out:
     if (close_out(events, a.events, "--events") != 0 ||
         close_out(summary, a.summary, "--summary") != 0 ||
-        close_out(report, a.report, "--report") != 0)
+        close_out(report, a.report, "--report") != 0 ||
+        close_out(metrics, a.metrics, "--metrics") != 0)
         code = 2;
+    sim_metrics_free(collector);
     if (code == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
         fprintf(stderr, "sluice sim: standard output: %s\n", strerror(errno));
         code = 2;
