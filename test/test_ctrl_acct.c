@@ -1,11 +1,13 @@
 /* test_ctrl_acct -- the operator's accounting log against the in-memory API server: one record
- * per admission that ends (evicted by a stop policy, finished, deleted), chained and durable. */
+ * per admission that ends (evicted by a stop policy, finished, deleted, preempted), chained and
+ * durable. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "acct/acct.h"
 #include "ctrl/ctrl.h"
 #include "ctrl_fixture.h"
 #include "fakeapi.h"
 #include "jobs/job_workload.h"
+#include "kube/client.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -77,6 +79,17 @@ static size_t records(void)
     return n;
 }
 
+static bool c_running(fx_t *fx)
+{
+    return running(fx, "c");
+}
+
+static bool four_records(fx_t *fx)
+{
+    (void)fx;
+    return records() >= 4;
+}
+
 static bool one_record(fx_t *fx)
 {
     (void)fx;
@@ -131,7 +144,7 @@ static void cq(fx_t *fx, const char *extra)
     fx_put(fx, buf);
 }
 
-START_TEST(evicted_finished_deleted_each_recorded)
+START_TEST(evicted_finished_deleted_preempted_each_recorded)
 {
     fx_t fx;
     char conf[256], wname[JOB_WORKLOAD_NAME_MAX + 1];
@@ -211,15 +224,85 @@ START_TEST(evicted_finished_deleted_each_recorded)
     ck_assert(json_is_null(json_object_get(rec, "reason")));
     json_decref(rec);
 
-    ck_assert_uint_eq(ctrl_stats(fx.ctrl).acct_written, 3);
+    /* 4. Someone else (a Kueue replica, a script) preempts Job c's Workload: the release is
+     * seen all the same -> "preempted" with the Preempted condition's reason. */
+    job(&fx, "c");
+    fx_run_until(&fx, c_running, 10, "Job c admitted and started");
+    j = json_deep_copy(workload_for(&fx, "c", wname));
+    {
+        json_t *st = json_object_get(j, "status"), *conds = json_object_get(st, "conditions"), *c;
+        size_t i;
+        json_object_del(st, "admission");
+        json_array_foreach(conds, i, c)
+        {
+            if (strcmp(str(c, "type"), "QuotaReserved") == 0 ||
+                strcmp(str(c, "type"), "Admitted") == 0) {
+                json_object_set_new(c, "status", json_string("False"));
+                json_object_set_new(c, "reason", json_string("Pending"));
+            }
+        }
+        json_array_append_new(conds, json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Evicted", "status",
+                                               "True", "reason", "Preempted", "message", "x",
+                                               "lastTransitionTime", "2026-12-02T10:00:00Z"));
+        json_array_append_new(conds,
+                              json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Preempted", "status",
+                                        "True", "reason", "InClusterQueue", "message", "x",
+                                        "lastTransitionTime", "2026-12-02T10:00:00Z"));
+    }
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, &msg), ERR_OK);
+    json_decref(j);
+    fx_run_until(&fx, four_records, 10, "the preempted admission's record");
+    rec = record(4);
+    ck_assert_str_eq(str(rec, "outcome"), "preempted");
+    ck_assert_str_eq(str(rec, "reason"), "InClusterQueue");
+    json_decref(rec);
+
+    ck_assert_uint_eq(ctrl_stats(fx.ctrl).acct_written, 4);
     ck_assert_uint_eq(ctrl_stats(fx.ctrl).acct_failed, 0);
     fx_stop(&fx);
     /* Chained from the first record ever, each line synced as it was written. */
     ck_assert_int_eq(chainlog_verify(files, 1, "accounting", &v, &msg), ERR_OK);
     ck_assert_msg(v.ok, "%s", v.where);
     ck_assert(v.anchored);
-    ck_assert_uint_eq(v.records, 3);
+    ck_assert_uint_eq(v.records, 4);
     unlink(log_path);
+}
+END_TEST
+
+static void on_client_closed(void *data)
+{
+    (*(int *)data)++;
+}
+
+START_TEST(unwritable_log_refuses_to_start)
+{
+    fx_t fx;
+    kube_client_opts_t co;
+    err_msg_t msg = {{0}};
+    ctrl_t *c = NULL;
+    int closed = 0;
+
+    fx_serve(&fx, NULL, 0);
+    kube_config_init(&fx.kcfg);
+    fx.kcfg.server = strdup(fakeapi_url(fx.fa));
+    memset(&co, 0, sizeof(co));
+    co.http1 = true;
+    ck_assert_int_eq(kube_client_new(&fx.loop, &fx.kcfg, &co, &fx.client, &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_init(&fx.cfg, &msg), ERR_OK);
+    fx.cfg.acct_log = strdup("/nonexistent-dir/accounting.jsonl");
+    ck_assert_int_eq(ctrl_config_finish(&fx.cfg, &msg), ERR_OK);
+    /* Asked for an accounting log it cannot write, the operator does not start without it. */
+    ck_assert_int_eq(ctrl_new(fx.client, &fx.cfg, NULL, NULL, &c, &msg), ERR_IO);
+    ck_assert_ptr_null(c);
+    ck_assert_ptr_nonnull(strstr(msg.text, "accounting log /nonexistent-dir/accounting.jsonl"));
+    kube_client_close(fx.client, on_client_closed, &closed);
+    fakeapi_stop(fx.fa);
+    uv_close((uv_handle_t *)&fx.guard, NULL);
+    uv_run(&fx.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(closed, 1);
+    ck_assert_int_eq(uv_loop_close(&fx.loop), 0);
+    ctrl_config_fini(&fx.cfg);
+    kube_config_fini(&fx.kcfg);
 }
 END_TEST
 
@@ -248,8 +331,9 @@ static Suite *ctrl_acct_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, evicted_finished_deleted_each_recorded);
+    tcase_add_test(tc, evicted_finished_deleted_preempted_each_recorded);
     tcase_add_test(tc, max_bytes_checked_and_off_by_default);
+    tcase_add_test(tc, unwritable_log_refuses_to_start);
     suite_add_tcase(s, tc);
     return s;
 }
