@@ -484,6 +484,34 @@ START_TEST(test_deferred_answer_too_late_gets_503)
 }
 END_TEST
 
+/* A connection waiting for its deferred answer is not idle: the per-client limit refuses a new
+ * connection rather than closing it. */
+START_TEST(test_deferred_connection_not_evicted)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {.max_connections_per_client = 1};
+    client_t a;
+    char body[256];
+    int b;
+    const char *req = "GET /later?ms=300 HTTP/1.1\r\nHost: x\r\n\r\n";
+
+    fixture_start(&f, false, &cfg);
+    client_open(&a, f.port, NULL, 0, 0);
+    client_send(&a, req, strlen(req));
+    usleep(100 * 1000); /* the request is deferred now */
+    b = tcp_connect(f.port);
+    for (int k = 0; k < 40 && fixture_stats(&f, NULL).rejected_connections < 1; k++)
+        usleep(25000);
+    ck_assert_uint_eq(fixture_stats(&f, NULL).rejected_connections, 1);
+    ck_assert_uint_eq(fixture_stats(&f, NULL).evicted_idle, 0);
+    ck_assert_int_eq(client_response(&a, body, sizeof(body), NULL), 200);
+    ck_assert_str_eq(body, "answered later");
+    close(b);
+    client_close(&a);
+    fixture_stop(&f);
+}
+END_TEST
+
 START_TEST(test_malformed_request_gets_400)
 {
     fixture_t f = {0};
@@ -1012,6 +1040,7 @@ int main(void)
     tcase_add_test(tc, test_plain_pipelined_in_order);
     tcase_add_test(tc, test_deferred_answer_in_order);
     tcase_add_test(tc, test_deferred_answer_too_late_gets_503);
+    tcase_add_test(tc, test_deferred_connection_not_evicted);
     tcase_add_test(tc, test_malformed_request_gets_400);
     tcase_add_test(tc, test_oversized_body_gets_413);
     tcase_add_test(tc, test_oversized_headers_get_431);

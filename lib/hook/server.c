@@ -990,8 +990,8 @@ static bool make_room(hook_server_t *srv, conn_t *c)
     if (!per_client && srv->stats.open_connections <= srv->cfg.max_connections)
         return true;
     for (conn_t *o = srv->conns; o != NULL; o = o->next) {
-        if (o == c || o->closing || o->in_request || o->writes_pending > 0)
-            continue;
+        if (o == c || o->closing || o->in_request || o->writes_pending > 0 || o->deferred != NULL)
+            continue; /* a deferred answer is a request under way too */
         if (per_client && strcmp(o->ip, c->ip) != 0)
             continue;
         if (victim == NULL || o->activity_ms < victim->activity_ms)
