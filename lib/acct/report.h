@@ -30,7 +30,8 @@ typedef enum {
 
 typedef enum { ACCT_OUT_TABLE = 0, ACCT_OUT_CSV, ACCT_OUT_JSON } acct_out_t;
 
-/* Parse "namespace", "localqueue", "clusterqueue", "flavor" (also "ns", "lq", "cq"). */
+/* Parse "namespace", "localqueue", "clusterqueue", "flavor" (also "ns", "lq", "cq"; the command
+ * line takes the full names only). */
 bool acct_by_parse(const char *s, acct_by_t *out);
 
 typedef struct acct_report_s acct_report_t;

@@ -367,13 +367,16 @@ static err_t rotate(chainlog_t *log, err_msg_t *msg)
 
 err_t chainlog_append(chainlog_t *log, json_t *rec, err_msg_t *msg)
 {
-    char *probe = json_dumps(rec, JSON_COMPACT);
-    size_t n = probe ? strlen(probe) + 100 : 0; /* + seq and prev */
+    size_t n = 0;
     err_t rc;
 
-    free(probe);
-    if (n == 0)
-        return err_set(msg, ERR_NOMEM, "out of memory");
+    if (log->max_bytes > 0) { /* the record's size decides a rotation first */
+        char *probe = json_dumps(rec, JSON_COMPACT);
+        n = probe ? strlen(probe) + 100 : 0; /* + seq and prev */
+        free(probe);
+        if (n == 0)
+            return err_set(msg, ERR_NOMEM, "out of memory");
+    }
     if (log->fd < 0) {
         /* A rotation that failed half-way: reopen PATH (never rotate again blindly, which
          * could push an older file out). */
