@@ -281,6 +281,8 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
     w.meta.namespace = a_strndup(a, key, (size_t)(slash - key));
     w.meta.name = a_strdup(a, slash + 1);
     w.queue_name = a_strdup(a, lq);
+    if (o->annotations)
+        kv_parse(a, o->annotations, &w.meta.annotations);
     w.has_priority = true;
     w.priority = prio;
     w.active = true;

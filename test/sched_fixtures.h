@@ -53,6 +53,7 @@ typedef struct fx_wl_opts_s {
     const char *tolerations;   /* "k=v:NoSchedule,k2:NoSchedule" */
     const char *node_selector; /* "k=v,..." */
     const char *podsets;       /* extra podsets: "name:count:requests;..." */
+    const char *annotations;   /* metadata.annotations "k=v,..." */
 } fx_wl_opts_t;
 
 /* A pending workload "ns/name" in LocalQueue `lq`, priority `prio`, per-pod requests

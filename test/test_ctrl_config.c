@@ -5,6 +5,7 @@
 #include "model/object.h"
 #include "model/selector.h"
 #include "model/yaml.h"
+#include "sched/sched.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@ START_TEST(file_and_flags)
           "    sluice.dev/job-resource: batch.test.sluice.dev/v1/jobs\n"
           "    sluice.dev/log-level: debug\n"
           "    sluice.dev/webhook-client-ca: /etc/sluice-webhook-client-ca/ca.crt\n"
+          "    sluice.dev/preemption-loop-guards: all\n"
           "namespace: sluice-system\n"
           "manageJobsWithoutQueueName: true\n"
           "leaderElection: {leaderElect: true, resourceName: sluice-lock, leaseDuration: 90s,\n"
@@ -97,6 +99,9 @@ START_TEST(file_and_flags)
     ck_assert(c.kueue.fair_sharing);
     ck_assert_uint_eq(c.kueue.nstrategies, 1);
     ck_assert(c.kueue.manage_jobs_without_queue_name);
+    sched_config_t sc;
+    sched_config_from(&sc, &c.kueue);
+    ck_assert_uint_eq(sc.loop_guards, SCHED_GUARD_ALL);
     /* The default managed-jobs selector excludes the final namespace. */
     ck_assert_int_eq(kv_list_set(&labels, "kubernetes.io/metadata.name", "flag-ns"), ERR_OK);
     ck_assert(!selector_matches(&c.kueue.managed_jobs_namespace_selector, &labels));
@@ -231,6 +236,16 @@ START_TEST(operator_sections_are_strict)
         "metadata.annotations[sluice.dev/log-levle]: unknown sluice setting"));
     ck_assert_ptr_null(
         apply_error("{\"metadata\":{\"annotations\":{\"team.example.com/owner\":\"x\"}}}", &msg));
+    /* The loop guards: a list of known names. */
+    ck_assert_ptr_null(apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/"
+                                   "preemption-loop-guards\":\"own-queue-borrowing, "
+                                   "strict-fifo-sticky\"}}}",
+                                   &msg));
+    ck_assert_ptr_nonnull(strstr(apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/"
+                                             "preemption-loop-guards\":\"own-queue\"}}}",
+                                             &msg),
+                                 "metadata.annotations[sluice.dev/preemption-loop-guards]: "
+                                 "unknown loop guard \"own-queue\""));
 }
 END_TEST
 

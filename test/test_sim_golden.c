@@ -217,6 +217,16 @@ START_TEST(test_golden_serving)
 }
 END_TEST
 
+/* Issue 17: Kueue's preemption victim in a borrowing ClusterQueue (the default), and the victim
+ * with the opt-in loop guard own-queue-borrowing. */
+START_TEST(test_golden_issue17_victim)
+{
+    golden("test/data/sim", "issue17-victim", "issue17-victim", -1, false);
+    golden("test/data/sim", "issue17-victim-guarded", "issue17-victim-guarded", -1, false);
+    golden("test/data/sim", "loop-own-queue-borrowing", "loop-own-queue-borrowing", -1, false);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -241,6 +251,7 @@ int main(void)
     tcase_add_test(tc, test_golden_unlabelled_jobs);
     tcase_add_test(tc, test_golden_integrations);
     tcase_add_test(tc, test_golden_ray_pod);
+    tcase_add_test(tc, test_golden_issue17_victim);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

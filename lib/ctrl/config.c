@@ -6,6 +6,7 @@
 #include "model/names.h"
 #include "model/object.h"
 #include "model/yaml.h"
+#include "sched/sched.h"
 #include "util/duration.h"
 
 #include <errno.h>
@@ -588,6 +589,7 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
                                                  "sluice.dev/webhook-client-ca",
                                                  "sluice.dev/accounting-log",
                                                  "sluice.dev/accounting-log-max-bytes",
+                                                 SCHED_LOOP_GUARDS_ANNOTATION,
                                                  NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
 static const char *const op_no_effect[] = {
@@ -712,7 +714,8 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
             return err_set(msg, ERR_INVALID,
                            "metadata.annotations[%s]: unknown sluice setting (known: "
                            "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
-                           "webhook-client-ca, accounting-log, accounting-log-max-bytes)",
+                           "webhook-client-ca, accounting-log, accounting-log-max-bytes, "
+                           "preemption-loop-guards)",
                            key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
@@ -739,6 +742,10 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
     v = json_object_get(ann, "sluice.dev/accounting-log-max-bytes");
     if (json_is_string(v) && (rc = ctrl_config_set_accounting_max(cfg, json_string_value(v), msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/accounting-log-max-bytes]: ");
+    unsigned guards; /* read by sched_config_from(); checked here so a typo stops the start */
+    v = json_object_get(ann, SCHED_LOOP_GUARDS_ANNOTATION);
+    if (json_is_string(v) && (rc = sched_loop_guards_parse(json_string_value(v), &guards, msg)))
+        return err_prefix(msg, rc, "metadata.annotations[" SCHED_LOOP_GUARDS_ANNOTATION "]: ");
     return ERR_OK;
 }
 

@@ -773,11 +773,14 @@ static err_t process(cyc_t *c, entry_t *e)
         sched__wl_set_reason(w, SCHED_REASON_WAITING_FOR_PREEMPTED,
                              "%s. Pending the preemption of %zu workload(s)",
                              e->a.message ? e->a.message : "", e->t.len);
-        /* The preemptor stays its queue's head until admitted, under StrictFIFO too (Kueue:
-         * BestEffortFIFO only): otherwise a higher-priority workload requeued into the queue,
-         * e.g. a victim of a reclamation, takes the capacity these preemptions free, and the
-         * preemptor preempts again (docs/engine.md, "Loops", cause 5). */
-        e->cq->sticky = w;
+        /* The preemptor stays its queue's head until admitted under BestEffortFIFO, as in
+         * Kueue (sticky workloads: BestEffortFIFO only). Under StrictFIFO only with the loop
+         * guard strict-fifo-sticky: without it a higher-priority workload requeued into the
+         * queue, e.g. a victim of a reclamation, may take the capacity these preemptions free,
+         * and the preemptor preempts again (docs/engine.md, "Loops", cause 5). */
+        if (e->cq->queueing == QUEUEING_BEST_EFFORT_FIFO ||
+            (c->s->cfg.loop_guards & SCHED_GUARD_STRICT_FIFO_STICKY))
+            e->cq->sticky = w;
         return requeue_entry(c, e, true, false);
     }
     return admit(c, e);

@@ -389,7 +389,7 @@ static bool fits_fs(fctx_t *x)
     for (size_t i = 0; i < x->nuse; i++)
         sched__usage_remove(&x->own->node, x->use[i].fr, x->use[i].v);
     bool fits = false;
-    if (sched__fits_after(x->own, x->use, x->nuse, &x->t, true, &fits) != ERR_OK)
+    if (sched__fits_after(x->s, x->own, x->use, x->nuse, &x->t, true, &fits) != ERR_OK)
         x->oom = true; /* reads as "does not fit"; the search ends on x->oom */
     for (size_t i = 0; i < x->nuse; i++)
         sched__usage_add(&x->own->node, x->use[i].fr, x->use[i].v);
@@ -519,7 +519,7 @@ err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_
             sched__wl_usage_apply(x.t.items[i].w, +1);
             target_t back = sched__targets_remove_at(&x.t, i);
             bool still_fits = false;
-            if (sched__fits_after(cq, use, nuse, &x.t, true, &still_fits) != ERR_OK)
+            if (sched__fits_after(s, cq, use, nuse, &x.t, true, &still_fits) != ERR_OK)
                 x.oom = true;
             if (still_fits)
                 continue;

@@ -16,6 +16,47 @@ void sched_config_from(sched_config_t *cfg, const configuration_t *conf)
     cfg->nstrategies = conf->nstrategies > 2 ? 2 : conf->nstrategies;
     for (size_t i = 0; i < cfg->nstrategies; i++)
         cfg->strategies[i] = conf->strategies[i];
+    const char *g = kv_list_get(&conf->meta.annotations, SCHED_LOOP_GUARDS_ANNOTATION);
+    if (g != NULL && sched_loop_guards_parse(g, &cfg->loop_guards, NULL) != ERR_OK)
+        cfg->loop_guards = 0;
+}
+
+err_t sched_loop_guards_parse(const char *text, unsigned *out, err_msg_t *msg)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"none", 0},
+                 {"all", SCHED_GUARD_ALL},
+                 {"own-queue-borrowing", SCHED_GUARD_OWN_QUEUE_BORROWING},
+                 {"strict-fifo-sticky", SCHED_GUARD_STRICT_FIFO_STICKY}};
+    unsigned bits = 0;
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        size_t n = strcspn(p, ",");
+        size_t m = n;
+        while (m > 0 && p[m - 1] == ' ')
+            m--;
+        bool found = false;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !found; i++) {
+            if (strlen(names[i].name) == m && strncmp(p, names[i].name, m) == 0) {
+                bits |= names[i].bit;
+                found = true;
+            }
+        }
+        if (!found)
+            return err_set(msg, ERR_INVALID,
+                           "unknown loop guard \"%.*s\": want none, all, own-queue-borrowing or "
+                           "strict-fifo-sticky (comma-separated)",
+                           (int)(m > 64 ? 64 : m), p);
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    *out = bits;
+    return ERR_OK;
 }
 
 sched_t *sched_new(const sched_config_t *cfg)

@@ -253,8 +253,9 @@ void sched__targets_insert_at(targets_t *t, size_t i, target_t x)
 }
 
 /*
+ * Loop guard own-queue-borrowing (opt-in; off, the engine chooses Kueue's victims).
  * Kueue lets a preemptor evict lower-priority workloads of its own ClusterQueue and take, on top
- * of what they free, more quota borrowed from the cohort. That loops (docs/engine.md, "Loops",
+ * of what they free, more quota borrowed from the cohort. That can loop (docs/engine.md, "Loops",
  * cause 4): a small workload reclaims a large one of another queue, a bigger workload of its own
  * queue replaces it and borrows the rest, the other queue reclaims that, and so on. Here a
  * preemption with victims in the preemptor's own ClusterQueue may not leave that queue borrowing
@@ -287,10 +288,11 @@ static bool own_borrowing_grows(const cq_t *cq, const use_t *use, size_t nuse, c
     return false;
 }
 
-err_t sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *tmp,
-                        bool allow_borrowing, bool *fits_out)
+err_t sched__fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+                        const targets_t *tmp, bool allow_borrowing, bool *fits_out)
 {
-    if (own_borrowing_grows(cq, use, nuse, tmp)) {
+    if ((s->cfg.loop_guards & SCHED_GUARD_OWN_QUEUE_BORROWING) &&
+        own_borrowing_grows(cq, use, nuse, tmp)) {
         *fits_out = false;
         return ERR_OK;
     }
@@ -336,7 +338,7 @@ static bool attempt_fits(pctx_t *x, const targets_t *tmp, bool allow_borrowing)
 {
     bool fits = false;
 
-    if (sched__fits_after(x->cq, x->use, x->nuse, tmp, allow_borrowing, &fits) != ERR_OK)
+    if (sched__fits_after(x->s, x->cq, x->use, x->nuse, tmp, allow_borrowing, &fits) != ERR_OK)
         x->oom = true;
     return fits;
 }

@@ -40,13 +40,29 @@ typedef struct sched_s sched_t;
 
 /* ---- configuration ------------------------------------------------------------------------ */
 
+/* sluice's opt-in anti-loop rules (docs/engine.md, "Loops"); off by default, where the engine
+ * decides as Kueue does. Set with the Configuration annotation SCHED_LOOP_GUARDS_ANNOTATION. */
+#define SCHED_GUARD_OWN_QUEUE_BORROWING 0x1u /* "own-queue-borrowing" (cause 4) */
+#define SCHED_GUARD_STRICT_FIFO_STICKY  0x2u /* "strict-fifo-sticky" (cause 5) */
+#define SCHED_GUARD_ALL                 0x3u
+#define SCHED_LOOP_GUARDS_ANNOTATION    "sluice.dev/preemption-loop-guards"
+/* Workload annotation: a signed 32-bit integer added to the priority (Kueue's PriorityBoost). */
+#define SCHED_PRIORITY_BOOST_ANNOTATION "kueue.x-k8s.io/priority-boost"
+
 typedef struct sched_config_s {
     bool fair_sharing;             /* Configuration.fairSharing present */
     fair_strategy_t strategies[2]; /* fairSharing.preemptionStrategies */
     size_t nstrategies;            /* 0 = Kueue's default (both, in order) */
+    unsigned loop_guards;          /* SCHED_GUARD_* bits; 0 = Kueue's choices */
 } sched_config_t;
 
-/* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults). */
+/* Parse a loop-guards value: "none", "all", or a comma-separated list of guard names
+ * ("own-queue-borrowing", "strict-fifo-sticky"). ERR_INVALID names the bad item in msg. */
+err_t sched_loop_guards_parse(const char *text, unsigned *out, err_msg_t *msg);
+
+/* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults). The
+ * SCHED_LOOP_GUARDS_ANNOTATION is read here; callers reject a malformed one beforehand with
+ * sched_loop_guards_parse() (here it reads as "none"). */
 void sched_config_from(sched_config_t *cfg, const configuration_t *conf);
 
 /* A new engine with `cfg` (NULL = defaults: no fair sharing). NULL only on out-of-memory. */

@@ -215,6 +215,7 @@ struct wl_s {
     char *prio_class; /* owned */
     bool has_explicit_prio;
     int32_t explicit_prio;
+    int32_t boost; /* kueue.x-k8s.io/priority-boost (0 when absent or malformed) */
     int32_t priority;
     int64_t created;
     uint64_t seq; /* tie-break after created (sched_wl_opts_t.seq) */
@@ -368,6 +369,7 @@ lq_t *sched__lq_of(const sched_t *s, const wl_t *w);
 cq_t *sched__cq_of(const sched_t *s, const wl_t *w);
 void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+int32_t sched__priority_boost(const kv_list_t *annotations);
 int32_t sched__resolve_priority(const sched_t *s, const wl_t *w);
 /* Free quota of an admitted/evicting workload (does not change state). */
 void sched__wl_release(sched_t *s, wl_t *w, int64_t now);
@@ -480,10 +482,11 @@ bool sched__memo_take(sched_t *s, const cq_t *cq, const wl_t *w, const use_t *us
 void sched__memo_drop(sched_t *s);
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
 /* Does `use` fit in cq once `removed` (already taken out of the tree) are gone, holding back the
- * nominal quota their ClusterQueues would reclaim (see preempt.c)? The answer into *fits;
- * ERR_NOMEM leaves it untouched. */
-err_t sched__fits_after(const cq_t *cq, const use_t *use, size_t nuse, const targets_t *removed,
-                        bool allow_borrowing, bool *fits);
+ * nominal quota their ClusterQueues would reclaim (see preempt.c), and, with s's loop guard
+ * own-queue-borrowing, without growing cq's borrowing through victims of its own? The answer
+ * into *fits; ERR_NOMEM leaves it untouched. */
+err_t sched__fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+                        const targets_t *removed, bool allow_borrowing, bool *fits);
 void sched__wl_usage_apply(wl_t *w, int sign);
 /* Fair sharing variant (fairshare.c). */
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,

@@ -45,7 +45,45 @@ void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
 /* Reference §3.3: a referenced class that exists gives its value (and follows its changes);
  * else spec.priority; else, with no class referenced, the lowest globalDefault PriorityClass;
  * else 0. */
+static int32_t base_priority(const sched_t *s, const wl_t *w);
+
+/* The effective priority: the base priority plus the workload's priority boost, saturated to the
+ * int32 range (Kueue adds them in int64; priorities beyond int32 cannot be written anyway). */
 int32_t sched__resolve_priority(const sched_t *s, const wl_t *w)
+{
+    int64_t v = (int64_t)base_priority(s, w) + w->boost;
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+/* Kueue's kueue.x-k8s.io/priority-boost (pkg/util/priority PriorityBoost): a signed 32-bit
+ * decimal integer added to the priority; absent -> 0; malformed -> 0 (Kueue logs it and uses
+ * the base priority; its webhook rejects such a Workload). */
+int32_t sched__priority_boost(const kv_list_t *annotations)
+{
+    const char *v = kv_list_get(annotations, SCHED_PRIORITY_BOOST_ANNOTATION);
+    if (v == NULL || *v == '\0')
+        return 0;
+    const char *p = v;
+    bool neg = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (*p == '\0')
+        return 0;
+    int64_t x = 0;
+    for (; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        x = x * 10 + (*p - '0');
+        if (x > (int64_t)INT32_MAX + 1)
+            return 0;
+    }
+    x = neg ? -x : x;
+    if (x > INT32_MAX || x < INT32_MIN)
+        return 0;
+    return (int32_t)x;
+}
+
+static int32_t base_priority(const sched_t *s, const wl_t *w)
 {
     if (w->prio_class != NULL) {
         const prio_rec_t *p = NULL;
@@ -250,6 +288,7 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
     }
     w->has_explicit_prio = in->has_priority;
     w->explicit_prio = in->priority;
+    w->boost = sched__priority_boost(&in->meta.annotations);
     w->has_max_exec = in->has_max_exec_seconds && in->max_exec_seconds > 0;
     w->max_exec_ms = (int64_t)in->max_exec_seconds * 1000;
     if (in->npod_sets) {
@@ -496,6 +535,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
                             : NULL;
         w->has_explicit_prio = in->has_priority;
         w->explicit_prio = in->priority;
+        w->boost = sched__priority_boost(&in->meta.annotations);
         w->priority = sched__resolve_priority(s, w);
         if (!in->active) {
             w->seen_inactive = true;

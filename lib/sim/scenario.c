@@ -9,6 +9,7 @@
 #include "model/diag.h"
 #include "model/validate.h"
 #include "model/yaml.h"
+#include "sched/sched.h"
 #include "util/grow.h"
 #include "util/hmap.h"
 #include "util/str.h"
@@ -330,6 +331,13 @@ static err_t check_sim_rules(load_t *ld)
             if (doc->has_delete_at)
                 diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                             "a Configuration cannot be deleted during a run");
+            const char *g =
+                kv_list_get(&doc->obj.u.config.meta.annotations, SCHED_LOOP_GUARDS_ANNOTATION);
+            unsigned guards;
+            err_msg_t gm;
+            if (g != NULL && sched_loop_guards_parse(g, &guards, &gm) != ERR_OK)
+                diags_error(d, "metadata.annotations[" SCHED_LOOP_GUARDS_ANNOTATION "]", "%s",
+                            gm.text);
         }
         if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica &&
             doc->obj.u.integ.replicas > SIM_REPLICAS_MAX)
