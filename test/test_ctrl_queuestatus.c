@@ -168,7 +168,7 @@ START_TEST(local_queue_status)
     json_t *st, *r, *active;
 
     ck_assert_int_eq(queuestatus_lq_collect(s, &lqs), ERR_OK);
-    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", NULL, 100);
+    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", false, NULL, 100);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "reservingWorkloads")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "admittedWorkloads")), 1);
@@ -178,11 +178,20 @@ START_TEST(local_queue_status)
     ck_assert_str_eq(json_string_value(json_object_get(active, "status")), "True");
     json_decref(st);
     /* A LocalQueue naming no known ClusterQueue is inactive, with no counts. */
-    st = queuestatus_lq(s, &lqs, "ns/other", "missing", NULL, 100);
+    st = queuestatus_lq(s, &lqs, "ns/other", "missing", false, NULL, 100);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "pendingWorkloads")), 0);
     active = cond_find(json_object_get(st, "conditions"), "Active");
     ck_assert_str_eq(json_string_value(json_object_get(active, "reason")),
                      "ClusterQueueDoesNotExist");
+    json_decref(st);
+    /* A stopped LocalQueue (stopPolicy Hold or HoldAndDrain) is inactive, counts kept. */
+    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", true, NULL, 100);
+    ck_assert_int_eq(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
+    active = cond_find(json_object_get(st, "conditions"), "Active");
+    ck_assert_str_eq(json_string_value(json_object_get(active, "status")), "False");
+    ck_assert_str_eq(json_string_value(json_object_get(active, "reason")), "Stopped");
+    ck_assert_str_eq(json_string_value(json_object_get(active, "message")),
+                     "LocalQueue is stopped");
     json_decref(st);
     queuestatus_lqs_fini(&lqs);
     sched_free(s);
@@ -205,7 +214,7 @@ START_TEST(local_queue_sums_admissions)
            "\"2026-01-01T00:00:00Z\"}]}"),
         true);
     ck_assert_int_eq(queuestatus_lq_collect(s, &lqs), ERR_OK);
-    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", NULL, 100);
+    st = queuestatus_lq(s, &lqs, "ns/lq", "cq", false, NULL, 100);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
     flv = json_object_get(st, "flavorsReservation");

@@ -56,7 +56,8 @@ START_TEST(test_events_every_kind_in_contract_order)
     sim_events_deactivated(&s.ev, 60001, "team-a/train", "cq-a", "MaximumExecutionTimeExceeded");
     sim_events_deleted(&s.ev, 10, "team-d/y", "");
     sim_events_deleted(&s.ev, 10, "team-d/z", NULL);
-    ck_assert_uint_eq(s.ev.count, 7);
+    sim_events_evicted(&s.ev, 20, "team-e/w", "cq-e", "LocalQueueStopped");
+    ck_assert_uint_eq(s.ev.count, 8);
     out = sink_close(&s);
     ck_assert_str_eq(
         out,
@@ -74,7 +75,9 @@ START_TEST(test_events_every_kind_in_contract_order)
         "{\"time\":60.001,\"event\":\"Deactivated\",\"workload\":\"team-a/train\",\"clusterQueue\":"
         "\"cq-a\",\"reason\":\"MaximumExecutionTimeExceeded\"}\n"
         "{\"time\":0.01,\"event\":\"Deleted\",\"workload\":\"team-d/y\",\"clusterQueue\":\"\"}\n"
-        "{\"time\":0.01,\"event\":\"Deleted\",\"workload\":\"team-d/z\",\"clusterQueue\":\"\"}\n");
+        "{\"time\":0.01,\"event\":\"Deleted\",\"workload\":\"team-d/z\",\"clusterQueue\":\"\"}\n"
+        "{\"time\":0.02,\"event\":\"Evicted\",\"workload\":\"team-e/w\",\"clusterQueue\":"
+        "\"cq-e\",\"reason\":\"LocalQueueStopped\"}\n");
     free(out);
 }
 END_TEST

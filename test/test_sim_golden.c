@@ -227,6 +227,13 @@ START_TEST(test_golden_issue17_victim)
 }
 END_TEST
 
+/* Stop policies: HoldAndDrain evicts (event Evicted), Hold lets the running finish. */
+START_TEST(test_golden_stop_policy)
+{
+    golden("test/data/sim", "stop-policy", "stop-policy", -1, false);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -252,6 +259,7 @@ int main(void)
     tcase_add_test(tc, test_golden_integrations);
     tcase_add_test(tc, test_golden_ray_pod);
     tcase_add_test(tc, test_golden_issue17_victim);
+    tcase_add_test(tc, test_golden_stop_policy);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -554,7 +554,8 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
             return;
         collected = true;
         write_status(c, CTRL_LQ, key,
-                     queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue, q->keep, now_s),
+                     queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue,
+                                    q->obj.u.lq.stop_policy != STOP_POLICY_NONE, q->keep, now_s),
                      q->keep);
     }
     if (collected)

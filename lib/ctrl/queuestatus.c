@@ -200,21 +200,25 @@ static json_t *tally_flavors(const queuestatus_tally_t *t)
 }
 
 json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const char *key,
-                       const char *cq, const json_t *current, int64_t now_s)
+                       const char *cq, bool stopped, const json_t *current, int64_t now_s)
 {
     const queuestatus_tally_t *t = util_hmap_get(&lqs->by_lq, key);
     json_t *conds = conds_of(current), *flv = tally_flavors(t), *out = NULL;
     sched_cq_status_t st;
     bool have = cq != NULL && sched_cq_status(s, cq, &st, NULL) == ERR_OK;
+    bool ready = !stopped && have && st.active;
 
     if (conds == NULL || flv == NULL)
         goto out;
-    if (cond_set(conds, "Active", have && st.active ? "True" : "False",
-                 !have       ? "ClusterQueueDoesNotExist"
+    /* Kueue's LocalQueue controller: a stop policy first, then the ClusterQueue. */
+    if (cond_set(conds, "Active", ready ? "True" : "False",
+                 stopped     ? "Stopped"
+                 : !have     ? "ClusterQueueDoesNotExist"
                  : st.active ? "Ready"
                              : "ClusterQueueIsInactive",
-                 have && st.active ? "Can submit new workloads to localQueue"
-                                   : "Can't submit new workloads to clusterQueue",
+                 stopped ? "LocalQueue is stopped"
+                 : ready ? "Can submit new workloads to localQueue"
+                         : "Can't submit new workloads to clusterQueue",
                  -1, now_s, NULL) != ERR_OK)
         goto out;
     out =

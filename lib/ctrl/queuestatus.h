@@ -35,9 +35,10 @@ void queuestatus_lqs_fini(queuestatus_lqs_t *l);
 
 /* Kueue's LocalQueueStatus for LocalQueue `key` ("ns/name") pointing at ClusterQueue `cq`:
  * pendingWorkloads, reservingWorkloads, admittedWorkloads, flavorsReservation, flavorsUsage
- * ([{name, resources: [{name, total}]}]) and the Active condition (False when the ClusterQueue
- * is missing or inactive). NULL on OOM. */
+ * ([{name, resources: [{name, total}]}]) and the Active condition (False when the LocalQueue is
+ * `stopped` (a stopPolicy other than None: reason Stopped, as Kueue's LocalQueue controller), or
+ * its ClusterQueue is missing or inactive). NULL on OOM. */
 json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const char *key,
-                       const char *cq, const json_t *current, int64_t now_s);
+                       const char *cq, bool stopped, const json_t *current, int64_t now_s);
 
 #endif

@@ -41,6 +41,11 @@ void sim_events_finished(sim_events_t *ev, sim_ms_t t, const char *wl, const cha
 void sim_events_deactivated(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
                             const char *reason);
 
+/* `Evicted` with Kueue's eviction reason: "ClusterQueueStopped" / "LocalQueueStopped" (a stopPolicy
+ * HoldAndDrain), "PodsReadyTimeout" (waitForPodsReady). The workload goes back to its queue. */
+void sim_events_evicted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                        const char *reason);
+
 /* `Deleted`; `cq` is "" when the workload's queue leads nowhere. */
 void sim_events_deleted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq);
 

@@ -263,7 +263,9 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         break;
     }
     case SCHED_DECISION_EVICT:
-        /* The contract has no event for a stop-policy eviction; it shows in the summary. */
+        /* A stopPolicy HoldAndDrain eviction (docs/simulator.md, "Evicted"). */
+        sim_events_evicted(&r->ev, t, d->workload, d->cluster_queue,
+                           d->reason_str != NULL ? d->reason_str : "");
         if (sim_rec_wl_evict(r->rec, w, d->reason_str, t) != ERR_OK)
             return ERR_NOMEM;
         break;
