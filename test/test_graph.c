@@ -213,6 +213,42 @@ START_TEST(cohort_cycle_is_cut)
 }
 END_TEST
 
+/* Read from an API server (or saved with kubectl get -o yaml), queues carry their status: the
+ * graph shows usage per quota line and pending/admitted counts. */
+START_TEST(live_status_shown)
+{
+    static const char text[] =
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n"
+        "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+        "    - name: a100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"
+        "status:\n  pendingWorkloads: 3\n  admittedWorkloads: 2\n  flavorsUsage:\n"
+        "  - name: a100\n    resources: [{name: nvidia.com/gpu, total: '6'}]\n"
+        "  - name: bogus\n    resources: [{name: nvidia.com/gpu, total: [1]}]\n"
+        "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        "metadata: {name: l, namespace: ns}\nspec: {clusterQueue: q}\n"
+        "status: {pendingWorkloads: 3, admittedWorkloads: 'two'}\n";
+    FILE *in = fmemopen((void *)text, sizeof(text) - 1, "r");
+    inv_set_t s;
+    inv_view_t v;
+    graph_t g;
+    err_msg_t msg;
+
+    inv_set_init(&s, stderr);
+    ck_assert_int_eq(inv_set_read(&s, in, "live", &msg), ERR_OK);
+    fclose(in);
+    ck_assert_uint_eq(s.ninvalid, 0);
+    ck_assert_int_eq(inv_set_view(&s, &v), ERR_OK);
+    ck_assert_int_eq(graph_build(&v, NULL, NULL, &g, &msg), ERR_OK);
+    ck_assert_str_eq(g.nodes[0].name, "ns/l");
+    ck_assert_str_eq(g.nodes[0].detail, "pending 3"); /* 'two' is not a count */
+    ck_assert_str_eq(g.nodes[1].detail, "pending 3, admitted 2");
+    ck_assert_str_eq(g.nodes[1].quotas[0].text, "nvidia.com/gpu 8, used 6");
+    graph_fini(&g);
+    inv_view_fini(&v);
+    inv_set_fini(&s);
+}
+END_TEST
+
 START_TEST(writers)
 {
     static const char *const files[] = {"test/data/graph/problems.yaml"};
@@ -261,6 +297,7 @@ static Suite *suite(void)
     tcase_add_test(tc, example_structure);
     tcase_add_test(tc, every_problem);
     tcase_add_test(tc, cohort_cycle_is_cut);
+    tcase_add_test(tc, live_status_shown);
     tcase_add_test(tc, writers);
     suite_add_tcase(s, tc);
     return s;

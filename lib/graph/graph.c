@@ -298,6 +298,91 @@ static bool cohort_within(const graph_t *g, size_t c, size_t anc)
 /* ---- building ---------------------------------------------------------------------------------
  */
 
+/* ---- live status ------------------------------------------------------------------------------
+ */
+
+/*
+ * From the API server a queue carries the status its controller wrote (sluice's or Kueue's):
+ * pendingWorkloads, admittedWorkloads and flavorsUsage. It is read field by field with every type
+ * checked; anything malformed is simply not shown.
+ */
+static bool status_int(const json_t *st, const char *key, long long *out)
+{
+    const json_t *v = json_object_get(st, key);
+
+    if (!json_is_integer(v))
+        return false;
+    *out = (long long)json_integer_value(v);
+    return true;
+}
+
+/* "pending 3, admitted 5" (the counts present), or NULL (none, or out of memory: a detail line is
+ * optional). */
+static char *status_detail(const json_t *st)
+{
+    long long pending = 0, admitted = 0;
+    bool p, a;
+
+    if (st == NULL)
+        return NULL;
+    p = status_int(st, "pendingWorkloads", &pending);
+    a = status_int(st, "admittedWorkloads", &admitted);
+    if (p && a)
+        return util_asprintf("pending %lld, admitted %lld", pending, admitted);
+    if (p || a)
+        return util_asprintf("%s %lld", p ? "pending" : "admitted", p ? pending : admitted);
+    return NULL;
+}
+
+/* flavorsUsage[flavor].resources[resource].total as a canonical quantity into buf, or NULL. */
+static const char *status_usage(const json_t *st, const char *flavor, const char *resource,
+                                char *buf)
+{
+    const json_t *flavors = json_object_get(st, "flavorsUsage");
+
+    for (size_t i = 0; i < json_array_size(flavors); i++) {
+        const json_t *f = json_array_get(flavors, i), *res = json_object_get(f, "resources");
+        const json_t *name = json_object_get(f, "name");
+        if (!json_is_string(name) || strcmp(json_string_value(name), flavor) != 0)
+            continue;
+        for (size_t k = 0; k < json_array_size(res); k++) {
+            const json_t *r = json_array_get(res, k), *rn = json_object_get(r, "name");
+            const json_t *total = json_object_get(r, "total");
+            quantity_t q;
+            if (!json_is_string(rn) || strcmp(json_string_value(rn), resource) != 0)
+                continue;
+            if (json_is_string(total) &&
+                quantity_parse(json_string_value(total), json_string_length(total), &q, NULL) ==
+                    ERR_OK)
+                return quantity_format(q, buf);
+            if (json_is_integer(total))
+                return quantity_format(
+                    quantity_from_int((int64_t)json_integer_value(total), QUANTITY_DECIMAL_SI),
+                    buf);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* Append ", used X" to each quota line the status has usage for. */
+static void add_usage(builder_t *b, graph_node_t *n, const json_t *st)
+{
+    for (size_t q = 0; st != NULL && q < n->nquotas && !b->oom; q++) {
+        char buf[QUANTITY_STR_MAX], *text;
+        const char *used = status_usage(st, n->quotas[q].flavor, n->quotas[q].resource, buf);
+        if (used == NULL)
+            continue;
+        text = util_asprintf("%s, used %s", n->quotas[q].text, used);
+        if (text == NULL) {
+            b->oom = true;
+            return;
+        }
+        free(n->quotas[q].text);
+        n->quotas[q].text = text;
+    }
+}
+
 static int cmp_lq(const void *a, const void *b)
 {
     const local_queue_t *x = *(const local_queue_t *const *)a,
@@ -347,11 +432,15 @@ static void build_queues(builder_t *b)
     for (size_t i = 0; i < v->nlqs; i++) {
         char *name = util_asprintf("%s/%s", lqs[i]->meta.namespace ? lqs[i]->meta.namespace : "",
                                    lqs[i]->meta.name ? lqs[i]->meta.name : "");
+        size_t n = GRAPH_NONE;
         if (name == NULL)
             b->oom = true;
         else
-            add_node(b, GRAPH_LQ, name);
+            n = add_node(b, GRAPH_LQ, name);
         free(name);
+        for (size_t j = 0; n != GRAPH_NONE && v->lq_status != NULL && j < v->nlqs; j++)
+            if (v->lqs[j] == lqs[i])
+                g->nodes[n].detail = status_detail(v->lq_status[j]);
     }
     /* ClusterQueues, with their cohort; the order is fixed once cohorts are ordered. */
     memcpy(cqs, v->cqs, v->ncqs * sizeof(*cqs));
@@ -362,6 +451,10 @@ static void build_queues(builder_t *b)
         if (cqs[i]->cohort != NULL)
             g->nodes[n].cohort = find_cohort(g, cqs[i]->cohort);
         add_quotas(b, cqs[i]->groups, cqs[i]->ngroups, &g->nodes[n].quotas, &g->nodes[n].nquotas);
+        if (v->cq_status != NULL && v->cq_status[i] != NULL) {
+            g->nodes[n].detail = status_detail(v->cq_status[i]);
+            add_usage(b, &g->nodes[n], v->cq_status[i]);
+        }
     }
     /* A LocalQueue's ClusterQueue may be missing: drawn, and said. */
     for (size_t i = 0; i < v->nlqs && !b->oom; i++) {

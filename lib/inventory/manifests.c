@@ -21,6 +21,9 @@ void inv_set_fini(inv_set_t *s)
         return;
     TYPES_FREE_ARRAY(s->nodes, s->nnodes, node_fini);
     TYPES_FREE_ARRAY(s->objs, s->nobjs, object_fini);
+    for (size_t i = 0; s->status != NULL && i < s->caps; i++)
+        json_decref(s->status[i]);
+    free(s->status);
     memset(s, 0, sizeof(*s));
 }
 
@@ -89,10 +92,21 @@ static err_t add_one(inv_set_t *s, json_t *root, const char *origin, size_t doc,
             object_fini(&o);
             s->nskipped++;
         } else if (e == ERR_OK) {
-            if (util_grow((void **)&s->objs, &s->capo, s->nobjs + 1, sizeof(*s->objs)) != ERR_OK) {
+            size_t caps = s->caps;
+            if (util_grow((void **)&s->objs, &s->capo, s->nobjs + 1, sizeof(*s->objs)) != ERR_OK ||
+                util_grow((void **)&s->status, &s->caps, s->nobjs + 1, sizeof(*s->status)) !=
+                    ERR_OK) {
                 object_fini(&o);
                 e = ERR_NOMEM;
             } else {
+                json_t *st = json_object_get(root, "status");
+                for (size_t i = caps; i < s->caps; i++)
+                    s->status[i] = NULL;
+                /* Queue status is only kept for queues: it carries usage and pending counts. */
+                s->status[s->nobjs] = json_is_object(st) && (o.kind == KIND_CLUSTER_QUEUE ||
+                                                             o.kind == KIND_LOCAL_QUEUE)
+                                          ? json_incref(st)
+                                          : NULL;
                 s->objs[s->nobjs++] = o;
             }
         }
@@ -186,6 +200,8 @@ void inv_view_fini(inv_view_t *v)
     free(v->cqs);
     free(v->cohorts);
     free(v->lqs);
+    free(v->cq_status);
+    free(v->lq_status);
     memset(v, 0, sizeof(*v));
 }
 
@@ -198,7 +214,10 @@ err_t inv_set_view(const inv_set_t *s, inv_view_t *out)
     out->cqs = calloc(n, sizeof(*out->cqs));
     out->cohorts = calloc(n, sizeof(*out->cohorts));
     out->lqs = calloc(n, sizeof(*out->lqs));
-    if (out->flavors == NULL || out->cqs == NULL || out->cohorts == NULL || out->lqs == NULL) {
+    out->cq_status = calloc(n, sizeof(*out->cq_status));
+    out->lq_status = calloc(n, sizeof(*out->lq_status));
+    if (out->flavors == NULL || out->cqs == NULL || out->cohorts == NULL || out->lqs == NULL ||
+        out->cq_status == NULL || out->lq_status == NULL) {
         inv_view_fini(out);
         return ERR_NOMEM;
     }
@@ -209,12 +228,14 @@ err_t inv_set_view(const inv_set_t *s, inv_view_t *out)
             out->flavors[out->nflavors++] = &o->u.flavor;
             break;
         case KIND_CLUSTER_QUEUE:
+            out->cq_status[out->ncqs] = s->status[i];
             out->cqs[out->ncqs++] = &o->u.cq;
             break;
         case KIND_COHORT:
             out->cohorts[out->ncohorts++] = &o->u.cohort;
             break;
         case KIND_LOCAL_QUEUE:
+            out->lq_status[out->nlqs] = s->status[i];
             out->lqs[out->nlqs++] = &o->u.lq;
             break;
         default:

@@ -22,6 +22,9 @@ typedef struct inv_set_s {
     size_t nnodes, capn;
     object_t *objs; /* owned: the Kueue objects, in the order read */
     size_t nobjs, capo;
+    json_t **status; /* owned references, one per objs[i]: a ClusterQueue's or LocalQueue's
+                        status as the API server holds it (live), else NULL */
+    size_t caps;
     size_t nskipped;  /* objects of other kinds */
     size_t ninvalid;  /* objects that did not decode */
     FILE *errs;       /* borrowed: where problems are written */
@@ -38,6 +41,8 @@ typedef struct inv_view_s {
     size_t ncohorts;
     const local_queue_t **lqs;
     size_t nlqs;
+    const json_t **cq_status; /* borrowed from the set, one per cqs[i] (NULL: none) */
+    const json_t **lq_status; /* one per lqs[i] */
 } inv_view_t;
 
 /* An empty set reporting to `errs` (borrowed). */
