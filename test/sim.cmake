@@ -19,3 +19,6 @@ add_test(NAME sim_report_browser
 set_tests_properties(sim_report_browser PROPERTIES LABELS "browser" TIMEOUT 300)
 # Fuzz targets (replayed over their checked-in corpus with -DSLUICE_FUZZ=ON).
 sluice_add_fuzz(sim_scenario LIBS sluice_sim)
+# test/oom_wrap.h: every allocation of a whole simulator run fails in turn (issue 15).
+sluice_add_test(sim_oom LIBS sluice_sim)
+target_link_options(test_sim_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc)
