@@ -263,6 +263,15 @@ START_TEST(graph_of_the_example)
                   "examples/platform/{10-flavors,30-cohort,40-clusterqueues,50-localqueues}.yaml "
                   "examples/nodes.yaml");
     free(svg);
+
+    /* A directory is its manifest files in name order (other kinds skipped). */
+    {
+        sluice_result_t d =
+            sluice_exec(NULL, "graph", "-o", "svg", "examples/platform", NODES, NULL);
+        ck_assert_int_eq(d.rc, 0);
+        ck_assert_str_eq(d.out, r.out);
+        sluice_result_fini(&d);
+    }
     sluice_result_fini(&r);
 
     r = sluice_exec(NULL, "graph", "--output=mermaid", PLATFORM, NULL);

@@ -4,10 +4,13 @@
 
 #include "model/yaml.h"
 #include "util/grow.h"
+#include "util/str.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void inv_set_init(inv_set_t *s, FILE *errs)
 {
@@ -21,6 +24,7 @@ void inv_set_fini(inv_set_t *s)
         return;
     TYPES_FREE_ARRAY(s->nodes, s->nnodes, node_fini);
     TYPES_FREE_ARRAY(s->objs, s->nobjs, object_fini);
+    strv_free(s->paths, s->npaths);
     for (size_t i = 0; s->status != NULL && i < s->caps; i++)
         json_decref(s->status[i]);
     free(s->status);
@@ -245,7 +249,69 @@ err_t inv_set_view(const inv_set_t *s, inv_view_t *out)
     return ERR_OK;
 }
 
+static err_t read_file(inv_set_t *s, const char *path, err_msg_t *msg);
+
+static bool manifest_name(const char *name)
+{
+    static const char *const ext[] = {".yaml", ".yml", ".json"};
+    size_t n = strlen(name);
+
+    if (name[0] == '.')
+        return false;
+    for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+        if (n > strlen(ext[i]) && strcmp(name + n - strlen(ext[i]), ext[i]) == 0)
+            return true;
+    return false;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A directory: its *.yaml, *.yml and *.json files in name order, not recursive (as sluice check
+ * and kubectl apply -f DIR read one). The paths are kept in the set: messages name them. */
+static err_t read_dir(inv_set_t *s, const char *path, err_msg_t *msg)
+{
+    DIR *dir = opendir(path);
+    struct dirent *de;
+    size_t n = 0, cap = 0, first;
+    err_t e = ERR_OK;
+
+    if (dir == NULL)
+        return err_set(msg, ERR_IO, "%s: %s", path, strerror(errno));
+    first = s->npaths;
+    while ((de = readdir(dir)) != NULL && e == ERR_OK) {
+        char *full;
+        if (!manifest_name(de->d_name))
+            continue;
+        full = util_asprintf("%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
+        if (full == NULL ||
+            util_grow((void **)&s->paths, &cap, s->npaths + 1, sizeof(*s->paths)) != ERR_OK) {
+            free(full);
+            e = err_set(msg, ERR_NOMEM, "out of memory");
+            break;
+        }
+        s->paths[s->npaths++] = full;
+        n++;
+    }
+    closedir(dir);
+    qsort(s->paths + first, n, sizeof(*s->paths), cmp_names);
+    for (size_t i = first; i < first + n && e == ERR_OK; i++)
+        e = inv_set_read_path(s, s->paths[i], msg);
+    return e;
+}
+
 err_t inv_set_read_path(inv_set_t *s, const char *path, err_msg_t *msg)
+{
+    struct stat st;
+
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return read_dir(s, path, msg);
+    return read_file(s, path, msg);
+}
+
+static err_t read_file(inv_set_t *s, const char *path, err_msg_t *msg)
 {
     const char *display = strcmp(path, "-") == 0 ? "<stdin>" : path;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");

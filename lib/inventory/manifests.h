@@ -29,6 +29,8 @@ typedef struct inv_set_s {
     size_t ninvalid;  /* objects that did not decode */
     FILE *errs;       /* borrowed: where problems are written */
     const char *file; /* borrowed: the file being read, for messages */
+    char **paths;     /* owned: the files found in directories (messages borrow them) */
+    size_t npaths;
 } inv_set_t;
 
 /* Pointers into a set, by kind (borrowed from the set; valid until it changes). */
@@ -57,7 +59,8 @@ void inv_set_fini(inv_set_t *s);
 err_t inv_set_read(inv_set_t *s, FILE *f, const char *display, err_msg_t *msg);
 
 /* Read the file at `path` ("-": standard input, named "<stdin>"; `path` is borrowed and must
- * outlive the set's messages) as inv_set_read(). A file that cannot be opened or read is ERR_IO
+ * outlive the set's messages) as inv_set_read(); a directory's *.yaml, *.yml and *.json files in
+ * name order (not recursive). A file that cannot be opened or read is ERR_IO
  * with "PATH: reason" in `msg`; not well-formed input is ERR_PARSE with "PATH: line L, ...". */
 err_t inv_set_read_path(inv_set_t *s, const char *path, err_msg_t *msg);
 
