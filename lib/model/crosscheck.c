@@ -486,7 +486,9 @@ static void check_job_labels(cc_t *c, size_t i, const object_t *o, const object_
     const char *pc = kv_find(&meta->labels, PRIORITY_CLASS_LABEL);
 
     if (q == NULL || q[0] == '\0') {
-        if (find(c, KIND_LOCAL_QUEUE, ns, "default") == CROSSCHECK_NONE &&
+        /* Most Deployments and StatefulSets are not meant for Kueue: no warning for them. */
+        bool serving = o->kind == KIND_INTEGRATION && o->u.integ.serving;
+        if (!serving && find(c, KIND_LOCAL_QUEUE, ns, "default") == CROSSCHECK_NONE &&
             !manages_unlabelled_jobs(c))
             diags_warn(&c->diags[i], "metadata.labels",
                        "no " QUEUE_NAME_LABEL " label and no LocalQueue \"default\" in namespace "

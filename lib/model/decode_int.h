@@ -50,8 +50,12 @@ void decode__required(decode_t *d, const json_t *obj, const char *const *keys);
 #define DECODE_REQUIRED(d, obj, ...) \
     decode__required(d, obj, (const char *const[]){__VA_ARGS__, NULL})
 
-/* Is `key` one of the NULL-terminated `names`? */
-bool decode__in(const char *key, const char *const *names);
+/* Is `key` one of the NULL-terminated `names`? Each name is also offered as a suggestion for
+ * `key` (jsonx_known), should it turn out unknown. */
+bool decode__in(decode_t *d, const char *key, const char *const *names);
+
+/* Is member `key` the field `name`? When not, `name` is offered as a suggestion (jsonx_known). */
+bool decode__is(decode_t *d, const char *key, const char *name);
 
 /* Decode one list item `v` (an object) into `item`, a zeroed element of the caller's array; the
  * path already ends in "[i]". `ctx` is what the caller passed to decode__list(). */
@@ -136,6 +140,8 @@ void decode__job(decode_t *d, const json_t *root, job_t *out);
                 for (size_t mark = json_is_null(val) ? (size_t)-1 : jsonx_push_key(&(d)->jx, key); \
                      mark != (size_t)-1; jsonx_pop(&(d)->jx, mark), mark = (size_t)-1)
 
-#define DECODE_IS(key, name) (strcmp((key), (name)) == 0)
+/* Is `key` the field `name`? Used in DECODE_FIELDS bodies, whose decode pass is `d`: the names it
+ * is compared with become the "did you mean" of an unknown key. */
+#define DECODE_IS(key, name) decode__is(d, (key), (name))
 
 #endif

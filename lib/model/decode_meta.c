@@ -20,11 +20,19 @@ void decode__required(decode_t *d, const json_t *obj, const char *const *keys)
             jsonx_required(&d->jx, keys[i]);
 }
 
-bool decode__in(const char *key, const char *const *names)
+bool decode__in(decode_t *d, const char *key, const char *const *names)
 {
     for (size_t i = 0; names[i] != NULL; i++)
-        if (strcmp(key, names[i]) == 0)
+        if (decode__is(d, key, names[i]))
             return true;
+    return false;
+}
+
+bool decode__is(decode_t *d, const char *key, const char *name)
+{
+    if (strcmp(key, name) == 0)
+        return true;
+    jsonx_known(&d->jx, key, name);
     return false;
 }
 
@@ -127,7 +135,7 @@ void decode__meta(decode_t *d, const json_t *v, object_meta_t *m, bool namespace
             jsonx_kv_map(jx, val, 0, &m->annotations);
         else if (DECODE_IS(key, "finalizers"))
             jsonx_string_array(jx, val, DEC_MAX_LIST, false, &m->finalizers, &m->nfinalizers);
-        else if (!decode__in(key, meta_tolerated))
+        else if (!decode__in(d, key, meta_tolerated))
             jsonx_unknown(jx, key);
     }
     /* A type error on name was reported already; "" counts as missing, as in Kubernetes. */
@@ -156,7 +164,7 @@ void decode__template_meta(decode_t *d, const json_t *v, kv_list_t *labels, kv_l
             jsonx_kv_map(jx, val, 0, labels);
         else if (DECODE_IS(key, "annotations"))
             jsonx_kv_map(jx, val, 0, annotations);
-        else if (!decode__in(key, meta_all))
+        else if (!decode__in(d, key, meta_all))
             jsonx_unknown(jx, key);
     }
 }
@@ -239,7 +247,7 @@ void decode__namespace(decode_t *d, const json_t *root, namespace_t *out)
     {
         if (DECODE_IS(key, "spec") || DECODE_IS(key, "status"))
             jsonx_want_object(jx, val); /* finalizers / phase: nothing admission uses */
-        else if (!decode__in(key, (const char *const[]){"apiVersion", "kind", "metadata", NULL}))
+        else if (!decode__in(d, key, (const char *const[]){"apiVersion", "kind", "metadata", NULL}))
             jsonx_unknown(jx, key);
     }
 }
@@ -268,7 +276,7 @@ void decode__priority_class(decode_t *d, const json_t *root, priority_class_t *o
         } else if (DECODE_IS(key, "preemptionPolicy")) {
             int p;
             jsonx_enum(jx, val, policies, &p);
-        } else if (!decode__in(key,
+        } else if (!decode__in(d, key,
                                (const char *const[]){"apiVersion", "kind", "metadata", NULL})) {
             jsonx_unknown(jx, key);
         }
@@ -390,9 +398,9 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
             decode__label_selector(d, val, &out->managed_jobs_namespace_selector);
         } else if (DECODE_IS(key, "fairSharing")) {
             decode_fair_sharing(d, val, out);
-        } else if (decode__in(key, config_operator)) {
+        } else if (decode__in(d, key, config_operator)) {
             /* decoded by the operator's own configuration reader */
-        } else if (decode__in(key, config_unused)) {
+        } else if (decode__in(d, key, config_unused)) {
             jsonx_unused(jx, key);
         } else {
             jsonx_unknown(jx, key);

@@ -260,7 +260,7 @@ static void decode_container(decode_t *d, const json_t *v, void *item, void *ini
             /* Only an init container with restartPolicy Always is a sidecar. */
             if (jsonx_enum(jx, val, policies, &p))
                 c->restartable = *(const bool *)init && p == 0;
-        } else if (!decode__in(key, container_tolerated)) {
+        } else if (!decode__in(d, key, container_tolerated)) {
             jsonx_unknown(jx, key);
         }
     }
@@ -372,7 +372,7 @@ void decode__pod_spec(decode_t *d, const json_t *v, pod_spec_t *spec)
             jsonx_string(jx, val, &spec->priority_class_name);
         else if (DECODE_IS(key, "resources"))
             decode_resources(d, val, &spec->pod_level_requests, &spec->pod_level_limits);
-        else if (!decode__in(key, podspec_tolerated))
+        else if (!decode__in(d, key, podspec_tolerated))
             jsonx_unknown(jx, key);
     }
     if (spec->ncontainers == 0 && decode__absent(v, "containers"))

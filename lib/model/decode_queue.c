@@ -120,7 +120,7 @@ static void decode_queue_object(decode_t *d, const json_t *root, object_meta_t *
                 spec(d, val, out);
         } else if (DECODE_IS(key, "status")) {
             jsonx_want_object(&d->jx, val);
-        } else if (!decode__in(key, root_keys)) {
+        } else if (!decode__in(d, key, root_keys)) {
             jsonx_unknown(&d->jx, key);
         }
     }
@@ -438,7 +438,7 @@ void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out
             jsonx_int32(jx, val, &out->value);
         else if (DECODE_IS(key, "description"))
             jsonx_string(jx, val, &out->description);
-        else if (!decode__in(key, root_keys))
+        else if (!decode__in(d, key, root_keys))
             jsonx_unknown(jx, key);
     }
     DECODE_REQUIRED(d, root, "value");

@@ -67,7 +67,8 @@ static void decode_priority_ref(decode_t *d, const json_t *v, workload_t *wl)
             jsonx_unknown(jx, key);
     }
     DECODE_REQUIRED(d, v, "group", "kind", "name");
-    /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate_workload.c's. */
+    /* Group and kind are kept apart: the CRD's CEL rules that tie them are validate_workload.c's.
+     */
     if (group >= 0)
         wl->priority_source =
             group == 0 ? PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS : PRIORITY_SOURCE_PRIORITY_CLASS;
@@ -414,7 +415,7 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
         else if (DECODE_IS(key, "nominatedClusterNames"))
             jsonx_string_array(jx, val, DEC_MAX_NOMINATED_CLUSTERS, false, &wl->nominated_clusters,
                                &wl->nnominated_clusters);
-        else if (!decode__in(key, wl_status_ignored))
+        else if (!decode__in(d, key, wl_status_ignored))
             jsonx_unknown(jx, key);
     }
 }
@@ -431,7 +432,7 @@ void decode__workload(decode_t *d, const json_t *root, workload_t *out)
             decode_wl_spec(d, val, out);
         else if (DECODE_IS(key, "status"))
             decode_wl_status(d, val, out);
-        else if (!decode__in(key, root_keys))
+        else if (!decode__in(d, key, root_keys))
             jsonx_unknown(jx, key);
     }
     DECODE_REQUIRED(d, root, "spec");
@@ -474,7 +475,7 @@ static void decode_job_spec(decode_t *d, const json_t *v, job_t *job)
         } else if (DECODE_IS(key, "template")) {
             decode__pod_template(d, val, &job->template_labels, &job->template_annotations,
                                  &job->spec);
-        } else if (!decode__in(key, job_spec_tolerated)) {
+        } else if (!decode__in(d, key, job_spec_tolerated)) {
             jsonx_unknown(jx, key);
         }
     }
@@ -518,7 +519,7 @@ static void decode_job_status(decode_t *d, const json_t *v, job_t *job)
                 free(type);
                 jsonx_pop(jx, mark);
             }
-        } else if (!decode__in(key, job_status_tolerated)) {
+        } else if (!decode__in(d, key, job_status_tolerated)) {
             jsonx_unknown(jx, key);
         }
     }
@@ -536,7 +537,7 @@ void decode__job(decode_t *d, const json_t *root, job_t *out)
             decode_job_spec(d, val, out);
         else if (DECODE_IS(key, "status"))
             decode_job_status(d, val, out);
-        else if (!decode__in(key, root_keys))
+        else if (!decode__in(d, key, root_keys))
             jsonx_unknown(jx, key);
     }
     DECODE_REQUIRED(d, root, "spec");

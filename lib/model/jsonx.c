@@ -19,6 +19,8 @@ void jsonx_init(jsonx_t *jx, diags_t *diags)
     jx->path[0] = '\0';
     jx->len = 0;
     jx->nomem = false;
+    jx->sugg_key = NULL;
+    suggest_init(&jx->sugg, "");
 }
 
 /*
@@ -122,9 +124,21 @@ void jsonx_required(jsonx_t *jx, const char *key)
     jsonx_error_at(jx, key, "Required value");
 }
 
+void jsonx_known(jsonx_t *jx, const char *key, const char *name)
+{
+    if (jx->sugg_key != key) {
+        jx->sugg_key = key;
+        suggest_init(&jx->sugg, key);
+    }
+    suggest_offer(&jx->sugg, name);
+}
+
 void jsonx_unknown(jsonx_t *jx, const char *key)
 {
-    jsonx_error(jx, "unknown field \"%.200s\"", key);
+    if (jx->sugg_key == key && jx->sugg.best != NULL)
+        jsonx_error(jx, "unknown field \"%.200s\"; did you mean \"%s\"?", key, jx->sugg.best);
+    else
+        jsonx_error(jx, "unknown field \"%.200s\"", key);
 }
 
 void jsonx_unused(jsonx_t *jx, const char *key)
@@ -429,7 +443,11 @@ bool jsonx_enum(jsonx_t *jx, const json_t *v, const char *const *values, int *ou
             break;
         used += (size_t)n;
     }
-    jsonx_error(jx, "Unsupported value: \"%.200s\": supported values: %s", s, list);
+    if (suggest_pick(s, values) != NULL)
+        jsonx_error(jx, "Unsupported value: \"%.200s\": supported values: %s; did you mean \"%s\"?",
+                    s, list, suggest_pick(s, values));
+    else
+        jsonx_error(jx, "Unsupported value: \"%.200s\": supported values: %s", s, list);
     return false;
 }
 

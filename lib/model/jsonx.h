@@ -6,6 +6,7 @@
 #include "model/diag.h"
 #include "model/quantity.h"
 #include "model/types.h"
+#include "util/suggest.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -28,6 +29,10 @@ typedef struct jsonx_s {
     char path[JSONX_PATH_MAX];
     size_t len;
     bool nomem; /* an allocation failed; the decode result must be discarded */
+    /* "did you mean": the member key being matched against the known names (jsonx_known) and
+     * the closest of them so far, which jsonx_unknown() offers for that key. */
+    const char *sugg_key; /* borrowed from the tree being decoded */
+    suggest_t sugg;
 } jsonx_t;
 
 /* Start a cursor at the root path "" reporting into `diags` (borrowed). */
@@ -53,8 +58,13 @@ void jsonx_error_at(jsonx_t *jx, const char *key, const char *fmt, ...)
 /* "Required value" at path + "." + key. */
 void jsonx_required(jsonx_t *jx, const char *key);
 
-/* `unknown field "key"` at the current path (the caller has pushed `key`). */
+/* `unknown field "key"` at the current path (the caller has pushed `key`), with `; did you mean
+ * "name"?` when a known name offered by jsonx_known() for this very `key` is close. */
 void jsonx_unknown(jsonx_t *jx, const char *key);
+
+/* Offer `name` (static storage) as a field that member `key` (borrowed from the tree) was
+ * compared with and is not: the closest such name is suggested if `key` turns out unknown. */
+void jsonx_known(jsonx_t *jx, const char *key, const char *name);
 
 /* Warning at the current path (the caller has pushed `key`): a known Kueue field that sluice
  * accepts but does not act on. */
@@ -103,7 +113,8 @@ bool jsonx_int64(jsonx_t *jx, const json_t *v, int64_t *out);
 bool jsonx_quantity(jsonx_t *jx, const json_t *v, quantity_t *out);
 
 /* A string that must be one of `values` (NULL-terminated); *out = its index. Otherwise
- * `Unsupported value: "Foo": supported values: "A", "B"`. */
+ * `Unsupported value: "Foo": supported values: "A", "B"`, and `; did you mean "A"?` when one is
+ * close. */
 bool jsonx_enum(jsonx_t *jx, const json_t *v, const char *const *values, int *out);
 
 /* A map of string to string (labels, annotations, nodeLabels, nodeSelector): values are

@@ -108,7 +108,19 @@ static void decode_body(decode_t *d, const json_t *root, object_t *out)
  * names (v1beta1 spelled some differently). When either is unusable nothing else is decoded,
  * since every later message would be noise.
  */
+static err_t decode_object(json_t *root, object_t *out, diags_t *diags, bool keep);
+
 err_t object_decode(json_t *root, object_t *out, diags_t *diags)
+{
+    return decode_object(root, out, diags, false);
+}
+
+err_t object_decode_keep(json_t *root, object_t *out, diags_t *diags)
+{
+    return decode_object(root, out, diags, true);
+}
+
+static err_t decode_object(json_t *root, object_t *out, diags_t *diags, bool keep)
 {
     const char *kind_names[ARRAY_SIZE(kinds) + 1];
     decode_t d;
@@ -164,7 +176,8 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags)
         return ERR_NOMEM;
     }
     if (diags->nerrors > errs) {
-        object_fini(out);
+        if (!keep || out->kind == KIND_UNKNOWN)
+            object_fini(out);
         return ERR_INVALID;
     }
     return ERR_OK;

@@ -71,6 +71,13 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags);
  * and the copy decoded. */
 err_t object_decode_stored(json_t *root, object_t *out, diags_t *diags);
 
+/* As object_decode(), except that on ERR_INVALID `out` keeps what was decoded when the kind was
+ * known (out->kind set; each field with an error holds its default, as if absent), for a caller
+ * that goes on to check the rest of the object in the same pass (`sluice check`); the caller
+ * object_fini()s it either way. A required field with an error is then missing (NULL): only
+ * objects whose errors leave the required fields intact are fit for the validators. */
+err_t object_decode_keep(json_t *root, object_t *out, diags_t *diags);
+
 /* Decode the envelope of `root` (borrowed), an object of job integration kind `kind` of API group
  * `group` (the caller found it in lib/jobs' kind table), into `out` as KIND_INTEGRATION:
  * apiVersion and kind (strings), metadata (namespaced, name or generateName required) with the

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/yaml.h"
 
+#include "model/yamlmark.h"
 #include "util/grow.h"
 
 #include <errno.h>
@@ -103,6 +104,8 @@ typedef struct loader_s {
     size_t nodes; /* nodes of the current document, alias expansions included */
     size_t bytes; /* its scalar bytes + 1 per node, alias expansions included */
     yaml_doc_cb cb;
+    yaml_doc_marks_cb mcb; /* instead of cb: the document with its marks */
+    yaml_marks_t *marks;   /* owned: the current document's positions (mcb only), or NULL */
     void *ctx;
     err_msg_t *msg;
 } loader_t;
@@ -602,6 +605,17 @@ static err_t add_merge(loader_t *ld, frame_t *f, json_t *v, yaml_mark_t mark)
     return json_array_extend(f->merges, v) ? nomem(ld) : ERR_OK;
 }
 
+/* Record a position for the marks table (yamlmark.h) when the caller asked for one. */
+static err_t mark(loader_t *ld, const json_t *parent, const char *key, size_t index, yaml_mark_t m)
+{
+    yaml_pos_t pos = {m.line + 1 > INT32_MAX ? INT32_MAX : (int)m.line + 1,
+                      m.column + 1 > INT32_MAX ? INT32_MAX : (int)m.column + 1};
+
+    if (ld->marks == NULL)
+        return ERR_OK;
+    return yaml_marks_add(ld->marks, parent, key, index, pos) == ERR_OK ? ERR_OK : nomem(ld);
+}
+
 /* Put a finished node into its parent (or make it the document root); consumes nd->value. */
 static err_t place(loader_t *ld, node_t *nd)
 {
@@ -615,8 +629,11 @@ static err_t place(loader_t *ld, node_t *nd)
     f = &ld->stack[ld->depth - 1];
     if (f->height < nd->height + 1)
         f->height = nd->height + 1;
-    if (!f->is_map)
-        return json_array_append_new(f->node, nd->value) ? nomem(ld) : ERR_OK;
+    if (!f->is_map) {
+        if (json_array_append_new(f->node, nd->value))
+            return nomem(ld);
+        return mark(ld, f->node, NULL, json_array_size(f->node) - 1, nd->mark);
+    }
     if (f->key == NULL && !f->key_is_merge) {
         if (nd->is_merge_key) {
             f->key_is_merge = 1;
@@ -643,6 +660,8 @@ static err_t place(loader_t *ld, node_t *nd)
         return at(ld, ERR_PARSE, f->key_mark, what);
     }
     rc = json_object_set_new(f->node, f->key, nd->value) ? nomem(ld) : ERR_OK;
+    if (rc == ERR_OK)
+        rc = mark(ld, f->node, f->key, SIZE_MAX, f->key_mark);
     free(f->key);
     f->key = NULL;
     return rc;
@@ -754,7 +773,7 @@ static err_t on_start(loader_t *ld, const yaml_event_t *ev, int is_map)
         return nomem(ld);
     }
     ld->depth++;
-    return ERR_OK;
+    return mark(ld, f->node, NULL, SIZE_MAX, ev->start_mark);
 }
 
 /* Merge sources fill in keys the mapping does not have; earlier sources win. */
@@ -808,12 +827,26 @@ static err_t on_document_end(loader_t *ld, size_t index, int line)
     json_t *root = ld->root;
     err_t rc = ERR_OK;
 
+    yaml_marks_t *marks = ld->marks;
+
     ld->root = NULL;
     anchors_clear(ld);
     ld->nodes = 0;
     ld->bytes = 0;
-    if (root != NULL && !json_is_null(root))
-        rc = ld->cb(ld->ctx, index, line, root);
+    if (ld->mcb != NULL) {
+        ld->marks = yaml_marks_new();
+        if (ld->marks == NULL)
+            rc = nomem(ld);
+    }
+    if (rc == ERR_OK && root != NULL && !json_is_null(root)) {
+        if (ld->mcb != NULL) {
+            rc = ld->mcb(ld->ctx, index, line, root, marks);
+            marks = NULL; /* the callback's */
+        } else {
+            rc = ld->cb(ld->ctx, index, line, root);
+        }
+    }
+    yaml_marks_free(marks);
     json_decref(root);
     return rc;
 }
@@ -904,6 +937,14 @@ static err_t parser_error(loader_t *ld)
                        problem, p->problem_offset);
     }
     default:
+        /* libyaml's words for a tab where YAML wants spaces say nothing of tabs. */
+        if (p->error == YAML_SCANNER_ERROR && p->buffer.pointer != NULL &&
+            p->buffer.pointer < p->buffer.last && *p->buffer.pointer == '\t' &&
+            p->problem_mark.line == p->mark.line && p->problem_mark.column == p->mark.column)
+            return err_set(ld->msg, ERR_PARSE,
+                           "line %zu, column %zu: a tab character indents this line: YAML "
+                           "indents with spaces only",
+                           p->problem_mark.line + 1, p->problem_mark.column + 1);
         if (p->context != NULL)
             return err_set(ld->msg, ERR_PARSE,
                            "line %zu, column %zu: %s (%s at line %zu, column %zu)",
@@ -984,6 +1025,7 @@ static void loader_free(loader_t *ld)
     while (ld->depth > 0)
         frame_fini(&ld->stack[--ld->depth]);
     json_decref(ld->root);
+    yaml_marks_free(ld->marks);
     anchors_clear(ld);
     free(ld->anchors);
     yaml_parser_delete(&ld->parser);
@@ -1002,6 +1044,29 @@ err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg)
         return err_set(msg, ERR_NOMEM, "out of memory while loading YAML");
     /* Our own read handler (rather than yaml_parser_set_input_file) keeps the recent bytes for
      * error positions; either way the file is read in chunks, never whole. */
+    ld->in.f = f;
+    yaml_parser_set_input(&ld->parser, on_read, &ld->in);
+    rc = run(ld);
+    loader_free(ld);
+    return rc;
+}
+
+err_t yaml_load_file_marks(FILE *f, yaml_doc_marks_cb cb, void *ctx, err_msg_t *msg)
+{
+    loader_t *ld;
+    err_t rc;
+
+    if (f == NULL || cb == NULL)
+        return err_set(msg, ERR_INVALID, "yaml_load_file_marks: no input or callback");
+    ld = loader_new(NULL, ctx, msg);
+    if (ld == NULL)
+        return err_set(msg, ERR_NOMEM, "out of memory while loading YAML");
+    ld->mcb = cb;
+    ld->marks = yaml_marks_new();
+    if (ld->marks == NULL) {
+        loader_free(ld);
+        return err_set(msg, ERR_NOMEM, "out of memory while loading YAML");
+    }
     ld->in.f = f;
     yaml_parser_set_input(&ld->parser, on_read, &ld->in);
     rc = run(ld);

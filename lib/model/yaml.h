@@ -28,11 +28,22 @@
 typedef err_t (*yaml_doc_cb)(void *ctx, size_t index, int line, json_t *doc);
 
 /* Stream documents from `f`, holding at most one document's tree at a time. Syntax errors return
- * ERR_PARSE with "line L, column C: problem" in `msg`; nesting deeper than YAML_MAX_DEPTH or a
+ * ERR_PARSE with "line L, column C: problem" in `msg` (a tab where YAML wants an indenting space
+ * is named as such, not in libyaml's words); nesting deeper than YAML_MAX_DEPTH or a
  * document of more than YAML_MAX_NODES nodes or YAML_MAX_BYTES bytes (alias expansion included)
  * is ERR_PARSE too, found before anything is copied; a read
  * error is ERR_IO. Documents before the error have been delivered. */
 err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
+
+/* One document with the positions of its fields: `marks` (yamlmark.h) is owned by the callee
+ * (yaml_marks_free it, or keep it with the document). */
+typedef struct yaml_marks_s yaml_marks_t;
+typedef err_t (*yaml_doc_marks_cb)(void *ctx, size_t index, int line, json_t *doc,
+                                   yaml_marks_t *marks);
+
+/* As yaml_load_file(), with each document's field positions (yamlmark.h) for messages that point
+ * into the file. */
+err_t yaml_load_file_marks(FILE *f, yaml_doc_marks_cb cb, void *ctx, err_msg_t *msg);
 
 /* As yaml_load_file(), from memory. */
 err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg);

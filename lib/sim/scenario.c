@@ -10,6 +10,7 @@
 #include "model/validate.h"
 #include "model/yaml.h"
 #include "sched/sched.h"
+#include "sim/annot.h"
 #include "util/grow.h"
 #include "util/hmap.h"
 #include "util/str.h"
@@ -227,6 +228,8 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_AT, NULL, &doc->at);
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
+        if (sim_annot_check(ann, d, NULL) != ERR_OK)
+            return ERR_NOMEM;
     }
     if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
         diags_error(d, "metadata.labels[" JOBS_POD_GROUP_NAME "]",

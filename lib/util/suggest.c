@@ -1,0 +1,84 @@
+/* suggest -- "did you mean X": the closest of a set of known words to a misspelt one. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "util/suggest.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * Optimal string alignment distance (Damerau-Levenshtein without re-editing a swapped pair),
+ * doubled so that a case-only difference can cost half an edit. Three rows of the table suffice;
+ * words are bounded by SUGGEST_MAX_LEN, so the rows live on the stack.
+ */
+size_t suggest_distance(const char *word, const char *known)
+{
+    size_t n = strlen(word), m = strlen(known);
+    size_t rows[3][SUGGEST_MAX_LEN + 1];
+    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
+
+    if (n > SUGGEST_MAX_LEN || m > SUGGEST_MAX_LEN)
+        return SIZE_MAX;
+    for (size_t j = 0; j <= m; j++)
+        prev[j] = 2 * j;
+    for (size_t i = 1; i <= n; i++) {
+        cur[0] = 2 * i;
+        for (size_t j = 1; j <= m; j++) {
+            unsigned char a = (unsigned char)word[i - 1], b = (unsigned char)known[j - 1];
+            size_t sub = a == b ? 0 : tolower(a) == tolower(b) ? 1 : 2;
+            size_t best = prev[j - 1] + sub;
+            if (prev[j] + 2 < best)
+                best = prev[j] + 2;
+            if (cur[j - 1] + 2 < best)
+                best = cur[j - 1] + 2;
+            if (i > 1 && j > 1 && tolower(a) == tolower((unsigned char)known[j - 2]) &&
+                tolower((unsigned char)word[i - 2]) == tolower(b) && prev2[j - 2] + 2 < best)
+                best = prev2[j - 2] + 2;
+            cur[j] = best;
+        }
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[m];
+}
+
+bool suggest_close(const char *word, const char *known)
+{
+    size_t d = suggest_distance(word, known);
+    size_t shorter = strlen(word) < strlen(known) ? strlen(word) : strlen(known);
+
+    /* d counts half edits: at most two edits, and fewer edits than half the shorter length. */
+    return d > 0 && d <= 4 && d < shorter;
+}
+
+void suggest_init(suggest_t *s, const char *word)
+{
+    s->word = word;
+    s->best = NULL;
+    s->dist = SIZE_MAX;
+}
+
+void suggest_offer(suggest_t *s, const char *known)
+{
+    size_t d;
+
+    if (known == NULL || !suggest_close(s->word, known))
+        return;
+    d = suggest_distance(s->word, known);
+    if (d < s->dist) {
+        s->best = known;
+        s->dist = d;
+    }
+}
+
+const char *suggest_pick(const char *word, const char *const *known)
+{
+    suggest_t s;
+
+    suggest_init(&s, word);
+    for (size_t i = 0; known[i] != NULL; i++)
+        suggest_offer(&s, known[i]);
+    return s.best;
+}
