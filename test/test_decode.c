@@ -651,8 +651,10 @@ START_TEST(workload_defaults_v1beta1)
                             &obj, &d),
                      ERR_INVALID);
     ASSERT_ERR(&d, "spec.priorityClassRef", "unknown field \"priorityClassRef\"");
+    /* v1beta1 spells it as Kueue's v1beta1 did, which the suggestion names. */
     ASSERT_ERR(&d, "status.accumulatedPastExecutionTimeSeconds",
-               "unknown field \"accumulatedPastExecutionTimeSeconds\"");
+               "unknown field \"accumulatedPastExecutionTimeSeconds\"; did you mean "
+               "\"accumulatedPastExexcutionTimeSeconds\"?");
     diags_fini(&d);
     decode_one_error(WL_HEAD "'spec':{'priorityClassName':'x','podSets':[" PODSET_MIN "]}}",
                      "spec.priorityClassName", "unknown field \"priorityClassName\"");
@@ -690,7 +692,7 @@ START_TEST(workload_errors)
     decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
                              "'resurces':{}}]}}}]}}",
                      "spec.podSets[0].template.spec.containers[0].resurces",
-                     "unknown field \"resurces\"");
+                     "unknown field \"resurces\"; did you mean \"resources\"?");
     decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
                              "'resources':{'requests':{'cpu':'1x'}}}]}}}]}}",
                      "spec.podSets[0].template.spec.containers[0].resources.requests.cpu",
@@ -700,7 +702,8 @@ START_TEST(workload_errors)
                      "spec.podSets[0].template.spec.containers[0].name", "Required value");
     decode_one_error(WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'nodeSelectr':{},"
                              "'containers':[{'name':'c'}]}}}]}}",
-                     "spec.podSets[0].template.spec.nodeSelectr", "unknown field \"nodeSelectr\"");
+                     "spec.podSets[0].template.spec.nodeSelectr",
+                     "unknown field \"nodeSelectr\"; did you mean \"nodeSelector\"?");
     decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'priorityClassRef':{'group':"
                              "'example.com','kind':'PriorityClass','name':'p'}}}",
                      "spec.priorityClassRef.group",
@@ -919,7 +922,8 @@ START_TEST(job)
                      "'suspend':'yes','template':{'spec':{'containers':[{'name':'c'}]}}}}",
                      "spec.suspend", "must be of type boolean, got string");
     decode_one_error("{'apiVersion':'batch/v2','kind':'Job'}", "apiVersion",
-                     "Unsupported value: \"batch/v2\": supported values: \"batch/v1\"");
+                     "Unsupported value: \"batch/v2\": supported values: \"batch/v1\"; did you "
+                     "mean \"batch/v1\"?");
     /* generateName stands in for name. */
     decode_ok("{'apiVersion':'batch/v1','kind':'Job','metadata':{'generateName':'j-'},'spec':{"
               "'template':{'spec':{'containers':[{'name':'c'}]}}}}",
@@ -1209,7 +1213,8 @@ START_TEST(error_table)
                  "'values':'x'}]}}}",
          "spec.namespaceSelector.matchExpressions[0].values", "must be of type array, got string"},
         {CQ_HEAD "'spec':{'namespaceSelector':{'matchLabel':{}}}}",
-         "spec.namespaceSelector.matchLabel", "unknown field \"matchLabel\""},
+         "spec.namespaceSelector.matchLabel",
+         "unknown field \"matchLabel\"; did you mean \"matchLabels\"?"},
         {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[]}]}}",
          "spec.resourceGroups[0].flavors", "Required value: must have at least 1 item"},
         {CQ_HEAD "'spec':{'resourceGroups':[{'coveredResources':['cpu'],'flavors':[{'name':'f',"
@@ -1251,7 +1256,7 @@ START_TEST(error_table)
          "metadata.finalizers", "must be of type array, got string"},
         {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':'cq',"
          "'nam':'x'}}",
-         "metadata.nam", "unknown field \"nam\""},
+         "metadata.nam", "unknown field \"nam\"; did you mean \"name\"?"},
         {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue','metadata':{'name':''}}",
          "metadata.name", "Required value"},
         {"{'apiVersion':3,'kind':'ClusterQueue'}", "apiVersion",
@@ -1276,7 +1281,7 @@ START_TEST(error_table)
          "spec.fairSharing.weight", "invalid quantity \"x\""},
         {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
          "'spec':{'fairSharing':{'wieght':1}}}",
-         "spec.fairSharing.wieght", "unknown field \"wieght\""},
+         "spec.fairSharing.wieght", "unknown field \"wieght\"; did you mean \"weight\"?"},
         {"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
          "'status':[]}",
          "status", "must be of type object, got array"},
@@ -1294,7 +1299,8 @@ START_TEST(error_table)
          "spec.podSets[0].template.metadata.labels", "must be of type object, got array"},
         {WL_HEAD "'spec':{'podSets':[{'template':{'metadata':{'lables':{}},'spec':{'containers':"
                  "[{'name':'c'}]}}}]}}",
-         "spec.podSets[0].template.metadata.lables", "unknown field \"lables\""},
+         "spec.podSets[0].template.metadata.lables",
+         "unknown field \"lables\"; did you mean \"labels\"?"},
         {WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
                  "'restartPolicy':'Sometimes'}]}}}]}}",
          "spec.podSets[0].template.spec.containers[0].restartPolicy",
@@ -1303,7 +1309,7 @@ START_TEST(error_table)
         {WL_HEAD "'spec':{'podSets':[{'template':{'spec':{'containers':[{'name':'c',"
                  "'resources':{'request':{}}}]}}}]}}",
          "spec.podSets[0].template.spec.containers[0].resources.request",
-         "unknown field \"request\""},
+         "unknown field \"request\"; did you mean \"requests\"?"},
         {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "],'active':'yes'}}", "spec.active",
          "must be of type boolean, got string"},
         {WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'admission':{'clusterQueue':'c',"
@@ -1322,7 +1328,7 @@ START_TEST(error_table)
          "status.active", "must be of type integer, got string"},
         {"{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j'},'spec':{'template':{"
          "'spec':{'containers':[{'name':'c'}]}},'paralelism':2}}",
-         "spec.paralelism", "unknown field \"paralelism\""},
+         "spec.paralelism", "unknown field \"paralelism\"; did you mean \"parallelism\"?"},
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

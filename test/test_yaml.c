@@ -463,8 +463,10 @@ static const struct {
     {"v: !!int 1.5\n", "line 1, column 4: cannot decode !!float `1.5` as a !!int"},
     {"a: [1, 2\n", "line 2, column 1: did not find expected ',' or ']' (while parsing a flow "
                    "sequence at line 1, column 4)"},
-    {"a:\n\t- b\n", "line 2, column 1: found character that cannot start any token (while "
-                    "scanning for the next token at line 2, column 1)"},
+    {"a:\n\t- b\n", "line 2, column 1: a tab character indents this line: YAML indents with "
+                    "spaces only"},
+    {"a:\n  b: 1\n\tc: 2\n", "line 3, column 1: a tab character indents this line: YAML indents "
+                             "with spaces only"},
     {"a: 1\n b: 2\n", "line 2, column 3: mapping values are not allowed in this context"},
     {"- a\nb: c\n", "line 2, column 1: did not find expected '-' indicator (while parsing a block "
                     "collection at line 1, column 1)"},

@@ -304,26 +304,11 @@ static err_t check_configuration(check_doc_t *cd)
 
 /*
  * Every stage in one pass: an object whose decoding failed still goes through the validators and
- * the cross-checks when its errors only dropped fields a whole object can do without (an unknown
- * field, an unsupported enum value or a malformed quantity leave the field at its default, as if
- * absent); fixing one stage's errors then brings no new ones from the next. A missing required
- * field or a wrong type (a string where an object belongs) leaves a hole the validators are not
- * written for: such an object stays partial (kind and name only), as before.
+ * the cross-checks when object_decode_keep() kept it (its errors only dropped fields a whole
+ * object can do without: an unknown field, an unsupported enum value, a malformed quantity);
+ * fixing one stage's errors then brings no new ones from the next. Other decode errors (a missing
+ * required field, a wrong type) leave the object partial (kind and name only), as before.
  */
-static bool keep_decoded(const diags_t *d, size_t from)
-{
-    static const char *const kinds[] = {"unknown field ",
-                                        "Unsupported value: ", "invalid quantity ", NULL};
-
-    for (size_t i = from; i < d->len; i++) {
-        bool fine = d->items[i].warning;
-        for (size_t k = 0; kinds[k] != NULL && !fine; k++)
-            fine = strncmp(d->items[i].message, kinds[k], strlen(kinds[k])) == 0;
-        if (!fine)
-            return false;
-    }
-    return true;
-}
 
 /* Check one object: document `index` of the current file, or its items[item] (item >= 0). */
 static err_t check_object(check_t *c, size_t index, int line, long item, json_t *root,
@@ -386,12 +371,10 @@ static err_t check_object(check_t *c, size_t index, int line, long item, json_t 
                    : object_decode_keep(root, &cd->obj, &cd->diags);
     if (e == ERR_OK) {
         cd->decoded = true;
-    } else if (e == ERR_INVALID && cd->obj.kind != KIND_UNKNOWN && keep_decoded(&cd->diags, 0)) {
-        cd->decoded = cd->kept = true;
-    } else if (e == ERR_INVALID) {
-        object_fini(&cd->obj);
-        if (make_partial(cd, root, jk) != ERR_OK)
-            e = ERR_NOMEM;
+    } else if (e == ERR_INVALID && cd->obj.kind != KIND_UNKNOWN) {
+        cd->decoded = cd->kept = true; /* kindobj_decode() zeroes `obj` on ERR_INVALID */
+    } else if (e == ERR_INVALID && make_partial(cd, root, jk) != ERR_OK) {
+        e = ERR_NOMEM;
     }
     if (e != ERR_NOMEM && cd->kind != NULL && strcmp(cd->kind, "Configuration") == 0 &&
         group_is(json_str(root, "apiVersion"), "config.kueue.x-k8s.io"))

@@ -383,7 +383,8 @@ static bool is_unknown_field(const diag_t *it)
  * from `root`; false when the path cannot be followed exactly. */
 static bool drop_unknown(json_t *root, const diag_t *it)
 {
-    const char *key = it->message + 15, *end = strrchr(key, '"');
+    /* The key ends at the first quote: a "did you mean" suggestion may follow. */
+    const char *key = it->message + 15, *end = strchr(key, '"');
     char name[256], field[256], parent[512];
     size_t flen, plen = strlen(it->path);
     const char *p = parent;

@@ -110,6 +110,27 @@ static void decode_body(decode_t *d, const json_t *root, object_t *out)
  */
 static err_t decode_object(json_t *root, object_t *out, diags_t *diags, bool keep);
 
+/*
+ * Is the object still whole with the fields of errors diags[first..] dropped? An unknown field is
+ * not in the struct at all; an unsupported enum value and a malformed quantity leave their field
+ * at its default, as if absent. Any other error (a missing required field, a wrong type, a list
+ * too long) may leave a hole (a NULL name) that code reading decoded objects never expects.
+ */
+static bool whole_without(const diags_t *diags, size_t first)
+{
+    static const char *const fine[] = {"unknown field ", "Unsupported value: ", "invalid quantity ",
+                                       NULL};
+
+    for (size_t i = first; i < diags->len; i++) {
+        bool ok = diags->items[i].warning;
+        for (size_t k = 0; fine[k] != NULL && !ok; k++)
+            ok = strncmp(diags->items[i].message, fine[k], strlen(fine[k])) == 0;
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
 err_t object_decode(json_t *root, object_t *out, diags_t *diags)
 {
     return decode_object(root, out, diags, false);
@@ -122,6 +143,7 @@ err_t object_decode_keep(json_t *root, object_t *out, diags_t *diags)
 
 static err_t decode_object(json_t *root, object_t *out, diags_t *diags, bool keep)
 {
+    size_t first = diags->len;
     const char *kind_names[ARRAY_SIZE(kinds) + 1];
     decode_t d;
     const struct kind_info *info = NULL;
@@ -176,7 +198,7 @@ static err_t decode_object(json_t *root, object_t *out, diags_t *diags, bool kee
         return ERR_NOMEM;
     }
     if (diags->nerrors > errs) {
-        if (!keep || out->kind == KIND_UNKNOWN)
+        if (!keep || out->kind == KIND_UNKNOWN || !whole_without(diags, first))
             object_fini(out);
         return ERR_INVALID;
     }

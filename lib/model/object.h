@@ -71,11 +71,12 @@ err_t object_decode(json_t *root, object_t *out, diags_t *diags);
  * and the copy decoded. */
 err_t object_decode_stored(json_t *root, object_t *out, diags_t *diags);
 
-/* As object_decode(), except that on ERR_INVALID `out` keeps what was decoded when the kind was
- * known (out->kind set; each field with an error holds its default, as if absent), for a caller
- * that goes on to check the rest of the object in the same pass (`sluice check`); the caller
- * object_fini()s it either way. A required field with an error is then missing (NULL): only
- * objects whose errors leave the required fields intact are fit for the validators. */
+/* As object_decode(), except that on ERR_INVALID `out` keeps what was decoded (every field with
+ * an error as if absent) when that is still a whole object, fit for the validators and the
+ * cross-checks: when the kind was known and every error is an unknown field, an unsupported enum
+ * value or a malformed quantity. Otherwise `out` is zeroed, as by object_decode(). For a caller
+ * that checks the rest of the object in the same pass (`sluice check`); it object_fini()s `out`
+ * either way. */
 err_t object_decode_keep(json_t *root, object_t *out, diags_t *diags);
 
 /* Decode the envelope of `root` (borrowed), an object of job integration kind `kind` of API group

@@ -119,6 +119,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     object_fini(&obj);
     CHECK(obj.kind == KIND_UNKNOWN);
     diags_fini(&d);
+
+    /* `sluice check`'s one pass: an object kept despite its decode errors must be as fit for
+     * the validators and for the callers as a valid one. */
+    diags_init(&d);
+    rc = object_decode_keep(root, &obj, &d);
+    CHECK(rc == ERR_OK || rc == ERR_INVALID || rc == ERR_NOMEM);
+    if (rc == ERR_NOMEM)
+        CHECK(obj.kind == KIND_UNKNOWN);
+    if (rc != ERR_NOMEM && obj.kind != KIND_UNKNOWN) {
+        CHECK(obj.api_version != NULL);
+        use_object(&obj);
+        validate_all(&obj);
+    }
+    object_fini(&obj);
+    diags_fini(&d);
     json_decref(root);
     return 0;
 }
