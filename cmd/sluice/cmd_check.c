@@ -451,9 +451,12 @@ static void read_error(check_t *c, const char *file, const char *text)
     }
     if (c->json) {
         json_t *e = json_pack("{s:s,s:s}", "file", file, "message", rest);
-        if (e != NULL && line > 0)
-            json_object_set_new(e, "line", json_integer((json_int_t)line)),
-                json_object_set_new(e, "column", json_integer((json_int_t)col));
+        if (e != NULL && line > 0 &&
+            (json_object_set_new(e, "line", json_integer((json_int_t)line)) ||
+             json_object_set_new(e, "column", json_integer((json_int_t)col)))) {
+            json_decref(e);
+            e = NULL;
+        }
         if (e == NULL || json_array_append_new(c->read_errors, e) != 0)
             c->oom = true;
         return;
@@ -533,7 +536,8 @@ static void read_dir(check_t *c, const char *path)
         }
         snprintf(full, len, "%s%s%s", path,
                  path[0] != '\0' && path[strlen(path) - 1] == '/' ? "" : "/", de->d_name);
-        subdir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+        /* A symbolic link is read as a file, never followed as a directory: no loops. */
+        subdir = lstat(full, &st) == 0 && S_ISDIR(st.st_mode);
         if (subdir && !c->recursive)
             c->nskipped_dirs++;
         if (subdir ? !c->recursive : !wanted_in_dir(de->d_name)) {
@@ -563,13 +567,15 @@ static void read_dir(check_t *c, const char *path)
 static void read_path(check_t *c, const char *path, bool top)
 {
     struct stat st;
+    size_t bad;
     FILE *f;
 
     if (top && strcmp(path, "-") == 0) {
         read_stream(c, stdin, "<stdin>");
         return;
     }
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* A directory named on the command line may be a link; one found inside may not. */
+    if ((top ? stat(path, &st) : lstat(path, &st)) == 0 && S_ISDIR(st.st_mode)) {
         read_dir(c, path);
         return;
     }
@@ -578,8 +584,9 @@ static void read_path(check_t *c, const char *path, bool top)
         read_error(c, path, strerror(errno));
         return;
     }
+    bad = c->nbad_files;
     read_stream(c, f, path);
-    if (ferror(f) && !c->oom)
+    if (ferror(f) && !c->oom && c->nbad_files == bad)
         read_error(c, path, "read error");
     fclose(f);
 }
