@@ -712,6 +712,13 @@ START_TEST(json_output)
     r = sluice_exec(NULL, "check", "-o", "xml", D "stages.yaml", NULL);
     ck_assert_int_eq(r.rc, 2);
     sluice_result_fini(&r);
+
+    /* The same document as YAML. */
+    r = sluice_exec(NULL, "check", "--output=yaml", D "stages.yaml", NULL);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, "files:\n- test/data/check/stages.yaml\nobjects: 1\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "  path: spec.cohortname\n"));
+    sluice_result_fini(&r);
 }
 END_TEST
 
