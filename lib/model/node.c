@@ -109,11 +109,12 @@ err_t node_decode(json_t *root, node_t *out, diags_t *diags)
     decode__meta(&d, json_object_get(root, "metadata"), &out->meta, false, true);
     DECODE_FIELDS(&d, root, key, val)
     {
-        if (DECODE_IS(key, "spec"))
+        if (decode__is(&d, key, "spec"))
             decode_spec(&d, val, out);
-        else if (DECODE_IS(key, "status"))
+        else if (decode__is(&d, key, "status"))
             decode_status(&d, val, out);
-        else if (!decode__in(key, (const char *const[]){"apiVersion", "kind", "metadata", NULL}))
+        else if (!decode__in(&d, key,
+                             (const char *const[]){"apiVersion", "kind", "metadata", NULL}))
             jsonx_unknown(&d.jx, key);
     }
     if (d.jx.nomem || diags->oom) {
