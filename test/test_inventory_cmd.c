@@ -201,7 +201,7 @@ START_TEST(check_nodes_warns_on_the_flavor)
     sluice_result_t r = sluice_exec(NULL, "check", "--nodes", NODES, "examples/platform", NULL);
 
     ck_assert_msg(r.rc == 0, "%s%s", r.out, r.err); /* a warning, not an error */
-    ck_assert_str_eq(r.out, "examples/platform/10-flavors.yaml: doc 2 (ResourceFlavor a100): "
+    ck_assert_str_eq(r.out, "examples/platform/10-flavors.yaml:26:3: doc 2 (ResourceFlavor a100): "
                             "warning: spec.nodeLabels: nominal quota of nvidia.com/gpu is 48 "
                             "(research 16, training 32), above the 40 allocatable on the 6 nodes "
                             "flavor a100 selects: admitted workloads may not fit\n");
