@@ -37,6 +37,9 @@ static void add(sched_t *s, const char *text, bool admitted)
     case KIND_LOCAL_QUEUE:
         rc = sched_lq_upsert(s, &o.u.lq, &msg);
         break;
+    case KIND_COHORT:
+        rc = sched_cohort_upsert(s, &o.u.cohort, &msg);
+        break;
     case KIND_WORKLOAD:
         opts.created = 1000;
         opts.admitted_at = admitted ? 2000 : 0;
@@ -146,6 +149,72 @@ START_TEST(cluster_queue_status)
 }
 END_TEST
 
+START_TEST(cohort_status_fair_sharing)
+{
+    /* Cohort "team" (under root "org") holds ClusterQueue cq, which borrows 1 GPU from the
+     * lender in org: with fair sharing its status carries a positive weightedShare, without it
+     * the field is removed and the rest of the status is kept. */
+    sched_config_t cfg = {.fair_sharing = true};
+    sched_t *s = sched_new(&cfg);
+    json_t *st, *cur;
+    int64_t share = -1;
+
+    ck_assert_ptr_nonnull(s);
+    add(s, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}", false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+        "\"metadata\":{\"name\":\"f1\"}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Cohort\",\"metadata\":"
+        "{\"name\":\"team\"},\"spec\":{\"parentName\":\"org\"}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"cq\"},\"spec\":{\"cohortName\":\"team\",\"namespaceSelector\":{},"
+        "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
+        "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":2}]}]}]}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"lender\"},\"spec\":{\"cohortName\":\"org\",\"namespaceSelector\":{},"
+        "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
+        "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":4}]}]}]}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+        "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
+        false);
+    add(s,
+        WL("running", "3",
+           ",\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":"
+           "\"main\",\"flavors\":{\"nvidia.com/gpu\":\"f1\"},\"resourceUsage\":{\"nvidia.com/gpu\":"
+           "\"3\"},\"count\":1}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+           "\"reason\":\"QuotaReserved\",\"message\":\"\",\"lastTransitionTime\":"
+           "\"2026-01-01T00:00:00Z\"}]}"),
+        true);
+    ck_assert_int_eq(sched_cohort_weighted_share(s, "team", &share, NULL), ERR_OK);
+    ck_assert_int_gt(share, 0);
+    ck_assert_int_eq(sched_cohort_weighted_share(s, "org", &share, NULL), ERR_OK);
+    ck_assert_int_eq(share, 0); /* the root borrows from nobody */
+    cur = json_pack("{s:{s:s}}", "other", "k", "v");
+    st = queuestatus_cohort(s, "team", cur, true);
+    ck_assert_int_gt(
+        json_integer_value(json_object_get(json_object_get(st, "fairSharing"), "weightedShare")),
+        0);
+    ck_assert_ptr_nonnull(json_object_get(st, "other"));
+    json_decref(cur);
+    cur = st;
+    st = queuestatus_cohort(s, "team", cur, false);
+    ck_assert_ptr_null(json_object_get(st, "fairSharing"));
+    ck_assert_ptr_nonnull(json_object_get(st, "other"));
+    json_decref(st);
+    json_decref(cur);
+    ck_assert_ptr_null(queuestatus_cohort(s, "nope", NULL, true));
+    sched_free(s);
+}
+END_TEST
+
 START_TEST(cluster_queue_inactive)
 {
     sched_t *s = fixture();
@@ -237,6 +306,7 @@ int main(void)
 
     tcase_add_test(tc, cluster_queue_status);
     tcase_add_test(tc, cluster_queue_inactive);
+    tcase_add_test(tc, cohort_status_fair_sharing);
     tcase_add_test(tc, local_queue_sums_admissions);
     tcase_add_test(tc, local_queue_status);
     suite_add_tcase(su, tc);

@@ -537,6 +537,14 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
                          queuestatus_cq(c->sched, key, q->keep, c->cfg->kueue.fair_sharing, now_s),
                          q->keep);
     }
+    /* Cohort objects: status.fairSharing (Kueue writes it while fair sharing is on). */
+    CTRL_FOREACH(c, CTRL_COHORT, key, q)
+    {
+        if (q->valid && q->keep != NULL && status_due(c, CTRL_COHORT, key))
+            write_status(c, CTRL_COHORT, key,
+                         queuestatus_cohort(c->sched, key, q->keep, c->cfg->kueue.fair_sharing),
+                         q->keep);
+    }
     CTRL_FOREACH(c, CTRL_FLAVOR, key, q)
     {
         const object_meta_t *m = q->valid ? &q->obj.u.flavor.meta : NULL;

@@ -85,6 +85,28 @@ fail:
     return out;
 }
 
+json_t *queuestatus_cohort(const sched_t *s, const char *name, const json_t *current, bool fair)
+{
+    int64_t share;
+    json_t *out;
+
+    if (sched_cohort_weighted_share(s, name, &share, NULL) != ERR_OK)
+        return NULL;
+    out = json_is_object(current) ? json_deep_copy(current) : json_object();
+    if (out == NULL)
+        return NULL;
+    if (!fair) {
+        json_object_del(out, "fairSharing");
+        return out;
+    }
+    if (json_object_set_new(out, "fairSharing",
+                            json_pack("{s:I}", "weightedShare", (json_int_t)share)) != 0) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* ---- LocalQueues --------------------------------------------------------------------------- */
 
 /* What one LocalQueue's workloads hold: counts, and usage per (flavor, resource) in the order

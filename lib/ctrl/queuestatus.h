@@ -20,6 +20,11 @@
 json_t *queuestatus_cq(const sched_t *s, const char *name, const json_t *current, bool fair,
                        int64_t now_s);
 
+/* Kueue's CohortStatus for Cohort `name`: `current` (borrowed, may be NULL) with fairSharing
+ * {weightedShare} set when `fair`, removed otherwise (Kueue's Cohort controller). A new
+ * reference; NULL on OOM or when the engine does not know the cohort. */
+json_t *queuestatus_cohort(const sched_t *s, const char *name, const json_t *current, bool fair);
+
 /* Per-LocalQueue counters, filled by queuestatus_lq_collect(). */
 typedef struct queuestatus_tally_s queuestatus_tally_t;
 typedef struct queuestatus_lqs_s {

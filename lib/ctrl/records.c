@@ -135,7 +135,8 @@ static ctrl_qobj_t *qobj_decode(const ctrl_record_kind_t *rk, json_t *obj)
         kv_list_set(&q->obj.u.ns.meta.labels, "kubernetes.io/metadata.name",
                     q->obj.u.ns.meta.name) != ERR_OK)
         goto oom; /* servers before 1.21 lack the label namespaceSelectors rely on */
-    if (q->obj.kind == KIND_CLUSTER_QUEUE || q->obj.kind == KIND_LOCAL_QUEUE) {
+    if (q->obj.kind == KIND_CLUSTER_QUEUE || q->obj.kind == KIND_LOCAL_QUEUE ||
+        q->obj.kind == KIND_COHORT) {
         json_t *st = json_object_get(obj, "status");
         q->keep = st != NULL ? json_deep_copy(st) : json_object();
     } else if (q->obj.kind == KIND_RESOURCE_FLAVOR) {
@@ -144,7 +145,7 @@ static ctrl_qobj_t *qobj_decode(const ctrl_record_kind_t *rk, json_t *obj)
                             "tolerations", json_object_get(spec, "tolerations"));
     }
     if ((q->obj.kind == KIND_CLUSTER_QUEUE || q->obj.kind == KIND_LOCAL_QUEUE ||
-         q->obj.kind == KIND_RESOURCE_FLAVOR) &&
+         q->obj.kind == KIND_COHORT || q->obj.kind == KIND_RESOURCE_FLAVOR) &&
         q->keep == NULL)
         goto oom;
     (void)oom;

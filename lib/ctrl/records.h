@@ -45,8 +45,8 @@ typedef struct ctrl_qobj_s {
     object_t obj;  /* decoded (status is not) */
     bool valid;    /* obj holds the decoded object */
     char *invalid; /* owned: why not ("spec.x: ..."), or NULL */
-    json_t *keep;  /* owned: ClusterQueue/LocalQueue: their status; ResourceFlavor: {nodeLabels,
-                      tolerations} of its spec; else NULL */
+    json_t *keep;  /* owned: ClusterQueue/LocalQueue/Cohort: their status; ResourceFlavor:
+                      {nodeLabels,  tolerations} of its spec; else NULL */
 } ctrl_qobj_t;
 
 /* A Workload. */

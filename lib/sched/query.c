@@ -295,6 +295,15 @@ err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out
     return ERR_OK;
 }
 
+err_t sched_cohort_weighted_share(const sched_t *s, const char *name, int64_t *out, err_msg_t *msg)
+{
+    const cohort_rec_t *c = util_hmap_get(&s->cohort_map, name);
+    if (c == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Cohort %s not found", name);
+    *out = s->cfg.fair_sharing ? sched__share_status(sched__drs(s, &c->node, NULL, 0)) : 0;
+    return ERR_OK;
+}
+
 size_t sched_cq_names(const sched_t *s, const char **names, size_t max)
 {
     size_t n = 0;

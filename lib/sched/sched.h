@@ -371,6 +371,11 @@ err_t sched_cq_usage(const sched_t *s, const char *name, sched_usage_list_t *out
 err_t sched_cq_fr_usage(const sched_t *s, const char *name, const char *flavor,
                         const char *resource, sched_fr_usage_t *out, err_msg_t *msg);
 
+/* Fair sharing: the weighted share of cohort `name` as Kueue reports it in
+ * Cohort.status.fairSharing (ceil, INT64_MAX for +Inf; the root cohort: 0) into *out; 0 when
+ * fair sharing is off. ERR_NOT_FOUND when unknown. */
+err_t sched_cohort_weighted_share(const sched_t *s, const char *name, int64_t *out, err_msg_t *msg);
+
 /* Per (flavor, resource) usage of cohort `name` (explicit or implicit). */
 err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t *out,
                          err_msg_t *msg);
