@@ -144,6 +144,39 @@ START_TEST(admit_patch)
 }
 END_TEST
 
+START_TEST(release_accumulates_execution_time)
+{
+    /* Admitted since 2027-01-15T08:00:00Z (1800000000), 5 s accumulated before: released 100 s
+     * later, 105 s; a deactivation for exceeding the maximum execution time clears it. */
+    json_t *wl = load("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},\"status\":{"
+                      "\"accumulatedPastExecutionTimeSeconds\":5,\"conditions\":[{\"type\":"
+                      "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":"
+                      "\"\",\"lastTransitionTime\":\"2027-01-15T08:00:00Z\"},{\"type\":"
+                      "\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\",\"message\":"
+                      "\"x\",\"lastTransitionTime\":\"2027-01-15T08:01:40Z\"}]}}");
+    json_t *p = wlstatus_release_patch(wl, 1800000000 + 100);
+    const json_t *acc =
+        json_object_get(json_object_get(p, "status"), "accumulatedPastExecutionTimeSeconds");
+    ck_assert(json_is_integer(acc));
+    ck_assert_int_eq(json_integer_value(acc), 105);
+    ck_assert_str_eq(cs(p, "Admitted", "status"), "False");
+    json_decref(p);
+    json_decref(wl);
+    wl = load("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},\"status\":{"
+              "\"accumulatedPastExecutionTimeSeconds\":5,\"conditions\":[{\"type\":"
+              "\"Admitted\",\"status\":\"True\",\"reason\":\"Admitted\",\"message\":"
+              "\"\",\"lastTransitionTime\":\"2027-01-15T08:00:00Z\"},{\"type\":"
+              "\"Evicted\",\"status\":\"True\",\"reason\":"
+              "\"DeactivatedDueToMaximumExecutionTimeExceeded\",\"message\":\"x\","
+              "\"lastTransitionTime\":\"2027-01-15T08:01:40Z\"}]}}");
+    p = wlstatus_release_patch(wl, 1800000000 + 100);
+    acc = json_object_get(json_object_get(p, "status"), "accumulatedPastExecutionTimeSeconds");
+    ck_assert(json_is_null(acc));
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
 START_TEST(evict_release_finish)
 {
     json_t *wl = load(wl_text), *p, *reserved;
@@ -209,6 +242,7 @@ int main(void)
     tcase_add_test(tc, workload_for_job);
     tcase_add_test(tc, admit_patch);
     tcase_add_test(tc, evict_release_finish);
+    tcase_add_test(tc, release_accumulates_execution_time);
     tcase_add_test(tc, pending_only_when_changed);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

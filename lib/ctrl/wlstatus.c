@@ -4,6 +4,7 @@
 
 #include "ctrl/cond.h"
 #include "jobs/job_workload.h"
+#include "model/jsonx.h"
 #include "model/quantity.h"
 
 #include <stdio.h>
@@ -308,6 +309,31 @@ json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *p
     return p;
 }
 
+/* status.accumulatedPastExecutionTimeSeconds once the admission ends at `now_s` (a new
+ * reference: an integer, or JSON null to clear it; NULL on OOM). */
+static json_t *accumulated_after(const json_t *wl, const json_t *conds, const char *evict_reason,
+                                 int64_t now_s)
+{
+    const json_t *cur =
+        json_object_get(json_object_get(wl, "status"), "accumulatedPastExecutionTimeSeconds");
+    json_int_t acc = json_is_integer(cur) ? json_integer_value(cur) : 0;
+    const json_t *adm = cond_find((json_t *)conds, "Admitted");
+    const char *st = json_string_value(json_object_get(adm, "status"));
+    const char *ltt = json_string_value(json_object_get(adm, "lastTransitionTime"));
+    int64_t since;
+
+    if (strstr(evict_reason, "MaximumExecutionTimeExceeded") != NULL)
+        return json_null();
+    if (st != NULL && strcmp(st, "True") == 0 && ltt != NULL && jsonx_parse_time(ltt, &since) &&
+        now_s > since)
+        acc += now_s - since;
+    if (acc > INT32_MAX)
+        acc = INT32_MAX; /* an int32 field in Kueue's API */
+    if (acc <= 0 && !json_is_integer(cur))
+        return json_null(); /* nothing accumulated: leave the field unset */
+    return json_integer(acc);
+}
+
 json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
 {
     json_t *conds = NULL, *p = patch_start(wl, &conds), *ev;
@@ -322,6 +348,16 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
         const char *m = json_string_value(json_object_get(ev, "message"));
         reason = r ? r : reason;
         message = m ? m : message;
+    }
+    /* Kueue (workload.SyncAdmittedCondition): when Admitted turns False, the time it was True
+     * is added to status.accumulatedPastExecutionTimeSeconds, so that maximumExecutionTimeSeconds
+     * counts every admission, across restarts of the operator too (the engine reads it back);
+     * a deactivation for exceeding it resets it. */
+    json_t *acc = accumulated_after(wl, conds, reason, now_s);
+    if (acc == NULL || json_object_set_new(json_object_get(p, "status"),
+                                           "accumulatedPastExecutionTimeSeconds", acc)) {
+        json_decref(p);
+        return NULL;
     }
     if (json_object_set_new(json_object_get(p, "status"), "admission", json_null()) ||
         cond_set(conds, "QuotaReserved", "False", "PendingEvaluation", message, gen, now_s, NULL) !=
