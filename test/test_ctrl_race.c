@@ -15,20 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A 2-cpu ClusterQueue "cq" preempting lower priorities, LocalQueue ns/lq, WorkloadPriority-
- * Classes "low" (1) and "high" (1000). */
-static void fx_start(fx_t *fx)
+/* A ClusterQueue "cq" of `cpu` cpus preempting lower priorities, LocalQueue ns/lq,
+ * WorkloadPriority- Classes "low" (1) and "high" (1000). */
+static void fx_start_cpu(fx_t *fx, int cpu)
 {
+    char cq[1024];
+
     fx_serve(fx, NULL, 0);
     fx_put(fx, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns\"}}");
     fx_put(fx,
            "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\",\"metadata\":"
            "{\"name\":\"default\"}}");
-    fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
-               "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"preemption\":{"
-               "\"withinClusterQueue\":\"LowerPriority\"},\"resourceGroups\":[{"
-               "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
-               "\"name\":\"cpu\",\"nominalQuota\":\"2\"}]}]}]}}");
+    snprintf(cq, sizeof(cq),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+             "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"preemption\":{"
+             "\"withinClusterQueue\":\"LowerPriority\"},\"resourceGroups\":[{"
+             "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+             "\"name\":\"cpu\",\"nominalQuota\":\"%d\"}]}]}]}}",
+             cpu);
+    fx_put(fx, cq);
     fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
                "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
     fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"WorkloadPriorityClass\","
@@ -36,6 +41,11 @@ static void fx_start(fx_t *fx)
     fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"WorkloadPriorityClass\","
                "\"metadata\":{\"name\":\"high\"},\"value\":1000}");
     fx_operate(fx, NULL, NULL);
+}
+
+static void fx_start(fx_t *fx)
+{
+    fx_start_cpu(fx, 2);
 }
 
 /* A suspended Job `name` in ns/lq asking for `cpu` cpus at WorkloadPriorityClass `pc`. */
@@ -131,6 +141,11 @@ static bool x_reserved(fx_t *fx)
     return reserved(fx, x);
 }
 
+static bool victim_reserved(fx_t *fx)
+{
+    return reserved(fx, race.victim);
+}
+
 static bool preemptor_admitted(fx_t *fx)
 {
     return overcommit_seen(fx) || reserved(fx, race.preemptor);
@@ -186,6 +201,71 @@ START_TEST(victim_of_an_admission_in_flight_keeps_its_quota_until_evicted)
 }
 END_TEST
 
+/* The victim's own release write: before it is applied, someone else releases the victim (the
+ * Workload's admission removed, QuotaReserved=False), so ours meets a 409. */
+static void release_fault(fakeapi_t *fa, const fakeapi_req_t *req, fakeapi_fault_t *fault,
+                          void *data)
+{
+    race_t *r = data;
+    json_t *w, *copy, *st, *c;
+    err_msg_t m;
+    size_t i;
+
+    (void)fault;
+    if (r->held || strcmp(req->verb, "patch") != 0 || strcmp(req->resource, "workloads") != 0 ||
+        strcmp(req->subresource, "status") != 0 || strcmp(req->name, r->victim) != 0 ||
+        memmem(req->body, req->body_len, "\"admission\":null", 16) == NULL)
+        return;
+    r->held = true; /* here: the release by someone else happened */
+    w = fakeapi_get_object(fa, "workloads", "ns", r->victim);
+    ck_assert_ptr_nonnull(w);
+    copy = json_deep_copy(w);
+    st = json_object_get(copy, "status");
+    json_object_del(st, "admission");
+    json_array_foreach(json_object_get(st, "conditions"), i, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        if (strcmp(type, "QuotaReserved") == 0 || strcmp(type, "Admitted") == 0) {
+            json_object_set_new(c, "status", json_string("False"));
+            json_object_set_new(c, "reason", json_string("Pending"));
+        }
+    }
+    ck_assert_int_eq(fakeapi_put_object(fa, copy, NULL, &m), ERR_OK);
+    json_decref(copy);
+}
+
+static bool released_by_someone_else(fx_t *fx)
+{
+    (void)fx;
+    return race.held;
+}
+
+/*
+ * w (low, 1 cpu) runs in a 1-cpu ClusterQueue; p (high, 1 cpu) preempts it. When the operator
+ * writes w's release, someone else has just released it: our write fails (409) and the watch
+ * shows w released while our write was in flight. That view must still release w's quota in the
+ * engine (no admission of ours is in flight), or w stays EVICTING for good and p never runs.
+ */
+START_TEST(victim_released_by_someone_else_during_our_release_is_released)
+{
+    fx_t fx;
+
+    memset(&race, 0, sizeof(race));
+    fx_start_cpu(&fx, 1);
+    job(&fx, "w", 1, "low");
+    workload_name(&fx, "w", race.victim, sizeof(race.victim));
+    fx_run_until(&fx, victim_reserved, 10, "Job w admitted");
+    fakeapi_set_fault(fx.fa, release_fault, &race);
+    job(&fx, "p", 1, "high");
+    workload_name(&fx, "p", race.preemptor, sizeof(race.preemptor));
+    fx_run_until(&fx, released_by_someone_else, 10, "w's release, raced by someone else's");
+    fx_run_until(&fx, preemptor_admitted, 10, "p admitted after w was released");
+    ck_assert(!race.overcommit);
+    ck_assert(!reserved(&fx, race.victim));
+    fx_stop(&fx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_race");
@@ -196,6 +276,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, victim_of_an_admission_in_flight_keeps_its_quota_until_evicted);
+    tcase_add_test(tc, victim_released_by_someone_else_during_our_release_is_released);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

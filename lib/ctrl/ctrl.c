@@ -257,7 +257,17 @@ err_t ctrl__busy_set(ctrl_t *c, ctrl_kind_t kind, const char *key)
     char b[CTRL_KEY_MAX + 8];
 
     ctrl__kind_key(kind, key, b, sizeof(b));
-    return util_hmap_put_index(&c->busy, b, 0);
+    return util_hmap_put_index(&c->busy, b, CTRL_OP_WL_VERIFY);
+}
+
+bool ctrl__admitting(ctrl_t *c, const char *key)
+{
+    char b[CTRL_KEY_MAX + 8];
+    size_t op;
+
+    ctrl__kind_key(CTRL_WORKLOAD, key, b, sizeof(b));
+    return util_hmap_get_index(&c->busy, b, &op) &&
+           (op == CTRL_OP_WL_ADMIT || op == CTRL_OP_WL_VERIFY);
 }
 
 void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key)
@@ -439,12 +449,15 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     }
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
-    if (known && !reserved && ctrl__busy(c, CTRL_WORKLOAD, key) &&
-        (info.state == SCHED_WL_ADMITTED || info.state == SCHED_WL_EVICTING))
-        /* Our write is in flight: an admission (or its verification) this view predates --
-         * also when the engine has since picked the Workload as a victim, whose quota must
-         * stay counted until the eviction is written and released -- or the release, whose
-         * answer calls sched_evicted(). */
+    if (known && !reserved &&
+        ((info.state == SCHED_WL_ADMITTED && ctrl__busy(c, CTRL_WORKLOAD, key)) ||
+         (info.state == SCHED_WL_EVICTING && ctrl__admitting(c, key))))
+        /* A view that predates a write of ours in flight: our admission (or its verification),
+         * or anything while the engine holds it admitted. An EVICTING one -- picked as a victim
+         * while its admission was in flight -- keeps its quota until the eviction is written
+         * and released; but once no admission of ours is in flight, a view that shows it not
+         * reserved is final (a release by someone else races our own release write, which then
+         * fails: skipping that view left it EVICTING for good). */
         goto out;
     opts.created = w->wl.meta.creation_time * 1000;
     opts.admitted_at = w->wl.conditions.admitted_time * 1000;
@@ -804,7 +817,7 @@ ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const ch
         o->busy = strdup(b);
     }
     if (o->key == NULL || (busy != NULL && o->busy == NULL) ||
-        (o->busy != NULL && util_hmap_put_index(&c->busy, o->busy, 0) != ERR_OK)) {
+        (o->busy != NULL && util_hmap_put_index(&c->busy, o->busy, (size_t)op) != ERR_OK)) {
         free(o->key);
         free(o->busy);
         free(o);

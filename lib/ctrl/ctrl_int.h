@@ -184,7 +184,9 @@ json_t *ctrl__finalizer_patch(const object_meta_t *m);
 void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n);
 /* Is a write for "<kind>:<key>" in flight? */
 bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key);
-/* Mark "<kind>:<key>" busy / not busy (ERR_NOMEM: not marked). */
+/* Is an admission write (or its verification) of Workload `key` in flight? */
+bool ctrl__admitting(ctrl_t *c, const char *key);
+/* Mark "<kind>:<key>" busy (held for a verification) / not busy (ERR_NOMEM: not marked). */
 err_t ctrl__busy_set(ctrl_t *c, ctrl_kind_t kind, const char *key);
 void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key);
 
