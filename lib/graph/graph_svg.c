@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "graph/graph.h"
 
+#include "util/str.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +32,11 @@
 #define FRAME_IN  12 /* a frame's inset per nesting level */
 #define HEADER_H  28 /* column titles */
 #define MAX_CHARS 90
-#define UNCONNECTED (1 << 28) /* the wanted centre of a box with no edge: below the others */ /* longest line drawn in a box before it is cut with "..." */
+#define UNCONNECTED                                                                               \
+    (1 << 28) /* the wanted centre of a box with no edge: below the others */ /* longest line     \
+                                                                                 drawn in a box   \
+                                                                                 before it is cut \
+                                                                                 with "..." */
 
 static const char *const fill[] = {"#e8f0fe", "#e6f4ea", "#fef7e0", "#f1f3f4"};
 static const char *const stroke[] = {"#4285f4", "#34a853", "#f9ab00", "#80868b"};
@@ -67,22 +73,7 @@ static void xml(FILE *out, const char *s, size_t max)
             fputs("...", out);
             return;
         }
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(*s, out);
-        }
+        util_html_escape(out, s, 1);
     }
 }
 

@@ -7,6 +7,7 @@
 #include "sim/stats.h"
 #include "sim/view.h"
 #include "util/duration.h"
+#include "util/str.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -352,29 +353,6 @@ err_t sim_compare_write(const sim_rec_t *a, const char *name_a, const sim_rec_t 
 
 /* ---- HTML: the table above the two runs' reports, side by side ---------------------------- */
 
-/* Write `n` bytes of `s` escaped for HTML text and attribute values. */
-static void html_escaped(FILE *out, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (s[i]) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(s[i], out);
-        }
-    }
-}
-
 /* The report of `r` (sim_report_write) into a new string (*text, *len); ERR_NOMEM, ERR_IO. */
 static err_t capture_report(const sim_rec_t *r, const char *name, char **text, size_t *len,
                             err_msg_t *msg)
@@ -427,15 +405,15 @@ err_t sim_compare_html(const sim_rec_t *a, const char *name_a, const sim_rec_t *
           "</style></head><body>\n<h1>Two quota designs, one workload stream</h1>\n<pre "
           "id=\"compare-table\">",
           out);
-    html_escaped(out, table, ntable);
+    util_html_escape(out, table, ntable);
     fputs("</pre>\n<div class=\"sides\">\n<section id=\"side-a\"><h2>A: ", out);
-    html_escaped(out, name_a, strlen(name_a));
+    util_html_escape(out, name_a, strlen(name_a));
     fputs("</h2><iframe title=\"A\" srcdoc=\"", out);
-    html_escaped(out, ra, na);
+    util_html_escape(out, ra, na);
     fputs("\"></iframe></section>\n<section id=\"side-b\"><h2>B: ", out);
-    html_escaped(out, name_b, strlen(name_b));
+    util_html_escape(out, name_b, strlen(name_b));
     fputs(" (its design, A's workloads)</h2><iframe title=\"B\" srcdoc=\"", out);
-    html_escaped(out, rb, nb);
+    util_html_escape(out, rb, nb);
     fputs("\"></iframe></section>\n</div>\n</body></html>\n", out);
     if (fflush(out) != 0 || ferror(out))
         rc = err_set(msg, ERR_IO, "writing the comparison: %s", strerror(errno));

@@ -3,6 +3,8 @@
 #include "sim/fmt.h"
 #include "sim/report_int.h"
 
+#include "util/str.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,27 +67,7 @@ const char *rep_lq_color(const rep_t *x, const char *lq)
 
 void rep_esc(FILE *out, const char *s)
 {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        case '\'':
-            fputs("&#39;", out);
-            break;
-        default:
-            putc(*s, out);
-        }
-    }
+    util_html_escape(out, s, strlen(s));
 }
 
 long long rep_x(const rep_frame_t *f, sim_ms_t t)

@@ -48,3 +48,28 @@ char *util_asprintf(const char *fmt, ...)
     va_end(ap);
     return buf;
 }
+
+void util_html_escape(FILE *out, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&':
+            fputs("&amp;", out);
+            break;
+        case '<':
+            fputs("&lt;", out);
+            break;
+        case '>':
+            fputs("&gt;", out);
+            break;
+        case '"':
+            fputs("&quot;", out);
+            break;
+        case '\'':
+            fputs("&#39;", out);
+            break;
+        default:
+            putc(s[i], out);
+        }
+    }
+}
