@@ -30,10 +30,10 @@ ctrl_start b --config "$tmp/config.yaml" --namespace "$sys" --identity op-b
 # The traces: "resourceVersion holder" per Lease change, "resourceVersion name clusterQueue"
 # per Workload change (clusterQueue empty while not admitted).
 k get leases -n "$sys" --field-selector "metadata.name=sluice-it-$sfx" -w \
-    -o jsonpath='{.metadata.resourceVersion} {.spec.holderIdentity}{"\n"}' >"$tmp/lease.trace" 2>&1 &
+    -o jsonpath='{.metadata.resourceVersion} {.spec.holderIdentity}{"\n"}' >"$tmp/lease.trace" 2>"$tmp/lease.trace.err" &
 tl=$!
 k get workloads.kueue.x-k8s.io -n "$ns" -w \
-    -o jsonpath='{.metadata.resourceVersion} {.metadata.name} {.status.admission.clusterQueue}{"\n"}' >"$tmp/wl.trace" 2>&1 &
+    -o jsonpath='{.metadata.resourceVersion} {.metadata.name} {.status.admission.clusterQueue}{"\n"}' >"$tmp/wl.trace" 2>"$tmp/wl.trace.err" &
 tw=$!
 it_on_exit "kill $tl $tw 2>/dev/null || true"
 runner_start

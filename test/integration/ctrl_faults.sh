@@ -34,7 +34,7 @@ contexts: [{name: proxy, context: {cluster: proxy, user: proxy}}]
 current-context: proxy
 EOT
 k get workloads.kueue.x-k8s.io -n "$ns" -w \
-    -o jsonpath='{.metadata.resourceVersion} {.metadata.name} {.status.admission.clusterQueue}|{.status.conditions[?(@.type=="Finished")].status}{"\n"}' >"$tmp/wl.trace" 2>&1 &
+    -o jsonpath='{.metadata.resourceVersion} {.metadata.name} {.status.admission.clusterQueue}|{.status.conditions[?(@.type=="Finished")].status}{"\n"}' >"$tmp/wl.trace" 2>"$tmp/wl.trace.err" &
 tw=$!
 it_on_exit "kill $tw 2>/dev/null || true"
 # waitForPodsReady off: its blockAdmission admits one Job at a time until its pods are ready,

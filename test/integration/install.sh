@@ -36,6 +36,12 @@ uninstall() {
     # The webhook configurations first: nothing is intercepted by a sluice that is gone.
     k delete validatingwebhookconfiguration $VWC --ignore-not-found >/dev/null 2>&1
     k delete mutatingwebhookconfiguration $MWC --ignore-not-found >/dev/null 2>&1
+    # The visibility APIServices: with no sluice behind them, every client's discovery of the
+    # shared test API server would report them unavailable (noise on every later test's stderr).
+    k delete apiservice v1beta2.visibility.kueue.x-k8s.io v1beta1.visibility.kueue.x-k8s.io \
+        --ignore-not-found >/dev/null 2>&1
+    k delete clusterrole sluice-clusterqueue-pending-workloads-viewer \
+        sluice-localqueue-pending-workloads-viewer --ignore-not-found >/dev/null 2>&1
     k delete clusterrolebinding sluice-manager-rolebinding --ignore-not-found >/dev/null 2>&1
     k delete clusterrole sluice-manager-role --ignore-not-found >/dev/null 2>&1
     k delete namespace $NS --ignore-not-found --wait=false >/dev/null 2>&1
@@ -112,7 +118,7 @@ jp -n $NS deployment sluice-controller-manager -o jsonpath='{.spec.template.spec
 [ "$(jp mutatingwebhookconfiguration $MWC -o jsonpath='{.webhooks[*].sideEffects}' | tr ' ' '\n' | sort -u)" = NoneOnDryRun ] ||
     fail "mutating webhooks: sideEffects is not NoneOnDryRun everywhere"
 [ "$(jp -n $NS poddisruptionbudget sluice-controller-manager -o jsonpath='{.spec.minAvailable}')" = 1 ] || fail "PodDisruptionBudget"
-[ "$(jp -n $NS networkpolicy sluice-controller-manager -o jsonpath='{.spec.ingress[0].ports[*].port}')" = "9443 8081" ] || fail "NetworkPolicy"
+[ "$(jp -n $NS networkpolicy sluice-controller-manager -o jsonpath='{.spec.ingress[0].ports[*].port}')" = "9443 8081 8082" ] || fail "NetworkPolicy"
 have -n $NS resourcequota sluice-critical-pods
 [ "$(jp mutatingwebhookconfiguration $MWC -o jsonpath='{.webhooks[?(@.name=="mjob.sluice.dev")].objectSelector.matchExpressions[0].key}')" = kueue.x-k8s.io/queue-name ] ||
     fail "mjob.sluice.dev has no queue-name objectSelector"
