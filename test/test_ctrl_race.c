@@ -82,9 +82,10 @@ static bool reserved(fx_t *fx, const char *wl_name)
 
 typedef struct race_s {
     char victim[JOB_WORKLOAD_NAME_MAX + 1], preemptor[JOB_WORKLOAD_NAME_MAX + 1];
-    bool held;       /* the victim's watch events are held back */
+    bool held;       /* the fault hook acted: the victim's watch events held back (first
+                        test), or the victim released by someone else (second test) */
     bool delayed;    /* the victim's admission write has arrived (and is being delayed) */
-    bool overcommit; /* victim and preemptor (3 cpu) held the 2-cpu queue at once */
+    bool overcommit; /* victim and preemptor held more than the queue at once */
 } race_t;
 
 static race_t race;
