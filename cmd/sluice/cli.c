@@ -29,7 +29,8 @@ void cli_init(cli_t *p, const cli_cmd_t *cmd, int argc, char **argv)
     p->i = 1;
 }
 
-static int vfail(cli_t *p, bool hint, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vfail(cli_t *p, bool hint, const char *fmt,
+                                                       va_list ap)
 {
     fprintf(stderr, "sluice %s: ", p->cmd->name);
     vfprintf(stderr, fmt, ap);
