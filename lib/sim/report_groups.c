@@ -345,7 +345,7 @@ bool rep_usage_cohorts(rep_t *x, const char *res, size_t idx)
         qnano_t *c = cum + b * g.n, run = 0;
         for (size_t k = 0; k < g.n; k++) {
             run += c[k];
-            c[k] = run + (b > 0 ? c[k - g.n] : 0);
+            c[k] = run + (b > 0 ? cum[(b - 1) * g.n + k] : 0); /* the band below */
             if (c[k] > vmax)
                 vmax = c[k];
         }
