@@ -21,10 +21,10 @@
 
 typedef struct track_s {
     char lq[320], cq[256];
-    int64_t estimate; /* ms; -1 none; -2 not asked (admitted at submission) */
+    int64_t estimate;  /* ms; -1 none; -2 not asked (admitted at submission) */
     int64_t admitted;  /* first admission, ms; -1 never */
     int64_t submitted; /* the instant it was first seen, ms */
-    bool done;        /* its runtime was counted */
+    bool done;         /* its runtime was counted */
 } track_t;
 
 typedef struct mean_s {
