@@ -222,10 +222,12 @@ supervise() {
         fi
         st=0
         wait "$pid" || st=$?
-        while kill -0 "$pid" 2>/dev/null; do # the wait was ended by the TERM trap
+        # A TERM ends that wait early with status 143 while the operator may still be shutting
+        # down (or may have just exited): the second wait returns the operator's own status.
+        if [ "$stop" = 1 ]; then
             st=0
             wait "$pid" || st=$?
-        done
+        fi
         exit "$st"
     done
 }
