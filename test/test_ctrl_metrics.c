@@ -1,8 +1,9 @@
 /* test_ctrl_metrics -- the operator's /metrics against the in-memory API server: Kueue's gauges
  * follow the engine (2 admitted + 1 pending in a 2-cpu ClusterQueue), counters move where things
  * happen (admissions, a preemption and its eviction, API writes, webhook answers), the switches
- * of Kueue's metrics configuration add or remove families, and a deleted ClusterQueue's series
- * vanish at the next scrape. */
+ * of Kueue's metrics configuration add or remove families, a deleted ClusterQueue's series
+ * vanish at the next scrape, and the resource-seconds counter counts a Workload's use up to the
+ * instant its quota is released (finished, preempted) rather than up to the last 5-second tick. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static char *scraped; /* the last scrape (owned) */
 
@@ -264,6 +266,136 @@ START_TEST(local_queue_selector_refused)
 }
 END_TEST
 
+/* ---- resource-seconds exact at release ------------------------------------------------------ */
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A suspended Job `name` in LocalQueue ns/`lq` asking for 1 cpu, of class `pc` (or none). */
+static void job_in(fx_t *fx, const char *name, const char *lq, const char *pc)
+{
+    char j[1024], label[128] = "";
+
+    if (pc != NULL)
+        snprintf(label, sizeof(label), ",\"kueue.x-k8s.io/priority-class\":\"%s\"", pc);
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"%s\"%s}},\"spec\":"
+             "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
+             name, lq, label);
+    fx_put(fx, j);
+}
+
+static bool unsuspended(fx_t *fx, const char *name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", name);
+
+    return j != NULL && json_is_false(json_object_get(json_object_get(j, "spec"), "suspend"));
+}
+
+static bool a_runs(fx_t *fx)
+{
+    return unsuspended(fx, "a");
+}
+
+static bool b_and_f_run(fx_t *fx)
+{
+    return unsuspended(fx, "b") && unsuspended(fx, "f");
+}
+
+static bool hi_runs(fx_t *fx)
+{
+    return unsuspended(fx, "hi");
+}
+
+static int64_t hold_until; /* wall ms: held() is true from then on */
+
+static bool held(fx_t *fx)
+{
+    (void)fx;
+    return wall_ms() >= hold_until;
+}
+
+static bool nothing_reserved(fx_t *fx)
+{
+    scrape(fx);
+    return value("kueue_reserving_active_workloads{cluster_queue=\"cq\"" R "}") == 0;
+}
+
+#define RSEC_LQ                                                                         \
+    "sluice_quota_reserved_resource_seconds_total{namespace=\"ns\",local_queue=\"lq\"," \
+    "cluster_queue=\"cq\",flavor=\"default\",resource=\"cpu\"}"
+
+/* The counter of LocalQueue lq is within [lo, hi] ms of 1 cpu. Only a release counts before the
+ * first tick (5 s after the start): before the fix the series did not exist yet. */
+static void rsec_within(int64_t lo_ms, int64_t hi_ms)
+{
+    double got = value(RSEC_LQ);
+
+    ck_assert_msg(got >= (double)lo_ms / 1000 && got <= (double)hi_ms / 1000,
+                  "%s = %g, want the time held: between %.3f and %.3f", RSEC_LQ, got,
+                  (double)lo_ms / 1000, (double)hi_ms / 1000);
+}
+
+/* A Workload that finishes, then one that is preempted, each well inside one 5-second interval
+ * of the periodic integration: the counter holds exactly the time each held its cpu (bounded
+ * here by what the test saw: from seeing it run to asking for the release, and from creating it
+ * to seeing the release). Before, the time since the last tick was lost: both counted 0. */
+START_TEST(resource_seconds_exact_at_release)
+{
+    fx_t fx;
+    int64_t t0, t1, t2, t3, before;
+    json_t *j;
+
+    fx_start(&fx, NULL);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+                "{\"name\":\"lq2\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+
+    /* 1. finished: the Job completes after holding 1 cpu for about 0.6 s */
+    t0 = wall_ms();
+    job_in(&fx, "a", "lq", NULL);
+    fx_run_until(&fx, a_runs, 10, "Job a admitted and running");
+    t1 = wall_ms();
+    hold_until = t1 + 600;
+    fx_run_until(&fx, held, 10, "0.6 s");
+    t2 = wall_ms();
+    j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "a"));
+    json_object_set_new(j, "status",
+                        json_pack("{s:i,s:[{s:s,s:s,s:s}]}", "succeeded", 1, "conditions", "type",
+                                  "Complete", "status", "True", "message", "done"));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
+    json_decref(j);
+    fx_run_until(&fx, nothing_reserved, 10, "Job a's quota released");
+    t3 = wall_ms();
+    rsec_within(t2 - t1, t3 - t0);
+    before = (int64_t)(value(RSEC_LQ) * 1000 + 0.5);
+
+    /* 2. preempted: b (lq) is the one lower priority beside f (lq2, high); hi (lq2, high)
+     * takes b's cpu. Nothing of lq2 shows in lq's series. */
+    t0 = wall_ms();
+    job_in(&fx, "b", "lq", NULL);
+    job_in(&fx, "f", "lq2", "high");
+    fx_run_until(&fx, b_and_f_run, 10, "Jobs b and f running");
+    t1 = wall_ms();
+    hold_until = t1 + 600;
+    fx_run_until(&fx, held, 10, "0.6 s");
+    t2 = wall_ms();
+    job_in(&fx, "hi", "lq2", "high");
+    fx_run_until(&fx, hi_runs, 10, "hi admitted in b's place");
+    t3 = wall_ms();
+    scrape(&fx);
+    rsec_within(before + t2 - t1, before + t3 - t0);
+    done(&fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_metrics");
@@ -273,6 +405,7 @@ static Suite *suite(void)
     tcase_add_test(tc, gauges_follow_the_engine);
     tcase_add_test(tc, switches_and_webhook_results);
     tcase_add_test(tc, local_queue_selector_refused);
+    tcase_add_test(tc, resource_seconds_exact_at_release);
     suite_add_tcase(s, tc);
     return s;
 }

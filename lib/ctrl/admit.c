@@ -32,10 +32,13 @@
 /* The engine's admission of `key` was not (and will not be) written: forget it. */
 static void revert(ctrl_t *c, const char *key)
 {
-    if (ctrl__wl(c, key) == NULL)
-        sched_workload_delete(c->sched, key, ctrl__now_ms(), NULL); /* gone meanwhile */
-    else
+    if (ctrl__wl(c, key) == NULL) {
+        int64_t now = ctrl__now_ms();
+        ctrl__metrics_release(c, key, now);
+        sched_workload_delete(c->sched, key, now, NULL); /* gone meanwhile */
+    } else {
         ctrl__unadmit(c, key);
+    }
 }
 
 static void verify_key(ctrl_t *c, const char *key, uint64_t wait);
@@ -138,6 +141,8 @@ void ctrl__cycle(ctrl_t *c)
         struct timespec t0, t1;
         err_t rc;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        if (i == 0)
+            ctrl__metrics_release_due(c, now);
         rc = sched_cycle(c->sched, now, &ds, &msg);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
         c->stats.cycles++;
@@ -376,6 +381,7 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             free(op->busy); /* released before feeding, so the engine follows the API */
             ctrl__busy_clear(c, CTRL_WORKLOAD, op->key);
             op->busy = NULL;
+            ctrl__metrics_release(c, op->key, ctrl__now_ms()); /* re-added from the API's view */
             sched_workload_delete(c->sched, op->key, ctrl__now_ms(), NULL);
             ctrl__engine_wl(c, op->key, w);
         } else {

@@ -410,8 +410,11 @@ void ctrl__unadmit(ctrl_t *c, const char *key)
 {
     /* EVICTING then evicted: the engine's own path for "no longer holds quota, queue again",
      * which keeps the queue-order timestamp (a never-written admission moves nobody). */
-    if (sched_workload_evict(c->sched, key, NULL) == ERR_OK)
-        sched_evicted(c->sched, key, ctrl__now_ms(), NULL);
+    if (sched_workload_evict(c->sched, key, NULL) == ERR_OK) {
+        int64_t now = ctrl__now_ms();
+        ctrl__metrics_release(c, key, now);
+        sched_evicted(c->sched, key, now, NULL);
+    }
     c->queue_dirty = true;
 }
 
@@ -436,6 +439,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     err_t rc;
 
     if (w == NULL) {
+        ctrl__metrics_release(c, key, ctrl__now_ms());
         if (sched_workload_delete(c->sched, key, ctrl__now_ms(), &msg) == ERR_OK)
             c->queue_dirty = true;
         return;
@@ -480,7 +484,11 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         ctrl__unadmit(c, key);
     } else if (known && info.state == SCHED_WL_EVICTING && !reserved) {
         /* Released by another writer (or a write whose answer was lost). */
+        ctrl__metrics_release(c, key, ctrl__now_ms());
         sched_evicted(c->sched, key, ctrl__now_ms(), NULL);
+    } else if (known && (w->wl.conditions.finished || !w->wl.active)) {
+        /* The upsert below frees the quota of a finished or deactivated one. */
+        ctrl__metrics_release(c, key, ctrl__now_ms());
     }
     rc = sched_workload_upsert(c->sched, &w->wl, &opts, &msg);
     if (rc != ERR_OK)

@@ -348,6 +348,13 @@ void ctrl__metrics_admitted(ctrl_t *c, const char *key, const char *cq);
 void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason);
 /* A write ended with `res`. */
 void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res);
+/* Workload `key` may release its quota at `now` (call right before the engine call that frees it:
+ * eviction, finish, delete, deactivation): its use up to now is counted in the resource-seconds
+ * counters, exactly. A no-op when it holds none; harmless when the release does not happen. */
+void ctrl__metrics_release(ctrl_t *c, const char *key, int64_t now);
+/* The engine cycle about to run at `now` releases the workloads past their maximum execution
+ * time: ctrl__metrics_release() for each of them (a walk only when one is due). */
+void ctrl__metrics_release_due(ctrl_t *c, int64_t now);
 /* Called once a second: every 5 s, integrate the quota held into the resource-seconds counters. */
 void ctrl__metrics_tick(ctrl_t *c);
 

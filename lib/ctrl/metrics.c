@@ -25,8 +25,11 @@
  *
  * The resource-seconds counters integrate the quota each admitted Workload holds: every TICK_MS
  * (ctrl__metrics_tick, called once a second) every Workload holding quota adds usage x elapsed,
- * counted from its admission or from the previous run, whichever is later. A Workload that
- * releases its quota between two runs loses the time since the last one (at most TICK_MS).
+ * counted from the latest of its admission, the previous run and its own last accrual. A
+ * Workload about to release its quota (evicted, finished, deleted, deactivated) accrues up to
+ * that instant first (ctrl__metrics_release, called before every engine call that may free
+ * quota), so nothing between the last run and the release is lost; the instant is remembered
+ * until the next run, so a release that did not happen after all is not counted twice.
  *
  * Every Kueue family carries Kueue's label replica_role: "standalone" without leader election,
  * else "leader" or "follower" (a follower serves the same gauges from its own fed engine; its
@@ -294,6 +297,8 @@ struct ctrl_metrics_s {
     int64_t last_tick_ms;           /* resource-seconds integrated up to here */
     sched_attempts_t attempts_seen; /* the engine's attempt counts at the last cycle */
     util_hmap_t runtimes;           /* "lq:<ns/name>" / "cq:<name>" -> runtime_mean_t * (owned) */
+    util_hmap_t accrued;            /* workload key -> ms after last_tick_ms up to which its use
+                                       is counted (util_hmap_put_index); emptied at each tick */
 };
 
 /* Observed runtimes of one queue. */
@@ -344,6 +349,7 @@ err_t ctrl__metrics_init(ctrl_t *c)
         return ERR_NOMEM;
     c->metrics = m;
     util_hmap_init(&m->runtimes, 0);
+    util_hmap_init(&m->accrued, 0);
     m->reg = metrics_registry_new(0);
     m->last_tick_ms = ctrl__now_ms();
     if (m->reg == NULL)
@@ -388,6 +394,7 @@ void ctrl__metrics_free(ctrl_t *c)
     while (util_hmap_next(&c->metrics->runtimes, &pos, NULL, &v))
         free(v);
     util_hmap_fini(&c->metrics->runtimes);
+    util_hmap_fini(&c->metrics->accrued);
     metrics_registry_free(c->metrics->reg);
     free(c->metrics);
     c->metrics = NULL;
@@ -664,23 +671,15 @@ int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info)
 
 /* ---- resource-seconds --------------------------------------------------------------------- */
 
-typedef struct tick_ctx_s {
-    ctrl_t *c;
-    const char *cq;
-    int64_t now, since;
-} tick_ctx_t;
-
-static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
+/* Add workload `info`'s quota x (now - start) to its series (ClusterQueue `cq`). */
+static void accrue(ctrl_t *c, const sched_wl_info_t *info, const char *cq, int64_t start,
+                   int64_t now)
 {
-    tick_ctx_t *t = ud;
-    int64_t start;
+    metrics_family_t *f = fam(c, M_RSECONDS);
     char ns[256];
 
-    if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
-        return false; /* holders come first, then the pending: done */
-    start = info->admitted_at > t->since ? info->admitted_at : t->since;
-    if (info->admission == NULL || t->now <= start)
-        return true;
+    if (f == NULL || info->admission == NULL || now <= start)
+        return;
     split_key(info->key, ns, sizeof(ns));
     for (size_t a = 0; a < info->admission->nassignments; a++) {
         const pod_set_assignment_t *psa = &info->admission->assignments[a];
@@ -690,17 +689,91 @@ static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
                 if (strcmp(psa->flavors.items[k].key, res) == 0)
                     flavor = psa->flavors.items[k].value;
             qnano_t used = psa->usage.items[r].value.nano;
-            metrics_family_t *f = fam(t->c, M_RSECONDS);
-            if (f == NULL || used <= 0)
+            if (used <= 0)
                 continue;
-            /* OOM: this tick's share of the series is lost, nothing else */
+            /* OOM: this share of the series is lost, nothing else */
             metrics_counter_add_exact(
                 f,
-                (const char *const[]){ns, info->local_queue ? info->local_queue : "", t->cq, flavor,
+                (const char *const[]){ns, info->local_queue ? info->local_queue : "", cq, flavor,
                                       res},
-                (metrics_exact_t)used * (metrics_exact_t)(t->now - start));
+                (metrics_exact_t)used * (metrics_exact_t)(now - start));
         }
     }
+}
+
+/* Where workload `info`'s uncounted use starts: its admission, the last tick or its own last
+ * accrual (ctrl__metrics_release), whichever is latest. */
+static int64_t uncounted_since(const ctrl_metrics_t *m, const sched_wl_info_t *info)
+{
+    int64_t start = info->admitted_at > m->last_tick_ms ? info->admitted_at : m->last_tick_ms;
+    size_t off;
+
+    if (util_hmap_get_index(&m->accrued, info->key, &off) && m->last_tick_ms + (int64_t)off > start)
+        start = m->last_tick_ms + (int64_t)off;
+    return start;
+}
+
+typedef struct tick_ctx_s {
+    ctrl_t *c;
+    const char *cq;
+    int64_t now;
+} tick_ctx_t;
+
+/* Count workload `info`'s use up to `now`, when it holds quota, and remember that it is counted. */
+static void release_info(ctrl_t *c, const sched_wl_info_t *info, int64_t now)
+{
+    ctrl_metrics_t *m = c->metrics;
+    int64_t start;
+
+    if ((info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING) ||
+        info->cluster_queue == NULL || now < m->last_tick_ms)
+        return;
+    start = uncounted_since(m, info);
+    if (now <= start)
+        return;
+    /* Remembered first: should the map be out of memory, nothing is counted rather than counted
+     * twice (by the next tick, if the quota turns out not to be released). */
+    if (util_hmap_put_index(&m->accrued, info->key, (size_t)(now - m->last_tick_ms)) != ERR_OK)
+        return;
+    accrue(c, info, info->cluster_queue, start, now);
+}
+
+void ctrl__metrics_release(ctrl_t *c, const char *key, int64_t now)
+{
+    sched_wl_info_t info;
+
+    if (c->metrics != NULL && !c->closing &&
+        sched_workload_info(c->sched, key, &info, NULL) == ERR_OK)
+        release_info(c, &info, now);
+}
+
+static bool on_due_wl(const sched_wl_info_t *info, void *ud)
+{
+    tick_ctx_t *t = ud;
+
+    /* Every workload with a maximum execution time: counting one that is not due yet only moves
+     * its start, never counts anything twice. */
+    if (info->state == SCHED_WL_ADMITTED && info->max_exec_ms > 0)
+        release_info(t->c, info, t->now);
+    return true;
+}
+
+void ctrl__metrics_release_due(ctrl_t *c, int64_t now)
+{
+    tick_ctx_t t = {c, NULL, now};
+
+    if (c->metrics == NULL || c->closing || sched_next_deadline(c->sched, now - 1) > now)
+        return; /* nobody reaches its maximum execution time in this cycle */
+    sched_workloads_unordered(c->sched, on_due_wl, &t);
+}
+
+static bool on_tick_wl(const sched_wl_info_t *info, void *ud)
+{
+    tick_ctx_t *t = ud;
+
+    if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
+        return false; /* holders come first, then the pending: done */
+    accrue(t->c, info, t->cq, uncounted_since(t->c->metrics, info), t->now);
     return true;
 }
 
@@ -716,13 +789,15 @@ void ctrl__metrics_tick(ctrl_t *c)
     if (t.now - c->metrics->last_tick_ms < TICK_MS && t.now >= c->metrics->last_tick_ms)
         return;
     t.c = c;
-    t.since = c->metrics->last_tick_ms;
-    c->metrics->last_tick_ms = t.now;
     n = sched_cq_names(c->sched, stack, 64);
     if (n > 64) {
         names = malloc(n * sizeof(*names));
-        if (names == NULL)
-            return; /* this second is lost; the next tick counts from now */
+        if (names == NULL) {
+            /* this interval is lost; the next tick counts from now */
+            c->metrics->last_tick_ms = t.now;
+            util_hmap_fini(&c->metrics->accrued);
+            return;
+        }
         sched_cq_names(c->sched, names, n);
     }
     for (size_t i = 0; i < n; i++) {
@@ -731,6 +806,9 @@ void ctrl__metrics_tick(ctrl_t *c)
     }
     if (names != stack)
         free(names);
+    /* Everything up to now is counted: the per-workload accruals are behind the new start. */
+    c->metrics->last_tick_ms = t.now;
+    util_hmap_fini(&c->metrics->accrued);
 }
 
 /* ---- scrape ------------------------------------------------------------------------------- */

@@ -926,6 +926,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         if (res->err == ERR_OK) {
             c->stats.released++;
             ctrl__eviction_drop(c, op->key);
+            ctrl__metrics_release(c, op->key, ctrl__now_ms());
             if (sched_evicted(c->sched, op->key, ctrl__now_ms(), &msg) != ERR_OK)
                 ctrl__log(c, CTRL_LOG_DEBUG, "engine: evicted %s: %s", op->key, msg.text);
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
@@ -939,6 +940,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             char owner[CTRL_KEY_MAX];
             c->stats.finished++;
             ctrl__metrics_finished(c, op->key); /* its runtime, for start-time estimates */
+            ctrl__metrics_release(c, op->key, ctrl__now_ms());
             sched_workload_finish(c->sched, op->key, ctrl__now_ms(), NULL);
             c->queue_dirty = true;
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
