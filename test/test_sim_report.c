@@ -197,6 +197,62 @@ START_TEST(test_report_platform)
 }
 END_TEST
 
+/* The scenario's queue graph, as `sluice graph` draws it, is a section of the page: one inline
+ * <svg> element (no XML declaration inside HTML) naming every LocalQueue, ClusterQueue, the
+ * cohort and the flavors of the scenario, its problems under it; the page's chart styles do not
+ * reach into it. */
+START_TEST(test_report_queue_graph)
+{
+    static const char *const names[] = {">team-inference/default<",
+                                        ">team-research/default<",
+                                        ">team-training/default<",
+                                        ">team-training/nightly<",
+                                        ">inference<",
+                                        ">research<",
+                                        ">training<",
+                                        ">gpu-platform<",
+                                        ">h100<",
+                                        ">a100<",
+                                        ">l4<"};
+    static const char problem[] =
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: used}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: spare}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: solo}\n"
+        "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+        "    flavors:\n    - name: used\n      resources: [{name: cpu, nominalQuota: 4}]\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: "
+        "ns}\nspec: {clusterQueue: solo}\n";
+    page_t p;
+
+    page_example(&p, "01-gpu-platform");
+    ck_assert(has(p.html, "<a href=\"#queue-graph\">queue graph</a>"));
+    ck_assert_uint_eq(count_in(p.html, "<section id=\"queue-graph\">", "</section>",
+                               "<svg xmlns=\"http://www.w3.org/2000/svg\""),
+                      1);
+    ck_assert(!has(p.html, "<?xml"));
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        ck_assert_msg(count_in(p.html, "<section id=\"queue-graph\">", "</section>", names[i]) >= 1,
+                      "%s not in the queue graph", names[i]);
+    ck_assert(
+        count_in(p.html, "<section id=\"queue-graph\">", "</section>", "No problems found.") == 1);
+    /* After the quotas, before the usage charts. */
+    ck_assert(strstr(p.html, "id=\"cohorts\"") < strstr(p.html, "id=\"queue-graph\""));
+    ck_assert(strstr(p.html, "id=\"queue-graph\"") < strstr(p.html, "id=\"usage-cluster\""));
+    ck_assert(has(p.html, "svg.chart text{font-size:11px;fill:#333}"));
+    ck_assert(!has(p.html, "svg text{"));
+    self_contained(p.html);
+    page_free(&p);
+
+    /* A flavor no queue uses: drawn, and the problem listed under the drawing. */
+    page_text(&p, problem);
+    ck_assert(count_in(p.html, "<section id=\"queue-graph\">", "</section>", ">spare<") >= 1);
+    ck_assert(count_in(p.html, "<section id=\"queue-graph\">", "</section>", ">Problems<") == 1);
+    ck_assert(count_in(p.html, "<section id=\"queue-graph\">", "</section>",
+                       "ResourceFlavor spare: no ClusterQueue or Cohort has quota on it") == 1);
+    page_free(&p);
+}
+END_TEST
+
 START_TEST(test_report_quota_change)
 {
     page_t p;
@@ -419,6 +475,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_report_fair_sharing);
     tcase_add_test(tc, test_report_platform);
+    tcase_add_test(tc, test_report_queue_graph);
     tcase_add_test(tc, test_report_quota_change);
     tcase_add_test(tc, test_report_local_queues);
     tcase_add_test(tc, test_report_cpu_constraint);

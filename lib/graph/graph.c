@@ -828,11 +828,17 @@ err_t graph_build(const inv_view_t *view, const inventory_t *inv, const capacity
 
     memset(out, 0, sizeof(*out));
     g.have_nodes = inv != NULL;
+    /* Each step reads what the ones before built: none runs on a half-built graph (a quota
+     * whose flavor name could not be copied, say) once an allocation has failed. */
     build_queues(&b);
-    order_cohorts(&b);
-    sort_cqs(&b);
-    build_flavors(&b);
-    build_pools(&b);
+    if (!b.oom)
+        order_cohorts(&b);
+    if (!b.oom)
+        sort_cqs(&b);
+    if (!b.oom)
+        build_flavors(&b);
+    if (!b.oom)
+        build_pools(&b);
     if (!b.oom) {
         flavor_problems(&b, cap);
         cohort_problems(&b);

@@ -93,6 +93,10 @@ err_t graph_write_mermaid(const graph_t *g, FILE *out);
  * cohort), flavors and pools; the problems listed under the drawing. ERR_NOMEM, ERR_IO. */
 err_t graph_write_svg(const graph_t *g, FILE *out);
 
+/* The same drawing as one <svg> element without the XML declaration, to place inside an HTML
+ * page (the simulator's report). ERR_NOMEM, ERR_IO. */
+err_t graph_write_svg_element(const graph_t *g, FILE *out);
+
 /* The problems as text lines ("problem: ..."), or "no problems found". ERR_IO. */
 err_t graph_write_problems(const graph_t *g, FILE *out);
 

@@ -224,7 +224,9 @@ static int write_wrapped(FILE *out, const char *s, int x, int y, size_t cols)
     return y;
 }
 
-err_t graph_write_svg(const graph_t *g, FILE *out)
+/* The drawing; `standalone`: as an SVG file (XML declaration first), else as an element to
+ * place inside an HTML page. */
+static err_t write_svg(const graph_t *g, FILE *out, bool standalone)
 {
     static const char *const titles[] = {"LocalQueues", "ClusterQueues (framed by cohort)",
                                          "ResourceFlavors", "Node pools"};
@@ -327,8 +329,11 @@ err_t graph_write_svg(const graph_t *g, FILE *out)
 
     width = MARGIN;
     for (int k = 0; k < 4; k++)
-        if (have[k])
-            width = colx[k] + colw[k] + MARGIN;
+        if (have[k]) {
+            /* The column's title may be wider than its boxes ("ResourceFlavors" over "l4"). */
+            int tw = text_w(titles[k]);
+            width = colx[k] + (colw[k] > tw ? colw[k] : tw) + MARGIN;
+        }
     if (width < 640)
         width = 640;
     height = bottom + MARGIN + (g->nproblems > 0 ? 2 * LINE_H : LINE_H);
@@ -339,8 +344,9 @@ err_t graph_write_svg(const graph_t *g, FILE *out)
             height += LINE_H * (int)((strlen(g->problems[p]) + 12) / (cols ? cols : 1) + 1);
     }
 
+    if (standalone)
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
     fprintf(out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
             "viewBox=\"0 0 %d %d\" font-family=\"ui-monospace, 'DejaVu Sans Mono', Menlo, "
             "Consolas, monospace\" font-size=\"%d\">\n"
@@ -415,4 +421,14 @@ err_t graph_write_svg(const graph_t *g, FILE *out)
     free(b);
     free(frames);
     return ferror(out) ? ERR_IO : ERR_OK;
+}
+
+err_t graph_write_svg(const graph_t *g, FILE *out)
+{
+    return write_svg(g, out, true);
+}
+
+err_t graph_write_svg_element(const graph_t *g, FILE *out)
+{
+    return write_svg(g, out, false);
 }

@@ -74,6 +74,7 @@ void sim_rec_fini(sim_rec_t *r)
 {
     if (r == NULL)
         return;
+    free(r->graph_svg);
     for (size_t i = 0; i < r->nwls; i++) {
         free(r->wls[i].name);
         free(r->wls[i].ns);

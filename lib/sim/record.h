@@ -200,7 +200,9 @@ struct sim_rec_s {
     size_t nspans, capspans;
     sim_ms_t end; /* the instant the run stopped; -1 until sim_rec_end */
     bool until_reached;
-    size_t events; /* JSON Lines events emitted */
+    size_t events;   /* JSON Lines events emitted */
+    char *graph_svg; /* owned: the scenario's queue graph as an inline <svg> element (sim_run
+                        draws it, the report shows it), NULL when none */
 };
 
 /* An empty record. */

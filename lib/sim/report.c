@@ -17,6 +17,9 @@
  *   #key-figures            workloads, preemptions, waits, GPU-hours at a glance
  *   #summary                the text summary a terminal shows
  *   #cohort-tree            cohorts and ClusterQueues with their quotas (report_tree.c)
+ *   #queue-graph            the scenario's queue graph as `sluice graph` draws it: LocalQueues ->
+ *                           ClusterQueues in cohort frames -> flavors, problems under it
+ *                           (report_graph.c, lib/graph)
  *   .chart-cluster          per GPU resource: usage stacked per ClusterQueue (report_usage.c)
  *   .chart-usage            per ClusterQueue and resource: usage stacked per flavor, borrowed
  *                           part hatched, nominal and borrowing-limit lines; CPU and memory
@@ -48,7 +51,8 @@ static const char style[] =
     "overflow-wrap:anywhere;margin:0}\n"
     "details{margin:8px 0}summary{cursor:pointer;font-weight:600;font-size:14px}\n"
     "svg.chart{display:block;width:100%;height:auto;background:#fff;margin:4px 0}\n"
-    "svg text{font-size:11px;fill:#333}svg .count{font-size:10px;font-weight:600}\n"
+    "svg.chart text{font-size:11px;fill:#333}svg.chart .count{font-size:10px;font-weight:600}\n"
+    ".graph{overflow-x:auto;margin:4px 0}.graph svg{display:block;max-width:100%;height:auto}\n"
     ".axis{stroke:#555;stroke-width:1}.tick{stroke:#555}.grid{stroke:#e6e6e6}\n"
     "path.pending{fill:none;stroke-width:1.5}path.nominal{fill:none;stroke-width:1.5;"
     "stroke-dasharray:6 3}path.ceiling{fill:none;stroke-width:1.2;stroke-dasharray:1 3}\n"
@@ -263,15 +267,16 @@ err_t sim_report_write(const sim_rec_t *r, const char *title, FILE *out, err_msg
         fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n%s<h1>sluice sim: ", style,
                 defs);
         rep_esc(out, title);
-        fputs("</h1>\n<nav><a href=\"#cohorts\">quotas</a><a href=\"#usage-cluster\">who used "
+        fputs("</h1>\n<nav><a href=\"#cohorts\">quotas</a><a href=\"#queue-graph\">queue graph</a>"
+              "<a href=\"#usage-cluster\">who used "
               "the quota</a><a href=\"#usage-cq\">per ClusterQueue</a><a href=\"#pending\">"
               "pending</a><a href=\"#waits\">waits</a><a href=\"#timeline\">timeline</a>"
               "<a href=\"#preemptions\">preemptions</a><a href=\"#reasons\">why waited</a>"
               "<a href=\"#text-summary\">text summary</a></nav>\n",
               out);
-        ok = key_figures(&x) && rep_tree(&x) && rep_usage_cluster(&x) && rep_usage_per_cq(&x) &&
-             rep_pending(&x) && rep_waits(&x) && rep_gantt(&x) && rep_preemptions(&x) &&
-             rep_reasons(&x);
+        ok = key_figures(&x) && rep_tree(&x) && rep_graph(&x) && rep_usage_cluster(&x) &&
+             rep_usage_per_cq(&x) && rep_pending(&x) && rep_waits(&x) && rep_gantt(&x) &&
+             rep_preemptions(&x) && rep_reasons(&x);
         if (ok) {
             fputs("<section id=\"text-summary\">\n<h2>Text summary</h2>\n<p>As <code>sluice "
                   "sim</code> prints it.</p>\n<pre id=\"summary\">",

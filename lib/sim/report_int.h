@@ -118,6 +118,7 @@ bool rep_waits(rep_t *x);
 bool rep_gantt(rep_t *x);
 bool rep_preemptions(rep_t *x);
 bool rep_tree(rep_t *x);
+bool rep_graph(rep_t *x); /* report_graph.c: the queue graph section */
 bool rep_reasons(rep_t *x);
 
 /* Did a wait explanation name resource `res` short while no GPU resource was? (CPU and

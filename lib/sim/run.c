@@ -414,6 +414,11 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
         goto out;
     }
     r.acct = sim__acct_new(opts->accounting, r.s, rec, opts->accounting_epoch_ms);
+    free(rec->graph_svg);
+    rec->graph_svg = NULL;
+    rc = sim__graph_svg(sc, &rec->graph_svg, msg);
+    if (rc != ERR_OK)
+        goto out;
 
     for (;;) {
         sim_ms_t next = INT64_MAX;

@@ -89,4 +89,9 @@ sim_acct_t *sim__acct_new(acct_log_t *log, const sched_t *s, sim_rec_t *rec, int
 /* Unhook from `rec` and free; NULL-safe. */
 void sim__acct_free(sim_acct_t *a, sim_rec_t *rec);
 
+/* report_graph.c: the queue graph of `sc` (its ResourceFlavors, ClusterQueues, Cohorts and
+ * LocalQueues as first defined) drawn by lib/graph as one inline <svg> element for the report,
+ * malloc'ed into *out. ERR_NOMEM. */
+err_t sim__graph_svg(const sim_scenario_t *sc, char **out, err_msg_t *msg);
+
 #endif
