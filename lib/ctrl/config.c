@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/config.h"
 
+#include "ctrl/idle.h"
 #include "model/diag.h"
 #include "model/names.h"
 #include "model/object.h"
@@ -311,6 +312,7 @@ void ctrl_config_fini(ctrl_config_t *cfg)
 {
     if (cfg == NULL)
         return;
+    idle_config_free(cfg->idle);
     free(cfg->namespace);
     free(cfg->lease_name);
     free(cfg->job_group);
@@ -589,6 +591,7 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
                                                  "sluice.dev/webhook-client-ca",
                                                  "sluice.dev/accounting-log",
                                                  "sluice.dev/accounting-log-max-bytes",
+                                                 IDLE_CONFIG_ANNOTATION,
                                                  SCHED_LOOP_GUARDS_ANNOTATION,
                                                  NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
@@ -715,7 +718,7 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
                            "metadata.annotations[%s]: unknown sluice setting (known: "
                            "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
                            "webhook-client-ca, accounting-log, accounting-log-max-bytes, "
-                           "preemption-loop-guards)",
+                           "idle-reclaim, preemption-loop-guards)",
                            key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
@@ -742,6 +745,14 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
     v = json_object_get(ann, "sluice.dev/accounting-log-max-bytes");
     if (json_is_string(v) && (rc = ctrl_config_set_accounting_max(cfg, json_string_value(v), msg)))
         return err_prefix(msg, rc, "metadata.annotations[sluice.dev/accounting-log-max-bytes]: ");
+    v = json_object_get(ann, IDLE_CONFIG_ANNOTATION);
+    if (json_is_string(v)) {
+        idle_config_t *idle = NULL;
+        if ((rc = idle_config_parse(json_string_value(v), json_string_length(v), &idle, msg)))
+            return err_prefix(msg, rc, "metadata.annotations[" IDLE_CONFIG_ANNOTATION "]: ");
+        idle_config_free(cfg->idle);
+        cfg->idle = idle;
+    }
     unsigned guards; /* read by sched_config_from(); checked here so a typo stops the start */
     v = json_object_get(ann, SCHED_LOOP_GUARDS_ANNOTATION);
     if (json_is_string(v) && (rc = sched_loop_guards_parse(json_string_value(v), &guards, msg)))

@@ -31,6 +31,8 @@
  *   sluice.dev/accounting-log: PATH                  (default: none; one JSON line per admission
  *                                                     that ended, docs/accounting.md)
  *   sluice.dev/accounting-log-max-bytes: N           (default 104857600; 5 rotated files kept)
+ *   sluice.dev/idle-reclaim: YAML                    (default: off; idle GPU reclaim,
+ *                                                     lib/ctrl/idle.h, docs/idle-reclaim.md)
  * Command-line flags override the file (see `sluice run --help`).
  */
 
@@ -97,6 +99,7 @@ typedef struct ctrl_config_s {
     char *webhook_client_ca;      /* owned: client CA file (mutual TLS), NULL = callers unchecked */
     char *acct_log;               /* owned: accounting log file (JSON lines), NULL = none */
     uint64_t acct_max_bytes;      /* rotate past this size (default 100 MiB) */
+    struct idle_config_s *idle;   /* owned: idle reclaim (ctrl/idle.h), NULL = off */
     ctrl_pods_ready_t pods_ready; /* waitForPodsReady */
     ctrl_integrations_t integrations;
     /* metrics.enableClusterQueueResources (default false), metrics.localQueueMetrics.enable

@@ -766,6 +766,7 @@ static void on_periodic(uv_timer_t *t)
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
     ctrl__pods_ready_tick(c);
+    ctrl__idle_tick(c);
     pass(c);
     ctrl__statuses(c);
 }
@@ -952,6 +953,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_QUEUE_STATUS:
         case CTRL_OP_QUEUE_FINALIZER:
         case CTRL_OP_EVENT:
+        case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
         case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
             break;
         default:
@@ -1159,10 +1161,10 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         if (c->inf[k] == NULL)
             goto oom;
     }
-    if (ctrl__acct_open(c, msg) != ERR_OK) {
+    if (ctrl__acct_open(c, msg) != ERR_OK || ctrl__idle_new(c, msg) != ERR_OK) {
         for (int k = 0; k < c->nkinds; k++)
             kube_informer_close(c->inf[k], NULL, NULL);
-        state_free(c);
+        state_free(c); /* closes the accounting log */
         free(c);
         return ERR_IO;
     }
@@ -1188,6 +1190,8 @@ err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "informer %s: ", c->res[k].resource);
     }
+    if (ctrl__idle_start(c, msg) != ERR_OK)
+        return err_prefix(msg, ERR_IO, "idle reclaim: informer pods: ");
     uv_timer_start(&c->periodic, on_periodic, 1000, 1000);
     return ERR_OK;
 }
@@ -1301,6 +1305,10 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
     c->open_handles += (size_t)c->nkinds;
     for (int k = 0; k < c->nkinds; k++)
         kube_informer_close(c->inf[k], on_inf_closed, c);
+    if (c->idle != NULL) {
+        c->open_handles++;
+        ctrl__idle_close(c, on_inf_closed, c);
+    }
     uv_close((uv_handle_t *)&c->tick, on_timer_closed);
     uv_close((uv_handle_t *)&c->periodic, on_timer_closed);
 }

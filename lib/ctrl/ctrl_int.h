@@ -53,11 +53,13 @@ typedef enum {
     CTRL_OP_POD_DELETE,      /* Pod: an excess member of a group deleted */
     CTRL_OP_POD_OWNER,       /* StatefulSet / LeaderWorkerSet: GET it, LIST its Pods (no write) */
     CTRL_OP_POD_MARK,        /* Pod: joins its serving owner's pod group */
+    CTRL_OP_WL_IDLE,         /* condition sluice.dev/Idle (idle reclaim, idlectl.c) */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
 typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
 typedef struct acct_log_s acct_log_t;         /* acct/acct.h */
+typedef struct ctrl_idle_s ctrl_idle_t;       /* idlectl.c */
 
 /* Send the request of `op` (its fields below); false when it could not be submitted. */
 typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
@@ -130,6 +132,7 @@ struct ctrl_s {
     ctrl_metrics_t *metrics;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
     acct_log_t *acct;     /* owned: the accounting log (acctlog.c), NULL when not configured */
+    ctrl_idle_t *idle;    /* owned: idle reclaim (idlectl.c), NULL when not configured */
     ctrl_writer_t writer; /* the write budget (writer.h) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
     ctrl_op_t *backlog_tail;
@@ -323,6 +326,21 @@ void ctrl__acct_close(ctrl_t *c);
 /* The Workload informer saw `old` become `rec` (NULL: deleted): when `old` held quota and `rec`
  * does not, the admission ended and its record is written (leader only). */
 void ctrl__acct_changed(ctrl_t *c, const ctrl_wl_t *old, const ctrl_wl_t *rec);
+
+/* ---- idle reclaim (idlectl.c) ----------------------------------------------------------- */
+
+/* Create c->idle when the configuration has an idle-reclaim section (its Pod informer and query
+ * client, not started); ERR_NOMEM, ERR_TLS name the part. */
+err_t ctrl__idle_new(ctrl_t *c, err_msg_t *msg);
+/* Start its Pod informer; the first query follows once it has listed. */
+err_t ctrl__idle_start(ctrl_t *c, err_msg_t *msg);
+/* Called once a second (leader, fed): start the query when the interval has passed. Its answer
+ * warns and deactivates (docs/idle-reclaim.md). */
+void ctrl__idle_tick(ctrl_t *c);
+/* Close c->idle (NULL: nothing); `on_closed` fires once its handles are closed, only then. */
+void ctrl__idle_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
+/* Append idle reclaim's counters to /metrics (nothing when off). */
+err_t ctrl__idle_metrics_render(ctrl_t *c, metrics_buf_t *out);
 
 /* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
 

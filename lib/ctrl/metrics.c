@@ -970,5 +970,5 @@ err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
         scrape_lqs(c, s.role);
         sched_workloads(c->sched, on_scrape_wl, &s);
     }
-    return metrics_render(m->reg, out);
+    return metrics_render(m->reg, out) == ERR_OK ? ctrl__idle_metrics_render(c, out) : ERR_NOMEM;
 }

@@ -1152,6 +1152,21 @@ static void add_param(kube__str_t *p, bool *first, const char *key, const char *
     kube__str_add_escaped(p, value);
 }
 
+err_t kube_get_raw(kube_client_t *c, const char *path, const char *const *params, kube_done_cb cb,
+                   void *data, kube_req_t **out, err_msg_t *msg)
+{
+    kube__str_t p;
+    bool first = true;
+
+    if (path == NULL || path[0] != '/')
+        return err_set(msg, ERR_INVALID, "GET: path must start with '/'");
+    kube__str_init(&p, URL_MAX);
+    kube__str_adds(&p, path);
+    for (size_t i = 0; params != NULL && params[i] != NULL && params[i + 1] != NULL; i += 2)
+        add_param(&p, &first, params[i], params[i + 1]);
+    return submit(c, "GET", &p, NULL, NULL, false, c->opts.timeout_ms, NULL, cb, data, out, msg);
+}
+
 err_t kube_list(kube_client_t *c, const kube_resource_t *res, const char *ns,
                 const kube_list_opts_t *opts, kube_done_cb cb, void *data, kube_req_t **out,
                 err_msg_t *msg)

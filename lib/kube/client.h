@@ -124,6 +124,15 @@ err_t kube_get(kube_client_t *c, const kube_resource_t *res, const char *ns, con
                const char *subresource, kube_done_cb cb, void *data, kube_req_t **out,
                err_msg_t *msg);
 
+/* GET `path` (absolute, e.g. "/api/v1/query") on the client's server with the query parameters
+ * `params` (NULL-terminated key, value pairs, percent-encoded here; NULL: none), as `kubectl get
+ * --raw` does: for an HTTP JSON API other than Kubernetes' behind the same transport, TLS, token
+ * and limits (the Prometheus query API of lib/ctrl/promq.c). The result body is the decoded JSON
+ * of any status (a 2xx body that is not JSON is ERR_PARSE, one beyond body_max ERR_OVERFLOW);
+ * ERR_INVALID when `path` does not start with '/'. */
+err_t kube_get_raw(kube_client_t *c, const char *path, const char *const *params, kube_done_cb cb,
+                   void *data, kube_req_t **out, err_msg_t *msg);
+
 /* LIST one page; the result body is the List with metadata.continue/resourceVersion. `ns` NULL
  * lists across all namespaces. */
 err_t kube_list(kube_client_t *c, const kube_resource_t *res, const char *ns,
