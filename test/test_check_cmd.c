@@ -71,6 +71,18 @@ START_TEST(examples_pass)
 }
 END_TEST
 
+/* examples/05-idle-reclaim.yaml: the Configuration's idle-reclaim section is read as `sluice run
+ * --config` reads it (docs/idle-reclaim.md). */
+START_TEST(idle_reclaim_example)
+{
+    sluice_result_t r = CHECK_EXEC(NULL, "check", "examples/05-idle-reclaim.yaml", NULL);
+
+    ck_assert_msg(r.rc == 0, "%s%s", r.out, r.err);
+    ck_assert_str_eq(r.err, "sluice check: 6 objects in 1 file: ok\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
 START_TEST(invalid_lines)
 {
     sluice_result_t r = CHECK_EXEC(NULL, "check", D "invalid.yaml", NULL);
@@ -729,6 +741,7 @@ static Suite *check_cmd_suite(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, examples_pass);
+    tcase_add_test(tc, idle_reclaim_example);
     tcase_add_test(tc, integration_kinds_pods);
     tcase_add_test(tc, integration_kinds_ray_unlabelled);
     tcase_add_test(tc, integration_kinds_lws_updates);
