@@ -14,6 +14,7 @@ sluice_add_test(ctrl_podsready LIBS sluice_ctrl)
 sluice_add_test(ctrl_problems LIBS sluice_ctrl)
 sluice_add_test(ctrl_writer LIBS sluice_ctrl)
 sluice_add_test(ctrl_workqueue LIBS sluice_ctrl)
+sluice_add_test(ctrl_podindex LIBS sluice_ctrl)
 sluice_add_test(ctrl_records LIBS sluice_ctrl)
 
 if(SLUICE_INTEGRATION AND TARGET sluice)

@@ -582,6 +582,8 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     if (kind == CTRL__KINDS || c->closing)
         return;
     if (ctrl__is_job(c, kind)) {
+        if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD)
+            ctrl__pods_index(c, key, rec, old);
         if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD && c->fed)
             ctrl__pods_changed(c, kind, rec, old); /* its pod group, if any */
         if (rec == NULL) {
@@ -797,6 +799,7 @@ static void state_free(ctrl_t *c)
         overlay_fini(c, k);
     sched_free(c->sched);
     util_hmap_fini(&c->busy);
+    podindex_fini(&c->pod_groups);
     ctrl_wq_fini(&c->jobs_q);
     ctrl_wq_fini(&c->wls_q);
     evictions_fini(c);
@@ -1138,6 +1141,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     sched_config_from(&sc, &cfg->kueue);
     c->sched = sched_new(&sc);
     util_hmap_init(&c->busy, 0);
+    podindex_init(&c->pod_groups);
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
     util_hmap_init(&c->verify, 0);

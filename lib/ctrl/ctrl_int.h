@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_INT_H
 
 #include "ctrl/ctrl.h"
+#include "ctrl/podindex.h"
 #include "ctrl/problems.h"
 #include "ctrl/records.h"
 #include "ctrl/workqueue.h"
@@ -106,6 +107,7 @@ struct ctrl_s {
                                               serve (CRD absent): reported once, not waited for */
     util_hmap_t overlay[CTRL__KINDS];      /* Workload, jobs: key -> record (owned) of what this
                                               process wrote last, until the cache catches up */
+    podindex_t pod_groups;                 /* the cached Pods of each pod group (pods.c) */
     util_hmap_t busy;           /* "<kind>:<key>" -> index 0 while a write is in flight */
     ctrl_wq_t jobs_q;           /* jobs to reconcile, "<kind>:<key>" (workqueue.h) */
     ctrl_wq_t wls_q;            /* Workloads to reconcile */
@@ -282,6 +284,10 @@ bool ctrl__sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, bool
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key);
 /* A Pod of `kind` changed (`rec`, or the deleted `old`): queue its group, if any. */
 void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, const ctrl_job_t *old);
+/* The cache of Pod `key` changed from `old` to `rec` (either NULL: added, deleted): keep the
+ * group index (c->pod_groups) in step. Called for every change, before and after the caches are
+ * synced. */
+void ctrl__pods_index(ctrl_t *c, const char *key, const ctrl_job_t *rec, const ctrl_job_t *old);
 /* Is Workload `key` a pod group's (a cached Pod names it as its group)? Queues the group. */
 bool ctrl__pods_wl(ctrl_t *c, const char *key);
 /* A child job (`j` of `kind`) of a parent Kueue admits whole: Kueue's shouldSuspendChildJob

@@ -97,21 +97,45 @@ static const char *group_of(const ctrl_job_t *j)
     return j->pod != NULL ? jobs_pod_group_name(j->pod) : NULL;
 }
 
-/* Collect the cached Pods of group `name` in `ns` (the freshest version of each). */
+/* The group key "ns/group" of cached Pod `j` into buf, or NULL when it is in no group. */
+static const char *group_key(const ctrl_job_t *j, char *buf, size_t n)
+{
+    const char *g = j != NULL ? group_of(j) : NULL;
+
+    if (g == NULL)
+        return NULL;
+    snprintf(buf, n, "%s/%s", pod_ns(j), g);
+    return buf;
+}
+
+/* Collect the cached Pods of group `name` in `ns` (the freshest version of each): the group
+ * index's members, each checked against its freshest view (an overlay newer than the cache may
+ * say otherwise until the watch catches up, and the change then queues the group again). */
 static err_t gather(ctrl_t *c, unit_t *u)
 {
-    const char *key;
-    ctrl_job_t *rec;
+    char gk[CTRL_KEY_MAX];
+    const char *const *keys;
+    size_t n;
 
-    CTRL_FOREACH(c, u->kind, key, rec)
-    {
-        const ctrl_job_t *j = ctrl__job(c, u->kind, key);
+    snprintf(gk, sizeof(gk), "%s/%s", u->ns, u->name);
+    podindex_members(&c->pod_groups, gk, &keys, &n);
+    for (size_t i = 0; i < n; i++) {
+        const ctrl_job_t *j = ctrl__job(c, u->kind, keys[i]);
         const char *g = j != NULL ? group_of(j) : NULL;
         if (g != NULL && strcmp(g, u->name) == 0 && strcmp(pod_ns(j), u->ns) == 0 &&
             unit_add(u, j) != ERR_OK)
             return ERR_NOMEM;
     }
     return ERR_OK;
+}
+
+void ctrl__pods_index(ctrl_t *c, const char *key, const ctrl_job_t *rec, const ctrl_job_t *old)
+{
+    char ok[CTRL_KEY_MAX], nk[CTRL_KEY_MAX] = "";
+
+    if (podindex_move(&c->pod_groups, key, group_key(old, ok, sizeof(ok)),
+                      group_key(rec, nk, sizeof(nk))) != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR, "pod %s: out of memory indexing its group %s", key, nk);
 }
 
 /* ---- Pod writes ---------------------------------------------------------------------------- */
@@ -1039,27 +1063,17 @@ void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, cons
 
 bool ctrl__pods_wl(ctrl_t *c, const char *key)
 {
-    const char *slash = strchr(key, '/');
-    size_t nslen = slash != NULL ? (size_t)(slash - key) : 0;
+    const char *const *keys;
+    size_t n;
+    char gk[CTRL_KEY_MAX];
 
-    if (slash == NULL)
-        return false;
-    for (int k = CTRL_JOB; k < c->nkinds; k++) {
-        const char *pkey;
-        ctrl_job_t *rec;
+    podindex_members(&c->pod_groups, key, &keys, &n);
+    for (int k = CTRL_JOB; n > 0 && k < c->nkinds; k++) {
         if (c->rkind[k].job->admit != JOBS_ADMIT_POD)
             continue;
-        CTRL_FOREACH(c, k, pkey, rec)
-        {
-            const char *g = group_of(rec);
-            if (g != NULL && strcmp(g, slash + 1) == 0 && strlen(pod_ns(rec)) == nslen &&
-                strncmp(pod_ns(rec), key, nslen) == 0) {
-                char gk[CTRL_KEY_MAX];
-                snprintf(gk, sizeof(gk), "%c%s", GROUP_MARK, key);
-                ctrl__mark_job(c, (ctrl_kind_t)k, gk);
-                return true;
-            }
-        }
+        snprintf(gk, sizeof(gk), "%c%s", GROUP_MARK, key);
+        ctrl__mark_job(c, (ctrl_kind_t)k, gk);
+        return true;
     }
     return false;
 }
