@@ -20,7 +20,8 @@
 #   --runner-args  more flags for bench/scale_runner (see scale_runner --help)
 #   --out          directory for the artifacts (default: a new /tmp/sluice-scale-* directory):
 #                  result.json, report.txt, sluice.log, runner.log, sim-summary.json, trace.jsonl,
-#                  apiserver.log
+#                  apiserver.log, memory.tsv (sluice's RSS, cached objects and queued requests
+#                  every 5 s)
 #   --sim          only the simulator row (no API server); --no-sim: no simulator column
 #   --kube-env     use a running test API server (its env file) instead of starting one
 #   --crds DIR     the CRDs to install (default: crds/; e.g. those of the commit measured)
@@ -108,7 +109,9 @@ fi
 # ---- the API server ----
 env_dir=""
 sluice_pid=""
+sampler_pid=""
 cleanup_all() {
+    [ -z "$sampler_pid" ] || kill "$sampler_pid" 2>/dev/null || true
     if [ -n "$sluice_pid" ] && kill -0 "$sluice_pid" 2>/dev/null; then
         kill -TERM "$sluice_pid" 2>/dev/null || true
         wait "$sluice_pid" 2>/dev/null || true
@@ -243,6 +246,29 @@ until curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
 done
 log "sluice run ready (pid $(cat "$out/sluice.pid")${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}$([ "$kills" = 0 ] || echo ", kill -9 up to $kills times every ~$kill_every s")); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# ---- memory over time: what the peak RSS coincides with ----
+# Every 5 s: seconds since the runner started, sluice's VmRSS and VmHWM (MiB), the objects in its
+# caches (sluice_cache_objects summed) and the API requests it has queued or in flight
+# (sluice_api_requests_queued). Written to memory.tsv; the peak's line is printed at the end.
+sample_memory() {
+    t0=$(date +%s)
+    printf 'seconds\trss_mib\thwm_mib\tcached_objects\tapi_requests_queued\n'
+    while :; do
+        p=$(cat "$out/sluice.pid" 2>/dev/null || true)
+        if [ -n "$p" ] && [ -r "/proc/$p/status" ]; then
+            mem=$(awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {printf "%.0f\t%.0f", r / 1024, h / 1024}' \
+                "/proc/$p/status" 2>/dev/null || true)
+            obs=$(curl -fsS --max-time 2 "http://127.0.0.1:$hport/metrics" 2>/dev/null |
+                awk '/^sluice_cache_objects[{ ]/ {c += $NF} /^sluice_api_requests_queued[{ ]/ {q += $NF}
+                     END {printf "%d\t%d", c, q}' || true)
+            [ -z "$mem" ] || printf '%s\t%s\t%s\n' "$(($(date +%s) - t0))" "$mem" "${obs:-0	0}"
+        fi
+        sleep 5
+    done
+}
+sample_memory >"$out/memory.tsv" 2>/dev/null &
+sampler_pid=$!
+
 # ---- the runner ----
 set +e
 # shellcheck disable=SC2086
@@ -253,7 +279,12 @@ set +e
     ${trace:+--trace "$out/trace.jsonl"} $runner_args >"$out/report.txt" 2>"$out/runner.log"
 rc=$?
 set -e
+kill "$sampler_pid" 2>/dev/null || true
 cat "$out/report.txt"
+peak=$(sort -t'	' -k2,2n "$out/memory.tsv" 2>/dev/null | tail -n 1)
+case "$peak" in
+[0-9]*) log "highest RSS sample (memory.tsv): $(echo "$peak" | awk -F'\t' '{printf "%s MiB at %s s, %s objects cached, %s API requests queued", $2, $1, $4, $5}')" ;;
+esac
 if [ "$kills" -gt 0 ]; then
     done_kills=$(cat "$out/kills" 2>/dev/null || echo 0)
     log "kill -9: $done_kills of $kills done during the run (sluice started $((done_kills + 1)) times)"

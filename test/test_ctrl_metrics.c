@@ -187,6 +187,8 @@ START_TEST(gauges_follow_the_engine)
          0);
     want("sluice_cache_objects{kind=\"workloads\"}", 3);
     want("sluice_cache_objects{kind=\"jobs\"}", 3);
+    /* Every informer keeps a watch open: requests in flight however idle the controller. */
+    ck_assert(value("sluice_api_requests_queued") >= 2);
     /* A decision whose write met a conflict is made again: at least one per admission. */
     ck_assert(value("sluice_engine_decisions_total{kind=\"admit\"}") >= 2);
     ck_assert(value("sluice_api_writes_total{resource=\"workloads\",result=\"success\"}") >=

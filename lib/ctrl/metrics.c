@@ -111,6 +111,7 @@ typedef enum {
     M_LQ_USAGE,
     M_IDLE,
     M_CACHE,
+    M_QUEUED,
     M_LEADER,
     M_BUILD,
     M__COUNT
@@ -283,6 +284,9 @@ static const metric_def_t defs[M__COUNT] = {
                 "reservation, at least 0), per flavor and resource"},
     [M_CACHE] = {"sluice_cache_objects", METRICS_GAUGE, L_KIND, 0, 0,
                  "Objects held in the informer cache, per resource"},
+    [M_QUEUED] = {"sluice_api_requests_queued", METRICS_GAUGE, NULL, 0, 0,
+                  "API requests queued behind the client's rate limit or in flight, watches "
+                  "included (bounded by the client's max_requests)"},
     [M_LEADER] = {"sluice_leader", METRICS_GAUGE, NULL, 0, 0,
                   "1 while this replica holds the leader Lease (or runs without leader "
                   "election), else 0"},
@@ -954,6 +958,7 @@ err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
         if (c->inf[k] != NULL)
             gauge(c, M_CACHE, (const char *const[]){c->res[k].resource},
                   (double)kube_informer_len(c->inf[k]));
+    gauge(c, M_QUEUED, NULL, (double)kube_client_queued(c->client));
     if (c->fed) {
         /* Before the caches are synced the engine is partial: its gauges would lie. */
         n = sched_cq_names(c->sched, stack, 64);
