@@ -79,5 +79,6 @@ sluice_add_test(ctrl_metricsauth LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURC
 # answer and its transport on a loopback server; then the controller against the in-memory API
 # server with a canned Prometheus.
 sluice_add_test(ctrl_idle LIBS sluice_ctrl SOURCES kube_testsrv.c)
-sluice_add_test(ctrl_idlectl LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+sluice_add_test(ctrl_idlectl LIBS sluice_ctrl SOURCES ctrl_fixture.c crd_schema.c crd_structural.c
+                ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_fuzz(promq LIBS sluice_ctrl)

@@ -6,6 +6,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
 
+#include "crd_schema.h"
 #include "ctrl/idle.h"
 #include "ctrl_fixture.h"
 #include "fakeapi.h"
@@ -179,6 +180,27 @@ static void workload_with_pod(fx_t *fx)
                "\"2\"},\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\"}}");
 }
 
+/* The Workload as written must pass Kueue's CRD schema (crds/, as the real API server checks it):
+ * the condition type sluice.dev/Idle, its reasons, the Evicted reason, the message lengths. */
+static void schema_valid(fx_t *fx)
+{
+    const char *src = getenv("SLUICE_SOURCE_DIR");
+    char dir[1024];
+    crd_set_t set;
+    diags_t d;
+    err_msg_t msg = {{0}};
+
+    snprintf(dir, sizeof(dir), "%s/crds", src != NULL ? src : ".");
+    memset(&set, 0, sizeof(set));
+    ck_assert_msg(crd_set_load_dir(&set, dir, &msg) == ERR_OK, "%s", msg.text);
+    diags_init(&d);
+    ck_assert(crd_set_validate_object(&set, wl(fx), &d));
+    ck_assert_msg(d.nerrors == 0, "%s: %s", d.len ? d.items[0].path : "",
+                  d.len ? d.items[0].message : "");
+    diags_fini(&d);
+    crd_set_fini(&set);
+}
+
 /* Let the loop run for `ms` milliseconds. */
 static void run_for(fx_t *fx, uint64_t ms)
 {
@@ -213,6 +235,7 @@ START_TEST(idle_workload_warned_then_deactivated)
                           NULL,
                   "%s", json_string_value(json_object_get(c, "message")));
     ck_assert_msg(strstr(events, "GPUsIdle;") != NULL, "%s", events);
+    schema_valid(&fx);
     /* The query the server got: the configured names, percent-encoded. */
     ck_assert_str_eq(prom.target, "/api/v1/query?query=max%20by%20%28namespace%2C%20pod%2C%20gpu"
                                   "%29%20%28max_over_time%28DCGM_FI_DEV_GPU_UTIL%7Bpod%21%3D%22%22"
@@ -226,6 +249,7 @@ START_TEST(idle_workload_warned_then_deactivated)
                          "deactivated by idle reclaim: its 2 GPUs were idle for") != NULL,
                   "%s", json_string_value(json_object_get(c, "message")));
     ck_assert_msg(strstr(events, "IdleGPUsDeactivated;") != NULL, "%s", events);
+    schema_valid(&fx);
     /* Kueue's eviction counter, once the eviction write has been answered. */
     fx_run_until(&fx, eviction_counted, 10, "the eviction counted");
     ck_assert_int_eq(ctrl_metrics_render(fx.ctrl, &m), ERR_OK);
@@ -289,6 +313,7 @@ START_TEST(warning_taken_back_when_metrics_go)
     fx_run_until(&fx, unwarned, 10, "the warning taken back");
     c = cond(&fx, IDLE_CONDITION);
     ck_assert_str_eq(json_string_value(json_object_get(c, "reason")), "MetricsUnavailable");
+    schema_valid(&fx);
     run_for(&fx, 3000);
     ck_assert(!inactive(&fx));
     /* Busy GPUs take a warning back too. */
