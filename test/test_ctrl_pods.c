@@ -12,6 +12,7 @@
 #include "fakeapi.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
+#include "jobs/kind_serving.h"
 #include "jobs/podgroup.h"
 #include "kube/client.h"
 
@@ -482,6 +483,11 @@ static bool web_running(fx_t *fx)
            !gated(fx, "web-1");
 }
 
+static bool no_workloads(fx_t *fx)
+{
+    return fakeapi_object_count(fx->fa, "workloads") == 0;
+}
+
 START_TEST(statefulset_pods_form_one_group)
 {
     static const char sts[] =
@@ -517,6 +523,249 @@ START_TEST(statefulset_pods_form_one_group)
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 0), "count")), 2);
     ck_assert_str_eq(node_selector(&fx, "web-1", "pool"), "p1");
     ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
+    /* Scaled to zero: the StatefulSet controller deletes its Pods; the group's Workload, owned
+     * by them, is deleted (its quota released) as the garbage collector would. */
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-0", NULL), ERR_OK);
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-1", NULL), ERR_OK);
+    fx_run_until(&fx, no_workloads, 10, "the StatefulSet's Workload removed with its Pods");
+    fx_stop(&fx);
+}
+END_TEST
+
+/* ---- LeaderWorkerSet: a Workload per replica, added and removed with the replicas ------------ */
+
+/* The LeaderWorkerSet "lws" of `replicas` replicas of 2 Pods (a leader and a worker, 1 cpu each)
+ * in LocalQueue `queue` as its webhook leaves it (both templates marked), with `status` (may be
+ * ""). */
+static void lws_put(fx_t *fx, int replicas, const char *status, const char *queue)
+{
+    static const char tmpl[] =
+        "{\"metadata\":{\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"},\"annotations\":{"
+        "\"kueue.x-k8s.io/pod-suspending-parent\":\"leaderworkerset.x-k8s.io/leaderworkerset\","
+        "\"kueue.x-k8s.io/pod-group-serving\":\"true\"}},\"spec\":{\"containers\":[{\"name\":"
+        "\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}";
+    char obj[4096];
+
+    snprintf(obj, sizeof(obj),
+             "{\"apiVersion\":\"leaderworkerset.x-k8s.io/v1\",\"kind\":\"LeaderWorkerSet\","
+             "\"metadata\":{\"name\":\"lws\",\"namespace\":\"ns\",\"labels\":{"
+             "\"kueue.x-k8s.io/queue-name\":\"%s\"}},\"spec\":{\"replicas\":%d,"
+             "\"leaderWorkerTemplate\":{\"size\":2,\"leaderTemplate\":%s,\"workerTemplate\":%s}}"
+             "%s}",
+             queue, replicas, tmpl, tmpl, status);
+    fx_put(fx, obj);
+}
+
+/* LeaderWorkerSet's part for replica `i`: its leader Pod "lws-<i>" (of the leader StatefulSet)
+ * and its worker "lws-<i>-1" (of StatefulSet lws-<i>), created from the marked templates (the
+ * pod webhook gated them; no managed label: their parent suspends them), with LeaderWorkerSet's
+ * labels; the worker names its leader. */
+static void lws_pods(fx_t *fx, int i)
+{
+    char p[2048];
+
+    for (int worker = 0; worker < 2; worker++) {
+        char name[64], sts[64], leader[160] = "";
+        snprintf(name, sizeof(name), worker ? "lws-%d-1" : "lws-%d", i);
+        snprintf(sts, sizeof(sts), worker ? "lws-%d" : "lws", i);
+        if (worker)
+            snprintf(leader, sizeof(leader),
+                     ",\"leaderworkerset.sigs.k8s.io/leader-name\":\"lws-%d\"", i);
+        snprintf(p, sizeof(p),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+                 "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\","
+                 "\"leaderworkerset.sigs.k8s.io/name\":\"lws\","
+                 "\"leaderworkerset.sigs.k8s.io/group-index\":\"%d\","
+                 "\"leaderworkerset.sigs.k8s.io/worker-index\":\"%d\"},\"annotations\":{"
+                 "\"kueue.x-k8s.io/pod-suspending-parent\":"
+                 "\"leaderworkerset.x-k8s.io/leaderworkerset\","
+                 "\"kueue.x-k8s.io/pod-group-serving\":\"true\"%s},\"ownerReferences\":[{"
+                 "\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"%s\",\"uid\":"
+                 "\"sts-%s\",\"controller\":true}]},\"spec\":{\"schedulingGates\":[{\"name\":"
+                 "\"kueue.x-k8s.io/admission\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                 "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},\"status\":{\"phase\":"
+                 "\"Pending\"}}",
+                 name, i, worker, leader, sts, sts);
+        fx_put(fx, p);
+    }
+}
+
+/* Kueue's Workload name for replica `i` of "lws" (LeaderWorkerSet's uid in the server). */
+static const char *lws_wl_name(fx_t *fx, int i, char *buf, size_t n)
+{
+    json_t *lws = fakeapi_get_object(fx->fa, "leaderworkersets", "ns", "lws");
+    const char *uid = json_string_value(json_object_get(json_object_get(lws, "metadata"), "uid"));
+    char owner[32];
+
+    snprintf(owner, sizeof(owner), "lws-%d", i);
+    ck_assert_int_eq(jobs_workload_name(&jobs_kind_leaderworkerset, owner, uid,
+                                        JOB_WORKLOAD_NAME_MAX, buf, n, NULL),
+                     ERR_OK);
+    return buf;
+}
+
+static json_t *lws_workload(fx_t *fx, int i)
+{
+    char name[JOB_WORKLOAD_NAME_MAX + 1];
+    return group_workload(fx, lws_wl_name(fx, i, name, sizeof(name)));
+}
+
+/* Replica i's Workload has pod sets leader x 1 and worker x 1 (Kueue's LeaderWorkerSet shape)
+ * and is its group's. */
+static void lws_assert_shape(fx_t *fx, int i)
+{
+    json_t *w = lws_workload(fx, i);
+    json_t *ps = json_object_get(json_object_get(w, "spec"), "podSets");
+    char name[JOB_WORKLOAD_NAME_MAX + 1], worker[32];
+
+    ck_assert_ptr_nonnull(w);
+    ck_assert_msg(strncmp(lws_wl_name(fx, i, name, sizeof(name)), "leaderworkerset-lws-", 20) == 0,
+                  "name %s", name);
+    ck_assert_uint_eq(json_array_size(ps), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ps, 0), "name")), "leader");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(ps, 1), "name")), "worker");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 0), "count")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 1), "count")), 1);
+    snprintf(worker, sizeof(worker), "lws-%d-1", i);
+    ck_assert_str_eq(label(get_pod(fx, worker), "kueue.x-k8s.io/pod-group-name"), name);
+}
+
+static bool lws_two_admitted(fx_t *fx)
+{
+    return wl_reserved(lws_workload(fx, 0)) && wl_reserved(lws_workload(fx, 1));
+}
+
+static bool lws_pods_running(fx_t *fx)
+{
+    return !gated(fx, "lws-0") && !gated(fx, "lws-0-1") && !gated(fx, "lws-1") &&
+           !gated(fx, "lws-1-1");
+}
+
+static bool lws2_waits(fx_t *fx)
+{
+    return waits_for_quota(lws_workload(fx, 2));
+}
+
+static bool lws2_in_lq2(fx_t *fx)
+{
+    json_t *w = lws_workload(fx, 2);
+    const char *q = json_string_value(json_object_get(json_object_get(w, "spec"), "queueName"));
+    return q != NULL && strcmp(q, "lq2") == 0;
+}
+
+static bool lws2_gone(fx_t *fx)
+{
+    return lws_workload(fx, 2) == NULL && fakeapi_object_count(fx->fa, "workloads") == 2;
+}
+
+/* As Kueue's LeaderWorkerSet reconciler: a LeaderWorkerSet of 2 replicas x 2 Pods (1 cpu each)
+ * in 4 cpus gets one Workload per replica at once, before any Pod (leaderworkerset-lws-<i>-<hash>,
+ * leader x 1 + worker x 1, owned by the LeaderWorkerSet), both admitted; LeaderWorkerSet's Pods
+ * are then marked into their replica's group and ungated with the flavor. Scaled up to 3, the new
+ * replica's Workload waits (insufficient quota), its Pods gated; a queue-name change moves it (a
+ * held Workload) but not the admitted ones; scaled down to 2, its Workload is deleted. */
+START_TEST(leaderworkerset_workload_per_replica)
+{
+    fx_kind_t kinds[] = {{"", "v1", "pods", "Pod"},
+                         {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"}};
+    fx_t fx;
+    json_t *w, *ref;
+
+    fx_serve(&fx, kinds, 2);
+    fx_queues(&fx, 4);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+                "{\"name\":\"lq2\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+    fx_operate(&fx, "integrations",
+               "{\"frameworks\":[\"batch/job\",\"pod\","
+               "\"leaderworkerset.x-k8s.io/leaderworkerset\"]}");
+    lws_put(&fx, 2, "", "lq");
+    fx_run_until(&fx, lws_two_admitted, 10, "a Workload per replica, both admitted, no Pod yet");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "pods"), 0);
+    w = lws_workload(&fx, 1);
+    ref = json_array_get(json_object_get(json_object_get(w, "metadata"), "ownerReferences"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(ref, "kind")), "LeaderWorkerSet");
+    ck_assert(json_is_true(json_object_get(ref, "controller")));
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(w, "metadata"), "annotations"),
+                         "kueue.x-k8s.io/component-workload-index")),
+                     "1");
+    lws_pods(&fx, 0);
+    lws_pods(&fx, 1);
+    lws_put(&fx, 2, ",\"status\":{\"replicas\":2}", "lq"); /* an event of the owner */
+    fx_run_until(&fx, lws_pods_running, 10, "the replicas' Pods marked and ungated");
+    lws_assert_shape(&fx, 0);
+    lws_assert_shape(&fx, 1);
+    ck_assert_str_eq(node_selector(&fx, "lws-1", "pool"), "p1");
+    ck_assert_str_eq(node_selector(&fx, "lws-1-1", "pool"), "p1");
+
+    /* Scale up to 3: the third replica waits, its Pods gated. */
+    lws_put(&fx, 3, ",\"status\":{\"replicas\":2}", "lq");
+    fx_run_until(&fx, lws2_waits, 10, "replica 2 waiting: insufficient quota");
+    lws_pods(&fx, 2);
+    lws_put(&fx, 3, ",\"status\":{\"replicas\":3}", "lq");
+    run_for(&fx, 300);
+    ck_assert(gated(&fx, "lws-2") && gated(&fx, "lws-2-1"));
+    lws_assert_shape(&fx, 2);
+
+    /* A queue-name change: the held Workload follows, the admitted ones keep theirs. */
+    lws_put(&fx, 3, ",\"status\":{\"replicas\":3}", "lq2");
+    fx_run_until(&fx, lws2_in_lq2, 10, "replica 2's Workload moved to lq2");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(lws_workload(&fx, 0), "spec"), "queueName")),
+                     "lq");
+
+    /* Scale down to 2: replica 2's Workload is deleted (LeaderWorkerSet deletes its Pods). */
+    lws_put(&fx, 2, ",\"status\":{\"replicas\":3}", "lq2");
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "lws-2", NULL), ERR_OK);
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "lws-2-1", NULL), ERR_OK);
+    fx_run_until(&fx, lws2_gone, 10, "replica 2's Workload removed");
+    ck_assert(wl_reserved(lws_workload(&fx, 0)) && wl_reserved(lws_workload(&fx, 1)));
+    fx_stop(&fx);
+}
+END_TEST
+
+/* ---- a held unit's queue-name change ------------------------------------------------------- */
+
+static bool q_waits(fx_t *fx)
+{
+    return waits_for_quota(group_workload(fx, "q"));
+}
+
+static bool q_in_lq2(fx_t *fx)
+{
+    json_t *w = group_workload(fx, "q");
+    const char *qn = json_string_value(json_object_get(json_object_get(w, "spec"), "queueName"));
+    return qn != NULL && strcmp(qn, "lq2") == 0;
+}
+
+/* Pod `name`'s queue-name label set to `queue` (a StatefulSet's reconcile writes its new queue
+ * name into its Pods so). */
+static void set_queue(fx_t *fx, const char *name, const char *queue)
+{
+    json_t *p = json_deep_copy(get_pod(fx, name));
+
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "labels"),
+                        "kueue.x-k8s.io/queue-name", json_string(queue));
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, p, NULL, NULL), ERR_OK);
+    json_decref(p);
+}
+
+/* A held group whose Pods move to another LocalQueue: its Workload's spec.queueName follows (as
+ * a held Job's does); an admitted one would keep its queue. */
+START_TEST(held_group_follows_its_queue_name)
+{
+    fx_t fx;
+
+    fx_start(&fx, 1);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+                "{\"name\":\"lq2\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
+    pod(&fx, "q-0", 1, "q", 2, NULL);
+    pod(&fx, "q-1", 1, "q", 2, NULL);
+    fx_run_until(&fx, q_waits, 10, "pod group q (2 cpus in 1) waiting");
+    set_queue(&fx, "q-0", "lq2");
+    set_queue(&fx, "q-1", "lq2");
+    fx_run_until(&fx, q_in_lq2, 10, "q's Workload moved to lq2");
+    ck_assert(gated(&fx, "q-0") && gated(&fx, "q-1"));
     fx_stop(&fx);
 }
 END_TEST
@@ -599,6 +848,8 @@ int main(void)
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     tcase_add_test(tc, statefulset_pods_form_one_group);
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
+    tcase_add_test(tc, leaderworkerset_workload_per_replica);
+    tcase_add_test(tc, held_group_follows_its_queue_name);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -290,6 +290,9 @@ void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, cons
 void ctrl__pods_index(ctrl_t *c, const char *key, const ctrl_job_t *rec, const ctrl_job_t *old);
 /* Is Workload `key` a pod group's (a cached Pod names it as its group)? Queues the group. */
 bool ctrl__pods_wl(ctrl_t *c, const char *key);
+/* Workload `key` (`w`), which no cached Pod names as its group, is owned by Pods only: orphaned,
+ * its finalizer removed and it is deleted (true); false when it is not a Pods' Workload. */
+bool ctrl__pods_orphan(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 /* A child job (`j` of `kind`) of a parent Kueue admits whole: Kueue's shouldSuspendChildJob
  * (keep it suspended while the parent's Workload is not admitted). True when the job is a
  * child that was dealt with; false when it is a top-level job (no managed parent). */

@@ -677,6 +677,47 @@ static bool group_active(const unit_t *u, int64_t now_s)
     return false;
 }
 
+/*
+ * A held unit moved to another LocalQueue (its Pods' queue-name label: a StatefulSet's or a
+ * LeaderWorkerSet's new queue name, written into its Pods by the owner's reconcile below, or a
+ * plain Pod's): so does its Workload, as Kueue's reconcilers update spec.queueName of a Workload
+ * without quota reservation (an admitted one keeps its queue: the webhooks refuse the change once
+ * a replica is ready). The group's Pods agree on the queue name (jobs_pod_group_read() refuses a
+ * group whose Pods do not), so the first kept Pod's label is the group's.
+ */
+static void sync_queue(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
+{
+    const char *want = NULL, *have = w->wl.queue_name;
+    json_t *patch;
+    ctrl_op_t *op;
+
+    for (size_t i = 0; i < u->n && want == NULL; i++)
+        if (!u->have_g || u->g.verdict[i] == JOBS_POD_KEEP)
+            want = u->recs[i]->queue_name;
+    if (want == NULL || want[0] == '\0' || (have != NULL && strcmp(want, have) == 0))
+        return;
+    patch = json_pack("{s:{s:s?},s:{s:s}}", "metadata", "resourceVersion",
+                      w->wl.meta.resource_version, "spec", "queueName", want);
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, u->wkey, CTRL_WORKLOAD, u->wkey)
+               : NULL;
+    if (op != NULL) {
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: LocalQueue %s -> %s (its Pods' queue name)",
+                  u->wkey, have ? have : "", want);
+        ctrl__patch(c, op, NULL, patch);
+    }
+    json_decref(patch);
+}
+
+/* Is the Workload of the group of Pod `j` made by its owner (a LeaderWorkerSet's replica: see
+ * owned_workloads()), not from the group's Pods? */
+static bool owner_made(ctrl_t *c, const ctrl_job_t *j)
+{
+    const char *parent = objpath_annotation(j->pod, JOBS_POD_SUSPENDING_PARENT);
+
+    return parent != NULL && strcmp(parent, jobs_kind_leaderworkerset.framework) == 0 &&
+           ctrl__job_kind(c, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") != CTRL__KINDS;
+}
+
 static void reconcile_unit(ctrl_t *c, unit_t *u)
 {
     const ctrl_job_t *first = u->recs[0];
@@ -738,6 +779,11 @@ static void reconcile_unit(ctrl_t *c, unit_t *u)
             ctrl__wl_remove_finalizer(c, u->wkey, w);
         return;
     }
+    if (w == NULL && u->group && owner_made(c, first)) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "pod group %s: waiting for its LeaderWorkerSet's Workload",
+                  u->ukey + 1);
+        return;
+    }
     if (w == NULL) {
         if (stop_pods(c, u, false, "NoMatchingWorkload", "missing workload") > 0)
             return;
@@ -778,7 +824,8 @@ static void reconcile_unit(ctrl_t *c, unit_t *u)
     } else if (reserved && w->wl.conditions.admitted) {
         start_pods(c, u, w);
     } else if (!reserved) {
-        stop_pods(c, u, false, "NotAdmitted", "Not admitted by cluster queue");
+        if (stop_pods(c, u, false, "NotAdmitted", "Not admitted by cluster queue") == 0)
+            sync_queue(c, u, w);
     }
 }
 
@@ -905,7 +952,175 @@ static void on_owner_pods(const kube_result_t *res, void *data)
     ctrl__on_done(&r, op);
 }
 
-/* The owner, fetched fresh: LIST its Pods. */
+/* ---- a LeaderWorkerSet's Workloads (Kueue's LeaderWorkerSet reconciler) -------------------- */
+
+/*
+ * Kueue makes a LeaderWorkerSet's Workloads from the LeaderWorkerSet itself, one per replica
+ * (leaderworkerset-<name>-<i>-<hash>: pod sets leader x 1 + worker x (size - 1), or main x size;
+ * owned by the LeaderWorkerSet as controller; annotations job-owner-gvk, job-owner-name,
+ * component-workload-index), before any of its Pods exists. Its Pods name that Workload as their
+ * group and prebuilt Workload (jobs_serving_pod_default()) and wait for it; it is admitted,
+ * started through its Pods, evicted and released as any group's. At each event of the owner:
+ *
+ *   replica i < spec.replicas without a Workload  -> POST it (from the owner just read)
+ *   its Workload without quota reservation        -> spec.queueName follows the owner's label
+ *   the Workloads of indices >= spec.replicas     -> finalizer removed, deleted (a scale-down;
+ *                                                    looked up upwards from spec.replicas while
+ *                                                    one exists: every index below a former
+ *                                                    replica count had one)
+ *
+ * Kueue finds them by an owner index and creates the surge replicas of a rolling update too;
+ * here they are found by name, and a rolling update's surge is not counted.
+ */
+
+static bool send_owned_create(ctrl_op_t *op)
+{
+    char ns[256];
+    const char *slash = strchr(op->key, '/');
+
+    if (slash == NULL || op->body == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_create(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op,
+                       NULL, NULL) == ERR_OK;
+}
+
+/* The body of replica `i`'s Workload from `owner` (of `kind`): a new object, or NULL (msg). */
+static json_t *owned_workload(ctrl_t *c, ctrl_kind_t kind, json_t *owner, int32_t i, err_msg_t *msg)
+{
+    const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    workload_t wl = {0};
+    json_t *body = NULL;
+    size_t n = 0;
+    err_t rc;
+
+    rc = jobs_serving_workload(k, owner, i, (const char *const *)c->cfg->integrations.label_keys,
+                               &wl, msg);
+    if (rc == ERR_OK)
+        rc = ctrl__resolve_priority(c, owner, &wl, msg);
+    if (rc == ERR_OK)
+        rc = k->pod_sets(owner, ps, &n, msg);
+    if (rc == ERR_OK)
+        body = wlstatus_for_job(&wl, k, owner, ps, n, c->api_version[kind], msg);
+    for (size_t a = 0; body != NULL && a < wl.meta.annotations.len; a++) {
+        if (objpath_set_str(body, wl.meta.annotations.items[a].key,
+                            wl.meta.annotations.items[a].value, "metadata", "annotations",
+                            (char *)NULL) != ERR_OK) {
+            json_decref(body);
+            body = NULL;
+            err_set(msg, ERR_NOMEM, "out of memory");
+        }
+    }
+    if (body == NULL && msg != NULL && msg->text[0] == '\0')
+        err_set(msg, ERR_NOMEM, "out of memory");
+    workload_fini(&wl);
+    return body;
+}
+
+/* POST replica `i`'s Workload `wkey`. It holds "<kind>:<owner key>#<i>" busy ('#' is in no object
+ * name), so one create per replica is in flight; its answer marks the owner again. */
+static void owned_create(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *owner, int32_t i,
+                         const char *wkey)
+{
+    char busy[CTRL_KEY_MAX + 16];
+    err_msg_t msg = {{0}};
+    ctrl_op_t *op;
+
+    snprintf(busy, sizeof(busy), "%s#%d", okey, (int)i);
+    if (ctrl__busy(c, kind, busy))
+        return;
+    op = ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wkey, kind, busy);
+    if (op == NULL)
+        return;
+    op->data = json_string(okey);
+    op->body = op->data != NULL ? owned_workload(c, kind, owner, i, &msg) : NULL;
+    if (op->body == NULL) {
+        ctrl__log(c, CTRL_LOG_ERROR, "%s %s: no Workload for replica %d: %s", c->noun[kind], okey,
+                  (int)i, msg.text[0] ? msg.text : "out of memory");
+        ctrl__op_free(op);
+        return;
+    }
+    op->verb = "create";
+    op->send = send_owned_create;
+    ctrl__submit(c, op);
+}
+
+/* Delete Workload `wkey` of a replica beyond the owner's count (its finalizer first). */
+static void owned_delete(ctrl_t *c, const char *wkey, const ctrl_wl_t *w)
+{
+    ctrl_op_t *op;
+
+    if (ctrl__busy(c, CTRL_WORKLOAD, wkey))
+        return;
+    if (w->finalizer) {
+        ctrl__wl_remove_finalizer(c, wkey, w);
+        return;
+    }
+    if (w->wl.meta.deleting)
+        return;
+    op = ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey);
+    if (op == NULL)
+        return;
+    op->verb = "delete";
+    op->send = send_delete;
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: deleted: its replica is beyond spec.replicas", wkey);
+    ctrl__submit(c, op);
+}
+
+/* Workload `wkey` (held: no quota reservation) into LocalQueue `queue`. */
+static void owned_queue(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const char *queue)
+{
+    json_t *patch;
+    ctrl_op_t *op;
+
+    if (ctrl__busy(c, CTRL_WORKLOAD, wkey) || !w->valid || w->wl.meta.deleting ||
+        ctrl_wl_reserved(w) || queue == NULL || queue[0] == '\0' ||
+        (w->wl.queue_name != NULL && strcmp(w->wl.queue_name, queue) == 0))
+        return;
+    patch = json_pack("{s:{s:s?},s:{s:s}}", "metadata", "resourceVersion",
+                      w->wl.meta.resource_version, "spec", "queueName", queue);
+    op = patch ? ctrl__op_new(c, CTRL_OP_WL_QUEUE, CTRL_WORKLOAD, wkey, CTRL_WORKLOAD, wkey) : NULL;
+    if (op != NULL) {
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: LocalQueue %s -> %s (its owner's queue name)",
+                  wkey, w->wl.queue_name ? w->wl.queue_name : "", queue);
+        ctrl__patch(c, op, NULL, patch);
+    }
+    json_decref(patch);
+}
+
+/* The Workloads of LeaderWorkerSet `okey` (of `kind`), `owner` just read from the API. */
+static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *owner)
+{
+    const jobs_kind_t *k = ctrl__jobs_kind(c, kind);
+    int32_t n = jobs_serving_workloads(k, owner);
+    const char *slash = strchr(okey, '/');
+    const char *queue = objpath_label(owner, "kueue.x-k8s.io/queue-name");
+    char name[JOBS_SERVING_NAME_BUF], wkey[CTRL_KEY_MAX];
+    err_msg_t msg = {{0}};
+
+    if (slash == NULL)
+        return;
+    for (int32_t i = 0; i < INT32_MAX; i++) {
+        const ctrl_wl_t *w;
+        if (jobs_serving_workload_name(k, owner, i, name, sizeof(name), &msg) != ERR_OK) {
+            ctrl__log(c, CTRL_LOG_ERROR, "%s %s: %s", c->noun[kind], okey, msg.text);
+            return;
+        }
+        snprintf(wkey, sizeof(wkey), "%.*s/%s", (int)(slash - okey), okey, name);
+        w = ctrl__wl(c, wkey);
+        if (i >= n && w == NULL)
+            break;
+        if (i >= n)
+            owned_delete(c, wkey, w);
+        else if (w == NULL)
+            owned_create(c, kind, okey, owner, i, wkey);
+        else
+            owned_queue(c, wkey, w, queue);
+    }
+}
+
+/* The owner, fetched fresh: its Workloads (a LeaderWorkerSet's), then LIST its Pods. */
 static void on_owner_got(const kube_result_t *res, void *data)
 {
     ctrl_op_t *op = data;
@@ -928,6 +1143,8 @@ static void on_owner_got(const kube_result_t *res, void *data)
     }
     json_decref(op->data);
     op->data = json_incref(res->body);
+    if (k == &jobs_kind_leaderworkerset)
+        owned_workloads(c, op->kind, op->key, res->body);
     if (k == &jobs_kind_statefulset) {
         json_object_foreach(
             json_object_get(json_object_get(json_object_get(res->body, "spec"), "selector"),
@@ -1019,7 +1236,9 @@ void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
             ctrl__log(c, CTRL_LOG_ERROR, "pod group %s: out of memory", key + 1);
         else if (u.n > 0)
             reconcile_unit(c, &u);
-        /* No Pod left: its Workload is the Workload reconciler's (orphaned, finalizer). */
+        else
+            ctrl__mark_wl(c, u.wkey);
+        /* No Pod left: its Workload is the Workload reconciler's (orphaned: ctrl__pods_orphan). */
         unit_fini(&u);
         return;
     }
@@ -1059,6 +1278,35 @@ void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, cons
         snprintf(gk, sizeof(gk), "%c%s/%s", GROUP_MARK, pod_ns(js[i]), g);
         ctrl__mark_job(c, kind, gk);
     }
+}
+
+/*
+ * A pod group's Workload is owned by its Pods, none the controller (Kueue's shape for a group,
+ * and for a StatefulSet's or a LeaderWorkerSet replica's here, see docs/operator.md). When the
+ * last of them is gone -- a LeaderWorkerSet scaled down deletes its last replicas' Pods, a
+ * StatefulSet scaled to zero all of its Pods, a finished group's Pods are cleaned up -- the
+ * Workload is orphaned: the garbage collector would delete it, and so does this (its finalizer
+ * first), so that its quota goes back whether or not a garbage collector runs. The caller has
+ * checked that no cached Pod names it as its group (ctrl__pods_wl()).
+ */
+bool ctrl__pods_orphan(ctrl_t *c, const char *key, const ctrl_wl_t *w)
+{
+    ctrl_op_t *op;
+
+    if (!w->pod_owned || pod_kind(c) == CTRL__KINDS)
+        return false;
+    if (w->finalizer) {
+        ctrl__wl_remove_finalizer(c, key, w);
+    } else if (!w->wl.meta.deleting) {
+        op = ctrl__op_new(c, CTRL_OP_WL_DELETE, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key);
+        if (op == NULL)
+            return true;
+        op->verb = "delete";
+        op->send = send_delete;
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: deleted: no Pod of its group is left", key);
+        ctrl__submit(c, op);
+    }
+    return true;
 }
 
 bool ctrl__pods_wl(ctrl_t *c, const char *key)

@@ -872,7 +872,12 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
         j = ctrl__job(c, kind, owner);
         if (j != NULL && (uid == NULL || (j->meta.uid != NULL && strcmp(uid, j->meta.uid) == 0))) {
             ctrl__mark_job(c, kind, owner);
-            return;
+            /* A serving owner's Workload (a LeaderWorkerSet replica's) is started and stopped
+             * through its pod group (pods.c); before its Pods exist, as a Workload created
+             * directly (below). */
+            if (ctrl__jobs_kind(c, kind)->admit != JOBS_ADMIT_PODS || ctrl__pods_wl(c, key))
+                return;
+            goto direct;
         }
         /* Orphaned: its job is gone. Release the finalizer, then delete it (the garbage
          * collector would too; doing it here does not depend on one running). */
@@ -891,6 +896,9 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
     }
     if (ctrl__pods_wl(c, key))
         return; /* a pod group's: its Pods' reconcile (pods.c) */
+    if (ctrl__pods_orphan(c, key, w))
+        return; /* a pod group's whose Pods are all gone */
+direct:
     /* A Workload created directly: nothing to start or stop. */
     if (!w->valid)
         return;

@@ -92,6 +92,23 @@ static void owner_of(json_t *obj, ctrl_owner_t *o, bool *oom)
     }
 }
 
+/* Are the object's owners Pods only (at least one, none the controller)? */
+static bool pods_only(json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), *ref;
+    size_t i;
+
+    json_array_foreach(refs, i, ref)
+    {
+        const char *av = json_string_value(json_object_get(ref, "apiVersion"));
+        const char *k = json_string_value(json_object_get(ref, "kind"));
+        if (json_is_true(json_object_get(ref, "controller")) || av == NULL || k == NULL ||
+            strcmp(av, "v1") != 0 || strcmp(k, "Pod") != 0)
+            return false;
+    }
+    return json_array_size(refs) > 0;
+}
+
 void ctrl_owner_fini(ctrl_owner_t *o)
 {
     free(o->api_version);
@@ -199,6 +216,7 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
         w->stripped = true;
     }
     owner_of(obj, &w->owner, &oom);
+    w->pod_owned = pods_only(obj);
     if (json_is_object(rs)) {
         const char *at = json_string_value(json_object_get(rs, "requeueAt"));
         w->has_requeue = true;

@@ -57,6 +57,8 @@ typedef struct ctrl_wl_s {
     bool valid;         /* decoded (else only wl.meta's name/namespace/uid/rv are set) */
     char *invalid;      /* owned: why not, or NULL */
     ctrl_owner_t owner; /* controlling owner (a Job) */
+    bool pod_owned;     /* every ownerReference (at least one) is a core/v1 Pod and none is the
+                           controller: a pod group's Workload (pods.c) */
     bool finalizer;     /* kueue.x-k8s.io/resource-in-use present */
     bool has_requeue;   /* status.requeueState present */
     int32_t requeue_count;

@@ -365,6 +365,14 @@ static err_t workload_name(const jobs_kind_t *k, const json_t *obj, int32_t inde
     return jobs_workload_name(k, owner, uid, NAME_BUF - 1, buf, NAME_BUF, msg);
 }
 
+err_t jobs_serving_workload_name(const jobs_kind_t *k, const json_t *obj, int32_t index, char *buf,
+                                 size_t size, err_msg_t *msg)
+{
+    if (size < NAME_BUF)
+        return err_set(msg, ERR_INVALID, "name buffer of %zu bytes: too small", size);
+    return workload_name(k, obj, index, buf, msg);
+}
+
 err_t jobs_serving_workload(const jobs_kind_t *k, json_t *obj, int32_t index,
                             const char *const *copy_labels, workload_t *out, err_msg_t *msg)
 {

@@ -42,6 +42,16 @@ err_t jobs_serving_default(const jobs_kind_t *k, json_t *obj, err_msg_t *msg);
  * Pod), a StatefulSet one, a LeaderWorkerSet one per replica. */
 int32_t jobs_serving_workloads(const jobs_kind_t *k, const json_t *obj);
 
+/* Room for a serving Workload's name (jobs_serving_workload_name()), with its NUL. */
+#define JOBS_SERVING_NAME_BUF 254
+
+/* Kueue's name of Workload `index` of `obj` of serving kind `k` (a StatefulSet: lower(kind) + "-"
+ * + name; a LeaderWorkerSet: name + "-" + index) hashed with the object's uid, into `buf`
+ * (`size` >= JOBS_SERVING_NAME_BUF). ERR_INVALID without metadata.name. The index is not checked
+ * against the object's replicas (a scale-down's Workloads are named too). */
+err_t jobs_serving_workload_name(const jobs_kind_t *k, const json_t *obj, int32_t index, char *buf,
+                                 size_t size, err_msg_t *msg);
+
 /* Build into zeroed `out` Workload `index` (0 <= index < jobs_serving_workloads()) of `obj` as
  * Kueue's StatefulSet and LeaderWorkerSet reconcilers do: jobs_workload_build(), named
  * lower(kind) + "-" + name (a LeaderWorkerSet: name + "-" + index) hashed with the object's uid,
