@@ -330,6 +330,49 @@ START_TEST(warning_taken_back_when_metrics_go)
 }
 END_TEST
 
+/* LocalQueue ns/lq with `annotations` (a JSON object's members). */
+static void lq_annotated(fx_t *fx, const char *annotations)
+{
+    char lq[1024];
+
+    snprintf(lq, sizeof(lq),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+             "{\"name\":\"lq\",\"namespace\":\"ns\",\"annotations\":{%s}},\"spec\":{"
+             "\"clusterQueue\":\"cq\"}}",
+             annotations);
+    fx_put(fx, lq);
+}
+
+START_TEST(local_queue_annotations_win)
+{
+    fx_t fx;
+    const json_t *c;
+    const char *m;
+
+    start(&fx, idle_answer);
+    /* Invalid annotations on the LocalQueue: no policy for its Workloads at all, not even the
+     * ClusterQueue's (which would deactivate within 3 s). */
+    lq_annotated(&fx, "\"" IDLE_ANN_FOR "\":\"soon\"");
+    workload_with_pod(&fx);
+    run_for(&fx, 3500);
+    ck_assert(cond(&fx, IDLE_CONDITION) == NULL && !inactive(&fx));
+    /* Valid: the LocalQueue's policy, its threshold the section's default (0), not the
+     * ClusterQueue rule's 1%: utilisation 0.5% is busy there. */
+    lq_annotated(&fx, "\"" IDLE_ANN_FOR "\":\"1m\",\"" IDLE_ANN_WARN "\":\"59s\"");
+    run_for(&fx, 3500);
+    ck_assert(cond(&fx, IDLE_CONDITION) == NULL);
+    lq_annotated(&fx, "\"" IDLE_ANN_FOR "\":\"1m\",\"" IDLE_ANN_WARN
+                      "\":\"59s\",\"" IDLE_ANN_THRESHOLD "\":\"0.5\"");
+    fx_run_until(&fx, warned, 10, "the idle warning");
+    c = cond(&fx, IDLE_CONDITION);
+    m = json_string_value(json_object_get(c, "message"));
+    ck_assert_msg(strstr(m, "threshold 0.5%, policy of LocalQueue ns/lq): it will be deactivated "
+                            "(spec.active=false) once idle for 1m") != NULL,
+                  "%s", m);
+    stop(&fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_idlectl");
@@ -339,6 +382,7 @@ static Suite *suite(void)
     tcase_add_test(tc, idle_workload_warned_then_deactivated);
     tcase_add_test(tc, missing_metrics_never_deactivate);
     tcase_add_test(tc, warning_taken_back_when_metrics_go);
+    tcase_add_test(tc, local_queue_annotations_win);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
 #include "obs/metrics.h"
 #include "util/duration.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,8 @@ struct ctrl_idle_s {
     promq_t *q;               /* owned */
     kube_informer_t *pods;    /* owned */
     util_hmap_t state;        /* Workload key -> idle_state_t * (owned) */
+    util_hmap_t bad;          /* "<Kind> <key>" of a queue with invalid annotations -> a hash of
+                                 the error logged for it (logged once, again when it changes) */
     uint64_t last_ms;         /* loop time of the last query, 0: none yet */
     bool inflight;
     bool failing; /* the last query failed (logged once per failing stretch) */
@@ -172,6 +175,7 @@ static void idle_free(ctrl_idle_t *ix)
     for (size_t pos = 0; util_hmap_next(&ix->state, &pos, &key, &v);)
         free(v);
     util_hmap_fini(&ix->state);
+    util_hmap_fini(&ix->bad);
     metrics_registry_free(ix->reg);
     free(ix);
 }
@@ -193,6 +197,7 @@ err_t ctrl__idle_new(ctrl_t *c, err_msg_t *msg)
     ix->c = c;
     ix->cfg = cfg;
     util_hmap_init(&ix->state, 0);
+    util_hmap_init(&ix->bad, 0);
     codec.data = ix;
     if (metrics_init(ix) != ERR_OK) {
         idle_free(ix);
@@ -251,55 +256,66 @@ void ctrl__idle_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
 
 /* ---- policy ------------------------------------------------------------------------------ */
 
-/* The policy of Workload `w` (into *out), false when none applies. A bad annotation is logged and
- * applies no policy (the queue's Workloads are left alone rather than judged by a guess). */
+/* The policy in the annotations of queue `what` ("LocalQueue ns/name"): ERR_OK with *found;
+ * ERR_INVALID when they are wrong, logged once per queue and error text (each Workload of the
+ * queue asks again at each query). */
+static err_t queue_policy(ctrl_idle_t *ix, const char *what, const object_t *o, idle_policy_t *out,
+                          bool *found)
+{
+    err_msg_t msg = {{0}};
+    uint64_t h = 1469598103934665603ULL;
+
+    if (idle_policy_from_annotations(&object_meta_const(o)->annotations, &ix->cfg->defaults, out,
+                                     found, &msg) == ERR_OK) {
+        util_hmap_del(&ix->bad, what);
+        return ERR_OK;
+    }
+    for (const char *p = msg.text; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h |= 1; /* never NULL as a map value */
+    if ((uint64_t)(uintptr_t)util_hmap_get(&ix->bad, what) != (h & UINTPTR_MAX)) {
+        ctrl__log(ix->c, CTRL_LOG_ERROR,
+                  "idle reclaim: %s: %s (no idle-reclaim policy applies to its Workloads)", what,
+                  msg.text);
+        if (util_hmap_put(&ix->bad, what, (void *)(uintptr_t)h, NULL) != ERR_OK)
+            ctrl__log(ix->c, CTRL_LOG_DEBUG, "idle reclaim: out of memory");
+    }
+    return ERR_INVALID;
+}
+
+/* The policy of Workload `w` (into *out), false when none applies; `origin` names the queue it
+ * comes from. A queue with invalid annotations applies no policy (its Workloads are left alone
+ * rather than judged by a guess). */
 static bool policy_of(ctrl_idle_t *ix, const ctrl_wl_t *w, const char *ns, idle_policy_t *out,
                       char *origin, size_t n)
 {
     ctrl_t *c = ix->c;
     const char *cq = w->wl.admission ? w->wl.admission->cluster_queue : NULL;
-    char lq_key[CTRL_KEY_MAX] = "";
+    char lq_key[CTRL_KEY_MAX] = "", what[CTRL_KEY_MAX + 16];
     const object_t *o;
     const idle_policy_t *rule;
-    err_msg_t msg = {{0}};
     bool found = false;
 
     if (w->wl.queue_name != NULL)
         snprintf(lq_key, sizeof(lq_key), "%s/%s", ns, w->wl.queue_name);
     o = lq_key[0] ? ctrl__q(c, CTRL_LQ, lq_key) : NULL;
-    if (o != NULL) {
-        if (idle_policy_from_annotations(&object_meta_const(o)->annotations, &ix->cfg->defaults,
-                                         out, &found, &msg) != ERR_OK) {
-            ctrl__log(c, CTRL_LOG_ERROR, "idle reclaim: LocalQueue %s: %s", lq_key, msg.text);
-            return false;
-        }
-        if (found) {
-            snprintf(origin, n, "LocalQueue %s", lq_key);
-            return true;
-        }
-    }
-    rule = idle_config_rule(ix->cfg, lq_key[0] ? lq_key : NULL, NULL);
-    if (rule != NULL) {
-        *out = *rule;
-        snprintf(origin, n, "LocalQueue %s", lq_key);
+    snprintf(what, sizeof(what), "LocalQueue %s", lq_key);
+    if (o != NULL && queue_policy(ix, what, o, out, &found) != ERR_OK)
+        return false;
+    if (found || (rule = idle_config_rule(ix->cfg, lq_key[0] ? lq_key : NULL, NULL)) != NULL) {
+        if (!found)
+            *out = *rule;
+        snprintf(origin, n, "%s", what);
         return true;
     }
     o = cq != NULL ? ctrl__q(c, CTRL_CQ, cq) : NULL;
-    if (o != NULL) {
-        if (idle_policy_from_annotations(&object_meta_const(o)->annotations, &ix->cfg->defaults,
-                                         out, &found, &msg) != ERR_OK) {
-            ctrl__log(c, CTRL_LOG_ERROR, "idle reclaim: ClusterQueue %s: %s", cq, msg.text);
-            return false;
-        }
-        if (found) {
-            snprintf(origin, n, "ClusterQueue %s", cq);
-            return true;
-        }
-    }
-    rule = idle_config_rule(ix->cfg, NULL, cq);
-    if (rule != NULL) {
-        *out = *rule;
-        snprintf(origin, n, "ClusterQueue %s", cq);
+    snprintf(what, sizeof(what), "ClusterQueue %s", cq ? cq : "");
+    if (o != NULL && queue_policy(ix, what, o, out, &found) != ERR_OK)
+        return false;
+    if (found || (rule = idle_config_rule(ix->cfg, NULL, cq)) != NULL) {
+        if (!found)
+            *out = *rule;
+        snprintf(origin, n, "%s", what);
         return true;
     }
     return false;
