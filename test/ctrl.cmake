@@ -55,6 +55,12 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(flood)
   set_property(TEST integration_ctrl_flood APPEND PROPERTY ENVIRONMENT
                "SLUICE_FLOOD=$<TARGET_FILE:flood>")
+  # idle reclaim against a canned Prometheus on loopback (test/promcanned.c)
+  add_executable(promcanned promcanned.c)
+  target_link_libraries(promcanned PRIVATE sluice_flags)
+  sluice_add_ctrl_e2e(idle)
+  set_property(TEST integration_ctrl_idle APPEND PROPERTY ENVIRONMENT
+               "SLUICE_PROMCANNED=$<TARGET_FILE:promcanned>")
   # test/integration/ctrl_kinds.sh KIND: the same live story for each object kind not covered
   # above (integration_ctrl_kinds_<kind>).
   foreach(kind tfjob xgboostjob paddlejob jaxjob mpijob rayjob raycluster)
