@@ -97,6 +97,24 @@ START_TEST(no_cohort_nominal_only)
 }
 END_TEST
 
+START_TEST(memory_message_binary_suffixes)
+{
+    /* Kueue prints bytes with binary suffixes (resources.ResourceQuantity): "2Gi", not 2147483648
+     */
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "memory|f:4Gi", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w1", "q", 0, 1, "memory=3Gi", NULL);
+    fx_wl(s, "ns/w2", "q", 0, 2, "memory=1536Mi", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w2"), SCHED_WL_PENDING);
+    ck_assert_str_eq(fx_message(s, "ns/w2"),
+                     "couldn't assign flavors to pod set main: insufficient quota for memory in "
+                     "flavor f: requested 1536Mi, available 1Gi (nominal 4Gi, used 3Gi, borrowing "
+                     "limit 0)");
+}
+END_TEST
+
 START_TEST(hierarchical_cohorts)
 {
     /* root (own quota 4) -> mid -> {a (2), b (2)}; a can borrow from b and from root's quota */
@@ -226,6 +244,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, worked_example);
     tcase_add_test(tc, no_cohort_nominal_only);
+    tcase_add_test(tc, memory_message_binary_suffixes);
     tcase_add_test(tc, hierarchical_cohorts);
     tcase_add_test(tc, cohort_cycle_disables);
     tcase_add_test(tc, quota_shrink_keeps_running);

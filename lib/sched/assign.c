@@ -133,13 +133,13 @@ static int severity(sched_reason_t r)
     }
 }
 
-static const char *limit_str(const node_t *n, const qfr_t *q, char *buf)
+static const char *limit_str(const node_t *n, const qfr_t *q, quantity_format_t f, char *buf)
 {
     if (n->parent == NULL)
         return "0";
     if (!q->has_borrowing_limit)
         return "none";
-    return sched__fmt_q(q->borrowing_limit, buf);
+    return sched__fmt_q(q->borrowing_limit, f, buf);
 }
 
 /* ---- per-resource check (Kueue fitsResourceQuota)
@@ -155,14 +155,15 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
     qnano_t val = assumed + request;
     const char *res = s->res_names[s->frs[fr].res];
     const char *flv = s->flavors[s->frs[fr].flavor]->name;
+    quantity_format_t f = sched__res_format(res);
     char b1[QUANTITY_STR_MAX], b2[QUANTITY_STR_MAX], b3[QUANTITY_STR_MAX], b4[QUANTITY_STR_MAX],
         b5[QUANTITY_STR_MAX];
     if (val > maxcap) {
         reasons_add(why,
                     util_asprintf("insufficient quota for %s in flavor %s: requested %s, maximum "
                                   "capacity %s (nominal %s, borrowing limit %s)",
-                                  res, flv, sched__fmt_q(val, b1), sched__fmt_q(maxcap, b2),
-                                  sched__fmt_q(q->nominal, b3), limit_str(n, q, b4)));
+                                  res, flv, sched__fmt_q(val, f, b1), sched__fmt_q(maxcap, f, b2),
+                                  sched__fmt_q(q->nominal, f, b3), limit_str(n, q, f, b4)));
         if (severity(SCHED_REASON_EXCEEDS_MAX_QUOTA) > severity(*nofit))
             *nofit = SCHED_REASON_EXCEEDS_MAX_QUOTA;
         return (gmode_t){PM_NOFIT, 0};
@@ -173,9 +174,9 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
         return (gmode_t){PM_FIT, borrow};
     reasons_add(why, util_asprintf("insufficient quota for %s in flavor %s: requested %s, "
                                    "available %s (nominal %s, used %s, borrowing limit %s)",
-                                   res, flv, sched__fmt_q(val, b1), sched__fmt_q(avail, b2),
-                                   sched__fmt_q(q->nominal, b3), sched__fmt_q(q->usage, b5),
-                                   limit_str(n, q, b4)));
+                                   res, flv, sched__fmt_q(val, f, b1), sched__fmt_q(avail, f, b2),
+                                   sched__fmt_q(q->nominal, f, b3), sched__fmt_q(q->usage, f, b5),
+                                   limit_str(n, q, f, b4)));
     bool can_preempt_borrowing =
         cq->borrow_within_cohort != PREEMPT_NEVER ||
         (s->cfg.fair_sharing && cq->reclaim_within_cohort != PREEMPT_NEVER);

@@ -578,6 +578,10 @@ size_t sched__fair_next(sched_t *s, entry_t *e, size_t n);
 /* ---- cycle.c / messages -----------------------------------------------------------------------
  */
 
-char *sched__fmt_q(qnano_t v, char *buf); /* QUANTITY_STR_MAX bytes */
+/* How messages print an amount of resource `res`: binary suffixes for bytes (memory,
+ * ephemeral-storage, hugepages-*), as Kueue's resources.ResourceQuantity(); else decimal. */
+quantity_format_t sched__res_format(const char *res);
+/* `v` in canonical Kubernetes form of `format` into `buf` (QUANTITY_STR_MAX bytes). */
+char *sched__fmt_q(qnano_t v, quantity_format_t format, char *buf);
 
 #endif

@@ -5,7 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *sched__fmt_q(qnano_t v, char *buf)
+quantity_format_t sched__res_format(const char *res)
+{
+    /* Kueue's resources.ResourceQuantity(): bytes print in binary suffixes, the rest decimal */
+    if (strcmp(res, "memory") == 0 || strcmp(res, "ephemeral-storage") == 0 ||
+        strncmp(res, "hugepages-", 10) == 0)
+        return QUANTITY_BINARY_SI;
+    return QUANTITY_DECIMAL_SI;
+}
+
+char *sched__fmt_q(qnano_t v, quantity_format_t format, char *buf)
 {
     /* whole numbers below 1000 print as themselves in canonical DecimalSI form ("20"); a fast
      * path for the explanation messages, which format several numbers per failed check */
@@ -22,7 +31,7 @@ char *sched__fmt_q(qnano_t v, char *buf)
         buf[k] = '\0';
         return buf;
     }
-    quantity_t q = {.nano = v, .format = QUANTITY_DECIMAL_SI};
+    quantity_t q = {.nano = v, .format = format};
     return quantity_format(q, buf);
 }
 
