@@ -456,6 +456,104 @@ START_TEST(job_stop_marks_stopping_until_restored)
 }
 END_TEST
 
+/* ---- children of integrations.externalFrameworks owners ------------------------------------ */
+
+static const char *uid_of(fx_t *fx, const char *resource, const char *name)
+{
+    return json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx->fa, resource, "ns", name), "metadata"), "uid"));
+}
+
+/* Job `name` owned by AppWrapper `owner` (its controller), running unless `suspend`, in LocalQueue
+ * lq when `queued`. */
+static void aw_child(fx_t *fx, const char *name, const char *owner, bool suspend, bool queued)
+{
+    char j[2048];
+
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{%s},\"ownerReferences\":[{\"apiVersion\":"
+             "\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\",\"name\":\"%s\","
+             "\"uid\":\"%s\",\"controller\":true}]},\"spec\":{\"suspend\":%s,\"parallelism\":1,"
+             "\"completions\":1,\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\"}}}]}}}}",
+             name, queued ? "\"kueue.x-k8s.io/queue-name\":\"lq\"" : "", owner,
+             uid_of(fx, "appwrappers", owner), suspend ? "true" : "false");
+    fx_put(fx, j);
+}
+
+static bool c1_suspended(fx_t *fx)
+{
+    return job_suspended(fx, "c1");
+}
+
+static bool aw_wl_admitted(fx_t *fx)
+{
+    return wl_reserved(fakeapi_get_object(fx->fa, "workloads", "ns", "appwrapper-aw"));
+}
+
+static bool c2_has_workload(fx_t *fx)
+{
+    char wname[JOB_WORKLOAD_NAME_MAX + 1];
+    const char *uid = uid_of(fx, "jobs", "c2");
+
+    return uid != NULL &&
+           jobs_workload_name(jobs_kind_named("batch/job"), "c2", uid, JOB_WORKLOAD_NAME_MAX, wname,
+                              sizeof(wname), NULL) == ERR_OK &&
+           fakeapi_get_object(fx->fa, "workloads", "ns", wname) != NULL;
+}
+
+/* integrations.externalFrameworks: an AppWrapper (another controller's kind, read with a GET as
+ * Kueue reads it) with a queue name covers its child Job: no Workload for the child, suspended
+ * while the AppWrapper's own Workload (its controller's, found by owner) is not admitted, left
+ * running once it is. An AppWrapper without a queue name covers nothing: its queued child is a
+ * Job of its own and gets its Workload. */
+START_TEST(external_framework_children)
+{
+    fx_kind_t kinds[] = {{"workload.codeflare.dev", "v1beta2", "appwrappers", "AppWrapper"}};
+    fx_t fx;
+    char w[2048];
+
+    fx_serve(&fx, kinds, 1);
+    fx_queues(&fx, 4);
+    fx_operate(&fx, "integrations",
+               "{\"frameworks\":[\"batch/job\"],"
+               "\"externalFrameworks\":[\"AppWrapper.v1beta2.workload.codeflare.dev\"]}");
+    fx_put(&fx, "{\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
+                "\"metadata\":{\"name\":\"aw\",\"namespace\":\"ns\",\"labels\":{"
+                "\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}");
+    aw_child(&fx, "c1", "aw", false, false);
+    fx_run_until(&fx, c1_suspended, 10, "the AppWrapper's running child suspended");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 0);
+    ck_assert_uint_gt(fakeapi_count(fx.fa, "get", "appwrappers"), 0); /* read as Kueue reads it */
+
+    /* The AppWrapper's controller makes its Workload; once admitted, the child runs. */
+    snprintf(w, sizeof(w),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+             "\"name\":\"appwrapper-aw\",\"namespace\":\"ns\",\"ownerReferences\":[{"
+             "\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
+             "\"name\":\"aw\",\"uid\":\"%s\",\"controller\":true}]},\"spec\":{\"queueName\":"
+             "\"lq\",\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{"
+             "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\"}}}]}}}]}}",
+             uid_of(&fx, "appwrappers", "aw"));
+    fx_put(&fx, w);
+    fx_run_until(&fx, aw_wl_admitted, 10, "the AppWrapper's Workload admitted");
+    aw_child(&fx, "c1", "aw", false, false);
+    run_for(&fx, 1500);
+    ck_assert_msg(!job_suspended(&fx, "c1"), "the child of an admitted AppWrapper was suspended");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
+
+    /* No queue name on the AppWrapper: its queued child is a top-level Job. */
+    fx_put(&fx, "{\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
+                "\"metadata\":{\"name\":\"plain\",\"namespace\":\"ns\"},\"spec\":{}}");
+    aw_child(&fx, "c2", "plain", true, true);
+    fx_run_until(&fx, c2_has_workload, 10, "the queued child of an unqueued AppWrapper queued");
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- StatefulSet: its Pods form one group ------------------------------------------------- */
 
 /* A StatefulSet's Pod `name` as the pod webhook leaves it: gated, role hash, marked by its
@@ -850,6 +948,7 @@ int main(void)
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
     tcase_add_test(tc, held_group_follows_its_queue_name);
+    tcase_add_test(tc, external_framework_children);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -604,6 +604,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
             ctrl__eviction_drop(c, key);
         }
         ctrl__acct_changed(c, old, rec);
+        ctrl__extowner_wl_changed(c, key, rec, old);
         ctrl__engine_wl(c, key, rec);
         if (rec != NULL)
             overlay_settle(c, kind, key);
@@ -800,6 +801,8 @@ static void state_free(ctrl_t *c)
     sched_free(c->sched);
     util_hmap_fini(&c->busy);
     podindex_fini(&c->pod_groups);
+    ctrl__extowner_fini(c);
+    podindex_fini(&c->ext_wls);
     ctrl_wq_fini(&c->jobs_q);
     ctrl_wq_fini(&c->wls_q);
     evictions_fini(c);
@@ -1142,6 +1145,8 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     c->sched = sched_new(&sc);
     util_hmap_init(&c->busy, 0);
     podindex_init(&c->pod_groups);
+    util_hmap_init(&c->ext_owners, 0);
+    podindex_init(&c->ext_wls);
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
     util_hmap_init(&c->verify, 0);

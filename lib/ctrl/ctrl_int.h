@@ -55,6 +55,7 @@ typedef enum {
     CTRL_OP_POD_OWNER,       /* StatefulSet / LeaderWorkerSet: GET it, LIST its Pods (no write) */
     CTRL_OP_POD_MARK,        /* Pod: joins its serving owner's pod group */
     CTRL_OP_WL_IDLE,         /* condition sluice.dev/Idle (idle reclaim, idlectl.c) */
+    CTRL_OP_EXT_OWNER,       /* GET an externalFrameworks owner's metadata (extowner.c) */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
@@ -108,6 +109,8 @@ struct ctrl_s {
     util_hmap_t overlay[CTRL__KINDS];      /* Workload, jobs: key -> record (owned) of what this
                                               process wrote last, until the cache catches up */
     podindex_t pod_groups;                 /* the cached Pods of each pod group (pods.c) */
+    util_hmap_t ext_owners;                /* externalFrameworks owners read (extowner.c) */
+    podindex_t ext_wls;         /* their Workloads: owner uid -> Workload keys (extowner.c) */
     util_hmap_t busy;           /* "<kind>:<key>" -> index 0 while a write is in flight */
     ctrl_wq_t jobs_q;           /* jobs to reconcile, "<kind>:<key>" (workqueue.h) */
     ctrl_wq_t wls_q;            /* Workloads to reconcile */
@@ -297,6 +300,35 @@ bool ctrl__pods_orphan(ctrl_t *c, const char *key, const ctrl_wl_t *w);
  * (keep it suspended while the parent's Workload is not admitted). True when the job is a
  * child that was dealt with; false when it is a top-level job (no managed parent). */
 bool ctrl__child_job(ctrl_t *c, ctrl_kind_t kind, const char *key, const ctrl_job_t *j);
+
+/* ---- owners of integrations.externalFrameworks kinds (extowner.c) ------------------------- */
+
+/* What was read of one external owner (PartialObjectMetadata, as Kueue reads it). */
+typedef struct ctrl_extowner_s {
+    bool found;         /* the GET found it (else 404) */
+    char *uid;          /* owned, or NULL */
+    char *queue_name;   /* owned: label kueue.x-k8s.io/queue-name, or NULL */
+    ctrl_owner_t owner; /* its own controlling owner */
+} ctrl_extowner_t;
+
+typedef enum {
+    CTRL_EXT_FOUND = 0, /* *out is the owner (borrowed until the next call) */
+    CTRL_EXT_PENDING,   /* being read: the child `kind` `key` is reconciled again then */
+    CTRL_EXT_GONE,      /* not found (or the reference is unusable) */
+} ctrl_ext_t;
+
+/* The external owner `ref` of a child in namespace `ns`, read recently, or a GET submitted for
+ * it on behalf of the child (`kind`, `key`: held busy, marked again at the answer). */
+ctrl_ext_t ctrl__extowner(ctrl_t *c, const char *ns, const ctrl_owner_t *ref, ctrl_kind_t kind,
+                          const char *key, const ctrl_extowner_t **out);
+/* Release what was read. */
+void ctrl__extowner_fini(ctrl_t *c);
+/* The Workload cache of `key` changed from `old` to `rec` (either NULL): keep c->ext_wls. */
+void ctrl__extowner_wl_changed(ctrl_t *c, const char *key, const ctrl_wl_t *rec,
+                               const ctrl_wl_t *old);
+/* The newest not finished Workload whose controller owner has `uid` (an external owner's), or
+ * NULL. */
+const ctrl_wl_t *ctrl__extowner_workload(ctrl_t *c, const char *uid);
 
 /* ---- admission (admit.c) ----------------------------------------------------------------- */
 

@@ -24,6 +24,16 @@ static bool external_is(const char *ext, const char *api_version, const char *ki
            strncmp(d2 + 1, api_version, (size_t)(slash - api_version)) == 0;
 }
 
+bool jobparent_external(const ctrl_config_t *cfg, const char *api_version, const char *kind)
+{
+    if (api_version == NULL || kind == NULL)
+        return false;
+    for (size_t i = 0; i < cfg->integrations.nexternal; i++)
+        if (external_is(cfg->integrations.external[i], api_version, kind))
+            return true;
+    return false;
+}
+
 bool jobparent_kind(const ctrl_config_t *cfg, const char *api_version, const char *kind)
 {
     const jobs_kind_t *k;
@@ -33,10 +43,7 @@ bool jobparent_kind(const ctrl_config_t *cfg, const char *api_version, const cha
     k = jobs_kind_find(api_version, kind);
     if (k != NULL && ctrl_framework_enabled(cfg, k->framework))
         return true;
-    for (size_t i = 0; i < cfg->integrations.nexternal; i++)
-        if (external_is(cfg->integrations.external[i], api_version, kind))
-            return true;
-    return false;
+    return jobparent_external(cfg, api_version, kind);
 }
 
 bool jobparent_managed(const ctrl_config_t *cfg, const json_t *obj, const char **kind,

@@ -22,6 +22,10 @@
  * matches its exact group/version. */
 bool jobparent_kind(const ctrl_config_t *cfg, const char *api_version, const char *kind);
 
+/* Is apiVersion `api_version` and `kind` (either may be NULL: no) one of
+ * integrations.externalFrameworks (its exact group/version)? */
+bool jobparent_external(const ctrl_config_t *cfg, const char *api_version, const char *kind);
+
 /* Does the object `obj` have a controller ownerReference of such a kind? On true, *kind and
  * *name (may be NULL) point into `obj` (borrowed). */
 bool jobparent_managed(const ctrl_config_t *cfg, const json_t *obj, const char **kind,

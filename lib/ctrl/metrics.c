@@ -582,8 +582,9 @@ void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *re
                                                                               : "error";
     const char *resource = op->op == CTRL_OP_EVENT ? "events" : c->res[op->kind].resource;
 
-    if (res->canceled || op->op == CTRL_OP_WL_VERIFY)
-        return; /* a verification is a read */
+    if (res->canceled || op->op == CTRL_OP_WL_VERIFY || op->op == CTRL_OP_POD_OWNER ||
+        op->op == CTRL_OP_EXT_OWNER)
+        return; /* a verification, a serving owner's or an external owner's GET are reads */
     count(c, M_WRITES, (const char *const[]){resource ? resource : "", result}, 1);
 }
 

@@ -682,63 +682,98 @@ static bool child(ctrl_t *c, const ctrl_job_t *j)
 #define CHILD_CHAIN_MAX 10
 
 /*
- * A job whose controller owner is of a kind Kueue admits whole is a child: walk its owners (as
- * cached here) to the topmost one that is managed (has a queue name, or manageJobsWithoutQueueName
- * holds). None: it is a top-level job after all (false: the caller reconciles it as one). One:
- * the ancestor's Workload covers it, and while that Workload is missing, finished or not admitted
- * a running child is suspended ("Kueue managed child job suspended"); an admitted ancestor's
- * children are left to its controller. An owner of an external framework, or one not cached yet,
- * cannot be looked at: the child is left alone (and looked at again after a backoff when its
- * owner is of a watched kind).
+ * A job whose controller owner is of a kind Kueue admits whole is a child: walk its owners to the
+ * topmost one that is managed (has a queue name, or manageJobsWithoutQueueName holds). An owner
+ * of a watched kind is read from its cache; one of an integrations.externalFrameworks kind
+ * (AppWrapper, ...) is read with a GET (extowner.c) -- the child is looked at again when it has
+ * been read. None managed: it is a top-level job after all (false: the caller reconciles it as
+ * one). One: the ancestor's Workload covers it (for an external ancestor, the newest not finished
+ * Workload its controller made, found by owner uid), and while that Workload is missing, finished
+ * or not admitted a running child is suspended ("Kueue managed child job suspended"); an
+ * admitted ancestor's children are left to its controller. An owner of a watched kind not cached
+ * yet is looked at again after a backoff; a uid that does not match, or an owner of a kind
+ * neither watched nor external, stops the walk.
  */
 bool ctrl__child_job(ctrl_t *c, ctrl_kind_t kind, const char *key, const ctrl_job_t *j)
 {
-    const ctrl_job_t *cur = j, *top = NULL;
+    const ctrl_owner_t *ref = &j->owner;
+    const ctrl_job_t *top = NULL;
+    const ctrl_extowner_t *top_ext = NULL;
     ctrl_kind_t top_kind = CTRL__KINDS;
+    const char *ns = j->meta.namespace ? j->meta.namespace : "";
     char pkey[CTRL_KEY_MAX], wname[JOB_WORKLOAD_NAME_MAX + 1], wkey[CTRL_KEY_MAX];
     const ctrl_wl_t *w;
 
-    for (int depth = 0; depth < CHILD_CHAIN_MAX && cur->owner.kind != NULL; depth++) {
-        ctrl_kind_t pk = ctrl__job_kind(c, cur->owner.api_version, cur->owner.kind);
+    for (int depth = 0; depth < CHILD_CHAIN_MAX && ref->kind != NULL; depth++) {
+        ctrl_kind_t pk = ctrl__job_kind(c, ref->api_version, ref->kind);
         const ctrl_job_t *p;
         if (pk == CTRL__KINDS) {
-            if (top == NULL && depth == 0)
-                return jobparent_kind(c->cfg, cur->owner.api_version, cur->owner.kind);
-            break;
+            const ctrl_extowner_t *e = NULL;
+            if (!jobparent_external(c->cfg, ref->api_version, ref->kind))
+                break;
+            switch (ctrl__extowner(c, ns, ref, kind, key, &e)) {
+            case CTRL_EXT_PENDING:
+                return true; /* reconciled again once it has been read */
+            case CTRL_EXT_GONE:
+                if (top == NULL && top_ext == NULL)
+                    return true; /* as Kueue: an owner it cannot read leaves the child alone */
+                e = NULL;
+                break;
+            case CTRL_EXT_FOUND:
+                break;
+            }
+            if (e == NULL || (ref->uid != NULL && e->uid != NULL && strcmp(ref->uid, e->uid)))
+                break; /* gone, or the reference names another object of that name */
+            /* Kueue's test for an ancestor: a queue name, or manageJobsWithoutQueueName. */
+            if ((e->queue_name != NULL && e->queue_name[0] != '\0') ||
+                c->cfg->kueue.manage_jobs_without_queue_name) {
+                top_ext = e;
+                top = NULL;
+            }
+            ref = &e->owner;
+            continue;
         }
-        snprintf(pkey, sizeof(pkey), "%s/%s", j->meta.namespace ? j->meta.namespace : "",
-                 cur->owner.name ? cur->owner.name : "");
+        snprintf(pkey, sizeof(pkey), "%s/%s", ns, ref->name ? ref->name : "");
         p = ctrl__job(c, pk, pkey);
         if (p == NULL) {
             char b[CTRL_KEY_MAX + 8];
-            if (top != NULL)
+            if (top != NULL || top_ext != NULL)
                 break;
             ctrl__kind_key(kind, key, b, sizeof(b));
             if (ctrl_wq_fail(&c->jobs_q, b, uv_now(c->loop)) != ERR_OK)
                 ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", key);
             return true;
         }
-        if (cur->owner.uid != NULL && p->meta.uid != NULL && strcmp(cur->owner.uid, p->meta.uid))
+        if (ref->uid != NULL && p->meta.uid != NULL && strcmp(ref->uid, p->meta.uid))
             break; /* the reference names another object of that name */
         if (!p->skip && managed(c, p)) {
             top = p;
             top_kind = pk;
+            top_ext = NULL;
         }
-        cur = p;
+        ref = &p->owner;
     }
-    if (top == NULL)
+    if (top == NULL && top_ext == NULL)
         return false;
-    if (j->phase != JOBS_RUNNING || j->suspended || top->meta.name == NULL ||
-        jobs_workload_name(ctrl__jobs_kind(c, top_kind), top->meta.name, top->meta.uid,
-                           JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) != ERR_OK)
+    if (j->phase != JOBS_RUNNING || j->suspended)
         return true;
-    snprintf(wkey, sizeof(wkey), "%s/%s", top->meta.namespace ? top->meta.namespace : "", wname);
-    w = ctrl__wl(c, wkey);
+    if (top_ext != NULL) {
+        w = top_ext->uid != NULL ? ctrl__extowner_workload(c, top_ext->uid) : NULL;
+    } else {
+        if (top->meta.name == NULL ||
+            jobs_workload_name(ctrl__jobs_kind(c, top_kind), top->meta.name, top->meta.uid,
+                               JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL) != ERR_OK)
+            return true;
+        snprintf(wkey, sizeof(wkey), "%s/%s", top->meta.namespace ? top->meta.namespace : "",
+                 wname);
+        w = ctrl__wl(c, wkey);
+    }
     if (w != NULL && !w->wl.conditions.finished && ctrl_wl_reserved(w) && w->wl.conditions.admitted)
         return true;
     ctrl__event(c, kind, &j->meta, "Normal", "Suspended", "Kueue managed child job suspended");
     ctrl__log(c, CTRL_LOG_INFO, "%s %s: suspended: its %s %s is not admitted", c->noun[kind], key,
-              c->noun[top_kind], top->meta.name);
+              top_ext != NULL ? "owner" : c->noun[top_kind],
+              top_ext != NULL ? (j->owner.name ? j->owner.name : "") : top->meta.name);
     {
         json_t *child_mark = json_string("child"); /* no stopping annotation: nothing to restore */
         if (child_mark != NULL)
