@@ -226,6 +226,10 @@ START_TEST(idle_workload_warned_then_deactivated)
     workload_with_pod(&fx);
     fx_run_until(&fx, warned, 10, "the idle warning");
     ck_assert(!inactive(&fx));
+    metrics_buf_fini(&m);
+    ck_assert_int_eq(ctrl_metrics_render(fx.ctrl, &m), ERR_OK);
+    ck_assert_msg(strstr(m.data, "sluice_idle_workloads{state=\"warned\"} 1\n") != NULL, "%s",
+                  m.data);
     c = cond(&fx, IDLE_CONDITION);
     ck_assert_str_eq(json_string_value(json_object_get(c, "reason")), "GPUsIdle");
     ck_assert_msg(strstr(json_string_value(json_object_get(c, "message")),
@@ -252,6 +256,7 @@ START_TEST(idle_workload_warned_then_deactivated)
     schema_valid(&fx);
     /* Kueue's eviction counter, once the eviction write has been answered. */
     fx_run_until(&fx, eviction_counted, 10, "the eviction counted");
+    metrics_buf_fini(&m);
     ck_assert_int_eq(ctrl_metrics_render(fx.ctrl, &m), ERR_OK);
     ck_assert_msg(strstr(m.data, "sluice_idle_warnings_total{cluster_queue=\"cq\",namespace=\"ns\","
                                  "local_queue=\"lq\"} 1\n") != NULL,
@@ -260,6 +265,8 @@ START_TEST(idle_workload_warned_then_deactivated)
                                  "\"ns\",local_queue=\"lq\"} 1\n") != NULL,
                   "%s", m.data);
     ck_assert_msg(strstr(m.data, "sluice_idle_queries_total{result=\"success\"}") != NULL, "%s",
+                  m.data);
+    ck_assert_msg(strstr(m.data, "sluice_idle_workloads{state=\"warned\"} 0\n") != NULL, "%s",
                   m.data);
 
     metrics_buf_fini(&m);

@@ -67,7 +67,7 @@ struct ctrl_idle_s {
     int open; /* the informer and the query client until closed */
     char query[QUERY_MAX];
     metrics_registry_t *reg; /* owned */
-    metrics_family_t *m_warn, *m_deact, *m_queries;
+    metrics_family_t *m_warn, *m_deact, *m_queries, *m_tracked;
     void (*on_closed)(void *data);
     void *closed_data;
 };
@@ -140,6 +140,7 @@ static void on_pods_error(kube_informer_t *inf, const kube_result_t *res, const 
 
 static const char *const L_Q[] = {"cluster_queue", "namespace", "local_queue", NULL};
 static const char *const L_RESULT[] = {"result", NULL};
+static const char *const L_STATE[] = {"state", NULL};
 
 static err_t metrics_init(ctrl_idle_t *ix)
 {
@@ -155,14 +156,36 @@ static err_t metrics_init(ctrl_idle_t *ix)
                            METRICS_COUNTER, L_Q, NULL, 0, &ix->m_deact, &msg) != ERR_OK ||
         metrics_family_add(ix->reg, "sluice_idle_queries_total",
                            "GPU utilisation queries of idle reclaim by result (success, error)",
-                           METRICS_COUNTER, L_RESULT, NULL, 0, &ix->m_queries, &msg) != ERR_OK)
+                           METRICS_COUNTER, L_RESULT, NULL, 0, &ix->m_queries, &msg) != ERR_OK ||
+        metrics_family_add(ix->reg, "sluice_idle_workloads",
+                           "Admitted Workloads whose GPUs are idle now, by state (idle: the clock "
+                           "runs; warned: deactivation follows unless they are used)",
+                           METRICS_GAUGE, L_STATE, NULL, 0, &ix->m_tracked, &msg) != ERR_OK)
         return ERR_NOMEM;
     return ERR_OK;
 }
 
 err_t ctrl__idle_metrics_render(ctrl_t *c, metrics_buf_t *out)
 {
-    return c->idle != NULL ? metrics_render(c->idle->reg, out) : ERR_OK;
+    ctrl_idle_t *ix = c->idle;
+    size_t idle = 0, warned = 0;
+    const char *key;
+    void *v;
+
+    if (ix == NULL)
+        return ERR_OK;
+    /* From the states of the last answer: a follower, which queries nothing, shows zeros. */
+    for (size_t pos = 0; util_hmap_next(&ix->state, &pos, &key, &v);) {
+        const idle_state_t *st = v;
+        if (st->warned_ms != 0)
+            warned++;
+        else
+            idle++;
+    }
+    if (metrics_gauge_set(ix->m_tracked, (const char *const[]){"idle"}, (double)idle) != ERR_OK ||
+        metrics_gauge_set(ix->m_tracked, (const char *const[]){"warned"}, (double)warned) != ERR_OK)
+        return ERR_NOMEM;
+    return metrics_render(ix->reg, out);
 }
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
