@@ -174,6 +174,11 @@ static bool pod_has_managed_finalizer(json_t *p)
     return false;
 }
 
+static bool no_workloads(fx_t *fx)
+{
+    return fakeapi_object_count(fx->fa, "workloads") == 0;
+}
+
 /* Let the loop run for `ms` milliseconds. */
 static void run_for(fx_t *fx, uint64_t ms)
 {
@@ -581,11 +586,6 @@ static bool web_running(fx_t *fx)
            !gated(fx, "web-1");
 }
 
-static bool no_workloads(fx_t *fx)
-{
-    return fakeapi_object_count(fx->fa, "workloads") == 0;
-}
-
 START_TEST(statefulset_pods_form_one_group)
 {
     static const char sts[] =
@@ -621,11 +621,28 @@ START_TEST(statefulset_pods_form_one_group)
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ps, 0), "count")), 2);
     ck_assert_str_eq(node_selector(&fx, "web-1", "pool"), "p1");
     ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 1);
-    /* Scaled to zero: the StatefulSet controller deletes its Pods; the group's Workload, owned
-     * by them, is deleted (its quota released) as the garbage collector would. */
+    /* Made from the StatefulSet, as Kueue's StatefulSet reconciler makes it. */
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(w, "metadata"), "ownerReferences"), 0),
+            "kind")),
+        "StatefulSet");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_object_get(json_object_get(w, "metadata"), "annotations"),
+                         "kueue.x-k8s.io/job-owner-gvk")),
+                     "apps/v1, Kind=StatefulSet");
+    /* Scaled to zero (the StatefulSet controller deletes its Pods): its Workload is deleted, its
+     * quota released. */
+    snprintf(obj, sizeof(obj), sts, ",\"status\":{\"replicas\":2}");
+    {
+        json_t *o = json_loads(obj, 0, NULL);
+        json_object_set_new(json_object_get(o, "spec"), "replicas", json_integer(0));
+        ck_assert_int_eq(fakeapi_put_object(fx.fa, o, NULL, NULL), ERR_OK);
+        json_decref(o);
+    }
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-0", NULL), ERR_OK);
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-1", NULL), ERR_OK);
-    fx_run_until(&fx, no_workloads, 10, "the StatefulSet's Workload removed with its Pods");
+    fx_run_until(&fx, no_workloads, 10, "the StatefulSet's Workload removed at zero replicas");
     fx_stop(&fx);
 }
 END_TEST
@@ -864,6 +881,11 @@ START_TEST(held_group_follows_its_queue_name)
     set_queue(&fx, "q-1", "lq2");
     fx_run_until(&fx, q_in_lq2, 10, "q's Workload moved to lq2");
     ck_assert(gated(&fx, "q-0") && gated(&fx, "q-1"));
+    /* Its Pods deleted: the group's Workload, owned by them, is deleted as the garbage
+     * collector would. */
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "q-0", NULL), ERR_OK);
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "q-1", NULL), ERR_OK);
+    fx_run_until(&fx, no_workloads, 10, "the group's Workload removed with its Pods");
     fx_stop(&fx);
 }
 END_TEST

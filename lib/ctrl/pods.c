@@ -708,14 +708,15 @@ static void sync_queue(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
     json_decref(patch);
 }
 
-/* Is the Workload of the group of Pod `j` made by its owner (a LeaderWorkerSet's replica: see
- * owned_workloads()), not from the group's Pods? */
+/* Is the Workload of the group of Pod `j` made by its owner (a StatefulSet's, a LeaderWorkerSet
+ * replica's: see owned_workloads()), not from the group's Pods? */
 static bool owner_made(ctrl_t *c, const ctrl_job_t *j)
 {
     const char *parent = objpath_annotation(j->pod, JOBS_POD_SUSPENDING_PARENT);
+    const jobs_kind_t *k = parent != NULL ? jobs_kind_named(parent) : NULL;
 
-    return parent != NULL && strcmp(parent, jobs_kind_leaderworkerset.framework) == 0 &&
-           ctrl__job_kind(c, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet") != CTRL__KINDS;
+    return (k == &jobs_kind_leaderworkerset || k == &jobs_kind_statefulset) &&
+           ctrl_framework_enabled(c->cfg, k->framework);
 }
 
 static void reconcile_unit(ctrl_t *c, unit_t *u)
@@ -1101,7 +1102,8 @@ static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_
 
     if (slash == NULL)
         return;
-    for (int32_t i = 0; i < INT32_MAX; i++) {
+    /* A StatefulSet has one Workload (index 0), whatever its replicas. */
+    for (int32_t i = 0; i < (k == &jobs_kind_statefulset ? 1 : INT32_MAX); i++) {
         const ctrl_wl_t *w;
         if (jobs_serving_workload_name(k, owner, i, name, sizeof(name), &msg) != ERR_OK) {
             ctrl__log(c, CTRL_LOG_ERROR, "%s %s: %s", c->noun[kind], okey, msg.text);
@@ -1143,7 +1145,7 @@ static void on_owner_got(const kube_result_t *res, void *data)
     }
     json_decref(op->data);
     op->data = json_incref(res->body);
-    if (k == &jobs_kind_leaderworkerset)
+    if (k == &jobs_kind_leaderworkerset || k == &jobs_kind_statefulset)
         owned_workloads(c, op->kind, op->key, res->body);
     if (k == &jobs_kind_statefulset) {
         json_object_foreach(
@@ -1200,7 +1202,8 @@ static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
     const ctrl_job_t *j = ctrl__job(c, kind, key);
     ctrl_op_t *op;
 
-    if (j == NULL || !j->valid || j->meta.deleting || pod_kind(c) == CTRL__KINDS ||
+    /* skip: a StatefulSet another integration made (a LeaderWorkerSet's) is not this one's. */
+    if (j == NULL || !j->valid || j->meta.deleting || j->skip || pod_kind(c) == CTRL__KINDS ||
         ctrl__busy(c, kind, key) || !ctrl__job_managed(c, j) || j->queue_name == NULL)
         return;
     op = ctrl__op_new(c, CTRL_OP_POD_OWNER, kind, key, kind, key);
