@@ -1,9 +1,11 @@
 /* test_sim_metrics -- `sluice sim --metrics`: the shipped examples' runs in the operator's metric
  * names, checked against the run's own record (admissions, waits, GPU-seconds, preemptions,
- * attempts) and the Prometheus text rules the operator's exposition keeps. */
+ * attempts) and the Prometheus text rules the operator's exposition keeps; every family is the
+ * operator's own declaration (lib/obs/families.h): name, type, help and labels. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/simmetrics.h"
 
+#include "obs/families.h"
 #include "sched/sched.h"
 #include "sim/sim.h"
 
@@ -147,6 +149,104 @@ START_TEST(gpu_platform_example)
 }
 END_TEST
 
+/* The HELP text of `d` as the exposition escapes it. */
+static void escaped_help(const families_def_t *d, char *buf, size_t n)
+{
+    size_t o = 0;
+
+    for (const char *p = d->help; *p != '\0' && o + 3 < n; p++) {
+        if (*p == '\n' || *p == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = *p == '\n' ? 'n' : '\\';
+        } else {
+            buf[o++] = *p;
+        }
+    }
+    buf[o] = '\0';
+}
+
+/* The sample after its name `rest` ("{a="x",b="y"} 1" or "_bucket{...}" or " 1") carries the
+ * labels `d` declares, in order (a histogram's series add "le"). */
+static void sample_labels(const families_def_t *d, const char *rest)
+{
+    size_t k = 0;
+
+    if (d->type == METRICS_HISTOGRAM) {
+        if (strncmp(rest, "_bucket", 7) == 0)
+            rest += 7;
+        else if (strncmp(rest, "_sum", 4) == 0)
+            rest += 4;
+        else if (strncmp(rest, "_count", 6) == 0)
+            rest += 6;
+    }
+    if (*rest != '{') {
+        ck_assert_msg(*rest != ' ' || d->labels == NULL || d->labels[0] == NULL,
+                      "%s: a sample without labels", d->name);
+        return;
+    }
+    rest++;
+    while (*rest != '}' && *rest != '\0') {
+        size_t n = strcspn(rest, "=");
+        if (!(d->type == METRICS_HISTOGRAM && n == 2 && strncmp(rest, "le", 2) == 0)) {
+            ck_assert_msg(d->labels != NULL && d->labels[k] != NULL && strlen(d->labels[k]) == n &&
+                              strncmp(rest, d->labels[k], n) == 0,
+                          "%s: label %.*s is not the operator's label %zu", d->name, (int)n, rest,
+                          k);
+            k++;
+        }
+        rest += n + 2; /* =" */
+        while (*rest != '"' && *rest != '\0')
+            rest += *rest == '\\' && rest[1] != '\0' ? 2 : 1;
+        rest += *rest == '"';
+        rest += *rest == ',';
+    }
+    ck_assert_msg(d->labels == NULL || d->labels[k] == NULL, "%s: label %s missing", d->name,
+                  d->labels[k]);
+}
+
+/* Every family the simulator writes is one the operator declares, with the same type, help and
+ * label names: one table (lib/obs/families.h) for both, so a name cannot drift. (Before, the
+ * simulator declared its own: 9 HELP texts differed from the operator's.) */
+START_TEST(families_are_the_operators)
+{
+    static const char *const types[] = {"counter", "gauge", "histogram"};
+    sim_rec_t rec;
+    size_t families = 0;
+    char help[4096], line[4200];
+
+    run("01-gpu-platform", &rec);
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (strncmp(p, "# TYPE ", 7) == 0) {
+            const families_def_t *d = NULL;
+            size_t nlen = strcspn(p + 7, " ");
+            for (int id = 0; id < FAM__COUNT; id++) {
+                const families_def_t *e = families_def((families_id_t)id);
+                if (strlen(e->name) == nlen && strncmp(e->name, p + 7, nlen) == 0)
+                    d = e;
+            }
+            ck_assert_msg(d != NULL, "%.*s: not an operator family", (int)len, p);
+            families++;
+            /* TYPE matches; HELP (the line before) is the operator's text. */
+            ck_assert_msg(strncmp(p + 7 + nlen + 1, types[d->type], strlen(types[d->type])) == 0,
+                          "%.*s", (int)len, p);
+            escaped_help(d, help, sizeof(help));
+            snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s", d->name, help, d->name);
+            ck_assert_msg(strstr(text, line) != NULL, "%s: HELP differs from the operator's",
+                          d->name);
+            /* Each sample of the family names exactly the declared labels, in order. */
+            for (const char *q = strstr(text, d->name); q != NULL; q = strstr(q + 1, d->name))
+                if (q[-1] == '\n')
+                    sample_labels(d, q + strlen(d->name));
+        }
+        p = eol ? eol + 1 : NULL;
+    }
+    ck_assert_uint_eq(families, 19);
+    sim_rec_fini(&rec);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sim_metrics");
@@ -155,6 +255,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, quota_change_example);
     tcase_add_test(tc, gpu_platform_example);
+    tcase_add_test(tc, families_are_the_operators);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl_int.h"
 
+#include "obs/families.h"
 #include "obs/metrics.h"
 
 #include <math.h>
@@ -11,14 +12,16 @@
 #include <string.h>
 
 /*
- * Two kinds of series (docs/observability.md lists every metric):
+ * The families -- names, types, labels, buckets, help -- are declared once in lib/obs/families.h,
+ * shared with `sluice sim --metrics`. Two kinds of series (docs/observability.md lists every
+ * metric):
  *
  *   counters and histograms move where things happen, through the small ctrl__metrics_*()
  *   calls in admit.c and ctrl.c (an admission written, an eviction written, a preemption
  *   decided, an engine cycle, an API write answered) and webhook.c (a request answered);
  *
- *   gauges are computed when /metrics is scraped, from the engine and the caches: every family
- *   in `scrape` is cleared and set again, so the series of a deleted ClusterQueue vanish with it.
+ *   gauges are computed when /metrics is scraped, from the engine and the caches: every gauge
+ *   family is cleared and set again, so the series of a deleted ClusterQueue vanish with it.
  *   One walk over the engine's workloads (pending split active/inadmissible, per-LocalQueue
  *   counts and usage) plus one status and usage query per ClusterQueue: a few milliseconds at
  *   1,000 ClusterQueues and 50,000 Workloads, once per scrape.
@@ -36,273 +39,18 @@
  * counters stay at zero since it decides nothing).
  */
 
-#define ROLE "replica_role"
-
 /* The resource-seconds counters are integrated this often: 27 ms of CPU per run at 25,000
  * admitted Workloads (bench_metrics), so about 0.5% of a core. */
 #define TICK_MS 5000
 
-/* sluice_quota_reserved_resource_seconds_total counts nano-units x milliseconds: 10^-12 of the
- * resource's unit-second, integers all the way (no floating point accumulates). */
-#define RSEC_DIGITS 12
-
-/* Label lists. */
-static const char *const L_RESULT[] = {"result", ROLE, NULL};
-static const char *const L_CQ[] = {"cluster_queue", ROLE, NULL};
-static const char *const L_CQ_STATUS[] = {"cluster_queue", "status", ROLE, NULL};
-static const char *const L_CQ_PRIO[] = {"cluster_queue", "priority_class", ROLE, NULL};
-static const char *const L_CQ_EVICT[] = {"cluster_queue",  "reason", "underlying_cause",
-                                         "priority_class", ROLE,     NULL};
-static const char *const L_PREEMPT[] = {"preempting_cluster_queue", "reason", ROLE, NULL};
-static const char *const L_CQ_FR[] = {"cohort", "cluster_queue", "flavor", "resource", ROLE, NULL};
-static const char *const L_CQ_SHARE[] = {"cluster_queue", "cohort", ROLE, NULL};
-static const char *const L_LQ[] = {"name", "namespace", ROLE, NULL};
-static const char *const L_LQ_STATUS[] = {"name", "namespace", "status", ROLE, NULL};
-static const char *const L_LQ_ACTIVE[] = {"name", "namespace", "active", ROLE, NULL};
-static const char *const L_LQ_PRIO[] = {"name", "namespace", "priority_class", ROLE, NULL};
-static const char *const L_LQ_EVICT[] = {
-    "name", "namespace", "reason", "underlying_cause", "priority_class", ROLE, NULL};
-static const char *const L_LQ_FR[] = {"name", "namespace", "flavor", "resource", ROLE, NULL};
-static const char *const L_BUILD[] = {"git_version", "git_commit", "build_date", "go_version",
-                                      "compiler",    "platform",   NULL};
-static const char *const L_RSEC[] = {"namespace", "local_queue", "cluster_queue",
-                                     "flavor",    "resource",    NULL};
-static const char *const L_FR[] = {"cluster_queue", "flavor", "resource", NULL};
-static const char *const L_KIND[] = {"kind", NULL};
-static const char *const L_WRITE[] = {"resource", "result", NULL};
-static const char *const L_HOOK[] = {"path", "result", NULL};
-
-typedef enum {
-    /* event-driven */
-    M_ATTEMPTS = 0,
-    M_ATTEMPT_DURATION,
-    M_QR_TOTAL,
-    M_ADM_TOTAL,
-    M_QR_WAIT,
-    M_ADM_WAIT,
-    M_EVICTED,
-    M_PREEMPTED,
-    M_LQ_QR_TOTAL,
-    M_LQ_ADM_TOTAL,
-    M_LQ_QR_WAIT,
-    M_LQ_ADM_WAIT,
-    M_LQ_EVICTED,
-    M_RSECONDS,
-    M_ENGINE,
-    M_DECISIONS,
-    M_WRITES,
-    M_WEBHOOK,
-    /* scrape-time (M_PENDING onwards are cleared before each render) */
-    M_PENDING,
-    M_RESERVING,
-    M_ADMITTED_ACTIVE,
-    M_CQ_STATUS,
-    M_CQ_SHARE,
-    M_CQ_RESV,
-    M_CQ_USAGE,
-    M_CQ_NOMINAL,
-    M_CQ_BORROW,
-    M_CQ_LEND,
-    M_LQ_PENDING,
-    M_LQ_RESERVING,
-    M_LQ_ADMITTED_ACTIVE,
-    M_LQ_STATUS,
-    M_LQ_RESV,
-    M_LQ_USAGE,
-    M_IDLE,
-    M_CACHE,
-    M_QUEUED,
-    M_LEADER,
-    M_BUILD,
-    M__COUNT
-} metric_id_t;
-
-#define M_SCRAPE_FIRST M_PENDING
-
-enum { OPT_NONE = 0, OPT_LQ, OPT_CQ_RES, OPT_FAIR };
-
-typedef struct metric_def_s {
-    const char *name;
-    metrics_type_t type;
-    const char *const *labels;
-    int buckets; /* histograms: >0 Kueue's exp(n), -1 Prometheus' default, -2 engine layout */
-    int option;  /* OPT_*: registered only when that switch is on */
-    const char *help;
-} metric_def_t;
-
-/* The help texts are Kueue's where the metric is Kueue's (pkg/metrics/metrics.go). */
-static const metric_def_t defs[M__COUNT] = {
-    [M_ATTEMPTS] = {"kueue_admission_attempts_total", METRICS_COUNTER, L_RESULT, 0, 0,
-                    "The total number of attempts to admit workloads.\n"
-                    "Each admission attempt might try to admit more than one workload.\n"
-                    "The label 'result' can have the following values:\n"
-                    "- 'success' means that at least one workload was admitted.,\n"
-                    "- 'inadmissible' means that no workload was admitted."},
-    [M_ATTEMPT_DURATION] = {"kueue_admission_attempt_duration_seconds", METRICS_HISTOGRAM, L_RESULT,
-                            -1, 0,
-                            "The latency of an admission attempt.\n"
-                            "The label 'result' can have the following values:\n"
-                            "- 'success' means that at least one workload was admitted.,\n"
-                            "- 'inadmissible' means that no workload was admitted."},
-    [M_QR_TOTAL] = {"kueue_quota_reserved_workloads_total", METRICS_COUNTER, L_CQ_PRIO, 0, 0,
-                    "The total number of quota reserved workloads per 'cluster_queue'"},
-    [M_ADM_TOTAL] = {"kueue_admitted_workloads_total", METRICS_COUNTER, L_CQ_PRIO, 0, 0,
-                     "The total number of admitted workloads per 'cluster_queue'"},
-    [M_QR_WAIT] = {"kueue_quota_reserved_wait_time_seconds", METRICS_HISTOGRAM, L_CQ_PRIO, 14, 0,
-                   "The time between a workload was created or requeued until it got quota "
-                   "reservation, per 'cluster_queue'"},
-    [M_ADM_WAIT] = {"kueue_admission_wait_time_seconds", METRICS_HISTOGRAM, L_CQ_PRIO, 16, 0,
-                    "The time between a workload was created or requeued until admission, per "
-                    "'cluster_queue'"},
-    [M_EVICTED] = {"kueue_evicted_workloads_total", METRICS_COUNTER, L_CQ_EVICT, 0, 0,
-                   "The number of evicted workloads per 'cluster_queue',\n"
-                   "The label 'reason' can have the following values:\n"
-                   "- \"Preempted\" means that the workload was evicted in order to free "
-                   "resources for a workload with a higher priority or reclamation of nominal "
-                   "quota.\n"
-                   "- \"PodsReadyTimeout\" means that the eviction took place due to a PodsReady "
-                   "timeout.\n"
-                   "- \"ClusterQueueStopped\" means that the workload was evicted because the "
-                   "ClusterQueue is stopped.\n"
-                   "- \"LocalQueueStopped\" means that the workload was evicted because the "
-                   "LocalQueue is stopped.\n"
-                   "- \"Deactivated\" means that the workload was evicted because spec.active is "
-                   "set to false.\n"
-                   "The label 'underlying_cause' can have the following values:\n"
-                   "- \"\" means that the value in 'reason' label is the root cause for "
-                   "eviction.\n"
-                   "- \"MaximumExecutionTimeExceeded\" means that the workload was evicted due "
-                   "to maximum execution time exceeded.\n"
-                   "- \"RequeuingLimitExceeded\" means that the workload was evicted due to "
-                   "requeuing limit exceeded."},
-    [M_PREEMPTED] = {"kueue_preempted_workloads_total", METRICS_COUNTER, L_PREEMPT, 0, 0,
-                     "The number of preempted workloads per 'preempting_cluster_queue',\n"
-                     "The label 'reason' can have the following values:\n"
-                     "- \"InClusterQueue\" means that the workload was preempted by a workload in "
-                     "the same ClusterQueue.\n"
-                     "- \"InCohortReclamation\" means that the workload was preempted by a "
-                     "workload in the same cohort due to reclamation of nominal quota.\n"
-                     "- \"InCohortFairSharing\" means that the workload was preempted by a "
-                     "workload in the same cohort due to fair sharing.\n"
-                     "- \"InCohortReclaimWhileBorrowing\" means that the workload was preempted "
-                     "by a workload in the same cohort due to reclamation of nominal quota while "
-                     "borrowing."},
-    [M_LQ_QR_TOTAL] = {"kueue_local_queue_quota_reserved_workloads_total", METRICS_COUNTER,
-                       L_LQ_PRIO, 0, OPT_LQ,
-                       "The total number of quota reserved workloads per 'local_queue'"},
-    [M_LQ_ADM_TOTAL] = {"kueue_local_queue_admitted_workloads_total", METRICS_COUNTER, L_LQ_PRIO, 0,
-                        OPT_LQ, "The total number of admitted workloads per 'local_queue'"},
-    [M_LQ_QR_WAIT] = {"kueue_local_queue_quota_reserved_wait_time_seconds", METRICS_HISTOGRAM,
-                      L_LQ_PRIO, 14, OPT_LQ,
-                      "The time between a workload was created or requeued until it got quota "
-                      "reservation, per 'local_queue'"},
-    [M_LQ_ADM_WAIT] = {"kueue_local_queue_admission_wait_time_seconds", METRICS_HISTOGRAM,
-                       L_LQ_PRIO, 14, OPT_LQ,
-                       "The time between a workload was created or requeued until admission, "
-                       "per 'local_queue'"},
-    [M_LQ_EVICTED] = {"kueue_local_queue_evicted_workloads_total", METRICS_COUNTER, L_LQ_EVICT, 0,
-                      OPT_LQ,
-                      "The number of evicted workloads per 'local_queue' (reasons as "
-                      "kueue_evicted_workloads_total)"},
-    [M_RSECONDS] = {"sluice_quota_reserved_resource_seconds_total", METRICS_COUNTER, L_RSEC, 0, 0,
-                    "Quota reserved by admitted workloads integrated over time, in the "
-                    "resource's unit times seconds (GPU-seconds, CPU core-seconds, byte-seconds), "
-                    "per namespace, LocalQueue, ClusterQueue, flavor and resource; "
-                    "rate() gives the mean reservation"},
-    [M_ENGINE] = {"sluice_engine_cycle_duration_seconds", METRICS_HISTOGRAM, NULL, -2, 0,
-                  "CPU time of one admission engine cycle (sched_cycle)"},
-    [M_DECISIONS] = {"sluice_engine_decisions_total", METRICS_COUNTER, L_KIND, 0, 0,
-                     "Decisions of the admission engine by kind (admit, preempt, evict, "
-                     "deactivate)"},
-    [M_WRITES] = {"sluice_api_writes_total", METRICS_COUNTER, L_WRITE, 0, 0,
-                  "Requests sluice made to change API objects, by resource and result (success, "
-                  "conflict, not_found, error)"},
-    [M_WEBHOOK] = {"sluice_webhook_requests_total", METRICS_COUNTER, L_HOOK, 0, 0,
-                   "Webhook requests answered, by path and result (allowed, denied, error; "
-                   "unknown paths are counted as path \"other\")"},
-    [M_PENDING] = {"kueue_pending_workloads", METRICS_GAUGE, L_CQ_STATUS, 0, 0,
-                   "The number of pending workloads, per 'cluster_queue' and 'status'.\n"
-                   "'status' can have the following values:\n"
-                   "- \"active\" means that the workloads are in the admission queue.\n"
-                   "- \"inadmissible\" means there was a failed admission attempt for these "
-                   "workloads and they won't be retried until cluster conditions, which could "
-                   "make this workload admissible, change"},
-    [M_RESERVING] = {"kueue_reserving_active_workloads", METRICS_GAUGE, L_CQ, 0, 0,
-                     "The number of Workloads that are reserving quota, per 'cluster_queue'"},
-    [M_ADMITTED_ACTIVE] = {"kueue_admitted_active_workloads", METRICS_GAUGE, L_CQ, 0, 0,
-                           "The number of admitted Workloads that are active, per "
-                           "'cluster_queue'"},
-    [M_CQ_STATUS] = {"kueue_cluster_queue_status", METRICS_GAUGE, L_CQ_STATUS, 0, 0,
-                     "Reports 'cluster_queue' with its 'status' (with possible values 'pending', "
-                     "'active' or 'terminated').\n"
-                     "For a ClusterQueue, the metric only reports a value of 1 for one of the "
-                     "statuses."},
-    [M_CQ_SHARE] = {"kueue_cluster_queue_weighted_share", METRICS_GAUGE, L_CQ_SHARE, 0, OPT_FAIR,
-                    "Reports a value that representing the maximum of the ratios of usage above "
-                    "nominal quota to the lendable resources in the cohort, among all the "
-                    "resources provided by the ClusterQueue, and divided by the weight.\n"
-                    "If zero, it means that the usage of the ClusterQueue is below the nominal "
-                    "quota.\n"
-                    "If the ClusterQueue has a weight of zero and is borrowing, this will return "
-                    "NaN."},
-    [M_CQ_RESV] = {"kueue_cluster_queue_resource_reservation", METRICS_GAUGE, L_CQ_FR, 0,
-                   OPT_CQ_RES,
-                   "Reports the cluster_queue's total resource reservation within all the "
-                   "flavors"},
-    [M_CQ_USAGE] = {"kueue_cluster_queue_resource_usage", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
-                    "Reports the cluster_queue's total resource usage within all the flavors"},
-    [M_CQ_NOMINAL] = {"kueue_cluster_queue_nominal_quota", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
-                      "Reports the cluster_queue's resource nominal quota within all the "
-                      "flavors"},
-    [M_CQ_BORROW] = {"kueue_cluster_queue_borrowing_limit", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
-                     "Reports the cluster_queue's resource borrowing limit within all the "
-                     "flavors. If borrowingLimit is unset, this metric reports +Inf."},
-    [M_CQ_LEND] = {"kueue_cluster_queue_lending_limit", METRICS_GAUGE, L_CQ_FR, 0, OPT_CQ_RES,
-                   "Reports the cluster_queue's resource lending limit within all the flavors. "
-                   "If lendingLimit is unset, this metric reports +Inf."},
-    [M_LQ_PENDING] = {"kueue_local_queue_pending_workloads", METRICS_GAUGE, L_LQ_STATUS, 0, OPT_LQ,
-                      "The number of pending workloads, per 'local_queue' and 'status' (active, "
-                      "inadmissible)"},
-    [M_LQ_RESERVING] = {"kueue_local_queue_reserving_active_workloads", METRICS_GAUGE, L_LQ, 0,
-                        OPT_LQ,
-                        "The number of Workloads that are reserving quota, per 'localQueue'"},
-    [M_LQ_ADMITTED_ACTIVE] = {"kueue_local_queue_admitted_active_workloads", METRICS_GAUGE, L_LQ, 0,
-                              OPT_LQ,
-                              "The number of admitted Workloads that are active, per "
-                              "'localQueue'"},
-    [M_LQ_STATUS] = {"kueue_local_queue_status", METRICS_GAUGE, L_LQ_ACTIVE, 0, OPT_LQ,
-                     "Reports 'localQueue' with its 'active' status (with possible values "
-                     "'True', 'False', or 'Unknown').\n"
-                     "For a LocalQueue, the metric only reports a value of 1 for one of the "
-                     "statuses."},
-    [M_LQ_RESV] = {"kueue_local_queue_resource_reservation", METRICS_GAUGE, L_LQ_FR, 0, OPT_LQ,
-                   "Reports the localQueue's total resource reservation within all the flavors"},
-    [M_LQ_USAGE] = {"kueue_local_queue_resource_usage", METRICS_GAUGE, L_LQ_FR, 0, OPT_LQ,
-                    "Reports the localQueue's total resource usage within all the flavors"},
-    [M_IDLE] = {"sluice_cluster_queue_idle_nominal_quota", METRICS_GAUGE, L_FR, 0, 0,
-                "Nominal quota of a ClusterQueue not reserved by its workloads (nominal minus "
-                "reservation, at least 0), per flavor and resource"},
-    [M_CACHE] = {"sluice_cache_objects", METRICS_GAUGE, L_KIND, 0, 0,
-                 "Objects held in the informer cache, per resource"},
-    [M_QUEUED] = {"sluice_api_requests_queued", METRICS_GAUGE, NULL, 0, 0,
-                  "API requests queued behind the client's rate limit or in flight, watches "
-                  "included (bounded by the client's max_requests)"},
-    [M_LEADER] = {"sluice_leader", METRICS_GAUGE, NULL, 0, 0,
-                  "1 while this replica holds the leader Lease (or runs without leader "
-                  "election), else 0"},
-    [M_BUILD] = {"kueue_build_info", METRICS_GAUGE, L_BUILD, 0, 0,
-                 "Kueue build information. 1 labeled by git version, git commit, build date, go "
-                 "version, compiler, platform (sluice: go_version is empty)"},
-};
-
 struct ctrl_metrics_s {
-    metrics_registry_t *reg;        /* owned */
-    metrics_family_t *f[M__COUNT];  /* borrowed from reg; NULL when switched off */
-    int64_t last_tick_ms;           /* resource-seconds integrated up to here */
-    sched_attempts_t attempts_seen; /* the engine's attempt counts at the last cycle */
-    util_hmap_t runtimes;           /* "lq:<ns/name>" / "cq:<name>" -> runtime_mean_t * (owned) */
-    util_hmap_t accrued;            /* workload key -> ms after last_tick_ms up to which its use
-                                       is counted (util_hmap_put_index); emptied at each tick */
+    metrics_registry_t *reg;         /* owned */
+    metrics_family_t *f[FAM__COUNT]; /* borrowed from reg; NULL when switched off */
+    int64_t last_tick_ms;            /* resource-seconds integrated up to here */
+    sched_attempts_t attempts_seen;  /* the engine's attempt counts at the last cycle */
+    util_hmap_t runtimes;            /* "lq:<ns/name>" / "cq:<name>" -> runtime_mean_t * (owned) */
+    util_hmap_t accrued;             /* workload key -> ms after last_tick_ms up to which its use
+                                        is counted (util_hmap_put_index); emptied at each tick */
 };
 
 /* Observed runtimes of one queue. */
@@ -345,9 +93,6 @@ static const char *role(const ctrl_t *c)
 err_t ctrl__metrics_init(ctrl_t *c)
 {
     ctrl_metrics_t *m = calloc(1, sizeof(*m));
-    double b[METRICS_MAX_BUCKETS];
-    static const double engine_b[] = {1e-4,   2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
-                                      2.5e-2, 5e-2,   0.1,  0.25, 0.5,    1,    2.5};
 
     if (m == NULL)
         return ERR_NOMEM;
@@ -358,33 +103,15 @@ err_t ctrl__metrics_init(ctrl_t *c)
     m->last_tick_ms = ctrl__now_ms();
     if (m->reg == NULL)
         return ERR_NOMEM;
-    for (int i = 0; i < M__COUNT; i++) {
-        const metric_def_t *d = &defs[i];
-        const double *bk = NULL;
-        size_t nb = 0;
-        err_msg_t msg = {{0}};
-        if ((d->option == OPT_LQ && !c->cfg->metrics_lq) ||
-            (d->option == OPT_CQ_RES && !c->cfg->metrics_cq_resources) ||
-            (d->option == OPT_FAIR && !c->cfg->kueue.fair_sharing))
+    for (int i = 0; i < FAM__COUNT; i++) {
+        families_switch_t gate = families_def((families_id_t)i)->gate;
+        if ((gate == FAMILIES_LQ && !c->cfg->metrics_lq) ||
+            (gate == FAMILIES_CQ_RESOURCES && !c->cfg->metrics_cq_resources) ||
+            (gate == FAMILIES_FAIR_SHARING && !c->cfg->kueue.fair_sharing))
             continue;
-        if (d->type == METRICS_HISTOGRAM) {
-            if (d->buckets > 0) {
-                nb = metrics_kueue_buckets((size_t)d->buckets, b);
-                bk = b;
-            } else if (d->buckets == -1) {
-                nb = metrics_default_buckets(b);
-                bk = b;
-            } else {
-                nb = sizeof(engine_b) / sizeof(engine_b[0]);
-                bk = engine_b;
-            }
-        }
-        if (metrics_family_add(m->reg, d->name, d->help, d->type, d->labels, bk, nb, &m->f[i],
-                               &msg) != ERR_OK)
+        if (families_add(m->reg, (families_id_t)i, &m->f[i], NULL) != ERR_OK)
             return ERR_NOMEM; /* the table is fixed and valid (test_ctrl_metrics): only OOM */
     }
-    /* Quota x time adds up exactly: nano-units x milliseconds, 12 decimal digits. */
-    metrics_family_set_exact(m->f[M_RSECONDS], RSEC_DIGITS);
     return ERR_OK;
 }
 
@@ -405,12 +132,12 @@ void ctrl__metrics_free(ctrl_t *c)
 }
 
 /* The family `id`, or NULL when metrics are off or the family is switched off. */
-static metrics_family_t *fam(const ctrl_t *c, metric_id_t id)
+static metrics_family_t *fam(const ctrl_t *c, families_id_t id)
 {
     return c->metrics != NULL ? c->metrics->f[id] : NULL;
 }
 
-static void count(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+static void count(ctrl_t *c, families_id_t id, const char *const *values, double v)
 {
     metrics_family_t *f = fam(c, id);
 
@@ -418,7 +145,7 @@ static void count(ctrl_t *c, metric_id_t id, const char *const *values, double v
         metrics_counter_add(f, values, v); /* OOM: the observation is lost, nothing else */
 }
 
-static void observe(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+static void observe(ctrl_t *c, families_id_t id, const char *const *values, double v)
 {
     metrics_family_t *f = fam(c, id);
 
@@ -426,7 +153,7 @@ static void observe(ctrl_t *c, metric_id_t id, const char *const *values, double
         metrics_histogram_observe(f, values, v);
 }
 
-static void gauge(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+static void gauge(ctrl_t *c, families_id_t id, const char *const *values, double v)
 {
     metrics_family_t *f = fam(c, id);
 
@@ -434,7 +161,7 @@ static void gauge(ctrl_t *c, metric_id_t id, const char *const *values, double v
         metrics_gauge_set(f, values, v);
 }
 
-static void gauge_add(ctrl_t *c, metric_id_t id, const char *const *values, double v)
+static void gauge_add(ctrl_t *c, families_id_t id, const char *const *values, double v)
 {
     metrics_family_t *f = fam(c, id);
 
@@ -475,9 +202,9 @@ void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, ui
     if (c->metrics == NULL)
         return;
     for (size_t i = from; i < ds->len; i++) {
-        count(c, M_DECISIONS, (const char *const[]){kinds[ds->items[i].kind]}, 1);
+        count(c, FAM_DECISIONS, (const char *const[]){kinds[ds->items[i].kind]}, 1);
     }
-    observe(c, M_ENGINE, NULL, (double)ns / 1e9);
+    observe(c, FAM_ENGINE, NULL, (double)ns / 1e9);
     /* Kueue records one attempt per scheduling pass that had heads to try: "success" when it
      * admitted one, else "inadmissible". The engine counts those passes (sched_attempts: a
      * sched_cycle() may make several, and the repeated cycles that find every queue empty or
@@ -491,11 +218,12 @@ void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, ui
         return;
     each = (double)ns / 1e9 / (double)tried;
     if (ok > 0)
-        count(c, M_ATTEMPTS, (const char *const[]){"success", role(c)}, (double)ok);
+        count(c, FAM_ATTEMPTS, (const char *const[]){"success", role(c)}, (double)ok);
     if (tried > ok)
-        count(c, M_ATTEMPTS, (const char *const[]){"inadmissible", role(c)}, (double)(tried - ok));
+        count(c, FAM_ATTEMPTS, (const char *const[]){"inadmissible", role(c)},
+              (double)(tried - ok));
     for (uint64_t i = 0; i < tried; i++)
-        observe(c, M_ATTEMPT_DURATION,
+        observe(c, FAM_ATTEMPT_DURATION,
                 (const char *const[]){i < ok ? "success" : "inadmissible", role(c)}, each);
 }
 
@@ -509,7 +237,7 @@ void ctrl__metrics_decision(ctrl_t *c, const sched_decision_t *d)
     if (d->preemptor != NULL && sched_workload_info(c->sched, d->preemptor, &pi, NULL) == ERR_OK &&
         pi.cluster_queue != NULL)
         cq = pi.cluster_queue;
-    count(c, M_PREEMPTED, (const char *const[]){cq, sched_preempt_reason_str(d->reason), role(c)},
+    count(c, FAM_PREEMPTED, (const char *const[]){cq, sched_preempt_reason_str(d->reason), role(c)},
           1);
 }
 
@@ -539,14 +267,14 @@ void ctrl__metrics_admitted(ctrl_t *c, const char *key, const char *cq)
         if (wait < 0)
             wait = 0;
     }
-    count(c, M_QR_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
-    count(c, M_ADM_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
-    observe(c, M_QR_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
-    observe(c, M_ADM_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
-    count(c, M_LQ_QR_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
-    count(c, M_LQ_ADM_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
-    observe(c, M_LQ_QR_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
-    observe(c, M_LQ_ADM_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
+    count(c, FAM_QR_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
+    count(c, FAM_ADM_TOTAL, (const char *const[]){cq, pc, role(c)}, 1);
+    observe(c, FAM_QR_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
+    observe(c, FAM_ADM_WAIT, (const char *const[]){cq, pc, role(c)}, wait);
+    count(c, FAM_LQ_QR_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
+    count(c, FAM_LQ_ADM_TOTAL, (const char *const[]){lq, ns, pc, role(c)}, 1);
+    observe(c, FAM_LQ_QR_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
+    observe(c, FAM_LQ_ADM_WAIT, (const char *const[]){lq, ns, pc, role(c)}, wait);
 }
 
 void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason)
@@ -570,8 +298,8 @@ void ctrl__metrics_evicted(ctrl_t *c, const char *key, const char *reason)
     if (sched_workload_info(c->sched, key, &info, NULL) == ERR_OK && info.cluster_queue != NULL)
         cq = info.cluster_queue;
     split_key(key, ns, sizeof(ns));
-    count(c, M_EVICTED, (const char *const[]){cq, reason, cause, pc, role(c)}, 1);
-    count(c, M_LQ_EVICTED, (const char *const[]){lq, ns, reason, cause, pc, role(c)}, 1);
+    count(c, FAM_EVICTED, (const char *const[]){cq, reason, cause, pc, role(c)}, 1);
+    count(c, FAM_LQ_EVICTED, (const char *const[]){lq, ns, reason, cause, pc, role(c)}, 1);
 }
 
 void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res)
@@ -585,7 +313,7 @@ void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *re
     if (res->canceled || op->op == CTRL_OP_WL_VERIFY || op->op == CTRL_OP_POD_OWNER ||
         op->op == CTRL_OP_EXT_OWNER)
         return; /* a verification, a serving owner's or an external owner's GET are reads */
-    count(c, M_WRITES, (const char *const[]){resource ? resource : "", result}, 1);
+    count(c, FAM_WRITES, (const char *const[]){resource ? resource : "", result}, 1);
 }
 
 /* Does body[0..len) contain `needle`? */
@@ -614,7 +342,7 @@ void ctrl_metrics_webhook(ctrl_t *c, const char *path, int status, const char *b
     } else if (contains(body, len, "\"status\":\"Failure\"")) {
         result = "error"; /* a ConversionReview that failed */
     }
-    count(c, M_WEBHOOK, (const char *const[]){path, result}, 1);
+    count(c, FAM_WEBHOOK, (const char *const[]){path, result}, 1);
 }
 
 /* ---- observed runtimes (start-time estimates) ---------------------------------------------- */
@@ -680,7 +408,7 @@ int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info)
 static void accrue(ctrl_t *c, const sched_wl_info_t *info, const char *cq, int64_t start,
                    int64_t now)
 {
-    metrics_family_t *f = fam(c, M_RSECONDS);
+    metrics_family_t *f = fam(c, FAM_RSECONDS);
     char ns[256];
 
     if (f == NULL || info->admission == NULL || now <= start)
@@ -841,16 +569,17 @@ static bool on_scrape_wl(const sched_wl_info_t *info, void *ud)
     split_key(info->key, ns, sizeof(ns));
     if (info->state == SCHED_WL_PENDING) {
         if (info->cluster_queue != NULL)
-            gauge_add(c, M_PENDING,
+            gauge_add(c, FAM_PENDING,
                       (const char *const[]){info->cluster_queue, pending_status(info), s->role}, 1);
-        gauge_add(c, M_LQ_PENDING, (const char *const[]){lq, ns, pending_status(info), s->role}, 1);
+        gauge_add(c, FAM_LQ_PENDING, (const char *const[]){lq, ns, pending_status(info), s->role},
+                  1);
         return true;
     }
     if (info->state != SCHED_WL_ADMITTED && info->state != SCHED_WL_EVICTING)
         return true;
-    gauge_add(c, M_LQ_RESERVING, (const char *const[]){lq, ns, s->role}, 1);
-    gauge_add(c, M_LQ_ADMITTED_ACTIVE, (const char *const[]){lq, ns, s->role}, 1);
-    if (fam(c, M_LQ_RESV) == NULL || info->admission == NULL)
+    gauge_add(c, FAM_LQ_RESERVING, (const char *const[]){lq, ns, s->role}, 1);
+    gauge_add(c, FAM_LQ_ADMITTED_ACTIVE, (const char *const[]){lq, ns, s->role}, 1);
+    if (fam(c, FAM_LQ_RESV) == NULL || info->admission == NULL)
         return true;
     for (size_t a = 0; a < info->admission->nassignments; a++) {
         const pod_set_assignment_t *psa = &info->admission->assignments[a];
@@ -860,8 +589,8 @@ static bool on_scrape_wl(const sched_wl_info_t *info, void *ud)
             for (size_t k = 0; k < psa->flavors.len; k++)
                 if (strcmp(psa->flavors.items[k].key, res) == 0)
                     flavor = psa->flavors.items[k].value;
-            gauge_add(c, M_LQ_RESV, (const char *const[]){lq, ns, flavor, res, s->role}, v);
-            gauge_add(c, M_LQ_USAGE, (const char *const[]){lq, ns, flavor, res, s->role}, v);
+            gauge_add(c, FAM_LQ_RESV, (const char *const[]){lq, ns, flavor, res, s->role}, v);
+            gauge_add(c, FAM_LQ_USAGE, (const char *const[]){lq, ns, flavor, res, s->role}, v);
         }
     }
     return true;
@@ -878,17 +607,17 @@ static void scrape_cq(ctrl_t *c, const char *name, const char *r)
     if (sched_cq_status(c->sched, name, &st, NULL) != ERR_OK)
         return;
     /* Zeros first, so a ClusterQueue with nothing pending still shows its series. */
-    gauge_add(c, M_PENDING, (const char *const[]){name, "active", r}, 0);
-    gauge_add(c, M_PENDING, (const char *const[]){name, "inadmissible", r}, 0);
-    gauge(c, M_RESERVING, (const char *const[]){name, r}, (double)st.reserving);
-    gauge(c, M_ADMITTED_ACTIVE, (const char *const[]){name, r}, (double)st.admitted);
+    gauge_add(c, FAM_PENDING, (const char *const[]){name, "active", r}, 0);
+    gauge_add(c, FAM_PENDING, (const char *const[]){name, "inadmissible", r}, 0);
+    gauge(c, FAM_RESERVING, (const char *const[]){name, r}, (double)st.reserving);
+    gauge(c, FAM_ADMITTED_ACTIVE, (const char *const[]){name, r}, (double)st.admitted);
     now = q != NULL && q->valid && q->obj.u.cq.meta.deleting ? "terminating"
           : st.active                                        ? "active"
                                                              : "pending";
     for (size_t i = 0; i < 3; i++)
-        gauge(c, M_CQ_STATUS, (const char *const[]){name, statuses[i], r},
+        gauge(c, FAM_CQ_STATUS, (const char *const[]){name, statuses[i], r},
               strcmp(statuses[i], now) == 0);
-    gauge(c, M_CQ_SHARE, (const char *const[]){name, st.cohort ? st.cohort : "", r},
+    gauge(c, FAM_CQ_SHARE, (const char *const[]){name, st.cohort ? st.cohort : "", r},
           st.weighted_share == INT64_MAX ? NAN : (double)st.weighted_share);
     if (sched_cq_usage(c->sched, name, &usage, NULL) != ERR_OK)
         return;
@@ -898,12 +627,12 @@ static void scrape_cq(ctrl_t *c, const char *name, const char *r)
         const char *const fr[] = {cohort, name, u->flavor, u->resource, r};
         const char *const idle[] = {name, u->flavor, u->resource};
         double nominal = qty(u->nominal), used = qty(u->usage);
-        gauge(c, M_CQ_RESV, fr, used);
-        gauge(c, M_CQ_USAGE, fr, used); /* no admission checks: reserved is admitted */
-        gauge(c, M_CQ_NOMINAL, fr, nominal);
-        gauge(c, M_CQ_BORROW, fr, u->has_borrowing_limit ? qty(u->borrowing_limit) : INFINITY);
-        gauge(c, M_CQ_LEND, fr, u->has_lending_limit ? qty(u->lending_limit) : INFINITY);
-        gauge(c, M_IDLE, idle, nominal > used ? nominal - used : 0);
+        gauge(c, FAM_CQ_RESV, fr, used);
+        gauge(c, FAM_CQ_USAGE, fr, used); /* no admission checks: reserved is admitted */
+        gauge(c, FAM_CQ_NOMINAL, fr, nominal);
+        gauge(c, FAM_CQ_BORROW, fr, u->has_borrowing_limit ? qty(u->borrowing_limit) : INFINITY);
+        gauge(c, FAM_CQ_LEND, fr, u->has_lending_limit ? qty(u->lending_limit) : INFINITY);
+        gauge(c, FAM_IDLE, idle, nominal > used ? nominal - used : 0);
     }
     sched_usage_list_fini(&usage);
 }
@@ -913,7 +642,7 @@ static void scrape_lqs(ctrl_t *c, const char *r)
     const char *key;
     const ctrl_qobj_t *q;
 
-    if (fam(c, M_LQ_STATUS) == NULL)
+    if (fam(c, FAM_LQ_STATUS) == NULL)
         return;
     CTRL_FOREACH(c, CTRL_LQ, key, q)
     {
@@ -927,15 +656,15 @@ static void scrape_lqs(ctrl_t *c, const char *r)
                         st.active
                     ? "True"
                     : "False";
-        gauge_add(c, M_LQ_PENDING, (const char *const[]){name, ns, "active", r}, 0);
-        gauge_add(c, M_LQ_PENDING, (const char *const[]){name, ns, "inadmissible", r}, 0);
-        gauge_add(c, M_LQ_RESERVING, (const char *const[]){name, ns, r}, 0);
-        gauge_add(c, M_LQ_ADMITTED_ACTIVE, (const char *const[]){name, ns, r}, 0);
-        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "True", r},
+        gauge_add(c, FAM_LQ_PENDING, (const char *const[]){name, ns, "active", r}, 0);
+        gauge_add(c, FAM_LQ_PENDING, (const char *const[]){name, ns, "inadmissible", r}, 0);
+        gauge_add(c, FAM_LQ_RESERVING, (const char *const[]){name, ns, r}, 0);
+        gauge_add(c, FAM_LQ_ADMITTED_ACTIVE, (const char *const[]){name, ns, r}, 0);
+        gauge(c, FAM_LQ_STATUS, (const char *const[]){name, ns, "True", r},
               strcmp(active, "True") == 0);
-        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "False", r},
+        gauge(c, FAM_LQ_STATUS, (const char *const[]){name, ns, "False", r},
               strcmp(active, "False") == 0);
-        gauge(c, M_LQ_STATUS, (const char *const[]){name, ns, "Unknown", r},
+        gauge(c, FAM_LQ_STATUS, (const char *const[]){name, ns, "Unknown", r},
               strcmp(active, "Unknown") == 0);
     }
 }
@@ -949,17 +678,18 @@ err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
 
     if (m == NULL)
         return ERR_NOMEM;
-    for (int i = M_SCRAPE_FIRST; i < M__COUNT; i++)
-        if (m->f[i] != NULL)
+    /* Every gauge is computed here (the counters and histograms move where things happen). */
+    for (int i = 0; i < FAM__COUNT; i++)
+        if (m->f[i] != NULL && families_def((families_id_t)i)->type == METRICS_GAUGE)
             metrics_family_clear(m->f[i]);
-    gauge(c, M_BUILD, (const char *const[]){"v" SLUICE_VERSION, "", "", "", COMPILER, platform()},
+    gauge(c, FAM_BUILD, (const char *const[]){"v" SLUICE_VERSION, "", "", "", COMPILER, platform()},
           1);
-    gauge(c, M_LEADER, NULL, c->leader);
+    gauge(c, FAM_LEADER, NULL, c->leader);
     for (int k = 0; k < c->nkinds; k++)
         if (c->inf[k] != NULL)
-            gauge(c, M_CACHE, (const char *const[]){c->res[k].resource},
+            gauge(c, FAM_CACHE, (const char *const[]){c->res[k].resource},
                   (double)kube_informer_len(c->inf[k]));
-    gauge(c, M_QUEUED, NULL, (double)kube_client_queued(c->client));
+    gauge(c, FAM_QUEUED, NULL, (double)kube_client_queued(c->client));
     if (c->fed) {
         /* Before the caches are synced the engine is partial: its gauges would lie. */
         n = sched_cq_names(c->sched, stack, 64);

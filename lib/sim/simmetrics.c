@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/simmetrics.h"
 
+#include "obs/families.h"
 #include "obs/metrics.h"
 #include "sched/sched.h"
 #include "util/hmap.h"
@@ -25,8 +26,6 @@
  * Priority classes are not in the engine's view: admissions are kept as (key, cq, lq, wait) and
  * labelled from the record when written.
  */
-
-#define ROLE "replica_role"
 
 typedef struct sm_hold_s {
     char *flavor, *resource; /* owned */
@@ -131,8 +130,6 @@ static void track_free(track_t *t)
 
 sim_metrics_t *sim_metrics_new(void)
 {
-    static const char *const rsec_labels[] = {"namespace", "local_queue", "cluster_queue",
-                                              "flavor",    "resource",    NULL};
     sim_metrics_t *m = calloc(1, sizeof(*m));
 
     if (m == NULL)
@@ -140,12 +137,7 @@ sim_metrics_t *sim_metrics_new(void)
     util_hmap_init(&m->tracks, 0);
     util_hmap_init(&m->name_index, 0);
     m->reg = metrics_registry_new(0);
-    if (m->reg == NULL ||
-        metrics_family_add(m->reg, "sluice_quota_reserved_resource_seconds_total",
-                           "Quota reserved by admitted workloads integrated over time, in the "
-                           "resource's unit times seconds (the simulated run)",
-                           METRICS_COUNTER, rsec_labels, NULL, 0, &m->rsec, NULL) != ERR_OK ||
-        metrics_family_set_exact(m->rsec, 12) != ERR_OK) {
+    if (m->reg == NULL || families_add(m->reg, FAM_RSECONDS, &m->rsec, NULL) != ERR_OK) {
         sim_metrics_free(m);
         return NULL;
     }
@@ -392,15 +384,13 @@ static double qty(qnano_t q)
     return (double)q / 1e9;
 }
 
-/* Registers a family; NULL on failure (then the write fails with ERR_NOMEM). */
-static metrics_family_t *family(sim_metrics_t *m, const char *name, metrics_type_t type,
-                                const char *const *labels, int kueue_buckets, const char *help)
+/* Registers family `id` (lib/obs/families.h: the operator's declaration); NULL on failure (then
+ * the write fails with ERR_NOMEM). */
+static metrics_family_t *family(sim_metrics_t *m, families_id_t id)
 {
-    double b[METRICS_MAX_BUCKETS];
-    size_t nb = kueue_buckets > 0 ? metrics_kueue_buckets((size_t)kueue_buckets, b) : 0;
     metrics_family_t *f = NULL;
 
-    if (metrics_family_add(m->reg, name, help, type, labels, nb ? b : NULL, nb, &f, NULL) != ERR_OK)
+    if (families_add(m->reg, id, &f, NULL) != ERR_OK)
         m->oom = true;
     return f;
 }
@@ -425,16 +415,6 @@ static void observe(sim_metrics_t *m, metrics_family_t *f, const char *const *v,
 
 err_t sim_metrics_write(sim_metrics_t *m, const sim_rec_t *rec, FILE *out, err_msg_t *msg)
 {
-    static const char *const l_result[] = {"result", ROLE, NULL};
-    static const char *const l_cq_prio[] = {"cluster_queue", "priority_class", ROLE, NULL};
-    static const char *const l_lq_prio[] = {"name", "namespace", "priority_class", ROLE, NULL};
-    static const char *const l_evict[] = {"cluster_queue",  "reason", "underlying_cause",
-                                          "priority_class", ROLE,     NULL};
-    static const char *const l_preempt[] = {"preempting_cluster_queue", "reason", ROLE, NULL};
-    static const char *const l_cq_status[] = {"cluster_queue", "status", ROLE, NULL};
-    static const char *const l_cq[] = {"cluster_queue", ROLE, NULL};
-    static const char *const l_fr[] = {"cohort", "cluster_queue", "flavor", "resource", ROLE, NULL};
-    static const char *const l_idle[] = {"cluster_queue", "flavor", "resource", NULL};
     static const char *const statuses[] = {"pending", "active", "terminating"};
     const char *r = "standalone";
     metrics_buf_t b = {0};
@@ -442,48 +422,25 @@ err_t sim_metrics_write(sim_metrics_t *m, const sim_rec_t *rec, FILE *out, err_m
         *cqres, *cqusage, *cqnom, *cqbl, *cqll, *idle;
     err_t rc = ERR_OK;
 
-    /* The families in the order and with the help of the operator's where they exist. */
-    att = family(m, "kueue_admission_attempts_total", METRICS_COUNTER, l_result, 0,
-                 "The total number of attempts to admit workloads (scheduling passes with heads)");
-    qr = family(m, "kueue_quota_reserved_workloads_total", METRICS_COUNTER, l_cq_prio, 0,
-                "The total number of quota reserved workloads per 'cluster_queue'");
-    adm = family(m, "kueue_admitted_workloads_total", METRICS_COUNTER, l_cq_prio, 0,
-                 "The total number of admitted workloads per 'cluster_queue'");
-    qrw = family(m, "kueue_quota_reserved_wait_time_seconds", METRICS_HISTOGRAM, l_cq_prio, 14,
-                 "The time between a workload was created or requeued until it got quota "
-                 "reservation, per 'cluster_queue'");
-    admw = family(m, "kueue_admission_wait_time_seconds", METRICS_HISTOGRAM, l_cq_prio, 16,
-                  "The time between a workload was created or requeued until admission, per "
-                  "'cluster_queue'");
-    ev = family(m, "kueue_evicted_workloads_total", METRICS_COUNTER, l_evict, 0,
-                "The number of evicted workloads per 'cluster_queue' (the simulator: reason "
-                "Preempted)");
-    pre = family(m, "kueue_preempted_workloads_total", METRICS_COUNTER, l_preempt, 0,
-                 "The number of preempted workloads per 'preempting_cluster_queue'");
-    lqadm = family(m, "kueue_local_queue_admitted_workloads_total", METRICS_COUNTER, l_lq_prio, 0,
-                   "The total number of admitted workloads per 'local_queue'");
-    pend = family(m, "kueue_pending_workloads", METRICS_GAUGE, l_cq_status, 0,
-                  "The number of pending workloads, per 'cluster_queue' and 'status' (the end "
-                  "of the run)");
-    resv = family(m, "kueue_reserving_active_workloads", METRICS_GAUGE, l_cq, 0,
-                  "The number of Workloads that are reserving quota, per 'cluster_queue'");
-    admact = family(m, "kueue_admitted_active_workloads", METRICS_GAUGE, l_cq, 0,
-                    "The number of admitted Workloads that are active, per 'cluster_queue'");
-    cqst = family(m, "kueue_cluster_queue_status", METRICS_GAUGE, l_cq_status, 0,
-                  "Reports 'cluster_queue' with its 'status'");
-    cqres = family(m, "kueue_cluster_queue_resource_reservation", METRICS_GAUGE, l_fr, 0,
-                   "Reports the cluster_queue's total resource reservation within all the "
-                   "flavors");
-    cqusage = family(m, "kueue_cluster_queue_resource_usage", METRICS_GAUGE, l_fr, 0,
-                     "Reports the cluster_queue's total resource usage within all the flavors");
-    cqnom = family(m, "kueue_cluster_queue_nominal_quota", METRICS_GAUGE, l_fr, 0,
-                   "Reports the cluster_queue's resource nominal quota within all the flavors");
-    cqbl = family(m, "kueue_cluster_queue_borrowing_limit", METRICS_GAUGE, l_fr, 0,
-                  "Reports the cluster_queue's resource borrowing limit within all the flavors");
-    cqll = family(m, "kueue_cluster_queue_lending_limit", METRICS_GAUGE, l_fr, 0,
-                  "Reports the cluster_queue's resource lending limit within all the flavors");
-    idle = family(m, "sluice_cluster_queue_idle_nominal_quota", METRICS_GAUGE, l_idle, 0,
-                  "Nominal quota of a ClusterQueue not reserved by its workloads");
+    /* The operator's families (lib/obs/families.h), in the order this output has always had. */
+    att = family(m, FAM_ATTEMPTS);
+    qr = family(m, FAM_QR_TOTAL);
+    adm = family(m, FAM_ADM_TOTAL);
+    qrw = family(m, FAM_QR_WAIT);
+    admw = family(m, FAM_ADM_WAIT);
+    ev = family(m, FAM_EVICTED);
+    pre = family(m, FAM_PREEMPTED);
+    lqadm = family(m, FAM_LQ_ADM_TOTAL);
+    pend = family(m, FAM_PENDING);
+    resv = family(m, FAM_RESERVING);
+    admact = family(m, FAM_ADMITTED_ACTIVE);
+    cqst = family(m, FAM_CQ_STATUS);
+    cqres = family(m, FAM_CQ_RESV);
+    cqusage = family(m, FAM_CQ_USAGE);
+    cqnom = family(m, FAM_CQ_NOMINAL);
+    cqbl = family(m, FAM_CQ_BORROW);
+    cqll = family(m, FAM_CQ_LEND);
+    idle = family(m, FAM_IDLE);
 
     add(m, att, (const char *const[]){"success", r}, (double)m->attempts.admitted);
     add(m, att, (const char *const[]){"inadmissible", r},
