@@ -380,6 +380,31 @@ START_TEST(local_queue_annotations_win)
 }
 END_TEST
 
+/* A replica that stops leading and leads again did not watch the GPUs meanwhile: its clocks
+ * restart, and the deactivation waits for a whole idleFor after it leads again. */
+START_TEST(leadership_gap_restarts_clocks)
+{
+    fx_t fx;
+    uint64_t back;
+
+    start(&fx, idle_answer);
+    workload_with_pod(&fx);
+    fx_run_until(&fx, warned, 10, "the idle warning");
+    ctrl_set_leader(fx.ctrl, false);
+    run_for(&fx, 2500); /* five intervals without a query */
+    ck_assert(!inactive(&fx));
+    ctrl_set_leader(fx.ctrl, true);
+    back = uv_now(&fx.loop);
+    while (uv_now(&fx.loop) < back + 1800) {
+        uv_run(&fx.loop, UV_RUN_ONCE);
+        ck_assert_msg(!inactive(&fx), "deactivated %llu ms after leading again",
+                      (unsigned long long)(uv_now(&fx.loop) - back));
+    }
+    fx_run_until(&fx, inactive, 10, "the deactivation");
+    stop(&fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_idlectl");
@@ -390,6 +415,7 @@ static Suite *suite(void)
     tcase_add_test(tc, missing_metrics_never_deactivate);
     tcase_add_test(tc, warning_taken_back_when_metrics_go);
     tcase_add_test(tc, local_queue_annotations_win);
+    tcase_add_test(tc, leadership_gap_restarts_clocks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -606,6 +606,15 @@ void ctrl__idle_tick(ctrl_t *c)
     now = uv_now(c->loop);
     if (ix->last_ms != 0 && now - ix->last_ms < (uint64_t)ix->cfg->interval_ms)
         return;
+    if (ix->last_ms != 0 && now - ix->last_ms > 3 * (uint64_t)ix->cfg->interval_ms &&
+        util_hmap_len(&ix->state) > 0) {
+        /* Queries were missed (not leading, writes stopped, caches resyncing): nobody watched
+         * the GPUs meanwhile, so no clock may count that time. */
+        ctrl__log(c, CTRL_LOG_INFO, "idle reclaim: no query for %llus: every idle clock restarts",
+                  (unsigned long long)((now - ix->last_ms) / 1000));
+        free_values(&ix->state);
+        util_hmap_init(&ix->state, 0);
+    }
     ix->last_ms = now > 0 ? now : 1;
     if (promq_query(ix->q, ix->query, on_answer, ix, &msg) != ERR_OK) {
         ctrl__log(c, CTRL_LOG_ERROR, "idle reclaim: query: %s", msg.text);
