@@ -15,6 +15,9 @@ sluice_add_test(ctrl_problems LIBS sluice_ctrl)
 sluice_add_test(ctrl_writer LIBS sluice_ctrl)
 sluice_add_test(ctrl_workqueue LIBS sluice_ctrl)
 sluice_add_test(ctrl_podindex LIBS sluice_ctrl)
+# Its allocations go through the test's wrappers (test/oom_wrap.h: allocation-failure test).
+target_link_options(test_ctrl_podindex PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
+                    -Wl,--wrap=realloc -Wl,--wrap=strdup)
 sluice_add_test(ctrl_records LIBS sluice_ctrl)
 
 if(SLUICE_INTEGRATION AND TARGET sluice)

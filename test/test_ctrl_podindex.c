@@ -3,6 +3,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/podindex.h"
 
+#define OOM_WRAP_STRDUP
+#include "oom_wrap.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,6 +116,44 @@ START_TEST(many_groups)
 }
 END_TEST
 
+/* Every allocation of a move fails in turn (a new group, a group that grows): ERR_NOMEM, the Pod
+ * left out of its new group, nothing else changed, nothing leaked (ASan). */
+START_TEST(out_of_memory)
+{
+    podindex_t x;
+    char pod[32];
+    long n, made;
+    err_t rc;
+
+    for (int grow = 0; grow < 2; grow++) {
+        for (n = 1;; n++) {
+            podindex_init(&x);
+            /* grow: a group of 4 members, full, so the fifth reallocates its array. */
+            for (int i = 0; grow && i < 4; i++) {
+                snprintf(pod, sizeof(pod), "ns/m%d", i);
+                ck_assert_int_eq(podindex_move(&x, pod, NULL, "ns/g"), ERR_OK);
+            }
+            oom_fail_at(n);
+            rc = podindex_move(&x, "ns/p", "ns/old", "ns/g");
+            made = oom_count();
+            oom_fail_at(0);
+            if (made < n) {
+                ck_assert_int_eq(rc, ERR_OK);
+                ck_assert(has(&x, "ns/g", "ns/p"));
+                podindex_fini(&x);
+                break;
+            }
+            ck_assert_int_eq(rc, ERR_NOMEM);
+            ck_assert(!has(&x, "ns/g", "ns/p"));
+            ck_assert_uint_eq(count(&x, "ns/g"), grow ? 4 : 0);
+            ck_assert_uint_eq(podindex_groups(&x), grow ? 1 : 0);
+            podindex_fini(&x);
+        }
+        ck_assert_int_gt(n, 1); /* at least one allocation was failed */
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_podindex");
@@ -123,6 +164,7 @@ int main(void)
     tcase_add_test(tc, members_by_group_and_namespace);
     tcase_add_test(tc, moves_and_deletions);
     tcase_add_test(tc, many_groups);
+    tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
