@@ -875,7 +875,15 @@ void fa__delete(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, j
     FA_NN(next);
     now_str(fa, ts, sizeof(ts));
     mset(next, "deletionTimestamp", json_string(ts));
-    mset(next, "deletionGracePeriodSeconds", json_integer(0));
+    /* A Pod's grace period is its spec.terminationGracePeriodSeconds (30 by default), as the API
+     * server sets it; other objects go at once. */
+    {
+        json_t *tg = json_object_get(json_object_get(old, "spec"), "terminationGracePeriodSeconds");
+        json_int_t grace = strcmp(t->plural, "pods") == 0 && t->group[0] == '\0'
+                               ? (json_is_integer(tg) ? json_integer_value(tg) : 30)
+                               : 0;
+        mset(next, "deletionGracePeriodSeconds", json_integer(grace));
+    }
     a->body = commit(fa, t, key, old, next, &removed);
 }
 
