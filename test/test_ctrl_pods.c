@@ -829,6 +829,22 @@ START_TEST(leaderworkerset_workload_per_replica)
                          json_object_get(lws_workload(&fx, 0), "spec"), "queueName")),
                      "lq");
 
+    /* A rolling update with maxSurge 1 at 2 replicas: LeaderWorkerSet runs replica 2 as a surge
+     * replica (status.replicas 3, 1 updated), which keeps its Workload (Kueue's
+     * isRollingUpdateWithSurge). */
+    {
+        json_t *o = json_deep_copy(fakeapi_get_object(fx.fa, "leaderworkersets", "ns", "lws"));
+        json_object_set_new(json_object_get(o, "spec"), "replicas", json_integer(2));
+        json_object_set_new(json_object_get(o, "spec"), "rolloutStrategy",
+                            json_pack("{s:{s:i}}", "rollingUpdateConfiguration", "maxSurge", 1));
+        json_object_set_new(o, "status",
+                            json_pack("{s:i,s:i}", "replicas", 3, "updatedReplicas", 1));
+        ck_assert_int_eq(fakeapi_put_object(fx.fa, o, NULL, NULL), ERR_OK);
+        json_decref(o);
+    }
+    run_for(&fx, 1000);
+    ck_assert_ptr_nonnull(lws_workload(&fx, 2));
+
     /* Scale down to 2: replica 2's Workload is deleted (LeaderWorkerSet deletes its Pods). */
     lws_put(&fx, 2, ",\"status\":{\"replicas\":3}", "lq2");
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "lws-2", NULL), ERR_OK);

@@ -1090,6 +1090,36 @@ static void owned_queue(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const c
     json_decref(patch);
 }
 
+/*
+ * Kueue's isRollingUpdateWithSurge: while a LeaderWorkerSet rolls out with maxSurge above 0 and
+ * not every replica is updated yet, LeaderWorkerSet runs surge replicas beyond spec.replicas
+ * (status.replicas counts them), and their Workloads are kept (made) too. maxSurge is read as
+ * Kueue reads it (IntOrString.IntValue(): a number, or a string of digits; "25%" is 0).
+ */
+static int32_t lws_replicas(const json_t *owner, int32_t n)
+{
+    const json_t *spec = json_object_get(owner, "spec"), *st = json_object_get(owner, "status");
+    const json_t *ms = json_object_get(
+        json_object_get(json_object_get(spec, "rolloutStrategy"), "rollingUpdateConfiguration"),
+        "maxSurge");
+    const json_t *sr = json_object_get(st, "replicas"),
+                 *ur = json_object_get(st, "updatedReplicas");
+    long long surge = 0;
+
+    if (json_is_integer(ms)) {
+        surge = json_integer_value(ms);
+    } else if (json_is_string(ms)) {
+        char *end;
+        surge = strtoll(json_string_value(ms), &end, 10);
+        if (*end != '\0' || end == json_string_value(ms))
+            surge = 0;
+    }
+    if (surge > 0 && (json_is_integer(ur) ? json_integer_value(ur) : 0) < n &&
+        json_is_integer(sr) && json_integer_value(sr) > n && json_integer_value(sr) <= INT32_MAX)
+        return (int32_t)json_integer_value(sr);
+    return n;
+}
+
 /* The Workloads of LeaderWorkerSet `okey` (of `kind`), `owner` just read from the API. */
 static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *owner)
 {
@@ -1102,6 +1132,8 @@ static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_
 
     if (slash == NULL)
         return;
+    if (k == &jobs_kind_leaderworkerset)
+        n = lws_replicas(owner, n);
     /* A StatefulSet has one Workload (index 0), whatever its replicas. */
     for (int32_t i = 0; i < (k == &jobs_kind_statefulset ? 1 : INT32_MAX); i++) {
         const ctrl_wl_t *w;
