@@ -9,3 +9,8 @@ endforeach()
 sluice_add_test(sched_oom LIBS sluice_sched SOURCES sched_fixtures.c)
 target_link_options(test_sched_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
                     -Wl,--wrap=strdup)
+
+# sched_clone: the copy the start-time estimate runs forward; test/oom_wrap.h for its OOM paths.
+sluice_add_test(sched_clone LIBS sluice_sched SOURCES sched_fixtures.c)
+target_link_options(test_sched_clone PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
+                    -Wl,--wrap=realloc -Wl,--wrap=strdup)

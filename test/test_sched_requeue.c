@@ -127,6 +127,32 @@ START_TEST(hold_until_released)
 }
 END_TEST
 
+/* A copy made with SCHED_CLONE_RELEASE_HOLDS (the start-time estimate's) admits a workload in
+ * backoff at its next cycle; a plain copy keeps it held, as the original does. */
+START_TEST(hold_released_in_a_clone)
+{
+    sched_wl_opts_t held = {.created = 1, .hold = true};
+    sched_t *plain, *released;
+
+    fx_cq(s, "cq", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    upsert("a", 1, &held);
+    fx_run(s, 10, &out, false);
+    plain = sched_clone(s, 0);
+    released = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS);
+    ck_assert_ptr_nonnull(plain);
+    ck_assert_ptr_nonnull(released);
+    sched_decisions_clear(&out);
+    fx_run(plain, 11, &out, false);
+    ck_assert_uint_eq(out.len, 0);
+    fx_run(released, 11, &out, false);
+    ck_assert_int_ge(fx_find(&out, SCHED_DECISION_ADMIT, "ns/a"), 0);
+    ck_assert_int_eq(fx_state(s, "ns/a"), SCHED_WL_PENDING);
+    sched_free(plain);
+    sched_free(released);
+}
+END_TEST
+
 START_TEST(hold_in_strict_fifo_does_not_block)
 {
     sched_wl_opts_t held = {.created = 1, .hold = true};
@@ -171,6 +197,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, evict_by_driver);
     tcase_add_test(tc, hold_until_released);
+    tcase_add_test(tc, hold_released_in_a_clone);
     tcase_add_test(tc, hold_in_strict_fifo_does_not_block);
     tcase_add_test(tc, queue_timestamp_moves);
     suite_add_tcase(su, tc);

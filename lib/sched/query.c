@@ -51,6 +51,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
     out->key = w->key;
     out->local_queue = w->lq_name;
     out->local_queue_key = w->lq_key;
+    out->priority_class = w->prio_class;
     out->state = w->state;
     out->priority = w->priority;
     out->created = w->created;

@@ -71,6 +71,16 @@ sched_t *sched_new(const sched_config_t *cfg);
 /* Release the engine and everything it holds; NULL-safe. */
 void sched_free(sched_t *s);
 
+/* sched_clone() flags. */
+#define SCHED_CLONE_RELEASE_HOLDS 0x1u /* the copy's workloads in requeue backoff are not held */
+
+/* An independent deep copy of `s` (objects, queues, admissions, usage, clock): a cycle of the
+ * copy decides as a cycle of `s` would, and nothing done to one reaches the other. Parked
+ * workloads are requeued in the copy (as after a restart). `flags`: SCHED_CLONE_* bits. Free
+ * with sched_free(); NULL only on out-of-memory. For what-if runs such as the start-time
+ * estimate (lib/obs/estimate.h). */
+sched_t *sched_clone(const sched_t *s, unsigned flags);
+
 /* Replace the configuration; takes effect at the next cycle. */
 void sched_set_config(sched_t *s, const sched_config_t *cfg);
 
@@ -272,6 +282,7 @@ typedef struct sched_wl_info_s {
     const char *key;             /* "namespace/name" */
     const char *local_queue;     /* spec.queueName */
     const char *local_queue_key; /* "namespace/queueName", NULL when no queue */
+    const char *priority_class;  /* spec.priorityClassName, NULL when none */
     const char *cluster_queue;   /* admitted: admission CQ; pending: the LQ's CQ; NULL if none */
     sched_wl_state_t state;
     int32_t priority;             /* effective */

@@ -206,6 +206,7 @@ typedef enum {
     WQ_INADM,
 } wq_where_t;
 
+/* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there. */
 struct wl_s {
     char *key;     /* owned ns/name */
     char *ns;      /* owned */

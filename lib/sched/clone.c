@@ -1,0 +1,374 @@
+/* sched clone -- an independent deep copy of an engine, for what-if runs (the start-time
+ * estimate drives a copy forward in virtual time; lib/obs/estimate.c). */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Why a copy of the records, not a replay of the objects: the engine keeps no types.h object,
+ * only what it decided from them (interned ids, quota declarations, queues in order, admissions
+ * with their usage, flavor-assignment progress, pinned preemptor assignments, maximum execution
+ * time already used). A copy carries all of it, so the clone's next cycle decides exactly as the
+ * original's would.
+ *
+ * Method: each record is copied whole (so a scalar field added later is copied without anyone
+ * remembering), then every pointer field is cleared at once and filled with a copy of its own;
+ * cross-record pointers (a workload's queue, the ClusterQueues' vectors of workloads) are mapped
+ * by name through the clone's maps. The cohort forest is not copied: the ClusterQueues keep their
+ * usage arrays and sched__tree_rebuild() recomputes structure, subtree quotas and cohort usage
+ * from them, exactly what the incremental updates maintain. The rebuild also requeues every
+ * parked workload, as an operator restart does.
+ *
+ * Every record enters the clone's arrays as soon as its pointers are NULL or its own, so that
+ * sched_free() on a half-built clone frees exactly what was allocated (the OOM path).
+ *
+ * A pointer field added to a record (sched_int.h) needs its copy here.
+ */
+
+static err_t memdup(void **dst, const void *src, size_t n, size_t size)
+{
+    *dst = NULL;
+    if (src == NULL || n == 0)
+        return ERR_OK;
+    *dst = malloc(n * size);
+    if (*dst == NULL)
+        return ERR_NOMEM;
+    memcpy(*dst, src, n * size);
+    return ERR_OK;
+}
+
+static err_t push(void ***arr, size_t *n, size_t *cap, void *item)
+{
+    if (util_grow((void **)arr, cap, *n + 1, sizeof(void *)) != ERR_OK)
+        return ERR_NOMEM;
+    (*arr)[(*n)++] = item;
+    return ERR_OK;
+}
+
+/* ---- interning ----------------------------------------------------------------------------- */
+
+static err_t clone_interning(sched_t *d, const sched_t *s)
+{
+    for (size_t i = 0; i < s->nres; i++) {
+        int id;
+        if (sched__intern_res(d, s->res_names[i], &id) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->nflavors; i++) {
+        const flavor_rec_t *f = s->flavors[i];
+        flavor_rec_t *c;
+        if (sched__intern_flavor(d, f->name, &c) != ERR_OK)
+            return ERR_NOMEM;
+        c->exists = f->exists;
+        if (sched__kv_copy(&c->node_labels, &f->node_labels) != ERR_OK ||
+            sched__taints_copy(&c->taints, f->taints, f->ntaints) != ERR_OK)
+            return ERR_NOMEM;
+        c->ntaints = f->ntaints;
+        if (sched__tolerations_copy(&c->tolerations, f->tolerations, f->ntolerations) != ERR_OK)
+            return ERR_NOMEM;
+        c->ntolerations = f->ntolerations;
+        if (memdup((void **)&c->fr_by_res, f->fr_by_res, f->nfr_by_res, sizeof(int)) != ERR_OK)
+            return ERR_NOMEM;
+        c->nfr_by_res = f->nfr_by_res;
+    }
+    if (memdup((void **)&d->frs, s->frs, s->nfr, sizeof(fr_rec_t)) != ERR_OK)
+        return ERR_NOMEM;
+    d->nfr = d->cfr = s->nfr;
+    return ERR_OK;
+}
+
+/* ---- ClusterQueues and cohorts --------------------------------------------------------------- */
+
+static err_t clone_cq(sched_t *d, const cq_t *s)
+{
+    cq_t *c = malloc(sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    *c = *s;
+    memset(&c->node, 0, sizeof(c->node));
+    c->name = c->cohort_name = c->inactive_msg = NULL;
+    c->groups = NULL;
+    c->ngroups = 0;
+    c->quotas = NULL;
+    c->rg_by_res = NULL;
+    memset(&c->ns_selector, 0, sizeof(c->ns_selector));
+    memset(&c->heap, 0, sizeof(c->heap));
+    memset(&c->inadm, 0, sizeof(c->inadm));
+    memset(&c->admitted, 0, sizeof(c->admitted));
+    c->sticky = NULL;
+    c->rebuild_cohort = NULL;
+    if (push((void ***)&d->cqs, &d->ncqs, &d->ccqs, c) != ERR_OK) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    /* the node: its own quota and usage arrays; links come from the rebuild */
+    c->node.is_cq = true;
+    c->node.weight = s->node.weight;
+    if (memdup((void **)&c->node.fr, s->node.fr, s->node.nfr, sizeof(qfr_t)) != ERR_OK)
+        return ERR_NOMEM;
+    c->node.nfr = s->node.nfr;
+    if (util_strdup(s->name, &c->name) != ERR_OK)
+        return ERR_NOMEM;
+    c->node.name = c->name;
+    if (util_hmap_put(&d->cq_map, c->name, c, NULL) != ERR_OK ||
+        util_strdup(s->cohort_name, &c->cohort_name) != ERR_OK ||
+        util_strdup(s->inactive_msg, &c->inactive_msg) != ERR_OK)
+        return ERR_NOMEM;
+    if (s->ngroups > 0) {
+        c->groups = calloc(s->ngroups, sizeof(*c->groups));
+        if (c->groups == NULL)
+            return ERR_NOMEM;
+        c->ngroups = s->ngroups;
+    }
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const rgroup_t *sg = &s->groups[g];
+        if (memdup((void **)&c->groups[g].res, sg->res, sg->nres, sizeof(int)) != ERR_OK ||
+            memdup((void **)&c->groups[g].flavors, sg->flavors, sg->nflavors, sizeof(int)) !=
+                ERR_OK)
+            return ERR_NOMEM;
+        c->groups[g].nres = sg->nres;
+        c->groups[g].nflavors = sg->nflavors;
+    }
+    if (memdup((void **)&c->quotas, s->quotas, s->nquotas, sizeof(quota_decl_t)) != ERR_OK ||
+        memdup((void **)&c->rg_by_res, s->rg_by_res, s->nrg_by_res, sizeof(int)) != ERR_OK ||
+        sched__selector_copy(&c->ns_selector, &s->ns_selector) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+static err_t clone_cohort(sched_t *d, const cohort_rec_t *s)
+{
+    cohort_rec_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    if (push((void ***)&d->cohorts, &d->ncohorts, &d->ccohorts, c) != ERR_OK) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    c->exists = s->exists;
+    c->node.weight = s->node.weight;
+    c->nquotas = s->nquotas;
+    if (util_strdup(s->name, &c->name) != ERR_OK)
+        return ERR_NOMEM;
+    c->node.name = c->name;
+    if (util_hmap_put(&d->cohort_map, c->name, c, NULL) != ERR_OK ||
+        util_strdup(s->parent_name, &c->parent_name) != ERR_OK ||
+        memdup((void **)&c->quotas, s->quotas, s->nquotas, sizeof(quota_decl_t)) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+/* ---- queues, namespaces, priority classes ------------------------------------------------- */
+
+static err_t clone_lq(sched_t *d, const lq_t *s)
+{
+    lq_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    if (push((void ***)&d->lqs, &d->nlqs, &d->clqs, c) != ERR_OK) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    c->stop_policy = s->stop_policy;
+    if (util_strdup(s->key, &c->key) != ERR_OK || util_strdup(s->cq, &c->cq) != ERR_OK ||
+        util_hmap_put(&d->lq_map, c->key, c, NULL) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+static err_t clone_ns(sched_t *d, const ns_rec_t *s)
+{
+    ns_rec_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    if (push((void ***)&d->nss, &d->nnss, &d->cnss, c) != ERR_OK) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    if (util_strdup(s->name, &c->name) != ERR_OK ||
+        sched__kv_copy(&c->labels, &s->labels) != ERR_OK ||
+        util_hmap_put(&d->ns_map, c->name, c, NULL) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+static err_t clone_prio(prio_rec_t ***arr, size_t *n, size_t *cap, util_hmap_t *map,
+                        const prio_rec_t *s)
+{
+    prio_rec_t *c = calloc(1, sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    if (push((void ***)arr, n, cap, c) != ERR_OK) {
+        free(c);
+        return ERR_NOMEM;
+    }
+    c->value = s->value;
+    c->global_default = s->global_default;
+    if (util_strdup(s->name, &c->name) != ERR_OK || util_hmap_put(map, c->name, c, NULL) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+/* ---- workloads --------------------------------------------------------------------------------
+ */
+
+static err_t clone_wps(wps_t *c, const wps_t *s)
+{
+    *c = *s;
+    c->name = NULL;
+    c->reqs = NULL;
+    memset(&c->node_selector, 0, sizeof(c->node_selector));
+    c->tolerations = NULL;
+    c->ntolerations = 0;
+    c->terms = NULL;
+    c->nterms = 0;
+    if (util_strdup(s->name, &c->name) != ERR_OK ||
+        memdup((void **)&c->reqs, s->reqs, s->nreqs, sizeof(req_t)) != ERR_OK ||
+        sched__kv_copy(&c->node_selector, &s->node_selector) != ERR_OK ||
+        sched__tolerations_copy(&c->tolerations, s->tolerations, s->ntolerations) != ERR_OK)
+        return ERR_NOMEM;
+    c->ntolerations = s->ntolerations;
+    if (sched__terms_copy(&c->terms, s->terms, s->nterms) != ERR_OK)
+        return ERR_NOMEM;
+    c->nterms = s->nterms;
+    return ERR_OK;
+}
+
+static cq_t *map_cq(const sched_t *d, const cq_t *s)
+{
+    return s != NULL ? util_hmap_get(&d->cq_map, s->name) : NULL;
+}
+
+static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
+{
+    wl_t *c = malloc(sizeof(*c));
+
+    if (c == NULL)
+        return ERR_NOMEM;
+    *c = *s;
+    c->key = c->ns = c->lq_key = c->lq_name = c->prio_class = c->preemptor = c->message = NULL;
+    c->ps = NULL;
+    c->nps = 0;
+    memset(&c->adm, 0, sizeof(c->adm));
+    c->use = NULL;
+    c->last_tried = NULL;
+    c->pin_counts = NULL;
+    c->pin_flavors = NULL;
+    c->qcq = map_cq(d, s->qcq);
+    c->acq = map_cq(d, s->acq);
+    c->pin_cq = map_cq(d, s->pin_cq);
+    if (flags & SCHED_CLONE_RELEASE_HOLDS)
+        c->held = false; /* the rebuild's requeue puts it back in its heap */
+    if (push((void ***)&d->wls, &d->nwls, &d->cwls, c) != ERR_OK) {
+        sched__wl_free(c);
+        return ERR_NOMEM;
+    }
+    if (util_strdup(s->key, &c->key) != ERR_OK ||
+        util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK ||
+        util_strdup(s->ns, &c->ns) != ERR_OK || util_strdup(s->lq_key, &c->lq_key) != ERR_OK ||
+        util_strdup(s->lq_name, &c->lq_name) != ERR_OK ||
+        util_strdup(s->prio_class, &c->prio_class) != ERR_OK ||
+        util_strdup(s->preemptor, &c->preemptor) != ERR_OK ||
+        util_strdup(s->message, &c->message) != ERR_OK)
+        return ERR_NOMEM;
+    if (s->nps > 0) {
+        c->ps = calloc(s->nps, sizeof(*c->ps));
+        if (c->ps == NULL)
+            return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->nps; i++) {
+        c->nps = i + 1; /* wps_fini of a half-copied one frees what it has */
+        if (clone_wps(&c->ps[i], &s->ps[i]) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    if (s->adm.cluster_queue != NULL || s->adm.nassignments > 0) {
+        if (sched__admission_copy(&c->adm, &s->adm) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    if (memdup((void **)&c->use, s->use, s->nuse, sizeof(use_t)) != ERR_OK ||
+        memdup((void **)&c->last_tried, s->last_tried, s->nlast_tried, sizeof(int)) != ERR_OK)
+        return ERR_NOMEM;
+    if (s->last_tried == NULL)
+        c->nlast_tried = 0;
+    if (s->pin_counts != NULL) {
+        size_t nf = s->pin_cq != NULL ? s->nps * s->pin_cq->ngroups : 0;
+        if (memdup((void **)&c->pin_counts, s->pin_counts, s->nps ? s->nps : 1, sizeof(int32_t)) !=
+                ERR_OK ||
+            memdup((void **)&c->pin_flavors, s->pin_flavors, nf ? nf : 1, sizeof(int)) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+/* The same vector in the clone: the same workloads (by key), in the same order, so each
+ * workload's qidx/aidx stays right. */
+static err_t clone_vec(const sched_t *d, wlvec_t *dst, const wlvec_t *src)
+{
+    for (size_t i = 0; i < src->len; i++) {
+        wl_t *w = util_hmap_get(&d->wl_map, src->items[i]->key);
+        if (w == NULL || sched__wlvec_push(dst, w) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+/* ---- the engine ------------------------------------------------------------------------------ */
+
+sched_t *sched_clone(const sched_t *s, unsigned flags)
+{
+    sched_t *d = sched_new(&s->cfg);
+
+    if (d == NULL || clone_interning(d, s) != ERR_OK)
+        goto fail;
+    for (size_t i = 0; i < s->ncqs; i++)
+        if (clone_cq(d, s->cqs[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->ncohorts; i++)
+        if (clone_cohort(d, s->cohorts[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->nlqs; i++)
+        if (clone_lq(d, s->lqs[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->nnss; i++)
+        if (clone_ns(d, s->nss[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->nwpcs; i++)
+        if (clone_prio(&d->wpcs, &d->nwpcs, &d->cwpcs, &d->wpc_map, s->wpcs[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->npcs; i++)
+        if (clone_prio(&d->pcs, &d->npcs, &d->cpcs, &d->pc_map, s->pcs[i]) != ERR_OK)
+            goto fail;
+    for (size_t i = 0; i < s->nwls; i++)
+        if (clone_wl(d, s->wls[i], flags) != ERR_OK)
+            goto fail;
+    d->wls_sorted = s->wls_sorted;
+    for (size_t i = 0; i < s->ncqs; i++) {
+        const cq_t *sc = s->cqs[i];
+        cq_t *dc = d->cqs[i];
+        if (clone_vec(d, &dc->heap, &sc->heap) != ERR_OK ||
+            clone_vec(d, &dc->inadm, &sc->inadm) != ERR_OK ||
+            clone_vec(d, &dc->admitted, &sc->admitted) != ERR_OK)
+            goto fail;
+        dc->sticky = sc->sticky != NULL ? util_hmap_get(&d->wl_map, sc->sticky->key) : NULL;
+    }
+    if (clone_vec(d, &d->expiring, &s->expiring) != ERR_OK)
+        goto fail;
+    d->queues_dirty = s->queues_dirty;
+    d->requeue_all = s->requeue_all;
+    d->now = s->now;
+    d->cycle_no = s->cycle_no;
+    d->attempts = s->attempts;
+    if (sched__tree_rebuild(d) != ERR_OK)
+        goto fail;
+    return d;
+fail:
+    sched_free(d);
+    return NULL;
+}

@@ -1,0 +1,169 @@
+/* test_sched_clone -- sched_clone(): the copy decides as the original would, owns all it holds,
+ * and out of memory gives NULL without a leak. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched_fixtures.h"
+
+#define OOM_WRAP_STRDUP
+#include "oom_wrap.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * One engine with a bit of everything a decision reads: two flavors (one tainted), a cohort
+ * with its own quota, ClusterQueues that borrow and preempt, priority classes, namespaces with
+ * labels, admitted workloads (one with a maximum execution time), a preemption in flight
+ * (EVICTING victim, pinned preemptor), pending and parked workloads.
+ */
+static sched_t *build(void)
+{
+    sched_t *s = sched_new(NULL);
+    sched_decisions_t d;
+    char hi[] = "hi";
+    workload_priority_class_t wpc = {.meta = {.name = hi}, .value = 100};
+    fx_cq_opts_t a = {.cohort = "co",
+                      .within = PREEMPT_LOWER_PRIORITY,
+                      .reclaim = PREEMPT_ANY,
+                      .ns_label = "team=ml"};
+    fx_cq_opts_t b = {.cohort = "co", .try_next_on_borrow = true};
+
+    ck_assert_ptr_nonnull(s);
+    sched_decisions_init(&d);
+    ck_assert_int_eq(sched_wpc_upsert(s, &wpc, NULL), ERR_OK);
+    fx_ns(s, "ns", "team=ml");
+    fx_flavor(s, "f", "pool=a", NULL);
+    fx_flavor(s, "spot", "pool=b", "spot=true:NoSchedule");
+    fx_cohort(s, "co", NULL, "cpu|f:2", NULL);
+    fx_pair(s, "cpu|f:4/b2|spot:2", &a, "cpu|f:2|spot:2", &b);
+    fx_wl(s, "ns/a1", "qa", 1, 1, "cpu=2", NULL);
+    fx_wl(s, "ns/a2", "qa", 1, 2, "cpu=2", &(fx_wl_opts_t){.max_exec_seconds = 50});
+    fx_wl(s, "ns/b1", "qb", 0, 3, "cpu=2", &(fx_wl_opts_t){.tolerations = "spot:NoSchedule"});
+    fx_wl(s, "ns/b2", "qb", 0, 4, "cpu=2", &(fx_wl_opts_t){.count = 2});
+    fx_run(s, 0, &d, true);
+    fx_wl(s, "ns/a3", "qa", 5, 10, "cpu=2", &(fx_wl_opts_t){.wpc = "hi"});
+    fx_wl(s, "ns/a4", "qa", 0, 11, "cpu=6", NULL);
+    fx_wl(s, "ns/b3", "qb", 0, 12, "cpu=1", &(fx_wl_opts_t){.node_selector = "pool=b"});
+    fx_run(s, 1000, &d, false); /* victims stay EVICTING */
+    sched_decisions_fini(&d);
+    return s;
+}
+
+static const char *const keys[] = {"ns/a1", "ns/a2", "ns/a3", "ns/a4", "ns/b1", "ns/b2", "ns/b3"};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Drive an engine through the same steps: victims stopped, ends, the max execution time;
+ * return its decisions as text. */
+static void drive(sched_t *s, char *out, size_t cap)
+{
+    sched_decisions_t d;
+    size_t n = 0;
+
+    sched_decisions_init(&d);
+    out[0] = '\0';
+    for (size_t k = 0; k < NKEYS; k++)
+        if (fx_state(s, keys[k]) == SCHED_WL_EVICTING)
+            ck_assert_int_eq(sched_evicted(s, keys[k], 2000, NULL), ERR_OK);
+    fx_run(s, 2000, &d, true);
+    for (int64_t t = 10000; t <= 100000; t += 10000) {
+        for (size_t k = 0; k < NKEYS; k++)
+            if (fx_state(s, keys[k]) == SCHED_WL_ADMITTED && t == 30000)
+                ck_assert_int_eq(sched_workload_finish(s, keys[k], t, NULL), ERR_OK);
+        fx_run(s, t, &d, true);
+    }
+    for (size_t i = 0; i < d.len; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%d %s %s %lld;", (int)d.items[i].kind,
+                              d.items[i].workload, d.items[i].cluster_queue,
+                              (long long)d.items[i].time);
+    for (size_t k = 0; k < NKEYS; k++)
+        n += (size_t)snprintf(out + n, cap - n, "%s=%d,", keys[k], fx_state(s, keys[k]));
+    n += (size_t)snprintf(out + n, cap - n, "use=%lld", (long long)fx_usage(s, "a", "f", "cpu"));
+    ck_assert_uint_lt(n, cap);
+    sched_decisions_fini(&d);
+}
+
+START_TEST(decides_as_the_original)
+{
+    sched_t *s = build(), *c = sched_clone(s, 0);
+    char want[4096], got[4096];
+
+    ck_assert_ptr_nonnull(c);
+    for (size_t k = 0; k < NKEYS; k++)
+        ck_assert_int_eq(fx_state(c, keys[k]), fx_state(s, keys[k]));
+    ck_assert_int_eq(fx_usage(c, "a", "f", "cpu"), fx_usage(s, "a", "f", "cpu"));
+    ck_assert_int_eq(sched_next_deadline(c, 1000), sched_next_deadline(s, 1000));
+    ck_assert_str_eq(fx_message(c, "ns/a4"), fx_message(s, "ns/a4"));
+    /* the original first, freed, then the copy: nothing of one reaches the other */
+    drive(s, want, sizeof(want));
+    sched_free(s);
+    drive(c, got, sizeof(got));
+    ck_assert_str_eq(got, want);
+    ck_assert_ptr_nonnull(strstr(want, "0 ns/b2 b 30000;")); /* the run admits something new */
+    sched_free(c);
+}
+END_TEST
+
+/* A change to the copy leaves the original as it was. */
+START_TEST(independent)
+{
+    sched_t *s = build(), *c = sched_clone(s, 0);
+    int before[NKEYS];
+
+    ck_assert_ptr_nonnull(c);
+    for (size_t k = 0; k < NKEYS; k++)
+        before[k] = fx_state(s, keys[k]);
+    ck_assert_int_eq(sched_cq_delete(c, "a", NULL), ERR_OK);
+    ck_assert_int_eq(sched_workload_delete(c, "ns/b1", 5000, NULL), ERR_OK);
+    fx_wl(c, "ns/new", "qb", 0, 20, "cpu=1", NULL);
+    for (size_t k = 0; k < NKEYS; k++)
+        ck_assert_int_eq(fx_state(s, keys[k]), before[k]);
+    ck_assert_int_eq(fx_state(s, "ns/new"), -1);
+    sched_free(c);
+    sched_free(s);
+}
+END_TEST
+
+/* Each allocation of the copy fails in turn: NULL, and (under ASan) no leak. */
+START_TEST(out_of_memory)
+{
+    sched_t *s = build();
+
+    for (long n = 1;; n++) {
+        oom_fail_at(n);
+        sched_t *c = sched_clone(s, 0);
+        long made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
+            ck_assert_ptr_nonnull(c);
+            sched_free(c);
+            break;
+        }
+        ck_assert_ptr_null(c);
+    }
+    sched_free(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sched_clone");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, decides_as_the_original);
+    tcase_add_test(tc, independent);
+    tcase_add_test(tc, out_of_memory);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
