@@ -2,6 +2,7 @@
  * simulator: for every workload still pending at the end of the instant it was submitted, the
  * estimate made then versus the instant the simulation admitted it. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/object.h"
 #include "obs/estimate.h"
 #include "sched/sched.h"
 #include "sim/sim.h"
@@ -10,61 +11,122 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
- * Usage: estimate_accuracy SCENARIO.yaml...   (docs/observability.md has the figures for the
- * shipped examples/). The estimator gets what the operator gets: each workload's maximum
- * execution time when set, else the mean runtime observed so far of the workloads that finished
- * in its LocalQueue (then its ClusterQueue), else nothing -- never the scenario's true runtime.
- * Workloads admitted in the instant they were submitted never wait and are counted apart.
+ * Usage: estimate_accuracy [-v] [--sample N] SCENARIO.yaml...   (docs/observability.md has the
+ * figures for the shipped examples/). The estimator gets what the operator gets: each
+ * workload's maximum execution time when set, else the mean runtime observed so far in its
+ * LocalQueue and priority class (then its LocalQueue, then its ClusterQueue), else nothing --
+ * never the scenario's true runtime. It runs at the end of each instant where a workload was
+ * submitted and is still pending (--sample N: every Nth such instant, the others' workloads
+ * are not counted), over the whole engine, as the operator's periodic run does. Workloads
+ * admitted in the instant they were submitted never wait and are counted apart. -v lists each
+ * waiting workload's submission, estimate and admission on stderr. --oracle gives the estimator
+ * the scenario's true runtimes (sim.sluice.dev/runtime) where set: what error is left is the
+ * forward run's own (arrivals it does not assume), not the runtime guess's. --cost instead runs one
+ * estimate at the first instant that leaves a workload pending and prints its cost (copy and
+ * forward run, CPU time; engine cycles), with the --max-cycles and --horizon-s given (default:
+ * the operator's defaults) and every workload expected to run --runtime-ms (default 500: the
+ * cost depends on how many ends and cycles there are, not on their values; --oracle: the
+ * scenario's runtimes);
+ * bench/estimate_cost.sh uses it at 1,000 ClusterQueues and 50,000 workloads.
  */
 
 typedef struct track_s {
-    char lq[320], cq[256];
-    int64_t estimate;  /* ms; -1 none; -2 not asked (admitted at submission) */
+    int64_t estimate;  /* ms; -1 none; -2 not asked (admitted at submission or not sampled) */
     int64_t admitted;  /* first admission, ms; -1 never */
     int64_t submitted; /* the instant it was first seen, ms */
     bool done;         /* its runtime was counted */
+    bool fresh;        /* submitted this instant, still pending */
 } track_t;
 
-typedef struct mean_s {
-    int64_t sum_ms;
-    int64_t n;
-} mean_t;
-
 typedef struct obs_s {
-    util_hmap_t wls;    /* key -> track_t * */
-    util_hmap_t means;  /* "lq:<key>" / "cq:<name>" -> mean_t * */
-    char (*fresh)[512]; /* keys submitted this instant, still pending */
-    size_t nfresh, cap;
+    util_hmap_t wls; /* key -> track_t * */
+    estimate_means_t means;
+    size_t nfresh;
+    size_t sample, instants; /* estimate every `sample`th instant with fresh workloads */
+    size_t runs, cycles;
+    double cpu_s;
+    bool cost, cost_done; /* --cost: one run at the first instant, its figures printed */
+    bool oracle;          /* --oracle: the scenario's runtimes */
+    int64_t max_cycles, horizon_ms;
+    int64_t runtime_ms; /* --cost: every workload's expected runtime */
+    util_hmap_t truth;  /* --oracle: "ns/name" -> the scenario's runtime (ms) */
 } obs_t;
 
-static mean_t *mean_of(obs_t *o, const char *prefix, const char *name, bool add)
-{
-    char k[600];
-    mean_t *m;
-
-    snprintf(k, sizeof(k), "%s:%s", prefix, name);
-    m = util_hmap_get(&o->means, k);
-    if (m == NULL && add) {
-        m = calloc(1, sizeof(*m));
-        if (m == NULL || util_hmap_put(&o->means, k, m, NULL) != ERR_OK)
-            abort();
-    }
-    return m;
-}
-
-static int64_t runtime(void *ud, const sched_wl_info_t *info)
+/* --oracle: the scenario's own runtime of the workload when it has one (what a perfect runtime
+ * guess would give: what is left of the error is the forward run's), else the observed means. */
+static int64_t oracle_runtime(void *ud, const sched_wl_info_t *info)
 {
     obs_t *o = ud;
-    const mean_t *m;
+    size_t ms;
 
-    if (info->max_exec_ms > 0)
-        return info->max_exec_ms;
-    m = info->local_queue_key ? mean_of(o, "lq", info->local_queue_key, false) : NULL;
-    if ((m == NULL || m->n == 0) && info->cluster_queue)
-        m = mean_of(o, "cq", info->cluster_queue, false);
-    return m != NULL && m->n > 0 ? m->sum_ms / m->n : -1;
+    if (util_hmap_get_index(&o->truth, info->key, &ms))
+        return (int64_t)ms;
+    return estimate_means_runtime(&o->means, info);
+}
+
+/* --cost: what the workloads are expected to run does not matter, that they end does. */
+static int64_t fixed_runtime(void *ud, const sched_wl_info_t *info)
+{
+    (void)info;
+    return ((const obs_t *)ud)->runtime_ms;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --cost: the estimator's cost over the whole engine as the first instant left it. */
+static void cost_run(obs_t *o, int64_t now, const sched_t *s)
+{
+    estimate_opts_t eo = {.runtime = o->oracle ? oracle_runtime : fixed_runtime,
+                          .ud = o,
+                          .max_cycles = (size_t)o->max_cycles,
+                          .horizon_ms = o->horizon_ms};
+    estimate_job_t *j = NULL;
+    estimate_t *e;
+    err_msg_t msg = {{0}};
+    size_t admitted = 0, total = 0;
+    double t0 = cpu_now(), t1, t2;
+
+    for (size_t i = 0; i < sched_cq_names(s, NULL, 0); i++)
+        ;
+    if (estimate_prepare(s, now, &eo, &j, &msg) != ERR_OK) {
+        fprintf(stderr, "estimate: %s\n", msg.text);
+        exit(1);
+    }
+    t1 = cpu_now();
+    if (estimate_job_run(j, &msg) != ERR_OK) {
+        fprintf(stderr, "estimate: %s\n", msg.text);
+        exit(1);
+    }
+    t2 = cpu_now();
+    e = estimate_job_take(j);
+    estimate_job_free(j);
+    {
+        void *v;
+        size_t pos = 0;
+        while (util_hmap_next(&o->wls, &pos, NULL, &v)) {
+            total++;
+            admitted += ((track_t *)v)->admitted >= 0;
+        }
+    }
+    printf("ClusterQueues %zu, workloads %zu (%zu admitted, %zu pending)\n",
+           sched_cq_names(s, NULL, 0), total, admitted, e->stats.pending);
+    printf("estimated %zu of %zu; %zu engine cycles over %zu instants (virtual %.1f s)%s\n",
+           e->stats.estimated, e->stats.pending, e->stats.cycles, e->stats.instants,
+           (double)(e->stats.reached - now) / 1000.0,
+           e->stats.truncated ? ", cycle budget spent" : "");
+    printf("CPU: copy and runtimes %.0f ms, forward run %.0f ms (%.3f ms per cycle)\n",
+           (t1 - t0) * 1000, (t2 - t1) * 1000,
+           e->stats.cycles ? (t2 - t1) * 1000 / (double)e->stats.cycles : 0.0);
+    estimate_free(e);
 }
 
 typedef struct walk_s {
@@ -82,64 +144,75 @@ static bool on_wl(const sched_wl_info_t *info, void *ud)
         t = calloc(1, sizeof(*t));
         if (t == NULL || util_hmap_put(&o->wls, info->key, t, NULL) != ERR_OK)
             abort();
-        snprintf(t->lq, sizeof(t->lq), "%s", info->local_queue_key ? info->local_queue_key : "");
-        snprintf(t->cq, sizeof(t->cq), "%s", info->cluster_queue ? info->cluster_queue : "");
         t->estimate = -2;
         t->admitted = -1;
         t->submitted = w->now;
-        if (info->state == SCHED_WL_PENDING && info->cluster_queue != NULL) {
-            if (o->nfresh == o->cap) {
-                o->cap = o->cap ? o->cap * 2 : 64;
-                o->fresh = realloc(o->fresh, o->cap * sizeof(*o->fresh));
-                if (o->fresh == NULL)
-                    abort();
-            }
-            snprintf(o->fresh[o->nfresh++], 512, "%s", info->key);
-        }
+        t->fresh = info->state == SCHED_WL_PENDING && info->cluster_queue != NULL;
+        o->nfresh += t->fresh;
     }
     if ((info->state == SCHED_WL_ADMITTED || info->state == SCHED_WL_EVICTING) && t->admitted < 0)
         t->admitted = info->admitted_at;
     if (info->state == SCHED_WL_FINISHED && !t->done && t->admitted >= 0) {
         t->done = true;
-        mean_t *m = mean_of(o, "lq", t->lq, true);
-        m->sum_ms += w->now - t->admitted;
-        m->n++;
-        m = mean_of(o, "cq", t->cq, true);
-        m->sum_ms += w->now - t->admitted;
-        m->n++;
+        if (estimate_means_add(&o->means, info, w->now - t->admitted) != ERR_OK)
+            abort();
     }
     return true;
-}
-
-static void on_est(void *ud, const char *key, int64_t start)
-{
-    obs_t *o = ud;
-    track_t *t = util_hmap_get(&o->wls, key);
-
-    for (size_t i = 0; t != NULL && i < o->nfresh; i++)
-        if (strcmp(o->fresh[i], key) == 0) {
-            t->estimate = start;
-            return;
-        }
 }
 
 static void on_instant(void *ud, sim_ms_t now, const sched_t *s)
 {
     obs_t *o = ud;
     walk_t w = {o, (int64_t)now};
-    estimate_opts_t eo = {.runtime = runtime, .ud = o};
+    estimate_opts_t eo = {.runtime = estimate_means_runtime, .ud = &o->means};
 
+    if (o->oracle) {
+        eo.runtime = oracle_runtime;
+        eo.ud = o;
+    }
+    estimate_t *e = NULL;
+    err_msg_t msg = {{0}};
+    size_t pos = 0;
+    void *v;
+    bool sampled;
+    clock_t c0;
+
+    if (o->cost_done)
+        return;
     o->nfresh = 0;
     sched_workloads_unordered(s, on_wl, &w);
-    /* one estimate per ClusterQueue that had a new pending workload this instant */
-    for (size_t i = 0; i < o->nfresh; i++) {
-        track_t *t = util_hmap_get(&o->wls, o->fresh[i]);
-        bool seen = false;
-        for (size_t j = 0; j < i; j++)
-            seen |= strcmp(((track_t *)util_hmap_get(&o->wls, o->fresh[j]))->cq, t->cq) == 0;
-        if (!seen)
-            estimate_cq(s, t->cq, (int64_t)now, &eo, on_est, o, NULL);
+    if (o->nfresh == 0)
+        return;
+    if (o->cost) {
+        cost_run(o, (int64_t)now, s);
+        o->cost_done = true;
+        return;
     }
+    sampled = o->instants++ % o->sample == 0;
+    if (sampled) {
+        c0 = clock();
+        if (estimate_run(s, (int64_t)now, &eo, &e, &msg) != ERR_OK) {
+            fprintf(stderr, "estimate at %lld ms: %s\n", (long long)now, msg.text);
+            exit(1);
+        }
+        o->cpu_s += (double)(clock() - c0) / CLOCKS_PER_SEC;
+        o->runs++;
+        o->cycles += e->stats.cycles;
+    }
+    while (util_hmap_next(&o->wls, &pos, NULL, &v)) {
+        track_t *t = v;
+        if (!t->fresh)
+            continue;
+        t->fresh = false;
+        if (sampled)
+            t->estimate = -1;
+    }
+    for (size_t i = 0; e != NULL && i < e->len; i++) {
+        track_t *t = util_hmap_get(&o->wls, e->entries[i].key);
+        if (t != NULL && t->submitted == (int64_t)now && t->estimate == -1)
+            t->estimate = e->entries[i].start;
+    }
+    estimate_free(e);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -148,26 +221,72 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The p-quantile (nearest rank) in seconds, or -1 when there is nothing. */
 static double pct(int64_t *v, size_t n, double p)
 {
     if (n == 0)
-        return 0;
+        return -1;
     qsort(v, n, sizeof(*v), cmp_i64);
     return (double)v[(size_t)(p * (double)(n - 1) + 0.5)] / 1000.0;
 }
 
+static void cell(double x)
+{
+    if (x == -1)
+        printf(" %9s", "-");
+    else
+        printf(" %9.0f", x);
+}
+
 int main(int argc, char **argv)
 {
+    size_t sample = 1;
+    bool verbose = false, cost = false, oracle = false;
+    int64_t max_cycles = 0, horizon_ms = 0, runtime_ms = 500;
+    int a = 1;
+
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "-v") == 0) {
+            verbose = true;
+        } else if (strcmp(argv[a], "--oracle") == 0) {
+            oracle = true;
+        } else if (strcmp(argv[a], "--cost") == 0) {
+            cost = true;
+        } else if (strcmp(argv[a], "--max-cycles") == 0 && a + 1 < argc) {
+            max_cycles = strtoll(argv[++a], NULL, 10);
+        } else if (strcmp(argv[a], "--runtime-ms") == 0 && a + 1 < argc) {
+            runtime_ms = strtoll(argv[++a], NULL, 10);
+        } else if (strcmp(argv[a], "--horizon-s") == 0 && a + 1 < argc) {
+            horizon_ms = strtoll(argv[++a], NULL, 10) * 1000;
+        } else if (strcmp(argv[a], "--sample") == 0 && a + 1 < argc) {
+            sample = (size_t)strtoul(argv[++a], NULL, 10);
+            if (sample == 0)
+                sample = 1;
+        } else {
+            fprintf(
+                stderr,
+                "usage: estimate_accuracy [-v] [--oracle] [--sample N] [--cost [--max-cycles N] "
+                "[--horizon-s S] [--runtime-ms MS]] SCENARIO.yaml...\n");
+            return 2;
+        }
+    }
     /* seconds: the wait of those that waited, the estimate's absolute error, its signed
      * median (negative: the estimate was too early) */
-    printf("%-28s %6s %6s %7s %8s %9s %9s %9s %9s\n", "scenario", "wls", "waited", "no-est",
-           "at-sub", "wait p50", "|err| p50", "|err| p90", "bias p50");
-    for (int a = 1; a < argc; a++) {
+    if (!cost)
+        printf("%-28s %6s %6s %7s %8s %9s %9s %9s %9s %6s %8s %8s\n", "scenario", "wls", "waited",
+               "no-est", "at-sub", "wait p50", "|err| p50", "|err| p90", "bias p50", "runs",
+               "cycles", "cpu s");
+    for (; a < argc; a++) {
         sim_scenario_t sc;
         sim_rec_t rec;
         sim_options_t opts = {0};
         err_msg_t msg = {{0}};
-        obs_t o = {0};
+        obs_t o = {.sample = sample,
+                   .cost = cost,
+                   .max_cycles = max_cycles,
+                   .horizon_ms = horizon_ms,
+                   .runtime_ms = runtime_ms,
+                   .oracle = oracle};
         FILE *f = fopen(argv[a], "r");
         int64_t *err = NULL, *bias = NULL, *wait = NULL;
         size_t n = 0, nwait = 0, none = 0, at_sub = 0, total = 0, pos = 0;
@@ -185,7 +304,18 @@ int main(int argc, char **argv)
         }
         fclose(f);
         util_hmap_init(&o.wls, 0);
-        util_hmap_init(&o.means, 0);
+        util_hmap_init(&o.truth, 0);
+        estimate_means_init(&o.means, 0);
+        for (size_t i = 0; oracle && i < sc.ndocs; i++) {
+            const sim_doc_t *d = &sc.docs[i];
+            const object_meta_t *m = object_meta_const(&d->obj);
+            char key[600];
+            if (!d->has_runtime || m == NULL || m->name == NULL || d->runtime < 0)
+                continue;
+            snprintf(key, sizeof(key), "%s/%s", m->namespace ? m->namespace : "default", m->name);
+            if (util_hmap_put_index(&o.truth, key, (size_t)d->runtime) != ERR_OK)
+                abort();
+        }
         sim_rec_init(&rec);
         opts.on_instant = on_instant;
         opts.instant_ud = &o;
@@ -193,14 +323,33 @@ int main(int argc, char **argv)
             fprintf(stderr, "%s: %s\n", argv[a], msg.text);
             return 1;
         }
+        if (cost) { /* its figures are printed: no accuracy table */
+            void *tv;
+            size_t tp = 0;
+            while (util_hmap_next(&o.wls, &tp, NULL, &tv))
+                free(tv);
+            estimate_means_fini(&o.means);
+            util_hmap_fini(&o.truth);
+            util_hmap_fini(&o.wls);
+            sim_rec_fini(&rec);
+            sim_scenario_fini(&sc);
+            continue;
+        }
         err = calloc(util_hmap_len(&o.wls) + 1, sizeof(*err));
         bias = calloc(util_hmap_len(&o.wls) + 1, sizeof(*bias));
         wait = calloc(util_hmap_len(&o.wls) + 1, sizeof(*wait));
+        if (err == NULL || bias == NULL || wait == NULL)
+            abort();
         while (util_hmap_next(&o.wls, &pos, &k, &v)) {
             track_t *t = v;
             total++;
+            if (verbose && t->estimate != -2)
+                fprintf(stderr, "%s: submitted %lld s, estimate %lld s, admitted %lld s\n", k,
+                        (long long)t->submitted / 1000,
+                        t->estimate < 0 ? -1LL : (long long)t->estimate / 1000,
+                        t->admitted < 0 ? -1LL : (long long)t->admitted / 1000);
             if (t->estimate == -2) {
-                at_sub += t->admitted >= 0;
+                at_sub += t->admitted == t->submitted;
                 free(t);
                 continue;
             }
@@ -220,18 +369,19 @@ int main(int argc, char **argv)
         }
         {
             const char *base = strrchr(argv[a], '/');
-            printf("%-28s %6zu %6zu %7zu %8zu %9.0f %9.0f %9.0f %9.0f\n", base ? base + 1 : argv[a],
-                   total, nwait, none, at_sub, pct(wait, nwait, 0.5), pct(err, n, 0.5),
-                   pct(err, n, 0.9), pct(bias, n, 0.5));
+            printf("%-28s %6zu %6zu %7zu %8zu", base ? base + 1 : argv[a], total, nwait, none,
+                   at_sub);
+            cell(pct(wait, nwait, 0.5));
+            cell(pct(err, n, 0.5));
+            cell(pct(err, n, 0.9));
+            cell(pct(bias, n, 0.5));
+            printf(" %6zu %8zu %8.1f\n", o.runs, o.cycles, o.cpu_s);
         }
         free(err);
         free(bias);
         free(wait);
-        free(o.fresh);
-        pos = 0;
-        while (util_hmap_next(&o.means, &pos, NULL, &v))
-            free(v);
-        util_hmap_fini(&o.means);
+        estimate_means_fini(&o.means);
+        util_hmap_fini(&o.truth);
         util_hmap_fini(&o.wls);
         sim_rec_fini(&rec);
         sim_scenario_fini(&sc);

@@ -84,6 +84,8 @@ sluice_add_test(ctrl_pods LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEA
 # The accounting log written by the operator (lib/ctrl/acctlog.c).
 sluice_add_test(ctrl_acct LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_visibility LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+# The operator's periodic start-time estimates (lib/ctrl/estimate.c).
+sluice_add_test(ctrl_estimate LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_metricsauth LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})
 # Idle reclaim (lib/ctrl/idle*.c, promq.c): policy, state machine, configuration, the Prometheus
 # answer and its transport on a loopback server; then the controller against the in-memory API

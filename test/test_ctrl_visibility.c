@@ -121,6 +121,17 @@ static bool five_pending(fx_t *fx)
     return got_status == 200 && json_array_size(json_object_get(got, "items")) == 5;
 }
 
+/* The first item has a start-time estimate: a periodic run (every second here) has seen it. */
+static bool first_estimated(fx_t *fx)
+{
+    json_t *it;
+
+    if (!five_pending(fx))
+        return false;
+    it = json_array_get(json_object_get(got, "items"), 0);
+    return json_object_get(json_object_get(it, "metadata"), "annotations") != NULL;
+}
+
 /* The owner's name of item i. */
 static const char *owner_of(size_t i)
 {
@@ -146,7 +157,8 @@ START_TEST(pending_in_queue_order)
                 "{\"name\":\"lq2\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}");
     fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"WorkloadPriorityClass\","
                 "\"metadata\":{\"name\":\"high\"},\"value\":1000}");
-    fx_operate(&fx, NULL, NULL);
+    /* the start-time estimate every second */
+    fx_operate(&fx, "metadata", "{\"annotations\":{\"sluice.dev/estimate-interval\":\"1s\"}}");
     get(&fx, "/apis", NULL);
     ck_assert_int_eq(got_status, 200);
     ck_assert_str_eq(json_string_value(json_object_get(got, "kind")), "APIGroupList");
@@ -185,9 +197,11 @@ START_TEST(pending_in_queue_order)
         json_string_value(json_object_get(json_object_get(it, "metadata"), "namespace")), "ns");
     ck_assert_ptr_nonnull(json_object_get(json_object_get(it, "metadata"), "creationTimestamp"));
 
-    /* The start-time estimate: "run" holds the only cpu for at most 600 s (its maximum
-     * execution time) from its admission a moment ago, so "hi" starts then; the others wait
-     * behind "hi", whose runtime nothing tells yet: no estimate. */
+    /* The start-time estimate (the operator's periodic run, which the answer reads): "run" holds
+     * the only cpu for at most 600 s (its maximum execution time) from its admission a moment
+     * ago, so "hi" starts then; the others wait behind "hi", whose runtime nothing tells yet:
+     * no estimate. */
+    fx_run_until(&fx, first_estimated, 10, "a start-time estimate for the first item");
     it = json_array_get(json_object_get(got, "items"), 0);
     const char *est = json_string_value(
         json_object_get(json_object_get(json_object_get(it, "metadata"), "annotations"),

@@ -79,6 +79,11 @@ static const char usage_text[] =
     "                                `sluice report FILE` (default: off; docs/accounting.md)\n"
     "  --accounting-log-max-bytes N  rotate FILE past N bytes, keeping FILE.1..FILE.5\n"
     "                                (default 104857600)\n"
+    "  --estimate-interval D         recompute the start-time estimates (the engine run forward\n"
+    "                                from now; docs/observability.md) every D (default 60s; 0:\n"
+    "                                off, no estimated-start-time annotation nor metric)\n"
+    "  --estimate-horizon D          how far ahead they look (default 24h)\n"
+    "  --estimate-max-cycles N       engine cycles one run may spend (default 100000)\n"
     "  --webhook-client-ca FILE      mutual TLS: refuse webhook callers (at the TLS handshake)\n"
     "                                without a client certificate signed by a CA in FILE (the\n"
     "                                API server's, see docs/webhooks.md); fails closed\n"
@@ -560,6 +565,9 @@ typedef struct run_args_s {
     const char *accounting_max;
     const char *webhook_client_ca;
     const char *pods_ready_timeout;
+    const char *est_interval;
+    const char *est_horizon;
+    const char *est_cycles;
     const char *cert_ips[8];
     size_t ncert_ips;
 } run_args_t;
@@ -588,6 +596,9 @@ enum {
     OPT_ACCT_LOG,
     OPT_ACCT_MAX,
     OPT_WEBHOOK_CLIENT_CA,
+    OPT_EST_INTERVAL,
+    OPT_EST_HORIZON,
+    OPT_EST_CYCLES,
 };
 
 #define VALUE(id, name, value_name, choices, help)                         \
@@ -623,6 +634,9 @@ static const cli_opt_t run_opts[] = {
     VALUE(OPT_ACCT_MAX, "accounting-log-max-bytes", "N", NULL,
           "rotate the accounting log past N bytes"),
     VALUE(OPT_WEBHOOK_CLIENT_CA, "webhook-client-ca", "FILE", NULL, "mutual TLS for webhooks"),
+    VALUE(OPT_EST_INTERVAL, "estimate-interval", "DURATION", NULL, "start-time estimate interval"),
+    VALUE(OPT_EST_HORIZON, "estimate-horizon", "DURATION", NULL, "start-time estimate horizon"),
+    VALUE(OPT_EST_CYCLES, "estimate-max-cycles", "N", NULL, "start-time estimate cycle budget"),
 };
 
 static int parse_args(int argc, char **argv, run_args_t *a)
@@ -653,6 +667,9 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {OPT_ACCT_MAX, offsetof(run_args_t, accounting_max)},
         {OPT_WEBHOOK_CLIENT_CA, offsetof(run_args_t, webhook_client_ca)},
         {OPT_PODS_READY_TIMEOUT, offsetof(run_args_t, pods_ready_timeout)},
+        {OPT_EST_INTERVAL, offsetof(run_args_t, est_interval)},
+        {OPT_EST_HORIZON, offsetof(run_args_t, est_horizon)},
+        {OPT_EST_CYCLES, offsetof(run_args_t, est_cycles)},
     };
     const char *val;
     cli_t p;
@@ -765,6 +782,15 @@ static int apply_flags(run_t *r, const run_args_t *a)
         if (r->cfg.webhook_client_ca == NULL)
             rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
+    if (rc == ERR_OK && a->est_interval != NULL &&
+        (rc = ctrl_config_set_estimate_interval(&r->cfg, a->est_interval, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--estimate-interval: ");
+    if (rc == ERR_OK && a->est_horizon != NULL &&
+        (rc = ctrl_config_set_estimate_horizon(&r->cfg, a->est_horizon, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--estimate-horizon: ");
+    if (rc == ERR_OK && a->est_cycles != NULL &&
+        (rc = ctrl_config_set_estimate_max_cycles(&r->cfg, a->est_cycles, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--estimate-max-cycles: ");
     if (rc == ERR_OK && a->pods_ready_timeout != NULL &&
         (rc = ctrl_config_set_pods_ready_timeout(&r->cfg, a->pods_ready_timeout, &msg)) != ERR_OK)
         err_prefix(&msg, rc, "--pods-ready-timeout: ");

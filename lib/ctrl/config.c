@@ -293,6 +293,9 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->log_level = CTRL_LOG_INFO;
     cfg->audit_max_bytes = 100u << 20;
     cfg->acct_max_bytes = 100u << 20;
+    cfg->estimate_interval_ms = 60000;
+    cfg->estimate_horizon_ms = 24u * 3600 * 1000;
+    cfg->estimate_max_cycles = 100000;
     pods_ready_defaults(&cfg->pods_ready, false);
     if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||
@@ -592,6 +595,9 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
                                                  "sluice.dev/accounting-log",
                                                  "sluice.dev/accounting-log-max-bytes",
                                                  IDLE_CONFIG_ANNOTATION,
+                                                 "sluice.dev/estimate-interval",
+                                                 "sluice.dev/estimate-horizon",
+                                                 "sluice.dev/estimate-max-cycles",
                                                  SCHED_LOOP_GUARDS_ANNOTATION,
                                                  NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
@@ -714,12 +720,14 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
         while (sluice_annotations[i] != NULL && strcmp(sluice_annotations[i], key) != 0)
             i++;
         if (sluice_annotations[i] == NULL)
-            return err_set(msg, ERR_INVALID,
-                           "metadata.annotations[%s]: unknown sluice setting (known: "
-                           "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
-                           "webhook-client-ca, accounting-log, accounting-log-max-bytes, "
-                           "idle-reclaim, preemption-loop-guards)",
-                           key);
+            return err_set(
+                msg, ERR_INVALID,
+                "metadata.annotations[%s]: unknown sluice setting (known: "
+                "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
+                "webhook-client-ca, accounting-log, accounting-log-max-bytes, "
+                "idle-reclaim, estimate-interval, estimate-horizon, estimate-max-cycles, "
+                "preemption-loop-guards)",
+                key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
     }
@@ -752,6 +760,17 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
             return err_prefix(msg, rc, "metadata.annotations[" IDLE_CONFIG_ANNOTATION "]: ");
         idle_config_free(cfg->idle);
         cfg->idle = idle;
+    }
+    static const struct {
+        const char *key;
+        err_t (*set)(ctrl_config_t *, const char *, err_msg_t *);
+    } est[] = {{"sluice.dev/estimate-interval", ctrl_config_set_estimate_interval},
+               {"sluice.dev/estimate-horizon", ctrl_config_set_estimate_horizon},
+               {"sluice.dev/estimate-max-cycles", ctrl_config_set_estimate_max_cycles}};
+    for (size_t i = 0; i < sizeof(est) / sizeof(est[0]); i++) {
+        v = json_object_get(ann, est[i].key);
+        if (json_is_string(v) && (rc = est[i].set(cfg, json_string_value(v), msg)))
+            return err_prefix(msg, rc, "metadata.annotations[%s]: ", est[i].key);
     }
     unsigned guards; /* read by sched_config_from(); checked here so a typo stops the start */
     v = json_object_get(ann, SCHED_LOOP_GUARDS_ANNOTATION);
@@ -1002,4 +1021,49 @@ err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t 
 err_t ctrl_config_set_accounting_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
 {
     return max_bytes(text, &cfg->acct_max_bytes, msg);
+}
+
+err_t ctrl_config_set_estimate_interval(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    uint32_t ms;
+
+    if (strcmp(text, "0") == 0) {
+        cfg->estimate_interval_ms = 0;
+        return ERR_OK;
+    }
+    if (ctrl_duration_ms(text, &ms, msg) != ERR_OK || ms < 1000)
+        return err_set(msg, ERR_INVALID,
+                       "\"%.64s\": want a duration of at least 1s (\"60s\"), "
+                       "or 0 to turn the estimate off",
+                       text);
+    cfg->estimate_interval_ms = ms;
+    return ERR_OK;
+}
+
+err_t ctrl_config_set_estimate_horizon(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    uint32_t ms;
+
+    if (ctrl_duration_ms(text, &ms, msg) != ERR_OK || ms == 0)
+        return err_set(msg, ERR_INVALID,
+                       "\"%.64s\": want a duration above 0, at most 49 days (\"24h\")", text);
+    cfg->estimate_horizon_ms = ms;
+    return ERR_OK;
+}
+
+err_t ctrl_config_set_estimate_max_cycles(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
+{
+    uint32_t v = 0;
+
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || v > 100000000u)
+            return err_set(msg, ERR_INVALID, "\"%.64s\": want a number of cycles, 1 to 1000000000",
+                           text);
+        v = v * 10 + (uint32_t)(*p - '0');
+    }
+    if (v == 0 || v > 1000000000u)
+        return err_set(msg, ERR_INVALID, "\"%.64s\": want a number of cycles, 1 to 1000000000",
+                       text);
+    cfg->estimate_max_cycles = v;
+    return ERR_OK;
 }

@@ -117,6 +117,12 @@ typedef struct ctrl_config_s {
                               separated ("metrics, integrations"), or NULL (ctrl_config_finish) */
     char *warnings;        /* owned: other warnings about the file, one "path: message" per line, or
                               NULL (ctrl_config_finish) */
+
+    /* The start-time estimate (docs/observability.md "When will it start"): how often it runs
+     * over the whole engine (0: off), how far ahead, and its engine-cycle budget per run. */
+    uint32_t estimate_interval_ms; /* 60000 */
+    uint32_t estimate_horizon_ms;  /* 86400000 (24 h) */
+    uint32_t estimate_max_cycles;  /* 100000 */
 } ctrl_config_t;
 
 /* Defaults: Kueue's, with sluice's names (namespace sluice-system, Lease sluice.dev, Service
@@ -157,6 +163,12 @@ err_t ctrl_config_set_audit_max(ctrl_config_t *cfg, const char *text, err_msg_t 
 
 /* Set the accounting log's maximum size from decimal text (bytes, >= 4096). */
 err_t ctrl_config_set_accounting_max(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+
+/* The start-time estimate's interval ("60s"; "0" turns it off), horizon ("24h", > 0) and cycle
+ * budget per run (decimal, 1..1000000000). ERR_INVALID names what is wrong. */
+err_t ctrl_config_set_estimate_interval(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+err_t ctrl_config_set_estimate_horizon(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
+err_t ctrl_config_set_estimate_max_cycles(ctrl_config_t *cfg, const char *text, err_msg_t *msg);
 
 /* Is `name` one of Kueue's integrations.frameworks names (whether sluice has a kind for it or
  * not)? */

@@ -766,6 +766,7 @@ static void on_periodic(uv_timer_t *t)
     ctrl_t *c = container_of(t, ctrl_t, periodic);
 
     ctrl__metrics_tick(c);
+    ctrl__estimate_tick(c); /* leader or standby: both serve the visibility API */
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
     ctrl__pods_ready_tick(c);
@@ -809,6 +810,7 @@ static void state_free(ctrl_t *c)
     util_hmap_fini(&c->status_checked);
     util_hmap_fini(&c->verify);
     problems_free(c->problems);
+    ctrl__estimate_fini(c);
     ctrl__metrics_free(c);
     ctrl__acct_close(c);
 }
@@ -1150,6 +1152,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
     util_hmap_init(&c->verify, 0);
+    ctrl__estimate_init(c);
     if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || ctrl__metrics_init(c) != ERR_OK ||
         ctrl_wq_init(&c->jobs_q, 0, 0) != ERR_OK || ctrl_wq_init(&c->wls_q, 0, 0) != ERR_OK)
         goto oom;
@@ -1284,12 +1287,15 @@ static void maybe_free(ctrl_t *c)
     free(c);
 }
 
-static void on_timer_closed(uv_handle_t *h)
+void ctrl__handle_released(ctrl_t *c)
 {
-    ctrl_t *c = h->data;
-
     c->open_handles--;
     maybe_free(c);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    ctrl__handle_released(h->data);
 }
 
 static void on_inf_closed(void *data)

@@ -11,6 +11,7 @@
 #include "ctrl/writer.h"
 #include "kube/informer.h"
 #include "model/object.h"
+#include "obs/estimate.h"
 #include "util/hmap.h"
 
 #define CTRL_KEY_MAX 512
@@ -59,6 +60,22 @@ typedef enum {
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
+
+/* The start-time estimates (estimate.c): the last result, and the run in flight. */
+typedef struct ctrl_estimate_s {
+    estimate_means_t means; /* observed runtimes per LocalQueue and priority class, ... */
+    estimate_t *last;       /* owned: the last run's result (read by visibility and /metrics) */
+    estimate_job_t *job;    /* owned: the run in flight on the thread pool, or NULL */
+    uv_work_t work;         /* its request */
+    err_t job_rc;           /* its outcome (written by the worker, read after it) */
+    err_msg_t job_msg;
+    uint64_t next_run;   /* loop time (ms) of the next run */
+    uint64_t prepare_ns; /* CPU time of the job's prepare phase (on the loop) */
+    uint64_t run_ns;     /* CPU time of its forward run (on the worker) */
+    double last_seconds; /* CPU time of the last run, both phases */
+    uint64_t runs, failures;
+} ctrl_estimate_t;
+
 typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
 typedef struct acct_log_s acct_log_t;         /* acct/acct.h */
 typedef struct ctrl_idle_s ctrl_idle_t;       /* idlectl.c */
@@ -139,6 +156,7 @@ struct ctrl_s {
     acct_log_t *acct;     /* owned: the accounting log (acctlog.c), NULL when not configured */
     ctrl_idle_t *idle;    /* owned: idle reclaim (idlectl.c), NULL when not configured */
     ctrl_writer_t writer; /* the write budget (writer.h) */
+    ctrl_estimate_t est;  /* start-time estimates (estimate.c) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
     ctrl_op_t *backlog_tail;
     void (*on_closed)(void *data);
@@ -383,15 +401,25 @@ void ctrl__idle_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
 /* Append idle reclaim's counters to /metrics (nothing when off). */
 err_t ctrl__idle_metrics_render(ctrl_t *c, metrics_buf_t *out);
 
-/* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
+/* One of the controller's open handles (or runs in flight) is done: after ctrl_close(), the
+ * last one frees the controller. */
+void ctrl__handle_released(ctrl_t *c);
 
-/* Workload `key` finished (before the engine is told): its runtime joins the mean of its
- * LocalQueue and ClusterQueue, which the start-time estimates use (ctrl__expected_runtime). */
-void ctrl__metrics_finished(ctrl_t *c, const char *key);
-/* The expected runtime (ms) of workload `info`: its maximum execution time when set, else the
- * mean runtime of the workloads that finished in its LocalQueue, then its ClusterQueue, since
- * the start; -1 when none is known. An estimate_runtime_fn (lib/obs/estimate.h), `ud` the ctrl. */
-int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info);
+/* ---- start-time estimates (estimate.c) ---------------------------------------------------- */
+
+/* Set up / release c->est (a run in flight must have ended: ctrl_close waits for it). */
+void ctrl__estimate_init(ctrl_t *c);
+void ctrl__estimate_fini(ctrl_t *c);
+/* Workload `key` finished (before the engine is told): its runtime joins the means of its
+ * LocalQueue and priority class, LocalQueue and ClusterQueue (estimate_means_add). */
+void ctrl__estimate_finished(ctrl_t *c, const char *key);
+/* Called once a second: when the configured interval has passed and no run is in flight, start
+ * one over the whole engine (copy on the loop, forward run on the thread pool). */
+void ctrl__estimate_tick(ctrl_t *c);
+/* The last estimated start (Unix ms) of pending workload `key`, or -1 when there is none. */
+int64_t ctrl__estimate_start(const ctrl_t *c, const char *key);
+
+/* ---- metrics (metrics.c): one call where each thing happens ------------------------------ */
 
 /* Create / free c->metrics (families per the configuration's metrics switches). */
 err_t ctrl__metrics_init(ctrl_t *c);

@@ -48,19 +48,9 @@ struct ctrl_metrics_s {
     metrics_family_t *f[FAM__COUNT]; /* borrowed from reg; NULL when switched off */
     int64_t last_tick_ms;            /* resource-seconds integrated up to here */
     sched_attempts_t attempts_seen;  /* the engine's attempt counts at the last cycle */
-    util_hmap_t runtimes;            /* "lq:<ns/name>" / "cq:<name>" -> runtime_mean_t * (owned) */
     util_hmap_t accrued;             /* workload key -> ms after last_tick_ms up to which its use
                                         is counted (util_hmap_put_index); emptied at each tick */
 };
-
-/* Observed runtimes of one queue. */
-typedef struct runtime_mean_s {
-    int64_t sum_ms;
-    int64_t n;
-} runtime_mean_t;
-
-/* At most this many queues keep a runtime mean (names come from users). */
-#define MAX_RUNTIME_QUEUES 10000
 
 #ifndef SLUICE_VERSION
 #define SLUICE_VERSION "dev"
@@ -97,7 +87,6 @@ err_t ctrl__metrics_init(ctrl_t *c)
     if (m == NULL)
         return ERR_NOMEM;
     c->metrics = m;
-    util_hmap_init(&m->runtimes, 0);
     util_hmap_init(&m->accrued, 0);
     m->reg = metrics_registry_new(0);
     m->last_tick_ms = ctrl__now_ms();
@@ -117,14 +106,8 @@ err_t ctrl__metrics_init(ctrl_t *c)
 
 void ctrl__metrics_free(ctrl_t *c)
 {
-    size_t pos = 0;
-    void *v;
-
     if (c->metrics == NULL)
         return;
-    while (util_hmap_next(&c->metrics->runtimes, &pos, NULL, &v))
-        free(v);
-    util_hmap_fini(&c->metrics->runtimes);
     util_hmap_fini(&c->metrics->accrued);
     metrics_registry_free(c->metrics->reg);
     free(c->metrics);
@@ -343,63 +326,6 @@ void ctrl_metrics_webhook(ctrl_t *c, const char *path, int status, const char *b
         result = "error"; /* a ConversionReview that failed */
     }
     count(c, FAM_WEBHOOK, (const char *const[]){path, result}, 1);
-}
-
-/* ---- observed runtimes (start-time estimates) ---------------------------------------------- */
-
-static runtime_mean_t *runtime_of(ctrl_t *c, const char *prefix, const char *name, bool add)
-{
-    char k[CTRL_KEY_MAX + 8];
-    runtime_mean_t *m;
-
-    snprintf(k, sizeof(k), "%s:%s", prefix, name);
-    m = util_hmap_get(&c->metrics->runtimes, k);
-    if (m != NULL || !add || util_hmap_len(&c->metrics->runtimes) >= MAX_RUNTIME_QUEUES)
-        return m;
-    m = calloc(1, sizeof(*m));
-    if (m != NULL && util_hmap_put(&c->metrics->runtimes, k, m, NULL) != ERR_OK) {
-        free(m);
-        m = NULL;
-    }
-    return m;
-}
-
-void ctrl__metrics_finished(ctrl_t *c, const char *key)
-{
-    sched_wl_info_t info;
-    int64_t ran;
-    runtime_mean_t *m;
-
-    if (c->metrics == NULL || sched_workload_info(c->sched, key, &info, NULL) != ERR_OK ||
-        (info.state != SCHED_WL_ADMITTED && info.state != SCHED_WL_EVICTING))
-        return;
-    ran = ctrl__now_ms() - info.admitted_at;
-    if (ran < 0)
-        return;
-    for (int i = 0; i < 2; i++) {
-        const char *name = i == 0 ? info.local_queue_key : info.cluster_queue;
-        m = name != NULL ? runtime_of(c, i == 0 ? "lq" : "cq", name, true) : NULL;
-        if (m != NULL) {
-            m->sum_ms += ran;
-            m->n++;
-        }
-    }
-}
-
-int64_t ctrl__expected_runtime(void *ud, const sched_wl_info_t *info)
-{
-    ctrl_t *c = ud;
-    const runtime_mean_t *m = NULL;
-
-    if (info->max_exec_ms > 0)
-        return info->max_exec_ms;
-    if (c->metrics == NULL)
-        return -1;
-    if (info->local_queue_key != NULL)
-        m = runtime_of(c, "lq", info->local_queue_key, false);
-    if ((m == NULL || m->n == 0) && info->cluster_queue != NULL)
-        m = runtime_of(c, "cq", info->cluster_queue, false);
-    return m != NULL && m->n > 0 ? m->sum_ms / m->n : -1;
 }
 
 /* ---- resource-seconds --------------------------------------------------------------------- */
@@ -669,6 +595,70 @@ static void scrape_lqs(ctrl_t *c, const char *r)
     }
 }
 
+/* ---- start-time estimates -------------------------------------------------------------------- */
+
+typedef struct est_row_s {
+    const char *cq; /* borrowed from the estimate */
+    int64_t wait;   /* ms, -1 none */
+} est_row_t;
+
+static int est_row_cmp(const void *a, const void *b)
+{
+    const est_row_t *x = a, *y = b;
+    int d = strcmp(x->cq, y->cq);
+
+    if (d != 0)
+        return d;
+    return x->wait < y->wait ? -1 : x->wait > y->wait;
+}
+
+/* The last estimate (estimate.c) per ClusterQueue: how many pending have one, and the p50, p90
+ * and max of their estimated waits. One sort of the pending workloads per scrape. */
+static err_t scrape_estimate(ctrl_t *c)
+{
+    const estimate_t *e = c->est.last;
+    est_row_t *rows;
+    size_t n = 0;
+
+    if (e == NULL || fam(c, FAM_EST_WLS) == NULL)
+        return ERR_OK;
+    gauge(c, FAM_EST_SECONDS, NULL, c->est.last_seconds);
+    gauge(c, FAM_EST_CYCLES, NULL, (double)e->stats.cycles);
+    gauge(c, FAM_EST_AGE, NULL, (double)e->now / 1000.0);
+    rows = malloc((e->len + 1) * sizeof(*rows));
+    if (rows == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < e->len; i++)
+        if (e->entries[i].cq != NULL)
+            rows[n++] = (est_row_t){e->entries[i].cq,
+                                    e->entries[i].start < 0 ? -1 : e->entries[i].start - e->now};
+    qsort(rows, n, sizeof(*rows), est_row_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i, first = i;
+        while (j < n && strcmp(rows[j].cq, rows[i].cq) == 0)
+            j++;
+        while (first < j && rows[first].wait < 0)
+            first++; /* the unknown sort first */
+        size_t known = j - first;
+        gauge(c, FAM_EST_WLS, (const char *const[]){rows[i].cq, "known"}, (double)known);
+        gauge(c, FAM_EST_WLS, (const char *const[]){rows[i].cq, "unknown"}, (double)(first - i));
+        if (known > 0) {
+            static const struct {
+                const char *name;
+                double q;
+            } stats[] = {{"p50", 0.5}, {"p90", 0.9}, {"max", 1.0}};
+            for (size_t k = 0; k < 3; k++) {
+                size_t at = first + (size_t)(stats[k].q * (double)(known - 1) + 0.5);
+                gauge(c, FAM_EST_WAIT, (const char *const[]){rows[i].cq, stats[k].name},
+                      (double)rows[at].wait / 1000.0);
+            }
+        }
+        i = j;
+    }
+    free(rows);
+    return ERR_OK;
+}
+
 err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
 {
     ctrl_metrics_t *m = c->metrics;
@@ -704,6 +694,8 @@ err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
         if (names != stack)
             free(names);
         scrape_lqs(c, s.role);
+        if (scrape_estimate(c) != ERR_OK)
+            return ERR_NOMEM;
         sched_workloads(c->sched, on_scrape_wl, &s);
     }
     return metrics_render(m->reg, out) == ERR_OK ? ctrl__idle_metrics_render(c, out) : ERR_NOMEM;

@@ -982,7 +982,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         if (res->err == ERR_OK) {
             char owner[CTRL_KEY_MAX];
             c->stats.finished++;
-            ctrl__metrics_finished(c, op->key); /* its runtime, for start-time estimates */
+            ctrl__estimate_finished(c, op->key); /* its runtime, for start-time estimates */
             ctrl__metrics_release(c, op->key, ctrl__now_ms());
             sched_workload_finish(c->sched, op->key, ctrl__now_ms(), NULL);
             c->queue_dirty = true;

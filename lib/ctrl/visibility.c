@@ -5,7 +5,6 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/ctrl_int.h"
-#include "obs/estimate.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,9 +220,6 @@ typedef struct walk_s {
     int64_t index;      /* position in the ClusterQueue of the next pending workload */
     int64_t lq_index;   /* LocalQueue requests: position in the LocalQueue */
     util_hmap_t lq_pos; /* ClusterQueue requests: LocalQueue key -> pending seen so far */
-    util_hmap_t est;    /* workload key -> index + 1 into starts (the start-time estimates) */
-    int64_t *starts;    /* owned */
-    size_t nstarts, cap_starts;
     json_t *items;
     bool oom;
 } walk_t;
@@ -233,7 +229,7 @@ static json_t *item(walk_t *w, const sched_wl_info_t *info, int64_t pos_cq, int6
     const ctrl_wl_t *wl = ctrl__wl(w->c, info->key);
     const char *slash = strchr(info->key, '/');
     char ns[256], ts[32];
-    size_t ei = 0;
+    int64_t start = ctrl__estimate_start(w->c, info->key);
     size_t nslen = slash ? (size_t)(slash - info->key) : 0;
     json_t *meta, *it;
 
@@ -246,14 +242,14 @@ static json_t *item(walk_t *w, const sched_wl_info_t *info, int64_t pos_cq, int6
                             json_pack("[{s:s?,s:s,s:s?,s:s?}]", "apiVersion", wl->owner.api_version,
                                       "kind", wl->owner.kind, "name", wl->owner.name, "uid",
                                       wl->owner.uid));
-    if (meta != NULL && util_hmap_get_index(&w->est, info->key, &ei) && ei < w->nstarts &&
-        w->starts[ei] >= 0) {
+    if (meta != NULL && start >= 0) {
         /* sluice's own, in metadata.annotations (docs/observability.md: how it is made and how
-         * good it is); absent when there is no estimate */
+         * good it is); absent when there is no estimate. The operator's last periodic run
+         * (ctrl/estimate.c), never one per request. */
         char at[32];
         json_object_set_new(meta, "annotations",
                             json_pack("{s:s}", "sluice.dev/estimated-start-time",
-                                      cond_time_str(w->starts[ei] / 1000, at, sizeof(at))));
+                                      cond_time_str(start / 1000, at, sizeof(at))));
     }
     it = json_pack("{s:o,s:i,s:s,s:I,s:I}", "metadata", meta, "priority", (int)info->priority,
                    "localQueueName", info->local_queue ? info->local_queue : "",
@@ -298,24 +294,6 @@ static bool on_wl(const sched_wl_info_t *info, void *ud)
     return (int64_t)json_array_size(w->items) < r->limit;
 }
 
-/* One start-time estimate (lib/obs/estimate.h), kept by workload key. */
-static void on_estimate(void *ud, const char *key, int64_t start)
-{
-    walk_t *w = ud;
-    int64_t *p;
-
-    if (w->nstarts == w->cap_starts) {
-        size_t cap = w->cap_starts ? w->cap_starts * 2 : 16;
-        p = realloc(w->starts, cap * sizeof(*p));
-        if (p == NULL)
-            return;
-        w->starts = p;
-        w->cap_starts = cap;
-    }
-    if (util_hmap_put_index(&w->est, key, w->nstarts) == ERR_OK)
-        w->starts[w->nstarts++] = start;
-}
-
 static void pending(ctrl_t *c, const visibility_route_t *r, hook_response_t *resp)
 {
     walk_t w = {.c = c, .r = r};
@@ -336,16 +314,8 @@ static void pending(ctrl_t *c, const visibility_route_t *r, hook_response_t *res
     }
     w.items = json_array();
     util_hmap_init(&w.lq_pos, 0);
-    util_hmap_init(&w.est, 0);
-    {
-        estimate_opts_t eo = {.runtime = ctrl__expected_runtime, .ud = c};
-        /* OOM: no estimates, the answer stands without them */
-        estimate_cq(c->sched, cq, ctrl__now_ms(), &eo, on_estimate, &w, NULL);
-    }
     if (w.items == NULL || sched_cq_workloads(c->sched, cq, on_wl, &w, NULL) == ERR_NOT_FOUND) {
         util_hmap_fini(&w.lq_pos);
-        util_hmap_fini(&w.est);
-        free(w.starts);
         json_decref(w.items);
         snprintf(msg, sizeof(msg), "%s.%s \"%s\" not found",
                  r->local_queue ? "localqueue" : "clusterqueue", GROUP, r->name);
@@ -354,8 +324,6 @@ static void pending(ctrl_t *c, const visibility_route_t *r, hook_response_t *res
         return;
     }
     util_hmap_fini(&w.lq_pos);
-    util_hmap_fini(&w.est);
-    free(w.starts);
     if (w.oom) {
         json_decref(w.items);
         failure(resp, 500, "InternalError", "out of memory", r);

@@ -36,6 +36,8 @@ static const char *const L_FR[] = {"cluster_queue", "flavor", "resource", NULL};
 static const char *const L_KIND[] = {"kind", NULL};
 static const char *const L_WRITE[] = {"resource", "result", NULL};
 static const char *const L_HOOK[] = {"path", "result", NULL};
+static const char *const L_EST_WAIT[] = {"cluster_queue", "statistic", NULL};
+static const char *const L_EST_WLS[] = {"cluster_queue", "estimate", NULL};
 
 /* The help texts are Kueue's where the metric is Kueue's (pkg/metrics/metrics.go). */
 static const families_def_t defs[FAM__COUNT] = {
@@ -213,6 +215,23 @@ static const families_def_t defs[FAM__COUNT] = {
     [FAM_QUEUED] = {"sluice_api_requests_queued", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,
                     "API requests queued behind the client's rate limit or in flight, watches "
                     "included (bounded by the client's max_requests)"},
+    [FAM_EST_WAIT] = {"sluice_estimated_wait_seconds", METRICS_GAUGE, L_EST_WAIT, 0,
+                      FAMILIES_ALWAYS,
+                      "Start-time estimate: the estimated wait (estimated start minus the time of "
+                      "the estimate) of the pending workloads of a ClusterQueue that have one, by "
+                      "statistic: p50, p90, max"},
+    [FAM_EST_WLS] = {"sluice_estimated_pending_workloads", METRICS_GAUGE, L_EST_WLS, 0,
+                     FAMILIES_ALWAYS,
+                     "Start-time estimate: pending workloads of a ClusterQueue with an estimate "
+                     "(estimate=\"known\") and without one (\"unknown\": past the horizon or "
+                     "behind a runtime nobody knows)"},
+    [FAM_EST_SECONDS] = {"sluice_estimate_run_seconds", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,
+                         "CPU time of the last start-time estimate run (the engine copied and run "
+                         "forward in virtual time)"},
+    [FAM_EST_CYCLES] = {"sluice_estimate_run_cycles", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,
+                        "Engine cycles of the last start-time estimate run"},
+    [FAM_EST_AGE] = {"sluice_estimate_timestamp_seconds", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,
+                     "Unix time of the engine state the last start-time estimate was made from"},
     [FAM_LEADER] = {"sluice_leader", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,
                     "1 while this replica holds the leader Lease (or runs without leader "
                     "election), else 0"},

@@ -58,6 +58,11 @@ typedef enum {
     FAM_IDLE,
     FAM_CACHE,
     FAM_QUEUED,
+    FAM_EST_WAIT,
+    FAM_EST_WLS,
+    FAM_EST_SECONDS,
+    FAM_EST_CYCLES,
+    FAM_EST_AGE,
     FAM_LEADER,
     FAM_BUILD,
     FAM__COUNT
