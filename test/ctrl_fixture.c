@@ -93,6 +93,9 @@ void fx_operate(fx_t *fx, const char *section, const char *value)
     ck_assert_int_eq(kube_client_new(&fx->loop, &fx->kcfg, &co, &fx->client, &msg), ERR_OK);
     ck_assert_int_eq(ctrl_config_init(&fx->cfg, &msg), ERR_OK);
     fx->cfg.pods_ready.enabled = false;
+    /* no start-time estimate runs (thread pool work) unless a test sets the annotation
+     * sluice.dev/estimate-interval in `section` "metadata" */
+    fx->cfg.estimate_interval_ms = 0;
     if (section != NULL && value != NULL) {
         char doc[1024];
         json_t *d;

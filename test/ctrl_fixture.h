@@ -30,7 +30,8 @@ typedef struct fx_kind_s {
  * before the controller starts. */
 void fx_serve(fx_t *fx, const fx_kind_t *kinds, size_t n);
 
-/* Start the controller as leader with Kueue's default configuration, waitForPodsReady off, and
+/* Start the controller as leader with Kueue's default configuration, waitForPodsReady off, the
+ * start-time estimate off (sluice.dev/estimate-interval turns it on), and
  * the configuration member `section` set to the JSON `value` (both NULL: none); wait until its
  * caches are synced. SLUICE_TEST_VERBOSE=1 prints its log. */
 void fx_operate(fx_t *fx, const char *section, const char *value);
