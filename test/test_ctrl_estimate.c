@@ -150,7 +150,7 @@ START_TEST(settings)
     ck_assert_int_eq(ctrl_config_init(&cfg, &msg), ERR_OK);
     ck_assert_uint_eq(cfg.estimate_interval_ms, 60000);
     ck_assert_uint_eq(cfg.estimate_horizon_ms, 86400000);
-    ck_assert_uint_eq(cfg.estimate_max_cycles, 100000);
+    ck_assert_uint_eq(cfg.estimate_max_cycles, 5000);
     ck_assert_int_eq(ctrl_config_set_estimate_interval(&cfg, "0", &msg), ERR_OK);
     ck_assert_uint_eq(cfg.estimate_interval_ms, 0);
     ck_assert_int_eq(ctrl_config_set_estimate_interval(&cfg, "2m", &msg), ERR_OK);

@@ -83,7 +83,7 @@ static const char usage_text[] =
     "                                from now; docs/observability.md) every D (default 60s; 0:\n"
     "                                off, no estimated-start-time annotation nor metric)\n"
     "  --estimate-horizon D          how far ahead they look (default 24h)\n"
-    "  --estimate-max-cycles N       engine cycles one run may spend (default 100000)\n"
+    "  --estimate-max-cycles N       engine cycles one run may spend (default 5000)\n"
     "  --webhook-client-ca FILE      mutual TLS: refuse webhook callers (at the TLS handshake)\n"
     "                                without a client certificate signed by a CA in FILE (the\n"
     "                                API server's, see docs/webhooks.md); fails closed\n"

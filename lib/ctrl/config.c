@@ -295,7 +295,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->acct_max_bytes = 100u << 20;
     cfg->estimate_interval_ms = 60000;
     cfg->estimate_horizon_ms = 24u * 3600 * 1000;
-    cfg->estimate_max_cycles = 100000;
+    cfg->estimate_max_cycles = 5000;
     pods_ready_defaults(&cfg->pods_ready, false);
     if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||

@@ -122,7 +122,7 @@ typedef struct ctrl_config_s {
      * over the whole engine (0: off), how far ahead, and its engine-cycle budget per run. */
     uint32_t estimate_interval_ms; /* 60000 */
     uint32_t estimate_horizon_ms;  /* 86400000 (24 h) */
-    uint32_t estimate_max_cycles;  /* 100000 */
+    uint32_t estimate_max_cycles;  /* 5000 */
 } ctrl_config_t;
 
 /* Defaults: Kueue's, with sluice's names (namespace sluice-system, Lease sluice.dev, Service

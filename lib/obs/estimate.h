@@ -38,7 +38,7 @@
 typedef int64_t (*estimate_runtime_fn)(void *ud, const sched_wl_info_t *info);
 
 #define ESTIMATE_DEFAULT_HORIZON_MS (24LL * 3600 * 1000)
-#define ESTIMATE_DEFAULT_MAX_CYCLES 100000
+#define ESTIMATE_DEFAULT_MAX_CYCLES 5000
 
 typedef struct estimate_opts_s {
     int64_t horizon_ms; /* 0: ESTIMATE_DEFAULT_HORIZON_MS */
