@@ -249,6 +249,7 @@ START_TEST(config_section)
     ck_assert_uint_eq(cfg->timeout_ms, 5000);
     ck_assert_uint_eq(cfg->max_bytes, 65536);
     ck_assert_int_eq(cfg->interval_ms, 30000);
+    ck_assert_int_eq(cfg->window_ms, 60000); /* at least a minute by default */
     ck_assert_str_eq(cfg->metric, "DCGM_FI_DEV_GPU_UTIL");
     ck_assert_str_eq(cfg->gpu_label, "gpu");
     ck_assert_str_eq(cfg->resource, "nvidia.com/gpu");
@@ -266,7 +267,7 @@ START_TEST(config_section)
     ck_assert_ptr_null(idle_config_rule(cfg, "ml/other", "team-b"));
     ck_assert_int_eq(promq_idle_query(cfg, q, sizeof(q), &msg), ERR_OK);
     ck_assert_str_eq(q, "max by (exported_namespace, exported_pod, gpu) "
-                        "(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_pod!=\"\"}[30s]))");
+                        "(max_over_time(DCGM_FI_DEV_GPU_UTIL{exported_pod!=\"\"}[60s]))");
     ck_assert_int_eq(promq_idle_query(cfg, q, 20, &msg), ERR_OVERFLOW);
     idle_config_free(cfg);
 }
@@ -285,6 +286,8 @@ START_TEST(config_errors_name_the_field)
         {"prometheus: {url: http://x, timeout: 10}\n", "prometheus.timeout: must be a duration"},
         {"prometheus: {url: http://x, maxResponseBytes: 10}\n", "prometheus.maxResponseBytes"},
         {"prometheus: {url: http://x}\ninterval: 1s\n", "interval: 1s: must be at least 10s"},
+        {"prometheus: {url: http://x}\ninterval: 2m\nwindow: 1m\n",
+         "window: must be at least interval"},
         {"prometheus: {url: http://x}\nmetric: 'up or vector(1)'\n",
          "metric: up or vector(1): not a Prometheus metric name"},
         {"prometheus: {url: http://x}\npodLabel: 'pod\"}'\n", "not a Prometheus label name"},

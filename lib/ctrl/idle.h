@@ -72,6 +72,8 @@ typedef struct idle_config_s {
     uint32_t timeout_ms;    /* per query: 10s */
     size_t max_bytes;       /* largest response accepted: 8 MiB */
     int64_t interval_ms;    /* between queries: 1m, >= 10s */
+    int64_t window_ms;      /* the query's max_over_time range: >= interval, default
+                               max(interval, 1m) (it must hold a scrape of the exporter) */
     char *metric;           /* DCGM_FI_DEV_GPU_UTIL */
     char *pod_label;        /* label of the series naming the pod: "pod" */
     char *namespace_label;  /* "namespace" */

@@ -22,6 +22,7 @@
  *     timeout: 10s
  *     maxResponseBytes: 8388608
  *   interval: 1m              # between queries, 10s..1h
+ *   window: 1m                # max_over_time range: >= interval, default max(interval, 1m)
  *   metric: DCGM_FI_DEV_GPU_UTIL
  *   podLabel: pod             # the series' labels naming the GPU's pod (exported_pod, ...)
  *   namespaceLabel: namespace
@@ -47,9 +48,10 @@
 #define IDLE_FOR_MAX_MS ((int64_t)366 * 24 * 3600 * 1000)
 #define DEFAULT_IDLE_MS 3600000
 
-static const char *const top_fields[] = {"prometheus",     "interval",   "metric",      "podLabel",
-                                         "namespaceLabel", "gpuLabel",   "gpuResource", "idleFor",
-                                         "threshold",      "warnBefore", "policies",    NULL};
+static const char *const top_fields[] = {
+    "prometheus",     "interval", "window",      "metric",  "podLabel",
+    "namespaceLabel", "gpuLabel", "gpuResource", "idleFor", "threshold",
+    "warnBefore",     "policies", NULL};
 static const char *const prom_fields[] = {
     "url",     "bearerTokenFile",  "caFile", "insecureSkipTLSVerify",
     "timeout", "maxResponseBytes", NULL};
@@ -321,6 +323,8 @@ err_t idle_config_from_json(const json_t *doc, idle_config_t **out, err_msg_t *m
         (rc = prometheus(cfg, json_object_get(doc, "prometheus"), msg)) ||
         (rc = duration(doc, "interval", "", INTERVAL_MIN_MS, INTERVAL_MAX_MS, &cfg->interval_ms,
                        NULL, msg)) ||
+        (rc = duration(doc, "window", "", INTERVAL_MIN_MS, INTERVAL_MAX_MS, &cfg->window_ms, NULL,
+                       msg)) ||
         (rc = str(doc, "gpuResource", "", &cfg->resource, msg)) ||
         (rc = policy(doc, "", &cfg->defaults, msg)))
         goto fail;
@@ -341,6 +345,14 @@ err_t idle_config_from_json(const json_t *doc, idle_config_t **out, err_msg_t *m
         (rc = dup_default(&cfg->resource, "nvidia.com/gpu", msg)) ||
         (rc = rules(cfg, json_object_get(doc, "policies"), msg)))
         goto fail;
+    if (cfg->window_ms == 0)
+        cfg->window_ms = cfg->interval_ms > 60000 ? cfg->interval_ms : 60000;
+    if (cfg->window_ms < cfg->interval_ms) {
+        rc = err_set(msg, ERR_INVALID,
+                     "window: must be at least interval (each query covers the "
+                     "time since the one before)");
+        goto fail;
+    }
     if (strcmp(cfg->pod_label, cfg->namespace_label) == 0 ||
         strcmp(cfg->pod_label, cfg->gpu_label) == 0 ||
         strcmp(cfg->namespace_label, cfg->gpu_label) == 0) {

@@ -30,9 +30,11 @@ struct promq_s {
 
 err_t promq_idle_query(const idle_config_t *cfg, char *buf, size_t n, err_msg_t *msg)
 {
-    /* The window is the interval in whole seconds (rounded up), so consecutive queries cover
-     * the time between them; the names were checked against Prometheus' syntax (idle_config.c). */
-    long long secs = (long long)((cfg->interval_ms + 999) / 1000);
+    /* The window is at least the interval (whole seconds, rounded up), so consecutive queries
+     * cover the time between them, and at least a minute by default, so it holds a scrape of an
+     * exporter scraped every 30 s; the names were checked against Prometheus' syntax
+     * (idle_config.c). */
+    long long secs = (long long)((cfg->window_ms + 999) / 1000);
     int len = snprintf(buf, n, "max by (%s, %s, %s) (max_over_time(%s{%s!=\"\"}[%llds]))",
                        cfg->namespace_label, cfg->pod_label, cfg->gpu_label, cfg->metric,
                        cfg->pod_label, secs);

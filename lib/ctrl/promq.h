@@ -39,7 +39,7 @@ typedef struct promq_series_s {
 typedef void (*promq_series_fn)(const promq_series_t *s, void *ud);
 
 /* The PromQL of idle reclaim for `cfg` into buf: the highest utilisation of each GPU of each pod
- * over the last interval,
+ * over the window (the interval or more),
  *   max by (namespace, pod, gpu) (max_over_time(DCGM_FI_DEV_GPU_UTIL{pod!=""}[60s]))
  * with the configured names. ERR_OVERFLOW when it does not fit. */
 err_t promq_idle_query(const idle_config_t *cfg, char *buf, size_t n, err_msg_t *msg);
