@@ -783,6 +783,7 @@ START_TEST(leaderworkerset_workload_per_replica)
 {
     fx_kind_t kinds[] = {{"", "v1", "pods", "Pod"},
                          {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"}};
+    fakeapi_fault_t failing = {.action = FAKEAPI_FAIL, .status = 500};
     fx_t fx;
     json_t *w, *ref;
 
@@ -793,9 +794,15 @@ START_TEST(leaderworkerset_workload_per_replica)
     fx_operate(&fx, "integrations",
                "{\"frameworks\":[\"batch/job\",\"pod\","
                "\"leaderworkerset.x-k8s.io/leaderworkerset\"]}");
+    /* The first six creates fail (500): each replica's create is retried after its backoff
+     * (200 ms, doubling), not at once in a loop. */
+    fakeapi_fault_next(fx.fa, "create", "workloads", &failing, 6);
     lws_put(&fx, 2, "", "lq");
+    run_for(&fx, 150);
+    ck_assert_uint_le(fakeapi_count(fx.fa, "create", "workloads"), 2);
     fx_run_until(&fx, lws_two_admitted, 10, "a Workload per replica, both admitted, no Pod yet");
     ck_assert_uint_eq(fakeapi_object_count(fx.fa, "pods"), 0);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "create", "workloads"), 8);
     w = lws_workload(&fx, 1);
     ref = json_array_get(json_object_get(json_object_get(w, "metadata"), "ownerReferences"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(ref, "kind")), "LeaderWorkerSet");

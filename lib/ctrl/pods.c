@@ -974,6 +974,28 @@ static void on_owner_pods(const kube_result_t *res, void *data)
  * here they are found by name, and a rolling update's surge is not counted.
  */
 
+/* The create answered: Event CreatedWorkload on the owner (op->data "ns/name#i", the owner's kind
+ * in op->busy), then the shared continuation, which marks "ns/name#i" -- the key its failure
+ * backs off; the owner's reconcile takes it for the owner's (reconcile_owner()). */
+static void on_owned_created(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    const char *rk = json_string_value(op->data), *hash = rk ? strrchr(rk, '#') : NULL;
+    char okey[CTRL_KEY_MAX];
+    ctrl_kind_t kind = (ctrl_kind_t)atoi(op->busy);
+    const ctrl_job_t *j;
+
+    if (res->err == ERR_OK && hash != NULL && !c->closing) {
+        snprintf(okey, sizeof(okey), "%.*s", (int)(hash - rk), rk);
+        j = ctrl__job(c, kind, okey);
+        if (j != NULL)
+            ctrl__event(c, kind, &j->meta, "Normal", "CreatedWorkload", "Created Workload: %s",
+                        op->key);
+    }
+    ctrl__on_done(res, op);
+}
+
 static bool send_owned_create(ctrl_op_t *op)
 {
     char ns[256];
@@ -982,8 +1004,8 @@ static bool send_owned_create(ctrl_op_t *op)
     if (slash == NULL || op->body == NULL)
         return false;
     snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
-    return kube_create(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, op->body, ctrl__on_done, op,
-                       NULL, NULL) == ERR_OK;
+    return kube_create(op->c->client, &op->c->res[CTRL_WORKLOAD], ns, op->body, on_owned_created,
+                       op, NULL, NULL) == ERR_OK;
 }
 
 /* The body of replica `i`'s Workload from `owner` (of `kind`): a new object, or NULL (msg). */
@@ -1020,7 +1042,8 @@ static json_t *owned_workload(ctrl_t *c, ctrl_kind_t kind, json_t *owner, int32_
 }
 
 /* POST replica `i`'s Workload `wkey`. It holds "<kind>:<owner key>#<i>" busy ('#' is in no object
- * name), so one create per replica is in flight; its answer marks the owner again. */
+ * name), so one create per replica is in flight; its answer marks that key, which a failure backs
+ * off, and whose reconcile is the owner's. */
 static void owned_create(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *owner, int32_t i,
                          const char *wkey)
 {
@@ -1034,7 +1057,7 @@ static void owned_create(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *
     op = ctrl__op_new(c, CTRL_OP_WL_CREATE, CTRL_WORKLOAD, wkey, kind, busy);
     if (op == NULL)
         return;
-    op->data = json_string(okey);
+    op->data = json_string(busy);
     op->body = op->data != NULL ? owned_workload(c, kind, owner, i, &msg) : NULL;
     if (op->body == NULL) {
         ctrl__log(c, CTRL_LOG_ERROR, "%s %s: no Workload for replica %d: %s", c->noun[kind], okey,
@@ -1231,8 +1254,17 @@ static bool send_owner(ctrl_op_t *op)
 /* A serving owner `key` of `kind` changed: mark its Pods (above). */
 static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
-    const ctrl_job_t *j = ctrl__job(c, kind, key);
+    const char *hash = strrchr(key, '#');
+    const ctrl_job_t *j;
     ctrl_op_t *op;
+    char okey[CTRL_KEY_MAX];
+
+    if (hash != NULL) {
+        /* "ns/name#i": a Workload create of the owner's, answered or due after its backoff. */
+        snprintf(okey, sizeof(okey), "%.*s", (int)(hash - key), key);
+        key = okey;
+    }
+    j = ctrl__job(c, kind, key);
 
     /* skip: a StatefulSet another integration made (a LeaderWorkerSet's) is not this one's. */
     if (j == NULL || !j->valid || j->meta.deleting || j->skip || pod_kind(c) == CTRL__KINDS ||
