@@ -45,7 +45,9 @@ t0=$(date +%s)
 i=0
 while [ $i -lt "$jobs" ]; do
     i=$((i + 1))
-    tjob "j$i" 1 2
+    # 5 s each: long enough that the quota fills even when faults and a loaded machine slow
+    # every admission down (at 2 s a busy CI machine saw at most 2 of the 4 running at once)
+    tjob "j$i" 1 5
 done
 done_() { k get $TJ -n "$ns" -o jsonpath='{range .items[*]}{.status.succeeded}{"\n"}{end}' | grep -c '^1$'; }
 until_ 300 "all $jobs Jobs to finish through the faults" '[ "$(done_)" = "$jobs" ]'
