@@ -1,11 +1,17 @@
 /* test_ctrl_visibility -- Kueue's visibility API from the engine against the in-memory API server:
  * routes and their errors (pure), then pending workloads of a ClusterQueue and of each of its
- * LocalQueues with their positions, limit and offset, discovery, and unknown queues. */
+ * LocalQueues with their positions, limit and offset, discovery, and unknown queues; the CA
+ * handed over by the webhook Secret injected into the APIService that routes to sluice's
+ * visibility Service (not into another's), again after a new CA. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE /* strptime, timegm */
 #include "ctrl/visibility.h"
 
+#include "ctrl/visibility_ca.h"
+#include "ctrl/visibility_server.h"
 #include "ctrl_fixture.h"
+#include "hook/cert.h"
+#include "util/base64.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -253,6 +259,120 @@ START_TEST(pending_in_queue_order)
 }
 END_TEST
 
+/* ---- the caBundle of the APIServices ------------------------------------------------------ */
+
+static ctrl_visibility_ca_t *vca;
+
+static bool vca_done(fx_t *fx)
+{
+    (void)fx;
+    return ctrl_visibility_ca_done(vca);
+}
+
+static const char *apiservice_field(fx_t *fx, const char *name, const char *field)
+{
+    json_t *o = fakeapi_get_object(fx->fa, "apiservices", NULL, name);
+
+    return json_string_value(json_object_get(json_object_get(o, "spec"), field));
+}
+
+static char *want_b64; /* owned: the caBundle expected */
+
+static bool v1beta2_has_bundle(fx_t *fx)
+{
+    const char *have = apiservice_field(fx, "v1beta2.visibility.kueue.x-k8s.io", "caBundle");
+
+    return have != NULL && strcmp(have, want_b64) == 0;
+}
+
+static void closed_cb(void *data)
+{
+    (*(int *)data)++;
+}
+
+START_TEST(cabundle_injected)
+{
+    fx_t fx;
+    ctrl_visibility_server_t *srv = NULL;
+    ctrl_visibility_opts_t vo = {"127.0.0.1", 0, NULL, NULL, "sluice-visibility-server.sys.svc"};
+    hook_pem_t ca1 = {0}, ca2 = {0};
+    char *bundle = NULL;
+    err_msg_t msg = {{0}};
+    json_t *o;
+    int closed = 0;
+
+    fx_serve(&fx, NULL, 0);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "apiregistration.k8s.io", "v1", "apiservices",
+                                      "APIService", false, true),
+                     ERR_OK);
+    /* Ours, as an older manifest shipped it (insecureSkipTLSVerify); v1beta1 routes elsewhere. */
+    fx_put(&fx, "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                "\"metadata\":{\"name\":\"v1beta2.visibility.kueue.x-k8s.io\"},\"spec\":{"
+                "\"group\":\"visibility.kueue.x-k8s.io\",\"version\":\"v1beta2\","
+                "\"groupPriorityMinimum\":100,\"versionPriority\":100,"
+                "\"insecureSkipTLSVerify\":true,\"service\":{\"name\":"
+                "\"sluice-visibility-server\",\"namespace\":\"sys\"}}}");
+    fx_put(&fx, "{\"apiVersion\":\"apiregistration.k8s.io/v1\",\"kind\":\"APIService\","
+                "\"metadata\":{\"name\":\"v1beta1.visibility.kueue.x-k8s.io\"},\"spec\":{"
+                "\"group\":\"visibility.kueue.x-k8s.io\",\"version\":\"v1beta1\","
+                "\"groupPriorityMinimum\":100,\"versionPriority\":90,"
+                "\"insecureSkipTLSVerify\":true,\"service\":{\"name\":"
+                "\"kueue-visibility-server\",\"namespace\":\"kueue-system\"}}}");
+    fx_operate(&fx, NULL, NULL);
+    ck_assert_int_eq(ctrl_visibility_server_start(fx.client, fx.ctrl, &vo, NULL, NULL, &srv, &msg),
+                     ERR_OK);
+    vca = ctrl_visibility_ca_new(fx.client, fx.ctrl, srv, "sluice-visibility-server", "sys", NULL,
+                                 NULL);
+    ck_assert_ptr_nonnull(vca);
+
+    /* The first CA: into ours, insecureSkipTLSVerify dropped; the other one untouched. */
+    ck_assert_int_eq(hook_cert_ca("ca-1", 30, &ca1, &msg), ERR_OK);
+    ck_assert_int_eq(base64_encode(ca1.cert, ca1.cert_len, &want_b64), ERR_OK);
+    ctrl_visibility_ca_use(vca, ca1.cert, ca1.cert_len, ca1.key, ca1.key_len);
+    fx_run_until(&fx, vca_done, 10, "both APIServices handled");
+    ck_assert(v1beta2_has_bundle(&fx));
+    o = json_object_get(
+        fakeapi_get_object(fx.fa, "apiservices", NULL, "v1beta2.visibility.kueue.x-k8s.io"),
+        "spec");
+    ck_assert_ptr_null(json_object_get(o, "insecureSkipTLSVerify"));
+    ck_assert_ptr_null(apiservice_field(&fx, "v1beta1.visibility.kueue.x-k8s.io", "caBundle"));
+    ck_assert(json_is_true(
+        json_object_get(json_object_get(fakeapi_get_object(fx.fa, "apiservices", NULL,
+                                                           "v1beta1.visibility.kueue.x-k8s.io"),
+                                        "spec"),
+                        "insecureSkipTLSVerify")));
+
+    /* The same CA again (the hourly read of the Secret): nothing is written. */
+    fakeapi_log_clear(fx.fa);
+    ctrl_visibility_ca_use(vca, ca1.cert, ca1.cert_len, ca1.key, ca1.key_len);
+    for (int i = 0; i < 50; i++)
+        uv_run(&fx.loop, UV_RUN_ONCE);
+    ck_assert_uint_eq(fakeapi_count(fx.fa, "update", "apiservices"), 0);
+
+    /* A rotation: the new CA with the old one beside it, as the Secret's ca.crt then holds. */
+    ck_assert_int_eq(hook_cert_ca("ca-2", 30, &ca2, &msg), ERR_OK);
+    ck_assert_int_eq(hook_cert_bundle(ca2.cert, ca1.cert, (int64_t)time(NULL), &bundle, &msg),
+                     ERR_OK);
+    free(want_b64);
+    want_b64 = NULL;
+    ck_assert_int_eq(base64_encode(bundle, strlen(bundle), &want_b64), ERR_OK);
+    ctrl_visibility_ca_use(vca, bundle, strlen(bundle), ca2.key, ca2.key_len);
+    fx_run_until(&fx, v1beta2_has_bundle, 10, "the rotated bundle in the APIService");
+    fx_run_until(&fx, vca_done, 10, "both APIServices handled again");
+
+    ctrl_visibility_ca_close(vca);
+    vca = NULL;
+    ctrl_visibility_server_close(srv, closed_cb, &closed);
+    fx_stop(&fx);
+    ck_assert_int_eq(closed, 1);
+    hook_pem_fini(&ca1);
+    hook_pem_fini(&ca2);
+    free(bundle);
+    free(want_b64);
+    want_b64 = NULL;
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_visibility");
@@ -261,6 +381,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, routes);
     tcase_add_test(tc, pending_in_queue_order);
+    tcase_add_test(tc, cabundle_injected);
     suite_add_tcase(s, tc);
     return s;
 }

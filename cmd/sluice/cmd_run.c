@@ -7,6 +7,7 @@
 #include "ctrl/config.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/metricsauth.h"
+#include "ctrl/visibility_ca.h"
 #include "ctrl/visibility_server.h"
 #include "ctrl/webhook.h"
 #include "hook/cert.h"
@@ -113,6 +114,7 @@ typedef struct run_s {
     hook_tls_t *metrics_tls;              /* its certificate (freed once the server has closed) */
     metricsauth_t *metrics_auth;          /* TokenReview + SubjectAccessReview for it */
     ctrl_visibility_server_t *visibility; /* --visibility-bind-address, or NULL */
+    ctrl_visibility_ca_t *visibility_ca;  /* its certificate from the webhook Secret's CA */
     char *vis_host;                       /* owned */
     int vis_port;                         /* 0: off */
     char identity[300];
@@ -408,8 +410,10 @@ static void finish(run_t *r)
 {
     if (r->ctrl != NULL)
         ctrl_close(r->ctrl, on_ctrl_closed, r);
-    ctrl_webhook_close(r->webhook, NULL, NULL);
+    ctrl_webhook_close(r->webhook, NULL, NULL); /* first: it hands the CA to visibility_ca */
     r->webhook = NULL;
+    ctrl_visibility_ca_close(r->visibility_ca);
+    r->visibility_ca = NULL;
     hook_server_close(r->health, NULL, NULL);
     r->health = NULL;
     if (r->metrics != NULL)
@@ -898,11 +902,14 @@ static int start(run_t *r)
         return 1;
     }
     if (r->vis_port > 0) {
-        char crt[1024], key[1024], dns[320];
+        char crt[1024], key[1024], dns[320], svc[256];
         ctrl_visibility_opts_t vo = {r->vis_host, r->vis_port, NULL, NULL, dns};
-        /* the serving certificate of webhook.certDir when set, else self-signed (the shipped
-         * APIService does not verify it: docs/observability.md) */
-        snprintf(dns, sizeof(dns), "sluice-visibility-server.%s.svc", r->cfg.namespace);
+        /* The serving certificate: of webhook.certDir when set (cert-manager injects the CA
+         * into the APIServices), else issued from the webhook Secret's CA, which is injected
+         * into the APIServices (lib/ctrl/visibility_ca.h); self-signed until then. Kueue's
+         * naming: "<base>-webhook-service" -> Service "<base>-visibility-server". */
+        snprintf(svc, sizeof(svc), "%s-visibility-server", r->cfg.webhook_config_prefix);
+        snprintf(dns, sizeof(dns), "%s.%s.svc", svc, r->cfg.namespace);
         if (r->cfg.cert_dir != NULL) {
             snprintf(crt, sizeof(crt), "%s/tls.crt", r->cfg.cert_dir);
             snprintf(key, sizeof(key), "%s/tls.key", r->cfg.cert_dir);
@@ -914,9 +921,25 @@ static int start(run_t *r)
             run_log(r, CTRL_LOG_ERROR, "visibility API: %s", msg.text);
             return 1;
         }
+        if (r->cfg.cert_dir == NULL && r->cfg.internal_certs && r->cfg.webhook_port > 0) {
+            r->visibility_ca = ctrl_visibility_ca_new(r->client, r->ctrl, r->visibility, svc,
+                                                      r->cfg.namespace, log_line, r);
+            if (r->visibility_ca == NULL) {
+                run_log(r, CTRL_LOG_ERROR, "visibility API: out of memory");
+                return 1;
+            }
+        } else if (r->cfg.cert_dir == NULL) {
+            run_log(r, CTRL_LOG_INFO,
+                    "visibility API: self-signed certificate (no webhook Secret to take a CA "
+                    "from): the APIServices need a caBundle of their own");
+        }
     }
     if (r->cfg.webhook_port > 0) {
-        ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0};
+        ctrl_webhook_opts_t wo = {r->cert_ips, r->ncert_ips, NULL, 0, NULL, NULL};
+        if (r->visibility_ca != NULL) {
+            wo.on_ca = ctrl_visibility_ca_use;
+            wo.on_ca_data = r->visibility_ca;
+        }
         if (ctrl_webhook_start(r->client, r->ctrl, &r->cfg, &wo, log_line, r, &r->webhook, &msg) !=
             ERR_OK) {
             run_log(r, CTRL_LOG_ERROR, "%s", msg.text);

@@ -24,6 +24,11 @@
 
 static const char *const versions[] = {"v1beta1", "v1beta2"};
 
+const char *visibility_version(size_t i)
+{
+    return i < sizeof(versions) / sizeof(versions[0]) ? versions[i] : NULL;
+}
+
 /* ---- routing ------------------------------------------------------------------------------ */
 
 /* Copy the path segment at *p (up to '/' or the end) into buf; false when empty or too long. */

@@ -37,6 +37,9 @@ typedef struct visibility_route_s {
     int64_t limit, offset; /* the query's, defaults applied */
 } visibility_route_t;
 
+/* The i-th version served (from 0: "v1beta1", "v1beta2"), NULL past the last. */
+const char *visibility_version(size_t i);
+
 /* Parse a request's path and query into `out`. ERR_NOT_FOUND for a path the API does not serve,
  * ERR_INVALID (with the reason) for a bad limit or offset. Pure: no engine, no I/O. */
 err_t visibility_route(const char *path, const char *query, visibility_route_t *out,

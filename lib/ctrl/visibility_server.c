@@ -57,6 +57,8 @@ struct ctrl_visibility_server_s {
     ctrl_log_fn log;
     void *log_data;
     char *host, *cert_path, *key_path, *dns_name; /* owned */
+    hook_pem_t given; /* owned: the certificate of ctrl_visibility_server_set_cert() not served
+                         yet (the server listens once the ConfigMap is read), else empty */
     int port;
     char dir[256];     /* private temporary directory holding the requestheader CA, or "" */
     char ca_path[300]; /* dir/requestheader-ca.crt */
@@ -165,6 +167,7 @@ static void maybe_free(ctrl_visibility_server_t *s)
     free(s->cert_path);
     free(s->key_path);
     free(s->dns_name);
+    hook_pem_fini(&s->given);
     free(s);
 }
 
@@ -206,6 +209,30 @@ void ctrl_visibility_server_close(ctrl_visibility_server_t *s, void (*on_closed)
         s->srv_closed = true;
     s->srv = NULL;
     uv_close((uv_handle_t *)&s->retry, on_timer_closed);
+}
+
+err_t ctrl_visibility_server_set_cert(ctrl_visibility_server_t *s, const char *cert,
+                                      size_t cert_len, const char *key, size_t key_len,
+                                      err_msg_t *msg)
+{
+    hook_pem_t p = {0};
+
+    if (s->closing || s->cert_path != NULL)
+        return err_set(msg, ERR_INVALID, "visibility API: the certificate comes from %s",
+                       s->closing ? "nowhere (shutting down)" : s->cert_path);
+    if (s->tls != NULL)
+        return hook_tls_replace_pem(s->tls, cert, cert_len, key, key_len, msg);
+    p.cert = strndup(cert, cert_len);
+    p.key = strndup(key, key_len);
+    if (p.cert == NULL || p.key == NULL) {
+        hook_pem_fini(&p);
+        return err_set(msg, ERR_NOMEM, "visibility API: out of memory");
+    }
+    p.cert_len = cert_len;
+    p.key_len = key_len;
+    hook_pem_fini(&s->given);
+    s->given = p;
+    return ERR_OK;
 }
 
 int ctrl_visibility_server_port(const ctrl_visibility_server_t *s)
@@ -503,6 +530,10 @@ static err_t listen_now(ctrl_visibility_server_t *s, const json_t *data, err_msg
     s->ngroup = header_names(data, "requestheader-group-headers", s->group_hdr, MAX_HEADERS);
     if (s->cert_path != NULL) {
         rc = hook_tls_new_files_ca(s->cert_path, s->key_path, s->ca_path, &s->tls, msg);
+    } else if (s->given.cert != NULL) {
+        rc = hook_tls_new_pem_ca(s->given.cert, s->given.cert_len, s->given.key, s->given.key_len,
+                                 s->ca_path, &s->tls, msg);
+        hook_pem_fini(&s->given);
     } else {
         hook_pem_t cca = {0}, srv = {0};
         const char *dns[] = {s->dns_name, "localhost"}, *ips[] = {"127.0.0.1"};

@@ -49,6 +49,14 @@ err_t ctrl_visibility_server_start(kube_client_t *client, ctrl_t *ctrl,
                                    const ctrl_visibility_opts_t *opts, ctrl_log_fn log,
                                    void *log_data, ctrl_visibility_server_t **out, err_msg_t *msg);
 
+/* Serve `cert` and `key` (PEM, copied) from now on instead of the self-signed certificate: new
+ * connections get it, open ones keep theirs. Before the server listens it is kept for then.
+ * ERR_INVALID with certificate files (opts.cert_path) or once closing; on error the current
+ * certificate stays. */
+err_t ctrl_visibility_server_set_cert(ctrl_visibility_server_t *s, const char *cert,
+                                      size_t cert_len, const char *key, size_t key_len,
+                                      err_msg_t *msg);
+
 /* The port listened on, 0 while the requestheader configuration has not been read yet. */
 int ctrl_visibility_server_port(const ctrl_visibility_server_t *s);
 

@@ -583,7 +583,7 @@ out:
 static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
 {
     kube_blob_t ca = secret_pem(secret, "ca.crt"), crt = secret_pem(secret, "tls.crt");
-    kube_blob_t key = secret_pem(secret, "tls.key");
+    kube_blob_t key = secret_pem(secret, "tls.key"), cakey = secret_pem(secret, "ca.key");
     err_t rc = ERR_OK;
     char *b64 = NULL;
 
@@ -608,8 +608,12 @@ static err_t adopt(ctrl_webhook_t *w, json_t *secret, err_msg_t *msg)
         w->bundles_done = false;
         w->crds_done = 0;
     }
+    if (w->opts.on_ca != NULL && cakey.data != NULL)
+        w->opts.on_ca(w->opts.on_ca_data, (const char *)ca.data, ca.len, (const char *)cakey.data,
+                      cakey.len);
 out:
     free(b64);
+    free(cakey.data);
     free(ca.data);
     free(crt.data);
     free(key.data);

@@ -31,12 +31,23 @@
 
 typedef struct ctrl_webhook_s ctrl_webhook_t;
 
+/* The Secret's CA, handed on (self-managed certificates): `ca_crt` is its ca.crt (PEM: the
+ * current CA, then after a rotation the previous ones still valid: the caBundle), `ca_key` the
+ * current CA's key. Both borrowed for the call. */
+typedef void (*ctrl_webhook_ca_fn)(void *data, const char *ca_crt, size_t crt_len,
+                                   const char *ca_key, size_t key_len);
+
 /* Extra subject names for the self-managed serving certificate (all borrowed). */
 typedef struct ctrl_webhook_opts_s {
     const char *const *ips; /* IP SANs, e.g. "127.0.0.1" when the API server calls a url: */
     size_t nips;
     const char *const *dns; /* extra DNS SANs */
     size_t ndns;
+    /* Called (may be NULL) each time the Secret is read or written (at start, hourly, after a
+     * rotation), so another server can serve certificates of the same CA: the visibility API
+     * (lib/ctrl/visibility_ca.h). Never after ctrl_webhook_close(). */
+    ctrl_webhook_ca_fn on_ca;
+    void *on_ca_data;
 } ctrl_webhook_opts_t;
 
 /* Start serving on `client`'s loop (all arguments borrowed and outliving the webhook; `opts` may

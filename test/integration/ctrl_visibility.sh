@@ -2,12 +2,16 @@
 # ctrl_visibility -- Kueue's visibility API served by `sluice run` through API aggregation on the
 # real API server (started with --requestheader-client-ca-file, a front-proxy client certificate
 # and --enable-aggregator-routing by test/kube-env/up): an APIService v1beta2 for
-# visibility.kueue.x-k8s.io whose Service's Endpoints point at sluice on this machine's address;
-# `kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/<cq>/pendingworkloads`
-# through the API server lists the 3 pending Workloads of ClusterQueue gpu (2 GPUs, five 1-GPU
-# Jobs, one of them of a higher priority) in queue order with their positions, the LocalQueue
-# variant, limit/offset; the non-admin user is refused (SubjectAccessReview) until a RoleBinding
-# lets it see its LocalQueue; a direct connection without the front proxy's certificate is refused.
+# visibility.kueue.x-k8s.io as the manifests ship it -- no insecureSkipTLSVerify, no caBundle --
+# whose Service's Endpoints point at sluice on this machine's address. sluice (self-managed
+# certificates) serves a certificate of the CA in its webhook Secret and writes that CA into the
+# APIService's caBundle, so the API server verifies it; after the Secret is replaced (a new CA)
+# a restart serves and injects the new one. `kubectl get --raw
+# /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/<cq>/pendingworkloads` through the API
+# server lists the 3 pending Workloads of ClusterQueue gpu (2 GPUs, five 1-GPU Jobs, one of them
+# of a higher priority) in queue order with their positions, the LocalQueue variant,
+# limit/offset; the non-admin user is refused (SubjectAccessReview) until a RoleBinding lets it
+# see its LocalQueue; a direct connection without the front proxy's certificate is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -21,31 +25,37 @@ ip=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+\.[0-9]+\.[0-9]+\.[
 [ -n "$ip" ] || skip "no non-loopback IPv4 address for the APIService's Endpoints"
 
 ctrl_install_crds
+ctrl_sys_namespace
 it_namespace
 cq=gpu-vis-$sfx
 ctrl_wpcs "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2"
 ctrl_lq lq2 "$cq"
 
-vp=$(ctrl_free_port)
-ctrl_start op --visibility-bind-address "$ip:$vp"
-wait_for 30 "the visibility server listening" grep -q "visibility API: serving" "$tmp/op.log"
+# Self-managed certificates under this test's names (Kueue's naming: <base>-webhook-service ->
+# Service <base>-visibility-server); the webhook port serves nothing the API server calls here.
+base=it-vis-$sfx
+svc=$base-visibility-server
+secret=$base-webhook-server-cert
+ctrl_config config <<EOT
+internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service,
+                         webhookSecretName: $secret}
+EOT
 
-# The APIService as the manifests ship it, its Service pointing at the process (no selector:
-# Endpoints by hand), all deleted at exit.
-svc=sluice-visibility-$sfx
+# The APIService as the manifests ship it (verified TLS, no caBundle yet), its Service pointing
+# at the process (no selector: Endpoints by hand), all deleted at exit.
+vp=$(ctrl_free_port)
 ctrl_delete_at_exit apiservice v1beta2.visibility.kueue.x-k8s.io
-it_on_exit "k delete service $svc -n $ns --ignore-not-found --wait=false >/dev/null 2>&1"
 cat <<EOT | k apply -f - >/dev/null || fail "create the APIService"
 apiVersion: v1
 kind: Service
-metadata: {name: $svc, namespace: $ns}
+metadata: {name: $svc, namespace: $sys}
 spec:
   ports: [{name: https, port: 443, targetPort: $vp, protocol: TCP}]
 ---
 apiVersion: v1
 kind: Endpoints
-metadata: {name: $svc, namespace: $ns}
+metadata: {name: $svc, namespace: $sys}
 subsets:
 - addresses: [{ip: "$ip"}]
   ports: [{name: https, port: $vp, protocol: TCP}]
@@ -58,10 +68,28 @@ spec:
   version: v1beta2
   groupPriorityMinimum: 100
   versionPriority: 100
-  insecureSkipTLSVerify: true
-  service: {name: $svc, namespace: $ns, port: 443}
+  service: {name: $svc, namespace: $sys, port: 443}
 EOT
-until_ 60 "the APIService Available" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.status.conditions[?(@.type==\"Available\")].status}")" = True ]'
+
+# Start sluice; wait until the APIService carries the Secret's CA and the API server, verifying
+# the certificate with it, finds the API available.
+start_op() {
+    wp=$(ctrl_free_port)
+    ctrl_start op --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$wp" \
+        --visibility-bind-address "$ip:$vp"
+    wait_for 30 "the visibility server listening" grep -q "visibility API: serving visibility" "$tmp/op.log"
+    until_ 30 "the Secret's ca.crt" '[ -n "$(k get secret -n "$sys" "$secret" -o jsonpath="{.data.ca\.crt}")" ]'
+    ca=$(k get secret -n "$sys" "$secret" -o jsonpath='{.data.ca\.crt}')
+    until_ 30 "the caBundle in the APIService" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.spec.caBundle}")" = "$ca" ]'
+    [ -z "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath='{.spec.insecureSkipTLSVerify}')" ] ||
+        fail "insecureSkipTLSVerify set beside the caBundle"
+    until_ 60 "the APIService Available (TLS verified)" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.status.conditions[?(@.type==\"Available\")].status}")" = True ]'
+}
+start_op
+grep -q "serving a certificate of sluice's CA for $svc.$sys.svc" "$tmp/op.log" ||
+    fail "no certificate of the CA: $(grep visibility "$tmp/op.log")"
+say "APIService v1beta2: caBundle = Secret $sys/$secret ca.crt, no insecureSkipTLSVerify, Available"
+ca1=$ca
 
 # Two run (2 GPUs), three wait; "hi" jumps the queue by priority. One second apart: creation
 # order is the queue order among equal priorities.
@@ -116,6 +144,15 @@ EOT
     k_user get --raw "$P/clusterqueues/$cq/pendingworkloads" >/dev/null 2>&1 && fail "the user saw the ClusterQueue"
     say "$SLUICE_KUBE_USER: forbidden, then (RoleBinding) its LocalQueue's 3 pending workloads; the ClusterQueue still forbidden"
 fi
+
+# A new CA (the Secret replaced, as after a rotation): a restart serves a certificate of it and
+# injects it; the API server verifies the new one.
+ctrl_stop op
+k delete secret -n "$sys" "$secret" >/dev/null || fail "delete the Secret"
+start_op
+[ "$ca" != "$ca1" ] || fail "the CA did not change"
+until_ 30 "pending workloads through the API server with the new CA" "get $P/clusterqueues/$cq/pendingworkloads && [ \"\$(jq '.items | length' \"$tmp/out.json\")\" = 3 ]"
+say "a new CA: served and injected after the restart, the API server verifies it"
 
 # Straight to sluice without the front proxy's client certificate: no TLS session at all.
 code=$(curl -sk -o /dev/null -w '%{http_code}' "https://$ip:$vp$P/clusterqueues/$cq/pendingworkloads" 2>/dev/null || true)
