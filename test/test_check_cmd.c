@@ -487,19 +487,42 @@ START_TEST(integration_kinds_ray_unlabelled)
 END_TEST
 
 /* The shapes of Kueue's documentation examples for every kind in the table (the objects of
- * the crds_integrations test) pass; their LocalQueue is not among them, hence one warning each.
- * TrainJob is not in the table yet. */
+ * the crds_integrations test) pass; their LocalQueue is not among them, hence one warning each,
+ * and the TrainJob's runtime neither, one more. */
 START_TEST(integration_kinds_documentation_examples)
 {
 #define E "test/data/crds-integrations/examples/"
-    sluice_result_t r =
-        CHECK_EXEC(NULL, "check", E "jobset.yaml", E "pytorchjob.yaml", E "tfjob.yaml",
-                   E "xgboostjob.yaml", E "paddlejob.yaml", E "jaxjob.yaml", E "mpijob.yaml",
-                   E "rayjob.yaml", E "raycluster.yaml", E "leaderworkerset.yaml", NULL);
-#undef E
+    sluice_result_t r = CHECK_EXEC(
+        NULL, "check", E "jobset.yaml", E "pytorchjob.yaml", E "tfjob.yaml", E "xgboostjob.yaml",
+        E "paddlejob.yaml", E "jaxjob.yaml", E "mpijob.yaml", E "rayjob.yaml", E "raycluster.yaml",
+        E "leaderworkerset.yaml", E "trainjob.yaml", NULL);
 
     ck_assert_msg(r.rc == 0, "%s%s", r.out, r.err);
-    ck_assert_str_eq(r.err, "sluice check: 10 objects in 10 files: ok, 10 warnings\n");
+    ck_assert_str_eq(r.err, "sluice check: 11 objects in 11 files: ok, 12 warnings\n");
+    ck_assert_ptr_nonnull(strstr(r.out, E "trainjob.yaml: doc 1 (TrainJob pytorch-distributed): "
+                                          "warning: spec.runtimeRef: runtime "
+                                          "'torch-distributed' not found among the documents"));
+#undef E
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* TrainJobs: each resolved against the training runtime it names among the documents, a later
+ * one too; one whose runtime is not there is a warning (it may be installed in the cluster),
+ * one whose runtime cannot be read an error naming the runtime's field. */
+START_TEST(integration_kinds_trainjob)
+{
+    sluice_result_t r = CHECK_EXEC(NULL, "check", "-q", D "integrations.yaml",
+                                   D "integrations-trainjob.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-trainjob.yaml"));
+    ck_assert_str_eq(strstr(r.out, D "integrations-trainjob.yaml"),
+                     D "integrations-trainjob.yaml: doc 2 (TrainJob ml/orphan): warning: "
+                       "spec.runtimeRef: runtime 'nope' not found among the documents: its pod "
+                       "sets are not checked\n" D
+                       "integrations-trainjob.yaml: doc 4 (TrainJob ml/broken): runtime 'empty': "
+                       "spec.template.spec.replicatedJobs: Required value\n");
     sluice_result_fini(&r);
 }
 END_TEST
@@ -760,6 +783,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, integration_kinds_ray);
     tcase_add_test(tc, integration_kinds_serving);
     tcase_add_test(tc, integration_kinds_documentation_examples);
+    tcase_add_test(tc, integration_kinds_trainjob);
     tcase_add_test(tc, positions);
     tcase_add_test(tc, every_stage_in_one_pass);
     tcase_add_test(tc, recursion_skips_and_empty);

@@ -209,6 +209,14 @@ START_TEST(test_golden_ray_pod)
 }
 END_TEST
 
+/* TrainJobs: pod sets from the training runtime each names (a ClusterTrainingRuntime given
+ * after it, a TrainingRuntime of its namespace), Trainer's numNodes and resourcesPerNode. */
+START_TEST(test_golden_trainjob)
+{
+    golden("test/data/sim", "trainjob", "trainjob", -1, true);
+}
+END_TEST
+
 /* The serving kinds: a Deployment's and a LeaderWorkerSet's workload per replica (<name>-<i>),
  * a scale-down deleting the replicas past the new count, a StatefulSet as one workload. */
 START_TEST(test_golden_serving)
@@ -257,6 +265,7 @@ int main(void)
     tcase_add_test(tc, test_golden_examples);
     tcase_add_test(tc, test_golden_unlabelled_jobs);
     tcase_add_test(tc, test_golden_integrations);
+    tcase_add_test(tc, test_golden_trainjob);
     tcase_add_test(tc, test_golden_ray_pod);
     tcase_add_test(tc, test_golden_issue17_victim);
     tcase_add_test(tc, test_golden_stop_policy);

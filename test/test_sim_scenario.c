@@ -472,6 +472,67 @@ START_TEST(test_load_jobset_allocation_failures)
 }
 END_TEST
 
+/* ---- TrainJob: pod sets from the training runtime it names, wherever it is in the file ---- */
+
+#define TRAINJOB(name, runtime, annotations)                                                     \
+    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: " name        \
+    "\n  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq}\n  annotations: "          \
+    "{" annotations "}\nspec:\n  runtimeRef: {name: " runtime "}\n  trainer:\n    numNodes: 3\n" \
+    "    resourcesPerNode: {requests: {cpu: 2}}\n"
+#define RUNTIME(name)                                                                         \
+    "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata:\n"    \
+    "  name: " name "\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template:\n    spec:\n" \
+    "      replicatedJobs:\n      - name: dataset-initializer\n        template:\n"           \
+    "          metadata:\n            labels:\n"                                              \
+    "              trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer\n"        \
+    "          spec:\n            template:\n              spec:\n"                           \
+    "                containers: [{name: dataset-initializer, image: i}]\n"                   \
+    "      - name: node\n        template:\n          metadata:\n            labels:\n"       \
+    "              trainer.kubeflow.org/trainjob-ancestor-step: trainer\n"                    \
+    "          spec:\n            template:\n              spec:\n"                           \
+    "                priorityClassName: research\n"                                           \
+    "                containers: [{name: node, image: i}]\n"
+
+START_TEST(test_load_trainjob)
+{
+    sim_scenario_t sc;
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" TRAINJOB(
+        "bert", "torch",
+        "sim.sluice.dev/runtime: 5m") "---\n" TRAINJOB("orphan", "nope",
+                                                       "") "---\n" RUNTIME("torch");
+    const integration_t *it;
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    ck_assert_uint_eq(sc.ndocs, 6);
+    /* The runtime comes after the TrainJob: resolved all the same. */
+    ck_assert_int_eq(sc.docs[3].obj.kind, KIND_INTEGRATION);
+    it = &sc.docs[3].obj.u.integ;
+    ck_assert_str_eq(it->kind, "TrainJob");
+    ck_assert(it->built);
+    ck_assert_int_eq(sc.docs[3].runtime, 300000);
+    ck_assert_uint_eq(it->wl.npod_sets, 2);
+    ck_assert_str_eq(it->wl.pod_sets[0].name, "dataset-initializer");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    ck_assert_str_eq(it->wl.pod_sets[1].name, "node");
+    ck_assert_int_eq(it->wl.pod_sets[1].count, 3);
+    ck_assert_str_eq(it->priority_class_name, "research");
+    /* The runtime is no object of the run; a missing one is an error: nothing to simulate. */
+    ck_assert_int_eq(sc.docs[5].obj.kind, KIND_UNKNOWN);
+    ck_assert_uint_eq(sc.nerrors, 1);
+    ck_assert_str_eq(sc.errors[0],
+                     "doc 5 (TrainJob team-a/orphan): spec.runtimeRef: runtime 'nope' not found");
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_trainjob_allocation_failures)
+{
+    const char *yaml = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" TRAINJOB(
+        "bert", "torch", "sim.sluice.dev/runtime: 5m") "---\n" RUNTIME("torch");
+    load_failing_each_allocation(yaml, ERR_OK, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_scenario");
@@ -492,6 +553,8 @@ int main(void)
     tcase_add_test(tc, test_load_pytorchjob);
     tcase_add_test(tc, test_load_pods);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
+    tcase_add_test(tc, test_load_trainjob);
+    tcase_add_test(tc, test_load_trainjob_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -29,7 +29,8 @@
  * Flow: every file is streamed document by document (yaml_load_file_marks; JSON is YAML too),
  * each document kept with the positions of its fields. A kubectl List is unwrapped into its
  * items. A document of a kind sluice has no rules for (a Service, a Kustomization) is counted
- * and skipped; the others are decoded at once. Once every file is read, each object is
+ * and skipped; the others are decoded at once, but a TrainJob, decoded once every file is read
+ * against the training runtimes among the documents (decode_deferred()). Then each object is
  * validated (validate_object, or validate_update for a --scenario update), a Configuration is
  * also read as `sluice run --config` reads it (lib/ctrl/config.c), then the whole set is
  * cross-checked, and the problems are printed in file and document order:
@@ -59,9 +60,11 @@ typedef struct check_doc_s {
     object_t obj;              /* decoded, or a partial object (kind and name only), or zero */
     bool decoded;              /* object_decode succeeded */
     bool partial;              /* decode failed but kind and name are known */
-    bool kept;    /* decode failed, but only on fields whose absence leaves a whole object:
-                     validated and cross-checked anyway (one pass), see keep_decoded() */
-    bool skipped; /* a kind sluice has no rules for, or not a Kubernetes object: not checked */
+    bool kept;     /* decode failed, but only on fields whose absence leaves a whole object:
+                      validated and cross-checked anyway (one pass), see keep_decoded() */
+    bool skipped;  /* a kind sluice has no rules for, or not a Kubernetes object: not checked */
+    bool deferred; /* a TrainJob: decoded once every document is read (its runtime may come
+                      later), by decode_deferred() */
     diags_t diags;
 } check_doc_t;
 
@@ -311,6 +314,42 @@ static err_t check_configuration(check_doc_t *cd)
  */
 
 /* Check one object: document `index` of the current file, or its items[item] (item >= 0). */
+/* Decode document `cd` of kind `jk` (NULL: not an integration kind); `deps` (may be NULL) holds
+ * the training runtimes read, for a TrainJob. ERR_NOMEM only matters. */
+static err_t decode_doc(check_doc_t *cd, const jobs_kind_t *jk, kindobj_deps_t *deps)
+{
+    err_t e = jk != NULL
+                  ? kindobj_decode_with(jk, cd->root, deps != NULL ? kindobj_deps_find : NULL, deps,
+                                        false, &cd->obj, &cd->diags)
+                  : object_decode_keep(cd->root, &cd->obj, &cd->diags);
+
+    if (e == ERR_OK) {
+        cd->decoded = true;
+    } else if (e == ERR_INVALID && cd->obj.kind != KIND_UNKNOWN) {
+        cd->decoded = cd->kept = true; /* kindobj_decode() zeroes `obj` on ERR_INVALID */
+    } else if (e == ERR_INVALID && make_partial(cd, cd->root, jk) != ERR_OK) {
+        e = ERR_NOMEM;
+    }
+    return e;
+}
+
+/* The TrainJobs, once every document is read: each resolved against the training runtimes among
+ * them (kindobj_dep_kind()), which are not checked themselves. */
+static err_t decode_deferred(check_t *c)
+{
+    kindobj_deps_t deps = {0};
+    err_t e = ERR_OK;
+
+    for (size_t i = 0; i < c->ndocs && e == ERR_OK; i++)
+        if (kindobj_dep_kind(c->docs[i].root) != NULL)
+            e = kindobj_deps_add(&deps, c->docs[i].root);
+    for (size_t i = 0; i < c->ndocs && e == ERR_OK; i++)
+        if (c->docs[i].deferred)
+            e = decode_doc(&c->docs[i], kindobj_kind(c->docs[i].root), &deps);
+    kindobj_deps_fini(&deps);
+    return e == ERR_NOMEM ? ERR_NOMEM : ERR_OK;
+}
+
 static err_t check_object(check_t *c, size_t index, int line, long item, json_t *root,
                           const yaml_marks_t *marks)
 {
@@ -365,17 +404,14 @@ static err_t check_object(check_t *c, size_t index, int line, long item, json_t 
     }
     c->nobjects++;
 
-    /* JobSet, the Kubeflow jobs, RayJob, ...: lib/jobs' kind table says how to read them. */
+    /* JobSet, the Kubeflow jobs, RayJob, ...: lib/jobs' kind table says how to read them. A
+     * TrainJob's pod sets are in the training runtime it names, which may be a later document:
+     * it waits for decode_deferred(). */
     jk = kindobj_kind(root);
-    e = jk != NULL ? kindobj_decode(jk, root, &cd->obj, &cd->diags)
-                   : object_decode_keep(root, &cd->obj, &cd->diags);
-    if (e == ERR_OK) {
-        cd->decoded = true;
-    } else if (e == ERR_INVALID && cd->obj.kind != KIND_UNKNOWN) {
-        cd->decoded = cd->kept = true; /* kindobj_decode() zeroes `obj` on ERR_INVALID */
-    } else if (e == ERR_INVALID && make_partial(cd, root, jk) != ERR_OK) {
-        e = ERR_NOMEM;
-    }
+    if (jk != NULL && jk->resolve != NULL)
+        cd->deferred = true;
+    else
+        e = decode_doc(cd, jk, NULL);
     if (e != ERR_NOMEM && cd->kind != NULL && strcmp(cd->kind, "Configuration") == 0 &&
         group_is(json_str(root, "apiVersion"), "config.kueue.x-k8s.io"))
         e = check_configuration(cd) == ERR_NOMEM ? ERR_NOMEM : e;
@@ -914,7 +950,7 @@ static int check_run(int argc, char **argv)
         c.oom = true;
     for (size_t i = 1; i <= nargs && !c.oom; i++)
         read_path(&c, argv[i], true);
-    if (c.oom || !run_checks(&c, scenario) ||
+    if (c.oom || decode_deferred(&c) != ERR_OK || !run_checks(&c, scenario) ||
         (nodes_file != NULL && !check_nodes(&c, nodes_file))) {
         fprintf(stderr, "sluice check: out of memory\n");
         check_fini(&c);

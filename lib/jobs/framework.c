@@ -76,6 +76,11 @@ static err_t member(json_t *o, const char *key, json_t **out, err_msg_t *msg)
     return *out != NULL ? ERR_OK : err_set(msg, ERR_NOMEM, "out of memory");
 }
 
+err_t jobs__object_member(json_t *o, const char *key, json_t **out, err_msg_t *msg)
+{
+    return member(o, key, out, msg);
+}
+
 err_t jobs__set_bool(json_t *obj, const char *const *keys, bool v, err_msg_t *msg)
 {
     json_t *o = obj;
@@ -208,6 +213,34 @@ err_t jobs_workload_name(const jobs_kind_t *k, const char *name, const char *uid
         buf[plen++] = hex[(md[i / 2] >> (i % 2 ? 0 : 4)) & 0xf];
     buf[plen] = '\0';
     return ERR_OK;
+}
+
+/* ---- resolve ------------------------------------------------------------------------------- */
+
+/*
+ * A TrainJob carries no pod template: Trainer builds its JobSet from the training runtime it
+ * names. Kueue's integration reads that runtime with its client on every PodSets() call; here
+ * the caller finds it (informer cache, the documents of a check) and the kind folds the two
+ * into one view, so that every reader below keeps reading one object.
+ */
+err_t jobs_resolve(const jobs_kind_t *k, json_t *obj, jobs_find_fn find, void *data, json_t **view,
+                   err_msg_t *msg)
+{
+    const json_t *dep;
+    jobs_ref_t ref;
+    err_t rc;
+
+    if (k->resolve == NULL || k->needs == NULL) {
+        *view = json_incref(obj);
+        return ERR_OK;
+    }
+    memset(&ref, 0, sizeof(ref));
+    if ((rc = k->needs(obj, &ref, msg)) != ERR_OK)
+        return rc;
+    dep = find != NULL ? find(data, &ref) : NULL;
+    if (dep == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "%s '%s' not found", ref.what, ref.name);
+    return k->resolve(obj, dep, view, msg);
 }
 
 /* ---- build --------------------------------------------------------------------------------- */
@@ -474,10 +507,26 @@ static err_t merge_tolerations(json_t *pspec, const json_t *add, err_msg_t *msg)
     return ERR_OK;
 }
 
+err_t jobs_start_metadata(const jobs_start_info_t *info, json_t *labels, json_t *annotations,
+                          err_msg_t *msg)
+{
+    if ((info->name != NULL &&
+         json_object_set_new(labels, JOBS_LABEL_PODSET, json_string(info->name))) ||
+        (info->local_queue != NULL &&
+         json_object_set_new(labels, JOBS_LABEL_LOCAL_QUEUE, json_string(info->local_queue))) ||
+        (info->cluster_queue != NULL && dns_label(info->cluster_queue) &&
+         json_object_set_new(labels, JOBS_LABEL_CLUSTER_QUEUE, json_string(info->cluster_queue))) ||
+        (info->workload != NULL &&
+         json_object_set_new(annotations, JOBS_ANNOTATION_WORKLOAD, json_string(info->workload))))
+        return err_set(msg, ERR_NOMEM, "out of memory");
+    return ERR_OK;
+}
+
 /* Kueue's RunWithPodSetsInfo on one template: node selector, tolerations, labels, annotation. */
 static err_t merge_template(const jobs_podset_t *ps, const jobs_start_info_t *info, err_msg_t *msg)
 {
     json_t *labels = json_object(), *annotations = json_object(), *meta, *pspec;
+    jobs_start_info_t named = *info;
     err_t rc;
 
     if (labels == NULL || annotations == NULL) {
@@ -492,16 +541,9 @@ static err_t merge_template(const jobs_podset_t *ps, const jobs_start_info_t *in
             rc = err_prefix(msg, rc, "%s: ", ps->path[0] != '\0' ? ps->path : ps->name);
         goto out;
     }
-    if (json_object_set_new(labels, JOBS_LABEL_PODSET, json_string(ps->name)) ||
-        (info->local_queue != NULL &&
-         json_object_set_new(labels, JOBS_LABEL_LOCAL_QUEUE, json_string(info->local_queue))) ||
-        (info->cluster_queue != NULL && dns_label(info->cluster_queue) &&
-         json_object_set_new(labels, JOBS_LABEL_CLUSTER_QUEUE, json_string(info->cluster_queue))) ||
-        (info->workload != NULL &&
-         json_object_set_new(annotations, JOBS_ANNOTATION_WORKLOAD, json_string(info->workload)))) {
-        rc = err_set(msg, ERR_NOMEM, "out of memory");
+    named.name = ps->name; /* the pod set's own spelling of the name */
+    if ((rc = jobs_start_metadata(&named, labels, annotations, msg)) != ERR_OK)
         goto out;
-    }
     rc = merge_map(pspec, "nodeSelector", info->node_selector, msg);
     if (rc == ERR_OK)
         rc = merge_map(meta, "labels", labels, msg);
@@ -528,10 +570,13 @@ err_t jobs_start(const jobs_kind_t *k, json_t *obj, const jobs_start_info_t *inf
                  err_msg_t *msg)
 {
     jobs_podset_t ps[JOBS_PODSETS_MAX];
-    json_t *copy = json_deep_copy(obj);
+    json_t *copy;
     size_t np = 0, i;
     err_t rc;
 
+    if (k->start != NULL)
+        return k->start(obj, info, n, msg);
+    copy = json_deep_copy(obj);
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
     memset(ps, 0, sizeof(ps));
@@ -644,10 +689,13 @@ err_t jobs_stop(const jobs_kind_t *k, json_t *obj, const json_t *pod_sets, bool 
                 err_msg_t *msg)
 {
     jobs_podset_t ps[JOBS_PODSETS_MAX];
-    json_t *copy = json_deep_copy(obj);
+    json_t *copy;
     size_t np = 0;
     err_t rc;
 
+    if (k->stop != NULL)
+        return k->stop(obj, pod_sets, changed, msg);
+    copy = json_deep_copy(obj);
     if (copy == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");
     memset(ps, 0, sizeof(ps));

@@ -69,6 +69,28 @@ typedef struct jobs_start_info_s {
     int32_t count;
 } jobs_start_info_t;
 
+/* A kind of object some kind's pod sets come from besides the object itself (a TrainJob's
+ * ClusterTrainingRuntime or TrainingRuntime): what the operator watches for it. */
+typedef struct jobs_dep_kind_s {
+    const char *group;    /* "trainer.kubeflow.org" */
+    const char *version;  /* "v1alpha1" */
+    const char *kind;     /* "ClusterTrainingRuntime" */
+    const char *resource; /* plural resource name: "clustertrainingruntimes" */
+    bool namespaced;      /* false: cluster-scoped */
+} jobs_dep_kind_t;
+
+/* The one object an object's pod sets come from besides itself (all borrowed). */
+typedef struct jobs_ref_s {
+    const jobs_dep_kind_t *kind; /* one of the kind's deps[] */
+    const char *namespace;       /* the object's namespace; NULL for a cluster-scoped kind */
+    const char *name;
+    const char *what; /* the noun of errors: "runtime" ("runtime 'x' not found", as Kueue) */
+} jobs_ref_t;
+
+/* Find the object `ref` names among what the caller has (the operator's informer caches, the
+ * documents given to `sluice check` or `sluice sim`): borrowed, NULL when absent. */
+typedef const json_t *(*jobs_find_fn)(void *data, const jobs_ref_t *ref);
+
 /* How an admission reaches the pods of a kind (its `admit` member). */
 typedef enum {
     /* The object is held and released itself (its suspend field): jobs_start and jobs_stop. */
@@ -160,6 +182,38 @@ typedef struct jobs_kind_s {
     /* Is the pod template immutable while status.startTime is set, so that a restore must clear
      * it first (batch/v1 Job, a Kubernetes rule)? */
     bool start_time_locks_template;
+
+    /* ---- a kind whose pod sets live in another object (TrainJob: in the training runtime it
+     * names). Its pod_sets(), pods_ready() and jobs_workload_build() / jobs_digest() /
+     * jobs_priority_class() read the *resolved view* jobs_resolve() builds from the object and
+     * that other object; suspended(), set_suspended(), phase(), active() read the object itself
+     * (the view keeps its metadata, spec.suspend and status). NULL / 0: a one-object kind. ---- */
+
+    /* The kinds of object needs() may name, deps[0..ndeps): the operator watches them and
+     * reconciles an object again when the one it names changes. */
+    const jobs_dep_kind_t *deps;
+    size_t ndeps;
+
+    /* Which object `obj`'s pod sets come from, into *ref (borrowed from obj or static);
+     * ERR_INVALID naming the field when the reference is unusable. */
+    err_t (*needs)(const json_t *obj, jobs_ref_t *ref, err_msg_t *msg);
+
+    /* The resolved view of `obj` given `dep`, the object needs() named: a new object (the caller
+     * drops it) sharing what it can with both. ERR_INVALID naming the field of `dep` that
+     * cannot be read. */
+    err_t (*resolve)(const json_t *obj, const json_t *dep, json_t **view, err_msg_t *msg);
+
+    /* Replace jobs_start() / jobs_stop() for a kind whose admission is not written into pod
+     * templates of the object (TrainJob: into its own spec.runtimePatches[] entry). Same
+     * contract as those two, on the object itself (not the view); `obj` is untouched on
+     * error. */
+    err_t (*start)(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg);
+    err_t (*stop)(json_t *obj, const json_t *pod_sets, bool *changed, err_msg_t *msg);
+
+    /* What Kueue's defaulting webhook writes into a new object of the kind besides holding it
+     * (TrainJob: its own empty spec.runtimePatches[] entry, which start() fills), in place and
+     * idempotent. NULL: nothing. */
+    err_t (*create_defaults)(json_t *obj, err_msg_t *msg);
 } jobs_kind_t;
 
 /* ---- the table --------------------------------------------------------------------------- */
@@ -175,6 +229,20 @@ const jobs_kind_t *jobs_kind_find(const char *api_version, const char *kind);
 const jobs_kind_t *jobs_kind_named(const char *framework);
 
 /* ---- what is written once for every kind -------------------------------------------------- */
+
+/* `obj` as the readers of kind `k` see it, a new reference in *view: for a kind with resolve()
+ * (TrainJob) the view built from `obj` and the object its needs() names, looked up with
+ * find(data, ref) (`find` may be NULL: nothing to look in); for any other kind `obj` itself.
+ * ERR_NOT_FOUND "<what> '<name>' not found" when the lookup finds nothing (Kueue's "runtime 'x'
+ * not found"), ERR_INVALID from needs() or resolve(). *view is untouched on error. */
+err_t jobs_resolve(const jobs_kind_t *k, json_t *obj, jobs_find_fn find, void *data, json_t **view,
+                   err_msg_t *msg);
+
+/* The labels and annotation jobs_start() writes into the template of the pod set `info`
+ * describes (podset, local-queue, cluster-queue when a DNS label; the workload annotation),
+ * added to objects `labels` and `annotations`. ERR_NOMEM only. */
+err_t jobs_start_metadata(const jobs_start_info_t *info, json_t *labels, json_t *annotations,
+                          err_msg_t *msg);
 
 /* Kueue's Workload name for object `name` with `uid` (NULL = "") of kind `k`: lower(kind) + "-"
  * + name cut to `max` - 6 bytes, then "-" + the first 5 hex digits of

@@ -10,11 +10,19 @@
 #include <stdint.h>
 
 /* The kinds of this module's files (kinds.c lists them in the table). */
-extern const jobs_kind_t jobs__kind_job;    /* kind_job.c */
-extern const jobs_kind_t jobs__kind_jobset; /* kind_jobset.c */
+extern const jobs_kind_t jobs__kind_job;      /* kind_job.c */
+extern const jobs_kind_t jobs__kind_jobset;   /* kind_jobset.c */
+extern const jobs_kind_t jobs__kind_trainjob; /* kind_trainjob.c */
 /* kind_kubeflow.c */
 extern const jobs_kind_t jobs__kind_pytorchjob, jobs__kind_tfjob, jobs__kind_xgboostjob,
     jobs__kind_paddlejob, jobs__kind_jaxjob, jobs__kind_mpijob;
+
+/* The pod sets of the replicated Jobs in array `rjobs` (a JobSet's spec.replicatedJobs), as
+ * Kueue's JobSet integration reads them: one per replicated Job, named by it, of replicas x
+ * min(parallelism, completions) pods. `prefix` is the field path of the spec holding `rjobs` in
+ * errors and pod-set paths ("spec"). */
+err_t jobs__jobset_pod_sets(json_t *rjobs, const char *prefix, jobs_podset_t *out, size_t *n,
+                            err_msg_t *msg);
 
 /* Kueue's cleanLabels: the labels the Job controller rewrites on a Job's template (job-name,
  * controller-uid, batch.kubernetes.io/controller-uid; batch.kubernetes.io/job-name stays), left
@@ -33,6 +41,11 @@ int32_t jobs__int32(const json_t *v, int32_t def);
 /* Object member `key` of `o`, created empty when missing or null (borrowed); NULL on OOM or when
  * something else than an object is there. */
 json_t *jobs__member(json_t *o, const char *key);
+
+/* jobs__member() telling its failures apart: ERR_INVALID ("<key>: must be of type object") when
+ * something else than an object is at `key` or `o` is no object, ERR_NOMEM when creating it
+ * failed. *out is borrowed. */
+err_t jobs__object_member(json_t *o, const char *key, json_t **out, err_msg_t *msg);
 
 /* Set `obj` at `keys` (objects created on the way) to boolean `v`. */
 err_t jobs__set_bool(json_t *obj, const char *const *keys, bool v, err_msg_t *msg);

@@ -15,18 +15,18 @@
  * false, templates merged) is enough. No partial admission.
  */
 
-static err_t jobset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
+err_t jobs__jobset_pod_sets(json_t *rjobs, const char *prefix, jobs_podset_t *out, size_t *n,
+                            err_msg_t *msg)
 {
-    json_t *rjobs = JOBS_AT(obj, "spec", "replicatedJobs");
     size_t i, count = json_array_size(rjobs);
     json_t *rj;
 
     if (count == 0)
-        return err_set(msg, ERR_INVALID, "spec.replicatedJobs: Required value");
+        return err_set(msg, ERR_INVALID, "%s.replicatedJobs: Required value", prefix);
     if (count > JOBS_PODSETS_MAX)
         return err_set(msg, ERR_INVALID,
-                       "spec.replicatedJobs: Too many: %zu: must have at most %d items", count,
-                       JOBS_PODSETS_MAX);
+                       "%s.replicatedJobs: Too many: %zu: must have at most %d items", prefix,
+                       count, JOBS_PODSETS_MAX);
     json_array_foreach(rjobs, i, rj)
     {
         json_t *jspec = JOBS_AT(rj, "template", "spec");
@@ -35,25 +35,31 @@ static err_t jobset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg
         int32_t comp = jobs__int32(JOBS_AT(jspec, "completions"), par);
         int64_t pods = (int64_t)replicas * (comp < par ? comp : par);
         jobs_podset_t *ps = &out[i];
-        char path[64];
+        char path[JOBS_PATH_MAX];
         err_t rc;
 
         memset(ps, 0, sizeof(*ps));
-        snprintf(path, sizeof(path), "spec.replicatedJobs[%zu].name", i);
+        snprintf(path, sizeof(path), "%s.replicatedJobs[%zu].name", prefix, i);
         rc = jobs__podset_name(ps, json_string_value(JOBS_AT(rj, "name")), path, msg);
         if (rc != ERR_OK)
             return rc;
-        snprintf(ps->path, sizeof(ps->path), "spec.replicatedJobs[%zu].template.spec.template", i);
+        snprintf(ps->path, sizeof(ps->path), "%s.replicatedJobs[%zu].template.spec.template",
+                 prefix, i);
         ps->tmpl = JOBS_AT(jspec, "template");
         if (!json_is_object(ps->tmpl))
             return err_set(msg, ERR_INVALID, "%s: Required value", ps->path);
         if (pods < 0 || pods > INT32_MAX)
-            return err_set(msg, ERR_INVALID, "spec.replicatedJobs[%zu]: %lld pods out of range", i,
-                           (long long)pods);
+            return err_set(msg, ERR_INVALID, "%s.replicatedJobs[%zu]: %lld pods out of range",
+                           prefix, i, (long long)pods);
         ps->count = (int32_t)pods;
     }
     *n = count;
     return ERR_OK;
+}
+
+static err_t jobset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
+{
+    return jobs__jobset_pod_sets(JOBS_AT(obj, "spec", "replicatedJobs"), "spec", out, n, msg);
 }
 
 static bool jobset_suspended(const json_t *obj)

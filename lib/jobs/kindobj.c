@@ -299,9 +299,112 @@ static err_t report_build_error(const jobs_kind_t *k, const object_meta_t *m, co
     return diags_error(diags, "", "%s", text);
 }
 
+/* ---- objects other kinds read (training runtimes) ------------------------------------------ */
+
+/* The group of `api_version` ("group/version") is `group`? */
+static bool group_of(const char *api_version, const char *group)
+{
+    size_t glen = strlen(group);
+
+    return api_version != NULL && strncmp(api_version, group, glen) == 0 &&
+           api_version[glen] == '/';
+}
+
+const jobs_dep_kind_t *kindobj_dep_kind(const json_t *root)
+{
+    const char *av = json_string_value(json_object_get(root, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    const jobs_kind_t *k;
+
+    for (size_t i = 0; kind != NULL && (k = jobs_kind_at(i)) != NULL; i++)
+        for (size_t j = 0; j < k->ndeps; j++)
+            if (strcmp(k->deps[j].kind, kind) == 0 && group_of(av, k->deps[j].group))
+                return &k->deps[j];
+    return NULL;
+}
+
+err_t kindobj_deps_add(kindobj_deps_t *d, json_t *root)
+{
+    if (d->objs == NULL && (d->objs = json_array()) == NULL)
+        return ERR_NOMEM;
+    return json_array_append(d->objs, root) ? ERR_NOMEM : ERR_OK;
+}
+
+/* Namespaces compare with "" and absent read as "default" (what the API server would set). */
+static bool same_namespace(const char *a, const char *b)
+{
+    return strcmp(a != NULL && a[0] != '\0' ? a : "default",
+                  b != NULL && b[0] != '\0' ? b : "default") == 0;
+}
+
+const json_t *kindobj_deps_find(void *data, const jobs_ref_t *ref)
+{
+    const kindobj_deps_t *d = data;
+    const json_t *found = NULL, *o;
+    size_t i;
+
+    json_array_foreach(d->objs, i, o)
+    {
+        const json_t *md = json_object_get(o, "metadata");
+        const char *name = json_string_value(json_object_get(md, "name"));
+        if (kindobj_dep_kind(o) != ref->kind || name == NULL || strcmp(name, ref->name) != 0)
+            continue;
+        if (ref->kind->namespaced &&
+            !same_namespace(json_string_value(json_object_get(md, "namespace")), ref->namespace))
+            continue;
+        found = o; /* the last one: a later document is a later version */
+    }
+    return found;
+}
+
+void kindobj_deps_fini(kindobj_deps_t *d)
+{
+    json_decref(d->objs);
+    d->objs = NULL;
+}
+
+/* ---- decode --------------------------------------------------------------------------------- */
+
+/* The Workload of `obj` (a named copy of root) into out->u.integ.wl and its priority class,
+ * read from its resolved view for a kind with resolve(). *missing says the object it names was
+ * not found (nothing built, *msg says which). */
+static err_t build(const jobs_kind_t *k, json_t *obj, jobs_find_fn find, void *data, object_t *out,
+                   bool *missing, err_msg_t *msg)
+{
+    json_t *view = NULL;
+    err_t rc;
+
+    *missing = false;
+    rc = jobs_resolve(k, obj, find, data, &view, msg);
+    if (rc == ERR_NOT_FOUND) {
+        *missing = true;
+        return ERR_OK;
+    }
+    if (rc == ERR_OK)
+        rc = jobs_workload_build(k, view, NULL, &out->u.integ.wl, msg);
+    if (rc == ERR_OK) {
+        /* Borrowed from the view, copied before it goes. */
+        const char *pc = jobs_priority_class(k, view);
+        if (pc != NULL && pc[0] != '\0') {
+            out->u.integ.priority_class_name = strdup(pc);
+            if (out->u.integ.priority_class_name == NULL)
+                rc = err_set(msg, ERR_NOMEM, "out of memory");
+        }
+    }
+    json_decref(view);
+    return rc;
+}
+
 err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t *diags)
 {
+    return kindobj_decode_with(k, root, NULL, NULL, false, out, diags);
+}
+
+err_t kindobj_decode_with(const jobs_kind_t *k, json_t *root, jobs_find_fn find, void *data,
+                          bool required, object_t *out, diags_t *diags)
+{
     err_msg_t msg = {{0}};
+    bool missing = false;
     json_t *obj;
     size_t before;
     err_t rc;
@@ -336,21 +439,25 @@ err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t 
      * webhook would add to it, so it does not apply to Pods here. */
     if (k->admit == JOBS_ADMIT_OBJECT && k->skip != NULL && k->skip(root))
         goto out;
+    /* A TrainJob without a lookup (the webhook's rules): no Workload, nothing to say. */
+    if (k->resolve != NULL && find == NULL)
+        goto out;
     obj = named(root);
     if (obj == NULL)
         goto nomem;
-    rc = jobs_workload_build(k, obj, NULL, &out->u.integ.wl, &msg);
+    rc = build(k, obj, find, data, out, &missing, &msg);
     json_decref(obj);
     if (rc == ERR_NOMEM)
         goto nomem;
-    if (rc == ERR_OK) {
-        const char *pc = jobs_priority_class(k, root);
+    if (missing) {
+        err_t e =
+            required ? diags_error(diags, "spec.runtimeRef", "%s", msg.text)
+                     : diags_warn(diags, "spec.runtimeRef",
+                                  "%s among the documents: its pod sets are not checked", msg.text);
+        if (e != ERR_OK)
+            goto nomem;
+    } else if (rc == ERR_OK) {
         out->u.integ.built = true;
-        if (pc != NULL && pc[0] != '\0') {
-            out->u.integ.priority_class_name = strdup(pc);
-            if (out->u.integ.priority_class_name == NULL)
-                goto nomem;
-        }
     } else if (report_build_error(k, &out->u.integ.meta, msg.text, before, diags) != ERR_OK)
         goto nomem;
 out:

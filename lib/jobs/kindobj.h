@@ -47,4 +47,37 @@ const jobs_kind_t *kindobj_kind(const json_t *root);
  */
 err_t kindobj_decode(const jobs_kind_t *k, json_t *root, object_t *out, diags_t *diags);
 
+/*
+ * kindobj_decode() for every kind, with what a kind whose pod sets live in another object (its
+ * resolve(): a TrainJob and the training runtime it names) needs: that object is looked up with
+ * find(data, ref) among what the caller read (kindobj_deps_find() over a kindobj_deps_t) and
+ * the Workload built from the resolved view. When it is not there the Workload is not built
+ * (built false) and `diags` gets, at spec.runtimeRef, Kueue's "runtime '<name>' not found":
+ * an error when `required` (the simulator cannot run it), else a warning (`sluice check`: the
+ * runtime may be installed in the cluster). With `find` NULL nothing is looked up and nothing
+ * said (the webhook's update rules need no Workload). Other kinds: as kindobj_decode().
+ */
+err_t kindobj_decode_with(const jobs_kind_t *k, json_t *root, jobs_find_fn find, void *data,
+                          bool required, object_t *out, diags_t *diags);
+
+/* The kind of `root` among the objects some kind of the table reads besides its own (a
+ * ClusterTrainingRuntime, a TrainingRuntime), or NULL. */
+const jobs_dep_kind_t *kindobj_dep_kind(const json_t *root);
+
+/* Such objects as `sluice check` and `sluice sim` read them, to resolve references to them. */
+typedef struct kindobj_deps_s {
+    json_t *objs; /* owned: array of the documents, NULL until the first */
+} kindobj_deps_t;
+
+/* Keep document `root` (a new reference is taken). ERR_NOMEM only. */
+err_t kindobj_deps_add(kindobj_deps_t *d, json_t *root);
+
+/* A jobs_find_fn over `data`, a kindobj_deps_t: the last document of the kind, name and
+ * namespace `ref` names (a namespaced document without a namespace is in "default"), borrowed;
+ * NULL when none. */
+const json_t *kindobj_deps_find(void *data, const jobs_ref_t *ref);
+
+/* Drop the documents; `d` is empty after. */
+void kindobj_deps_fini(kindobj_deps_t *d);
+
 #endif

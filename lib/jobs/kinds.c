@@ -20,6 +20,7 @@ static const jobs_kind_t *const kinds[] = {
     &jobs__kind_paddlejob,
     &jobs__kind_jaxjob,
     &jobs__kind_mpijob,
+    &jobs__kind_trainjob,
     /* Ray, plain Pods, serving (kind_ray.h, podgroup.h, kind_serving.h). */
     &jobs_kind_rayjob,
     &jobs_kind_raycluster,

@@ -24,7 +24,9 @@
  *
  *   stream  yaml_load_file hands over one document's JSON tree at a time; we name generateName
  *           objects, read the timing annotations and decode the tree into a typed object, then
- *           drop the tree. Only the typed objects stay (the run needs them anyway).
+ *           drop the tree. Only the typed objects stay (the run needs them anyway), but the
+ *           trees of training runtimes and TrainJobs: a TrainJob is decoded against the runtime
+ *           it names once every document is read (decode_deferred()).
  *   check   with every object known: which document updates which (same kind/namespace/name,
  *           later `at`), Kueue's create/update validation, cross-object checks (dangling
  *           references, cohort cycles, duplicates) and the simulator's own rules.
@@ -42,6 +44,12 @@ typedef struct load_s {
     bool *partial;          /* owned: per document, decode failed (only kind/name known) */
     util_hmap_t gen_counts; /* generateName -> last n */
     util_hmap_t warned;     /* "path: message" of warnings already reported */
+    kindobj_deps_t deps;    /* the training runtimes read, for the TrainJobs */
+    struct {
+        size_t doc;   /* index in sc->docs */
+        json_t *root; /* owned reference */
+    } * deferred;     /* owned: TrainJobs, decoded by decode_deferred() once all are read */
+    size_t ndeferred, capdeferred;
 } load_t;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
@@ -175,6 +183,8 @@ static err_t grow_docs(load_t *ld)
     return ERR_OK;
 }
 
+static err_t decode_doc(load_t *ld, size_t i, json_t *root, const jobs_kind_t *jk);
+
 static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
 {
     load_t *ld = ctx;
@@ -184,7 +194,6 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     json_t *meta;
     const char *kind, *ns, *name;
     const jobs_kind_t *jk;
-    err_t rc;
 
     if (grow_docs(ld) != ERR_OK)
         return ERR_NOMEM;
@@ -231,13 +240,39 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         if (sim_annot_check(ann, d, NULL) != ERR_OK)
             return ERR_NOMEM;
     }
+    /* A training runtime is no object of the run: kept for the TrainJobs that name it. */
+    if (kindobj_dep_kind(root) != NULL)
+        return kindobj_deps_add(&ld->deps, root);
+    /* A TrainJob's pod sets are in the runtime it names, which may come later. */
+    if (jk != NULL && jk->resolve != NULL) {
+        if (util_grow((void **)&ld->deferred, &ld->capdeferred, ld->ndeferred + 1,
+                      sizeof(*ld->deferred)) != ERR_OK)
+            return ERR_NOMEM;
+        ld->deferred[ld->ndeferred].doc = sc->ndocs - 1;
+        ld->deferred[ld->ndeferred++].root = json_incref(root);
+        return ERR_OK;
+    }
+    return decode_doc(ld, sc->ndocs - 1, root, jk);
+}
+
+/* Decode document `i` (`root`, of integration kind `jk` or NULL) into its typed object. */
+static err_t decode_doc(load_t *ld, size_t i, json_t *root, const jobs_kind_t *jk)
+{
+    sim_scenario_t *sc = ld->sc;
+    sim_doc_t *doc = &sc->docs[i];
+    diags_t *d = &ld->diags[i];
+    json_t *meta = json_object_get(root, "metadata");
+    const char *kind = json_str(root, "kind"), *ns = json_str(meta, "namespace");
+    const char *name = json_str(meta, "name");
+    err_t rc;
+
     if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
         diags_error(d, "metadata.labels[" JOBS_POD_GROUP_NAME "]",
                     "a Pod of a pod group is admitted with its group, which the simulator does "
                     "not model (a Pod without this label runs as a workload of its own)");
         rc = ERR_INVALID;
     } else if (jk != NULL) {
-        rc = kindobj_decode(jk, root, &doc->obj, d);
+        rc = kindobj_decode_with(jk, root, kindobj_deps_find, &ld->deps, true, &doc->obj, d);
     } else {
         rc = object_decode(root, &doc->obj, d);
     }
@@ -246,7 +281,7 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     if (rc != ERR_OK) {
         /* Keep what references need: the kind and the name. */
         kind_t k = jk != NULL ? KIND_INTEGRATION : kind_from_name(kind);
-        ld->partial[sc->ndocs - 1] = true;
+        ld->partial[i] = true;
         if (k == KIND_INTEGRATION) {
             doc->obj.kind = k;
             doc->obj.u.integ.kind = strdup(jk->kind);
@@ -264,6 +299,17 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         }
     }
     return ERR_OK;
+}
+
+/* The TrainJobs, once every document is read: resolved against the runtimes among them. */
+static err_t decode_deferred(load_t *ld)
+{
+    err_t rc = ERR_OK;
+
+    for (size_t i = 0; i < ld->ndeferred && rc == ERR_OK; i++)
+        rc = decode_doc(ld, ld->deferred[i].doc, ld->deferred[i].root,
+                        kindobj_kind(ld->deferred[i].root));
+    return rc;
 }
 
 /* ---- pass 2: checks over the whole set ------------------------------------------------------ */
@@ -493,6 +539,10 @@ static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg
         err_set(msg, rc, "%s", ymsg.text);
         goto out;
     }
+    if (rc == ERR_OK || rc == ERR_PARSE) {
+        err_t e = decode_deferred(&ld);
+        rc = e != ERR_OK ? e : rc;
+    }
     if (rc == ERR_OK)
         rc = check_all(&ld);
     if (rc != ERR_NOMEM && collect(&ld) != ERR_OK)
@@ -518,6 +568,10 @@ out:
     free(ld.partial);
     util_hmap_fini(&ld.gen_counts);
     util_hmap_fini(&ld.warned);
+    kindobj_deps_fini(&ld.deps);
+    for (size_t i = 0; i < ld.ndeferred; i++)
+        json_decref(ld.deferred[i].root);
+    free(ld.deferred);
     return rc;
 }
 
