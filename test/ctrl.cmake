@@ -40,6 +40,8 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(diagnose)
   sluice_add_ctrl_e2e(jobset)
   sluice_add_ctrl_e2e(kubeflow)
+  # TrainJob: pod sets from its training runtime, admission in its runtimePatches.
+  sluice_add_ctrl_e2e(trainjob)
   sluice_add_ctrl_e2e(metrics)
   sluice_add_ctrl_e2e(visibility)
   sluice_add_ctrl_e2e(lws)

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload", NULL};
-static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue", NULL};
-static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", NULL};
-static const ctrl_record_kind_t ns_kind = {"v1", "Namespace", NULL};
+static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload", NULL, NULL, NULL};
+static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue", NULL, NULL,
+                                           NULL};
+static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", NULL, NULL,
+                                           NULL};
+static const ctrl_record_kind_t ns_kind = {"v1", "Namespace", NULL, NULL, NULL};
 
 /* A Workload as a LIST item sends it (no apiVersion or kind), admitted, with managedFields. */
 static const char wl_json[] =
@@ -227,7 +229,7 @@ START_TEST(job_decoded_without_its_template)
     json_t *obj = job_with("{\"metadata\":{\"labels\":{\"job-name\":\"train\",\"app\":\"x\"}},"
                            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
                            true);
-    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job")};
+    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job"), NULL, NULL};
     ctrl_job_t *j;
 
     ck_assert_ptr_nonnull(rk.job);
@@ -281,7 +283,7 @@ START_TEST(jobset_decoded_through_its_kind)
                              "\"spec\":{\"suspend\":true}}",
                              0, NULL);
     ctrl_record_kind_t rk = {"jobset.x-k8s.io/v1alpha2", "JobSet",
-                             jobs_kind_named("jobset.x-k8s.io/jobset")};
+                             jobs_kind_named("jobset.x-k8s.io/jobset"), NULL, NULL};
     ctrl_job_t *j;
 
     ck_assert_ptr_nonnull(rk.job);

@@ -59,7 +59,8 @@ static bool framework_enabled(void *ctx, const char *framework)
     (void)ctx;
     return strcmp(framework, "batch/job") == 0 ||
            strcmp(framework, "jobset.x-k8s.io/jobset") == 0 || strcmp(framework, "pod") == 0 ||
-           strcmp(framework, "deployment") == 0;
+           strcmp(framework, "deployment") == 0 ||
+           strcmp(framework, "trainer.kubeflow.org/trainjob") == 0;
 }
 
 /* Owned by a JobSet (controller). */
@@ -373,6 +374,53 @@ START_TEST(test_jobset_held_and_defaulted)
     root = run("/mutate-jobset-x-k8s-io-v1alpha2-jobset", body, &resp);
     ck_assert(json_is_true(json_object_get(resp, "allowed")));
     ck_assert_ptr_null(json_object_get(resp, "patch"));
+    json_decref(root);
+}
+END_TEST
+
+/* A TrainJob: held (spec.suspend) and given Kueue's own empty runtimePatches entry, which the
+ * operator fills on start; an entry of another manager is kept. Unqueued: the entry only, as
+ * Kueue's webhook adds it to every TrainJob. */
+START_TEST(test_trainjob_held_with_runtime_patch)
+{
+    static const char *const fmt =
+        "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"
+        "\"name\":\"tj\",\"namespace\":\"%s\",\"labels\":{%s}},\"spec\":{\"runtimeRef\":{"
+        "\"name\":\"torch\"}%s}}";
+    char tj[2048], body[4096];
+    json_t *root, *resp, *patch, *op;
+
+    snprintf(tj, sizeof(tj), fmt, "ns1", "\"kueue.x-k8s.io/queue-name\":\"lq\"",
+             ",\"runtimePatches\":[{\"manager\":\"example.com/tool\"}]");
+    review(body, sizeof(body), "CREATE", "TrainJob", tj, NULL);
+    root = run("/mutate-trainer-kubeflow-org-v1alpha1-trainjob", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 3);
+    op = json_array_get(patch, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(op, "path")), "/spec/runtimePatches");
+    ck_assert_uint_eq(json_array_size(json_object_get(op, "value")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(op, "value"), 0), "manager")),
+                     "example.com/tool");
+    ck_assert_str_eq(json_string_value(json_object_get(
+                         json_array_get(json_object_get(op, "value"), 1), "manager")),
+                     "kueue.x-k8s.io/manager");
+    op = json_array_get(patch, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(op, "path")), "/spec/suspend");
+    ck_assert(json_is_true(json_object_get(op, "value")));
+    json_decref(patch);
+    json_decref(root);
+
+    /* Not queued: the entry, no hold. */
+    snprintf(tj, sizeof(tj), fmt, "ns2", "", "");
+    review(body, sizeof(body), "CREATE", "TrainJob", tj, NULL);
+    root = run("/mutate-trainer-kubeflow-org-v1alpha1-trainjob", body, &resp);
+    patch = patch_of(resp);
+    ck_assert_uint_eq(json_array_size(patch), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(patch, 0), "path")),
+                     "/spec/runtimePatches");
+    json_decref(patch);
     json_decref(root);
 }
 END_TEST
@@ -907,6 +955,7 @@ int main(void)
     tcase_add_test(tc, test_wrong_kind_is_a_bad_request);
     tcase_add_test(tc, test_malformed_reviews);
     tcase_add_test(tc, test_jobset_held_and_defaulted);
+    tcase_add_test(tc, test_trainjob_held_with_runtime_patch);
     tcase_add_test(tc, test_child_job_and_disabled_kind_left_alone);
     tcase_add_test(tc, test_jobset_queue_and_priority_rules);
     tcase_add_test(tc, test_unknown_fields_never_skip_validation);

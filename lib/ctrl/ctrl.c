@@ -1173,9 +1173,12 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         if (c->inf[k] == NULL)
             goto oom;
     }
+    if (ctrl__deps_new(c) != ERR_OK)
+        goto oom;
     if (ctrl__acct_open(c, msg) != ERR_OK || ctrl__idle_new(c, msg) != ERR_OK) {
         for (int k = 0; k < c->nkinds; k++)
             kube_informer_close(c->inf[k], NULL, NULL);
+        ctrl__deps_close(c, NULL, NULL);
         state_free(c); /* closes the accounting log */
         free(c);
         return ERR_IO;
@@ -1189,6 +1192,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
 oom:
     for (int k = 0; k < c->nkinds; k++)
         kube_informer_close(c->inf[k], NULL, NULL); /* never started: their caches are empty */
+    ctrl__deps_close(c, NULL, NULL);
     state_free(c);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -1196,7 +1200,9 @@ oom:
 
 err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
 {
-    /* The queue-side kinds first; Workloads and Jobs once those are in the engine. */
+    /* The queue-side kinds first; Workloads and Jobs once those are in the engine. The objects
+     * jobs name (training runtimes) with the queue side, so that they are mostly cached when
+     * the jobs are listed (deps.c resolves again those listed before). */
     for (int k = 0; k < CTRL_WORKLOAD; k++) {
         err_t rc = kube_informer_start(c->inf[k], msg);
         if (rc != ERR_OK)
@@ -1204,6 +1210,9 @@ err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
     }
     if (ctrl__idle_start(c, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "idle reclaim: informer pods: ");
+    err_t rc = ctrl__deps_start(c, msg);
+    if (rc != ERR_OK)
+        return rc;
     uv_timer_start(&c->periodic, on_periodic, 1000, 1000);
     return ERR_OK;
 }
@@ -1324,6 +1333,8 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
         c->open_handles++;
         ctrl__idle_close(c, on_inf_closed, c);
     }
+    c->open_handles += (size_t)c->ndeps;
+    ctrl__deps_close(c, on_inf_closed, c);
     uv_close((uv_handle_t *)&c->tick, on_timer_closed);
     uv_close((uv_handle_t *)&c->periodic, on_timer_closed);
 }

@@ -16,6 +16,9 @@
 
 #define CTRL_KEY_MAX 512
 
+/* Kinds of objects job kinds read besides their own (deps.c). */
+#define CTRL_DEPS_MAX 8
+
 /* Engine cycles run at most this often (ctrl.c, pass()). */
 #define CTRL_CYCLE_INTERVAL_MS 50
 
@@ -150,6 +153,11 @@ struct ctrl_s {
     bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
     bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
+    /* The objects some enabled job kind's pod sets come from (a TrainJob's training runtimes,
+     * jobs_kind_t.deps): one raw-JSON informer per kind of them (deps.c). */
+    int ndeps;
+    kube_informer_t *dep_inf[CTRL_DEPS_MAX];   /* owned */
+    const jobs_dep_kind_t *dep[CTRL_DEPS_MAX]; /* borrowed (static table) */
     /* owned: the Prometheus registry and its families (metrics.c) */
     ctrl_metrics_t *metrics;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
@@ -297,6 +305,21 @@ void ctrl__wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *pa
 /* waitForPodsReady: Workload `wkey`'s PodsReady condition from `pods_ready`; true when a write
  * went out. */
 bool ctrl__sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, bool pods_ready);
+
+/* ---- objects job kinds read besides their own (deps.c) ------------------------------------ */
+
+/* Informers (not started) for the deps of every enabled job kind, and the record kinds' lookup
+ * (ctrl_record_kind_t.find) pointed at them. ERR_NOMEM only. */
+err_t ctrl__deps_new(ctrl_t *c);
+
+/* Start them (with the queue-side kinds: a TrainJob listed later finds its runtime cached). */
+err_t ctrl__deps_start(ctrl_t *c, err_msg_t *msg);
+
+/* Close them; on_closed(data) fires once per informer. Returns how many will fire. */
+size_t ctrl__deps_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
+
+/* A jobs_find_fn over `data`, a ctrl_t: the cached object `ref` names, or NULL. */
+const json_t *ctrl__deps_find(void *data, const jobs_ref_t *ref);
 
 /* ---- plain Pods and pod groups (pods.c) -------------------------------------------------- */
 

@@ -353,7 +353,7 @@ static json_t *build_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, 
     const ctrl_job_t *j = ctrl__job(c, kind, job_key);
     jobs_podset_t ps[JOBS_PODSETS_MAX];
     workload_t wl = {0};
-    json_t *out = NULL, *prepared = NULL;
+    json_t *out = NULL, *prepared = NULL, *resolved = NULL;
     size_t n = 0;
     err_t rc;
 
@@ -361,6 +361,11 @@ static json_t *build_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, 
         err_set(msg, ERR_INVALID, "kind not watched");
         goto out;
     }
+    /* A TrainJob is read from its view with the training runtime it names (deps.c's cache). */
+    rc = jobs_resolve(k, obj, c->rkind[kind].find, c->rkind[kind].find_data, &resolved, msg);
+    if (rc != ERR_OK)
+        goto out;
+    obj = resolved;
     rc =
         jobs_workload_build(k, obj, (const char *const *)c->cfg->integrations.label_keys, &wl, msg);
     if (rc == ERR_OK) {
@@ -391,6 +396,7 @@ out:
                   msg->text);
     workload_fini(&wl);
     json_decref(prepared);
+    json_decref(resolved);
     return out;
 }
 

@@ -335,16 +335,50 @@ json_t *ctrl_wl_json(const ctrl_wl_t *w)
  * then dropped with the server's JSON. What a write needs beyond this record (the templates, to
  * build a Workload or to start) comes from a fresh GET.
  */
+bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
+{
+    const jobs_kind_t *k = rk->job;
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    err_msg_t msg = {{0}};
+    json_t *view = NULL;
+    size_t n = 0;
+    err_t rc;
+
+    free(j->invalid);
+    j->invalid = NULL;
+    j->valid = false;
+    j->npod_sets = 0;
+    j->pods_ready = false;
+    j->digest = 0;
+    memset(ps, 0, sizeof(ps));
+    rc = jobs_resolve(k, obj, rk->find, rk->find_data, &view, &msg);
+    if (rc == ERR_NOMEM)
+        return false;
+    if (rc == ERR_OK)
+        rc = k->pod_sets(view, ps, &n, &msg);
+    if (rc == ERR_OK && n > 0 && n <= JOBS_PODSETS_MAX) {
+        j->valid = true;
+        j->npod_sets = (uint8_t)n;
+        for (size_t i = 0; i < n; i++)
+            j->counts[i] = ps[i].count;
+    } else {
+        j->invalid = strdup(msg.text[0] ? msg.text : "no pod set");
+    }
+    if (view != NULL) {
+        j->pods_ready = k->pods_ready(view);
+        j->digest = j->valid ? jobs_digest(k, view) : 0;
+    }
+    json_decref(view);
+    return j->valid || j->invalid != NULL;
+}
+
 static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
     const jobs_kind_t *k = rk->job;
     ctrl_job_t *j = calloc(1, sizeof(*j));
     json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     json_t *start = json_object_get(json_object_get(obj, "status"), "startTime"), *stopping;
-    jobs_podset_t ps[JOBS_PODSETS_MAX];
     const char *message = NULL;
-    err_msg_t msg = {{0}};
-    size_t n = 0;
     bool oom = false;
 
     if (j == NULL)
@@ -353,19 +387,13 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
     owner_of(obj, &j->owner, &oom);
     j->queue_name = dup_str(json_object_get(labels, JOB_LABEL_QUEUE_NAME), &oom);
     j->priority = dup_str(json_object_get(labels, JOB_LABEL_PRIORITY_CLASS), &oom);
-    memset(ps, 0, sizeof(ps));
-    if (k->pod_sets(obj, ps, &n, &msg) == ERR_OK && n > 0 && n <= JOBS_PODSETS_MAX) {
-        j->valid = true;
-        j->npod_sets = (uint8_t)n;
-        for (size_t i = 0; i < n; i++)
-            j->counts[i] = ps[i].count;
-    } else {
-        j->invalid = strdup(msg.text[0] ? msg.text : "no pod set");
-        oom = oom || j->invalid == NULL;
+    if (k->resolve != NULL) {
+        j->raw = json_incref(obj);
+        oom = oom || j->raw == NULL;
     }
+    oom = oom || !ctrl_job_resolve(rk, j, obj);
     j->suspended = k->suspended(obj);
     j->active = k->active(obj);
-    j->pods_ready = k->pods_ready(obj);
     j->skip = k->skip != NULL && k->skip(obj);
     j->has_start_time = k->start_time_locks_template && start != NULL && !json_is_null(start);
     stopping = json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"),
@@ -377,7 +405,6 @@ static ctrl_job_t *job_decode(const ctrl_record_kind_t *rk, json_t *obj)
         j->message = strdup(message != NULL ? message : "");
         oom = oom || j->message == NULL;
     }
-    j->digest = j->valid ? jobs_digest(k, obj) : 0;
     if (k->admit == JOBS_ADMIT_POD) {
         j->pod = ctrl_pod_skeleton(obj);
         oom = oom || j->pod == NULL;
@@ -475,6 +502,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j->priority);
         free(j->message);
         json_decref(j->pod);
+        json_decref(j->raw);
         free(j);
     } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;

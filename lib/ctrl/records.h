@@ -90,6 +90,9 @@ typedef struct ctrl_job_s {
     uint64_t digest;                  /* jobs_digest(): what a stop restores */
     json_t *pod; /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
                     skeleton (ctrl_pod_skeleton()), else NULL */
+    json_t *raw; /* owned: a kind whose pod sets live in another object (its resolve(): a
+                    TrainJob): the object as read, resolved again (ctrl_job_resolve()) when the
+                    object it names changes; else NULL */
 } ctrl_job_t;
 
 /* The kinds a record may be decoded as (apiVersion and kind for lib/model: list items carry
@@ -98,7 +101,17 @@ typedef struct ctrl_record_kind_s {
     const char *api_version;
     const char *kind;
     const jobs_kind_t *job; /* borrowed (static table): a job kind, decoded to ctrl_job_t */
+    jobs_find_fn find;      /* a job kind with resolve(): where the object it names is found
+                               (the controller's caches), with find_data; NULL: nowhere */
+    void *find_data;
 } ctrl_record_kind_t;
+
+/* What job `j` of kind rk->job reads from its pod sets -- valid / invalid, counts, pods_ready,
+ * digest -- from `obj` (borrowed), resolved with rk->find for a kind with resolve() (a TrainJob
+ * whose runtime is not found is invalid: "runtime 'x' not found"). Called by
+ * ctrl_record_decode() and again, with j->raw, when that other object changes. false on
+ * out-of-memory (the fields may then be partly set). */
+bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj);
 
 /* Decode `obj` (borrowed) as `rk`: a new record (ctrl_job_t when rk->job is set, else
  * ctrl_wl_t or ctrl_qobj_t by rk->kind), or NULL on out-of-memory only. */

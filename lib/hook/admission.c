@@ -219,6 +219,27 @@ static err_t patch_hold(const jobs_kind_t *jk, const json_t *obj, verdict_t *v)
     return rc;
 }
 
+/* A kind whose webhook writes more than the hold (its create_defaults(): a TrainJob's own
+ * runtimePatches entry, which Kueue's webhook adds to every new TrainJob): the patch of that and,
+ * when `hold`, of the hold. An object it cannot default is left to its validation. */
+static err_t patch_defaults(const jobs_kind_t *jk, const json_t *obj, bool hold, verdict_t *v)
+{
+    json_t *done = json_deep_copy(obj);
+    err_t rc;
+
+    if (done == NULL)
+        return ERR_NOMEM;
+    rc = jk->create_defaults(done, NULL);
+    if (rc == ERR_OK && hold)
+        rc = jk->set_suspended(done, true, NULL);
+    if (rc == ERR_OK)
+        rc = patch_diff(v->patch, "", obj, done);
+    else if (rc != ERR_NOMEM)
+        rc = ERR_OK;
+    json_decref(done);
+    return rc;
+}
+
 /* A Pod sluice is to manage (Kueue's pod webhook, podgroup.h jobs_pod_default()): the label
  * and finalizer kueue.x-k8s.io/managed, the scheduling gate kueue.x-k8s.io/admission, the
  * role-hash annotation; the patch of what it adds. */
@@ -283,6 +304,8 @@ static err_t mutate_job(const hook_admission_env_t *env, const review_t *r, verd
     }
     held = r->jk != NULL ? r->jk->suspended(r->object)
                          : json_is_true(json_object_get(spec, "suspend"));
+    if (r->jk != NULL && r->jk->create_defaults != NULL)
+        return patch_defaults(r->jk, r->object, managed && !held, v);
     if (!managed || held)
         return ERR_OK;
     if (r->jk != NULL)

@@ -123,7 +123,7 @@ have -n $NS resourcequota sluice-critical-pods
 [ "$(jp mutatingwebhookconfiguration $MWC -o jsonpath='{.webhooks[?(@.name=="mjob.sluice.dev")].objectSelector.matchExpressions[0].key}')" = kueue.x-k8s.io/queue-name ] ||
     fail "mjob.sluice.dev has no queue-name objectSelector"
 [ "$(jp validatingwebhookconfiguration $VWC -o jsonpath='{.webhooks[?(@.failurePolicy=="Ignore")].name}')" = \
-    "vclusterqueue-delete.sluice.dev vcohort-delete.sluice.dev vlocalqueue-delete.sluice.dev vworkloadpriorityclass-delete.sluice.dev vjob-delete.sluice.dev vjobset-delete.sluice.dev vpytorchjob-delete.sluice.dev vtfjob-delete.sluice.dev vxgboostjob-delete.sluice.dev vpaddlejob-delete.sluice.dev vjaxjob-delete.sluice.dev vmpijob-delete.sluice.dev vrayjob-delete.sluice.dev vraycluster-delete.sluice.dev" ] ||
+    "vclusterqueue-delete.sluice.dev vcohort-delete.sluice.dev vlocalqueue-delete.sluice.dev vworkloadpriorityclass-delete.sluice.dev vjob-delete.sluice.dev vjobset-delete.sluice.dev vpytorchjob-delete.sluice.dev vtfjob-delete.sluice.dev vxgboostjob-delete.sluice.dev vpaddlejob-delete.sluice.dev vjaxjob-delete.sluice.dev vmpijob-delete.sluice.dev vtrainjob-delete.sluice.dev vrayjob-delete.sluice.dev vraycluster-delete.sluice.dev" ] ||
     fail "the DELETE webhooks are not the failurePolicy Ignore ones"
 say "namespace, ServiceAccount, RBAC, ConfigMap $cm, Service, Deployment, PDB, NetworkPolicy, ResourceQuota, webhook configurations ($hooks webhooks) present"
 # The Deployment's pods: created by the ReplicaSet controller, admitted with the critical class
