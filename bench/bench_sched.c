@@ -17,21 +17,25 @@
  * 4 large (20 cpu, prio 200, 700 ms, one every 700 ms). Workloads finish `runtime` after their
  * admission (virtual ms); preempted ones are evicted at once and run again when readmitted.
  *
- * Usage: bench_sched [cohorts] [cqs-per-cohort] [live STRETCH WRITES PACE]. Prints admissions,
- * preemptions, CPU time per admission decision (CLOCK_PROCESS_CPUTIME_ID around the engine loop
- * only) and peak RSS.
+ * Usage: bench_sched [cohorts] [cqs-per-cohort] [live STRETCH WRITES PACE [LAG]]. Prints
+ * admissions, preemptions, CPU time per admission decision (CLOCK_PROCESS_CPUTIME_ID around the
+ * engine loop only) and peak RSS.
  *
  * `live` drives the engine the way `sluice run` meets it on a slow API server (bench/scale.sh's
  * large-scale run: 50,000 creates took 386 s, admission writes landed at about 130 a second):
  * creations come STRETCH times slower than Kueue's schedule, an admission starts its runtime only
  * once its write is out (WRITES per second, first come first served), cycles run at most every
  * PACE ms and not while the writes queued reach past the next pace tick. The backlog of pending
- * workloads this builds up is what makes a live cycle cost more than a simulated one.
+ * workloads this builds up is what makes a live cycle cost more than a simulated one. LAG ms
+ * (default 0) is how late the operator sees a release: a finish (the runner's Finished patch
+ * landed about 1.5 s after it was sent) and a preemption victim's eviction (written, then seen
+ * on the watch), which stays EVICTING, holding its quota, until then.
  */
 
 typedef struct ev_s {
     int64_t t;
-    int kind; /* 0 = create, 1 = finish, 2 = pace tick, 3 = admission write out */
+    int kind; /* 0 = create, 1 = finish, 2 = pace tick, 3 = admission write out, 4 = victim
+                 released */
     int wl;
     uint32_t gen;
 } ev_t;
@@ -125,8 +129,9 @@ int main(int argc, char **argv)
     bool live = argc > 6 && strcmp(argv[3], "live") == 0;
     int64_t stretch = live ? atoll(argv[4]) : 1, writes = live ? atoll(argv[5]) : 0;
     int64_t pace = live ? atoll(argv[6]) : 0, writes_out = 0; /* when the queued writes are out */
-    if (live && (stretch < 1 || writes < 1 || pace < 1)) {
-        fprintf(stderr, "bench_sched: live needs STRETCH >= 1, WRITES >= 1, PACE >= 1\n");
+    int64_t lag = live && argc > 7 ? atoll(argv[7]) : 0;
+    if (live && (stretch < 1 || writes < 1 || pace < 1 || lag < 0)) {
+        fprintf(stderr, "bench_sched: live needs STRETCH >= 1, WRITES >= 1, PACE >= 1, LAG >= 0\n");
         return 2;
     }
     sched_t *s = sched_new(NULL);
@@ -201,7 +206,11 @@ int main(int argc, char **argv)
             }
             if (e.kind == 3) {
                 if (e.gen == wi->gen)
-                    push(&h, (ev_t){now + classes[wi->cls].runtime, 1, e.wl, wi->gen});
+                    push(&h, (ev_t){now + classes[wi->cls].runtime + lag, 1, e.wl, wi->gen});
+                continue;
+            }
+            if (e.kind == 4) {
+                check(sched_evicted(s, key, now, &m), &m); /* the victim's release seen */
                 continue;
             }
             if (e.kind == 1) {
@@ -245,7 +254,8 @@ int main(int argc, char **argv)
                     admissions++;
                 else if (d->kind == SCHED_DECISION_PREEMPT) {
                     preemptions++;
-                    check(sched_evicted(s, d->workload, now, &m), &m);
+                    if (lag == 0)
+                        check(sched_evicted(s, d->workload, now, &m), &m);
                 }
             }
             /* schedule finishes for this batch's admissions */
@@ -268,6 +278,8 @@ int main(int argc, char **argv)
                 wi->gen++;
                 if (d->kind == SCHED_DECISION_ADMIT && !live)
                     push(&h, (ev_t){now + classes[k].runtime, 1, (int)widx, wi->gen});
+                if (d->kind == SCHED_DECISION_PREEMPT && lag > 0)
+                    push(&h, (ev_t){now + lag, 4, (int)widx, wi->gen});
                 if (d->kind == SCHED_DECISION_ADMIT && live) {
                     writes_out = (writes_out > now ? writes_out : now) + 1000 / writes;
                     push(&h, (ev_t){writes_out, 3, (int)widx, wi->gen});
