@@ -71,11 +71,11 @@ START_TEST(examples_pass)
 }
 END_TEST
 
-/* examples/05-idle-reclaim.yaml: the Configuration's idle-reclaim section is read as `sluice run
+/* examples/idle-reclaim.yaml: the Configuration's idle-reclaim section is read as `sluice run
  * --config` reads it (docs/idle-reclaim.md). */
 START_TEST(idle_reclaim_example)
 {
-    sluice_result_t r = CHECK_EXEC(NULL, "check", "examples/05-idle-reclaim.yaml", NULL);
+    sluice_result_t r = CHECK_EXEC(NULL, "check", "examples/idle-reclaim.yaml", NULL);
 
     ck_assert_msg(r.rc == 0, "%s%s", r.out, r.err);
     ck_assert_str_eq(r.err, "sluice check: 6 objects in 1 file: ok\n");
