@@ -367,6 +367,11 @@ sched_t *sched_clone(const sched_t *s, unsigned flags)
     d->attempts = s->attempts;
     if (sched__tree_rebuild(d) != ERR_OK)
         goto fail;
+    /* The rebuild bumps each ClusterQueue's allocation generation (quota may have grown), which
+     * would make every workload's flavor-assignment progress (last_tried, kept per generation)
+     * start over; nothing grew: the copy keeps the original's generations and so its progress. */
+    for (size_t i = 0; i < s->ncqs; i++)
+        d->cqs[i]->alloc_gen = s->cqs[i]->alloc_gen;
     return d;
 fail:
     sched_free(d);
