@@ -398,6 +398,33 @@ START_TEST(resource_seconds_exact_at_release)
 }
 END_TEST
 
+/* A Workload past its maximum execution time is released inside the engine's cycle: its use up
+ * to that cycle is counted first (ctrl__metrics_release_due), at least the 1 s it was allowed.
+ * Before, the series did not exist until the first 5-second tick. */
+START_TEST(resource_seconds_at_max_execution_time)
+{
+    fx_t fx;
+    int64_t t0, t1;
+    char j[1024];
+
+    fx_start(&fx, NULL);
+    t0 = wall_ms();
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"a\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\","
+             "\"kueue.x-k8s.io/max-exec-time-seconds\":\"1\"}},\"spec\":{\"suspend\":true,"
+             "\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{\"restartPolicy\":"
+             "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    fx_put(&fx, j);
+    fx_run_until(&fx, a_runs, 10, "Job a admitted and running");
+    fx_run_until(&fx, nothing_reserved, 10, "Job a deactivated after 1 s");
+    t1 = wall_ms();
+    rsec_within(1000, t1 - t0);
+    done(&fx);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("ctrl_metrics");
@@ -408,6 +435,7 @@ static Suite *suite(void)
     tcase_add_test(tc, switches_and_webhook_results);
     tcase_add_test(tc, local_queue_selector_refused);
     tcase_add_test(tc, resource_seconds_exact_at_release);
+    tcase_add_test(tc, resource_seconds_at_max_execution_time);
     suite_add_tcase(s, tc);
     return s;
 }
