@@ -660,6 +660,26 @@ START_TEST(configuration_as_run_reads_it)
 }
 END_TEST
 
+/* Issue 17: the Configuration's resources section, with Kueue's rules at their field paths and
+ * a transformation that cannot have an effect warned. */
+START_TEST(configuration_resources)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", D "config-resources.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(r.out, D "config-resources.yaml:13:5: doc 1 (Configuration <no name>): "
+                              "resources.transformations[1].outputs: must be of type object, got "
+                              "array\n" D "config-resources.yaml:12:5: doc 1 (Configuration <no "
+                              "name>): resources.transformations[1].input: Duplicate value: "
+                              "\"nvidia.com/mig-1g.10gb\"\n" D "config-resources.yaml:14:5: doc 1 "
+                              "(Configuration <no name>): warning: resources.transformations[2]: "
+                              "has no effect: excludeResourcePrefixes[0] drops example.com/nic "
+                              "before transformations apply\n");
+    ck_assert_str_eq(r.err, "sluice check: 1 object in 1 file: 2 errors, 1 warning\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
 /* Simulator annotations: a misspelt one is an error; without --scenario, a hint. */
 START_TEST(simulator_annotations)
 {
@@ -788,6 +808,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, every_stage_in_one_pass);
     tcase_add_test(tc, recursion_skips_and_empty);
     tcase_add_test(tc, configuration_as_run_reads_it);
+    tcase_add_test(tc, configuration_resources);
     tcase_add_test(tc, simulator_annotations);
     tcase_add_test(tc, tab_indentation);
     tcase_add_test(tc, json_output);

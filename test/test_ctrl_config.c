@@ -277,6 +277,46 @@ START_TEST(no_effect_fields_are_listed)
 }
 END_TEST
 
+/* Issue 17: `resources` reaches sluice run's engine configuration; Kueue's rules refuse the file
+ * with the field path; a transformation that cannot act is listed among the no-effect fields. */
+START_TEST(resources_section)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+    sched_config_t sc;
+    json_t *doc = json_loads(
+        "{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":\"Configuration\","
+        "\"resources\":{\"excludeResourcePrefixes\":[\"example.com/\"],\"transformations\":["
+        "{\"input\":\"nvidia.com/mig-1g.10gb\",\"strategy\":\"Replace\",\"outputs\":"
+        "{\"gpu-memory\":\"10Gi\"}},{\"input\":\"example.com/x\",\"outputs\":{\"cpu\":1}}]}}",
+        0, NULL);
+
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_msg(ctrl_config_apply(&c, doc, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_msg(ctrl_config_finish(&c, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert_uint_eq(c.kueue.resources.ntransformations, 2);
+    ck_assert_uint_eq(c.kueue.resources.nexclude_prefixes, 1);
+    ck_assert_str_eq(c.no_effect, "resources.transformations[1]");
+    sched_config_from(&sc, &c.kueue);
+    ck_assert_ptr_eq(sc.resources, &c.kueue.resources);
+    json_decref(doc);
+    ctrl_config_fini(&c);
+
+    doc = json_loads("{\"apiVersion\":\"config.kueue.x-k8s.io/v1beta2\",\"kind\":"
+                     "\"Configuration\",\"resources\":{\"transformations\":["
+                     "{\"input\":\"a\",\"outputs\":{\"b\":1}},{\"input\":\"a\","
+                     "\"outputs\":{\"c\":1}}]}}",
+                     0, NULL);
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_int_eq(ctrl_config_apply(&c, doc, &msg), ERR_OK);
+    ck_assert_int_eq(ctrl_config_finish(&c, &msg), ERR_INVALID);
+    ck_assert_str_eq(msg.text,
+                     "configuration: resources.transformations[1].input: Duplicate value: \"a\"");
+    json_decref(doc);
+    ctrl_config_fini(&c);
+}
+END_TEST
+
 /* Apply the JSON text `doc` over a fresh configuration; the code, and the message in `msg`. */
 static err_t apply_text(ctrl_config_t *c, const char *text, err_msg_t *msg)
 {
@@ -561,6 +601,7 @@ int main(void)
     tcase_add_test(tc, lease_timings_checked_against_each_other);
     tcase_add_test(tc, operator_sections_are_strict);
     tcase_add_test(tc, no_effect_fields_are_listed);
+    tcase_add_test(tc, resources_section);
     tcase_add_test(tc, integrations);
     tcase_add_test(tc, value_parsers);
     tcase_add_test(tc, wait_for_pods_ready);

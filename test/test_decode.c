@@ -1438,7 +1438,10 @@ START_TEST(allocation_failures)
          "'template':{'spec':{'containers':[{'name':'c','resources':{'limits':{'cpu':1}}}]}}},"
          "'status':{'conditions':[{'type':'Complete','status':'True'}]}}"),
         ("{'apiVersion':'config.kueue.x-k8s.io/v1beta2','kind':'Configuration','namespace':'kq',"
-         "'fairSharing':{'preemptionStrategies':['LessThanInitialShare']}}"),
+         "'fairSharing':{'preemptionStrategies':['LessThanInitialShare']},"
+         "'resources':{'excludeResourcePrefixes':['example.com/rdma'],'transformations':["
+         "{'input':'nvidia.com/mig-1g.10gb','strategy':'Replace','multiplyBy':'a',"
+         "'outputs':{'example.com/gpu-memory':'10Gi','s':1}},{'input':'example.com/rdma'}]}}"),
     };
 
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)

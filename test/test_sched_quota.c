@@ -237,6 +237,120 @@ START_TEST(restart_rebuilds_admitted)
 }
 END_TEST
 
+/* Issue 17: the Configuration's `resources` rules turn pod requests into quota requests inside
+ * the engine (so operator and simulator agree). Rules built in code: a MIG slice replaced by 10Gi
+ * of gpu-memory, example.com/rdma excluded. The engine keeps its own copy of the rules. */
+START_TEST(resource_transformations)
+{
+    resource_t gpu_mem = {.name = strdup("example.com/gpu-memory"),
+                          .value = quantity_from_int(10LL << 30, QUANTITY_BINARY_SI)};
+    resource_transformation_t *t = calloc(1, sizeof(*t));
+    resource_rules_t rules = {0};
+    ck_assert_ptr_nonnull(t);
+    t->input = strdup("nvidia.com/mig-1g.10gb");
+    t->strategy = TRANSFORM_REPLACE;
+    t->outputs.items = calloc(1, sizeof(resource_t));
+    t->outputs.items[0] = gpu_mem;
+    t->outputs.len = 1;
+    rules.transformations = t;
+    rules.ntransformations = 1;
+    rules.exclude_prefixes = calloc(1, sizeof(char *));
+    rules.exclude_prefixes[0] = strdup("example.com/rdma");
+    rules.nexclude_prefixes = 1;
+    sched_config_t cfg = {.resources = &rules};
+    ck_assert_int_eq(sched_set_config(s, &cfg), ERR_OK);
+    resource_rules_fini(&rules); /* copied */
+
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu,example.com/gpu-memory|f:8,40Gi", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/m1", "q", 0, 1, "cpu=1,nvidia.com/mig-1g.10gb=2", &(fx_wl_opts_t){.count = 1});
+    fx_wl(s, "ns/m2", "q", 0, 2, "cpu=1,nvidia.com/mig-1g.10gb=1", &(fx_wl_opts_t){.count = 2});
+    fx_wl(s, "ns/m3", "q", 0, 3, "cpu=1,nvidia.com/mig-1g.10gb=1", NULL);
+    /* only excluded resources besides cpu: admits on cpu */
+    fx_wl(s, "ns/nic", "q", 0, 4, "cpu=2,example.com/rdma=1", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/m1"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/m2"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/m3"), SCHED_WL_PENDING); /* 20 + 20 + 10 > 40Gi */
+    ck_assert_int_eq(fx_state(s, "ns/nic"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "example.com/gpu-memory"), 40LL << 30);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 5);
+    ck_assert_str_eq(fx_flavor_of(s, "ns/nic", "cpu"), "f");
+    ck_assert_str_eq(fx_flavor_of(s, "ns/nic", "example.com/rdma"), "");
+    /* the admission's resourceUsage is in the transformed resources */
+    int i = fx_find(&out, SCHED_DECISION_ADMIT, "ns/m2");
+    ck_assert_int_ge(i, 0);
+    const resource_list_t *u = &out.items[i].admission.assignments[0].usage;
+    const quantity_t *gm = resource_list_get(u, "example.com/gpu-memory");
+    ck_assert_ptr_nonnull(gm);
+    ck_assert(gm->nano == (qnano_t)(20LL << 30) * 1000000000);
+    ck_assert_ptr_null(resource_list_get(u, "nvidia.com/mig-1g.10gb"));
+
+    /* without the rules, the same workloads ask for resources the ClusterQueue does not cover */
+    sched_config_t none = {0};
+    ck_assert_int_eq(sched_set_config(s, &none), ERR_OK);
+    fx_wl(s, "ns/plain", "q", 0, 5, "cpu=1,example.com/rdma=1", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/plain"), SCHED_WL_PENDING);
+    ck_assert_str_eq(fx_message(s, "ns/plain"),
+                     "couldn't assign flavors to pod set main: resource example.com/rdma "
+                     "unavailable in ClusterQueue");
+}
+END_TEST
+
+/* quotaCheckStrategy IgnoreUndeclared: a resource the ClusterQueue does not cover is not
+ * checked (nor counted); BlockUndeclared (the default) leaves the workload pending. */
+START_TEST(ignore_undeclared)
+{
+    resource_rules_t rules = {.ignore_undeclared = true};
+    sched_config_t cfg = {.resources = &rules};
+
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/w", "q", 0, 1, "cpu=1,example.com/fpga=1", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w"), SCHED_WL_PENDING);
+    ck_assert_int_eq(sched_set_config(s, &cfg), ERR_OK);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/w"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 1);
+}
+END_TEST
+
+/* A transformation that overflows is an error naming the workload, podset and resource. */
+START_TEST(transformation_overflow)
+{
+    resource_t o = {.name = (char *)"m", .value = quantity_from_int(1LL << 60, QUANTITY_BINARY_SI)};
+    resource_transformation_t t = {.input = (char *)"x", .outputs = {.items = &o, .len = 1}};
+    resource_rules_t rules = {.transformations = &t, .ntransformations = 1};
+    sched_config_t cfg = {.resources = &rules};
+    ck_assert_int_eq(sched_set_config(s, &cfg), ERR_OK);
+
+    workload_t w;
+    pod_set_t ps;
+    resource_t req = {.name = (char *)"x", .value = quantity_from_int(INT64_MAX, 0)};
+    err_msg_t msg = {{0}};
+    memset(&w, 0, sizeof(w));
+    memset(&ps, 0, sizeof(ps));
+    w.meta.name = (char *)"big";
+    w.meta.namespace = (char *)"ns";
+    w.queue_name = (char *)"q";
+    w.active = true;
+    ps.name = (char *)"main";
+    ps.count = 1;
+    ps.pod_requests.items = &req;
+    ps.pod_requests.len = 1;
+    w.pod_sets = &ps;
+    w.npod_sets = 1;
+    ck_assert_int_eq(sched_workload_upsert(s, &w, NULL, &msg), ERR_OVERFLOW);
+    ck_assert_str_eq(msg.text,
+                     "Workload ns/big: podset main: resource m from x: requests overflow");
+    ck_assert_int_eq(fx_state(s, "ns/big"), -1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_quota");
@@ -249,6 +363,9 @@ static Suite *suite(void)
     tcase_add_test(tc, cohort_cycle_disables);
     tcase_add_test(tc, quota_shrink_keeps_running);
     tcase_add_test(tc, restart_rebuilds_admitted);
+    tcase_add_test(tc, resource_transformations);
+    tcase_add_test(tc, ignore_undeclared);
+    tcase_add_test(tc, transformation_overflow);
     suite_add_tcase(su, tc);
     return su;
 }

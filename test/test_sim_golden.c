@@ -235,6 +235,14 @@ START_TEST(test_golden_issue17_victim)
 }
 END_TEST
 
+/* Issue 17: resource transformations (MIG slices counted as GPU memory) and an excluded resource
+ * (a Job requesting it besides cpu admits on cpu). */
+START_TEST(test_golden_issue17_mig)
+{
+    golden("test/data/sim", "issue17-mig", "issue17-mig", -1, false);
+}
+END_TEST
+
 /* Stop policies: HoldAndDrain evicts (event Evicted), Hold lets the running finish. */
 START_TEST(test_golden_stop_policy)
 {
@@ -267,6 +275,7 @@ int main(void)
     tcase_add_test(tc, test_golden_integrations);
     tcase_add_test(tc, test_golden_trainjob);
     tcase_add_test(tc, test_golden_ray_pod);
+    tcase_add_test(tc, test_golden_issue17_mig);
     tcase_add_test(tc, test_golden_issue17_victim);
     tcase_add_test(tc, test_golden_stop_policy);
     suite_add_tcase(s, tc);

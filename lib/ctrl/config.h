@@ -17,7 +17,9 @@
  * certDir), health.healthProbeBindAddress, metrics (enableClusterQueueResources,
  * localQueueMetrics.enable), clientConnection (qps, burst),
  * internalCertManagement (enable, webhookServiceName, webhookSecretName), fairSharing,
- * manageJobsWithoutQueueName, managedJobsNamespaceSelector and waitForPodsReady (enable [v1beta1],
+ * manageJobsWithoutQueueName, managedJobsNamespaceSelector, resources (excludeResourcePrefixes,
+ * transformations, quotaCheckStrategy: decoded by lib/model, applied by the engine) and
+ * waitForPodsReady (enable [v1beta1],
  * timeout, blockAdmission, recoveryTimeout, requeuingStrategy {timestamp, backoffLimitCount,
  * backoffBaseSeconds, backoffMaxSeconds}) and integrations (frameworks, externalFrameworks,
  * labelKeysToCopy). sluice-only settings live in
@@ -110,8 +112,8 @@ typedef struct ctrl_config_s {
      * (port 0: off, /metrics is served in plain HTTP on the probe port) */
     char *metrics_host; /* owned: "" = all addresses */
     int metrics_port;
-    configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector
-                              (valid after ctrl_config_finish()) */
+    configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector,
+                              resources (valid after ctrl_config_finish()) */
     json_t *doc;           /* owned: the Configuration document applied last, or NULL */
     char *no_effect;       /* owned: the file's fields that sluice run accepts and ignores, comma
                               separated ("metrics, integrations"), or NULL (ctrl_config_finish) */

@@ -341,6 +341,58 @@ overflow:
                    quantity_format(q, x), (long long)n);
 }
 
+/*
+ * |a| * |b| / 10^9 in nano-units, with a and b each below 10^36 + 1: the plain product can reach
+ * 10^72 and overflow 128 bits, so each factor is split at 10^9 (a = ah*10^9 + al, b likewise):
+ *
+ *   a*b / 10^9 = ah*bh*10^9 + ah*bl + al*bh + al*bl / 10^9
+ *
+ * Every term but the first is below 10^37 on its own (al, bl < 10^9; ah, bh <= 10^27). The
+ * first is checked against the bound before it is formed. Returns false when the result
+ * exceeds `max`; `*inexact` says whether al*bl left a remainder (a fraction of a nano-unit).
+ */
+static bool mul_nano(u128 a, u128 b, u128 max, u128 *out, bool *inexact)
+{
+    const u128 g = 1000000000u;
+    u128 ah = a / g, al = a % g, bh = b / g, bl = b % g, sum;
+
+    if (ah != 0 && bh != 0 && (bh > max / ah || ah * bh > max / g))
+        return false;
+    sum = ah * bh * g;
+    /* each remaining term is < 10^37 and max is 10^36: check after each addition */
+    sum += ah * bl;
+    if (sum > max)
+        return false;
+    sum += al * bh;
+    if (sum > max)
+        return false;
+    sum += al * bl / g;
+    *inexact = al * bl % g != 0;
+    if (sum > max || (*inexact && sum == max))
+        return false;
+    *out = sum + (*inexact ? 1 : 0);
+    return true;
+}
+
+err_t quantity_mul_quantity(quantity_t a, quantity_t b, quantity_t *out, err_msg_t *msg)
+{
+    char x[QUANTITY_STR_MAX], y[QUANTITY_STR_MAX];
+    u128 mag;
+    bool inexact = false;
+
+    if (!in_range(a.nano) || !in_range(b.nano))
+        goto overflow;
+    if (!mul_nano(a.nano < 0 ? (u128)-a.nano : (u128)a.nano,
+                  b.nano < 0 ? (u128)-b.nano : (u128)b.nano, NANO_MAX_U, &mag, &inexact))
+        goto overflow;
+    out->nano = ((a.nano < 0) != (b.nano < 0)) ? -(qnano_t)mag : (qnano_t)mag;
+    out->format = b.nano != 0 ? b.format : a.format;
+    return ERR_OK;
+overflow:
+    return err_set(msg, ERR_OVERFLOW, "quantity %s times %s is out of range", quantity_format(a, x),
+                   quantity_format(b, y));
+}
+
 int quantity_cmp(quantity_t a, quantity_t b)
 {
     return (a.nano > b.nano) - (a.nano < b.nano);

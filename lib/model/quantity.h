@@ -59,6 +59,12 @@ err_t quantity_sub(quantity_t a, quantity_t b, quantity_t *out, err_msg_t *msg);
 /* q * n into `out` (format of `q`), e.g. a per-pod request times a pod count. */
 err_t quantity_mul(quantity_t q, int64_t n, quantity_t *out, err_msg_t *msg);
 
+/* a * b into `out`, both quantities (a resource transformation: an input request times an
+ * output's amount per unit), exact; a product finer than one nano-unit is rounded away from zero
+ * to the next nano-unit, as parsing does. The format is b's (the output's, as written in the
+ * Configuration), or a's when b is zero. ERR_OVERFLOW when out of range. */
+err_t quantity_mul_quantity(quantity_t a, quantity_t b, quantity_t *out, err_msg_t *msg);
+
 /* <0, 0, >0 as a is less than, equal to, greater than b (formats ignored). */
 int quantity_cmp(quantity_t a, quantity_t b);
 

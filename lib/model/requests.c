@@ -254,3 +254,106 @@ err_t requests_job(const job_t *job, resource_list_t *per_pod, resource_list_t *
     }
     return ERR_OK;
 }
+
+/* ---- Configuration `resources` ----------------------------------------------------------------
+ */
+
+static bool excluded(const resource_rules_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->nexclude_prefixes; i++)
+        if (strncmp(name, r->exclude_prefixes[i], strlen(r->exclude_prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+static const resource_transformation_t *transformation_of(const resource_rules_t *r,
+                                                          const char *name)
+{
+    for (size_t i = 0; i < r->ntransformations; i++)
+        if (r->transformations[i].input != NULL && strcmp(r->transformations[i].input, name) == 0)
+            return &r->transformations[i];
+    return NULL;
+}
+
+/* acc[name] += q; the name is quoted in the overflow message. */
+static err_t rl_add_one(resource_list_t *acc, const char *name, quantity_t q, err_msg_t *msg)
+{
+    quantity_t *slot = rl_slot(acc, name);
+    quantity_t sum;
+
+    if (slot == NULL)
+        return nomem(msg);
+    if (quantity_add(*slot, q, &sum, NULL) != ERR_OK)
+        return err_set(msg, ERR_OVERFLOW, "resource %s: requests overflow", name);
+    *slot = sum;
+    return ERR_OK;
+}
+
+/* The outputs of transformation `t` for a request `q` of its input into `generated`; `kept` is
+ * the pod's request list after exclusion (where multiplyBy is looked up). */
+static err_t transform_one(const resource_transformation_t *t, quantity_t q,
+                           const resource_list_t *kept, resource_list_t *generated, err_msg_t *msg)
+{
+    quantity_t base = q, out;
+
+    if (t->multiply_by != NULL) {
+        const quantity_t *m = resource_list_get(kept, t->multiply_by);
+        if (m != NULL && quantity_mul_quantity(q, *m, &base, NULL) != ERR_OK)
+            return err_set(msg, ERR_OVERFLOW, "resource %s times %s: requests overflow", t->input,
+                           t->multiply_by);
+    }
+    for (size_t o = 0; o < t->outputs.len; o++) {
+        const resource_t *r = &t->outputs.items[o];
+        if (quantity_mul_quantity(base, r->value, &out, NULL) != ERR_OK)
+            return err_set(msg, ERR_OVERFLOW, "resource %s from %s: requests overflow", r->name,
+                           t->input);
+        err_t rc = rl_add_one(generated, r->name, out, msg);
+        if (rc != ERR_OK)
+            return rc;
+    }
+    return ERR_OK;
+}
+
+/*
+ * Kueue's order (pkg/workload totalRequestsFromPodSets): excluded resources go first, so a
+ * transformation never sees them; each transformed input adds its outputs to a separate
+ * "generated" list (a negative amount per unit is an allowance that offsets other outputs, but
+ * a negative total stops at zero and never reduces a request the pod made itself); Retain keeps
+ * the input as requested (multiplyBy scales the outputs only); then retained + generated, with
+ * every total floored at zero.
+ */
+err_t requests_effective(const resource_rules_t *rules, const resource_list_t *in,
+                         resource_list_t *out, err_msg_t *msg)
+{
+    resource_list_t kept = {0}, result = {0}, generated = {0};
+    err_t rc = ERR_OK;
+
+    for (size_t i = 0; rc == ERR_OK && i < in->len; i++)
+        if (rules == NULL || !excluded(rules, in->items[i].name))
+            rc = rl_add_one(&kept, in->items[i].name, in->items[i].value, msg);
+    for (size_t i = 0; rc == ERR_OK && i < kept.len; i++) {
+        const resource_t *r = &kept.items[i];
+        const resource_transformation_t *t = rules ? transformation_of(rules, r->name) : NULL;
+        if (t != NULL)
+            rc = transform_one(t, r->value, &kept, &generated, msg);
+        if (rc == ERR_OK && (t == NULL || t->strategy == TRANSFORM_RETAIN))
+            rc = rl_add_one(&result, r->name, r->value, msg);
+    }
+    for (size_t i = 0; rc == ERR_OK && i < generated.len; i++)
+        rc = rl_add_one(&result, generated.items[i].name,
+                        quantity_sign(generated.items[i].value) < 0 ? quantity_zero()
+                                                                    : generated.items[i].value,
+                        msg);
+    for (size_t i = 0; rc == ERR_OK && i < result.len; i++)
+        if (quantity_sign(result.items[i].value) < 0)
+            result.items[i].value = quantity_zero();
+    resource_list_fini(&kept);
+    resource_list_fini(&generated);
+    if (rc != ERR_OK) {
+        resource_list_fini(&result);
+        return rc;
+    }
+    resource_list_fini(out);
+    *out = result;
+    return ERR_OK;
+}

@@ -48,4 +48,16 @@ int32_t requests_job_count(const job_t *job);
 err_t requests_job(const job_t *job, resource_list_t *per_pod, resource_list_t *total,
                    err_msg_t *msg);
 
+/*
+ * The quota requests Kueue derives from one pod's effective requests `in` under a Configuration's
+ * `resources` (`rules`; NULL = none): resources whose name starts with one of
+ * excludeResourcePrefixes are dropped, then each remaining resource that is a transformation's
+ * input adds request * amount of each output (times the request of multiplyBy, when the pod
+ * requests it), keeping the input under Retain and dropping it under Replace. Outputs of several
+ * inputs add up; a negative total is 0. Exact (quantity_mul_quantity). Replaces *out (sorted by
+ * name); ERR_OVERFLOW names the resource, ERR_NOMEM; *out untouched on failure.
+ */
+err_t requests_effective(const resource_rules_t *rules, const resource_list_t *in,
+                         resource_list_t *out, err_msg_t *msg);
+
 #endif

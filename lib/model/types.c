@@ -276,10 +276,24 @@ OBJECT_FINI(integration_fini, integration_t, o)
     free(o->unlabelled_rules);
 }
 
+OBJECT_FINI(resource_transformation_fini, resource_transformation_t, t)
+{
+    free(t->input);
+    free(t->multiply_by);
+    resource_list_fini(&t->outputs);
+}
+
+OBJECT_FINI(resource_rules_fini, resource_rules_t, r)
+{
+    strv_free(r->exclude_prefixes, r->nexclude_prefixes);
+    TYPES_FREE_ARRAY(r->transformations, r->ntransformations, resource_transformation_fini);
+}
+
 OBJECT_FINI(configuration_fini, configuration_t, c)
 {
     object_meta_fini(&c->meta);
     label_selector_fini(&c->managed_jobs_namespace_selector);
+    resource_rules_fini(&c->resources);
 }
 
 /* ---- copies and lookups ------------------------------------------------------------------------
@@ -321,6 +335,41 @@ err_t resource_list_copy(resource_list_t *dst, const resource_list_t *src)
         }
     }
     return ERR_OK;
+}
+
+err_t resource_rules_copy(resource_rules_t *dst, const resource_rules_t *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->ignore_undeclared = src->ignore_undeclared;
+    if (src->nexclude_prefixes > 0) {
+        dst->exclude_prefixes = calloc(src->nexclude_prefixes, sizeof(char *));
+        if (dst->exclude_prefixes == NULL)
+            goto oom;
+        dst->nexclude_prefixes = src->nexclude_prefixes;
+        for (size_t i = 0; i < src->nexclude_prefixes; i++)
+            if (util_strdup(src->exclude_prefixes[i], &dst->exclude_prefixes[i]) != ERR_OK)
+                goto oom;
+    }
+    if (src->ntransformations > 0) {
+        dst->transformations = calloc(src->ntransformations, sizeof(resource_transformation_t));
+        if (dst->transformations == NULL)
+            goto oom;
+        dst->ntransformations = src->ntransformations;
+        for (size_t i = 0; i < src->ntransformations; i++) {
+            const resource_transformation_t *s = &src->transformations[i];
+            resource_transformation_t *d = &dst->transformations[i];
+            d->strategy = s->strategy;
+            if (util_strdup(s->input, &d->input) != ERR_OK ||
+                (s->multiply_by != NULL &&
+                 util_strdup(s->multiply_by, &d->multiply_by) != ERR_OK) ||
+                resource_list_copy(&d->outputs, &s->outputs) != ERR_OK)
+                goto oom;
+        }
+    }
+    return ERR_OK;
+oom:
+    resource_rules_fini(dst);
+    return ERR_NOMEM;
 }
 
 /* Into zeroed `dst`; on ERR_NOMEM what was copied stays in `dst` for the caller's fini. */

@@ -452,6 +452,31 @@ typedef enum {
     FS_STRATEGY_LESS_THAN_INITIAL_SHARE,
 } fair_strategy_t;
 
+/* resources.transformations[].strategy: keep the input resource beside the outputs, or drop it. */
+typedef enum {
+    TRANSFORM_RETAIN = 0, /* Kueue's default */
+    TRANSFORM_REPLACE,
+} transform_strategy_t;
+
+/* One resources.transformations[] entry: a request for `input` also counts as
+ * request(input) [* request(multiplyBy)] * amount of each output. */
+typedef struct resource_transformation_s {
+    char *input; /* owned, non-empty */
+    transform_strategy_t strategy;
+    char *multiply_by;       /* owned, NULL when none */
+    resource_list_t outputs; /* amount per unit of input; may be empty, amounts may be negative */
+} resource_transformation_t;
+
+/* Configuration `resources`: how pod requests become the Workload's quota requests
+ * (requests_effective()). All empty: requests count as they are. */
+typedef struct resource_rules_s {
+    char **exclude_prefixes; /* owned: excludeResourcePrefixes */
+    size_t nexclude_prefixes;
+    resource_transformation_t *transformations; /* owned; inputs unique */
+    size_t ntransformations;
+    bool ignore_undeclared; /* quotaCheckStrategy: IgnoreUndeclared (v1beta2) */
+} resource_rules_t;
+
 typedef struct configuration_s {
     object_meta_t meta;
     bool fair_sharing;
@@ -459,6 +484,7 @@ typedef struct configuration_s {
     size_t nstrategies; /* 0 = Kueue's default (both, in order) */
     bool manage_jobs_without_queue_name;
     label_selector_t managed_jobs_namespace_selector;
+    resource_rules_t resources;
 } configuration_t;
 
 /* ---- lifetimes (types.c; all NULL-safe; each zeroes what it releases) ------------------- */
@@ -492,11 +518,14 @@ void workload_fini(workload_t *w);
 void job_fini(job_t *j);
 void integration_fini(integration_t *o);
 void configuration_fini(configuration_t *c);
+void resource_transformation_fini(resource_transformation_t *t);
+void resource_rules_fini(resource_rules_t *r);
 
 /* Deep copies into zeroed `dst`; ERR_NOMEM leaves `dst` zeroed. */
 err_t kv_list_copy(kv_list_t *dst, const kv_list_t *src);
 err_t resource_list_copy(resource_list_t *dst, const resource_list_t *src);
 err_t pod_spec_copy(pod_spec_t *dst, const pod_spec_t *src);
+err_t resource_rules_copy(resource_rules_t *dst, const resource_rules_t *src);
 
 /* Value for `key` in a sorted list (borrowed), NULL when absent. */
 const char *kv_list_get(const kv_list_t *l, const char *key);

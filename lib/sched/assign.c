@@ -468,7 +468,8 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
         for (size_t k = 0; k < p->nreqs && ok; k++) {
             int g = rg_of(cq, p->res[k]);
             if (g == SCHED__NONE) {
-                if (p->total[k] == 0)
+                /* a zero request, or quotaCheckStrategy IgnoreUndeclared: not quota-managed */
+                if (p->total[k] == 0 || s->rules.ignore_undeclared)
                     continue;
                 reasons_add(&per_ps[i], util_asprintf("resource %s unavailable in ClusterQueue",
                                                       s->res_names[p->res[k]]));

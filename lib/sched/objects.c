@@ -12,6 +12,7 @@ void sched_config_from(sched_config_t *cfg, const configuration_t *conf)
     memset(cfg, 0, sizeof(*cfg));
     if (conf == NULL)
         return;
+    cfg->resources = &conf->resources;
     cfg->fair_sharing = conf->fair_sharing;
     cfg->nstrategies = conf->nstrategies > 2 ? 2 : conf->nstrategies;
     for (size_t i = 0; i < cfg->nstrategies; i++)
@@ -74,18 +75,32 @@ sched_t *sched_new(const sched_config_t *cfg)
     util_hmap_init(&s->wpc_map, 0);
     util_hmap_init(&s->pc_map, 0);
     util_hmap_init(&s->wl_map, 0);
-    if (cfg != NULL)
-        sched_set_config(s, cfg);
+    s->cfg.resources = &s->rules;
+    if (cfg != NULL && sched_set_config(s, cfg) != ERR_OK) {
+        sched_free(s);
+        return NULL;
+    }
     s->wls_sorted = true;
     return s;
 }
 
-void sched_set_config(sched_t *s, const sched_config_t *cfg)
+err_t sched_set_config(sched_t *s, const sched_config_t *cfg)
 {
+    resource_rules_t rules = {0};
+
+    if (cfg->resources != NULL && cfg->resources != &s->rules &&
+        resource_rules_copy(&rules, cfg->resources) != ERR_OK)
+        return ERR_NOMEM;
+    if (cfg->resources != &s->rules) {
+        resource_rules_fini(&s->rules);
+        s->rules = rules;
+    }
     s->cfg = *cfg;
+    s->cfg.resources = &s->rules;
     if (s->cfg.nstrategies > 2)
         s->cfg.nstrategies = 2;
     s->requeue_all = true;
+    return ERR_OK;
 }
 
 static void prio_free(prio_rec_t *p)
@@ -134,6 +149,7 @@ void sched_free(sched_t *s)
 {
     if (s == NULL)
         return;
+    resource_rules_fini(&s->rules);
     for (size_t i = 0; i < s->nwls; i++)
         sched__wl_free(s->wls[i]);
     free(s->wls);

@@ -54,15 +54,18 @@ typedef struct sched_config_s {
     fair_strategy_t strategies[2]; /* fairSharing.preemptionStrategies */
     size_t nstrategies;            /* 0 = Kueue's default (both, in order) */
     unsigned loop_guards;          /* SCHED_GUARD_* bits; 0 = Kueue's choices */
+    /* Configuration `resources` (excludeResourcePrefixes, transformations, quotaCheckStrategy),
+     * NULL = none. Borrowed for the call only: sched_new() and sched_set_config() copy it. */
+    const resource_rules_t *resources;
 } sched_config_t;
 
 /* Parse a loop-guards value: "none", "all", or a comma-separated list of guard names
  * ("own-queue-borrowing", "strict-fifo-sticky"). ERR_INVALID names the bad item in msg. */
 err_t sched_loop_guards_parse(const char *text, unsigned *out, err_msg_t *msg);
 
-/* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults). The
- * SCHED_LOOP_GUARDS_ANNOTATION is read here; callers reject a malformed one beforehand with
- * sched_loop_guards_parse() (here it reads as "none"). */
+/* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults); cfg->resources
+ * then borrows conf->resources. The SCHED_LOOP_GUARDS_ANNOTATION is read here; callers reject a
+ * malformed one beforehand with sched_loop_guards_parse() (here it reads as "none"). */
 void sched_config_from(sched_config_t *cfg, const configuration_t *conf);
 
 /* A new engine with `cfg` (NULL = defaults: no fair sharing). NULL only on out-of-memory. */
@@ -81,8 +84,10 @@ void sched_free(sched_t *s);
  * estimate (lib/obs/estimate.h). */
 sched_t *sched_clone(const sched_t *s, unsigned flags);
 
-/* Replace the configuration; takes effect at the next cycle. */
-void sched_set_config(sched_t *s, const sched_config_t *cfg);
+/* Replace the configuration; takes effect at the next cycle. The `resources` rules apply to
+ * workloads upserted from then on (a pending workload is re-read when upserted again). ERR_NOMEM
+ * leaves the previous configuration in place. */
+err_t sched_set_config(sched_t *s, const sched_config_t *cfg);
 
 /* ---- objects (all: ERR_OK, ERR_NOMEM, ERR_INVALID with the object and field path in msg) --- */
 
@@ -140,7 +145,9 @@ typedef struct sched_wl_opts_s {
 
 /*
  * Create or update a workload (copied; key meta.namespace/meta.name; pod_sets[].pod_requests
- * must hold the effective per-pod requests). Priority: the value of the referenced
+ * must hold the effective per-pod requests, which the engine turns into quota requests with the
+ * configuration's `resources` rules: requests_effective()). ERR_OVERFLOW when a transformation
+ * overflows (the podset and resource in msg). Priority: the value of the referenced
  * WorkloadPriorityClass / PriorityClass when it exists (and follows its changes), else
  * wl->priority when has_priority, else the lowest globalDefault PriorityClass when no class is
  * referenced, else 0.

@@ -3,6 +3,7 @@
 #ifndef SLUICE_SCHED_INT_H
 #define SLUICE_SCHED_INT_H
 
+#include "model/requests.h"
 #include "model/selector.h"
 #include "model/types.h"
 #include "sched/sched.h"
@@ -264,7 +265,8 @@ struct wl_s {
 /* ---- the engine ----------------------------------------------------------------------------- */
 
 struct sched_s {
-    sched_config_t cfg;
+    sched_config_t cfg;     /* cfg.resources points at `rules` */
+    resource_rules_t rules; /* owned: the Configuration's resources section */
     /* interning */
     char **res_names;
     size_t nres, cres;

@@ -270,8 +270,9 @@ static int req_cmp_name(const sched_t *s, const req_t *a, const req_t *b)
     return strcmp(s->res_names[a->res], s->res_names[b->res]);
 }
 
-/* Copy the admission-relevant spec of `in` into `w` (replacing any previous spec). */
-static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
+/* Copy the admission-relevant spec of `in` into `w` (replacing any previous spec). ERR_NOMEM
+ * (msg not set), or ERR_OVERFLOW from the `resources` rules (msg set). */
+static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *msg)
 {
     wl_spec_fini(w);
     if (in->queue_name != NULL && in->queue_name[0] != '\0') {
@@ -306,16 +307,28 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
         p->count = src->count;
         p->has_min = src->has_min_count;
         p->min_count = src->min_count;
-        if (src->pod_requests.len) {
-            p->reqs = calloc(src->pod_requests.len, sizeof(req_t));
-            if (p->reqs == NULL)
+        /* The quota requests: the pod's requests under the Configuration's `resources`
+         * (excluded prefixes dropped, transformations applied), as Kueue's workload.Info. */
+        resource_list_t eff = {0};
+        err_t rc = requests_effective(&s->rules, &src->pod_requests, &eff, msg);
+        if (rc != ERR_OK)
+            return rc == ERR_NOMEM
+                       ? rc
+                       : err_prefix(msg, rc, "Workload %s: podset %s: ", w->key, p->name);
+        if (eff.len) {
+            p->reqs = calloc(eff.len, sizeof(req_t));
+            if (p->reqs == NULL) {
+                resource_list_fini(&eff);
                 return ERR_NOMEM;
+            }
         }
-        for (size_t r = 0; r < src->pod_requests.len; r++) {
-            const resource_t *rs = &src->pod_requests.items[r];
+        for (size_t r = 0; r < eff.len; r++) {
+            const resource_t *rs = &eff.items[r];
             int id;
-            if (sched__intern_res(s, rs->name, &id) != ERR_OK)
+            if (sched__intern_res(s, rs->name, &id) != ERR_OK) {
+                resource_list_fini(&eff);
                 return ERR_NOMEM;
+            }
             /* merge duplicates, keep sorted by name */
             size_t k = 0;
             while (k < p->nreqs && p->reqs[k].res != id)
@@ -332,6 +345,7 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in)
             }
             p->reqs[j] = nr;
         }
+        resource_list_fini(&eff);
         p->ntolerations = src->spec.ntolerations;
         p->nterms = src->spec.naffinity_terms;
         if (sched__kv_copy(&p->node_selector, &src->spec.node_selector) != ERR_OK ||
@@ -505,8 +519,11 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
             return sched_workload_finish(s, w->key, now, msg);
         if (w->state == SCHED_WL_PENDING || w->state == SCHED_WL_DEACTIVATED) {
             bool was_deact = w->state == SCHED_WL_DEACTIVATED;
-            if (wl_load_spec(s, w, in) != ERR_OK)
-                return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+            err_t rc = wl_load_spec(s, w, in, msg);
+            if (rc != ERR_OK)
+                return rc == ERR_NOMEM
+                           ? err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key)
+                           : rc;
             if (!in->active) {
                 w->seen_inactive = true;
                 set_deactivated(s, w, now);
@@ -555,10 +572,13 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     w->seq = opts ? opts->seq : 0;
     w->held = opts != NULL && opts->hold;
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
-    if (w->ns == NULL || wl_load_spec(s, w, in) != ERR_OK || wls_add(s, w) != ERR_OK) {
+    err_t lrc = w->ns == NULL ? ERR_NOMEM : wl_load_spec(s, w, in, msg);
+    if (lrc != ERR_OK || wls_add(s, w) != ERR_OK) {
         util_hmap_del(&s->wl_map, w->key);
         sched__wl_free(w);
-        return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
+        return lrc != ERR_OK && lrc != ERR_NOMEM
+                   ? lrc
+                   : err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
     }
     if (in->conditions.finished) {
         w->state = SCHED_WL_FINISHED;
