@@ -219,6 +219,43 @@ END_TEST
     K "kind: ResourceFlavor\nmetadata: {name: " name ", annotations: {sim.sluice.dev/at: \"" at \
       "\"}}\n---\n"
 
+/* A fairSharing weight weighs nothing while fair sharing is off: warned when the set says so (a
+ * Configuration without fairSharing; in a scenario, no Configuration either). */
+START_TEST(fair_weight_without_fair_sharing)
+{
+    crosscheck_opts_t timed = {.timed_updates = true};
+    const char *weighted = RF("f") CQ("a", "  fairSharing: {weight: 2}\n" CQ_FLAVOR("f")) K
+        "kind: Cohort\nmetadata: {name: co}\nspec: {fairSharing: {weight: 3}}\n---\n";
+    const char *want = "doc2: warning: spec.fairSharing: has no effect: fair sharing is off (the "
+                       "Configuration has no fairSharing)\n"
+                       "doc3: warning: spec.fairSharing: has no effect: fair sharing is off (the "
+                       "Configuration has no fairSharing)\n";
+    char y[2048];
+
+    /* sluice check without a Configuration cannot know */
+    EXPECT(weighted, "");
+    /* a scenario without one runs with fair sharing off */
+    EXPECT_OPTS(weighted, &timed, want);
+    snprintf(y, sizeof(y), "%s%s", weighted,
+             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\n");
+    EXPECT(y, want);
+    snprintf(y, sizeof(y), "%s%s", weighted,
+             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n");
+    EXPECT(y, "");
+    /* the operator's own Configuration sections, in a scenario */
+    EXPECT_OPTS("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n"
+                "waitForPodsReady: {timeout: 5m}\nmetrics: {}\n",
+                &timed,
+                "doc1: warning: waitForPodsReady: has no effect in the simulator: only sluice run "
+                "reads it\n"
+                "doc1: warning: metrics: has no effect in the simulator: only sluice run reads "
+                "it\n");
+    EXPECT("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+           "waitForPodsReady: {timeout: 5m}\n",
+           "");
+}
+END_TEST
+
 START_TEST(timed_updates)
 {
     crosscheck_opts_t timed = {.timed_updates = true};
@@ -386,6 +423,7 @@ static Suite *crosscheck_suite(void)
     tcase_add_test(tc, duplicates);
     tcase_add_test(tc, duplicates_name_origins);
     tcase_add_test(tc, timed_updates);
+    tcase_add_test(tc, fair_weight_without_fair_sharing);
     tcase_add_test(tc, job_references);
     tcase_add_test(tc, workload_references);
     tcase_add_test(tc, partial_and_missing_objects);

@@ -167,6 +167,27 @@ START_TEST(queue_side_keeps_what_is_written_back)
 }
 END_TEST
 
+/* Settings sluice does not act on are carried with the record, for sluice run's log. */
+START_TEST(queue_side_records_no_effect_settings)
+{
+    json_t *obj = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "a100", "spec", "topologyName",
+                            "default");
+    ctrl_qobj_t *q = ctrl_record_decode(&rf_kind, obj);
+
+    ck_assert(q->valid);
+    ck_assert_str_eq(q->no_effect, "spec.topologyName: field \"topologyName\" is accepted but not "
+                                   "supported by sluice; it has no effect");
+    ctrl_record_free(&rf_kind, q);
+    json_decref(obj);
+    obj = json_pack("{s:{s:s}}", "metadata", "name", "plain");
+    q = ctrl_record_decode(&rf_kind, obj);
+    ck_assert(q->valid);
+    ck_assert_ptr_null(q->no_effect);
+    ctrl_record_free(&rf_kind, q);
+    json_decref(obj);
+}
+END_TEST
+
 /* A ClusterQueue record at `generation`, with status text `pending`, labels {"tier": tier}. */
 static ctrl_qobj_t *cq_record(int generation, int pending, const char *tier)
 {
@@ -357,6 +378,7 @@ int main(void)
     tcase_add_test(tc, workload_decoded_then_stripped);
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
+    tcase_add_test(tc, queue_side_records_no_effect_settings);
     tcase_add_test(tc, status_only_updates_do_not_feed_the_engine);
     tcase_add_test(tc, job_decoded_without_its_template);
     tcase_add_test(tc, jobset_decoded_through_its_kind);

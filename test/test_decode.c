@@ -431,11 +431,19 @@ END_TEST
 START_TEST(local_queue)
 {
     object_t obj;
+    diags_t d;
 
-    decode_ok("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':"
-              "'lq','namespace':'team-a'},'spec':{'clusterQueue':'cq','stopPolicy':'Hold',"
-              "'fairSharing':{'weight':3}},'status':{'pendingWorkloads':1}}",
-              &obj);
+    /* fairSharing is read (and checked) for admission fair sharing, which sluice lacks: warned */
+    ck_assert_int_eq(decode("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
+                            "'metadata':{'name':'lq','namespace':'team-a'},'spec':{'clusterQueue':"
+                            "'cq','stopPolicy':'Hold','fairSharing':{'weight':3}},'status':"
+                            "{'pendingWorkloads':1}}",
+                            &obj, &d),
+                     ERR_OK);
+    ASSERT_WARN(&d, "spec.fairSharing",
+                "field \"fairSharing\" is accepted but not supported by sluice; it has no effect");
+    ck_assert_uint_eq(d.len, 1);
+    diags_fini(&d);
     ck_assert_int_eq(obj.kind, KIND_LOCAL_QUEUE);
     ck_assert_str_eq(obj.u.lq.meta.namespace, "team-a");
     ck_assert_str_eq(obj.u.lq.cluster_queue, "cq");

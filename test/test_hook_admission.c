@@ -257,6 +257,44 @@ START_TEST(test_quota_decrease_below_usage_warns)
 }
 END_TEST
 
+/* Settings sluice accepts but does not act on are allowed with a warning naming them, as
+ * `sluice check` says: an admission check on a ClusterQueue, a LocalQueue's fairSharing. */
+START_TEST(test_no_effect_settings_warn)
+{
+    static const char cq_checks[] =
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"cq-c\"},\"spec\":{\"namespaceSelector\":{},\"admissionChecksStrategy\":"
+        "{\"admissionChecks\":[{\"name\":\"prov\"}]},\"resourceGroups\":[{\"coveredResources\":"
+        "[\"cpu\"],\"flavors\":[{\"name\":\"f\",\"resources\":[{\"name\":\"cpu\","
+        "\"nominalQuota\":\"4\"}]}]}]}}";
+    static const char lq_weight[] =
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+        "{\"name\":\"heavy\",\"namespace\":\"ns1\"},\"spec\":{\"clusterQueue\":\"cq-a\","
+        "\"fairSharing\":{\"weight\":\"2\"}}}";
+    char body[8192];
+    json_t *root, *resp, *warnings;
+
+    review(body, sizeof(body), "CREATE", "ClusterQueue", cq_checks, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-clusterqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    warnings = json_object_get(resp, "warnings");
+    ck_assert_uint_eq(json_array_size(warnings), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
+                     "spec.admissionChecksStrategy: field \"admissionChecksStrategy\" is accepted "
+                     "but not supported by sluice; it has no effect");
+    json_decref(root);
+    review(body, sizeof(body), "CREATE", "LocalQueue", lq_weight, NULL);
+    root = run("/validate-kueue-x-k8s-io-v1beta2-localqueue", body, &resp);
+    ck_assert(json_is_true(json_object_get(resp, "allowed")));
+    warnings = json_object_get(resp, "warnings");
+    ck_assert_uint_eq(json_array_size(warnings), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
+                     "spec.fairSharing: field \"fairSharing\" is accepted but not supported by "
+                     "sluice; it has no effect");
+    json_decref(root);
+}
+END_TEST
+
 START_TEST(test_cluster_queue_finalizer_patch)
 {
     char body[4096], obj[2048];
@@ -947,6 +985,7 @@ int main(void)
     tcase_add_test(tc, test_valid_cluster_queue_allowed_and_audited);
     tcase_add_test(tc, test_dry_run_is_judged_but_not_audited);
     tcase_add_test(tc, test_quota_decrease_below_usage_warns);
+    tcase_add_test(tc, test_no_effect_settings_warn);
     tcase_add_test(tc, test_cluster_queue_finalizer_patch);
     tcase_add_test(tc, test_job_defaults_queue_priority_and_suspend);
     tcase_add_test(tc, test_unmanaged_job_left_alone);

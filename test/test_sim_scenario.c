@@ -206,6 +206,39 @@ START_TEST(test_load_warnings_once)
 }
 END_TEST
 
+/* Settings that have no effect in a run are warned: the operator's own Configuration sections,
+ * a fairSharing weight while fair sharing is off (no Configuration: Kueue's default, off), a
+ * LocalQueue's fairSharing (admission fair sharing is absent). */
+START_TEST(test_load_no_effect_warnings)
+{
+    sim_scenario_t sc;
+    const char *yaml = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+                       "waitForPodsReady:\n  timeout: 5m\nwebhook:\n  port: 9443\n---\n" FLAVOR
+                       "---\n" CQA("cq-a", "10", "") "  fairSharing:\n    weight: 2\n---\n" LQ
+                                                     "  fairSharing:\n    weight: 3\n";
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nwarnings, 4);
+    ck_assert_ptr_nonnull(strstr(sc.warnings[0], "doc 1 (Configuration): "
+                                                 "waitForPodsReady: has no effect in the "
+                                                 "simulator: only sluice run reads it"));
+    ck_assert_ptr_nonnull(strstr(sc.warnings[1], "doc 1 (Configuration): webhook: "));
+    ck_assert_ptr_nonnull(strstr(sc.warnings[2], "doc 3 (ClusterQueue cq-a): spec.fairSharing: "
+                                                 "has no effect: fair sharing is off"));
+    ck_assert_ptr_nonnull(strstr(sc.warnings[3], "doc 4 (LocalQueue team-a/lq): "
+                                                 "spec.fairSharing: field \"fairSharing\" is "
+                                                 "accepted but not supported by sluice"));
+    sim_scenario_fini(&sc);
+    /* with fair sharing on, the ClusterQueue's weight counts */
+    yaml = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n"
+           "---\n" FLAVOR "---\n" CQA("cq-a", "10", "") "  fairSharing:\n    weight: 2\n";
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    ck_assert_uint_eq(sc.nwarnings, 0);
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_load_empty)
 {
     sim_scenario_t sc;
@@ -552,6 +585,7 @@ int main(void)
     tcase_add_test(tc, test_load_jobset_errors);
     tcase_add_test(tc, test_load_pytorchjob);
     tcase_add_test(tc, test_load_pods);
+    tcase_add_test(tc, test_load_no_effect_warnings);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
     tcase_add_test(tc, test_load_trainjob);
     tcase_add_test(tc, test_load_trainjob_allocation_failures);

@@ -376,6 +376,16 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
                   ns ? "/" : "", name, q->invalid);
         return;
     }
+    /* Settings that have no effect never pass silently (said again when the spec changes). */
+    if (q->no_effect != NULL)
+        ctrl__log(c, CTRL_LOG_INFO, "%s %s%s%s: %s", kind_api[kind][1], ns ? ns : "", ns ? "/" : "",
+                  name, q->no_effect);
+    if (!c->cfg->kueue.fair_sharing && ((kind == CTRL_CQ && q->obj.u.cq.has_fair_weight) ||
+                                        (kind == CTRL_COHORT && q->obj.u.cohort.has_fair_weight)))
+        ctrl__log(c, CTRL_LOG_INFO,
+                  "%s %s: spec.fairSharing: has no effect: fair sharing is off (the "
+                  "Configuration has no fairSharing)",
+                  kind_api[kind][1], name);
     switch (kind) {
     case CTRL_NAMESPACE:
         rc = sched_namespace_upsert(c->sched, &q->obj.u.ns, &msg);

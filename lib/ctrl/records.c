@@ -16,12 +16,40 @@
 
 /* ---- decoding with lib/model ------------------------------------------------------------- */
 
+/* The decode warnings about settings that have no effect, "path: message" joined by "; ", into
+ * *out (NULL when none). ERR_NOMEM. */
+static err_t no_effect_text(const diags_t *diags, char **out)
+{
+    size_t len = 0;
+    char *s;
+
+    *out = NULL;
+    for (size_t i = 0; i < diags->len; i++)
+        if (diags->items[i].warning && strstr(diags->items[i].message, "has no effect") != NULL)
+            len += strlen(diags->items[i].path) + strlen(diags->items[i].message) + 4;
+    if (len == 0)
+        return ERR_OK;
+    size_t cap = len + 1;
+    s = malloc(cap);
+    if (s == NULL)
+        return ERR_NOMEM;
+    len = 0;
+    for (size_t i = 0; i < diags->len; i++)
+        if (diags->items[i].warning && strstr(diags->items[i].message, "has no effect") != NULL)
+            len += (size_t)snprintf(s + len, cap - len, "%s%s: %s", len ? "; " : "",
+                                    diags->items[i].path, diags->items[i].message);
+    *out = s;
+    return ERR_OK;
+}
+
 /*
  * Decode `obj` as `rk` into `out`. The API server stores what its (newer) schema knows: fields
  * sluice does not know are not ours to refuse here, so they are dropped and the object decoded
- * again. On ERR_INVALID `why` (size n) names the first problem. ERR_NOMEM otherwise.
+ * again. On ERR_INVALID `why` (size n) names the first problem. ERR_NOMEM otherwise. When
+ * `no_effect` is not NULL it receives no_effect_text() of a decoded object.
  */
-static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, char *why, size_t n)
+static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, char *why, size_t n,
+                    char **no_effect)
 {
     json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
     diags_t diags;
@@ -45,6 +73,10 @@ static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, ch
     }
     if (diags.oom)
         rc = ERR_NOMEM;
+    if (rc == ERR_OK && no_effect != NULL && no_effect_text(&diags, no_effect) != ERR_OK) {
+        object_fini(out);
+        rc = ERR_NOMEM;
+    }
     diags_fini(&diags);
     json_decref(copy);
     return rc;
@@ -137,7 +169,7 @@ static ctrl_qobj_t *qobj_decode(const ctrl_record_kind_t *rk, json_t *obj)
 
     if (q == NULL)
         return NULL;
-    rc = decode(rk, obj, &q->obj, why, sizeof(why));
+    rc = decode(rk, obj, &q->obj, why, sizeof(why), &q->no_effect);
     if (rc == ERR_NOMEM)
         goto oom;
     q->valid = rc == ERR_OK;
@@ -171,6 +203,7 @@ oom:
     if (q->valid)
         object_fini(&q->obj);
     free(q->invalid);
+    free(q->no_effect);
     json_decref(q->keep);
     free(q);
     return NULL;
@@ -181,6 +214,7 @@ static void qobj_free(ctrl_qobj_t *q)
     if (q->valid)
         object_fini(&q->obj);
     free(q->invalid);
+    free(q->no_effect);
     json_decref(q->keep);
     free(q);
 }
@@ -199,7 +233,7 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
 
     if (w == NULL)
         return NULL;
-    rc = decode(rk, obj, &o, why, sizeof(why));
+    rc = decode(rk, obj, &o, why, sizeof(why), NULL);
     if (rc == ERR_NOMEM) {
         free(w);
         return NULL;

@@ -42,11 +42,13 @@ typedef struct ctrl_owner_s {
 
 /* A queue-side object. */
 typedef struct ctrl_qobj_s {
-    object_t obj;  /* decoded (status is not) */
-    bool valid;    /* obj holds the decoded object */
-    char *invalid; /* owned: why not ("spec.x: ..."), or NULL */
-    json_t *keep;  /* owned: ClusterQueue/LocalQueue/Cohort: their status; ResourceFlavor:
-                      {nodeLabels,  tolerations} of its spec; else NULL */
+    object_t obj;    /* decoded (status is not) */
+    bool valid;      /* obj holds the decoded object */
+    char *invalid;   /* owned: why not ("spec.x: ..."), or NULL */
+    char *no_effect; /* owned: its settings that have no effect in sluice ("spec.x: ...; ..."),
+                        or NULL */
+    json_t *keep;    /* owned: ClusterQueue/LocalQueue/Cohort: their status; ResourceFlavor:
+                        {nodeLabels,  tolerations} of its spec; else NULL */
 } ctrl_qobj_t;
 
 /* A Workload. */

@@ -330,6 +330,23 @@ static const flavor_quotas_t *find_flavor(const cluster_queue_t *cq, const char 
     return NULL;
 }
 
+/* Settings Kueue acts on and sluice does not (an admission check, a LocalQueue's fairSharing, a
+ * flavor's topologyName) are accepted, and the person applying them is told, as `sluice check`
+ * tells: one AdmissionReview warning "path: message" per decode warning saying so. */
+static err_t no_effect_warnings(const diags_t *d, json_t *warnings)
+{
+    char text[700];
+
+    for (size_t i = 0; i < d->len; i++) {
+        if (!d->items[i].warning || strstr(d->items[i].message, "has no effect") == NULL)
+            continue;
+        snprintf(text, sizeof(text), "%s: %s", d->items[i].path, d->items[i].message);
+        if (json_array_append_new(warnings, json_string(text)) != 0)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
 /* A quota decrease below what admitted workloads use is allowed (they keep running, as in
  * Kueue) but the person making it is told, naming the ClusterQueue and resource. */
 static err_t quota_warnings(const hook_admission_env_t *env, const cluster_queue_t *old,
@@ -608,8 +625,10 @@ static err_t validate(const hook_admission_env_t *env, const review_t *r, verdic
     if (v->message != NULL) {
         v->allowed = false;
         v->code = 403;
-    } else if (have_obj && obj.kind == KIND_CLUSTER_QUEUE) {
-        rc = quota_warnings(env, have_old ? &old.u.cq : NULL, &obj.u.cq, v->warnings);
+    } else {
+        rc = no_effect_warnings(&d, v->warnings);
+        if (rc == ERR_OK && have_obj && obj.kind == KIND_CLUSTER_QUEUE)
+            rc = quota_warnings(env, have_old ? &old.u.cq : NULL, &obj.u.cq, v->warnings);
     }
 out:
     if (have_obj)

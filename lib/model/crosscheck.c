@@ -39,6 +39,7 @@ typedef struct cc_s {
     size_t ntab;
     size_t ncohorts;
     int manage_unlabelled; /* -1 unknown, else manages_unlabelled_jobs() */
+    int fair_off;          /* -1 unknown, else fair_sharing_off() */
 } cc_t;
 
 static bool namespaced(kind_t k)
@@ -362,10 +363,46 @@ static void check_cycles(cc_t *c)
 
 /* ---- references --------------------------------------------------------------------------- */
 
+/* Is fair sharing known to be off? A Configuration in the set decides; in a scenario
+ * (timed_updates), having none means Kueue's default: off. Computed once per run. */
+static bool fair_sharing_off(cc_t *c)
+{
+    if (c->fair_off < 0) {
+        bool have = false, on = false;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->objs[i] != NULL && c->objs[i]->kind == KIND_CONFIGURATION) {
+                have = true;
+                on = on || c->objs[i]->u.config.fair_sharing;
+            }
+        c->fair_off = (have || (c->opts != NULL && c->opts->timed_updates)) && !on;
+    }
+    return c->fair_off == 1;
+}
+
+/* spec.fairSharing.weight only weighs shares under fair sharing. */
+static void check_fair_weight(cc_t *c, size_t i, bool has_weight)
+{
+    if (has_weight && fair_sharing_off(c))
+        diags_warn(&c->diags[i], "spec.fairSharing",
+                   "has no effect: fair sharing is off (the Configuration has no fairSharing)");
+}
+
+/* In a scenario, the Configuration's sections only `sluice run` reads (pod readiness, webhooks,
+ * leader election, ...) cannot change the run. */
+static void check_configuration(cc_t *c, size_t i, const configuration_t *conf)
+{
+    if (c->opts == NULL || !c->opts->timed_updates)
+        return;
+    for (size_t f = 0; f < conf->nrun_only; f++)
+        diags_warn(&c->diags[i], conf->run_only[f],
+                   "has no effect in the simulator: only sluice run reads it");
+}
+
 static void check_cluster_queue(cc_t *c, size_t i, const cluster_queue_t *cq)
 {
     char p[CPATH];
 
+    check_fair_weight(c, i, cq->has_fair_weight);
     for (size_t g = 0; g < cq->ngroups; g++) {
         for (size_t f = 0; f < cq->groups[g].nflavors; f++) {
             const char *name = cq->groups[g].flavors[f].name;
@@ -381,6 +418,7 @@ static void check_cohort(cc_t *c, size_t i, const cohort_t *co)
 {
     char p[CPATH];
 
+    check_fair_weight(c, i, co->has_fair_weight);
     for (size_t g = 0; g < co->ngroups; g++) {
         for (size_t f = 0; f < co->groups[g].nflavors; f++) {
             const char *name = co->groups[g].flavors[f].name;
@@ -557,7 +595,12 @@ static void check_workload(cc_t *c, size_t i, const object_t *o)
 err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opts_t *opts,
                      diags_t *diags)
 {
-    cc_t c = {.objs = objs, .n = n, .opts = opts, .diags = diags, .manage_unlabelled = -1};
+    cc_t c = {.objs = objs,
+              .n = n,
+              .opts = opts,
+              .diags = diags,
+              .manage_unlabelled = -1,
+              .fair_off = -1};
 
     if (build_table(&c) != ERR_OK) {
         for (size_t i = 0; i < n; i++)
@@ -576,6 +619,9 @@ err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opt
             break;
         case KIND_COHORT:
             check_cohort(&c, i, &o->u.cohort);
+            break;
+        case KIND_CONFIGURATION:
+            check_configuration(&c, i, &o->u.config);
             break;
         case KIND_LOCAL_QUEUE:
             check_local_queue(&c, i, o);

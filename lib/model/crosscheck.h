@@ -21,7 +21,10 @@
  *   warnings Job or Workload naming a missing LocalQueue, WorkloadPriorityClass or PriorityClass;
  *            Job with no queue-name label where no "default" LocalQueue exists (Kueue ignores
  *            it); LocalQueue whose ClusterQueue has no namespaceSelector (admits nothing) or
- *            one that does not select the LocalQueue's Namespace (when the set defines it).
+ *            one that does not select the LocalQueue's Namespace (when the set defines it);
+ *            ClusterQueue or Cohort with spec.fairSharing.weight while fair sharing is off (a
+ *            Configuration in the set without fairSharing; in a scenario, also none at all);
+ *            in a scenario, a Configuration's sections only `sluice run` reads.
  *
  * A cohortName or parentName naming no Cohort object is not a problem: Kueue creates the cohort
  * implicitly. Entries of `objs` may be NULL (documents that failed to decode); an object whose

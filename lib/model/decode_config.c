@@ -246,6 +246,23 @@ oom:
     jsonx_oom(&d->jx);
 }
 
+/* Append a copy of `key` to out->run_only. */
+static void add_run_only(decode_t *d, configuration_t *out, const char *key)
+{
+    char **v = realloc(out->run_only, (out->nrun_only + 1) * sizeof(*v));
+
+    if (v == NULL) {
+        jsonx_oom(&d->jx);
+        return;
+    }
+    out->run_only = v;
+    v[out->nrun_only] = strdup(key);
+    if (v[out->nrun_only] == NULL)
+        jsonx_oom(&d->jx);
+    else
+        out->nrun_only++;
+}
+
 void decode__configuration(decode_t *d, const json_t *root, configuration_t *out)
 {
     jsonx_t *jx = &d->jx;
@@ -267,7 +284,9 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
         } else if (DECODE_IS(key, "resources")) {
             decode_resources(d, val, &out->resources);
         } else if (decode__in(d, key, config_operator)) {
-            /* decoded by the operator's own configuration reader */
+            /* decoded by the operator's own configuration reader; remembered for the
+             * simulator, where they have no effect */
+            add_run_only(d, out, key);
         } else if (decode__in(d, key, config_unused)) {
             jsonx_unused(jx, key);
         } else {

@@ -402,7 +402,9 @@ static void decode_lq_spec(decode_t *d, const json_t *v, void *out)
             if (jsonx_enum(jx, val, stop_policies, &e))
                 lq->stop_policy = (stop_policy_t)e;
         } else if (DECODE_IS(key, "fairSharing")) {
+            /* admission fair sharing (its only user) is absent: checked, and warned */
             decode_fair_weight(d, val, &lq->has_fair_weight, &lq->fair_weight);
+            jsonx_unused(jx, key);
         } else {
             jsonx_unknown(jx, key);
         }

@@ -485,6 +485,10 @@ typedef struct configuration_s {
     bool manage_jobs_without_queue_name;
     label_selector_t managed_jobs_namespace_selector;
     resource_rules_t resources;
+    /* owned: the top-level fields present that only `sluice run` reads ("waitForPodsReady",
+     * "webhook", ...), in document order: the simulator warns that they have no effect there */
+    char **run_only;
+    size_t nrun_only;
 } configuration_t;
 
 /* ---- lifetimes (types.c; all NULL-safe; each zeroes what it releases) ------------------- */
