@@ -287,6 +287,20 @@ START_TEST(resource_transformations)
     ck_assert(gm->nano == (qnano_t)(20LL << 30) * 1000000000);
     ck_assert_ptr_null(resource_list_get(u, "nvidia.com/mig-1g.10gb"));
 
+    /* a clone (what-if runs) counts with the same rules */
+    sched_t *copy = sched_clone(s, 0);
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_int_eq(sched_workload_finish(copy, "ns/m1", 1, NULL), ERR_OK);
+    fx_wl(copy, "ns/m4", "q", 0, 6, "cpu=1,nvidia.com/mig-1g.10gb=1", NULL);
+    sched_decisions_t cout;
+    sched_decisions_init(&cout);
+    fx_run(copy, 1, &cout, true);
+    ck_assert_int_eq(fx_state(copy, "ns/m3"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(copy, "ns/m4"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(copy, "a", "f", "example.com/gpu-memory"), 40LL << 30);
+    sched_decisions_fini(&cout);
+    sched_free(copy);
+
     /* without the rules, the same workloads ask for resources the ClusterQueue does not cover */
     sched_config_t none = {0};
     ck_assert_int_eq(sched_set_config(s, &none), ERR_OK);
