@@ -1236,6 +1236,28 @@ static const char *job_yaml(const char *labels, const char *annotations, const c
                labels, annotations, spec, spec[0] ? ", " : "");
 }
 
+/* Topology-aware scheduling is absent: its pod-template annotations are warned, never dropped
+ * silently (issue 17, "settings that have no effect"). */
+START_TEST(topology_annotations_warned)
+{
+    EXPECT("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n"
+           "spec: {template: {metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: "
+           "rack}}, spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}}\n",
+           "warning: spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]: "
+           "has no effect: topology-aware scheduling is not supported by sluice\n");
+    EXPECT(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n"
+              "  - name: main\n    count: 1\n    template: {metadata: {annotations: "
+              "{kueue.x-k8s.io/podset-preferred-topology: block, kueue.x-k8s.io/podset-slice-size: "
+              "\"2\"}}, spec: {containers: [{name: c, image: i}]}}\n",
+           "warning: spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
+           "podset-preferred-topology]: has no effect: topology-aware scheduling is not "
+           "supported by sluice\n"
+           "warning: spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
+           "podset-slice-size]: has no effect: topology-aware scheduling is not supported by "
+           "sluice\n");
+}
+END_TEST
+
 #define Q    "kueue.x-k8s.io/queue-name"
 #define MINP "kueue.x-k8s.io/job-min-parallelism"
 #define SYNC "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -2245,6 +2267,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, integration_update);
     tcase_add_test(job, integration_serving);
     tcase_add_test(job, integration_pod);
+    tcase_add_test(job, topology_annotations_warned);
     tcase_add_test(job, integration_serving_shape);
     suite_add_tcase(s, job);
     return s;

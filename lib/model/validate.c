@@ -20,10 +20,68 @@
  * rule, which the CRD and the webhook both state at spec.preemption) are reported once.
  */
 
+/* ---- settings with no effect --------------------------------------------------------------- */
+
+/* Kueue's topology-aware scheduling annotations of a pod template (constants.go): sluice places
+ * no pod by topology, so each is accepted with a warning rather than silently. */
+static const char *const tas_annotations[] = {
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+    "kueue.x-k8s.io/podset-slice-size",
+    "kueue.x-k8s.io/podset-group-name",
+    NULL,
+};
+
+/* Warn each topology annotation of `ann`, the annotations at `path` ("...metadata.annotations");
+ * with `podset` (a kind whose templates have kind-specific paths) the warning is at "spec" and
+ * names the pod set. */
+static void warn_topology(diags_t *d, const char *path, const char *podset, const kv_list_t *ann)
+{
+    char p[VPATH];
+
+    for (size_t i = 0; tas_annotations[i] != NULL; i++) {
+        if (kv_list_get(ann, tas_annotations[i]) == NULL)
+            continue;
+        if (podset != NULL) {
+            diags_warn(d, "spec",
+                       "pod set %s: annotation %s has no effect: topology-aware scheduling is not "
+                       "supported by sluice",
+                       podset, tas_annotations[i]);
+            continue;
+        }
+        validate__pathf(p, "%s[%s]", path, tas_annotations[i]);
+        diags_warn(d, p, "has no effect: topology-aware scheduling is not supported by sluice");
+    }
+}
+
+static void warn_no_effect(const object_t *obj, diags_t *d)
+{
+    char p[VPATH];
+
+    if (obj->kind == KIND_JOB) {
+        warn_topology(d, "spec.template.metadata.annotations", NULL,
+                      &obj->u.job.template_annotations);
+    } else if (obj->kind == KIND_WORKLOAD) {
+        for (size_t i = 0; i < obj->u.wl.npod_sets; i++) {
+            validate__pathf(p, "spec.podSets[%zu].template.metadata.annotations", i);
+            warn_topology(d, p, NULL, &obj->u.wl.pod_sets[i].template_annotations);
+        }
+    } else if (obj->kind == KIND_INTEGRATION && obj->u.integ.built) {
+        for (size_t i = 0; i < obj->u.integ.wl.npod_sets; i++) {
+            const pod_set_t *ps = &obj->u.integ.wl.pod_sets[i];
+            warn_topology(d, NULL, ps->name ? ps->name : "main", &ps->template_annotations);
+        }
+    }
+}
+
 /* ---- entry points ------------------------------------------------------------------------ */
 
 err_t validate_object(const object_t *obj, diags_t *d)
 {
+    warn_no_effect(obj, d);
     switch (obj->kind) {
     case KIND_RESOURCE_FLAVOR:
         validate__flavor(&obj->u.flavor, d);
