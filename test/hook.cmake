@@ -4,6 +4,7 @@ sluice_add_test(hook_server LIBS sluice_hook Threads::Threads)
 sluice_add_test(hook_admission LIBS sluice_hook)
 sluice_add_test(hook_audit LIBS sluice_hook)
 sluice_add_test(hook_tls LIBS sluice_hook)
+sluice_add_test(hook_limits LIBS sluice_hook)
 
 # The API server calls sluice's webhooks over TLS (test/integration/webhooks.sh).
 if(COMMAND sluice_add_integration)

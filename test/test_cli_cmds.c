@@ -274,6 +274,12 @@ START_TEST(equals_form_audit_convert_run_version)
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--qps 0: want an integer"));
     sluice_result_fini(&r);
+    r = sluice_exec(NULL, "run", "--server-limits", "max-connections=64,idle-timeout=0s", NULL);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "sluice run: --server-limits: idle-timeout=0s: must be at least "
+                                "1ms") != NULL,
+                  "%s", r.err);
+    sluice_result_fini(&r);
     /* version -o json / --output=yaml */
     r = sluice_exec(NULL, "version", "--output=json", NULL);
     ck_assert_int_eq(r.rc, 0);

@@ -588,6 +588,44 @@ START_TEST(integrations)
 }
 END_TEST
 
+START_TEST(server_limits_annotation)
+{
+    ctrl_config_t c;
+    err_msg_t msg = {{0}};
+
+    /* Defaults: the server's own. */
+    ck_assert_int_eq(ctrl_config_init(&c, NULL), ERR_OK);
+    ck_assert_uint_eq(c.server_limits.max_connections, HOOK_SERVER_DEFAULT_MAX_CONNECTIONS);
+    ck_assert_uint_eq(c.server_limits.body_budget, HOOK_SERVER_DEFAULT_MAX_BUFFERED_BYTES);
+    ck_assert_uint_eq(c.server_limits.idle_timeout_ms, HOOK_SERVER_DEFAULT_IDLE_TIMEOUT_MS);
+    ctrl_config_fini(&c);
+    ck_assert_int_eq(
+        apply_text(&c,
+                   "{\"metadata\":{\"annotations\":{\"sluice.dev/server-limits\":"
+                   "\"max-connections=2048, max-connections-per-client=128,body-budget=128Mi,"
+                   "idle-timeout=30s\"}}}",
+                   &msg),
+        ERR_OK);
+    ck_assert_uint_eq(c.server_limits.max_connections, 2048);
+    ck_assert_uint_eq(c.server_limits.max_connections_per_client, 128);
+    ck_assert_uint_eq(c.server_limits.body_budget, 128u << 20);
+    ck_assert_uint_eq(c.server_limits.idle_timeout_ms, 30000);
+    ck_assert_uint_eq(c.server_limits.header_timeout_ms, HOOK_SERVER_DEFAULT_HEADER_TIMEOUT_MS);
+    ctrl_config_fini(&c);
+    /* A bad value stops the start with the annotation and the entry named. */
+    ck_assert_str_eq(apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/server-limits\":"
+                                 "\"write-timeout=forever\"}}}",
+                                 &msg),
+                     "metadata.annotations[sluice.dev/server-limits]: write-timeout=forever: "
+                     "duration \"forever\": expected a number at offset 0");
+    ck_assert_str_eq(apply_error("{\"metadata\":{\"annotations\":{\"sluice.dev/server-limits\":"
+                                 "\"max-connections=8,max-connections-per-client=16\"}}}",
+                                 &msg),
+                     "metadata.annotations[sluice.dev/server-limits]: max-connections-per-client "
+                     "(16) must not exceed max-connections (8)");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_config");
@@ -606,6 +644,7 @@ int main(void)
     tcase_add_test(tc, value_parsers);
     tcase_add_test(tc, wait_for_pods_ready);
     tcase_add_test(tc, shipped_manifest);
+    tcase_add_test(tc, server_limits_annotation);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

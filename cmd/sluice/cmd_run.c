@@ -11,6 +11,7 @@
 #include "ctrl/visibility_server.h"
 #include "ctrl/webhook.h"
 #include "hook/cert.h"
+#include "hook/limits.h"
 #include "hook/server.h"
 #include "hook/tls.h"
 #include "kube/client.h"
@@ -88,6 +89,10 @@ static const char usage_text[] =
     "  --webhook-client-ca FILE      mutual TLS: refuse webhook callers (at the TLS handshake)\n"
     "                                without a client certificate signed by a CA in FILE (the\n"
     "                                API server's, see docs/webhooks.md); fails closed\n"
+    "  --server-limits NAME=VALUE,...  the HTTP servers' limits: max-connections (512),\n"
+    "                                max-connections-per-client (32), body-budget (64Mi),\n"
+    "                                header-timeout (5s), request-timeout (10s), idle-timeout\n"
+    "                                (10s), write-timeout (5s) (docs/configuration.md)\n"
     "  -h, --help                    show this help\n"
     "\n"
     "waitForPodsReady (on by default, as Kueue's v1beta2): an admitted Job whose pods are not\n"
@@ -572,6 +577,7 @@ typedef struct run_args_s {
     const char *est_interval;
     const char *est_horizon;
     const char *est_cycles;
+    const char *server_limits;
     const char *cert_ips[8];
     size_t ncert_ips;
 } run_args_t;
@@ -603,6 +609,7 @@ enum {
     OPT_EST_INTERVAL,
     OPT_EST_HORIZON,
     OPT_EST_CYCLES,
+    OPT_SERVER_LIMITS,
 };
 
 #define VALUE(id, name, value_name, choices, help)                         \
@@ -641,6 +648,8 @@ static const cli_opt_t run_opts[] = {
     VALUE(OPT_EST_INTERVAL, "estimate-interval", "DURATION", NULL, "start-time estimate interval"),
     VALUE(OPT_EST_HORIZON, "estimate-horizon", "DURATION", NULL, "start-time estimate horizon"),
     VALUE(OPT_EST_CYCLES, "estimate-max-cycles", "N", NULL, "start-time estimate cycle budget"),
+    VALUE(OPT_SERVER_LIMITS, "server-limits", "NAME=VALUE,...", NULL,
+          "the HTTP servers' connection, body and timeout limits"),
 };
 
 static int parse_args(int argc, char **argv, run_args_t *a)
@@ -674,6 +683,7 @@ static int parse_args(int argc, char **argv, run_args_t *a)
         {OPT_EST_INTERVAL, offsetof(run_args_t, est_interval)},
         {OPT_EST_HORIZON, offsetof(run_args_t, est_horizon)},
         {OPT_EST_CYCLES, offsetof(run_args_t, est_cycles)},
+        {OPT_SERVER_LIMITS, offsetof(run_args_t, server_limits)},
     };
     const char *val;
     cli_t p;
@@ -798,6 +808,9 @@ static int apply_flags(run_t *r, const run_args_t *a)
     if (rc == ERR_OK && a->pods_ready_timeout != NULL &&
         (rc = ctrl_config_set_pods_ready_timeout(&r->cfg, a->pods_ready_timeout, &msg)) != ERR_OK)
         err_prefix(&msg, rc, "--pods-ready-timeout: ");
+    if (rc == ERR_OK && a->server_limits != NULL &&
+        (rc = hook_limits_parse(&r->cfg.server_limits, a->server_limits, &msg)) != ERR_OK)
+        err_prefix(&msg, rc, "--server-limits: ");
     if (rc == ERR_OK && a->qps != NULL) {
         char *end = NULL;
         unsigned long v = strtoul(a->qps, &end, 10);
@@ -872,6 +885,7 @@ static int start(run_t *r)
         hc.port = r->cfg.health_port;
         hc.handler = on_probe;
         hc.ud = r;
+        hook_limits_apply(&r->cfg.server_limits, &hc);
         hc.max_body_bytes = 4096; /* probes and scrapes send no body */
         if (hook_server_start(&r->loop, &hc, &r->health, &msg) != ERR_OK) {
             run_log(r, CTRL_LOG_ERROR, "health probes on %s:%d: %s", hc.host, hc.port, msg.text);
@@ -884,6 +898,7 @@ static int start(run_t *r)
         mc.port = r->cfg.metrics_port;
         mc.handler = on_secure_metrics;
         mc.ud = r;
+        hook_limits_apply(&r->cfg.server_limits, &mc);
         r->metrics_auth = metricsauth_new(r->client, "/metrics");
         if (r->metrics_auth == NULL || metrics_certificate(r, &msg) != ERR_OK ||
             (mc.tls = r->metrics_tls, hook_server_start(&r->loop, &mc, &r->metrics, &msg)) !=
@@ -903,7 +918,8 @@ static int start(run_t *r)
     }
     if (r->vis_port > 0) {
         char crt[1024], key[1024], dns[320], svc[256];
-        ctrl_visibility_opts_t vo = {r->vis_host, r->vis_port, NULL, NULL, dns};
+        ctrl_visibility_opts_t vo = {r->vis_host, r->vis_port, NULL,
+                                     NULL,        dns,         &r->cfg.server_limits};
         /* The serving certificate: of webhook.certDir when set (cert-manager injects the CA
          * into the APIServices), else issued from the webhook Secret's CA, which is injected
          * into the APIServices (lib/ctrl/visibility_ca.h); self-signed until then. Kueue's

@@ -296,6 +296,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->estimate_interval_ms = 60000;
     cfg->estimate_horizon_ms = 24u * 3600 * 1000;
     cfg->estimate_max_cycles = 5000;
+    hook_limits_default(&cfg->server_limits);
     pods_ready_defaults(&cfg->pods_ready, false);
     if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||
@@ -599,6 +600,7 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
                                                  "sluice.dev/estimate-horizon",
                                                  "sluice.dev/estimate-max-cycles",
                                                  SCHED_LOOP_GUARDS_ANNOTATION,
+                                                 HOOK_LIMITS_ANNOTATION,
                                                  NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
 static const char *const op_no_effect[] = {
@@ -726,7 +728,7 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
                 "sluice.dev/job-resource, log-level, audit-log, audit-log-max-bytes, "
                 "webhook-client-ca, accounting-log, accounting-log-max-bytes, "
                 "idle-reclaim, estimate-interval, estimate-horizon, estimate-max-cycles, "
-                "preemption-loop-guards)",
+                "preemption-loop-guards, server-limits)",
                 key);
         if (!json_is_string(v))
             return err_set(msg, ERR_INVALID, "metadata.annotations[%s]: must be a string", key);
@@ -772,6 +774,10 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
         if (json_is_string(v) && (rc = est[i].set(cfg, json_string_value(v), msg)))
             return err_prefix(msg, rc, "metadata.annotations[%s]: ", est[i].key);
     }
+    v = json_object_get(ann, HOOK_LIMITS_ANNOTATION);
+    if (json_is_string(v) &&
+        (rc = hook_limits_parse(&cfg->server_limits, json_string_value(v), msg)) != ERR_OK)
+        return err_prefix(msg, rc, "metadata.annotations[" HOOK_LIMITS_ANNOTATION "]: ");
     unsigned guards; /* read by sched_config_from(); checked here so a typo stops the start */
     v = json_object_get(ann, SCHED_LOOP_GUARDS_ANNOTATION);
     if (json_is_string(v) && (rc = sched_loop_guards_parse(json_string_value(v), &guards, msg)))

@@ -3,6 +3,7 @@
 #ifndef SLUICE_CTRL_CONFIG_H
 #define SLUICE_CTRL_CONFIG_H
 
+#include "hook/limits.h"
 #include "model/types.h"
 #include "util/err.h"
 
@@ -35,6 +36,8 @@
  *   sluice.dev/accounting-log-max-bytes: N           (default 104857600; 5 rotated files kept)
  *   sluice.dev/idle-reclaim: YAML                    (default: off; idle GPU reclaim,
  *                                                     lib/ctrl/idle.h, docs/idle-reclaim.md)
+ *   sluice.dev/server-limits: NAME=VALUE,...         (the HTTP servers' connection, body-budget
+ *                                                     and timeout limits: lib/hook/limits.h)
  * Command-line flags override the file (see `sluice run --help`).
  */
 
@@ -112,6 +115,9 @@ typedef struct ctrl_config_s {
      * (port 0: off, /metrics is served in plain HTTP on the probe port) */
     char *metrics_host; /* owned: "" = all addresses */
     int metrics_port;
+    /* sluice.dev/server-limits: the connection, body-budget and timeout limits of every HTTP
+     * server (webhooks, probes, HTTPS /metrics, visibility API); default lib/hook/server.h's */
+    hook_limits_t server_limits;
     configuration_t kueue; /* fairSharing, manageJobsWithoutQueueName, namespace selector,
                               resources (valid after ctrl_config_finish()) */
     json_t *doc;           /* owned: the Configuration document applied last, or NULL */

@@ -60,6 +60,7 @@ struct ctrl_visibility_server_s {
     hook_pem_t given; /* owned: the certificate of ctrl_visibility_server_set_cert() not served
                          yet (the server listens once the ConfigMap is read), else empty */
     int port;
+    hook_limits_t limits;
     char dir[256];     /* private temporary directory holding the requestheader CA, or "" */
     char ca_path[300]; /* dir/requestheader-ca.crt */
     char *allowed[16]; /* owned: requestheader-allowed-names (none: any CN the CA signed) */
@@ -553,6 +554,7 @@ static err_t listen_now(ctrl_visibility_server_t *s, const json_t *data, err_msg
     hc.tls = s->tls;
     hc.handler = on_request;
     hc.ud = s;
+    hook_limits_apply(&s->limits, &hc);
     hc.max_body_bytes = 4096; /* GETs: no body */
     return hook_server_start(s->loop, &hc, &s->srv, msg);
 }
@@ -633,6 +635,10 @@ err_t ctrl_visibility_server_start(kube_client_t *client, ctrl_t *ctrl,
     s->log = log;
     s->log_data = log_data;
     s->port = opts->port;
+    if (opts->limits != NULL)
+        s->limits = *opts->limits;
+    else
+        hook_limits_default(&s->limits);
     s->host = strdup(opts->host && opts->host[0] ? opts->host : "0.0.0.0");
     s->dns_name = strdup(opts->dns_name ? opts->dns_name : "localhost");
     s->cert_path = opts->cert_path ? strdup(opts->cert_path) : NULL;

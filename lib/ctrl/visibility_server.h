@@ -5,6 +5,7 @@
 #define SLUICE_CTRL_VISIBILITY_SERVER_H
 
 #include "ctrl/ctrl.h"
+#include "hook/limits.h"
 #include "kube/client.h"
 
 /*
@@ -41,6 +42,7 @@ typedef struct ctrl_visibility_opts_s {
      * localhost and 127.0.0.1 */
     const char *cert_path, *key_path;
     const char *dns_name;
+    const hook_limits_t *limits; /* the server's limits (copied); NULL: the defaults */
 } ctrl_visibility_opts_t;
 
 /* Start: read the requestheader configuration, then listen. The loop runs `client`'s requests;

@@ -200,6 +200,7 @@ static err_t listen_now(ctrl_webhook_t *w, err_msg_t *msg)
     sc.tls = w->tls;
     sc.handler = on_request;
     sc.ud = w;
+    hook_limits_apply(&w->cfg->server_limits, &sc);
     if (hook_server_start(w->loop, &sc, &w->srv, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "webhook server on %s:%d: ", sc.host, sc.port);
     wlog(w, CTRL_LOG_INFO, "webhooks: serving TLS on %s:%d", sc.host, hook_server_port(w->srv));

@@ -1203,23 +1203,23 @@ err_t hook_server_start(uv_loop_t *loop, const hook_server_config_t *cfg, hook_s
     srv->loop = loop;
     srv->cfg = *cfg;
     if (srv->cfg.max_header_bytes == 0)
-        srv->cfg.max_header_bytes = 16 * 1024;
+        srv->cfg.max_header_bytes = HOOK_SERVER_DEFAULT_MAX_HEADER_BYTES;
     if (srv->cfg.max_body_bytes == 0)
-        srv->cfg.max_body_bytes = 3 * 1024 * 1024;
+        srv->cfg.max_body_bytes = HOOK_SERVER_DEFAULT_MAX_BODY_BYTES;
     if (srv->cfg.max_connections == 0)
-        srv->cfg.max_connections = 512;
+        srv->cfg.max_connections = HOOK_SERVER_DEFAULT_MAX_CONNECTIONS;
     if (srv->cfg.max_connections_per_client == 0)
-        srv->cfg.max_connections_per_client = 32;
+        srv->cfg.max_connections_per_client = HOOK_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
     if (srv->cfg.max_buffered_bytes == 0)
-        srv->cfg.max_buffered_bytes = 64u << 20;
+        srv->cfg.max_buffered_bytes = HOOK_SERVER_DEFAULT_MAX_BUFFERED_BYTES;
     if (srv->cfg.header_timeout_ms == 0)
-        srv->cfg.header_timeout_ms = 5000;
+        srv->cfg.header_timeout_ms = HOOK_SERVER_DEFAULT_HEADER_TIMEOUT_MS;
     if (srv->cfg.request_timeout_ms == 0)
-        srv->cfg.request_timeout_ms = 10000;
+        srv->cfg.request_timeout_ms = HOOK_SERVER_DEFAULT_REQUEST_TIMEOUT_MS;
     if (srv->cfg.idle_timeout_ms == 0)
-        srv->cfg.idle_timeout_ms = 10000;
+        srv->cfg.idle_timeout_ms = HOOK_SERVER_DEFAULT_IDLE_TIMEOUT_MS;
     if (srv->cfg.write_timeout_ms == 0)
-        srv->cfg.write_timeout_ms = 5000;
+        srv->cfg.write_timeout_ms = HOOK_SERVER_DEFAULT_WRITE_TIMEOUT_MS;
     r = uv_tcp_init(loop, &srv->listener);
     if (r != 0) {
         free(srv);

@@ -97,6 +97,17 @@ hook_deferred_t *hook_request_defer(const hook_request_t *req);
  * the server closed: then it only frees. */
 void hook_deferred_answer(hook_deferred_t *d, const hook_response_t *resp);
 
+/* The defaults of the limits below (a field left 0 takes its default). */
+#define HOOK_SERVER_DEFAULT_MAX_HEADER_BYTES           (16u << 10)
+#define HOOK_SERVER_DEFAULT_MAX_BODY_BYTES             (3u << 20)
+#define HOOK_SERVER_DEFAULT_MAX_CONNECTIONS            512
+#define HOOK_SERVER_DEFAULT_MAX_CONNECTIONS_PER_CLIENT 32
+#define HOOK_SERVER_DEFAULT_MAX_BUFFERED_BYTES         (64u << 20)
+#define HOOK_SERVER_DEFAULT_HEADER_TIMEOUT_MS          5000
+#define HOOK_SERVER_DEFAULT_REQUEST_TIMEOUT_MS         10000
+#define HOOK_SERVER_DEFAULT_IDLE_TIMEOUT_MS            10000
+#define HOOK_SERVER_DEFAULT_WRITE_TIMEOUT_MS           5000
+
 typedef struct hook_server_config_s {
     const char *host;                  /* listen address, e.g. "127.0.0.1" or "0.0.0.0" */
     int port;                          /* 0 = pick a free port (see hook_server_port) */

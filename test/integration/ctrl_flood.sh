@@ -101,4 +101,18 @@ kill -0 "$pid_op" 2>/dev/null || fail "sluice exited: $(tail -n 20 "$tmp/op.log"
 [ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hport/readyz")" = 200 ] || fail "not ready after the floods"
 say "RSS sampled under the floods: at most ${rss_max} MiB; peak (VmHWM) ${peak} MiB (limit 512Mi)"
 ctrl_stop op
+
+# ---- configured limits (--server-limits) reach the servers ------------------------------------
+# The probe-port idle flood above stays open under the defaults (idle 10 s, 32 per client); with
+# 4 per client and a 1 s idle timeout, 16 idle connections from one address are all closed
+# within 3 s: the 5th and later make room by closing the longest-idle, the last 4 time out.
+ctrl_start lim --server-limits "max-connections-per-client=4,idle-timeout=1s" \
+    --health-probe-bind-address "127.0.0.1:$hport"
+until_ 20 "/readyz of lim" '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hport/readyz")" = 200 ]'
+"$flood" --port "$hport" --conns 16 --addrs 1 --hold 3 --mode idle >"$tmp/flood.out" 2>&1 ||
+    fail "flood: $(cat "$tmp/flood.out")"
+grep -q "16 opened, 0 refused at once, 16 closed by the server within 3 s, 0 still open" "$tmp/flood.out" ||
+    fail "--server-limits not applied to the probe server: $(tail -n 1 "$tmp/flood.out")"
+say "--server-limits max-connections-per-client=4,idle-timeout=1s: $(tail -n 1 "$tmp/flood.out")"
+ctrl_stop lim
 say "PASS"
