@@ -27,6 +27,7 @@ ctrl_wpcs "high-$sfx=1000"
 ctrl_flavor "$fl" "tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]"
 ctrl_cq "$cq" "$fl cpu=64 nvidia.com/gpu=8" "preemption: {withinClusterQueue: LowerPriority}"
 ctrl_lq lq "$cq"
+ctrl_trace
 ctrl_config cfg <<EOT
 integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 EOT
@@ -184,4 +185,5 @@ say "a JobSet created running was suspended (no quota left for it)"
 
 ctrl_events_have CreatedWorkload Started Stopped
 ctrl_stop op
+ctrl_verify "$cq"
 say "ok"

@@ -83,6 +83,7 @@ ctrl_wpcs "high-$sfx=1000"
 ctrl_flavor "$fl" "tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]"
 ctrl_cq "$cq" "$fl cpu=64 memory=64Gi nvidia.com/gpu=4" "preemption: {withinClusterQueue: LowerPriority}"
 ctrl_lq lq "$cq"
+ctrl_trace
 
 base=it-$sfx
 ctrl_delete_at_exit validatingwebhookconfiguration "$base-validating-webhook-configuration"
@@ -307,4 +308,5 @@ say "urgent (high-$sfx) preempted second: held again, templates restored, requeu
 
 ctrl_events_have CreatedWorkload Started Stopped
 ctrl_stop op
+ctrl_verify "$cq"
 say "ok"

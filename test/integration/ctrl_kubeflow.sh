@@ -24,6 +24,7 @@ it_namespace
 cq=it-kubeflow-$sfx
 fl=gpu-$sfx
 ctrl_queues "$cq" "$fl cpu=64 nvidia.com/gpu=4"
+ctrl_trace
 ctrl_config cfg <<EOT
 integrations: {frameworks: [batch/job, kubeflow.org/pytorchjob, kubeflow.org/tfjob]}
 EOT
@@ -104,4 +105,5 @@ say "first Finished with the training operator's message; second admitted and re
 n=$(grep -c "integration kubeflow.org/tfjob skipped" "$tmp/op.log" || true)
 [ "$n" = 1 ] || fail "the skipped TFJob integration was said $n times"
 ctrl_stop op
+ctrl_verify "$cq"
 say "ok"

@@ -37,6 +37,7 @@ cq=gpu
 k delete clusterqueue "$cq" --ignore-not-found >/dev/null 2>&1 || true
 ctrl_wpcs "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "preemption: {withinClusterQueue: LowerPriority}"
+ctrl_trace
 
 hp=$(ctrl_free_port)
 ctrl_config cfg <<EOT
@@ -180,4 +181,5 @@ else
     say "HTTPS /metrics: no token 401, bogus token 401, admin 200, each on its first request"
 fi
 ctrl_stop sec
+ctrl_verify "$cq"
 say "ok"

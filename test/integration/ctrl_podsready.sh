@@ -16,6 +16,7 @@ it_namespace
 cq=it-podsready-$sfx
 ctrl_wpcs "low-$sfx=100" "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=4"
+ctrl_trace
 ctrl_config config <<EOT
 integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 waitForPodsReady:
@@ -145,4 +146,5 @@ until_ 30 "blocker evicted, waiter admitted" '[ "$(wreason "$wk" Evicted)" = Pod
 say "blockAdmission: waiter held (WaitingForPodsReady) until blocker timed out, then admitted"
 
 ctrl_stop op3
+ctrl_verify "$cq"
 say "PASS in $(($(date +%s) - start))s"

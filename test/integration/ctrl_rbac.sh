@@ -36,6 +36,7 @@ EOT
 cq=it-rbac-$sfx
 ctrl_wpcs "lo-$sfx=1" "hi-$sfx=10"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2" "preemption: {withinClusterQueue: LowerPriority}"
+ctrl_trace
 
 KUBECONFIG_ADMIN=$KUBECONFIG
 # The shipped configuration: its Lease and Secret names are the ones the Role grants by name.
@@ -55,6 +56,7 @@ until_ 20 "ClusterQueue status" '[ "$(k get clusterqueue $cq -o jsonpath="{.stat
 k delete $TJ -n "$ns" low >/dev/null
 until_ 30 "low's Workload deleted with its Job" '[ -z "$(wl_of low)" ]'
 ctrl_stop op
+ctrl_verify "$cq"
 [ "$KUBECONFIG" = "$KUBECONFIG_ADMIN" ] || fail "KUBECONFIG changed"
 if grep -qi "forbidden\|HTTP 403" "$tmp/op.log"; then
     fail "sluice needed a permission the manifest lacks: $(grep -i "forbidden\|HTTP 403" "$tmp/op.log" | head -n 3)"

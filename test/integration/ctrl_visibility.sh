@@ -31,6 +31,7 @@ cq=gpu-vis-$sfx
 ctrl_wpcs "high-$sfx=1000"
 ctrl_queues "$cq" "gpu-$sfx cpu=8 nvidia.com/gpu=2"
 ctrl_lq lq2 "$cq"
+ctrl_trace
 
 # Self-managed certificates under this test's names (Kueue's naming: <base>-webhook-service ->
 # Service <base>-visibility-server); the webhook port serves nothing the API server calls here.
@@ -159,4 +160,5 @@ code=$(curl -sk -o /dev/null -w '%{http_code}' "https://$ip:$vp$P/clusterqueues/
 [ "$code" = 000 ] || fail "a client without the front-proxy certificate got HTTP $code"
 say "a direct request without the front-proxy certificate: refused in the TLS handshake"
 ctrl_stop op
+ctrl_verify "$cq"
 say "ok"
