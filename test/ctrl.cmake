@@ -83,6 +83,11 @@ sluice_add_test(ctrl_reconcile LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_
 # /metrics of the operator (lib/ctrl/metrics.c) against the in-memory API server.
 sluice_add_test(ctrl_metrics LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_race LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+# test/oom_wrap.h: a reconcile pass with each of its allocations failing in turn (the API server
+# on its own thread, whose allocations never fail).
+sluice_add_test(ctrl_oom LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})
+target_link_options(test_ctrl_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+                    -Wl,--wrap=strdup)
 sluice_add_test(ctrl_pods LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 # The accounting log written by the operator (lib/ctrl/acctlog.c).
 sluice_add_test(ctrl_acct LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})

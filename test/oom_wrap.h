@@ -38,7 +38,9 @@ void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
 
-static long oom__count, oom__fail_at;
+/* Per thread: a test whose helpers run on another thread (an API server) fails only the
+ * allocations of the thread that called oom_fail_at(). */
+static _Thread_local long oom__count, oom__fail_at;
 
 static inline void oom_fail_at(long n)
 {
@@ -51,9 +53,16 @@ static inline long oom_count(void)
     return oom__count;
 }
 
+/* Called (when set) as the failing allocation fails, e.g. to print where it was made. */
+static void (*oom_on_fail)(void);
+
 static inline bool oom__fails(void)
 {
-    return ++oom__count == oom__fail_at;
+    if (++oom__count != oom__fail_at)
+        return false;
+    if (oom_on_fail != NULL)
+        oom_on_fail();
+    return true;
 }
 
 void *__wrap_malloc(size_t n)

@@ -413,6 +413,8 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
     }
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: %s %s: %s", kind_api[kind][1], name, msg.text);
+    if (rc == ERR_NOMEM)
+        c->refeed = true; /* the cache has it, the engine not: refeed() tries again */
     c->queue_dirty = true;
 }
 
@@ -501,6 +503,15 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         ctrl__metrics_release(c, key, ctrl__now_ms());
     }
     rc = sched_workload_upsert(c->sched, &w->wl, &opts, &msg);
+    if (rc == ERR_NOMEM) {
+        /* Kept whole (not stripped) so that refeed() can give it to the engine again: without
+         * that the Workload would wait unseen until its next change. */
+        ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s (tried again)", key, msg.text);
+        c->refeed = true;
+        c->queue_dirty = true;
+        json_decref(view_json);
+        return;
+    }
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
     else if (reserved && (w->wl.conditions.evicted || util_hmap_get(&c->evictions, key) != NULL) &&
@@ -538,6 +549,36 @@ static void feed_queues(ctrl_t *c)
         if (kube_informer_start(c->inf[k], &msg) != ERR_OK)
             ctrl__log(c, CTRL_LOG_ERROR, "informer %s: %s", c->res[k].resource, msg.text);
     }
+}
+
+/* After an allocation failure kept objects out of the engine (c->refeed): feed the queue-side
+ * objects again (upserts of what the engine has are no-ops) and every Workload record not yet
+ * taken by the engine (ctrl__engine_wl() strips a record once the engine has it, and keeps it
+ * whole when the engine could not take it). Runs from the periodic timer, so a failure is
+ * retried once a second until memory is back. */
+static void refeed(ctrl_t *c)
+{
+    const char *key;
+    const ctrl_qobj_t *q;
+    ctrl_wl_t *w;
+
+    c->refeed = false;
+    for (int k = 0; k < CTRL_WORKLOAD; k++) {
+        CTRL_FOREACH(c, k, key, q)
+        {
+            const object_meta_t *m = q->valid ? object_meta_const(&q->obj) : NULL;
+            feed_obj(c, k, m ? m->namespace : NULL, m ? m->name : key, q);
+        }
+    }
+    CTRL_FOREACH(c, CTRL_WORKLOAD, key, w)
+    {
+        if (!w->stripped) {
+            ctrl__engine_wl(c, key, w);
+            if (c->fed)
+                ctrl__mark_wl(c, key);
+        }
+    }
+    ctrl__kick(c);
 }
 
 /* Workloads and Jobs are listed too: reconcile everything once, then cycles may run. */
@@ -777,6 +818,8 @@ static void on_periodic(uv_timer_t *t)
 
     ctrl__metrics_tick(c);
     ctrl__estimate_tick(c); /* leader or standby: both serve the visibility API */
+    if (c->refeed && c->queues_fed && !c->closing)
+        refeed(c);
     if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
     ctrl__pods_ready_tick(c);

@@ -147,6 +147,8 @@ struct ctrl_s {
     bool queues_fed; /* the queue-side kinds are listed and in the engine; Workloads and Jobs
                         are being listed */
     bool fed;        /* everything listed and in the engine: reconciles and cycles may run */
+    bool refeed;     /* an object could not go into the engine for memory: the periodic timer
+                        feeds the caches' objects again (ctrl.c, refeed()) */
     bool leader;
     bool writes_stopped;
     bool closing;

@@ -9,6 +9,7 @@
 #include "jobs/podgroup.h"
 #include "model/diag.h"
 #include "model/jsonx.h"
+#include "util/jcopy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ static err_t no_effect_text(const diags_t *diags, char **out)
 static err_t decode(const ctrl_record_kind_t *rk, json_t *obj, object_t *out, char *why, size_t n,
                     char **no_effect)
 {
-    json_t *copy = json_copy(obj); /* shallow: only apiVersion/kind differ */
+    json_t *copy = util_json_copy(obj); /* shallow: only apiVersion/kind differ */
     diags_t diags;
     err_t rc;
 

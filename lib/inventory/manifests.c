@@ -4,6 +4,7 @@
 
 #include "model/yaml.h"
 #include "util/grow.h"
+#include "util/jcopy.h"
 #include "util/str.h"
 
 #include <dirent.h>
@@ -158,7 +159,7 @@ err_t inv_set_add(inv_set_t *s, json_t *root, const char *origin, size_t doc, in
         /* The API server's typed lists (NodeList, ClusterQueueList) leave apiVersion and kind
          * off their items: they are the list's, as kubectl reads them. A shallow copy gets
          * them; the list itself stays as the caller lent it. */
-        copy = json_copy(item);
+        copy = util_json_copy(item);
         if (copy == NULL ||
             json_object_set_new(copy, "kind", json_stringn(list_kind, strlen(list_kind) - 4)) !=
                 0 ||

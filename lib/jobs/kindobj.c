@@ -5,6 +5,7 @@
 #include "jobs/kind_serving.h"
 #include "jobs/podgroup.h"
 #include "util/err.h"
+#include "util/jcopy.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -248,8 +249,8 @@ static json_t *named(json_t *root)
 
     if ((json_is_string(name) && json_string_length(name) > 0) || !json_is_string(gen))
         return json_incref(root);
-    copy = json_copy(root);
-    mcopy = json_copy(meta);
+    copy = util_json_copy(root);
+    mcopy = util_json_copy(meta);
     if (copy == NULL || mcopy == NULL || json_object_set(mcopy, "name", (json_t *)gen) != 0) {
         json_decref(mcopy);
         json_decref(copy);

@@ -79,6 +79,8 @@ struct kube_req_s {
     size_t resp_len, resp_cap;
     bool resp_overflow;
     bool watch;
+    bool stream_oom;       /* a watch line could not be buffered or decoded for memory */
+    bool sock_oom;         /* its socket could not be watched for memory: fail it (sweep_ooms) */
     bool cancel_requested; /* canceled while inside a curl callback: finish after it */
     kube_lines_t lines;
     kube_event_cb on_event;
@@ -102,6 +104,7 @@ struct kube_client_s {
     unsigned busy;        /* nesting depth of socket_action + drain */
     unsigned in_write;    /* inside a curl write callback (watch events): no handle removal */
     bool deferred_cancel; /* some request has cancel_requested set */
+    bool deferred_oom;    /* some request has sock_oom set */
     bool closing;
     bool multi_done; /* curl_multi_cleanup has run */
     void (*on_closed)(void *data);
@@ -222,6 +225,14 @@ long kube__retry_after(const char *value, size_t len)
     return v > 3600 ? 3600 : v;
 }
 
+bool kube__json_oom(const json_error_t *e)
+{
+    /* jansson 2.14 says json_error_out_of_memory where its parser runs out, but json_loadb()
+     * returns NULL with the error left blank when it cannot even set up its lexer: every real
+     * syntax error has a text. */
+    return json_error_code(e) == json_error_out_of_memory || e->text[0] == '\0';
+}
+
 err_t kube__event_parse(const char *line, size_t len, kube_event_type_t *type, json_t **object,
                         err_msg_t *msg)
 {
@@ -238,6 +249,8 @@ err_t kube__event_parse(const char *line, size_t len, kube_event_type_t *type, j
     const char *ts;
 
     root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL && kube__json_oom(&jerr))
+        return err_set(msg, ERR_NOMEM, "watch event: out of memory");
     if (root == NULL)
         return err_set(msg, ERR_PARSE, "watch event: %s at column %d", jerr.text, jerr.column);
     t = json_object_get(root, "type");
@@ -614,6 +627,7 @@ static int on_line(void *ctx, const char *line, size_t len, bool too_long)
     kube_event_type_t type;
     json_t *obj = NULL;
     err_msg_t emsg;
+    err_t rc;
 
     if (too_long) {
         kube_client_log(req->c, "%s: watch event longer than %zu bytes skipped", req->path,
@@ -622,7 +636,15 @@ static int on_line(void *ctx, const char *line, size_t len, bool too_long)
     }
     if (len == 0)
         return 0;
-    if (kube__event_parse(line, len, &type, &obj, &emsg) != ERR_OK) {
+    rc = kube__event_parse(line, len, &type, &obj, &emsg);
+    if (rc == ERR_NOMEM) {
+        /* Skipping the event would lose it for good (the next one moves the resourceVersion
+         * past it): end the stream instead, and the watcher resumes from the last event it
+         * took, which the server sends again. */
+        req->stream_oom = true;
+        return 1;
+    }
+    if (rc != ERR_OK) {
         kube_client_log(req->c, "%s: malformed watch line skipped: %s", req->path, emsg.text);
         return 0;
     }
@@ -651,8 +673,8 @@ static size_t on_write(char *buf, size_t size, size_t n, void *userp)
         return len;
     }
     if (kube_lines_feed(&req->lines, buf, len, on_line, req) < 0)
-        kube_client_log(req->c, "%s: out of memory buffering a watch line", req->path);
-    return req->cancel_requested ? 0 : len;
+        req->stream_oom = true; /* the rest of the line is lost: end the stream, as above */
+    return req->cancel_requested || req->stream_oom ? 0 : len;
 }
 
 /* Prepare the easy handle for (re)submission: options are set once, headers each time. */
@@ -767,6 +789,8 @@ static bool req_start(kube_req_t *req)
     res.reason = "";
     req->resp_len = 0;
     req->resp_overflow = false;
+    req->stream_oom = false;
+    req->sock_oom = false;
     req->retry_after = -1;
     req->errbuf[0] = '\0';
     kube_lines_reset(&req->lines);
@@ -868,6 +892,10 @@ static void req_done(kube_req_t *req, CURLcode code)
             e = ERR_TLS;
         else if (code == CURLE_WRITE_ERROR && req->resp_overflow)
             e = ERR_OVERFLOW;
+        else if (code == CURLE_WRITE_ERROR && req->stream_oom) {
+            e = ERR_NOMEM;
+            detail = "watch stream ended: out of memory";
+        }
         res.err = err_set(&res.msg, e, "%s: %s", what, detail);
         req_complete(req, &res);
         return;
@@ -894,7 +922,9 @@ static void req_done(kube_req_t *req, CURLcode code)
 
         body = json_loadb(req->resp, req->resp_len, 0, &jerr);
         if (body == NULL && status >= 200 && status < 300) {
-            res.err = err_set(&res.msg, ERR_PARSE, "%s: response: %s", what, jerr.text);
+            res.err = kube__json_oom(&jerr)
+                          ? err_set(&res.msg, ERR_NOMEM, "%s: response: out of memory", what)
+                          : err_set(&res.msg, ERR_PARSE, "%s: response: %s", what, jerr.text);
             res.status = status;
             req_complete(req, &res);
             return;
@@ -944,6 +974,31 @@ static void sweep_cancels(kube_client_t *c)
     }
 }
 
+/* Fail the requests whose socket could not be watched (on_curl_socket): ERR_NOMEM, and their
+ * owners retry as after any failed request. */
+static void sweep_ooms(kube_client_t *c)
+{
+    kube_req_t *req;
+
+    while (c->deferred_oom) {
+        c->deferred_oom = false;
+        for (req = c->reqs; req != NULL; req = req->next) {
+            if (req->sock_oom && req->state == REQ_ACTIVE) {
+                kube_result_t res;
+
+                memset(&res, 0, sizeof(res));
+                res.reason = "";
+                res.err = err_set(&res.msg, ERR_NOMEM, "%s %s: out of memory watching its socket",
+                                  req->method, req->path);
+                req->sock_oom = false;
+                req_complete(req, &res);
+                c->deferred_oom = true; /* the list changed: scan again */
+                break;
+            }
+        }
+    }
+}
+
 /* Run curl on `fd` (or its timeout), drain finished transfers, then pump the queue. */
 static void socket_action(kube_client_t *c, curl_socket_t fd, int flags)
 {
@@ -953,6 +1008,7 @@ static void socket_action(kube_client_t *c, curl_socket_t fd, int flags)
     curl_multi_socket_action(c->multi, fd, flags, &running);
     drain(c);
     sweep_cancels(c);
+    sweep_ooms(c);
     c->busy--;
     if (c->closing) {
         if (c->busy == 0)
@@ -1004,7 +1060,6 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
     kube_sock_t *ks = socketp;
     int events = 0, rc;
 
-    (void)e;
     if (c->multi == NULL && what != CURL_POLL_REMOVE)
         return 0; /* curl_multi_cleanup() in progress: no new sockets */
     if (what == CURL_POLL_REMOVE) {
@@ -1017,15 +1072,20 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
     }
     if (ks == NULL) {
         ks = calloc(1, sizeof(*ks));
-        if (ks == NULL) {
-            kube_client_log(c, "socket %d: out of memory", (int)s);
-            return -1;
-        }
-        rc = uv_poll_init_socket(c->loop, &ks->poll, s);
+        rc = ks == NULL ? UV_ENOMEM : uv_poll_init_socket(c->loop, &ks->poll, s);
         if (rc != 0) {
-            kube_client_log(c, "socket %d: uv_poll_init_socket: %s", (int)s, uv_strerror(rc));
+            /* Returning -1 would make curl abort every transfer and refuse all later ones
+             * (the multi handle is dead for good): fail only this one, after the callback. */
+            kube_req_t *req = NULL;
+
+            kube_client_log(c, "socket %d: %s", (int)s, uv_strerror(rc));
             free(ks);
-            return -1;
+            curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&req);
+            if (req != NULL) {
+                req->sock_oom = true;
+                c->deferred_oom = true;
+            }
+            return 0;
         }
         ks->fd = s;
         ks->c = c;

@@ -39,9 +39,13 @@ void kube__path(kube__str_t *s, const kube_resource_t *res, const char *ns, cons
  * API server), or -1 when absent or malformed. Values are capped at 3600. */
 long kube__retry_after(const char *value, size_t len);
 
+/* Did a jansson load that returned NULL fail for memory rather than on the text? */
+bool kube__json_oom(const json_error_t *e);
+
 /* Parse one watch line ({"type":..., "object":{...}}) into its type and a new reference to the
  * object. ERR_PARSE (with the reason) for malformed JSON, a missing or unknown type, or a
- * missing object. */
+ * missing object; ERR_NOMEM when out of memory (the line is fine: the event must not be
+ * skipped). */
 err_t kube__event_parse(const char *line, size_t len, kube_event_type_t *type, json_t **object,
                         err_msg_t *msg);
 

@@ -593,6 +593,7 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
 {
     kube_informer_t *inf = data;
     err_msg_t msg;
+    err_t rc;
 
     if (inf->closing || inf->gone || inf->watch_error)
         return;
@@ -624,8 +625,16 @@ static void on_event(kube_event_type_t type, json_t *obj, void *data)
     case KUBE_EVENT_BOOKMARK:
         break;
     default:
-        if (kube__cache_apply(&inf->cache, type, obj, &msg) != ERR_OK)
+        rc = kube__cache_apply(&inf->cache, type, obj, &msg);
+        if (rc != ERR_OK)
             kube_client_log(inf->c, "informer %s: %s", inf->resource, msg.text);
+        if (rc == ERR_NOMEM) {
+            /* Not applied: keep the resourceVersion of the last event applied and watch again
+             * from there after backoff, so this event comes again instead of being lost. */
+            inf->watch_error = true;
+            kube_req_cancel(inf->req);
+            return;
+        }
         break;
     }
     set_rv(inf, kube_object_rv(obj));
