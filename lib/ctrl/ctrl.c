@@ -204,8 +204,10 @@ static void overlay_put(ctrl_t *c, ctrl_kind_t kind, const char *key, void *rec)
 
 static void mark(ctrl_t *c, ctrl_wq_t *q, const char *key)
 {
-    if (ctrl_wq_add(q, key) != ERR_OK)
-        ctrl__log(c, CTRL_LOG_ERROR, "out of memory marking %s", key);
+    if (ctrl_wq_add(q, key) != ERR_OK) {
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory marking %s (all reconciled again)", key);
+        c->refeed = true; /* refeed() marks everything once memory is back */
+    }
     ctrl__kick(c);
 }
 
@@ -551,11 +553,13 @@ static void feed_queues(ctrl_t *c)
     }
 }
 
-/* After an allocation failure kept objects out of the engine (c->refeed): feed the queue-side
- * objects again (upserts of what the engine has are no-ops) and every Workload record not yet
- * taken by the engine (ctrl__engine_wl() strips a record once the engine has it, and keeps it
- * whole when the engine could not take it). Runs from the periodic timer, so a failure is
- * retried once a second until memory is back. */
+/* After an allocation failure kept objects out of the engine or dropped a reconcile (a key not
+ * queued, a write not made: c->refeed): feed the queue-side objects again (upserts of what the
+ * engine has are no-ops) and every Workload record not yet taken by the engine
+ * (ctrl__engine_wl() strips a record once the engine has it, and keeps it whole when the engine
+ * could not take it), then reconcile every Workload and job once more -- reconcilers are
+ * level-based, so a second look at what is done changes nothing. Runs from the periodic timer,
+ * so a failure is retried once a second until memory is back. */
 static void refeed(ctrl_t *c)
 {
     const char *key;
@@ -572,11 +576,15 @@ static void refeed(ctrl_t *c)
     }
     CTRL_FOREACH(c, CTRL_WORKLOAD, key, w)
     {
-        if (!w->stripped) {
+        if (!w->stripped)
             ctrl__engine_wl(c, key, w);
-            if (c->fed)
-                ctrl__mark_wl(c, key);
-        }
+        if (c->fed)
+            ctrl__mark_wl(c, key);
+    }
+    if (c->fed) {
+        void *rec;
+        for (int k = CTRL_JOB; k < c->nkinds; k++)
+            CTRL_FOREACH(c, k, key, rec) ctrl__mark_job(c, k, key);
     }
     ctrl__kick(c);
 }
@@ -876,8 +884,10 @@ ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const ch
     ctrl_op_t *o = calloc(1, sizeof(*o));
     char b[CTRL_KEY_MAX + 8];
 
-    if (o == NULL)
+    if (o == NULL) {
+        c->refeed = true;
         return NULL;
+    }
     o->c = c;
     o->op = op;
     o->kind = kind;
@@ -891,6 +901,7 @@ ctrl_op_t *ctrl__op_new(ctrl_t *c, ctrl_op_kind_t op, ctrl_kind_t kind, const ch
         free(o->key);
         free(o->busy);
         free(o);
+        c->refeed = true; /* the reconcile that wanted this write is dropped: refeed() redoes it */
         return NULL;
     }
     c->inflight++;
@@ -932,6 +943,7 @@ static void drain_backlog(ctrl_t *c)
         if (!op->send(op)) {
             ctrl_writer_done(&c->writer);
             c->stats.write_errors++;
+            c->refeed = true; /* not sent (out of memory): refeed() reconciles again */
             ctrl__op_free(op);
         }
     }
@@ -951,7 +963,10 @@ bool ctrl__submit(ctrl_t *c, ctrl_op_t *op)
         op->started = true;
         if (op->send(op))
             return true;
+        /* Not even sent (the request could not be built: out of memory): the reconcile that
+         * wanted it would be lost, so refeed() reconciles everything again. */
         c->stats.write_errors++;
+        c->refeed = true;
         ctrl__op_free(op); /* releases the writer's slot */
         return false;
     }
