@@ -294,7 +294,8 @@ START_TEST(cabundle_injected)
 {
     fx_t fx;
     ctrl_visibility_server_t *srv = NULL;
-    ctrl_visibility_opts_t vo = {"127.0.0.1", 0, NULL, NULL, "sluice-visibility-server.sys.svc"};
+    ctrl_visibility_opts_t vo = {"127.0.0.1", 0, NULL, NULL, "sluice-visibility-server.sys.svc",
+                                 NULL};
     hook_pem_t ca1 = {0}, ca2 = {0};
     char *bundle = NULL;
     err_msg_t msg = {{0}};
