@@ -3,6 +3,7 @@
  * publishes; the interval's off switch; the settings' errors name their field. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
+#include "ctrl/ctrl_int.h"
 
 #include "ctrl_fixture.h"
 
@@ -141,6 +142,17 @@ START_TEST(off_switch)
 END_TEST
 
 /* The settings: durations, the off switch, a cycle count; errors name the annotation. */
+/* A run that cost more than a ninth of the interval pushes the next one out: a tenth of a core
+ * at most, whatever the cluster's size. */
+START_TEST(costly_runs_paced)
+{
+    ck_assert_uint_eq(ctrl__estimate_pause_ms(60000, 0), 60000);
+    ck_assert_uint_eq(ctrl__estimate_pause_ms(60000, 1000000000ull), 60000); /* 1 s: 9 s < 60 s */
+    ck_assert_uint_eq(ctrl__estimate_pause_ms(60000, 10000000000ull), 90000);
+    ck_assert_uint_eq(ctrl__estimate_pause_ms(1000, 250000000ull), 2250);
+}
+END_TEST
+
 START_TEST(settings)
 {
     ctrl_config_t cfg;
@@ -189,6 +201,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, periodic_run_published);
     tcase_add_test(tc, off_switch);
+    tcase_add_test(tc, costly_runs_paced);
     tcase_add_test(tc, settings);
     suite_add_tcase(s, tc);
     return s;

@@ -441,6 +441,11 @@ void ctrl__estimate_finished(ctrl_t *c, const char *key);
 /* Called once a second: when the configured interval has passed and no run is in flight, start
  * one over the whole engine (copy on the loop, forward run on the thread pool). */
 void ctrl__estimate_tick(ctrl_t *c);
+/* The pause before the next run after one that cost `cost_ns` of CPU (the copy on the loop plus
+ * the forward run): the interval, and at least 9 times that cost, so the estimate never takes
+ * more than a tenth of a core however large the cluster (the engine's cycles pace themselves
+ * the same way, ctrl.c). A costly run makes the estimates older, never the admissions slower. */
+uint64_t ctrl__estimate_pause_ms(uint64_t interval_ms, uint64_t cost_ns);
 /* The last estimated start (Unix ms) of pending workload `key`, or -1 when there is none. */
 int64_t ctrl__estimate_start(const ctrl_t *c, const char *key);
 

@@ -14,7 +14,8 @@
  *   tick (loop) -- estimate_prepare: copy the engine, expected runtimes --> job
  *   thread pool -- estimate_job_run: the copy driven forward (the costly part: seconds of CPU
  *                  at 50,000 workloads, docs/observability.md)
- *   after (loop) -- the result replaces the last one; the next run is due an interval later
+ *   after (loop) -- the result replaces the last one; the next run is due an interval later,
+ *                   or later still when the run was costly (ctrl__estimate_pause_ms)
  *
  * The copy is the job's own, so the engine goes on deciding while the run is in flight; the
  * result describes the engine as it was at the tick (at most one interval plus one run old).
@@ -57,6 +58,13 @@ void ctrl__estimate_finished(ctrl_t *c, const char *key)
         estimate_means_add(&c->est.means, &info, ran); /* OOM: this runtime is not learnt */
 }
 
+uint64_t ctrl__estimate_pause_ms(uint64_t interval_ms, uint64_t cost_ns)
+{
+    uint64_t paced = cost_ns / 1000000u * 9u;
+
+    return paced > interval_ms ? paced : interval_ms;
+}
+
 static void on_work(uv_work_t *w)
 {
     ctrl_estimate_t *e = container_of(w, ctrl_estimate_t, work);
@@ -89,7 +97,8 @@ static void on_work_done(uv_work_t *w, int status)
         ctrl__log(c, CTRL_LOG_ERROR, "start-time estimate: %s",
                   status != 0 ? uv_strerror(status) : e->job_msg.text);
     }
-    e->next_run = uv_now(c->loop) + c->cfg->estimate_interval_ms;
+    e->next_run = uv_now(c->loop) +
+                  ctrl__estimate_pause_ms(c->cfg->estimate_interval_ms, e->prepare_ns + e->run_ns);
     ctrl__handle_released(c); /* the last one out frees the controller (ctrl_close) */
 }
 
