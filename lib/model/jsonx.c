@@ -156,6 +156,8 @@ bool jsonx_oom(jsonx_t *jx)
 
 const char *jsonx_type_name(const json_t *v)
 {
+    if (v == NULL)
+        return "no value"; /* a member that is absent (fuzz_node: a condition without status) */
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         return "object";
