@@ -1,6 +1,7 @@
 /* report -- `sluice report`: resource-hours, waits and preemptions from accounting logs. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "acct/report.h"
+#include "model/requests.h"
 
 #include "util/duration.h"
 #include "util/grow.h"
@@ -313,15 +314,6 @@ err_t acct_report_read(acct_report_t *r, FILE *in, const char *name, FILE *err, 
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static bool is_gpu(const char *resource)
-{
-    for (const char *p = resource; *p; p++) {
-        if (strncasecmp(p, "gpu", 3) == 0)
-            return true;
-    }
-    return false;
-}
-
 static bool is_memory(const char *resource)
 {
     return strcmp(resource, "memory") == 0 || strcmp(resource, "ephemeral-storage") == 0 ||
@@ -332,20 +324,31 @@ static bool is_memory(const char *resource)
  * kept for the table's alignment when `fixed`, dropped otherwise. */
 static char *ratio(wide_t num, wide_t den, int dec, bool fixed, char *buf, size_t cap)
 {
-    wide_t scale = 1, q, ip, fp;
+    wide_t scale = 1, ip, fp;
     char digits[40];
     int n = 0;
+    size_t len = 0;
 
     for (int i = 0; i < dec; i++)
         scale *= 10;
-    q = (num * scale * 2 + den) / (den * 2);
-    ip = q / scale;
-    fp = q % scale;
+    if (num < 0) { /* only from a log whose figures overflowed: printed, never trusted */
+        const wide_t max = (wide_t)(((unsigned __int128)1 << 127) - 1);
+        num = num < -max ? max : -num;
+        if (cap > 1)
+            buf[len++] = '-';
+    }
+    /* Rounded to `dec` decimals without multiplying `num` first (that overflowed for sums near
+     * the top of the range: fuzz_acct): the whole part, then the remainder (< den) scaled. */
+    ip = num / den;
+    fp = (num % den * scale * 2 + den) / (den * 2);
+    if (fp == scale) {
+        ip++;
+        fp = 0;
+    }
     do {
         digits[n++] = (char)('0' + (int)(ip % 10));
         ip /= 10;
     } while (ip > 0 && n < 39);
-    size_t len = 0;
     while (n > 0 && len + 1 < cap)
         buf[len++] = digits[--n];
     if (dec > 0) {
@@ -401,8 +404,8 @@ static int cmp_group(const void *a, const void *b)
 /* Does resource `x` come before `y` in the columns: GPUs first, then by name? */
 static bool res_before(const char *x, const char *y)
 {
-    if (is_gpu(x) != is_gpu(y))
-        return is_gpu(x);
+    if (requests_resource_is_gpu(x) != requests_resource_is_gpu(y))
+        return requests_resource_is_gpu(x);
     return strcmp(x, y) < 0;
 }
 
