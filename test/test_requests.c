@@ -58,6 +58,21 @@ static void expect_pod(const char *podspec, const char *want)
     object_fini(&obj);
 }
 
+/* GPU-hours count devices: GPU resources by name, not the bytes of a GPU-memory resource. */
+START_TEST(gpu_resources)
+{
+    ck_assert(requests_resource_is_gpu("nvidia.com/gpu"));
+    ck_assert(requests_resource_is_gpu("amd.com/GPU"));
+    ck_assert(requests_resource_is_gpu("gpu.intel.com/i915"));
+    ck_assert(requests_resource_is_gpu("nvidia.com/gpu.shared"));
+    ck_assert(!requests_resource_is_gpu("example.com/gpu-memory"));
+    ck_assert(!requests_resource_is_gpu("example.com/memory-gpu"));
+    ck_assert(!requests_resource_is_gpu("cpu"));
+    ck_assert(!requests_resource_is_gpu("gp"));
+    ck_assert(!requests_resource_is_gpu(""));
+}
+END_TEST
+
 START_TEST(containers_and_limits)
 {
     /* A missing request defaults to the limit; an explicit request wins over the limit. */
@@ -231,6 +246,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
+    tcase_add_test(tc, gpu_resources);
     tcase_add_test(tc, containers_and_limits);
     tcase_add_test(tc, init_containers);
     tcase_add_test(tc, sidecars);

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /*
  * Resource lists are small (a handful of names), sorted by name. The helpers below work on a
@@ -356,4 +357,17 @@ err_t requests_effective(const resource_rules_t *rules, const resource_list_t *i
     resource_list_fini(out);
     *out = result;
     return ERR_OK;
+}
+
+bool requests_resource_is_gpu(const char *name)
+{
+    bool gpu = false;
+
+    for (const char *p = name; *p != '\0'; p++) {
+        if (strncasecmp(p, "mem", 3) == 0)
+            return false;
+        if (strncasecmp(p, "gpu", 3) == 0)
+            gpu = true;
+    }
+    return gpu;
 }

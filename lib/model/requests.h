@@ -6,6 +6,7 @@
 #include "model/types.h"
 #include "util/err.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -59,5 +60,10 @@ err_t requests_job(const job_t *job, resource_list_t *per_pod, resource_list_t *
  */
 err_t requests_effective(const resource_rules_t *rules, const resource_list_t *in,
                          resource_list_t *out, err_msg_t *msg);
+
+/* Is resource `name` a GPU, counted in GPU-hours: a name with "gpu" in it, in any case
+ * (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915, nvidia.com/gpu.shared), except one counting
+ * GPU memory ("mem" in it too: example.com/gpu-memory holds bytes, not devices). */
+bool requests_resource_is_gpu(const char *name);
 
 #endif

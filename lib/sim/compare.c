@@ -1,6 +1,7 @@
 /* compare -- `sluice sim --compare A.yaml B.yaml`: one workload stream, two quota designs. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/compare.h"
+#include "model/requests.h"
 
 #include "sim/fmt.h"
 #include "sim/sim.h"
@@ -143,7 +144,7 @@ static err_t side_init(side_t *s, const sim_rec_t *r, const char *name)
     s->r = r;
     s->name = name;
     for (size_t i = 0; i < r->ngfrs; i++) {
-        if (sim_resource_is_gpu(r->gfrs[i].resource)) {
+        if (requests_resource_is_gpu(r->gfrs[i].resource)) {
             s->used += r->gfrs[i].usage_int;
             s->nominal += r->gfrs[i].nominal_int;
         }

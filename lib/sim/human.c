@@ -1,5 +1,6 @@
 /* human -- the default summary for people: queues, waits, quota use, GPU-hours, wait reasons. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/requests.h"
 #include "sim/sim.h"
 
 #include "sim/fmt.h"
@@ -206,7 +207,7 @@ static bool gpu_hours(const sim_rec_t *r, const size_t *cqs, size_t ncq, FILE *o
     if (items == NULL)
         return false;
     for (size_t i = 0; i < r->ngfrs; i++)
-        any_gpu |= sim_resource_is_gpu(r->gfrs[i].resource);
+        any_gpu |= requests_resource_is_gpu(r->gfrs[i].resource);
     fprintf(out, "\nGPU-hours (resources whose name contains \"gpu\")\n");
     if (!any_gpu) {
         fprintf(out, "  none: no quota or usage names a GPU resource\n");

@@ -1,6 +1,7 @@
 /* record -- what happened during a run: per-workload, per-queue and per-flavor timelines. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sim/record.h"
+#include "model/requests.h"
 
 #include "util/grow.h"
 
@@ -516,7 +517,7 @@ err_t sim_rec_wl_admit(sim_rec_t *r, size_t wi, size_t cq, const admission_t *ad
             w->holds[n].fr = fi;
             w->holds[n].gfr = r->holders[cq].frs[fi].gfr;
             w->holds[n].amount = res->value.nano;
-            w->holds[n].gpu = sim_resource_is_gpu(res->name);
+            w->holds[n].gpu = requests_resource_is_gpu(res->name);
             n++;
             w->nholds = n;
             if (usage_add(r, cq, fi, res->value.nano, t) != ERR_OK)
@@ -670,16 +671,6 @@ void sim_rec_end(sim_rec_t *r, sim_ms_t t)
 }
 
 /* ---- text helpers -------------------------------------------------------------------------- */
-
-bool sim_resource_is_gpu(const char *name)
-{
-    for (const char *p = name; p[0] != '\0'; p++) {
-        if (tolower((unsigned char)p[0]) == 'g' && tolower((unsigned char)p[1]) == 'p' &&
-            tolower((unsigned char)p[2]) == 'u')
-            return true;
-    }
-    return false;
-}
 
 /* A character that can be part of a name, so digits after it belong to the name ("h100"). */
 static bool namechar(char c)

@@ -267,9 +267,6 @@ err_t sim_rec_wl_reason(sim_rec_t *r, size_t w, const char *message, sim_ms_t t)
  * are counted up to `t`. */
 void sim_rec_end(sim_rec_t *r, sim_ms_t t);
 
-/* Does resource `name` count as GPU (its name contains "gpu", any case)? */
-bool sim_resource_is_gpu(const char *name);
-
 /* Replace every number in `msg` ("8", "1500m", "2Gi", "-3") by "N", so explanations that differ
  * only in amounts group together. Returns a new string (caller frees), NULL on OOM. */
 char *sim_reason_normalize(const char *msg);

@@ -1,5 +1,6 @@
 /* report -- the --report HTML page: one self-contained file, charts as inline SVG, no scripts. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/requests.h"
 #include "sim/sim.h"
 
 #include "sim/fmt.h"
@@ -177,7 +178,7 @@ static bool rep_init(rep_t *x, const sim_rec_t *r, FILE *out)
         x->cq_rank[x->cqs[i]] = i;
     for (size_t i = 0; i < r->ngfrs; i++) {
         set_add(x->flavors, &x->nflavors, r->gfrs[i].flavor);
-        if (sim_resource_is_gpu(r->gfrs[i].resource))
+        if (requests_resource_is_gpu(r->gfrs[i].resource))
             set_add(x->gpu_res, &x->ngpu_res, r->gfrs[i].resource);
         else
             set_add(x->other_res, &x->nother_res, r->gfrs[i].resource);

@@ -2,6 +2,7 @@
  * ClusterQueue, held the quota; built from the admissions, since quota is kept per ClusterQueue)
  * and per root cohort (when there are too many ClusterQueues to stack one by one). */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/requests.h"
 #include "sim/fmt.h"
 #include "sim/report_int.h"
 
@@ -173,7 +174,7 @@ bool rep_usage_lq(rep_t *x, const char *res, size_t idx)
         char lbl[300], hours[SIM_RATIO_STR_MAX];
         snprintf(lbl, sizeof(lbl), "%s (%s %s-hours)", x->lqs[rank[b].lq],
                  sim_fmt_resource_hours(rank[b].used, res, hours),
-                 sim_resource_is_gpu(res) ? "GPU" : "resource");
+                 requests_resource_is_gpu(res) ? "GPU" : "resource");
         rep_legend(out, "sw", rep_lq_color(x, x->lqs[rank[b].lq]), lbl);
     }
     if (nrank > nb) {
@@ -382,7 +383,7 @@ bool rep_usage_cohorts(rep_t *x, const char *res, size_t idx)
         char lbl[300], hours[SIM_RATIO_STR_MAX];
         snprintf(lbl, sizeof(lbl), "%s (%s %s-hours)", sorted[b].name,
                  sim_fmt_resource_hours(sorted[b].used, res, hours),
-                 sim_resource_is_gpu(res) ? "GPU" : "resource");
+                 requests_resource_is_gpu(res) ? "GPU" : "resource");
         rep_legend(out, "sw", rep_color(b), lbl);
     }
     if (ng > nb) {

@@ -1,6 +1,7 @@
 /* report_tree -- the report's cohort tree with quotas, and the engine's explanations of why
  * workloads waited (with their numbers and workload names). */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/requests.h"
 #include "sim/fmt.h"
 #include "sim/report_int.h"
 
@@ -29,7 +30,7 @@ bool rep_resource_short(const sim_rec_t *r, const char *res)
             if (len == n && strncmp(name, res, n) == 0)
                 named = true;
             snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
-            if (sim_resource_is_gpu(buf))
+            if (requests_resource_is_gpu(buf))
                 gpu = true;
         }
         if (named && !gpu)
@@ -65,7 +66,7 @@ static node_t *node_find(tree_t *t, const char *name)
 
 static int fr_order(const sim_fr_rec_t *a, const sim_fr_rec_t *b)
 {
-    bool ga = sim_resource_is_gpu(a->resource), gb = sim_resource_is_gpu(b->resource);
+    bool ga = requests_resource_is_gpu(a->resource), gb = requests_resource_is_gpu(b->resource);
     if (ga != gb)
         return ga ? -1 : 1;
     int c = strcmp(a->flavor, b->flavor);
@@ -112,7 +113,8 @@ static void quotas(FILE *out, const sim_holder_t *h)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "<span class=\"q%s\">", sim_resource_is_gpu(v[i]->resource) ? " gpu" : "");
+        fprintf(out, "<span class=\"q%s\">",
+                requests_resource_is_gpu(v[i]->resource) ? " gpu" : "");
         rep_esc(out, v[i]->flavor);
         fputs(" \xc2\xb7 ", out);
         rep_esc(out, v[i]->resource);

@@ -1,6 +1,7 @@
 /* report_usage -- the report's quota charts: usage per ClusterQueue across the cluster, each
  * ClusterQueue's usage stacked per flavor against its quota, and pending workloads over time. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/requests.h"
 #include "sim/fmt.h"
 #include "sim/report_int.h"
 
@@ -192,7 +193,7 @@ static bool cluster_chart(rep_t *x, const char *res, size_t idx)
         char lbl[300], hours[SIM_RATIO_STR_MAX];
         snprintf(lbl, sizeof(lbl), "%s (%s %s-hours)", r->holders[q[b].h].name,
                  sim_fmt_resource_hours(fr_usage_int(&r->holders[q[b].h], res), res, hours),
-                 sim_resource_is_gpu(res) ? "GPU" : "resource");
+                 requests_resource_is_gpu(res) ? "GPU" : "resource");
         rep_legend(out, "sw", rep_cq_color(x, q[b].h), lbl);
     }
     if (all > nq) {
