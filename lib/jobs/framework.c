@@ -426,8 +426,7 @@ const char *jobs_priority_class(const jobs_kind_t *k, json_t *obj)
 
 /* ---- start --------------------------------------------------------------------------------- */
 
-/* Replace the contents of `dst` with those of `src` (consumed). */
-static err_t swap_in(json_t *dst, json_t *src, err_msg_t *msg)
+err_t jobs__swap_in(json_t *dst, json_t *src, err_msg_t *msg)
 {
     err_t rc = ERR_OK;
 
@@ -602,7 +601,7 @@ err_t jobs_start(const jobs_kind_t *k, json_t *obj, const jobs_start_info_t *inf
         json_decref(copy);
         return rc;
     }
-    return swap_in(obj, copy, msg);
+    return jobs__swap_in(obj, copy, msg);
 }
 
 /* ---- stop ---------------------------------------------------------------------------------- */
@@ -715,18 +714,18 @@ err_t jobs_stop(const jobs_kind_t *k, json_t *obj, const json_t *pod_sets, bool 
     }
     if (rc == ERR_OK)
         rc = k->set_suspended(copy, true, msg);
-    if (rc != ERR_OK) {
+    return jobs__commit(obj, copy, rc, changed, msg);
+}
+
+err_t jobs__commit(json_t *obj, json_t *copy, err_t rc, bool *changed, err_msg_t *msg)
+{
+    *changed = false;
+    if (rc != ERR_OK || json_equal(copy, obj)) {
         json_decref(copy);
         return rc;
     }
-    if (json_equal(copy, obj)) {
-        json_decref(copy);
-        *changed = false;
-        return ERR_OK;
-    }
-    rc = swap_in(obj, copy, msg);
-    if (rc == ERR_OK)
-        *changed = true;
+    rc = jobs__swap_in(obj, copy, msg);
+    *changed = rc == ERR_OK;
     return rc;
 }
 

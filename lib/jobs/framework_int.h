@@ -32,6 +32,13 @@ bool jobs__job_dropped_label(const char *key);
 /* The member at `keys` (NULL-terminated) below `obj`, borrowed; NULL when a step is missing or
  * not an object. */
 json_t *jobs__at(const json_t *obj, const char *const *keys);
+
+/* Replace the contents of `dst` with those of `src` (consumed); ERR_NOMEM. */
+err_t jobs__swap_in(json_t *dst, json_t *src, err_msg_t *msg);
+
+/* The end of a stop: `copy` (consumed), built with result `rc`, replaces `obj` when `rc` is
+ * ERR_OK and the two differ; *changed says whether it did. Returns `rc` or the swap's error. */
+err_t jobs__commit(json_t *obj, json_t *copy, err_t rc, bool *changed, err_msg_t *msg);
 #define JOBS_AT(obj, ...) jobs__at((obj), (const char *const[]){__VA_ARGS__, NULL})
 
 /* `v` as an int32 (an integer, or a real with an integral value, as encoding/json reads them);

@@ -515,17 +515,6 @@ fail:
     return NULL;
 }
 
-/* Replace the contents of `dst` with those of `src` (consumed). */
-static err_t swap_in(json_t *dst, json_t *src, err_msg_t *msg)
-{
-    err_t rc = ERR_OK;
-
-    if (json_object_clear(dst) || json_object_update(dst, src))
-        rc = err_set(msg, ERR_NOMEM, "out of memory");
-    json_decref(src);
-    return rc;
-}
-
 /* Kueue's RunWithPodSetsInfo: per pod set (= replicated Job) its patch, then released. No
  * partial admission (counts are ignored: the kind has no set_count). */
 static err_t tj_start(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg)
@@ -556,7 +545,7 @@ static err_t tj_start(json_t *obj, const jobs_start_info_t *info, size_t n, err_
     jobs = NULL;
     if ((rc = tj_set_suspended(copy, false, msg)) != ERR_OK)
         goto fail;
-    return swap_in(obj, copy, msg);
+    return jobs__swap_in(obj, copy, msg);
 fail:
     json_decref(jobs);
     json_decref(copy);
@@ -579,19 +568,7 @@ static err_t tj_stop(json_t *obj, const json_t *pod_sets, bool *changed, err_msg
         json_object_del(at, "replicatedJobs");
     if (rc == ERR_OK)
         rc = tj_set_suspended(copy, true, msg);
-    if (rc != ERR_OK) {
-        json_decref(copy);
-        return rc;
-    }
-    if (json_equal(copy, obj)) {
-        json_decref(copy);
-        *changed = false;
-        return ERR_OK;
-    }
-    rc = swap_in(obj, copy, msg);
-    if (rc == ERR_OK)
-        *changed = true;
-    return rc;
+    return jobs__commit(obj, copy, rc, changed, msg);
 }
 
 /* Kueue's webhook on create: its own runtimePatches entry, empty (`trainingRuntimeSpec:
