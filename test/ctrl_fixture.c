@@ -4,6 +4,7 @@
 #include "ctrl_fixture.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,4 +143,25 @@ void fx_stop(fx_t *fx)
     ck_assert_int_eq(uv_loop_close(&fx->loop), 0);
     ctrl_config_fini(&fx->cfg);
     kube_config_fini(&fx->kcfg);
+}
+
+char *fx_scrape(fx_t *fx)
+{
+    metrics_buf_t b = {0};
+
+    ck_assert_int_eq(ctrl_metrics_render(fx->ctrl, &b), ERR_OK);
+    return b.data;
+}
+
+double fx_metric_value(const char *exposition, const char *series)
+{
+    size_t n = strlen(series);
+
+    for (const char *p = exposition; p != NULL && *p != '\0';) {
+        const char *eol = strchr(p, '\n');
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+        p = eol ? eol + 1 : NULL;
+    }
+    return NAN;
 }

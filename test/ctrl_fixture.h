@@ -49,4 +49,11 @@ void fx_queues(fx_t *fx, int cpu);
 /* Close the controller, the client and the server, and every handle of the loop. */
 void fx_stop(fx_t *fx);
 
+/* The controller's /metrics exposition now, a new string (the caller frees it). */
+char *fx_scrape(fx_t *fx);
+
+/* The value of the series written exactly as `series` (name and labels) in `exposition`, NAN
+ * when absent. */
+double fx_metric_value(const char *exposition, const char *series);
+
 #endif

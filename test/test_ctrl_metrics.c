@@ -20,28 +20,15 @@
 
 static char *scraped; /* the last scrape (owned) */
 
-/* Scrape into `scraped`. */
 static void scrape(fx_t *fx)
 {
-    metrics_buf_t b = {0};
-
-    ck_assert_int_eq(ctrl_metrics_render(fx->ctrl, &b), ERR_OK);
     free(scraped);
-    scraped = b.data;
+    scraped = fx_scrape(fx);
 }
 
-/* The value of the series rendered exactly as `series` (name and labels), NAN when absent. */
 static double value(const char *series)
 {
-    size_t n = strlen(series);
-
-    for (const char *p = scraped; p != NULL && *p != '\0';) {
-        const char *eol = strchr(p, '\n');
-        if (strncmp(p, series, n) == 0 && p[n] == ' ')
-            return strtod(p + n + 1, NULL);
-        p = eol ? eol + 1 : NULL;
-    }
-    return NAN;
+    return fx_metric_value(scraped, series);
 }
 
 static void want(const char *series, double v)
