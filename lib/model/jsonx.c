@@ -20,7 +20,7 @@ void jsonx_init(jsonx_t *jx, diags_t *diags)
     jx->len = 0;
     jx->nomem = false;
     jx->sugg_key = NULL;
-    suggest_init(&jx->sugg, "");
+    jx->sugg_n = 0;
 }
 
 /*
@@ -128,15 +128,21 @@ void jsonx_known(jsonx_t *jx, const char *key, const char *name)
 {
     if (jx->sugg_key != key) {
         jx->sugg_key = key;
-        suggest_init(&jx->sugg, key);
+        jx->sugg_n = 0;
     }
-    suggest_offer(&jx->sugg, name);
+    if (jx->sugg_n < JSONX_SUGGEST_NAMES)
+        jx->sugg_names[jx->sugg_n++] = name;
 }
 
 void jsonx_unknown(jsonx_t *jx, const char *key)
 {
-    if (jx->sugg_key == key && jx->sugg.best != NULL)
-        jsonx_error(jx, "unknown field \"%.200s\"; did you mean \"%s\"?", key, jx->sugg.best);
+    suggest_t sugg;
+
+    suggest_init(&sugg, key);
+    for (size_t i = 0; jx->sugg_key == key && i < jx->sugg_n; i++)
+        suggest_offer(&sugg, jx->sugg_names[i]);
+    if (sugg.best != NULL)
+        jsonx_error(jx, "unknown field \"%.200s\"; did you mean \"%s\"?", key, sugg.best);
     else
         jsonx_error(jx, "unknown field \"%.200s\"", key);
 }

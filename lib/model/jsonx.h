@@ -24,15 +24,20 @@
 
 #define JSONX_PATH_MAX 1024
 
+/* How many known names of one member key jsonx_known() keeps for the suggestion. */
+#define JSONX_SUGGEST_NAMES 96
+
 typedef struct jsonx_s {
     diags_t *diags; /* borrowed */
     char path[JSONX_PATH_MAX];
     size_t len;
     bool nomem; /* an allocation failed; the decode result must be discarded */
     /* "did you mean": the member key being matched against the known names (jsonx_known) and
-     * the closest of them so far, which jsonx_unknown() offers for that key. */
-    const char *sugg_key; /* borrowed from the tree being decoded */
-    suggest_t sugg;
+     * those names; jsonx_unknown() picks the closest only when the key turns out unknown, so a
+     * known key costs a pointer per name compared, not an edit distance. */
+    const char *sugg_key;                        /* borrowed from the tree being decoded */
+    const char *sugg_names[JSONX_SUGGEST_NAMES]; /* static storage; beyond: not suggested */
+    size_t sugg_n;
 } jsonx_t;
 
 /* Start a cursor at the root path "" reporting into `diags` (borrowed). */

@@ -44,13 +44,18 @@ size_t suggest_distance(const char *word, const char *known)
     return prev[m];
 }
 
-bool suggest_close(const char *word, const char *known)
+/* Is distance `d` between `word` and `known` close enough to suggest? */
+static bool close_at(size_t d, const char *word, const char *known)
 {
-    size_t d = suggest_distance(word, known);
     size_t shorter = strlen(word) < strlen(known) ? strlen(word) : strlen(known);
 
     /* d counts half edits: at most two edits, and fewer edits than half the shorter length. */
     return d > 0 && d <= 4 && d < shorter;
+}
+
+bool suggest_close(const char *word, const char *known)
+{
+    return close_at(suggest_distance(word, known), word, known);
 }
 
 void suggest_init(suggest_t *s, const char *word)
@@ -64,10 +69,10 @@ void suggest_offer(suggest_t *s, const char *known)
 {
     size_t d;
 
-    if (known == NULL || !suggest_close(s->word, known))
+    if (known == NULL)
         return;
     d = suggest_distance(s->word, known);
-    if (d < s->dist) {
+    if (close_at(d, s->word, known) && d < s->dist) {
         s->best = known;
         s->dist = d;
     }
