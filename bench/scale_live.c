@@ -421,6 +421,9 @@ static void on_wl_record(live_t *lv, json_t *obj, const char *type, bool deleted
     }
 
     wl_t *w = &lv->wl[idx];
+    /* Admitted again without an unadmitted record in between: a relist (after a 410) can jump
+     * from "admitted, evicted" straight to "admitted" -- that is a new admission to run. */
+    bool readmitted = w->admitted && w->evicted && rec.admitted && !rec.evicted && !rec.finished;
     json_decref(w->conds);
     w->conds = json_incref(rec.conditions);
     w->rv = rec.rv;
@@ -444,7 +447,7 @@ static void on_wl_record(live_t *lv, json_t *obj, const char *type, bool deleted
     if (rec.finished || deleted || (changed & SCALE_WL_UNADMIT)) {
         wl_timer_stop(w);
         w->finish_due = w->release_due = false;
-    } else if (changed & SCALE_WL_ADMITTED) {
+    } else if ((changed & SCALE_WL_ADMITTED) || readmitted) {
         /* Kueue's runner: runtimeMs from the moment it saw the admission. */
         scale_wlpos_t p;
         if (scale_layout_wl(lv->l, (uint64_t)idx, &p) == 0)
