@@ -519,7 +519,7 @@ fail:
  * partial admission (counts are ignored: the kind has no set_count). */
 static err_t tj_start(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg)
 {
-    json_t *copy = json_deep_copy(obj), *entry, *jobs = json_array(), *at;
+    json_t *copy = json_deep_copy(obj), *entry, *jobs = json_array(), *at = NULL;
     err_t rc = ERR_OK;
 
     if (copy == NULL || jobs == NULL) {
@@ -556,7 +556,7 @@ fail:
  * Workload's pod sets are not needed: the runtime's templates were never changed). */
 static err_t tj_stop(json_t *obj, const json_t *pod_sets, bool *changed, err_msg_t *msg)
 {
-    json_t *copy = json_deep_copy(obj), *entry, *at;
+    json_t *copy = json_deep_copy(obj), *entry, *at = NULL;
     err_t rc;
 
     (void)pod_sets;
@@ -575,7 +575,7 @@ static err_t tj_stop(json_t *obj, const json_t *pod_sets, bool *changed, err_msg
  * {template: {spec: {}}}`), once. */
 static err_t tj_create_defaults(json_t *obj, err_msg_t *msg)
 {
-    json_t *entry, *at;
+    json_t *entry, *at = NULL;
     err_t rc;
 
     entry = kueue_patch(obj, true, &rc, msg);
