@@ -179,8 +179,12 @@ say "urgent (high-$sfx) preempted second: second suspended, templates restored, 
 # ---- a JobSet created running is suspended before it is admitted -----------------------------
 jobset rogue false
 until_ 20 "rogue suspended" 'grep -q "jobset $ns/rogue: suspended" "$tmp/op.log"'
-[ -n "$(wl_await rogue)" ] || fail "no Workload for rogue"
+wr=$(wl_await rogue)
+[ -n "$wr" ] || fail "no Workload for rogue"
 [ "$(jsget rogue '{.spec.suspend}')" = true ] || fail "rogue runs without quota"
+# The checker below wants every pending Workload to end with its reason: the explanation is
+# written within its own budget, after the suspension (a CI run verified before it landed).
+until_ 20 "rogue's pending explanation" '[ -n "$(wmsg "$wr" QuotaReserved)" ]'
 say "a JobSet created running was suspended (no quota left for it)"
 
 ctrl_events_have CreatedWorkload Started Stopped
