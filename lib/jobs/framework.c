@@ -426,6 +426,19 @@ const char *jobs_priority_class(const jobs_kind_t *k, json_t *obj)
 
 /* ---- start --------------------------------------------------------------------------------- */
 
+bool jobs__any_active(const json_t *statuses)
+{
+    size_t i;
+    json_t *st;
+
+    json_array_foreach(statuses, i, st)
+    {
+        if (jobs__int32(json_object_get(st, "active"), 0) > 0)
+            return true;
+    }
+    return false;
+}
+
 err_t jobs__swap_in(json_t *dst, json_t *src, err_msg_t *msg)
 {
     err_t rc = ERR_OK;

@@ -33,6 +33,10 @@ bool jobs__job_dropped_label(const char *key);
  * not an object. */
 json_t *jobs__at(const json_t *obj, const char *const *keys);
 
+/* Does some entry of the status array `statuses` (per child Job: JobSet's replicatedJobsStatus,
+ * TrainJob's jobsStatus) count active pods? */
+bool jobs__any_active(const json_t *statuses);
+
 /* Replace the contents of `dst` with those of `src` (consumed); ERR_NOMEM. */
 err_t jobs__swap_in(json_t *dst, json_t *src, err_msg_t *msg);
 

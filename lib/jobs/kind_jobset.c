@@ -87,15 +87,7 @@ static jobs_phase_t jobset_phase(const json_t *obj, const char **message)
 /* Some replicated Job has active pods. */
 static bool jobset_active(const json_t *obj)
 {
-    size_t i;
-    json_t *st;
-
-    json_array_foreach(JOBS_AT(obj, "status", "replicatedJobsStatus"), i, st)
-    {
-        if (jobs__int32(json_object_get(st, "active"), 0) > 0)
-            return true;
-    }
-    return false;
+    return jobs__any_active(JOBS_AT(obj, "status", "replicatedJobsStatus"));
 }
 
 /* Kueue's JobSet.PodsReady counts Jobs, not pods: every replica Job is ready or succeeded. */

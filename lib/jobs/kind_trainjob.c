@@ -396,15 +396,7 @@ static jobs_phase_t tj_phase(const json_t *obj, const char **message)
 /* Some child Job has active pods. */
 static bool tj_active(const json_t *obj)
 {
-    size_t i;
-    json_t *st;
-
-    json_array_foreach(JOBS_AT(obj, "status", "jobsStatus"), i, st)
-    {
-        if (jobs__int32(json_object_get(st, "active"), 0) > 0)
-            return true;
-    }
-    return false;
+    return jobs__any_active(JOBS_AT(obj, "status", "jobsStatus"));
 }
 
 /* Kueue's TrainJob.PodsReady: the replicated Jobs' replicas (of the view) all ready or
