@@ -109,7 +109,7 @@ START_TEST(test_crds_are_accepted_and_structural)
     size_t i;
 
     load_crds(&set);
-    ck_assert_uint_eq(json_array_size(set.crds), 6);
+    ck_assert_uint_eq(json_array_size(set.crds), 7);
     json_array_foreach(set.crds, i, crd)
     {
         diags_t d;
@@ -139,6 +139,7 @@ START_TEST(test_crds_one_file_per_kind)
          false},
         {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads",
          "v1beta2,v1beta1", true},
+        {"topologies", "Topology", "Cluster", "topo", "v1beta2,v1beta1", false},
     };
     crd_set_t set;
 
@@ -201,6 +202,7 @@ START_TEST(test_crds_printer_columns_as_kueue)
                      "Age=.metadata.creationTimestamp;"},
         {"ResourceFlavor", ""},
         {"Cohort", ""},
+        {"Topology", ""},
     };
     crd_set_t set;
 
@@ -253,7 +255,8 @@ START_TEST(test_crds_conversion_webhook)
          "spec.priorityClassRef spec.preemptionGates status.preemptionGates "
          "status.accumulatedPastExecutionTimeSeconds"},
     };
-    static const char *const none[] = {"ResourceFlavor", "Cohort", "WorkloadPriorityClass"};
+    static const char *const none[] = {"ResourceFlavor", "Cohort", "WorkloadPriorityClass",
+                                       "Topology"};
     crd_set_t set;
 
     load_crds(&set);
@@ -704,6 +707,11 @@ START_TEST(test_instances_valid)
                   "\"topologyAssignment\":{\"levels\":[\"kubernetes.io/hostname\"],"
                   "\"domains\":[{\"values\":[\"n1\"],\"count\":2}]}}]}}}",
                   NULL);
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\","
+                  "\"metadata\":{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":"
+                  "\"cloud.example.com/rack\"},{\"nodeLabel\":\"kubernetes.io/hostname\"}]}}",
+                  NULL);
     crd_set_fini(&set);
 }
 END_TEST
@@ -812,6 +820,17 @@ START_TEST(test_instances_invalid)
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
                   "\"metadata\":{\"name\":\"a\"}}",
                   "kind: Invalid value: \"AdmissionCheck\": no CustomResourceDefinition");
+    /* Topology: the schema's bounds and pattern (its CEL rules are the API server's, and
+     * lib/model's, test_validate). */
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\","
+                  "\"metadata\":{\"name\":\"t\"},\"spec\":{\"levels\":[]}}",
+                  "spec.levels: Invalid value: 0 items: should have at least 1 items");
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\","
+                  "\"metadata\":{\"name\":\"t\"},\"spec\":{\"levels\":[{\"nodeLabel\":"
+                  "\"a b\"}]}}",
+                  "spec.levels[0].nodeLabel: Invalid value: \"a b\": should match");
     crd_set_fini(&set);
 }
 END_TEST

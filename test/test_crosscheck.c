@@ -116,6 +116,15 @@ static char *run(const char *yaml, const crosscheck_opts_t *opts)
     ", containers: [{name: c, image: i}]}}}\n"                                      \
     "---\n"
 
+/* a followed by b, in a buffer that lives until the next call */
+static const char *fmt2(const char *a, const char *b)
+{
+    static char buf[4096];
+
+    snprintf(buf, sizeof(buf), "%s%s", a, b);
+    return buf;
+}
+
 START_TEST(missing_flavor)
 {
     EXPECT(RF("a100") CQ("cq", CQ_FLAVOR("h100")),
@@ -126,6 +135,20 @@ START_TEST(missing_flavor)
     EXPECT(K "kind: Cohort\nmetadata: {name: co}\nspec:\n" CQ_FLAVOR("l4"),
            "doc1: warning: spec.resourceGroups[0].flavors[0].name: references missing "
            "ResourceFlavor \"l4\" (this quota cannot be used)\n");
+}
+END_TEST
+
+START_TEST(missing_topology)
+{
+    const char *rf = K "kind: ResourceFlavor\nmetadata: {name: gpu}\n"
+                       "spec: {nodeLabels: {pool: gpu}, topologyName: dc}\n---\n";
+    const char *topo = K "kind: Topology\nmetadata: {name: dc}\n"
+                         "spec: {levels: [{nodeLabel: rack}]}\n---\n";
+
+    EXPECT(rf, "doc1: spec.topologyName: references missing Topology \"dc\" (a ClusterQueue "
+               "using this flavor is inactive: TopologyNotFound)\n");
+    EXPECT(topo, "");
+    EXPECT(fmt2(rf, topo), "");
 }
 END_TEST
 
@@ -417,6 +440,7 @@ static Suite *crosscheck_suite(void)
     TCase *tc = tcase_create("crosscheck");
 
     tcase_add_test(tc, missing_flavor);
+    tcase_add_test(tc, missing_topology);
     tcase_add_test(tc, local_queue_references);
     tcase_add_test(tc, namespace_selector_matches);
     tcase_add_test(tc, cohort_cycles);

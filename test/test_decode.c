@@ -428,6 +428,35 @@ START_TEST(cohort)
 }
 END_TEST
 
+START_TEST(topology)
+{
+    object_t obj;
+
+    decode_ok("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':{'name':'dc'},"
+              "'spec':{'levels':[{'nodeLabel':'rack'},{'nodeLabel':'kubernetes.io/hostname'}]}}",
+              &obj);
+    ck_assert_int_eq(obj.kind, KIND_TOPOLOGY);
+    ck_assert_uint_eq(obj.u.topology.nlevels, 2);
+    ck_assert_str_eq(obj.u.topology.levels[0], "rack");
+    ck_assert_str_eq(obj.u.topology.levels[1], "kubernetes.io/hostname");
+    object_fini(&obj);
+    /* Kueue's CRD does not require spec itself */
+    decode_ok("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':{'name':'dc'}}",
+              &obj);
+    ck_assert_uint_eq(obj.u.topology.nlevels, 0);
+    object_fini(&obj);
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':{'name':"
+                     "'dc'},'spec':{}}",
+                     "spec.levels", "Required value");
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':{'name':"
+                     "'dc'},'spec':{'levels':[{'nodeLabel':'rack','label':'x'}]}}",
+                     "spec.levels[0].label", "unknown field \"label\"");
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Topology','metadata':{'name':"
+                     "'dc'},'spec':{'levels':[]}}",
+                     "spec.levels", "Required value: must have at least 1 item");
+}
+END_TEST
+
 START_TEST(local_queue)
 {
     object_t obj;
@@ -501,11 +530,12 @@ START_TEST(envelope)
     object_t obj;
     diags_t d;
 
-    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Foo'}", "kind",
-                     "Unsupported value: \"Foo\": supported values: \"Namespace\", "
-                     "\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"Cohort\", "
-                     "\"WorkloadPriorityClass\", \"Workload\", \"PriorityClass\", \"Job\", "
-                     "\"Configuration\"");
+    decode_one_error(
+        "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Foo'}", "kind",
+        "Unsupported value: \"Foo\": supported values: \"Namespace\", "
+        "\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"Cohort\", "
+        "\"WorkloadPriorityClass\", \"Workload\", \"Topology\", \"PriorityClass\", \"Job\", "
+        "\"Configuration\"");
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1alpha1','kind':'ClusterQueue'}", "apiVersion",
                      "Unsupported value: \"kueue.x-k8s.io/v1alpha1\": supported values: "
                      "\"kueue.x-k8s.io/v1beta2\", \"kueue.x-k8s.io/v1beta1\"");
@@ -1463,6 +1493,7 @@ static Suite *decode_suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, cq_full);
+    tcase_add_test(tc, topology);
     tcase_add_test(tc, cq_defaults);
     tcase_add_test(tc, cq_v1beta1);
     tcase_add_test(tc, cq_errors);

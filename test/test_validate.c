@@ -593,6 +593,10 @@ END_TEST
 
 /* ---- ResourceFlavor -------------------------------------------------------------------------- */
 
+#define TOPOLOGY_PATTERN                                                                           \
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-" \
+    "9_.]*)?[A-Za-z0-9])$"
+
 #define RF "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: rf}\n"
 
 START_TEST(rf_topology_needs_node_labels)
@@ -685,6 +689,53 @@ START_TEST(rf_topology_immutable)
     EXPECT_UPDATE(with, without, "spec: topologyName is immutable when topologyName is set\n");
     EXPECT_UPDATE(without, with, "");
     EXPECT_UPDATE(with, with, "");
+}
+END_TEST
+
+/* ---- Topology ---------------------------------------------------------------------------- */
+
+#define TOPO "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: default}\n"
+
+START_TEST(topology_levels)
+{
+    EXPECT(TOPO "spec:\n  levels:\n  - nodeLabel: cloud.example.com/rack\n"
+                "  - nodeLabel: kubernetes.io/hostname\n",
+           "");
+    EXPECT(TOPO "spec: {levels: [{nodeLabel: rack}, {nodeLabel: rack}]}\n",
+           "spec.levels: must be unique\n");
+    EXPECT(TOPO "spec: {levels: [{nodeLabel: kubernetes.io/hostname}, {nodeLabel: rack}]}\n",
+           "spec.levels: the kubernetes.io/hostname label can only be used at the lowest level "
+           "of topology\n");
+    EXPECT(TOPO "spec: {levels: [{nodeLabel: \"\"}, {nodeLabel: \"Bad/rack\"}, "
+                "{nodeLabel: \"a/b/c\"}, {nodeLabel: \"-x\"}, {nodeLabel: x.y_Z-1}]}\n",
+           "spec.levels[0].nodeLabel: Invalid value: \"\": spec.levels[0].nodeLabel in body "
+           "should be at least 1 chars long\n"
+           "spec.levels[1].nodeLabel: Invalid value: \"Bad/rack\": spec.levels[1].nodeLabel in "
+           "body should match '" TOPOLOGY_PATTERN "'\n"
+           "spec.levels[2].nodeLabel: Invalid value: \"a/b/c\": spec.levels[2].nodeLabel in "
+           "body should match '" TOPOLOGY_PATTERN "'\n"
+           "spec.levels[3].nodeLabel: Invalid value: \"-x\": spec.levels[3].nodeLabel in body "
+           "should match '" TOPOLOGY_PATTERN "'\n");
+}
+END_TEST
+
+START_TEST(topology_levels_mutable_with_hostname_lowest)
+{
+    const char *rack_host = TOPO "spec: {levels: [{nodeLabel: rack}, "
+                                 "{nodeLabel: kubernetes.io/hostname}]}\n";
+    const char *block_rack_host = TOPO "spec: {levels: [{nodeLabel: block}, {nodeLabel: rack}, "
+                                       "{nodeLabel: kubernetes.io/hostname}]}\n";
+    const char *rack = TOPO "spec: {levels: [{nodeLabel: rack}]}\n";
+    const char *block = TOPO "spec: {levels: [{nodeLabel: block}]}\n";
+
+    EXPECT_UPDATE(rack_host, block_rack_host, "");
+    EXPECT_UPDATE(rack, rack, "");
+    EXPECT_UPDATE(rack, block,
+                  "spec.levels: levels are mutable only when kubernetes.io/hostname is the lowest "
+                  "level both before and after the change\n");
+    EXPECT_UPDATE(rack_host, rack,
+                  "spec.levels: levels are mutable only when kubernetes.io/hostname is the lowest "
+                  "level both before and after the change\n");
 }
 END_TEST
 
@@ -2231,6 +2282,8 @@ static Suite *validate_suite(void)
     tcase_add_test(other, rf_taint_effect_required_by_cel);
     tcase_add_test(other, rf_tolerations);
     tcase_add_test(other, rf_topology_immutable);
+    tcase_add_test(other, topology_levels);
+    tcase_add_test(other, topology_levels_mutable_with_hostname_lowest);
     tcase_add_test(other, lq_cluster_queue_immutable);
     tcase_add_test(other, other_kinds_have_no_rules);
     tcase_add_test(cq, rules_for_objects_built_in_code);

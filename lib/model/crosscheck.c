@@ -414,6 +414,19 @@ static void check_cluster_queue(cc_t *c, size_t i, const cluster_queue_t *cq)
     }
 }
 
+/* Kueue keeps a ClusterQueue that uses a flavor whose Topology does not exist inactive
+ * (TopologyNotFound): nothing is admitted in that flavor. */
+static void check_flavor(cc_t *c, size_t i, const flavor_t *rf)
+{
+    if (rf->topology_name == NULL ||
+        find(c, KIND_TOPOLOGY, "", rf->topology_name) != CROSSCHECK_NONE)
+        return;
+    diags_error(&c->diags[i], "spec.topologyName",
+                "references missing Topology \"%s\" (a ClusterQueue using this flavor is "
+                "inactive: TopologyNotFound)",
+                rf->topology_name);
+}
+
 static void check_cohort(cc_t *c, size_t i, const cohort_t *co)
 {
     char p[CPATH];
@@ -619,6 +632,9 @@ err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opt
             break;
         case KIND_COHORT:
             check_cohort(&c, i, &o->u.cohort);
+            break;
+        case KIND_RESOURCE_FLAVOR:
+            check_flavor(&c, i, &o->u.flavor);
             break;
         case KIND_CONFIGURATION:
             check_configuration(&c, i, &o->u.config);

@@ -14,7 +14,8 @@
  * The set is what a user would apply together (the files given to `sluice check`, or a
  * simulator scenario). Each problem is appended to the diags of the object it is about:
  *
- *   errors   ClusterQueue naming a ResourceFlavor no object defines; LocalQueue naming a
+ *   errors   ClusterQueue naming a ResourceFlavor no object defines; ResourceFlavor naming a
+ *            Topology no object defines (its ClusterQueues are inactive); LocalQueue naming a
  *            missing ClusterQueue; Cohorts whose parentName chain loops, and ClusterQueues and
  *            Cohorts whose chain runs into such a loop (Kueue admits nothing there); the same
  *            kind/namespace/name defined twice.

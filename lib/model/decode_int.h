@@ -37,6 +37,7 @@ typedef struct decode_s {
 #define DEC_MAX_SELECTOR_TERMS      64
 #define DEC_MAX_WL_ADMISSION_CHECKS 8  /* Workload status.admissionChecks */
 #define DEC_MAX_NOMINATED_CLUSTERS  20 /* Workload status.nominatedClusterNames */
+#define DEC_MAX_TOPOLOGY_LEVELS     16 /* Topology spec.levels */
 /* Lists of plain Kubernetes objects have no CRD bound; this ceiling keeps hostile input from
  * costing unbounded memory while staying far above anything real. */
 #define DEC_MAX_LIST 4096
@@ -116,6 +117,7 @@ void decode__flavor(decode_t *d, const json_t *root, flavor_t *out);
 void decode__cluster_queue(decode_t *d, const json_t *root, cluster_queue_t *out);
 void decode__cohort(decode_t *d, const json_t *root, cohort_t *out);
 void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out);
+void decode__topology(decode_t *d, const json_t *root, topology_t *out);
 void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out);
 void decode__workload(decode_t *d, const json_t *root, workload_t *out);
 void decode__job(decode_t *d, const json_t *root, job_t *out);

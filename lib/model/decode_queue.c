@@ -445,3 +445,44 @@ void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out
     }
     DECODE_REQUIRED(d, root, "value");
 }
+
+/* ---- Topology ------------------------------------------------------------------------------ */
+
+/* One spec.levels item: {nodeLabel} (required). */
+static void decode_topology_level(decode_t *d, const json_t *v, void *item, void *ctx)
+{
+    char **label = item;
+    jsonx_t *jx = &d->jx;
+
+    (void)ctx;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "nodeLabel"))
+            jsonx_string(jx, val, label);
+        else
+            jsonx_unknown(jx, key);
+    }
+    DECODE_REQUIRED(d, v, "nodeLabel");
+}
+
+static void decode_topology_spec(decode_t *d, const json_t *v, void *out)
+{
+    topology_t *t = out;
+
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "levels"))
+            t->levels = decode__list(d, val, DEC_MAX_TOPOLOGY_LEVELS, true, sizeof(char *),
+                                     decode_topology_level, NULL, &t->nlevels);
+        else
+            jsonx_unknown(&d->jx, key);
+    }
+    DECODE_REQUIRED(d, v, "levels");
+}
+
+/* spec itself is not required: Kueue's CRD does not require it (its Go clients always send one,
+ * whose levels are). */
+void decode__topology(decode_t *d, const json_t *root, topology_t *out)
+{
+    decode_queue_object(d, root, &out->meta, false, decode_topology_spec, out);
+}

@@ -32,6 +32,7 @@ static const char *const config_versions[] = {"config.kueue.x-k8s.io/v1beta2",
     XX(KIND_WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", kueue_versions, wpc, decode__wpc,   \
        workload_priority_class_fini)                                                              \
     XX(KIND_WORKLOAD, "Workload", kueue_versions, wl, decode__workload, workload_fini)            \
+    XX(KIND_TOPOLOGY, "Topology", kueue_versions, topology, decode__topology, topology_fini)      \
     XX(KIND_PRIORITY_CLASS, "PriorityClass", scheduling_versions, pc, decode__priority_class,     \
        priority_class_fini)                                                                       \
     XX(KIND_JOB, "Job", batch_versions, job, decode__job, job_fini)                               \

@@ -18,6 +18,7 @@ typedef enum {
     KIND_COHORT,
     KIND_WORKLOAD_PRIORITY_CLASS,
     KIND_WORKLOAD,
+    KIND_TOPOLOGY,
     KIND_PRIORITY_CLASS,
     KIND_JOB,
     KIND_CONFIGURATION,
@@ -38,6 +39,7 @@ typedef struct object_s {
         cohort_t cohort;
         workload_priority_class_t wpc;
         workload_t wl;
+        topology_t topology;
         priority_class_t pc;
         job_t job;
         configuration_t config;

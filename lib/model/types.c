@@ -237,6 +237,12 @@ OBJECT_FINI(workload_priority_class_fini, workload_priority_class_t, w)
     free(w->description);
 }
 
+OBJECT_FINI(topology_fini, topology_t, t)
+{
+    object_meta_fini(&t->meta);
+    strv_free(t->levels, t->nlevels);
+}
+
 OBJECT_FINI(priority_class_fini, priority_class_t, p)
 {
     object_meta_fini(&p->meta);

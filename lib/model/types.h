@@ -259,6 +259,14 @@ typedef struct workload_priority_class_s {
     char *description; /* owned */
 } workload_priority_class_t;
 
+/* Topology (topology-aware scheduling): the node labels of its levels, highest first
+ * (spec.levels[].nodeLabel; 1..16, unique, kubernetes.io/hostname only as the lowest). */
+typedef struct topology_s {
+    object_meta_t meta;
+    char **levels; /* owned: nlevels node label keys */
+    size_t nlevels;
+} topology_t;
+
 typedef struct priority_class_s {
     object_meta_t meta;
     int32_t value;
@@ -517,6 +525,7 @@ void cluster_queue_fini(cluster_queue_t *cq);
 void cohort_fini(cohort_t *c);
 void local_queue_fini(local_queue_t *lq);
 void workload_priority_class_fini(workload_priority_class_t *w);
+void topology_fini(topology_t *t);
 void priority_class_fini(priority_class_t *p);
 void workload_fini(workload_t *w);
 void job_fini(job_t *j);

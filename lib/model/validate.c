@@ -92,6 +92,9 @@ err_t validate_object(const object_t *obj, diags_t *d)
     case KIND_COHORT:
         validate__cohort(&obj->u.cohort, d);
         break;
+    case KIND_TOPOLOGY:
+        validate__topology(&obj->u.topology, d);
+        break;
     case KIND_WORKLOAD:
         validate__workload(&obj->u.wl, NULL, d);
         break;
@@ -121,6 +124,9 @@ err_t validate_update_env(const object_t *old, const object_t *obj, const valida
         break;
     case KIND_LOCAL_QUEUE:
         validate__local_queue_update(&old->u.lq, &obj->u.lq, d);
+        break;
+    case KIND_TOPOLOGY:
+        validate__topology_update(&old->u.topology, &obj->u.topology, d);
         break;
     case KIND_WORKLOAD:
         validate__workload_update(&old->u.wl, &obj->u.wl, d);

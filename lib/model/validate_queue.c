@@ -388,3 +388,112 @@ void validate__local_queue_update(const local_queue_t *old, const local_queue_t 
     if (!validate__str_eq_empty(old->cluster_queue, lq->cluster_queue))
         validate__err(d, "spec.clusterQueue", MSG_IMMUTABLE);
 }
+
+/* ---- Topology -------------------------------------------------------------------------------- */
+
+#define TOPOLOGY_HOSTNAME  "kubernetes.io/hostname"
+#define TOPOLOGY_LABEL_MAX 316
+#define TOPOLOGY_LABEL_PATTERN                                                                     \
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-" \
+    "9_.]*)?[A-Za-z0-9])$"
+
+static bool lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static bool any_alnum(char c)
+{
+    return lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* over s[0..n) */
+static bool dns_subdomain_shape(const char *s, size_t n)
+{
+    size_t start = 0;
+
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && s[i] != '.') {
+            if (!lower_alnum(s[i]) && s[i] != '-')
+                return false;
+            continue;
+        }
+        if (i == start || !lower_alnum(s[start]) || !lower_alnum(s[i - 1]))
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
+/* The CRD's nodeLabel pattern (a qualified name, without the 63-character bound of a label key:
+ * the CRD does not state one). */
+static bool topology_label_shape(const char *s)
+{
+    const char *slash = strchr(s, '/'), *name = slash ? slash + 1 : s;
+    size_t n = strlen(name);
+
+    if (slash != NULL &&
+        (strchr(name, '/') != NULL || !dns_subdomain_shape(s, (size_t)(slash - s))))
+        return false;
+    if (n == 0 || !any_alnum(name[0]) || !any_alnum(name[n - 1]))
+        return false;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (!any_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.')
+            return false;
+    return true;
+}
+
+static bool topology_has_hostname_last(const topology_t *t)
+{
+    return t->nlevels > 0 && validate__str_eq(t->levels[t->nlevels - 1], TOPOLOGY_HOSTNAME);
+}
+
+void validate__topology(const topology_t *t, diags_t *d)
+{
+    char p[VPATH], q[512];
+    bool dup = false, host_misplaced = false;
+
+    /* Schema: each nodeLabel's length and pattern. */
+    for (size_t i = 0; i < t->nlevels; i++) {
+        const char *l = t->levels[i] ? t->levels[i] : "";
+        validate__pathf(p, "spec.levels[%zu].nodeLabel", i);
+        if (l[0] == '\0') {
+            validate__err(d, p, "Invalid value: \"\": %s in body should be at least 1 chars long",
+                          p);
+            continue;
+        }
+        if (strlen(l) > TOPOLOGY_LABEL_MAX) {
+            validate__err(d, p, "Too long: may not be more than %d bytes", TOPOLOGY_LABEL_MAX);
+            continue;
+        }
+        if (!topology_label_shape(l))
+            validate__err(d, p, "Invalid value: %s: %s in body should match '%s'",
+                          validate__quote(l, q, sizeof(q)), p, TOPOLOGY_LABEL_PATTERN);
+    }
+    /* CEL rules on spec.levels, in the CRD's order. */
+    for (size_t i = 0; i < t->nlevels; i++) {
+        for (size_t j = 0; j < i; j++)
+            dup = dup || validate__str_eq(t->levels[i], t->levels[j]);
+        if (i + 1 < t->nlevels && validate__str_eq(t->levels[i], TOPOLOGY_HOSTNAME))
+            host_misplaced = true;
+    }
+    if (dup)
+        validate__err(d, "spec.levels", "must be unique");
+    if (host_misplaced)
+        validate__err(d, "spec.levels",
+                      "the " TOPOLOGY_HOSTNAME " label can only be used at the lowest level of "
+                      "topology");
+}
+
+void validate__topology_update(const topology_t *old, const topology_t *t, diags_t *d)
+{
+    bool same = old->nlevels == t->nlevels;
+
+    for (size_t i = 0; same && i < t->nlevels; i++)
+        same = validate__str_eq(old->levels[i], t->levels[i]);
+    if (!same && !(topology_has_hostname_last(t) && topology_has_hostname_last(old)))
+        validate__err(d, "spec.levels",
+                      "levels are mutable only when " TOPOLOGY_HOSTNAME " is the lowest level "
+                      "both before and after the change");
+    validate__topology(t, d);
+}

@@ -518,6 +518,7 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_INTEGRATION:
         return del ? workload_delete(r, (size_t)(doc - r->sc->docs), now, msg)
                    : workload_apply(r, (size_t)(doc - r->sc->docs), now, queues_changed, msg);
+    case KIND_TOPOLOGY: /* nothing to apply yet: topology-aware scheduling is absent */
     case KIND_CONFIGURATION:
     case KIND_UNKNOWN:
         break;

@@ -364,6 +364,8 @@ static err_t check_sim_rules(load_t *ld)
             k != KIND_UNKNOWN)
             diags_error(d, "metadata.annotations[" SIM_ANN_RUNTIME "]",
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
+        if (k == KIND_TOPOLOGY)
+            diags_warn(d, "", "has no effect: the simulator does not place pods by topology yet");
         if (doc->has_delete_at && doc->delete_at <= doc->at)
             diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                         "must be later than " SIM_ANN_AT " (%s)", duration_format(doc->at, tbuf));
