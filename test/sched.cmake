@@ -14,3 +14,6 @@ target_link_options(test_sched_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -
 sluice_add_test(sched_clone LIBS sluice_sched SOURCES sched_fixtures.c)
 target_link_options(test_sched_clone PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
                     -Wl,--wrap=realloc -Wl,--wrap=strdup)
+
+# Topology-aware placement (lib/sched/tas.c, issue 17): Kueue's algorithm on hand-made topologies.
+sluice_add_test(sched_tas LIBS sluice_sched)
