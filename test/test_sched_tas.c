@@ -1,6 +1,7 @@
 /* test_sched_tas -- topology-aware placement (lib/sched/tas.c): Kueue's BestFit, required,
  * preferred, unconstrained, slices, and the reasons a pod set does not fit. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/tasreq.h"
 #include "sched/tas.h"
 
 #include <check.h>
@@ -345,6 +346,57 @@ START_TEST(random_invariants)
 }
 END_TEST
 
+/* Kueue's PodSetTopologyRequest builder over pod-template annotations. */
+static tasreq_t req_of(const char *k1, const char *v1, const char *k2, const char *v2,
+                       const char *k3, const char *v3)
+{
+    kv_list_t ann = {NULL, 0};
+    tasreq_t r;
+
+    if (k1 != NULL)
+        ck_assert_int_eq(kv_list_set(&ann, k1, v1), ERR_OK);
+    if (k2 != NULL)
+        ck_assert_int_eq(kv_list_set(&ann, k2, v2), ERR_OK);
+    if (k3 != NULL)
+        ck_assert_int_eq(kv_list_set(&ann, k3, v3), ERR_OK);
+    tasreq_from_annotations(&ann, &r);
+    /* the strings are borrowed from `ann`: compare what matters, then drop them */
+    r.level = r.level != NULL ? (strcmp(r.level, RACK) == 0 ? RACK : "other") : NULL;
+    r.slice_level =
+        r.slice_level != NULL ? (strcmp(r.slice_level, HOST) == 0 ? HOST : "other") : NULL;
+    kv_list_fini(&ann);
+    return r;
+}
+
+START_TEST(annotations_to_request)
+{
+    tasreq_t r;
+
+    r = req_of(NULL, NULL, NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_NONE);
+    r = req_of(TASREQ_PREFERRED, "x", TASREQ_REQUIRED, RACK, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_REQUIRED); /* required wins */
+    ck_assert_str_eq(r.level, RACK);
+    r = req_of(TASREQ_UNCONSTRAINED, "true", NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_UNCONSTRAINED);
+    r = req_of(TASREQ_UNCONSTRAINED, "false", NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_NONE);
+    /* slices alone: unconstrained (from the top level) */
+    r = req_of(TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "4", NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_UNCONSTRAINED);
+    ck_assert_str_eq(r.slice_level, HOST);
+    ck_assert_int_eq(r.slice_size, 4);
+    r = req_of(TASREQ_REQUIRED, RACK, TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "2");
+    ck_assert_int_eq(r.mode, TASREQ_MODE_REQUIRED);
+    ck_assert_int_eq(r.slice_size, 2);
+    /* a slice level without a (valid) size is no slice constraint */
+    r = req_of(TASREQ_REQUIRED, RACK, TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "two");
+    ck_assert_ptr_null(r.slice_level);
+    r = req_of(TASREQ_SLICE_LEVEL, HOST, NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_NONE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("sched_tas");
@@ -358,6 +410,7 @@ static Suite *suite(void)
     tcase_add_test(tc, invalid_requests);
     tcase_add_test(tc, nodes_without_labels_and_other_lowest_levels);
     tcase_add_test(tc, random_invariants);
+    tcase_add_test(tc, annotations_to_request);
     suite_add_tcase(s, tc);
     return s;
 }

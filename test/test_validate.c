@@ -1287,6 +1287,61 @@ static const char *job_yaml(const char *labels, const char *annotations, const c
                labels, annotations, spec, spec[0] ? ", " : "");
 }
 
+/* Kueue's ValidateTASPodSetRequest on a Job's template annotations (issue 17). */
+static const char *tas_job(const char *ann, int parallelism)
+{
+    return fmt("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n"
+               "spec: {parallelism: %d, template: {metadata: {annotations: {%s}}, spec: "
+               "{restartPolicy: Never, containers: [{name: c, image: i}]}}}\n",
+               parallelism, ann);
+}
+
+#define TAS_ANN       "spec.template.metadata.annotations"
+#define TAS_NO_EFFECT "has no effect: topology-aware scheduling is not supported by sluice\n"
+
+START_TEST(topology_annotations_validated)
+{
+    EXPECT(tas_job("kueue.x-k8s.io/podset-required-topology: rack, "
+                   "kueue.x-k8s.io/podset-unconstrained-topology: maybe",
+                   2),
+           TAS_ANN ": Invalid value: must not contain more than one topology annotation: "
+                   "[\"kueue.x-k8s.io/podset-required-topology\", "
+                   "\"kueue.x-k8s.io/podset-preferred-topology\", "
+                   "\"kueue.x-k8s.io/podset-unconstrained-topology\"]\n" TAS_ANN
+                   "[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: \"maybe\": "
+                   "must be a boolean value\n"
+                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-required-topology]: " TAS_NO_EFFECT
+                   "warning: " TAS_ANN
+                   "[kueue.x-k8s.io/podset-unconstrained-topology]: " TAS_NO_EFFECT);
+    EXPECT(tas_job("kueue.x-k8s.io/podset-slice-required-topology: rack, "
+                   "kueue.x-k8s.io/podset-slice-size: \"3\"",
+                   2),
+           TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"3\": must not be greater "
+                   "than pod set count 2\n"
+                   "warning: " TAS_ANN
+                   "[kueue.x-k8s.io/podset-slice-required-topology]: " TAS_NO_EFFECT
+                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: " TAS_NO_EFFECT);
+    EXPECT(tas_job("kueue.x-k8s.io/podset-slice-size: \"0\", kueue.x-k8s.io/podset-group-name: "
+                   "\"12\"",
+                   2),
+           TAS_ANN "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"12\": must not be a "
+                   "number\n" TAS_ANN "[kueue.x-k8s.io/podset-group-name]: Forbidden: may not be "
+                   "set when 'kueue.x-k8s.io/podset-slice-size' is specified\n" TAS_ANN
+                   "[kueue.x-k8s.io/podset-group-name]: Forbidden: may not be set when neither "
+                   "'kueue.x-k8s.io/podset-preferred-topology' nor "
+                   "'kueue.x-k8s.io/podset-required-topology' is specified\n" TAS_ANN
+                   "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0\": must be greater than "
+                   "or equal to 1\n" TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: Forbidden: may "
+                   "not be set when 'kueue.x-k8s.io/podset-slice-required-topology' is not "
+                   "specified\n"
+                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: " TAS_NO_EFFECT
+                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-group-name]: " TAS_NO_EFFECT);
+    EXPECT(tas_job("kueue.x-k8s.io/podset-preferred-topology: \"bad key!\"", 1), TAS_ANN
+           "[kueue.x-k8s.io/podset-preferred-topology]: name part " NAME_RE "\n"
+           "warning: " TAS_ANN "[kueue.x-k8s.io/podset-preferred-topology]: " TAS_NO_EFFECT);
+}
+END_TEST
+
 /* Topology-aware scheduling is absent: its pod-template annotations are warned, never dropped
  * silently (issue 17, "settings that have no effect"). */
 START_TEST(topology_annotations_warned)
@@ -2283,6 +2338,7 @@ static Suite *validate_suite(void)
     tcase_add_test(other, rf_tolerations);
     tcase_add_test(other, rf_topology_immutable);
     tcase_add_test(other, topology_levels);
+    tcase_add_test(other, topology_annotations_validated);
     tcase_add_test(other, topology_levels_mutable_with_hostname_lowest);
     tcase_add_test(other, lq_cluster_queue_immutable);
     tcase_add_test(other, other_kinds_have_no_rules);

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/validate.h"
 
+#include "model/tasreq.h"
 #include "model/validate_int.h"
 
 #include <string.h>
@@ -62,12 +63,16 @@ static void warn_no_effect(const object_t *obj, diags_t *d)
     char p[VPATH];
 
     if (obj->kind == KIND_JOB) {
-        warn_topology(d, "spec.template.metadata.annotations", NULL,
-                      &obj->u.job.template_annotations);
+        const job_t *j = &obj->u.job;
+        int32_t count =
+            j->has_completions && j->completions < j->parallelism ? j->completions : j->parallelism;
+        tasreq_validate(&j->template_annotations, "spec.template.metadata.annotations", count, d);
+        warn_topology(d, "spec.template.metadata.annotations", NULL, &j->template_annotations);
     } else if (obj->kind == KIND_WORKLOAD) {
         for (size_t i = 0; i < obj->u.wl.npod_sets; i++) {
+            const pod_set_t *ps = &obj->u.wl.pod_sets[i];
             validate__pathf(p, "spec.podSets[%zu].template.metadata.annotations", i);
-            warn_topology(d, p, NULL, &obj->u.wl.pod_sets[i].template_annotations);
+            warn_topology(d, p, NULL, &ps->template_annotations);
         }
     } else if (obj->kind == KIND_INTEGRATION && obj->u.integ.built) {
         for (size_t i = 0; i < obj->u.integ.wl.npod_sets; i++) {

@@ -1,0 +1,49 @@
+/* tasreq -- a pod set's topology request, from Kueue's pod-template annotations. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef SLUICE_TASREQ_H
+#define SLUICE_TASREQ_H
+
+#include "model/diag.h"
+#include "model/types.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Kueue's topology-aware scheduling annotations of a pod template (apis/kueue/v1beta2
+ * topology_types.go). */
+#define TASREQ_REQUIRED      "kueue.x-k8s.io/podset-required-topology"
+#define TASREQ_PREFERRED     "kueue.x-k8s.io/podset-preferred-topology"
+#define TASREQ_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+#define TASREQ_SLICE_LEVEL   "kueue.x-k8s.io/podset-slice-required-topology"
+#define TASREQ_SLICE_SIZE    "kueue.x-k8s.io/podset-slice-size"
+#define TASREQ_CONSTRAINTS   "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#define TASREQ_GROUP_NAME    "kueue.x-k8s.io/podset-group-name"
+
+typedef enum {
+    TASREQ_MODE_NONE = 0,      /* no topology request */
+    TASREQ_MODE_REQUIRED,      /* level: every pod in one domain of it */
+    TASREQ_MODE_PREFERRED,     /* level: one domain if possible */
+    TASREQ_MODE_UNCONSTRAINED, /* anywhere; with slices only: from the top level */
+} tasreq_mode_t;
+
+typedef struct tasreq_s {
+    tasreq_mode_t mode;
+    const char *level;       /* borrowed from the annotations: required / preferred level */
+    const char *slice_level; /* borrowed: podset-slice-required-topology, NULL = no slices */
+    int32_t slice_size;      /* podset-slice-size (with slice_level) */
+} tasreq_t;
+
+/* Kueue's PodSetTopologyRequest builder (jobframework NewPodSetTopologyRequest) over a pod
+ * template's annotations `ann`: required, else preferred, else unconstrained (a boolean; "false"
+ * is no request), else a slice constraint alone (unconstrained from the top level). Slices need
+ * both the slice level and the size. Malformed values (which validation reports) read as
+ * absent. */
+void tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out);
+
+/* Kueue's ValidateTASPodSetRequest over `ann`, the annotations at `path`
+ * ("spec.template.metadata.annotations"): one topology annotation at most, label names, the slice
+ * annotations together, slice size an int32 >= 1 (and at most `count` when count >= 0), the group
+ * name not a number and only with required or preferred. Appended to `d`. */
+void tasreq_validate(const kv_list_t *ann, const char *path, int64_t count, diags_t *d);
+
+#endif
