@@ -191,6 +191,31 @@ void fx_cohort(sched_t *s, const char *name, const char *parent, const char *quo
     free(a);
 }
 
+/* "k=v:NoSchedule,k2:NoExecute" */
+static taint_t *taints_parse(arena_t *a, const char *spec, size_t *n_out)
+{
+    char *ts[8];
+    size_t n = split(a, spec, ',', ts, 8);
+    taint_t *taints = a_alloc(a, (n ? n : 1) * sizeof(taint_t));
+    for (size_t i = 0; i < n; i++) {
+        char *colon = strchr(ts[i], ':');
+        ck_assert_ptr_nonnull(colon);
+        *colon = '\0';
+        taints[i].effect = strcmp(colon + 1, "NoExecute") == 0 ? TAINT_EFFECT_NO_EXECUTE
+                           : strcmp(colon + 1, "PreferNoSchedule") == 0
+                               ? TAINT_EFFECT_PREFER_NO_SCHEDULE
+                               : TAINT_EFFECT_NO_SCHEDULE;
+        char *eq = strchr(ts[i], '=');
+        if (eq) {
+            *eq = '\0';
+            taints[i].value = eq + 1;
+        }
+        taints[i].key = ts[i];
+    }
+    *n_out = n;
+    return taints;
+}
+
 void fx_flavor(sched_t *s, const char *name, const char *labels, const char *taints)
 {
     arena_t *a = calloc(1, sizeof(*a));
@@ -200,27 +225,8 @@ void fx_flavor(sched_t *s, const char *name, const char *labels, const char *tai
     f.meta.name = a_strdup(a, name);
     if (labels)
         kv_parse(a, labels, &f.node_labels);
-    if (taints) {
-        char *ts[8];
-        size_t n = split(a, taints, ',', ts, 8);
-        f.taints = a_alloc(a, n * sizeof(taint_t));
-        f.ntaints = n;
-        for (size_t i = 0; i < n; i++) {
-            char *colon = strchr(ts[i], ':');
-            ck_assert_ptr_nonnull(colon);
-            *colon = '\0';
-            f.taints[i].effect = strcmp(colon + 1, "NoExecute") == 0 ? TAINT_EFFECT_NO_EXECUTE
-                                 : strcmp(colon + 1, "PreferNoSchedule") == 0
-                                     ? TAINT_EFFECT_PREFER_NO_SCHEDULE
-                                     : TAINT_EFFECT_NO_SCHEDULE;
-            char *eq = strchr(ts[i], '=');
-            if (eq) {
-                *eq = '\0';
-                f.taints[i].value = eq + 1;
-            }
-            f.taints[i].key = ts[i];
-        }
-    }
+    if (taints)
+        f.taints = taints_parse(a, taints, &f.ntaints);
     err_msg_t m;
     ck_assert_msg(sched_flavor_upsert(s, &f, &m) == ERR_OK, "%s", m.text);
     a_free(a);
@@ -264,6 +270,43 @@ static void requests_parse(arena_t *a, const char *spec, resource_list_t *out)
         out->items[i].name = kv.items[i].key;
         out->items[i].value = q(kv.items[i].value);
     }
+}
+
+void fx_node(sched_t *s, const char *name, const char *labels, const char *taints,
+             const char *allocatable)
+{
+    arena_t *a = calloc(1, sizeof(*a));
+    ck_assert_ptr_nonnull(a);
+    kv_list_t l = {0};
+    resource_list_t alloc = {0};
+    sched_node_spec_t n = {.name = name, .ready = true};
+    if (labels) {
+        kv_parse(a, labels, &l);
+        n.labels = &l;
+    }
+    if (taints)
+        n.taints = taints_parse(a, taints, &n.ntaints);
+    if (allocatable) {
+        requests_parse(a, allocatable, &alloc);
+        n.allocatable = &alloc;
+    }
+    err_msg_t m;
+    ck_assert_msg(sched_node_upsert(s, &n, &m) == ERR_OK, "%s", m.text);
+    a_free(a);
+    free(a);
+}
+
+void fx_pod(sched_t *s, const char *key, const char *node, const char *workload,
+            const char *requests)
+{
+    arena_t *a = calloc(1, sizeof(*a));
+    ck_assert_ptr_nonnull(a);
+    resource_list_t r = {0};
+    requests_parse(a, requests, &r);
+    err_msg_t m;
+    ck_assert_msg(sched_pod_bound(s, key, node, workload, &r, &m) == ERR_OK, "%s", m.text);
+    a_free(a);
+    free(a);
 }
 
 void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t created,

@@ -36,6 +36,13 @@ void fx_cohort(sched_t *s, const char *name, const char *parent, const char *quo
                const char *weight);
 /* A ResourceFlavor; labels "k=v,k2=v2" and taints "k=v:NoSchedule,..." may be NULL. */
 void fx_flavor(sched_t *s, const char *name, const char *labels, const char *taints);
+/* A Ready Node; labels "k=v,...", taints as fx_flavor, allocatable "cpu=8,nvidia.com/gpu=4" (each
+ * may be NULL). Again with the same name: an update. */
+void fx_node(sched_t *s, const char *name, const char *labels, const char *taints,
+             const char *allocatable);
+/* A pod bound to `node` with per-pod `requests` ("cpu=1"), of workload key `workload` (NULL). */
+void fx_pod(sched_t *s, const char *key, const char *node, const char *workload,
+            const char *requests);
 /* A LocalQueue ns/name -> cq. */
 void fx_lq(sched_t *s, const char *ns, const char *name, const char *cq, stop_policy_t stop);
 /* The usual two-queue set-up: ClusterQueues "a" and "b" (fx_cq quotas and options; the options

@@ -243,6 +243,16 @@ START_TEST(test_golden_issue17_mig)
 }
 END_TEST
 
+/* Issue 18: Nodes in a scenario; fragmentation-aware admission waits for a node that fits
+ * (NoFittingNode in the summary's explanations), and the same cluster without the switch admits
+ * on quota alone, as Kueue does. */
+START_TEST(test_golden_fragmentation)
+{
+    golden("test/data/sim", "fragmentation", "fragmentation", -1, true);
+    golden("test/data/sim", "fragmentation-kueue", "fragmentation-kueue", -1, false);
+}
+END_TEST
+
 /* Stop policies: HoldAndDrain evicts (event Evicted), Hold lets the running finish. */
 START_TEST(test_golden_stop_policy)
 {
@@ -277,6 +287,7 @@ int main(void)
     tcase_add_test(tc, test_golden_ray_pod);
     tcase_add_test(tc, test_golden_issue17_mig);
     tcase_add_test(tc, test_golden_issue17_victim);
+    tcase_add_test(tc, test_golden_fragmentation);
     tcase_add_test(tc, test_golden_stop_policy);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

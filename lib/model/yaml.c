@@ -101,8 +101,10 @@ typedef struct loader_s {
     json_t *root;      /* owned: the finished root of the current document, or NULL */
     anchor_t *anchors; /* owned array */
     size_t nanchors, anchors_cap;
-    size_t nodes; /* nodes of the current document, alias expansions included */
-    size_t bytes; /* its scalar bytes + 1 per node, alias expansions included */
+    size_t nodes;       /* nodes of the current document, alias expansions included */
+    size_t bytes;       /* its scalar bytes + 1 per node, alias expansions included */
+    size_t alias_nodes; /* of them, copies made by expanding aliases */
+    size_t alias_bytes;
     yaml_doc_cb cb;
     yaml_doc_marks_cb mcb; /* instead of cb: the document with its marks */
     yaml_marks_t *marks;   /* owned: the current document's positions (mcb only), or NULL */
@@ -140,13 +142,26 @@ static char *dup_n(const char *s, size_t n)
     return p;
 }
 
-/* Count `n` more nodes of `bytes` scalar bytes (+1 per node) into the document, checking both
- * limits before anything is copied. The byte limit is what stops an alias bomb built from long
- * scalars: a 1 MB string aliased 200,000 times is few nodes but 200 GB. */
-static err_t count_nodes(loader_t *ld, size_t n, size_t bytes, yaml_mark_t mark)
+/* Count `n` more nodes of `bytes` scalar bytes (+1 per node) into the document, checking the
+ * limits before anything is copied: `alias` when they are the copy an alias expands to. What the
+ * text holds is bounded by YAML_MAX_NODES and YAML_MAX_BYTES (a large honest List: thousands of
+ * Nodes); what aliases add, by the much lower YAML_MAX_ALIAS_NODES and YAML_MAX_ALIAS_BYTES. The
+ * byte limit is what stops an alias bomb built from long scalars: a 1 MB string aliased 200,000
+ * times is few nodes but 200 GB. */
+static err_t count_nodes(loader_t *ld, size_t n, size_t bytes, yaml_mark_t mark, bool alias)
 {
     char what[128];
 
+    if (alias && (n > YAML_MAX_ALIAS_NODES || ld->alias_nodes > YAML_MAX_ALIAS_NODES - n)) {
+        snprintf(what, sizeof(what), "aliases expand to more than %d nodes: refused",
+                 YAML_MAX_ALIAS_NODES);
+        return at(ld, ERR_PARSE, mark, what);
+    }
+    if (alias && (bytes > YAML_MAX_ALIAS_BYTES || ld->alias_bytes > YAML_MAX_ALIAS_BYTES - bytes)) {
+        snprintf(what, sizeof(what), "aliases expand to more than %u bytes: refused",
+                 (unsigned)YAML_MAX_ALIAS_BYTES);
+        return at(ld, ERR_PARSE, mark, what);
+    }
     if (n > YAML_MAX_NODES || ld->nodes > YAML_MAX_NODES - n) {
         snprintf(what, sizeof(what), "document has more than %d nodes (aliases included)",
                  YAML_MAX_NODES);
@@ -160,6 +175,10 @@ static err_t count_nodes(loader_t *ld, size_t n, size_t bytes, yaml_mark_t mark)
     }
     ld->nodes += n;
     ld->bytes += bytes;
+    if (alias) {
+        ld->alias_nodes += n;
+        ld->alias_bytes += bytes;
+    }
     return ERR_OK;
 }
 
@@ -694,7 +713,7 @@ static err_t on_scalar(loader_t *ld, const yaml_event_t *ev)
 {
     node_t nd = {
         NULL, (const char *)ev->data.scalar.value, ev->data.scalar.length, 0, ev->start_mark, 0};
-    err_t rc = count_nodes(ld, 1, ev->data.scalar.length + 1, ev->start_mark);
+    err_t rc = count_nodes(ld, 1, ev->data.scalar.length + 1, ev->start_mark, false);
 
     if (rc != ERR_OK)
         return rc;
@@ -725,7 +744,7 @@ static err_t on_alias(loader_t *ld, const yaml_event_t *ev)
         return at(ld, ERR_PARSE, ev->start_mark, what);
     }
     /* Counting the anchored node's size for every alias is what stops "billion laughs". */
-    rc = count_nodes(ld, a->nodes, a->bytes, ev->start_mark);
+    rc = count_nodes(ld, a->nodes, a->bytes, ev->start_mark, true);
     if (rc != ERR_OK)
         return rc;
     /* The copy lands at the current depth: it must not nest deeper than the limit either. */
@@ -755,7 +774,7 @@ static err_t on_start(loader_t *ld, const yaml_event_t *ev, int is_map)
     }
     if (ld->depth == YAML_MAX_DEPTH)
         return depth_error(ld, ev->start_mark);
-    rc = count_nodes(ld, 1, 1, ev->start_mark);
+    rc = count_nodes(ld, 1, 1, ev->start_mark, false);
     if (rc != ERR_OK)
         return rc;
     f = &ld->stack[ld->depth];
@@ -832,6 +851,8 @@ static err_t on_document_end(loader_t *ld, size_t index, int line)
     ld->root = NULL;
     anchors_clear(ld);
     ld->nodes = 0;
+    ld->alias_nodes = 0;
+    ld->alias_bytes = 0;
     ld->bytes = 0;
     if (ld->mcb != NULL) {
         ld->marks = yaml_marks_new();

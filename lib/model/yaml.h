@@ -29,9 +29,10 @@ typedef err_t (*yaml_doc_cb)(void *ctx, size_t index, int line, json_t *doc);
 
 /* Stream documents from `f`, holding at most one document's tree at a time. Syntax errors return
  * ERR_PARSE with "line L, column C: problem" in `msg` (a tab where YAML wants an indenting space
- * is named as such, not in libyaml's words); nesting deeper than YAML_MAX_DEPTH or a
- * document of more than YAML_MAX_NODES nodes or YAML_MAX_BYTES bytes (alias expansion included)
- * is ERR_PARSE too, found before anything is copied; a read
+ * is named as such, not in libyaml's words); nesting deeper than YAML_MAX_DEPTH, a document of
+ * more than YAML_MAX_NODES nodes or YAML_MAX_BYTES bytes (alias expansion included), or whose
+ * aliases expand to more than YAML_MAX_ALIAS_NODES nodes or YAML_MAX_ALIAS_BYTES bytes, is
+ * ERR_PARSE too, found before anything is copied; a read
  * error is ERR_IO. Documents before the error have been delivered. */
 err_t yaml_load_file(FILE *f, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 
@@ -49,9 +50,16 @@ err_t yaml_load_file_marks(FILE *f, yaml_doc_marks_cb cb, void *ctx, err_msg_t *
 err_t yaml_load_string(const char *s, size_t len, yaml_doc_cb cb, void *ctx, err_msg_t *msg);
 
 #define YAML_MAX_DEPTH 128
-#define YAML_MAX_NODES 200000
-/* Scalar bytes (+1 per node) of one document with its aliases expanded: ten times the API
- * server's 3 MiB request limit, so no object Kubernetes accepts comes near it. */
-#define YAML_MAX_BYTES (32u << 20)
+/* Nodes and scalar bytes (+1 per node) of one document, aliases expanded. The text itself is
+ * bounded generously: one document may be a List of every Node of a large cluster as `kubectl get
+ * nodes -o yaml` prints it (a Node with its status.images is ~1,000 nodes and 30 KB: 10,000 of
+ * them are 10 million nodes and 300 MB); what it costs is proportional to the bytes read. */
+#define YAML_MAX_NODES 16000000
+#define YAML_MAX_BYTES (512u << 20)
+/* What aliases may add to one document: the copies they expand to cost memory the text does not
+ * pay for ("billion laughs"). Ten times the API server's 3 MiB request limit in bytes, so no
+ * object Kubernetes accepts comes near it. */
+#define YAML_MAX_ALIAS_NODES 200000
+#define YAML_MAX_ALIAS_BYTES (32u << 20)
 
 #endif

@@ -261,6 +261,8 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     c->last_tried = NULL;
     c->pin_counts = NULL;
     c->pin_flavors = NULL;
+    c->place = NULL;
+    c->nplace = 0;
     c->qcq = map_cq(d, s->qcq);
     c->acq = map_cq(d, s->acq);
     c->pin_cq = map_cq(d, s->pin_cq);
@@ -297,6 +299,8 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
         return ERR_NOMEM;
     if (s->last_tried == NULL)
         c->nlast_tried = 0;
+    if (sched__wl_place_clone(d, c, s) != ERR_OK)
+        return ERR_NOMEM;
     if (s->pin_counts != NULL) {
         size_t nf = s->pin_cq != NULL ? s->nps * s->pin_cq->ngroups : 0;
         if (memdup((void **)&c->pin_counts, s->pin_counts, s->nps ? s->nps : 1, sizeof(int32_t)) !=
@@ -345,6 +349,8 @@ sched_t *sched_clone(const sched_t *s, unsigned flags)
     for (size_t i = 0; i < s->npcs; i++)
         if (clone_prio(&d->pcs, &d->npcs, &d->cpcs, &d->pc_map, s->pcs[i]) != ERR_OK)
             goto fail;
+    if (sched__nodes_clone(d, s) != ERR_OK)
+        goto fail;
     for (size_t i = 0; i < s->nwls; i++)
         if (clone_wl(d, s->wls[i], flags) != ERR_OK)
             goto fail;

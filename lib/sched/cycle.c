@@ -783,7 +783,26 @@ static err_t process(cyc_t *c, entry_t *e)
             e->cq->sticky = w;
         return requeue_entry(c, e, true, false);
     }
-    return admit(c, e);
+    if (sched__nodes_known(c->s)) {
+        /* Where its pods go: with fragmentation-aware admission all must fit free node capacity
+         * of its flavors or it waits; without, those that fit are placed (the rest would sit
+         * Pending), so that the capacity in use stays known. */
+        bool placed;
+        char *why = NULL;
+        if (sched__nodes_place(c->s, w, &e->a, c->s->cfg.node_fit, &placed, &why) != ERR_OK)
+            return ERR_NOMEM;
+        if (!placed) {
+            sched__wl_set_reason(w, SCHED_REASON_NO_FITTING_NODE, "%s",
+                                 why ? why : "couldn't place its pods on nodes");
+            free(why);
+            return requeue_entry(c, e, false, true);
+        }
+    }
+    if (admit(c, e) != ERR_OK) {
+        sched__nodes_unplace(c->s, w);
+        return ERR_NOMEM;
+    }
+    return ERR_OK;
 }
 
 /* ---- the cycle ---------------------------------------------------------------------------------

@@ -20,6 +20,18 @@ void sched_config_from(sched_config_t *cfg, const configuration_t *conf)
     const char *g = kv_list_get(&conf->meta.annotations, SCHED_LOOP_GUARDS_ANNOTATION);
     if (g != NULL && sched_loop_guards_parse(g, &cfg->loop_guards, NULL) != ERR_OK)
         cfg->loop_guards = 0;
+    g = kv_list_get(&conf->meta.annotations, SCHED_NODE_FIT_ANNOTATION);
+    if (g != NULL && sched_node_fit_parse(g, &cfg->node_fit, NULL) != ERR_OK)
+        cfg->node_fit = false;
+}
+
+err_t sched_node_fit_parse(const char *text, bool *out, err_msg_t *msg)
+{
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0) {
+        *out = text[0] == 't';
+        return ERR_OK;
+    }
+    return err_set(msg, ERR_INVALID, "%s: must be \"true\" or \"false\"", text);
 }
 
 err_t sched_loop_guards_parse(const char *text, unsigned *out, err_msg_t *msg)
@@ -203,6 +215,7 @@ void sched_free(sched_t *s)
     free(s->requeue_roots);
     free(s->memo.items);
     sched__wlvec_fini(&s->expiring);
+    sched__nodes_free(s);
     free(s);
 }
 

@@ -20,6 +20,7 @@ const char *sched_reason_str(sched_reason_t r)
         [SCHED_REASON_ON_HOLD] = "OnHold",
         [SCHED_REASON_INADMISSIBLE] = "Inadmissible",
         [SCHED_REASON_DEACTIVATED] = "Deactivated",
+        [SCHED_REASON_NO_FITTING_NODE] = "NoFittingNode",
     };
     if ((size_t)r >= sizeof(names) / sizeof(names[0]))
         return "";

@@ -46,6 +46,8 @@ typedef struct sched_s sched_t;
 #define SCHED_GUARD_STRICT_FIFO_STICKY  0x2u /* "strict-fifo-sticky" (cause 5) */
 #define SCHED_GUARD_ALL                 0x3u
 #define SCHED_LOOP_GUARDS_ANNOTATION    "sluice.dev/preemption-loop-guards"
+/* Configuration annotation turning fragmentation-aware admission on: "true" or "false". */
+#define SCHED_NODE_FIT_ANNOTATION "sluice.dev/fragmentation-aware-admission"
 /* Workload annotation: a signed 32-bit integer added to the priority (Kueue's PriorityBoost). */
 #define SCHED_PRIORITY_BOOST_ANNOTATION "kueue.x-k8s.io/priority-boost"
 
@@ -57,11 +59,18 @@ typedef struct sched_config_s {
     /* Configuration `resources` (excludeResourcePrefixes, transformations, quotaCheckStrategy),
      * NULL = none. Borrowed for the call only: sched_new() and sched_set_config() copy it. */
     const resource_rules_t *resources;
+    /* Fragmentation-aware admission (SCHED_NODE_FIT_ANNOTATION; off = Kueue's choice): with Nodes
+     * known (sched_node_upsert), a workload is admitted only when all its pods fit the free
+     * capacity of nodes its assigned flavors select; otherwise it waits (reason NoFittingNode). */
+    bool node_fit;
 } sched_config_t;
 
 /* Parse a loop-guards value: "none", "all", or a comma-separated list of guard names
  * ("own-queue-borrowing", "strict-fifo-sticky"). ERR_INVALID names the bad item in msg. */
 err_t sched_loop_guards_parse(const char *text, unsigned *out, err_msg_t *msg);
+
+/* Parse a SCHED_NODE_FIT_ANNOTATION value ("true" or "false"); ERR_INVALID says what is allowed. */
+err_t sched_node_fit_parse(const char *text, bool *out, err_msg_t *msg);
 
 /* Fill `cfg` from a decoded Configuration (`conf` may be NULL: Kueue's defaults); cfg->resources
  * then borrows conf->resources. The SCHED_LOOP_GUARDS_ANNOTATION is read here; callers reject a
@@ -278,6 +287,7 @@ typedef enum {
     SCHED_REASON_ON_HOLD,               /* "OnHold" (LocalQueue stopped) */
     SCHED_REASON_INADMISSIBLE,          /* "Inadmissible" (legacy generic) */
     SCHED_REASON_DEACTIVATED,           /* "Deactivated" */
+    SCHED_REASON_NO_FITTING_NODE,       /* "NoFittingNode" (ours: fragmentation-aware admission) */
 } sched_reason_t;
 
 /* Kueue's name for a reason ("WaitingForQuota", ...; "" for NONE). */
@@ -401,5 +411,101 @@ err_t sched_cohort_usage(const sched_t *s, const char *name, sched_usage_list_t 
 /* Names of all ClusterQueues in name order (borrowed, valid until the next change); returns
  * the count, writes up to `max` pointers to `names`. */
 size_t sched_cq_names(const sched_t *s, const char **names, size_t max);
+
+/* ---- nodes ---------------------------------------------------------------------------------
+ *
+ * Optional: an engine that is never given a Node decides exactly as Kueue does. Given Nodes, it
+ * knows where capacity is: the free capacity of node N for resource R is N's allocatable R minus
+ * what is in use there, which is the requests of the pods the driver reports bound to N
+ * (sched_pod_bound) plus the pods of workloads the engine admitted and placed on N itself
+ * (first fit over the nodes in name order, at admission; dropped when the driver reports a pod
+ * of that workload bound, released with the workload's quota). Fragmentation-aware admission
+ * (sched_config_t.node_fit) reads it; so can a topology-aware placement.
+ */
+
+/* A Node as the engine takes it (every pointer borrowed for the call; the engine copies). */
+typedef struct sched_node_spec_s {
+    const char *name;
+    const kv_list_t *labels; /* NULL = none */
+    const taint_t *taints;   /* spec.taints */
+    size_t ntaints;
+    const resource_list_t *allocatable; /* status.allocatable; NULL = nothing */
+    bool unschedulable;                 /* spec.unschedulable (cordoned) */
+    bool ready;                         /* Ready condition True (a Node without one: say true) */
+} sched_node_spec_t;
+
+/* Create or update a Node. ERR_INVALID (no name), ERR_NOMEM. */
+err_t sched_node_upsert(sched_t *s, const sched_node_spec_t *node, err_msg_t *msg);
+/* Delete a Node: it is no longer a place for pods (pods still counted on it leave with
+ * sched_pod_unbound or their workload). ERR_NOT_FOUND when unknown. */
+err_t sched_node_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Pod `key` ("ns/name") runs on node `node` with the per-pod `requests` (effective requests: the
+ * pod's "requests" as the scheduler counts them; copied); `workload` is the key of the Workload
+ * it belongs to, NULL when none. Again with the same key: an update. A node not (yet) known is
+ * remembered by name. ERR_INVALID (no node), ERR_NOMEM. */
+err_t sched_pod_bound(sched_t *s, const char *key, const char *node, const char *workload,
+                      const resource_list_t *requests, err_msg_t *msg);
+/* Pod `key` is gone from its node (deleted, finished, failed). ERR_NOT_FOUND when not bound. */
+err_t sched_pod_unbound(sched_t *s, const char *key, err_msg_t *msg);
+
+/* Nodes that exist, in name order: indices 0 .. sched_node_count()-1, valid until the next node
+ * upsert or delete. */
+size_t sched_node_count(const sched_t *s);
+
+typedef struct sched_node_info_s {
+    const char *name;        /* borrowed from the engine, like every pointer here */
+    const kv_list_t *labels; /* sorted by key */
+    const taint_t *taints;
+    size_t ntaints;
+    bool unschedulable;
+    bool ready;
+    size_t pods; /* pods counted on it (bound + placed) */
+} sched_node_info_t;
+
+/* Node number `i`; ERR_NOT_FOUND when out of range. */
+err_t sched_node_at(const sched_t *s, size_t i, sched_node_info_t *out);
+/* The index of node `name`; ERR_NOT_FOUND when it does not exist. */
+err_t sched_node_find(const sched_t *s, const char *name, size_t *index);
+
+typedef struct sched_node_res_s {
+    qnano_t allocatable; /* status.allocatable (0 when not listed) */
+    qnano_t used;        /* bound + placed pods' requests */
+    qnano_t free;        /* max(0, allocatable - used) */
+    bool listed;         /* the node lists the resource in its allocatable */
+} sched_node_res_t;
+
+/* Capacity of one resource on node `i` (zeros for an index out of range or a resource never
+ * seen). O(log resources). */
+void sched_node_resource(const sched_t *s, size_t i, const char *resource, sched_node_res_t *out);
+
+/* How many more pods requesting `per_pod` each fit in node `i`'s free capacity (its "pods"
+ * allocatable counts, when listed; a "pods" entry in per_pod is ignored); INT64_MAX when nothing
+ * limits, 0 for an index out of range. Readiness, cordons and taints are not looked at. */
+int64_t sched_node_pods_fit(const sched_t *s, size_t i, const resource_list_t *per_pod);
+
+/* Does ResourceFlavor `flavor` select node `i` (its nodeLabels match) for pods with these
+ * tolerations (plus the flavor's own) against the node's NoSchedule/NoExecute taints? false for
+ * an unknown flavor. Readiness and cordons are not looked at (see sched_node_info_t). */
+bool sched_node_selected(const sched_t *s, size_t i, const char *flavor,
+                         const toleration_t *tolerations, size_t ntolerations);
+
+/* One flavor's nodes for one resource (nodes matched by its nodeLabels; taints not looked at). */
+typedef struct sched_flavor_nodes_s {
+    size_t nodes;         /* nodes it selects */
+    size_t schedulable;   /* of them Ready and not cordoned */
+    qnano_t allocatable;  /* sum over the nodes it selects */
+    qnano_t free;         /* sum of free over the schedulable ones */
+    qnano_t largest_free; /* the most free on one schedulable node: the largest pod that fits */
+} sched_flavor_nodes_t;
+
+/* ERR_NOT_FOUND when no ResourceFlavor `flavor` exists. */
+err_t sched_flavor_nodes(const sched_t *s, const char *flavor, const char *resource,
+                         sched_flavor_nodes_t *out);
+
+/* Where the engine placed workload `key`'s pods: `cb` once per (podset, node) with the count, in
+ * placement order. Nothing for an unknown or unplaced workload. */
+typedef void (*sched_place_cb)(void *ud, const char *podset, const char *node, int32_t count);
+void sched_workload_placement(const sched_t *s, const char *key, sched_place_cb cb, void *ud);
 
 #endif

@@ -117,6 +117,54 @@ typedef struct rgroup_s {
 
 typedef struct wl_s wl_t;
 
+/* ---- nodes.c: Nodes and the capacity in use on them ------------------------------------------ */
+
+typedef struct nq_s {
+    int res;
+    qnano_t v;
+} nq_t; /* vectors of them are sorted by res */
+
+typedef struct snode_s {
+    char *name;       /* owned */
+    bool exists;      /* false: a tombstone (deleted, or only named by a pod) */
+    kv_list_t labels; /* owned, sorted */
+    taint_t *taints;  /* owned */
+    size_t ntaints;
+    bool unschedulable, ready;
+    nq_t *alloc; /* owned */
+    size_t nalloc;
+    nq_t *used; /* owned: bound pods + placements, "pods" counted in units */
+    size_t nused, cused;
+    size_t npods;
+} snode_t;
+
+typedef struct spod_s {
+    char *key;     /* owned */
+    snode_t *node; /* borrowed: records live as long as the engine */
+    char *wl;      /* owned, NULL */
+    nq_t *req;     /* owned: per-pod requests */
+    size_t nreq;
+    size_t idx; /* in sched_nodes_t.pods */
+} spod_t;
+
+typedef struct sched_nodes_s {
+    snode_t **recs; /* owned: every record, tombstones included */
+    size_t nrecs, crecs;
+    snode_t **live; /* the existing ones by name */
+    size_t nlive, clive;
+    util_hmap_t map; /* name -> snode_t */
+    spod_t **pods;   /* owned, no order */
+    size_t npods, cpods;
+    util_hmap_t pod_map; /* key -> spod_t */
+} sched_nodes_t;
+
+/* Pods of podset `ps` the engine placed on `node`. */
+typedef struct wplace_s {
+    snode_t *node;
+    uint32_t ps;
+    int32_t count;
+} wplace_t;
+
 typedef struct wlvec_s {
     wl_t **items;
     size_t len, cap;
@@ -254,6 +302,10 @@ struct wl_s {
     cq_t *pin_cq;
     int32_t *pin_counts;
     int *pin_flavors;
+    /* where the engine placed its pods (nodes.c); owned */
+    wplace_t *place;
+    size_t nplace;
+    int32_t unplaced; /* pods that fit no node when admitted without node_fit */
     /* explanation */
     sched_reason_t reason;
     char *message; /* owned */
@@ -307,6 +359,7 @@ struct sched_s {
     size_t nrequeue, crequeue; /* trees to requeue */
     bool queues_dirty;         /* workload -> CQ mapping must be recomputed */
     wlvec_t expiring;          /* admitted workloads with a maximum execution time */
+    sched_nodes_t *nodes;      /* owned, NULL until a Node or bound pod is given (nodes.c) */
     int64_t now;
     uint64_t cycle_no;
     sched_attempts_t attempts; /* passes with heads, and those that admitted (sched_attempts) */
@@ -448,6 +501,24 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
                     assignment_t *out);
 void sched__assignment_fini(assignment_t *a);
 err_t sched__use_add(use_t **use, size_t *n, int fr, qnano_t v);
+
+/* ---- nodes.c ------------------------------------------------------------------------------- */
+
+void sched__nodes_free(sched_t *s);
+err_t sched__nodes_clone(sched_t *d, const sched_t *s);
+/* c's placement from s's, its nodes mapped by name into d (d's nodes cloned already). */
+err_t sched__wl_place_clone(const sched_t *d, wl_t *c, const wl_t *s);
+/* Is some node known (and existing)? */
+bool sched__nodes_known(const sched_t *s);
+/* Ready, not cordoned, not deleted. */
+bool sched__node_selectable(const snode_t *n);
+/* Place w's pods under assignment a (first fit, nodes by name). `all`: every pod must fit, else
+ * nothing is placed, *placed = false and *why (owned, may be NULL) says why; otherwise the pods
+ * that fit are placed and the rest counted in w->unplaced. ERR_NOMEM places nothing. */
+err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, bool *placed,
+                         char **why);
+/* Release w's placement (never fails). */
+void sched__nodes_unplace(sched_t *s, wl_t *w);
 
 /* ---- preempt.c ---------------------------------------------------------------------------- */
 

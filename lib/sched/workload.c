@@ -209,6 +209,7 @@ void sched__wl_free(wl_t *w)
     free(w->ns);
     sched__admission_fini(&w->adm);
     free(w->use);
+    free(w->place); /* only at sched_free or a delete, which unplaced it first */
     free(w->preemptor);
     free(w->message);
     free(w);
@@ -417,6 +418,11 @@ void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
     if (cq == NULL)
         return;
     sched__wl_usage_apply(w, -1);
+    if (w->nplace > 0) {
+        sched__nodes_unplace(s, w);
+        if (s->cfg.node_fit)
+            s->requeue_all = true; /* node capacity freed: other cohorts' workloads may fit */
+    }
     sched__admitted_remove(w);
     if (w->has_max_exec)
         expiring_remove(s, w);

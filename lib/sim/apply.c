@@ -450,6 +450,17 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     err_t rc = ERR_OK;
     size_t h;
 
+    if (doc->node != NULL) {
+        const node_t *n = doc->node;
+        sched_node_spec_t spec = {.name = n->meta.name,
+                                  .labels = &n->meta.labels,
+                                  .taints = n->taints,
+                                  .ntaints = n->ntaints,
+                                  .allocatable = &n->allocatable,
+                                  .unschedulable = n->unschedulable,
+                                  .ready = !n->has_ready || n->ready};
+        rc = del ? sched_node_delete(r->s, n->meta.name, msg) : sched_node_upsert(r->s, &spec, msg);
+    }
     switch (o->kind) {
     case KIND_NAMESPACE:
         rc = del ? sched_namespace_delete(r->s, m->name, msg)

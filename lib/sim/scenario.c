@@ -103,6 +103,8 @@ void sim_scenario_fini(sim_scenario_t *sc)
         return;
     for (size_t i = 0; i < sc->ndocs; i++) {
         object_fini(&sc->docs[i].obj);
+        node_fini(sc->docs[i].node);
+        free(sc->docs[i].node);
         free(sc->docs[i].label);
     }
     free(sc->docs);
@@ -239,6 +241,19 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
         if (sim_annot_check(ann, d, NULL) != ERR_OK)
             return ERR_NOMEM;
+    }
+    /* A Node: capacity the engine places admitted pods on (docs/simulator.md, "Nodes"). */
+    if (node_is(root)) {
+        err_t rc;
+        if ((doc->node = calloc(1, sizeof(*doc->node))) == NULL)
+            return ERR_NOMEM;
+        rc = node_decode(root, doc->node, d);
+        if (rc == ERR_NOMEM || d->oom)
+            return ERR_NOMEM;
+        if (rc == ERR_OK && doc->has_runtime)
+            diags_error(d, "metadata.annotations[" SIM_ANN_RUNTIME "]",
+                        "only a Job or a Workload runs; a Node has no runtime");
+        return ERR_OK;
     }
     /* A training runtime is no object of the run: kept for the TrainJobs that name it. */
     if (kindobj_dep_kind(root) != NULL)
@@ -388,6 +403,11 @@ static err_t check_sim_rules(load_t *ld)
             err_msg_t gm;
             if (g != NULL && sched_loop_guards_parse(g, &guards, &gm) != ERR_OK)
                 diags_error(d, "metadata.annotations[" SCHED_LOOP_GUARDS_ANNOTATION "]", "%s",
+                            gm.text);
+            bool fit;
+            g = kv_list_get(&doc->obj.u.config.meta.annotations, SCHED_NODE_FIT_ANNOTATION);
+            if (g != NULL && sched_node_fit_parse(g, &fit, &gm) != ERR_OK)
+                diags_error(d, "metadata.annotations[" SCHED_NODE_FIT_ANNOTATION "]", "%s",
                             gm.text);
         }
         if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica &&

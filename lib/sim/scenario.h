@@ -4,6 +4,7 @@
 #ifndef SLUICE_SIM_SCENARIO_H
 #define SLUICE_SIM_SCENARIO_H
 
+#include "model/node.h"
 #include "model/object.h"
 #include "sim/vtime.h"
 #include "util/err.h"
@@ -28,7 +29,8 @@ typedef struct sim_doc_s {
     sim_ms_t delete_at;
     bool has_runtime; /* absent: runs forever once admitted */
     sim_ms_t runtime;
-    size_t prev; /* index of the earlier document this one updates, SIM_DOC_NONE when none */
+    size_t prev;  /* index of the earlier document this one updates, SIM_DOC_NONE when none */
+    node_t *node; /* owned: a v1 Node (obj.kind is then KIND_UNKNOWN), else NULL */
 } sim_doc_t;
 
 #define SIM_DOC_NONE ((size_t)-1)

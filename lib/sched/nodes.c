@@ -1,0 +1,809 @@
+/* sched nodes -- Nodes, the capacity used on each, and where admitted workloads' pods go. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Kueue admits against quota alone; the engine can also know the Nodes (docs/engine.md, "Nodes").
+ * What it keeps per node is what admission reads: labels, NoSchedule/NoExecute taints,
+ * allocatable per interned resource, cordoned, Ready; and the capacity in use, from two sources:
+ *
+ *  - pods the driver reports bound (sched_pod_bound(): the operator's bound Pods; the simulator
+ *    reports none), each kept with its requests so that its removal is exact;
+ *  - the engine's own placement of the workloads it admits (first fit over the nodes in name
+ *    order, pods of a podset on the nodes its assigned flavors select), kept on the workload and
+ *    released with its quota. When the driver reports a bound pod of a workload the engine
+ *    placed, the placement is dropped: the pods are real now (a workload whose pods bind one by
+ *    one is counted short until the last binds).
+ *
+ * Nothing here runs when no node is known (s->nodes == NULL): the engine decides as Kueue does,
+ * at the same cost. Node records are never freed before the engine (a deleted node becomes a
+ * tombstone, revived by an upsert), so placements keep plain pointers to them.
+ */
+
+static sched_nodes_t *nodes_get(sched_t *s)
+{
+    if (s->nodes == NULL) {
+        s->nodes = calloc(1, sizeof(*s->nodes));
+        if (s->nodes != NULL) {
+            util_hmap_init(&s->nodes->map, 0);
+            util_hmap_init(&s->nodes->pod_map, 0);
+        }
+    }
+    return s->nodes;
+}
+
+static void snode_free(snode_t *n)
+{
+    if (n == NULL)
+        return;
+    free(n->name);
+    kv_list_fini(&n->labels);
+    sched__taints_fini(n->taints, n->ntaints);
+    free(n->alloc);
+    free(n->used);
+    free(n);
+}
+
+static void spod_free(spod_t *p)
+{
+    if (p == NULL)
+        return;
+    free(p->key);
+    free(p->wl);
+    free(p->req);
+    free(p);
+}
+
+void sched__nodes_free(sched_t *s)
+{
+    sched_nodes_t *ns = s->nodes;
+
+    if (ns == NULL)
+        return;
+    for (size_t i = 0; i < ns->nrecs; i++)
+        snode_free(ns->recs[i]);
+    free(ns->recs);
+    free(ns->live);
+    util_hmap_fini(&ns->map);
+    for (size_t i = 0; i < ns->npods; i++)
+        spod_free(ns->pods[i]);
+    free(ns->pods);
+    util_hmap_fini(&ns->pod_map);
+    free(ns);
+    s->nodes = NULL;
+}
+
+/* ---- resource vectors (sorted by resource id) ----------------------------------------------- */
+
+static qnano_t nq_get(const nq_t *v, size_t n, int res)
+{
+    size_t lo = 0, hi = n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].res == res)
+            return v[mid].v;
+        if (v[mid].res < res)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static bool nq_has(const nq_t *v, size_t n, int res)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].res == res)
+            return true;
+    return false;
+}
+
+/* Add `d` (may be negative) to the node's use of `res`; ERR_NOMEM only when a new entry is
+ * needed, which a removal never needs. */
+static err_t used_add(snode_t *n, int res, qnano_t d)
+{
+    size_t at = 0;
+
+    while (at < n->nused && n->used[at].res < res)
+        at++;
+    if (at < n->nused && n->used[at].res == res) {
+        n->used[at].v += d;
+        return ERR_OK;
+    }
+    if (util_grow((void **)&n->used, &n->cused, n->nused + 1, sizeof(*n->used)) != ERR_OK)
+        return ERR_NOMEM;
+    memmove(&n->used[at + 1], &n->used[at], (n->nused - at) * sizeof(*n->used));
+    n->used[at] = (nq_t){res, d};
+    n->nused++;
+    return ERR_OK;
+}
+
+/* Interned copy of a ResourceList, sorted by id. */
+static err_t nq_from_list(sched_t *s, const resource_list_t *l, nq_t **out, size_t *nout)
+{
+    nq_t *v = NULL;
+    size_t n = 0;
+
+    *out = NULL;
+    *nout = 0;
+    if (l == NULL || l->len == 0)
+        return ERR_OK;
+    v = calloc(l->len, sizeof(*v));
+    if (v == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < l->len; i++) {
+        int id;
+        if (l->items[i].name == NULL)
+            continue;
+        if (sched__intern_res(s, l->items[i].name, &id) != ERR_OK) {
+            free(v);
+            return ERR_NOMEM;
+        }
+        size_t at = n;
+        while (at > 0 && v[at - 1].res > id) {
+            v[at] = v[at - 1];
+            at--;
+        }
+        v[at] = (nq_t){id, l->items[i].value.nano};
+        n++;
+    }
+    *out = v;
+    *nout = n;
+    return ERR_OK;
+}
+
+/* ---- node records -----------------------------------------------------------------------------
+ */
+
+static size_t live_pos(const sched_nodes_t *ns, const char *name, bool *found)
+{
+    size_t lo = 0, hi = ns->nlive;
+
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(ns->live[mid]->name, name);
+        if (r == 0) {
+            *found = true;
+            return mid;
+        }
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The record of `name`, created (a tombstone) when absent; NULL on OOM. */
+static snode_t *node_rec(sched_t *s, const char *name)
+{
+    sched_nodes_t *ns = nodes_get(s);
+    snode_t *n;
+
+    if (ns == NULL)
+        return NULL;
+    n = util_hmap_get(&ns->map, name);
+    if (n != NULL)
+        return n;
+    if (util_grow((void **)&ns->recs, &ns->crecs, ns->nrecs + 1, sizeof(*ns->recs)) != ERR_OK)
+        return NULL;
+    n = calloc(1, sizeof(*n));
+    if (n == NULL)
+        return NULL;
+    if ((n->name = strdup(name)) == NULL || util_hmap_put(&ns->map, n->name, n, NULL) != ERR_OK) {
+        snode_free(n);
+        return NULL;
+    }
+    ns->recs[ns->nrecs++] = n;
+    return n;
+}
+
+/* Something that frees node capacity or adds nodes happened: with fragmentation-aware admission
+ * on, workloads parked for want of a node may fit now, whatever their cohort. */
+static void nodes_changed(sched_t *s)
+{
+    if (s->cfg.node_fit)
+        s->requeue_all = true;
+}
+
+err_t sched_node_upsert(sched_t *s, const sched_node_spec_t *spec, err_msg_t *msg)
+{
+    kv_list_t labels = {0};
+    taint_t *taints = NULL;
+    nq_t *alloc = NULL;
+    size_t nalloc = 0;
+    snode_t *n;
+    sched_nodes_t *ns;
+
+    if (spec->name == NULL || spec->name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "Node: metadata.name: required");
+    if ((spec->labels != NULL && sched__kv_copy(&labels, spec->labels) != ERR_OK) ||
+        sched__taints_copy(&taints, spec->taints, spec->ntaints) != ERR_OK ||
+        nq_from_list(s, spec->allocatable, &alloc, &nalloc) != ERR_OK ||
+        (n = node_rec(s, spec->name)) == NULL)
+        goto nomem;
+    ns = s->nodes;
+    if (!n->exists) {
+        bool found;
+        size_t at = live_pos(ns, n->name, &found);
+        if (util_grow((void **)&ns->live, &ns->clive, ns->nlive + 1, sizeof(*ns->live)) != ERR_OK)
+            goto nomem;
+        memmove(&ns->live[at + 1], &ns->live[at], (ns->nlive - at) * sizeof(*ns->live));
+        ns->live[at] = n;
+        ns->nlive++;
+        n->exists = true;
+    }
+    kv_list_fini(&n->labels);
+    n->labels = labels;
+    sched__taints_fini(n->taints, n->ntaints);
+    n->taints = taints;
+    n->ntaints = spec->ntaints;
+    free(n->alloc);
+    n->alloc = alloc;
+    n->nalloc = nalloc;
+    n->unschedulable = spec->unschedulable;
+    n->ready = spec->ready;
+    nodes_changed(s);
+    return ERR_OK;
+nomem:
+    kv_list_fini(&labels);
+    sched__taints_fini(taints, spec->ntaints);
+    free(alloc);
+    return err_set(msg, ERR_NOMEM, "Node %s: out of memory", spec->name);
+}
+
+err_t sched_node_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    sched_nodes_t *ns = s->nodes;
+    snode_t *n = ns != NULL ? util_hmap_get(&ns->map, name) : NULL;
+    bool found;
+    size_t at;
+
+    if (n == NULL || !n->exists)
+        return err_set(msg, ERR_NOT_FOUND, "Node %s not found", name);
+    at = live_pos(ns, name, &found);
+    if (found) {
+        memmove(&ns->live[at], &ns->live[at + 1], (ns->nlive - at - 1) * sizeof(*ns->live));
+        ns->nlive--;
+    }
+    n->exists = false;
+    /* Pods and placements on it keep counting on the tombstone: they are gone from the cluster
+     * when the driver says so. */
+    return ERR_OK;
+}
+
+/* ---- bound pods ------------------------------------------------------------------------------ */
+
+static void pod_apply(sched_t *s, spod_t *p, int sign)
+{
+    int pods = sched__find_res(s, "pods");
+
+    for (size_t i = 0; i < p->nreq; i++)
+        if (p->req[i].res != pods)
+            (void)used_add(p->node, p->req[i].res, sign * p->req[i].v); /* entry exists on -1 */
+    if (pods != SCHED__NONE)
+        (void)used_add(p->node, pods, sign * (qnano_t)1000000000);
+    p->node->npods = sign > 0 ? p->node->npods + 1 : p->node->npods - 1;
+}
+
+/* Make room for a pod's contribution on `n` before applying it (so applying cannot fail). */
+static err_t pod_reserve(sched_t *s, snode_t *n, const nq_t *req, size_t nreq)
+{
+    int pods;
+
+    if (sched__intern_res(s, "pods", &pods) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < nreq; i++)
+        if (!nq_has(n->used, n->nused, req[i].res) && used_add(n, req[i].res, 0) != ERR_OK)
+            return ERR_NOMEM;
+    if (!nq_has(n->used, n->nused, pods) && used_add(n, pods, 0) != ERR_OK)
+        return ERR_NOMEM;
+    return ERR_OK;
+}
+
+static void pod_remove(sched_t *s, spod_t *p)
+{
+    sched_nodes_t *ns = s->nodes;
+
+    pod_apply(s, p, -1);
+    util_hmap_del(&ns->pod_map, p->key);
+    ns->pods[p->idx] = ns->pods[ns->npods - 1];
+    ns->pods[p->idx]->idx = p->idx;
+    ns->npods--;
+    spod_free(p);
+}
+
+err_t sched_pod_bound(sched_t *s, const char *key, const char *node, const char *workload,
+                      const resource_list_t *requests, err_msg_t *msg)
+{
+    sched_nodes_t *ns;
+    spod_t *p = NULL, *old;
+    snode_t *n;
+
+    if (key == NULL || node == NULL || node[0] == '\0')
+        return err_set(msg, ERR_INVALID, "Pod %s: no node", key ? key : "");
+    if ((n = node_rec(s, node)) == NULL)
+        goto nomem;
+    ns = s->nodes;
+    if ((p = calloc(1, sizeof(*p))) == NULL || (p->key = strdup(key)) == NULL ||
+        util_strdup(workload, &p->wl) != ERR_OK ||
+        nq_from_list(s, requests, &p->req, &p->nreq) != ERR_OK ||
+        pod_reserve(s, n, p->req, p->nreq) != ERR_OK)
+        goto nomem;
+    p->node = n;
+    old = util_hmap_get(&ns->pod_map, key);
+    if (old == NULL &&
+        util_grow((void **)&ns->pods, &ns->cpods, ns->npods + 1, sizeof(*ns->pods)) != ERR_OK)
+        goto nomem;
+    if (old != NULL) {
+        /* The same pod again (an update): replace its contribution. */
+        p->idx = old->idx;
+        pod_apply(s, old, -1);
+        if (util_hmap_put(&ns->pod_map, p->key, p, NULL) != ERR_OK) {
+            pod_apply(s, old, +1);
+            goto nomem;
+        }
+        ns->pods[p->idx] = p;
+        spod_free(old);
+    } else {
+        if (util_hmap_put(&ns->pod_map, p->key, p, NULL) != ERR_OK)
+            goto nomem;
+        p->idx = ns->npods;
+        ns->pods[ns->npods++] = p;
+    }
+    pod_apply(s, p, +1);
+    if (workload != NULL) {
+        wl_t *w = util_hmap_get(&s->wl_map, workload);
+        if (w != NULL && w->nplace > 0) {
+            sched__nodes_unplace(s, w);
+            nodes_changed(s); /* its assumed placement may have been elsewhere */
+        }
+    }
+    return ERR_OK;
+nomem:
+    spod_free(p);
+    return err_set(msg, ERR_NOMEM, "Pod %s: out of memory", key);
+}
+
+err_t sched_pod_unbound(sched_t *s, const char *key, err_msg_t *msg)
+{
+    spod_t *p = s->nodes != NULL ? util_hmap_get(&s->nodes->pod_map, key) : NULL;
+
+    if (p == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Pod %s not bound", key);
+    pod_remove(s, p);
+    nodes_changed(s);
+    return ERR_OK;
+}
+
+/* ---- eligibility and fit ------------------------------------------------------------------------
+ */
+
+bool sched__node_selectable(const snode_t *n)
+{
+    return n->exists && !n->unschedulable && n->ready;
+}
+
+/* Does flavor `f` select node `n` for pods tolerating `tols` (plus the flavor's tolerations)? */
+static bool flavor_takes(const flavor_rec_t *f, const snode_t *n, const toleration_t *tols,
+                         size_t ntols)
+{
+    return selector_map_matches(&f->node_labels, &n->labels) &&
+           selector_untolerated(n->taints, n->ntaints, tols, ntols, f->tolerations,
+                                f->ntolerations) == NULL;
+}
+
+/* How many pods of podset `ps` fit in the free capacity of `n`. */
+static int64_t fit_count(const sched_t *s, const snode_t *n, const wps_t *ps)
+{
+    int pods = sched__find_res(s, "pods");
+    int64_t best = INT64_MAX;
+
+    for (size_t r = 0; r < ps->nreqs; r++) {
+        const req_t *q = &ps->reqs[r];
+        qnano_t free;
+        if (q->res == pods || q->per_pod <= 0)
+            continue;
+        free = nq_get(n->alloc, n->nalloc, q->res) - nq_get(n->used, n->nused, q->res);
+        if (free < q->per_pod)
+            return 0;
+        if (free / q->per_pod < best)
+            best = (int64_t)(free / q->per_pod);
+    }
+    if (pods != SCHED__NONE && nq_has(n->alloc, n->nalloc, pods)) {
+        qnano_t free = nq_get(n->alloc, n->nalloc, pods) - nq_get(n->used, n->nused, pods);
+        int64_t k = free > 0 ? (int64_t)(free / 1000000000) : 0;
+        if (k < best)
+            best = k;
+    }
+    return best;
+}
+
+/* Is `n` a node for podset `pi` of `w` under assignment `p` (every flavor it was given selects
+ * the node, taints tolerated, the podset's own nodeSelector and required affinity hold)? */
+static bool node_for(const sched_t *s, const snode_t *n, const wps_t *ps, const ps_assign_t *p)
+{
+    if (!sched__node_selectable(n))
+        return false;
+    for (size_t k = 0; k < p->nreqs; k++) {
+        if (p->flavor[k] == SCHED__NONE)
+            continue;
+        if (!flavor_takes(s->flavors[p->flavor[k]], n, ps->tolerations, ps->ntolerations))
+            return false;
+    }
+    if (p->nreqs == 0 && selector_untolerated(n->taints, n->ntaints, ps->tolerations,
+                                              ps->ntolerations, NULL, 0) != NULL)
+        return false;
+    return selector_map_matches(&ps->node_selector, &n->labels) &&
+           selector_terms_match(ps->terms, ps->nterms, &n->labels);
+}
+
+static void place_apply(sched_t *s, const wl_t *w, const wplace_t *pl, int sign)
+{
+    const wps_t *ps = &w->ps[pl->ps];
+    int pods = sched__find_res(s, "pods");
+
+    for (size_t r = 0; r < ps->nreqs; r++)
+        if (ps->reqs[r].res != pods)
+            (void)used_add(pl->node, ps->reqs[r].res, sign * ps->reqs[r].per_pod * pl->count);
+    if (pods != SCHED__NONE)
+        (void)used_add(pl->node, pods, sign * (qnano_t)pl->count * 1000000000);
+    pl->node->npods = (size_t)((int64_t)pl->node->npods + sign * (int64_t)pl->count);
+}
+
+void sched__nodes_unplace(sched_t *s, wl_t *w)
+{
+    for (size_t i = 0; i < w->nplace; i++)
+        place_apply(s, w, &w->place[i], -1);
+    free(w->place);
+    w->place = NULL;
+    w->nplace = 0;
+    w->unplaced = 0;
+}
+
+static err_t place_push(wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t count)
+{
+    if (util_grow((void **)&w->place, cap, w->nplace + 1, sizeof(*w->place)) != ERR_OK)
+        return ERR_NOMEM;
+    w->place[w->nplace++] = (wplace_t){n, (uint32_t)ps, count};
+    return ERR_OK;
+}
+
+/* "nvidia.com/gpu 8, cpu 32" into buf. */
+static const char *per_pod_text(const sched_t *s, const wps_t *ps, char *buf, size_t size)
+{
+    size_t len = 0;
+    int pods = sched__find_res(s, "pods");
+
+    buf[0] = '\0';
+    for (size_t r = 0; r < ps->nreqs && len < size; r++) {
+        char q[QUANTITY_STR_MAX];
+        const char *res = s->res_names[ps->reqs[r].res];
+        int w;
+        if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
+            continue;
+        w = snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "", res,
+                     sched__fmt_q(ps->reqs[r].per_pod, sched__res_format(res), q));
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+static const char *flavors_text(const sched_t *s, const ps_assign_t *p, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t k = 0; k < p->nreqs && len < size; k++) {
+        bool seen = false;
+        int w;
+        if (p->flavor[k] == SCHED__NONE)
+            continue;
+        for (size_t j = 0; j < k; j++)
+            seen = seen || p->flavor[j] == p->flavor[k];
+        if (seen)
+            continue;
+        w = snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+                     s->flavors[p->flavor[k]]->name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    return buf;
+}
+
+err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, bool *placed,
+                         char **why)
+{
+    sched_nodes_t *ns = s->nodes;
+    size_t cap = 0;
+    err_t rc = ERR_OK;
+
+    *placed = true;
+    if (why != NULL)
+        *why = NULL;
+    sched__nodes_unplace(s, w);
+    if (ns == NULL)
+        return ERR_OK;
+    for (size_t i = 0; i < a->nps && i < w->nps && rc == ERR_OK; i++) {
+        const ps_assign_t *p = &a->ps[i];
+        const wps_t *ps = &w->ps[i];
+        int64_t left = p->count, eligible = 0, room = 0;
+        for (size_t k = 0; k < ns->nlive && rc == ERR_OK; k++) {
+            snode_t *n = ns->live[k];
+            int64_t fit;
+            if (!node_for(s, n, ps, p))
+                continue;
+            eligible++;
+            fit = fit_count(s, n, ps);
+            room += fit > left ? left : fit;
+            if (fit <= 0 || left == 0)
+                continue;
+            if (fit > left)
+                fit = left;
+            if ((rc = pod_reserve(s, n, NULL, 0)) != ERR_OK ||
+                (rc = place_push(w, &cap, n, i, (int32_t)fit)) != ERR_OK)
+                break;
+            for (size_t r = 0; r < ps->nreqs && rc == ERR_OK; r++)
+                if (!nq_has(n->used, n->nused, ps->reqs[r].res))
+                    rc = used_add(n, ps->reqs[r].res, 0);
+            if (rc != ERR_OK) {
+                w->nplace--;
+                break;
+            }
+            place_apply(s, w, &w->place[w->nplace - 1], +1);
+            left -= fit;
+        }
+        if (rc != ERR_OK || left == 0)
+            continue;
+        w->unplaced += (int32_t)left;
+        if (!all)
+            continue;
+        *placed = false;
+        if (why != NULL) {
+            char req[256], fl[256];
+            per_pod_text(s, ps, req, sizeof(req));
+            flavors_text(s, p, fl, sizeof(fl));
+            if (room == 0)
+                *why = util_asprintf("couldn't place pod set %s on a node: its per-pod request "
+                                     "(%s) fits no %s node of flavor %s (%lld node%s selected)",
+                                     ps->name, req, eligible ? "free" : "selected",
+                                     fl[0] ? fl : "(none)", (long long)eligible,
+                                     eligible == 1 ? "" : "s");
+            else
+                *why = util_asprintf("couldn't place pod set %s on nodes: only %lld of its %d "
+                                     "pods (%s each) fit on the %lld node%s of flavor %s",
+                                     ps->name, (long long)room, p->count, req, (long long)eligible,
+                                     eligible == 1 ? "" : "s", fl[0] ? fl : "(none)");
+            if (*why == NULL)
+                rc = ERR_NOMEM;
+        }
+        break;
+    }
+    if (rc != ERR_OK || !*placed)
+        sched__nodes_unplace(s, w);
+    return rc;
+}
+
+bool sched__nodes_known(const sched_t *s)
+{
+    return s->nodes != NULL && s->nodes->nlive > 0;
+}
+
+/* ---- clone -------------------------------------------------------------------------------------
+ */
+
+err_t sched__nodes_clone(sched_t *d, const sched_t *s)
+{
+    const sched_nodes_t *src = s->nodes;
+
+    if (src == NULL)
+        return ERR_OK;
+    for (size_t i = 0; i < src->nrecs; i++) {
+        const snode_t *o = src->recs[i];
+        snode_t *n = node_rec(d, o->name);
+        if (n == NULL || sched__kv_copy(&n->labels, &o->labels) != ERR_OK ||
+            sched__taints_copy(&n->taints, o->taints, o->ntaints) != ERR_OK)
+            return ERR_NOMEM;
+        n->ntaints = o->ntaints;
+        if (o->nalloc > 0 && (n->alloc = malloc(o->nalloc * sizeof(nq_t))) == NULL)
+            return ERR_NOMEM;
+        if (o->nalloc > 0)
+            memcpy(n->alloc, o->alloc, o->nalloc * sizeof(nq_t));
+        n->nalloc = o->nalloc;
+        if (o->nused > 0 && (n->used = malloc(o->nused * sizeof(nq_t))) == NULL)
+            return ERR_NOMEM;
+        if (o->nused > 0)
+            memcpy(n->used, o->used, o->nused * sizeof(nq_t));
+        n->nused = n->cused = o->nused;
+        n->npods = o->npods;
+        n->unschedulable = o->unschedulable;
+        n->ready = o->ready;
+        n->exists = o->exists;
+    }
+    if (nodes_get(d) == NULL)
+        return ERR_NOMEM;
+    d->nodes->live = malloc((src->nlive ? src->nlive : 1) * sizeof(snode_t *));
+    if (d->nodes->live == NULL)
+        return ERR_NOMEM;
+    d->nodes->clive = src->nlive ? src->nlive : 1;
+    for (size_t i = 0; i < src->nlive; i++)
+        d->nodes->live[d->nodes->nlive++] = util_hmap_get(&d->nodes->map, src->live[i]->name);
+    for (size_t i = 0; i < src->npods; i++) {
+        const spod_t *o = src->pods[i];
+        spod_t *p = calloc(1, sizeof(*p));
+        if (p == NULL)
+            return ERR_NOMEM;
+        if (util_grow((void **)&d->nodes->pods, &d->nodes->cpods, d->nodes->npods + 1,
+                      sizeof(spod_t *)) != ERR_OK) {
+            free(p);
+            return ERR_NOMEM;
+        }
+        p->idx = d->nodes->npods;
+        d->nodes->pods[d->nodes->npods++] = p;
+        p->node = util_hmap_get(&d->nodes->map, o->node->name);
+        if (util_strdup(o->key, &p->key) != ERR_OK || util_strdup(o->wl, &p->wl) != ERR_OK ||
+            (o->nreq > 0 && (p->req = malloc(o->nreq * sizeof(nq_t))) == NULL))
+            return ERR_NOMEM;
+        if (o->nreq > 0)
+            memcpy(p->req, o->req, o->nreq * sizeof(nq_t));
+        p->nreq = o->nreq;
+        if (util_hmap_put(&d->nodes->pod_map, p->key, p, NULL) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+err_t sched__wl_place_clone(const sched_t *d, wl_t *c, const wl_t *s)
+{
+    c->place = NULL;
+    c->nplace = 0;
+    if (s->nplace == 0)
+        return ERR_OK;
+    c->place = malloc(s->nplace * sizeof(wplace_t));
+    if (c->place == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < s->nplace; i++) {
+        c->place[i] = s->place[i];
+        c->place[i].node = util_hmap_get(&d->nodes->map, s->place[i].node->name);
+    }
+    c->nplace = s->nplace;
+    return ERR_OK;
+}
+
+/* ---- queries ------------------------------------------------------------------------------------
+ */
+
+size_t sched_node_count(const sched_t *s)
+{
+    return s->nodes != NULL ? s->nodes->nlive : 0;
+}
+
+static void info_of(const snode_t *n, sched_node_info_t *out)
+{
+    out->name = n->name;
+    out->labels = &n->labels;
+    out->taints = n->taints;
+    out->ntaints = n->ntaints;
+    out->unschedulable = n->unschedulable;
+    out->ready = n->ready;
+    out->pods = n->npods;
+}
+
+err_t sched_node_at(const sched_t *s, size_t i, sched_node_info_t *out)
+{
+    if (i >= sched_node_count(s))
+        return ERR_NOT_FOUND;
+    info_of(s->nodes->live[i], out);
+    return ERR_OK;
+}
+
+err_t sched_node_find(const sched_t *s, const char *name, size_t *index)
+{
+    bool found = false;
+    size_t at;
+
+    if (s->nodes == NULL)
+        return ERR_NOT_FOUND;
+    at = live_pos(s->nodes, name, &found);
+    if (!found)
+        return ERR_NOT_FOUND;
+    *index = at;
+    return ERR_OK;
+}
+
+void sched_node_resource(const sched_t *s, size_t i, const char *resource, sched_node_res_t *out)
+{
+    const snode_t *n;
+    int res;
+
+    memset(out, 0, sizeof(*out));
+    if (i >= sched_node_count(s) || (res = sched__find_res(s, resource)) == SCHED__NONE)
+        return;
+    n = s->nodes->live[i];
+    out->allocatable = nq_get(n->alloc, n->nalloc, res);
+    out->used = nq_get(n->used, n->nused, res);
+    out->free = out->allocatable > out->used ? out->allocatable - out->used : 0;
+    out->listed = nq_has(n->alloc, n->nalloc, res);
+}
+
+int64_t sched_node_pods_fit(const sched_t *s, size_t i, const resource_list_t *per_pod)
+{
+    const snode_t *n;
+    int64_t best = INT64_MAX;
+    sched_node_res_t r;
+
+    if (i >= sched_node_count(s))
+        return 0;
+    n = s->nodes->live[i];
+    for (size_t k = 0; per_pod != NULL && k < per_pod->len; k++) {
+        qnano_t want = per_pod->items[k].value.nano;
+        if (want <= 0 || strcmp(per_pod->items[k].name, "pods") == 0)
+            continue;
+        sched_node_resource(s, i, per_pod->items[k].name, &r);
+        if (r.free < want)
+            return 0;
+        if ((int64_t)(r.free / want) < best)
+            best = (int64_t)(r.free / want);
+    }
+    sched_node_resource(s, i, "pods", &r);
+    if (r.listed && (int64_t)(r.free / 1000000000) < best)
+        best = (int64_t)(r.free / 1000000000);
+    (void)n;
+    return best;
+}
+
+bool sched_node_selected(const sched_t *s, size_t i, const char *flavor,
+                         const toleration_t *tolerations, size_t ntolerations)
+{
+    const flavor_rec_t *f;
+
+    if (i >= sched_node_count(s))
+        return false;
+    f = util_hmap_get(&s->flavor_map, flavor);
+    if (f == NULL || !f->exists)
+        return false;
+    return flavor_takes(f, s->nodes->live[i], tolerations, ntolerations);
+}
+
+err_t sched_flavor_nodes(const sched_t *s, const char *flavor, const char *resource,
+                         sched_flavor_nodes_t *out)
+{
+    const flavor_rec_t *f = util_hmap_get(&s->flavor_map, flavor);
+
+    memset(out, 0, sizeof(*out));
+    if (f == NULL || !f->exists)
+        return ERR_NOT_FOUND;
+    for (size_t i = 0; i < sched_node_count(s); i++) {
+        const snode_t *n = s->nodes->live[i];
+        sched_node_res_t r;
+        if (!selector_map_matches(&f->node_labels, &n->labels))
+            continue;
+        out->nodes++;
+        sched_node_resource(s, i, resource, &r);
+        out->allocatable += r.allocatable;
+        if (!sched__node_selectable(n))
+            continue;
+        out->schedulable++;
+        out->free += r.free;
+        if (r.free > out->largest_free)
+            out->largest_free = r.free;
+    }
+    return ERR_OK;
+}
+
+void sched_workload_placement(const sched_t *s, const char *key, sched_place_cb cb, void *ud)
+{
+    const wl_t *w = util_hmap_get(&s->wl_map, key);
+
+    for (size_t i = 0; w != NULL && i < w->nplace; i++)
+        cb(ud, w->ps[w->place[i].ps].name, w->place[i].node->name, w->place[i].count);
+}
