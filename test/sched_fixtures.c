@@ -160,6 +160,8 @@ void fx_cq(sched_t *s, const char *name, const char *quotas, const fx_cq_opts_t 
     cq.has_max_priority_threshold = o->has_threshold;
     cq.max_priority_threshold = o->threshold;
     cq.stop_policy = o->stop;
+    cq.has_admission_scope = o->afs;
+    cq.afs_usage_based = o->afs;
     if (o->weight) {
         cq.has_fair_weight = true;
         cq.fair_weight = q(o->weight);
@@ -241,6 +243,21 @@ void fx_lq(sched_t *s, const char *ns, const char *name, const char *cq, stop_po
     lq.meta.namespace = (char *)ns;
     lq.cluster_queue = (char *)cq;
     lq.stop_policy = stop;
+    err_msg_t m;
+    ck_assert_msg(sched_lq_upsert(s, &lq, &m) == ERR_OK, "%s", m.text);
+}
+
+void fx_lq_weight(sched_t *s, const char *ns, const char *name, const char *cq, const char *weight)
+{
+    local_queue_t lq;
+    memset(&lq, 0, sizeof(lq));
+    lq.meta.name = (char *)name;
+    lq.meta.namespace = (char *)ns;
+    lq.cluster_queue = (char *)cq;
+    if (weight != NULL) {
+        lq.has_fair_weight = true;
+        lq.fair_weight = q(weight);
+    }
     err_msg_t m;
     ck_assert_msg(sched_lq_upsert(s, &lq, &m) == ERR_OK, "%s", m.text);
 }

@@ -23,6 +23,7 @@ typedef struct fx_cq_opts_s {
     stop_policy_t stop;
     const char *weight;   /* fairSharing.weight */
     const char *ns_label; /* namespaceSelector matchLabels "k=v"; NULL = {} (everything) */
+    bool afs;             /* admissionScope.admissionMode: UsageBasedAdmissionFairSharing */
 } fx_cq_opts_t;
 
 /*
@@ -45,6 +46,8 @@ void fx_pod(sched_t *s, const char *key, const char *node, const char *workload,
             const char *requests);
 /* A LocalQueue ns/name -> cq. */
 void fx_lq(sched_t *s, const char *ns, const char *name, const char *cq, stop_policy_t stop);
+/* The same with spec.fairSharing.weight `weight` (a quantity; NULL = absent). */
+void fx_lq_weight(sched_t *s, const char *ns, const char *name, const char *cq, const char *weight);
 /* The usual two-queue set-up: ClusterQueues "a" and "b" (fx_cq quotas and options; the options
  * name the cohort) with LocalQueues ns/qa and ns/qb. */
 void fx_pair(sched_t *s, const char *a_quotas, const fx_cq_opts_t *a, const char *b_quotas,

@@ -75,8 +75,26 @@ static bool owner_managed(void *ctx, const json_t *obj)
            strcmp(kind, "JobSet") == 0;
 }
 
+/* Admission fair sharing as the operator's Configuration and ClusterQueue cq-a say. */
+static bool test_afs_on;
+static int test_cq_usage_based;
+
+static bool afs_enabled(void *ctx)
+{
+    (void)ctx;
+    return test_afs_on;
+}
+
+static int cq_usage_based(void *ctx, const char *cq)
+{
+    (void)ctx;
+    return strcmp(cq, "cq-a") == 0 ? test_cq_usage_based : -1;
+}
+
 static cluster_t cluster;
 static const hook_admission_env_t env = {
+    .afs_enabled = afs_enabled,
+    .cq_usage_based = cq_usage_based,
     .local_queue_exists = lq_exists,
     .wpc_exists = wpc_exists,
     .cq_usage = cq_usage,
@@ -283,15 +301,32 @@ START_TEST(test_no_effect_settings_warn)
                      "spec.admissionChecksStrategy: field \"admissionChecksStrategy\" is accepted "
                      "but not supported by sluice; it has no effect");
     json_decref(root);
+    /* a LocalQueue weight: no effect while the Configuration has no admissionFairSharing, or in
+     * a ClusterQueue that is not UsageBasedAdmissionFairSharing */
     review(body, sizeof(body), "CREATE", "LocalQueue", lq_weight, NULL);
+    test_afs_on = false;
     root = run("/validate-kueue-x-k8s-io-v1beta2-localqueue", body, &resp);
     ck_assert(json_is_true(json_object_get(resp, "allowed")));
     warnings = json_object_get(resp, "warnings");
     ck_assert_uint_eq(json_array_size(warnings), 1);
     ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
-                     "spec.fairSharing: field \"fairSharing\" is accepted but not supported by "
-                     "sluice; it has no effect");
+                     "spec.fairSharing: has no effect: admission fair sharing is off (the "
+                     "Configuration has no admissionFairSharing)");
     json_decref(root);
+    test_afs_on = true;
+    root = run("/validate-kueue-x-k8s-io-v1beta2-localqueue", body, &resp);
+    warnings = json_object_get(resp, "warnings");
+    ck_assert_uint_eq(json_array_size(warnings), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(warnings, 0)),
+                     "spec.fairSharing: has no effect: ClusterQueue \"cq-a\" has no "
+                     "admissionScope UsageBasedAdmissionFairSharing");
+    json_decref(root);
+    test_cq_usage_based = 1;
+    root = run("/validate-kueue-x-k8s-io-v1beta2-localqueue", body, &resp);
+    ck_assert_uint_eq(json_array_size(json_object_get(resp, "warnings")), 0);
+    json_decref(root);
+    test_cq_usage_based = 0;
+    test_afs_on = false;
 }
 END_TEST
 

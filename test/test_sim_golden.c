@@ -253,6 +253,16 @@ START_TEST(test_golden_fragmentation)
 }
 END_TEST
 
+/* Issue 17: admission fair sharing. heavy's six jobs leave it a decayed usage, so at 60m the
+ * newer l-late (light) is admitted before h-late (heavy); without the Configuration's
+ * admissionFairSharing the older h-late goes first. */
+START_TEST(test_golden_issue17_afs)
+{
+    golden("test/data/sim", "issue17-afs", "issue17-afs", -1, false);
+    golden("test/data/sim", "issue17-afs-off", "issue17-afs-off", -1, false);
+}
+END_TEST
+
 /* Stop policies: HoldAndDrain evicts (event Evicted), Hold lets the running finish. */
 START_TEST(test_golden_stop_policy)
 {
@@ -286,6 +296,7 @@ int main(void)
     tcase_add_test(tc, test_golden_trainjob);
     tcase_add_test(tc, test_golden_ray_pod);
     tcase_add_test(tc, test_golden_issue17_mig);
+    tcase_add_test(tc, test_golden_issue17_afs);
     tcase_add_test(tc, test_golden_issue17_victim);
     tcase_add_test(tc, test_golden_fragmentation);
     tcase_add_test(tc, test_golden_stop_policy);

@@ -208,7 +208,8 @@ END_TEST
 
 /* Settings that have no effect in a run are warned: the operator's own Configuration sections,
  * a fairSharing weight while fair sharing is off (no Configuration: Kueue's default, off), a
- * LocalQueue's fairSharing (admission fair sharing is absent). */
+ * LocalQueue's fairSharing while admission fair sharing is off, or its ClusterQueue is not
+ * UsageBasedAdmissionFairSharing. */
 START_TEST(test_load_no_effect_warnings)
 {
     sim_scenario_t sc;
@@ -227,14 +228,36 @@ START_TEST(test_load_no_effect_warnings)
     ck_assert_ptr_nonnull(strstr(sc.warnings[2], "doc 3 (ClusterQueue cq-a): spec.fairSharing: "
                                                  "has no effect: fair sharing is off"));
     ck_assert_ptr_nonnull(strstr(sc.warnings[3], "doc 4 (LocalQueue team-a/lq): "
-                                                 "spec.fairSharing: field \"fairSharing\" is "
-                                                 "accepted but not supported by sluice"));
+                                                 "spec.fairSharing: has no effect: admission "
+                                                 "fair sharing is off"));
     sim_scenario_fini(&sc);
     /* with fair sharing on, the ClusterQueue's weight counts */
     yaml = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n"
            "---\n" FLAVOR "---\n" CQA("cq-a", "10", "") "  fairSharing:\n    weight: 2\n";
     ck_assert_int_eq(load(yaml, &sc), ERR_OK);
     ck_assert_uint_eq(sc.nwarnings, 0);
+    sim_scenario_fini(&sc);
+    /* admission fair sharing on: the weight counts in a UsageBased queue, not in another */
+    yaml =
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "admissionFairSharing:\n  usageHalfLifeTime: 1h\n---\n" FLAVOR
+        "---\n" CQA("cq-a", "10", "") "  admissionScope:\n"
+                                      "    admissionMode: UsageBasedAdmissionFairSharing\n---\n" LQ
+                                      "  fairSharing:\n    weight: 3\n";
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nwarnings, 0);
+    ck_assert(sc.config != NULL && sc.config->afs && sc.config->afs_half_life_ms == 3600000 &&
+              sc.config->afs_sampling_ms == 300000);
+    sim_scenario_fini(&sc);
+    yaml = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+           "admissionFairSharing:\n  usageHalfLifeTime: 1h\n---\n" FLAVOR
+           "---\n" CQA("cq-a", "10", "") "---\n" LQ "  fairSharing:\n    weight: 3\n";
+    ck_assert_int_eq(load(yaml, &sc), ERR_OK);
+    ck_assert_uint_eq(sc.nwarnings, 1);
+    ck_assert_ptr_nonnull(strstr(sc.warnings[0], "doc 4 (LocalQueue team-a/lq): spec.fairSharing: "
+                                                 "has no effect: ClusterQueue \"cq-a\" has no "
+                                                 "admissionScope UsageBasedAdmissionFairSharing"));
     sim_scenario_fini(&sc);
 }
 END_TEST

@@ -388,6 +388,13 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
                   "%s %s: spec.fairSharing: has no effect: fair sharing is off (the "
                   "Configuration has no fairSharing)",
                   kind_api[kind][1], name);
+    if (!c->cfg->kueue.afs && ((kind == CTRL_CQ && q->obj.u.cq.afs_usage_based) ||
+                               (kind == CTRL_LQ && q->obj.u.lq.has_fair_weight)))
+        ctrl__log(c, CTRL_LOG_INFO,
+                  "%s %s%s%s: %s: has no effect: admission fair sharing is off (the "
+                  "Configuration has no admissionFairSharing)",
+                  kind_api[kind][1], ns ? ns : "", ns ? "/" : "", name,
+                  kind == CTRL_CQ ? "spec.admissionScope" : "spec.fairSharing");
     switch (kind) {
     case CTRL_NAMESPACE:
         rc = sched_namespace_upsert(c->sched, &q->obj.u.ns, &msg);

@@ -131,6 +131,19 @@ static bool env_wpc_exists(void *ctx, const char *name)
     return ctrl_get(w->ctrl, CTRL_WPC, NULL, name) != NULL;
 }
 
+static bool env_afs(void *ctx)
+{
+    const ctrl_webhook_t *w = ctx;
+    return w->cfg->kueue.afs;
+}
+
+static int env_cq_usage_based(void *ctx, const char *cq)
+{
+    ctrl_webhook_t *w = ctx;
+    const object_t *o = ctrl_get(w->ctrl, CTRL_CQ, NULL, cq);
+    return o == NULL ? -1 : o->u.cq.afs_usage_based;
+}
+
 static bool env_manage(void *ctx, const char *ns)
 {
     ctrl_webhook_t *w = ctx;
@@ -808,6 +821,8 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
     w->env.local_queue_exists = env_lq_exists;
     w->env.wpc_exists = env_wpc_exists;
     w->env.manage_without_queue_name = env_manage;
+    w->env.afs_enabled = env_afs;
+    w->env.cq_usage_based = env_cq_usage_based;
     w->env.cq_usage = env_cq_usage;
     w->env.framework_enabled = env_framework;
     w->env.owner_managed = env_owner_managed;

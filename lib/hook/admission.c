@@ -347,6 +347,38 @@ static err_t no_effect_warnings(const diags_t *d, json_t *warnings)
     return ERR_OK;
 }
 
+/* Admission fair sharing's settings where they have no effect (Kueue accepts them silently):
+ * a UsageBased ClusterQueue or a LocalQueue weight while the Configuration has no
+ * admissionFairSharing, a LocalQueue weight whose ClusterQueue is not UsageBased. */
+static err_t afs_warnings(const hook_admission_env_t *env, const object_t *o, json_t *warnings)
+{
+    static const char off[] = "has no effect: admission fair sharing is off (the Configuration "
+                              "has no admissionFairSharing)";
+    char text[700];
+    const char *path = NULL;
+
+    if (env->afs_enabled == NULL)
+        return ERR_OK;
+    if (o->kind == KIND_CLUSTER_QUEUE && o->u.cq.afs_usage_based && !env->afs_enabled(env->ctx))
+        path = "spec.admissionScope";
+    else if (o->kind == KIND_LOCAL_QUEUE && o->u.lq.has_fair_weight)
+        path = "spec.fairSharing";
+    if (path == NULL)
+        return ERR_OK;
+    if (!env->afs_enabled(env->ctx))
+        snprintf(text, sizeof(text), "%s: %s", path, off);
+    else if (o->kind == KIND_LOCAL_QUEUE && o->u.lq.cluster_queue != NULL &&
+             env->cq_usage_based != NULL &&
+             env->cq_usage_based(env->ctx, o->u.lq.cluster_queue) == 0)
+        snprintf(text, sizeof(text),
+                 "%s: has no effect: ClusterQueue \"%s\" has no admissionScope "
+                 "UsageBasedAdmissionFairSharing",
+                 path, o->u.lq.cluster_queue);
+    else
+        return ERR_OK;
+    return json_array_append_new(warnings, json_string(text)) != 0 ? ERR_NOMEM : ERR_OK;
+}
+
 /* A quota decrease below what admitted workloads use is allowed (they keep running, as in
  * Kueue) but the person making it is told, naming the ClusterQueue and resource. */
 static err_t quota_warnings(const hook_admission_env_t *env, const cluster_queue_t *old,
@@ -627,6 +659,8 @@ static err_t validate(const hook_admission_env_t *env, const review_t *r, verdic
         v->code = 403;
     } else {
         rc = no_effect_warnings(&d, v->warnings);
+        if (rc == ERR_OK && have_obj)
+            rc = afs_warnings(env, &obj, v->warnings);
         if (rc == ERR_OK && have_obj && obj.kind == KIND_CLUSTER_QUEUE)
             rc = quota_warnings(env, have_old ? &old.u.cq : NULL, &obj.u.cq, v->warnings);
     }

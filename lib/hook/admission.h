@@ -76,6 +76,11 @@ typedef struct hook_admission_env_s {
     /* Is the controller owner of `obj` of a kind Kueue manages (an enabled integration's or an
      * external framework's)? NULL: never. */
     bool (*owner_managed)(void *ctx, const json_t *obj);
+    /* Is the Configuration's admissionFairSharing present? NULL: unknown (no warning). */
+    bool (*afs_enabled)(void *ctx);
+    /* Is ClusterQueue `cq` UsageBasedAdmissionFairSharing: 1 yes, 0 no, -1 unknown (not seen).
+     * NULL: always unknown. */
+    int (*cq_usage_based)(void *ctx, const char *cq);
     /* Called for every decision on an audited object (quotas, queue mappings, priorities),
      * except dry runs (request.dryRun: nothing is changed, so nothing is recorded; the
      * configurations declare sideEffects: NoneOnDryRun). */

@@ -40,6 +40,7 @@ typedef struct cc_s {
     size_t ncohorts;
     int manage_unlabelled; /* -1 unknown, else manages_unlabelled_jobs() */
     int fair_off;          /* -1 unknown, else fair_sharing_off() */
+    int afs_off;           /* -1 unknown, else afs_off() */
 } cc_t;
 
 static bool namespaced(kind_t k)
@@ -379,6 +380,26 @@ static bool fair_sharing_off(cc_t *c)
     return c->fair_off == 1;
 }
 
+/* Is admission fair sharing known to be off? As fair_sharing_off(), for the Configuration's
+ * admissionFairSharing (Kueue's feature gate AdmissionFairSharing is on by default). */
+static bool afs_off(cc_t *c)
+{
+    if (c->afs_off < 0) {
+        bool have = false, on = false;
+        for (size_t i = 0; i < c->n; i++)
+            if (c->objs[i] != NULL && c->objs[i]->kind == KIND_CONFIGURATION) {
+                have = true;
+                on = on || c->objs[i]->u.config.afs;
+            }
+        c->afs_off = (have || (c->opts != NULL && c->opts->timed_updates)) && !on;
+    }
+    return c->afs_off == 1;
+}
+
+#define AFS_OFF_MSG                                                           \
+    "has no effect: admission fair sharing is off (the Configuration has no " \
+    "admissionFairSharing)"
+
 /* spec.fairSharing.weight only weighs shares under fair sharing. */
 static void check_fair_weight(cc_t *c, size_t i, bool has_weight)
 {
@@ -403,6 +424,8 @@ static void check_cluster_queue(cc_t *c, size_t i, const cluster_queue_t *cq)
     char p[CPATH];
 
     check_fair_weight(c, i, cq->has_fair_weight);
+    if (cq->has_admission_scope && cq->afs_usage_based && afs_off(c))
+        diags_warn(&c->diags[i], "spec.admissionScope", AFS_OFF_MSG);
     for (size_t g = 0; g < cq->ngroups; g++) {
         for (size_t f = 0; f < cq->groups[g].nflavors; f++) {
             const char *name = cq->groups[g].flavors[f].name;
@@ -480,6 +503,14 @@ static void check_local_queue(cc_t *c, size_t i, const object_t *o)
     if (is_partial(c, cqi))
         return;
     cq = &c->objs[cqi]->u.cq;
+    /* the weight orders this LocalQueue's workloads by usage only in a UsageBased queue */
+    if (lq->has_fair_weight && afs_off(c))
+        diags_warn(&c->diags[i], "spec.fairSharing", AFS_OFF_MSG);
+    else if (lq->has_fair_weight && !(cq->has_admission_scope && cq->afs_usage_based))
+        diags_warn(&c->diags[i], "spec.fairSharing",
+                   "has no effect: ClusterQueue \"%s\" has no admissionScope "
+                   "UsageBasedAdmissionFairSharing",
+                   lq->cluster_queue);
     if (!cq->namespace_selector.present) {
         diags_warn(&c->diags[i], "spec.clusterQueue",
                    "ClusterQueue \"%s\" has no namespaceSelector, so it admits no workloads "
@@ -613,7 +644,8 @@ err_t crosscheck_run(const object_t *const *objs, size_t n, const crosscheck_opt
               .opts = opts,
               .diags = diags,
               .manage_unlabelled = -1,
-              .fair_off = -1};
+              .fair_off = -1,
+              .afs_off = -1};
 
     if (build_table(&c) != ERR_OK) {
         for (size_t i = 0; i < n; i++)

@@ -25,6 +25,10 @@
  *            one that does not select the LocalQueue's Namespace (when the set defines it);
  *            ClusterQueue or Cohort with spec.fairSharing.weight while fair sharing is off (a
  *            Configuration in the set without fairSharing; in a scenario, also none at all);
+ *            ClusterQueue with admissionScope UsageBasedAdmissionFairSharing, or LocalQueue with
+ *            spec.fairSharing.weight, while admission fair sharing is off (the same rule for
+ *            admissionFairSharing); LocalQueue with a weight whose ClusterQueue is not
+ *            UsageBasedAdmissionFairSharing;
  *            in a scenario, a Configuration's sections only `sluice run` reads.
  *
  * A cohortName or parentName naming no Cohort object is not a problem: Kueue creates the cohort

@@ -2,6 +2,7 @@
  * and `sluice check` act on (the operator's own fields: lib/ctrl/config.c). */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/decode_int.h"
+#include "util/duration.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,6 @@ static const char *const config_operator[] = {
 static const char *const config_unused[] = {
     "controller",
     "integrations",
-    "admissionFairSharing",
     "objectRetentionPolicies",
     "featureGates",
     "multiKueue",
@@ -68,6 +68,55 @@ static void decode_fair_sharing(decode_t *d, const json_t *v, configuration_t *o
     }
     if (d->v1beta1 && json_object_get(v, "enable") == NULL)
         out->fair_sharing = false; /* v1beta1: enable defaults to false */
+}
+
+/* A Go duration (metav1.Duration) in whole milliseconds into *out. */
+static void decode_duration(decode_t *d, const json_t *v, int64_t *out)
+{
+    jsonx_t *jx = &d->jx;
+    char *s = NULL;
+    err_msg_t msg;
+
+    if (!json_is_string(v)) {
+        jsonx_error(jx, "must be a duration string (\"5m\", \"168h\"), got %s", jsonx_type_name(v));
+        return;
+    }
+    if (!jsonx_string(jx, v, &s))
+        return;
+    if (duration_parse_ms(s, strlen(s), DURATION_MS_MAX, out, &msg) != ERR_OK)
+        jsonx_error(jx, "%s", msg.text);
+    free(s);
+}
+
+/* admissionFairSharing: {usageHalfLifeTime, usageSamplingInterval, resourceWeights}. Present
+ * means on, as Kueue (its feature gate AdmissionFairSharing is beta, on by default). */
+static void decode_afs(decode_t *d, const json_t *v, configuration_t *out)
+{
+    jsonx_t *jx = &d->jx;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    out->afs = true;
+    out->afs_sampling_ms = 5 * 60 * 1000; /* Kueue's default */
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "usageHalfLifeTime")) {
+            decode_duration(d, val, &out->afs_half_life_ms);
+        } else if (DECODE_IS(key, "usageSamplingInterval")) {
+            int64_t ms = 0;
+            decode_duration(d, val, &ms);
+            if (ms > 0) /* Kueue defaults a zero interval to 5m before validating */
+                out->afs_sampling_ms = ms;
+        } else if (DECODE_IS(key, "resourceWeights")) {
+            if (jsonx_resource_list(jx, val, &out->afs_weights))
+                for (size_t i = 0; i < out->afs_weights.len; i++)
+                    if (quantity_sign(out->afs_weights.items[i].value) < 0)
+                        jsonx_error_at(jx, out->afs_weights.items[i].name,
+                                       "must be greater than or equal to 0");
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
 }
 
 /*
@@ -283,6 +332,8 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
             decode_fair_sharing(d, val, out);
         } else if (DECODE_IS(key, "resources")) {
             decode_resources(d, val, &out->resources);
+        } else if (DECODE_IS(key, "admissionFairSharing")) {
+            decode_afs(d, val, out);
         } else if (decode__in(d, key, config_operator)) {
             /* decoded by the operator's own configuration reader; remembered for the
              * simulator, where they have no effect */

@@ -298,6 +298,30 @@ static void decode_checks_strategy(decode_t *d, const json_t *v, cluster_queue_t
     }
 }
 
+/* admissionScope: {admissionMode} (required in it; Kueue's CRD enum). */
+static void decode_admission_scope(decode_t *d, const json_t *v, cluster_queue_t *cq)
+{
+    static const char *const modes[] = {"UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing",
+                                        NULL};
+    jsonx_t *jx = &d->jx;
+    int e;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    cq->has_admission_scope = true;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "admissionMode")) {
+            if (jsonx_enum(jx, val, modes, &e))
+                cq->afs_usage_based = e == 0;
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (decode__absent(v, "admissionMode"))
+        jsonx_required(jx, "admissionMode");
+}
+
 static void decode_cq_spec(decode_t *d, const json_t *v, void *out)
 {
     static const char *const queueing[] = {"BestEffortFIFO", "StrictFIFO", NULL};
@@ -333,8 +357,9 @@ static void decode_cq_spec(decode_t *d, const json_t *v, void *out)
             jsonx_unused(jx, key);
             jsonx_string_array(jx, val, DEC_MAX_ADMISSION_CHECKS, false, &cq->admission_checks,
                                &cq->nadmission_checks);
-        } else if (DECODE_IS(key, "admissionScope") ||
-                   (DECODE_IS(key, "concurrentAdmissionPolicy") && !d->v1beta1)) {
+        } else if (DECODE_IS(key, "admissionScope")) {
+            decode_admission_scope(d, val, cq);
+        } else if (DECODE_IS(key, "concurrentAdmissionPolicy") && !d->v1beta1) {
             if (jsonx_want_object(jx, val))
                 jsonx_unused(jx, key);
         } else {
@@ -402,9 +427,8 @@ static void decode_lq_spec(decode_t *d, const json_t *v, void *out)
             if (jsonx_enum(jx, val, stop_policies, &e))
                 lq->stop_policy = (stop_policy_t)e;
         } else if (DECODE_IS(key, "fairSharing")) {
-            /* admission fair sharing (its only user) is absent: checked, and warned */
+            /* admission fair sharing's weight (crosscheck warns where it has no effect) */
             decode_fair_weight(d, val, &lq->has_fair_weight, &lq->fair_weight);
-            jsonx_unused(jx, key);
         } else {
             jsonx_unknown(jx, key);
         }

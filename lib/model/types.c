@@ -300,6 +300,7 @@ OBJECT_FINI(configuration_fini, configuration_t, c)
     object_meta_fini(&c->meta);
     label_selector_fini(&c->managed_jobs_namespace_selector);
     resource_rules_fini(&c->resources);
+    resource_list_fini(&c->afs_weights);
     strv_free(c->run_only, c->nrun_only);
 }
 

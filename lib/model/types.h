@@ -228,6 +228,10 @@ typedef struct cluster_queue_s {
     stop_policy_t stop_policy;
     bool has_fair_weight; /* absent = 1 */
     quantity_t fair_weight;
+    /* spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing orders the pending
+     * workloads by their LocalQueue's usage (Configuration admissionFairSharing) */
+    bool has_admission_scope;
+    bool afs_usage_based;
     char **admission_checks; /* owned: admissionChecksStrategy names */
     size_t nadmission_checks;
     /* The same rules with their onFlavors, in order (v1beta1 spec.admissionChecks: no
@@ -249,7 +253,7 @@ typedef struct local_queue_s {
     object_meta_t meta;  /* namespace + name */
     char *cluster_queue; /* owned */
     stop_policy_t stop_policy;
-    bool has_fair_weight;
+    bool has_fair_weight; /* spec.fairSharing.weight: admission fair sharing (absent = 1) */
     quantity_t fair_weight;
 } local_queue_t;
 
@@ -493,6 +497,11 @@ typedef struct configuration_s {
     bool manage_jobs_without_queue_name;
     label_selector_t managed_jobs_namespace_selector;
     resource_rules_t resources;
+    /* admissionFairSharing: present = on (Kueue's FG AdmissionFairSharing, beta, on) */
+    bool afs;
+    int64_t afs_half_life_ms;    /* usageHalfLifeTime (0: usage reset to 0) */
+    int64_t afs_sampling_ms;     /* usageSamplingInterval (default 5m) */
+    resource_list_t afs_weights; /* resourceWeights (absent resource: 1) */
     /* owned: the top-level fields present that only `sluice run` reads ("waitForPodsReady",
      * "webhook", ...), in document order: the simulator warns that they have no effect there */
     char **run_only;

@@ -175,6 +175,9 @@ static err_t clone_lq(sched_t *d, const lq_t *s)
         return ERR_NOMEM;
     }
     c->stop_policy = s->stop_policy;
+    c->weight = s->weight;
+    if (sched__afs_copy(&c->afs, &s->afs) != ERR_OK)
+        return ERR_NOMEM;
     if (util_strdup(s->key, &c->key) != ERR_OK || util_strdup(s->cq, &c->cq) != ERR_OK ||
         util_hmap_put(&d->lq_map, c->key, c, NULL) != ERR_OK)
         return ERR_NOMEM;

@@ -621,6 +621,9 @@ static err_t admit(cyc_t *c, entry_t *e)
     if (cq->sticky == w)
         cq->sticky = NULL;
     sched__wl_pin_clear(w);
+    /* admission fair sharing: the LocalQueue's usage and entry penalty (out of memory: the
+     * penalty is lost, the admission stands) */
+    (void)sched__afs_admitted(s, w, cq, c->now);
     return ERR_OK;
 nomem:
     free(use);
@@ -814,6 +817,9 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
     size_t n = 0, out_before = out->len;
     err_t rc = ERR_OK;
     s->cycle_no++;
+    /* admission fair sharing: samples due, LocalQueue scores, heaps re-ordered (afs.c) */
+    if (sched__afs_prepare(s, now) != ERR_OK)
+        return ERR_NOMEM;
     es = calloc(s->ncqs ? s->ncqs : 1, sizeof(entry_t));
     if (es == NULL)
         return ERR_NOMEM;

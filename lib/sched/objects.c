@@ -17,6 +17,10 @@ void sched_config_from(sched_config_t *cfg, const configuration_t *conf)
     cfg->nstrategies = conf->nstrategies > 2 ? 2 : conf->nstrategies;
     for (size_t i = 0; i < cfg->nstrategies; i++)
         cfg->strategies[i] = conf->strategies[i];
+    cfg->afs = conf->afs;
+    cfg->afs_half_life_ms = conf->afs_half_life_ms;
+    cfg->afs_sampling_ms = conf->afs_sampling_ms;
+    cfg->afs_weights = &conf->afs_weights;
     const char *g = kv_list_get(&conf->meta.annotations, SCHED_LOOP_GUARDS_ANNOTATION);
     if (g != NULL && sched_loop_guards_parse(g, &cfg->loop_guards, NULL) != ERR_OK)
         cfg->loop_guards = 0;
@@ -88,6 +92,7 @@ sched_t *sched_new(const sched_config_t *cfg)
     util_hmap_init(&s->pc_map, 0);
     util_hmap_init(&s->wl_map, 0);
     s->cfg.resources = &s->rules;
+    s->cfg.afs_weights = &s->afs_weights;
     if (cfg != NULL && sched_set_config(s, cfg) != ERR_OK) {
         sched_free(s);
         return NULL;
@@ -99,16 +104,30 @@ sched_t *sched_new(const sched_config_t *cfg)
 err_t sched_set_config(sched_t *s, const sched_config_t *cfg)
 {
     resource_rules_t rules = {0};
+    resource_list_t weights = {0};
 
     if (cfg->resources != NULL && cfg->resources != &s->rules &&
         resource_rules_copy(&rules, cfg->resources) != ERR_OK)
         return ERR_NOMEM;
+    if (cfg->afs_weights != NULL && cfg->afs_weights != &s->afs_weights &&
+        resource_list_copy(&weights, cfg->afs_weights) != ERR_OK) {
+        resource_rules_fini(&rules);
+        return ERR_NOMEM;
+    }
     if (cfg->resources != &s->rules) {
         resource_rules_fini(&s->rules);
         s->rules = rules;
     }
+    if (cfg->afs_weights != &s->afs_weights) {
+        resource_list_fini(&s->afs_weights);
+        s->afs_weights = weights;
+        free(s->afs_w); /* re-read by resource id at the next cycle (afs.c) */
+        s->afs_w = NULL;
+        s->afs_wlen = 0;
+    }
     s->cfg = *cfg;
     s->cfg.resources = &s->rules;
+    s->cfg.afs_weights = &s->afs_weights;
     if (s->cfg.nstrategies > 2)
         s->cfg.nstrategies = 2;
     s->requeue_all = true;
@@ -162,6 +181,8 @@ void sched_free(sched_t *s)
     if (s == NULL)
         return;
     resource_rules_fini(&s->rules);
+    resource_list_fini(&s->afs_weights);
+    free(s->afs_w);
     for (size_t i = 0; i < s->nwls; i++)
         sched__wl_free(s->wls[i]);
     free(s->wls);
@@ -183,6 +204,7 @@ void sched_free(sched_t *s)
     for (size_t i = 0; i < s->nlqs; i++) {
         free(s->lqs[i]->key);
         free(s->lqs[i]->cq);
+        sched__afs_fini(&s->lqs[i]->afs);
         free(s->lqs[i]);
     }
     free(s->lqs);
@@ -490,6 +512,7 @@ err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
     cq->stop_policy = in->stop_policy;
     cq->deleting = in->meta.deleting;
     cq->node.weight = in->has_fair_weight ? in->fair_weight.nano : 1000000000;
+    cq->afs_mode = in->has_admission_scope && in->afs_usage_based;
     cq->exists = true;
     if (objects_changed(s, true) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
@@ -595,6 +618,7 @@ err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
         if (lq == NULL)
             goto nomem;
         lq->key = key;
+        lq->afs.score.den = 1;
         key = NULL;
         if (util_hmap_put(&s->lq_map, lq->key, lq, NULL) != ERR_OK) {
             free(lq->key);
@@ -607,6 +631,7 @@ err_t sched_lq_upsert(sched_t *s, const local_queue_t *in, err_msg_t *msg)
     free(lq->cq);
     lq->cq = cqn;
     lq->stop_policy = in->stop_policy;
+    lq->weight = in->has_fair_weight ? in->fair_weight.nano : 1000000000;
     s->queues_dirty = true;
     return ERR_OK;
 nomem:
@@ -634,6 +659,7 @@ err_t sched_lq_delete(sched_t *s, const char *ns, const char *name, err_msg_t *m
     }
     free(lq->key);
     free(lq->cq);
+    sched__afs_fini(&lq->afs);
     free(lq);
     s->queues_dirty = true;
     return ERR_OK;

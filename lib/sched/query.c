@@ -117,10 +117,10 @@ err_t sched_workload_requests(const sched_t *s, const char *key, sched_request_c
     }
 }
 
+/* ctx: the ClusterQueue, whose order may put LocalQueue usage first (admission fair sharing) */
 static int wl_ptr_cmp(const void *a, const void *b, const void *ctx)
 {
-    (void)ctx;
-    return sched__wl_cmp(*(wl_t *const *)a, *(wl_t *const *)b);
+    return sched__queue_cmp(ctx, *(wl_t *const *)a, *(wl_t *const *)b);
 }
 
 err_t sched_cq_workloads(const sched_t *s, const char *name, sched_wl_cb cb, void *ud,
@@ -143,7 +143,7 @@ err_t sched_cq_workloads(const sched_t *s, const char *name, sched_wl_cb cb, voi
         memcpy(all, cq->heap.items, cq->heap.len * sizeof(wl_t *));
     if (cq->inadm.len)
         memcpy(all + cq->heap.len, cq->inadm.items, cq->inadm.len * sizeof(wl_t *));
-    if (sched__sort(all, n, sizeof(wl_t *), wl_ptr_cmp, NULL) != ERR_OK) {
+    if (sched__sort(all, n, sizeof(wl_t *), wl_ptr_cmp, cq) != ERR_OK) {
         free(all);
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
     }

@@ -22,6 +22,22 @@ int sched__wl_cmp(const wl_t *a, const wl_t *b)
     return strcmp(a->key, b->key);
 }
 
+/*
+ * A ClusterQueue's heap order. With admission fair sharing (afs.c) Kueue's queueOrderingFunc
+ * puts the LocalQueue usage first: lower weighted usage / weight first, then the order above.
+ * Every workload carries its LocalQueue's score (afs_score), refreshed with a heap rebuild when
+ * a score moves, so the heap never sees a score change under it.
+ */
+int sched__queue_cmp(const cq_t *cq, const wl_t *a, const wl_t *b)
+{
+    if (cq->afs_active) {
+        int c = sched__share_cmp(a->afs_score, b->afs_score);
+        if (c != 0)
+            return c;
+    }
+    return sched__wl_cmp(a, b);
+}
+
 err_t sched__wlvec_push(wlvec_t *v, wl_t *w)
 {
     if (util_grow((void **)&v->items, &v->cap, v->len + 1, sizeof(wl_t *)) != ERR_OK)
@@ -42,12 +58,12 @@ static void heap_set(wlvec_t *h, size_t i, wl_t *w)
     w->qidx = i;
 }
 
-static void sift_up(wlvec_t *h, size_t i)
+static void sift_up(const cq_t *cq, wlvec_t *h, size_t i)
 {
     wl_t *w = h->items[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (sched__wl_cmp(h->items[p], w) <= 0)
+        if (sched__queue_cmp(cq, h->items[p], w) <= 0)
             break;
         heap_set(h, i, h->items[p]);
         i = p;
@@ -55,17 +71,17 @@ static void sift_up(wlvec_t *h, size_t i)
     heap_set(h, i, w);
 }
 
-static void sift_down(wlvec_t *h, size_t i)
+static void sift_down(const cq_t *cq, wlvec_t *h, size_t i)
 {
     wl_t *w = h->items[i];
     for (;;) {
         size_t l = 2 * i + 1, best = i;
         wl_t *bw = w;
-        if (l < h->len && sched__wl_cmp(h->items[l], bw) < 0) {
+        if (l < h->len && sched__queue_cmp(cq, h->items[l], bw) < 0) {
             best = l;
             bw = h->items[l];
         }
-        if (l + 1 < h->len && sched__wl_cmp(h->items[l + 1], bw) < 0) {
+        if (l + 1 < h->len && sched__queue_cmp(cq, h->items[l + 1], bw) < 0) {
             best = l + 1;
             bw = h->items[l + 1];
         }
@@ -86,7 +102,7 @@ err_t sched__queue_push(cq_t *cq, wl_t *w)
     w->where = WQ_HEAP;
     cq->heap.items[cq->heap.len] = w;
     w->qidx = cq->heap.len++;
-    sift_up(&cq->heap, w->qidx);
+    sift_up(cq, &cq->heap, w->qidx);
     return ERR_OK;
 }
 
@@ -111,8 +127,8 @@ void sched__queue_remove(wl_t *w)
         wl_t *last = h->items[--h->len];
         if (i < h->len) {
             heap_set(h, i, last);
-            sift_up(h, i);
-            sift_down(h, last->qidx);
+            sift_up(cq, h, i);
+            sift_down(cq, h, last->qidx);
         }
     } else {
         wlvec_t *v = &cq->inadm;
@@ -135,6 +151,11 @@ wl_t *sched__queue_pop(cq_t *cq)
     if (cq->sticky != NULL && cq->sticky->where == WQ_HEAP && cq->sticky->qcq == cq)
         w = cq->sticky;
     else if (cq->heap.len > 0)
+        w = cq->heap.items[0];
+    /* admission fair sharing: Kueue's sticky preemptor comes first only among the workloads
+     * of the lowest LocalQueue usage (the usage is compared before the sticky rule) */
+    if (w == cq->sticky && w != NULL && cq->afs_active && cq->heap.len > 0 &&
+        sched__share_cmp(cq->heap.items[0]->afs_score, w->afs_score) < 0)
         w = cq->heap.items[0];
     if (w == NULL)
         return NULL;
@@ -178,7 +199,7 @@ void sched__queue_rebuild_heap(cq_t *cq)
     for (size_t i = 0; i < h->len; i++)
         h->items[i]->qidx = i;
     for (size_t i = h->len / 2; i-- > 0;)
-        sift_down(h, i);
+        sift_down(cq, h, i);
 }
 
 err_t sched__admitted_add(cq_t *cq, wl_t *w)
@@ -234,6 +255,7 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
              w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED)
         sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
                              "Workload is pending evaluation in the scheduling queue");
+    w->afs_score = lq->afs.score;
     if (w->held)
         return sched__queue_park(cq, w); /* requeue backoff: pending, never a head */
     return sched__queue_push(cq, w);

@@ -63,6 +63,15 @@ typedef struct sched_config_s {
      * known (sched_node_upsert), a workload is admitted only when all its pods fit the free
      * capacity of nodes its assigned flavors select; otherwise it waits (reason NoFittingNode). */
     bool node_fit;
+    /* Configuration `admissionFairSharing` (docs/engine.md, "Admission fair sharing"): on when
+     * `afs`; a ClusterQueue with admissionScope UsageBasedAdmissionFairSharing then orders its
+     * pending workloads by their LocalQueue's decayed usage / weight first. */
+    bool afs;
+    int64_t afs_half_life_ms; /* usageHalfLifeTime; 0 = usage reset to 0 at every sample */
+    int64_t afs_sampling_ms;  /* usageSamplingInterval (> 0; 0 reads as Kueue's 5m) */
+    /* resourceWeights (nano; a resource not listed weighs 1), NULL = none. Borrowed for the
+     * call only: sched_new() and sched_set_config() copy it. */
+    const resource_list_t *afs_weights;
 } sched_config_t;
 
 /* Parse a loop-guards value: "none", "all", or a comma-separated list of guard names
@@ -119,6 +128,23 @@ err_t sched_cohort_delete(sched_t *s, const char *name, err_msg_t *msg);
 
 /* Create or update a LocalQueue (copied; key meta.namespace/meta.name). */
 err_t sched_lq_upsert(sched_t *s, const local_queue_t *lq, err_msg_t *msg);
+/* Admission fair sharing: seed LocalQueue `key`'s consumed resources from its persisted
+ * status.fairSharing.admissionFairSharingStatus.consumedResources (an operator restart), as
+ * Kueue does once per process: only while the engine has no usage history for it yet (no
+ * sample and no admission since it was created); the decay clock starts at the next call that
+ * passes a time. ERR_NOT_FOUND when the LocalQueue is unknown; ERR_OK and nothing done when it
+ * already has history. */
+err_t sched_lq_afs_seed(sched_t *s, const char *key, const resource_list_t *consumed,
+                        err_msg_t *msg);
+
+/* A LocalQueue's admission-fair-sharing state at `now` (Kueue's admissionFairSharingStatus):
+ * consumed resources decayed up to the last sample at or before `now` (by resource name, zero
+ * entries left out) and that sample's time. `consumed` is owned by the caller
+ * (resource_list_fini). ERR_NOT_FOUND when the LocalQueue is unknown, ERR_INVALID when admission
+ * fair sharing is off or no time has been seen yet (`*last_update` untouched), ERR_NOMEM. */
+err_t sched_lq_afs_status(const sched_t *s, const char *key, int64_t now, resource_list_t *consumed,
+                          int64_t *last_update, err_msg_t *msg);
+
 /* Delete a LocalQueue; its pending workloads wait ("LocalQueue <lq> doesn't exist"). */
 err_t sched_lq_delete(sched_t *s, const char *ns, const char *name, err_msg_t *msg);
 

@@ -62,6 +62,17 @@ typedef struct fr_rec_s {
     int res;
 } fr_rec_t;
 
+/* An exact non-negative rational share; inf marks zero-weight borrowing (fair sharing) or a
+ * LocalQueue of weight 0 (admission fair sharing). */
+typedef struct share_s {
+    qnano_t num;
+    qnano_t den; /* > 0 */
+    bool inf;
+} share_t;
+
+/* Compare two shares exactly (fairshare.c): <0, 0, >0; +Inf equals +Inf. */
+int sched__share_cmp(share_t a, share_t b);
+
 /* ---- the cohort forest ------------------------------------------------------------------- */
 
 typedef struct qfr_s {
@@ -191,6 +202,9 @@ typedef struct cq_s {
     int32_t max_prio_threshold;
     stop_policy_t stop_policy;
     bool deleting;
+    bool afs_mode;   /* admissionScope UsageBasedAdmissionFairSharing */
+    bool afs_active; /* afs_mode and the configuration's admissionFairSharing (afs.c) */
+    bool afs_dirty;  /* a LocalQueue's usage moved: re-read scores, re-order the heap */
     /* status */
     bool active;
     sched_cq_reason_t reason;
@@ -206,10 +220,23 @@ typedef struct cq_s {
     size_t sorted_idx;
 } cq_t;
 
+/* Admission fair sharing state of a LocalQueue (afs.c): Kueue's AfsUsageLedger entry. */
+typedef struct lq_afs_s {
+    qnano_t *consumed; /* owned: decayed consumed resources by resource id, length n */
+    size_t n;
+    int64_t last;        /* last sample or settlement (ms); valid once started */
+    bool started;        /* the decay clock runs (set at the first time seen) */
+    bool history;        /* sampled, admitted or seeded: a seed from status no longer applies */
+    share_t score;       /* weighted consumed / LocalQueue weight: lower is admitted first */
+    qnano_t weight_seen; /* the weight `score` was computed with */
+} lq_afs_t;
+
 typedef struct lq_s {
     char *key; /* owned ns/name */
     char *cq;  /* owned */
     stop_policy_t stop_policy;
+    qnano_t weight; /* spec.fairSharing.weight in nano (default 1e9) */
+    lq_afs_t afs;   /* owned */
 } lq_t;
 
 typedef struct ns_rec_s {
@@ -276,6 +303,7 @@ struct wl_s {
     bool deact_by_engine; /* deactivated by max exec time; stays so until spec.active flips */
     bool held;            /* pending in requeue backoff (sched_wl_opts_t.hold): parked */
     bool seen_inactive;
+    share_t afs_score; /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
     /* queue membership */
     cq_t *qcq;
     wq_where_t where;
@@ -317,8 +345,11 @@ struct wl_s {
 /* ---- the engine ----------------------------------------------------------------------------- */
 
 struct sched_s {
-    sched_config_t cfg;     /* cfg.resources points at `rules` */
+    sched_config_t cfg;     /* cfg.resources points at `rules`, cfg.afs_weights at afs_weights */
     resource_rules_t rules; /* owned: the Configuration's resources section */
+    resource_list_t afs_weights; /* owned: admissionFairSharing.resourceWeights */
+    qnano_t *afs_w;              /* owned: those weights by resource id (afs.c), length afs_wlen */
+    size_t afs_wlen;
     /* interning */
     char **res_names;
     size_t nres, cres;
@@ -405,6 +436,9 @@ void sched__mark_requeue(sched_t *s, node_t *n);
 /* ---- queue.c -------------------------------------------------------------------------------- */
 
 int sched__wl_cmp(const wl_t *a, const wl_t *b);
+/* The order of cq's heap: sched__wl_cmp, after the LocalQueue usage under admission fair
+ * sharing. */
+int sched__queue_cmp(const cq_t *cq, const wl_t *a, const wl_t *b);
 err_t sched__queue_push(cq_t *cq, wl_t *w);
 err_t sched__queue_park(cq_t *cq, wl_t *w);
 void sched__queue_remove(wl_t *w);
@@ -418,6 +452,19 @@ void sched__admitted_remove(wl_t *w);
 /* Put pending workload w in the right queue (or none); err only on OOM. */
 err_t sched__wl_enqueue(sched_t *s, wl_t *w);
 err_t sched__requeue_pending(sched_t *s);
+
+/* ---- afs.c: admission fair sharing ------------------------------------------------------- */
+
+/* cq orders by LocalQueue usage (admissionScope UsageBased and the configuration's section). */
+bool sched__afs_on(const sched_t *s, const cq_t *cq);
+/* Before w's LocalQueue's admitted usage changes at `now`: replay the samples due. */
+void sched__afs_before(sched_t *s, const wl_t *w, int64_t now);
+/* w was admitted into cq at `now`: settle its LocalQueue's usage and entry penalty. */
+err_t sched__afs_admitted(sched_t *s, const wl_t *w, const cq_t *cq, int64_t now);
+/* Before a cycle's heads are taken: samples due, scores, heaps of the queues whose order moved. */
+err_t sched__afs_prepare(sched_t *s, int64_t now);
+void sched__afs_fini(lq_afs_t *a);
+err_t sched__afs_copy(lq_afs_t *dst, const lq_afs_t *src);
 
 /* ---- workload.c ----------------------------------------------------------------------------- */
 
@@ -606,7 +653,8 @@ static inline bool sched__within_nominal_frs(const node_t *n, const int *frs, si
 }
 
 /* Kueue CandidatesOrdering: evicting first, workloads of other ClusterQueues than `own` first,
- * lower priority, most recently admitted first, then key (Kueue: UID). */
+ * (admission fair sharing) higher LocalQueue usage, lower priority, most recently admitted
+ * first, then key (Kueue: UID). */
 static inline int sched__cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
 {
     bool ea = a->state == SCHED_WL_EVICTING, eb = b->state == SCHED_WL_EVICTING;
@@ -615,6 +663,14 @@ static inline int sched__cand_cmp(const wl_t *a, const wl_t *b, const cq_t *own)
     bool oa = a->acq != own, ob = b->acq != own;
     if (oa != ob)
         return oa ? -1 : 1;
+    /* admission fair sharing: in one ClusterQueue, the workload of the LocalQueue that used
+     * more goes first (afs_score is refreshed for admitted workloads too, afs.c) */
+    if (a->acq == b->acq && a->acq != NULL && a->acq->afs_active && a->lq_key != NULL &&
+        b->lq_key != NULL && strcmp(a->lq_key, b->lq_key) != 0) {
+        int c = sched__share_cmp(b->afs_score, a->afs_score);
+        if (c != 0)
+            return c;
+    }
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->admitted_at != b->admitted_at)
@@ -636,15 +692,7 @@ typedef struct entry_s {
 
 /* ---- fairshare.c ---------------------------------------------------------------------------- */
 
-/* An exact non-negative rational share; inf marks zero-weight borrowing. */
-typedef struct share_s {
-    qnano_t num;
-    qnano_t den; /* > 0 */
-    bool inf;
-} share_t;
-
 share_t sched__drs(const sched_t *s, const node_t *n, const use_t *extra, size_t nextra);
-int sched__share_cmp(share_t a, share_t b);
 int64_t sched__share_status(share_t sh);
 /* Fair-sharing tournament: index of the next entry to process among those not done. */
 size_t sched__fair_next(sched_t *s, entry_t *e, size_t n);

@@ -383,6 +383,7 @@ static void expiring_remove(sched_t *s, wl_t *w)
 
 err_t sched__wl_apply_admission(sched_t *s, wl_t *w, cq_t *cq, use_t *use, size_t nuse)
 {
+    sched__afs_before(s, w, s->now); /* admission fair sharing: samples before usage moves */
     if (s->tree_dirty && sched__tree_rebuild(s) != ERR_OK)
         return ERR_NOMEM;
     for (node_t *n = &cq->node; n != NULL; n = n->parent)
@@ -417,6 +418,7 @@ void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
     cq_t *cq = w->acq;
     if (cq == NULL)
         return;
+    sched__afs_before(s, w, now); /* admission fair sharing: samples before usage moves */
     sched__wl_usage_apply(w, -1);
     if (w->nplace > 0) {
         sched__nodes_unplace(s, w);
