@@ -297,6 +297,102 @@ START_TEST(local_queue_sums_admissions)
 }
 END_TEST
 
+/* Admission fair sharing: status.fairSharing of a LocalQueue from the engine, and the seed a
+ * restarted operator takes from it. */
+static sched_t *afs_engine(void)
+{
+    sched_config_t cfg = {0};
+    cfg.afs = true;
+    cfg.afs_half_life_ms = 10 * 60 * 1000;
+    cfg.afs_sampling_ms = 5 * 60 * 1000;
+    sched_t *s = sched_new(&cfg);
+    ck_assert_ptr_nonnull(s);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+        "\"metadata\":{\"name\":\"f1\"}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ClusterQueue\",\"metadata\":"
+        "{\"name\":\"cq\"},\"spec\":{\"namespaceSelector\":{},\"admissionScope\":{"
+        "\"admissionMode\":\"UsageBasedAdmissionFairSharing\"},"
+        "\"resourceGroups\":[{\"coveredResources\":[\"nvidia.com/gpu\"],\"flavors\":[{\"name\":"
+        "\"f1\",\"resources\":[{\"name\":\"nvidia.com/gpu\",\"nominalQuota\":8}]}]}]}}",
+        false);
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"LocalQueue\",\"metadata\":"
+        "{\"name\":\"lq\",\"namespace\":\"ns\"},\"spec\":{\"clusterQueue\":\"cq\"}}",
+        false);
+    return s;
+}
+
+static const char *afs_field(json_t *st, const char *field)
+{
+    json_t *a = json_object_get(json_object_get(st, "fairSharing"), "admissionFairSharingStatus");
+    if (strcmp(field, "lastUpdate") == 0)
+        return json_string_value(json_object_get(a, "lastUpdate"));
+    return json_string_value(json_object_get(json_object_get(a, "consumedResources"), field));
+}
+
+START_TEST(local_queue_afs_status_and_seed)
+{
+    sched_t *s = afs_engine();
+    sched_decisions_t out;
+    json_t *st = json_object();
+    const int64_t t0 = 1767225600000; /* 2026-01-01T00:00:00Z */
+
+    /* no time seen yet: nothing written */
+    ck_assert_int_eq(queuestatus_lq_afs(s, "ns/lq", t0, st), ERR_OK);
+    ck_assert_ptr_null(json_object_get(st, "fairSharing"));
+    add(s, WL("w", "4", ""), false);
+    sched_decisions_init(&out);
+    ck_assert_int_eq(sched_cycle(s, t0, &out, NULL), ERR_OK);
+    ck_assert_uint_eq(out.len, 1);
+    /* the entry penalty: 4 x (1 - 2^-0.5) */
+    ck_assert_int_eq(queuestatus_lq_afs(s, "ns/lq", t0 + 1000, st), ERR_OK);
+    ck_assert_int_eq(
+        json_integer_value(json_object_get(json_object_get(st, "fairSharing"), "weightedShare")),
+        0);
+    ck_assert_str_eq(afs_field(st, "nvidia.com/gpu"), "1171572875n");
+    ck_assert_str_eq(afs_field(st, "lastUpdate"), "2026-01-01T00:00:00Z");
+    /* the sample at 5m */
+    ck_assert_int_eq(queuestatus_lq_afs(s, "ns/lq", t0 + 5 * 60000, st), ERR_OK);
+    ck_assert_str_eq(afs_field(st, "nvidia.com/gpu"), "1999999999n");
+    ck_assert_str_eq(afs_field(st, "lastUpdate"), "2026-01-01T00:05:00Z");
+    sched_decisions_fini(&out);
+    sched_free(s);
+
+    /* a restart: the status written seeds the new engine once, its clock from the next time
+     * (not from the admitted workload restored before any time was passed) */
+    s = afs_engine();
+    add(s,
+        "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":{"
+        "\"name\":\"w\",\"namespace\":\"ns\"},\"spec\":{\"queueName\":\"lq\",\"podSets\":[{"
+        "\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+        "\"c\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"}}}]}}}]},\"status\":{"
+        "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
+        "\"flavors\":{\"nvidia.com/gpu\":\"f1\"},\"resourceUsage\":{\"nvidia.com/gpu\":\"4\"},"
+        "\"count\":1}]},\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+        "\"reason\":\"QuotaReserved\",\"message\":\"\",\"lastTransitionTime\":"
+        "\"2026-01-01T00:00:00Z\"}]}}",
+        true);
+    ck_assert_int_eq(queuestatus_lq_afs_seed(s, "ns/lq", st), ERR_OK);
+    ck_assert_int_eq(queuestatus_lq_afs_seed(s, "ns/missing", st), ERR_OK);
+    sched_decisions_init(&out);
+    ck_assert_int_eq(sched_cycle(s, t0 + 7 * 60000, &out, NULL), ERR_OK);
+    json_t *st2 = json_object();
+    ck_assert_int_eq(queuestatus_lq_afs(s, "ns/lq", t0 + 7 * 60000, st2), ERR_OK);
+    ck_assert_str_eq(afs_field(st2, "nvidia.com/gpu"), "1999999999n");
+    ck_assert_str_eq(afs_field(st2, "lastUpdate"), "2026-01-01T00:07:00Z");
+    /* the sample 5m later: 1.999999999 x 2^-0.5 + 4 x (1 - 2^-0.5) (the restored workload) */
+    ck_assert_int_eq(queuestatus_lq_afs(s, "ns/lq", t0 + 12 * 60000, st2), ERR_OK);
+    ck_assert_str_eq(afs_field(st2, "nvidia.com/gpu"), "2585786436n");
+    json_decref(st2);
+    json_decref(st);
+    sched_decisions_fini(&out);
+    sched_free(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("ctrl_queuestatus");
@@ -309,6 +405,7 @@ int main(void)
     tcase_add_test(tc, cohort_status_fair_sharing);
     tcase_add_test(tc, local_queue_sums_admissions);
     tcase_add_test(tc, local_queue_status);
+    tcase_add_test(tc, local_queue_afs_status_and_seed);
     suite_add_tcase(su, tc);
     sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

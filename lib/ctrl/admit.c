@@ -567,10 +567,16 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
         if (!collected && queuestatus_lq_collect(c->sched, &lqs) != ERR_OK)
             return;
         collected = true;
-        write_status(c, CTRL_LQ, key,
-                     queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue,
-                                    q->obj.u.lq.stop_policy != STOP_POLICY_NONE, q->keep, now_s),
-                     q->keep);
+        json_t *st = queuestatus_lq(c->sched, &lqs, key, q->obj.u.lq.cluster_queue,
+                                    q->obj.u.lq.stop_policy != STOP_POLICY_NONE, q->keep, now_s);
+        /* admission fair sharing: in the same write (Kueue's LocalQueue controller writes it
+         * every sampling interval; it changes only then) */
+        if (st != NULL && c->cfg->kueue.afs &&
+            queuestatus_lq_afs(c->sched, key, ctrl__now_ms(), st) != ERR_OK) {
+            json_decref(st);
+            st = NULL;
+        }
+        write_status(c, CTRL_LQ, key, st, q->keep);
     }
     if (collected)
         queuestatus_lqs_fini(&lqs);

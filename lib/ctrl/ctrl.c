@@ -5,6 +5,7 @@
 #include "ctrl/cond.h"
 #include "ctrl/ctrl_int.h"
 #include "ctrl/podsready.h"
+#include "ctrl/queuestatus.h"
 #include "ctrl/wlstatus.h"
 #include "jobs/job_workload.h"
 #include "jobs/podgroup.h"
@@ -410,6 +411,13 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
         break;
     case CTRL_LQ:
         rc = sched_lq_upsert(c->sched, &q->obj.u.lq, &msg);
+        /* admission fair sharing: the usage persisted in its status (once: a restart) */
+        if (rc == ERR_OK && c->cfg->kueue.afs && q->keep != NULL) {
+            char key[CTRL_KEY_MAX];
+            snprintf(key, sizeof(key), "%s/%s", ns ? ns : "default", name);
+            if (queuestatus_lq_afs_seed(c->sched, key, q->keep) != ERR_OK)
+                rc = err_set(&msg, ERR_NOMEM, "LocalQueue %s: out of memory", key);
+        }
         break;
     case CTRL_WPC:
         rc = sched_wpc_upsert(c->sched, &q->obj.u.wpc, &msg);

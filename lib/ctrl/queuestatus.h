@@ -46,4 +46,15 @@ void queuestatus_lqs_fini(queuestatus_lqs_t *l);
 json_t *queuestatus_lq(const sched_t *s, const queuestatus_lqs_t *lqs, const char *key,
                        const char *cq, bool stopped, const json_t *current, int64_t now_s);
 
+/* Admission fair sharing (Configuration admissionFairSharing): set `status`.fairSharing of
+ * LocalQueue `key` to Kueue's {weightedShare: 0, admissionFairSharingStatus: {consumedResources,
+ * lastUpdate}} from the engine at `now_ms` (its last sample at or before then). Nothing is set
+ * while the engine has no state for the LocalQueue (off, or no time seen yet). ERR_NOMEM. */
+err_t queuestatus_lq_afs(const sched_t *s, const char *key, int64_t now_ms, json_t *status);
+
+/* After a restart: LocalQueue `key`'s persisted status.fairSharing.admissionFairSharingStatus.
+ * consumedResources (`status` is its status object; malformed amounts are skipped) seeds the
+ * engine's usage history, once (sched_lq_afs_seed). ERR_NOMEM. */
+err_t queuestatus_lq_afs_seed(sched_t *s, const char *key, const json_t *status);
+
 #endif

@@ -290,7 +290,9 @@ static lq_t *lq_of_key(const sched_t *s, const wl_t *w)
 void sched__afs_before(sched_t *s, const wl_t *w, int64_t now)
 {
     lq_t *lq;
-    if (!s->cfg.afs || (lq = lq_of_key(s, w)) == NULL)
+    /* a LocalQueue whose clock has not started has no sample due; its clock starts at the next
+     * cycle, not here: an operator restoring admitted workloads has passed no time yet */
+    if (!s->cfg.afs || (lq = lq_of_key(s, w)) == NULL || !lq->afs.started)
         return;
     /* out of memory: this LocalQueue misses the samples due; they are replayed later with the
      * usage of then */
