@@ -2,6 +2,7 @@
  * errors and allocation failures. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/convert.h"
+#include "util/alloc.h"
 
 /* test_convert links with -Wl,--wrap=malloc,calloc,realloc (test/convert.cmake) for lib/model's
  * own allocations; main() routes jansson's through the same counter. */
@@ -928,7 +929,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     sr = srunner_create(convert_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed = srunner_ntests_failed(sr);

@@ -4,6 +4,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/conversion.h"
 #include "model/convert.h"
+#include "util/alloc.h"
 
 /* Allocation failures: see test/convert.cmake and main(). */
 #include "oom_wrap.h"
@@ -361,7 +362,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, converts_in_order);
     tcase_add_test(tc, failures);

@@ -3,6 +3,7 @@
  * template and clears spec.suspend; stop restores), counts, status, errors. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/framework.h"
+#include "util/alloc.h"
 
 #include "jobs_fixtures.h"
 #define OOM_WRAP_STRDUP
@@ -231,7 +232,7 @@ START_TEST(out_of_memory)
 
     const jobs_kind_t *k = jobset(); /* Check allocates in ck_assert: not between the fail points */
 
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     for (int op = 0; op < 3; op++) {
         for (long n = 1;; n++) {
             json_t *js = json_deep_copy(orig), *started = json_deep_copy(orig);
@@ -270,7 +271,7 @@ START_TEST(out_of_memory)
             json_decref(started);
         }
     }
-    json_set_alloc_funcs(malloc, free);
+    util_alloc_install();
     json_decref(orig);
     json_decref(pod_sets);
     json_decref(nodes);

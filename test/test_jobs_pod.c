@@ -1,6 +1,7 @@
 /* test_jobs_pod -- a plain Pod as Kueue's pod integration admits it: gate, role hash, stop. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/podgroup.h"
+#include "util/alloc.h"
 
 #include "jobs_fixtures.h"
 #include "oom_wrap.h"
@@ -303,7 +304,7 @@ END_TEST
 START_TEST(out_of_memory)
 {
     json_t *orig = jf_doc("pods.yaml", 0);
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     for (long n = 1;; n++) {
         json_t *pod = json_deep_copy(orig);
         err_msg_t msg = {{0}};
@@ -320,7 +321,7 @@ START_TEST(out_of_memory)
         }
         ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %d %s", n, rc, msg.text);
     }
-    json_set_alloc_funcs(malloc, free);
+    util_alloc_install();
     json_decref(orig);
 }
 END_TEST

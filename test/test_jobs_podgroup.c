@@ -1,6 +1,7 @@
 /* test_jobs_podgroup -- the Pods of one pod group as one Workload, as Kueue's pod integration. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/podgroup.h"
+#include "util/alloc.h"
 
 #include "jobs_fixtures.h"
 #include "oom_wrap.h"
@@ -316,7 +317,7 @@ END_TEST
  * time, nothing leaked (ASan), and success once none fails. */
 START_TEST(out_of_memory)
 {
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     for (long n = 1;; n++) {
         jobs_pod_group_t g;
         workload_t wl = {0};
@@ -337,7 +338,7 @@ START_TEST(out_of_memory)
         }
         ck_assert_msg(rc == ERR_NOMEM, "allocation %ld: %d %s", n, rc, msg.text);
     }
-    json_set_alloc_funcs(malloc, free);
+    util_alloc_install();
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* test_jobs_ray -- RayJob and RayCluster read as Kueue's ray integrations read them. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/kind_ray.h"
+#include "util/alloc.h"
 
 #include "model/quantity.h"
 
@@ -406,7 +407,7 @@ END_TEST
 START_TEST(out_of_memory)
 {
     json_t *orig = jf_doc("ray.yaml", 0), *orig_rc = jf_doc("ray.yaml", 1);
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     for (long n = 1;; n++) {
         json_t *rj = json_deep_copy(orig), *rc = json_deep_copy(orig_rc), *head = NULL;
         jobs_podset_t sets[JOBS_PODSETS_MAX];
@@ -432,7 +433,7 @@ START_TEST(out_of_memory)
         }
         ck_assert_msg(e == ERR_NOMEM, "allocation %ld: %d %s", n, e, msg.text);
     }
-    json_set_alloc_funcs(malloc, free);
+    util_alloc_install();
     json_decref(orig);
     json_decref(orig_rc);
 }

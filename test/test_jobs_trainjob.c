@@ -3,6 +3,7 @@
  * start and stop in Kueue's own runtimePatches entry, status. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "jobs/framework.h"
+#include "util/alloc.h"
 
 #include "jobs_fixtures.h"
 #include "model/quantity.h"
@@ -433,7 +434,7 @@ START_TEST(out_of_memory)
     json_t *tols = json_pack("[{s:s, s:s}]", "key", "gpu", "operator", "Exists");
     jobs_start_info_t info = {"node", "gpu", "gpus", "w", nodes, tols, false, 0};
 
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     for (int op = 0; op < 3; op++) {
         for (long n = 1;; n++) {
             json_t *obj = json_deep_copy(orig), *view = NULL;
@@ -463,7 +464,7 @@ START_TEST(out_of_memory)
                           msg.text);
         }
     }
-    json_set_alloc_funcs(malloc, free);
+    util_alloc_install();
     json_decref(nodes);
     json_decref(tols);
     json_decref(orig);

@@ -6,6 +6,7 @@
 #include "sim/record.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
+#include "util/alloc.h"
 
 #include "oom_wrap.h"
 
@@ -138,7 +139,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(__wrap_malloc, free);
+    util_alloc_install();
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, every_allocation_of_a_run_fails_in_turn);
     suite_add_tcase(s, tc);

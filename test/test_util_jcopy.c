@@ -1,5 +1,6 @@
 /* test_util_jcopy -- util_json_copy: a whole shallow copy or NULL, never a partial one. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "util/alloc.h"
 #include "util/jcopy.h"
 
 #include "oom_wrap.h"
@@ -83,7 +84,7 @@ int main(void)
     SRunner *sr;
     int failed;
 
-    json_set_alloc_funcs(oom_malloc, free);
+    util_alloc_install();
     tcase_add_test(tc, copies_share_the_members);
     tcase_add_test(tc, out_of_memory_is_null_never_partial);
     suite_add_tcase(s, tc);

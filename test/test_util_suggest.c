@@ -55,6 +55,33 @@ START_TEST(pick_the_closest)
 }
 END_TEST
 
+/* The early exits (length difference, two rows past the limit) answer as the whole table does:
+ * every pair of words over a small alphabet, close or not. */
+START_TEST(early_exits_agree_with_the_whole_table)
+{
+    static const char alphabet[] = "abA";
+    char w[8], k[8];
+
+    for (unsigned a = 0; a < 3 * 3 * 3 * 3 * 3 * 3; a++) {
+        for (unsigned b = 0; b < 3 * 3 * 3 * 3 * 3; b += 7) {
+            size_t wl = 1 + a % 6, kl = 1 + b % 5, d, shorter;
+            unsigned x = a, y = b;
+
+            for (size_t i = 0; i < wl; i++, x /= 3)
+                w[i] = alphabet[x % 3];
+            w[wl] = '\0';
+            for (size_t i = 0; i < kl; i++, y /= 3)
+                k[i] = alphabet[(y + i) % 3];
+            k[kl] = '\0';
+            d = suggest_distance(w, k);
+            shorter = wl < kl ? wl : kl;
+            ck_assert_msg(suggest_close(w, k) == (d > 0 && d <= 4 && d < shorter), "%s %s: %zu", w,
+                          k, d);
+        }
+    }
+}
+END_TEST
+
 static Suite *suggest_suite(void)
 {
     Suite *s = suite_create("util_suggest");
@@ -64,6 +91,7 @@ static Suite *suggest_suite(void)
     tcase_add_test(tc, too_long_is_never_close);
     tcase_add_test(tc, close_enough);
     tcase_add_test(tc, pick_the_closest);
+    tcase_add_test(tc, early_exits_agree_with_the_whole_table);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "util/alloc.h"
 #include "util/util.h"
 
 #include "ctrl/config.h"
@@ -1025,7 +1026,8 @@ static int run_cmd(int argc, char **argv)
         return rc;
     }
     signal(SIGPIPE, SIG_IGN);
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    curl_global_init_mem(CURL_GLOBAL_DEFAULT, util_malloc, util_free, util_realloc,
+                         util_alloc_strdup, util_calloc); /* lib/util/alloc.h */
     uv_loop_init(&r.loop);
     r.loop.data = &r;
     uv_signal_init(&r.loop, &r.sigterm);

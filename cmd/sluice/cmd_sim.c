@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
 
+#include "util/alloc.h"
 #include "util/util.h"
 
 #include "acct/acct.h"
@@ -345,7 +346,7 @@ static err_t write_output(const sim_rec_t *rec, cli_output_t fmt, err_msg_t *msg
     if (fclose(mem) != 0 && rc == ERR_OK)
         rc = err_set(msg, ERR_NOMEM, "out of memory");
     if (rc == ERR_OK) {
-        doc = json_loadb(buf, len, JSON_DECODE_ANY, &jerr);
+        doc = util_json_loadb(buf, len, JSON_DECODE_ANY, &jerr);
         rc = doc != NULL ? cli_output_write(stdout, fmt, doc, msg)
                          : err_set(msg, ERR_PARSE, "summary: %s", jerr.text);
     }

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "model/yaml.h"
+#include "util/alloc.h"
 #include "util/grow.h"
 #include "util/util.h"
 #include "verify/replay.h"
@@ -139,7 +140,7 @@ static bool read_file(vrun_t *r, const char *path)
         /* A stream of JSON values. */
         while (off < len) {
             json_error_t je;
-            json_t *v = json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK, &je);
+            json_t *v = util_json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK, &je);
             if (v == NULL) {
                 fprintf(stderr, "sluice verify: %s: JSON value %zu: %s (line %d)\n", name,
                         r->ndocs + 1, je.text, je.line);

@@ -1,29 +1,12 @@
 /* main -- the sluice binary: dispatch to a subcommand (commands.c lists them). */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "commands.h"
+#include "util/alloc.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/* jansson's allocator. Its parser (2.14) writes out of bounds when one of its allocations fails
- * in the middle of a string (test_ctrl_oom found it; docs/reliability.md), so a process that ran
- * out of memory there would go on with a corrupt heap: exit instead, and the pod restarts.
- * (lib/ answers ERR_NOMEM and never exits; only main() may.) */
-static void *json_alloc(size_t n)
-{
-    static const char msg[] = "sluice: out of memory in the JSON parser: exiting\n";
-    void *p = malloc(n);
-
-    if (p == NULL) {
-        ssize_t w = write(2, msg, sizeof(msg) - 1);
-        (void)w;
-        _exit(1);
-    }
-    return p;
-}
+#include <uv.h>
 
 static void usage(FILE *out)
 {
@@ -42,7 +25,10 @@ int main(int argc, char **argv)
 {
     const cli_cmd_t *cmd;
 
-    json_set_alloc_funcs(json_alloc, free);
+    /* One allocator for every library (lib/util/alloc.h): jansson's is routed before main(),
+     * with the guard that keeps its parser whole when an allocation fails; libcurl's by
+     * `sluice run` (curl_global_init_mem, cmd_run.c: its TLS set-up is not for every command). */
+    uv_replace_allocator(util_malloc, util_realloc, util_calloc, util_free);
     if (argc < 2) {
         usage(stderr);
         return 2;

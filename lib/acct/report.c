@@ -3,6 +3,7 @@
 #include "acct/report.h"
 #include "model/requests.h"
 
+#include "util/alloc.h"
 #include "util/duration.h"
 #include "util/grow.h"
 #include "util/hmap.h"
@@ -273,7 +274,7 @@ err_t acct_report_read(acct_report_t *r, FILE *in, const char *name, FILE *err, 
             (*skipped)++;
             continue;
         }
-        j = json_loadb(line, (size_t)n, 0, &jerr);
+        j = util_json_loadb(line, (size_t)n, 0, &jerr);
         if (j == NULL) {
             fprintf(err, "%s:%zu: not JSON (%s), skipped\n", name, lineno, jerr.text);
             (*skipped)++;

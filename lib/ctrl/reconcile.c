@@ -271,10 +271,12 @@ static void submit_with_key(ctrl_t *c, ctrl_op_t *op, const char *data_key, cons
     op->data = json_string(data_key);
     op->verb = verb;
     op->send = send;
-    if (op->data == NULL)
+    if (op->data == NULL) {
+        c->refeed = true; /* dropped for memory: refeed() reconciles again (test_ctrl_oom) */
         ctrl__op_free(op);
-    else
+    } else {
         ctrl__submit(c, op);
+    }
 }
 
 static bool send_restore(ctrl_op_t *op)

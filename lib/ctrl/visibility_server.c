@@ -7,6 +7,7 @@
 #include "hook/cert.h"
 #include "hook/server.h"
 #include "hook/tls.h"
+#include "util/alloc.h"
 #include "util/hmap.h"
 #include "util/util.h"
 
@@ -475,7 +476,7 @@ static void on_request(void *ud, const hook_request_t *req, hook_response_t *res
 static size_t header_names(const json_t *data, const char *key, char out[][64], size_t max)
 {
     const char *text = json_string_value(json_object_get(data, key));
-    json_t *arr = text ? json_loads(text, 0, NULL) : NULL;
+    json_t *arr = text ? util_json_loads(text, 0, NULL) : NULL;
     size_t n = 0, i;
     json_t *v;
 
@@ -519,7 +520,7 @@ static err_t listen_now(ctrl_visibility_server_t *s, const json_t *data, err_msg
     f = fopen(s->ca_path, "w");
     if (f == NULL || fputs(ca, f) < 0 || fclose(f) != 0)
         return err_set(msg, ERR_IO, "%s: %m", s->ca_path);
-    arr = names ? json_loads(names, 0, NULL) : NULL;
+    arr = names ? util_json_loads(names, 0, NULL) : NULL;
     json_array_foreach(arr, i, v)
     {
         if (json_string_value(v) != NULL && s->nallowed < 16 &&

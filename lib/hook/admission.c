@@ -7,6 +7,7 @@
 #include "jobs/podgroup.h"
 #include "model/object.h"
 #include "model/validate.h"
+#include "util/alloc.h"
 #include "util/base64.h"
 #include "util/util.h"
 
@@ -941,7 +942,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         *status = 404;
         return err_set(msg, ERR_NOT_FOUND, "no webhook at %s", path);
     }
-    doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    doc = util_json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
     if (doc == NULL) {
         *status = 400;
         return err_set(msg, ERR_PARSE, "malformed AdmissionReview: invalid JSON at line %d: %s",

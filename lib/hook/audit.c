@@ -3,6 +3,7 @@
 #include "hook/audit.h"
 
 #include "model/quantity.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -315,7 +316,7 @@ static json_t *reader_next(reader_t *r)
         r->lineno++;
         if (n <= 1)
             continue;
-        rec = json_loads(r->line, 0, &jerr);
+        rec = util_json_loads(r->line, 0, &jerr);
         if (!json_is_object(rec) ||
             (when = chainlog_parse_time(text_or(json_object_get(rec, "time"), NULL))) < 0) {
             fprintf(r->err, "line %zu: not an audit record, skipped\n", r->lineno);

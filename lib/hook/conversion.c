@@ -4,6 +4,7 @@
 #include "hook/conversion.h"
 
 #include "model/convert.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ static void utf8_clean(char *s)
  * here, and the answer becomes out-of-memory instead of a wrong object. */
 static bool dump_is_exact(const json_t *root, const char *text)
 {
-    json_t *back = json_loads(text, JSON_ALLOW_NUL, NULL);
+    json_t *back = util_json_loads(text, JSON_ALLOW_NUL, NULL);
     bool same = back != NULL && json_equal(back, (json_t *)root);
 
     json_decref(back);
@@ -190,7 +191,7 @@ err_t hook_conversion_answer(const json_t *review, char **response, err_msg_t *m
 err_t hook_conversion_review(const char *body, size_t len, char **response, err_msg_t *msg)
 {
     json_error_t jerr;
-    json_t *root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+    json_t *root = util_json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
     char why[JSON_ERROR_TEXT_LENGTH + 64];
     err_t rc;
 

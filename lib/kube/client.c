@@ -6,6 +6,7 @@
 #include "kube/bucket.h"
 #include "kube/client_int.h"
 #include "kube/lines.h"
+#include "util/alloc.h"
 #include "util/util.h"
 
 #include <curl/curl.h>
@@ -227,9 +228,8 @@ long kube__retry_after(const char *value, size_t len)
 
 bool kube__json_oom(const json_error_t *e)
 {
-    /* jansson 2.14 says json_error_out_of_memory where its parser runs out, but json_loadb()
-     * returns NULL with the error left blank when it cannot even set up its lexer: every real
-     * syntax error has a text. */
+    /* util_json_loadb() says json_error_out_of_memory when an allocation failed; an error left
+     * blank is one too (jansson's own paths): every real syntax error has a text. */
     return json_error_code(e) == json_error_out_of_memory || e->text[0] == '\0';
 }
 
@@ -248,7 +248,7 @@ err_t kube__event_parse(const char *line, size_t len, kube_event_type_t *type, j
     json_t *root, *t, *obj;
     const char *ts;
 
-    root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    root = util_json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL && kube__json_oom(&jerr))
         return err_set(msg, ERR_NOMEM, "watch event: out of memory");
     if (root == NULL)
@@ -677,6 +677,15 @@ static size_t on_write(char *buf, size_t size, size_t n, void *userp)
     return req->cancel_requested || req->stream_oom ? 0 : len;
 }
 
+/* curl_easy_setopt() keeping the first failure in `bad` (string options are copied, and the
+ * copy can fail). */
+#define SETOPT(e, opt, val)                                 \
+    do {                                                    \
+        CURLcode rc_ = curl_easy_setopt((e), (opt), (val)); \
+        if (rc_ != CURLE_OK && bad == CURLE_OK)             \
+            bad = rc_;                                      \
+    } while (0)
+
 /* Prepare the easy handle for (re)submission: options are set once, headers each time. */
 static err_t req_setup(kube_req_t *req, err_msg_t *msg)
 {
@@ -685,6 +694,7 @@ static err_t req_setup(kube_req_t *req, err_msg_t *msg)
     const char *token = NULL;
     char auth[64 + 8192];
     err_msg_t tmsg;
+    CURLcode bad = CURLE_OK;
     CURL *e;
 
     curl_slist_free_all(req->headers);
@@ -716,64 +726,73 @@ static err_t req_setup(kube_req_t *req, err_msg_t *msg)
         req->headers = h;
     }
     if (req->easy != NULL) {
-        curl_easy_setopt(req->easy, CURLOPT_HTTPHEADER, req->headers);
+        if (curl_easy_setopt(req->easy, CURLOPT_HTTPHEADER, req->headers) != CURLE_OK)
+            return err_set(msg, ERR_NOMEM, "%s %s: out of memory", req->method, req->path);
         return ERR_OK;
     }
     e = curl_easy_init();
     if (e == NULL)
         return err_set(msg, ERR_NOMEM, "%s %s: curl_easy_init failed", req->method, req->path);
     req->easy = e;
-    curl_easy_setopt(e, CURLOPT_URL, req->url);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, req);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, req->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "sluice/0.1");
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, req);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, req);
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
-                     c->opts.http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); /* prefer a new HTTP/2 stream over a new socket */
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    SETOPT(e, CURLOPT_URL, req->url);
+    SETOPT(e, CURLOPT_PRIVATE, req);
+    SETOPT(e, CURLOPT_ERRORBUFFER, req->errbuf);
+    SETOPT(e, CURLOPT_NOSIGNAL, 1L);
+    SETOPT(e, CURLOPT_HTTPHEADER, req->headers);
+    SETOPT(e, CURLOPT_USERAGENT, "sluice/0.1");
+    SETOPT(e, CURLOPT_WRITEFUNCTION, on_write);
+    SETOPT(e, CURLOPT_WRITEDATA, req);
+    SETOPT(e, CURLOPT_HEADERFUNCTION, on_header);
+    SETOPT(e, CURLOPT_HEADERDATA, req);
+    SETOPT(e, CURLOPT_HTTP_VERSION,
+           c->opts.http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
+    SETOPT(e, CURLOPT_PIPEWAIT, 1L); /* prefer a new HTTP/2 stream over a new socket */
+    SETOPT(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    SETOPT(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    SETOPT(e, CURLOPT_TIMEOUT_MS, (long)req->timeout_ms);
+    SETOPT(e, CURLOPT_ACCEPT_ENCODING, "");
     if (strcmp(req->method, "GET") == 0) {
-        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+        SETOPT(e, CURLOPT_HTTPGET, 1L);
     } else {
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, req->method);
+        SETOPT(e, CURLOPT_CUSTOMREQUEST, req->method);
         if (req->body != NULL) {
-            curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
-            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+            SETOPT(e, CURLOPT_POSTFIELDS, req->body);
+            SETOPT(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
         }
     }
     if (cfg->insecure) {
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+        SETOPT(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        SETOPT(e, CURLOPT_SSL_VERIFYHOST, 0L);
     } else if (cfg->ca_data.data != NULL) {
         struct curl_blob b = {cfg->ca_data.data, cfg->ca_data.len, CURL_BLOB_COPY};
 
-        curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
+        SETOPT(e, CURLOPT_CAINFO_BLOB, &b);
     } else if (cfg->ca_file != NULL) {
-        curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
+        SETOPT(e, CURLOPT_CAINFO, cfg->ca_file);
     }
     if (cfg->cert_data.data != NULL) {
         struct curl_blob b = {cfg->cert_data.data, cfg->cert_data.len, CURL_BLOB_COPY};
 
-        curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &b);
-        curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+        SETOPT(e, CURLOPT_SSLCERT_BLOB, &b);
+        SETOPT(e, CURLOPT_SSLCERTTYPE, "PEM");
     } else if (cfg->cert_file != NULL) {
-        curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->cert_file);
+        SETOPT(e, CURLOPT_SSLCERT, cfg->cert_file);
     }
     if (cfg->key_data.data != NULL) {
         struct curl_blob b = {cfg->key_data.data, cfg->key_data.len, CURL_BLOB_COPY};
 
-        curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &b);
-        curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+        SETOPT(e, CURLOPT_SSLKEY_BLOB, &b);
+        SETOPT(e, CURLOPT_SSLKEYTYPE, "PEM");
     } else if (cfg->key_file != NULL) {
-        curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->key_file);
+        SETOPT(e, CURLOPT_SSLKEY, cfg->key_file);
+    }
+    if (bad != CURLE_OK) {
+        /* A string option curl could not copy (out of memory): a handle without its URL,
+         * method or CA must not be sent; the next attempt starts from a new one. */
+        curl_easy_cleanup(e);
+        req->easy = NULL;
+        return err_set(msg, bad == CURLE_OUT_OF_MEMORY ? ERR_NOMEM : ERR_INVALID, "%s %s: %s",
+                       req->method, req->path, curl_easy_strerror(bad));
     }
     return ERR_OK;
 }
@@ -920,7 +939,7 @@ static void req_done(kube_req_t *req, CURLcode code)
     if (req->resp_len > 0) {
         json_error_t jerr;
 
-        body = json_loadb(req->resp, req->resp_len, 0, &jerr);
+        body = util_json_loadb(req->resp, req->resp_len, 0, &jerr);
         if (body == NULL && status >= 200 && status < 300) {
             res.err = kube__json_oom(&jerr)
                           ? err_set(&res.msg, ERR_NOMEM, "%s: response: out of memory", what)

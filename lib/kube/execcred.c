@@ -3,6 +3,7 @@
 #include "kube/execcred.h"
 
 #include "model/jsonx.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,7 +287,7 @@ err_t kube_exec_token(kube_exec_t *x, int64_t now, const char **out, err_msg_t *
     rc = run(x, &text, msg);
     if (rc != ERR_OK)
         return rc;
-    cred = json_loads(text, 0, NULL);
+    cred = util_json_loads(text, 0, NULL);
     free(text);
     api = json_string_value(json_object_get(cred, "apiVersion"));
     kind = json_string_value(json_object_get(cred, "kind"));

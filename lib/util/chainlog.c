@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/chainlog.h"
 
+#include "util/alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -205,7 +207,7 @@ static err_t tail_line(int fd, uint64_t size, const char *what, const char *path
 /* The seq of the record `line` (0 when it is not a chained record). */
 static uint64_t line_seq(const char *line, size_t len)
 {
-    json_t *j = json_loadb(line, len, 0, NULL);
+    json_t *j = util_json_loadb(line, len, 0, NULL);
     json_t *s = json_object_get(j, "seq");
     uint64_t seq =
         json_is_integer(s) && json_integer_value(s) > 0 ? (uint64_t)json_integer_value(s) : 0;
@@ -552,7 +554,7 @@ err_t chainlog_verify(const char *const *files, size_t nfiles, const char *kind,
                 break;
             }
             line[--n] = '\0';
-            rec = json_loadb(line, (size_t)n, 0, NULL);
+            rec = util_json_loadb(line, (size_t)n, 0, NULL);
             s = json_object_get(rec, "seq");
             p = json_string_value(json_object_get(rec, "prev"));
             if (!json_is_integer(s) || json_integer_value(s) <= 0 || !is_hash(p)) {
