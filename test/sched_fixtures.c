@@ -166,6 +166,34 @@ void fx_cq(sched_t *s, const char *name, const char *quotas, const fx_cq_opts_t 
         cq.has_fair_weight = true;
         cq.fair_weight = q(o->weight);
     }
+    admission_check_rule_t rules[8];
+    char *flv[8][8];
+    memset(rules, 0, sizeof(rules));
+    for (const char *p = o->checks; p != NULL && *p != '\0' && cq.ncheck_rules < 8;) {
+        size_t n = strcspn(p, ";");
+        char *item = a_strdup(a, p);
+        item[n] = '\0';
+        admission_check_rule_t *r = &rules[cq.ncheck_rules];
+        char *colon = strchr(item, ':');
+        if (colon != NULL) {
+            *colon = '\0';
+            for (char *f = colon + 1; *f != '\0' && r->non_flavors < 8;) {
+                size_t fl = strcspn(f, ",");
+                flv[cq.ncheck_rules][r->non_flavors++] = f;
+                if (f[fl] == '\0')
+                    break;
+                f[fl] = '\0';
+                f += fl + 1;
+            }
+            r->on_flavors = flv[cq.ncheck_rules];
+        }
+        r->name = item;
+        cq.ncheck_rules++;
+        p += n;
+        if (*p == ';')
+            p++;
+    }
+    cq.check_rules = cq.ncheck_rules > 0 ? rules : NULL;
     err_msg_t m;
     ck_assert_msg(sched_cq_upsert(s, &cq, &m) == ERR_OK, "%s", m.text);
     a_free(a);

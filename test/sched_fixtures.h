@@ -24,6 +24,8 @@ typedef struct fx_cq_opts_s {
     const char *weight;   /* fairSharing.weight */
     const char *ns_label; /* namespaceSelector matchLabels "k=v"; NULL = {} (everything) */
     bool afs;             /* admissionScope.admissionMode: UsageBasedAdmissionFairSharing */
+    /* admissionChecksStrategy: "check[:flavor,flavor][;check...]" (no flavors: onFlavors empty) */
+    const char *checks;
 } fx_cq_opts_t;
 
 /*

@@ -109,7 +109,7 @@ START_TEST(test_crds_are_accepted_and_structural)
     size_t i;
 
     load_crds(&set);
-    ck_assert_uint_eq(json_array_size(set.crds), 7);
+    ck_assert_uint_eq(json_array_size(set.crds), 8);
     json_array_foreach(set.crds, i, crd)
     {
         diags_t d;
@@ -132,6 +132,7 @@ START_TEST(test_crds_one_file_per_kind)
     } want[] = {
         {"resourceflavors", "ResourceFlavor", "Cluster", "flavor,flavors,rf", "v1beta2,v1beta1",
          false},
+        {"admissionchecks", "AdmissionCheck", "Cluster", "ac", "v1beta2,v1beta1", true},
         {"clusterqueues", "ClusterQueue", "Cluster", "cq", "v1beta2,v1beta1", true},
         {"localqueues", "LocalQueue", "Namespaced", "queue,queues,lq", "v1beta2,v1beta1", true},
         {"cohorts", "Cohort", "Cluster", "co", "v1beta2,v1beta1", true},
@@ -818,8 +819,13 @@ START_TEST(test_instances_invalid)
                   "status.flavorsUsage: unknown field");
     expect_object(&set,
                   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
-                  "\"metadata\":{\"name\":\"a\"}}",
-                  "kind: Invalid value: \"AdmissionCheck\": no CustomResourceDefinition");
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"controllerName\":\"\"}}",
+                  "spec.controllerName: Invalid value: \"\": should be at least 1 chars long");
+    expect_object(&set,
+                  "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"AdmissionCheck\","
+                  "\"metadata\":{\"name\":\"a\"},\"spec\":{\"controllerName\":\"c\","
+                  "\"parameters\":{\"apiGroup\":\"kueue.x-k8s.io\",\"kind\":\"Prov\"}}}",
+                  "spec.parameters.name: Required value");
     /* Topology: the schema's bounds and pattern (its CEL rules are the API server's, and
      * lib/model's, test_validate). */
     expect_object(&set,

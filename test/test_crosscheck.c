@@ -152,6 +152,26 @@ START_TEST(missing_topology)
 }
 END_TEST
 
+START_TEST(missing_admission_check)
+{
+    const char *checks = "  admissionChecksStrategy: {admissionChecks: [{name: prov}]}\n";
+    char cq[512];
+    snprintf(cq, sizeof(cq), "%s%s%s",
+             RF("h100") K
+             "kind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  namespaceSelector: {}\n",
+             CQ_FLAVOR("h100"), checks);
+    EXPECT(cq, "doc2: warning: spec.admissionChecksStrategy.admissionChecks[0].name: references "
+               "missing AdmissionCheck \"prov\" (the ClusterQueue stays inactive, "
+               "AdmissionCheckNotFound, until it exists)\n");
+    char with[1024];
+    snprintf(with, sizeof(with),
+             "%s---\n%skind: AdmissionCheck\nmetadata: {name: prov}\n"
+             "spec: {controllerName: example.com/c}\n",
+             cq, K);
+    EXPECT(with, "");
+}
+END_TEST
+
 START_TEST(local_queue_references)
 {
     EXPECT(LQ("ns", "q", "nope"), "doc1: spec.clusterQueue: references missing ClusterQueue "
@@ -441,6 +461,7 @@ static Suite *crosscheck_suite(void)
 
     tcase_add_test(tc, missing_flavor);
     tcase_add_test(tc, missing_topology);
+    tcase_add_test(tc, missing_admission_check);
     tcase_add_test(tc, local_queue_references);
     tcase_add_test(tc, namespace_selector_matches);
     tcase_add_test(tc, cohort_cycles);

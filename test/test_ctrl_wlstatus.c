@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/cond.h"
 #include "ctrl/wlstatus.h"
+
+#include "ctrl/ctrl_int.h"
 #include "jobs/framework.h"
 #include "jobs/job_workload.h"
 #include "model/diag.h"
@@ -97,6 +99,111 @@ START_TEST(workload_for_job)
     json_decref(wl);
     workload_fini(&w);
     json_decref(job);
+}
+END_TEST
+
+/* Two-phase admission: quota reserved, Admitted=False until the checks are Ready; the checks
+ * list as the operator builds it (checks.c), and their reset on eviction. */
+START_TEST(reserve_patch_with_checks)
+{
+    json_t *wl = load(wl_text), *p, *list, *item;
+    kv_t flavors[] = {{(char *)"cpu", (char *)"f1"}};
+    resource_t usage[] = {{(char *)"cpu", quantity_from_int(4, QUANTITY_DECIMAL_SI)}};
+    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4};
+    admission_t a = {(char *)"cq-a", &psa, 1};
+    admission_check_state_t st[2];
+    workload_t w;
+    char *names[] = {(char *)"a-check", (char *)"prov"};
+
+    memset(&w, 0, sizeof(w));
+    memset(st, 0, sizeof(st));
+    st[0].name = (char *)"prov";
+    st[0].state = CHECK_STATE_RETRY;
+    st[0].message = (char *)"no capacity";
+    st[0].transition_time = 1700000000;
+    st[1].name = (char *)"gone";
+    st[1].state = CHECK_STATE_PENDING;
+    w.check_states = st;
+    w.ncheck_states = 1;
+    list = ctrl__checks_reserve_list(&w, names, 2, 1800000000);
+    ck_assert_uint_eq(json_array_size(list), 2);
+    item = json_array_get(list, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(item, "name")), "a-check");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "state")), "Pending");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "message")), "");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "lastTransitionTime")),
+                     "2027-01-15T08:00:00Z");
+    item = json_array_get(list, 1); /* known: kept as it is */
+    ck_assert_str_eq(json_string_value(json_object_get(item, "state")), "Retry");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "message")), "no capacity");
+    p = wlstatus_reserve_patch(wl, &a, list, 1800000000);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(cs(p, "QuotaReserved", "status"), "True");
+    ck_assert_str_eq(cs(p, "Admitted", "status"), "False");
+    ck_assert_str_eq(cs(p, "Admitted", "reason"), "UnsatisfiedAdmissionChecks");
+    ck_assert_str_eq(cs(p, "Admitted", "message"), "The workload has not all checks ready");
+    ck_assert(json_equal(json_object_get(json_object_get(p, "status"), "admissionChecks"), list));
+    json_decref(p);
+    json_decref(list);
+
+    /* Eviction: every check back to Pending, saying what it was; nothing when all are. */
+    list = ctrl__checks_reset_list(&w, 1800000060);
+    item = json_array_get(list, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(item, "state")), "Pending");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "message")),
+                     "Reset to Pending after eviction. Previously: Retry");
+    json_decref(list);
+    w.check_states = &st[1];
+    ck_assert_ptr_null(ctrl__checks_reset_list(&w, 1800000060));
+    json_decref(wl);
+}
+END_TEST
+
+/* The checks' podSetUpdates for a pod set, merged; a key with two values is a conflict. */
+START_TEST(check_podset_updates)
+{
+    pod_set_update_t up[2];
+    kv_t ns[] = {{(char *)"cloud/provisioned", (char *)"yes"}};
+    kv_t lb[] = {{(char *)"team", (char *)"a"}};
+    kv_t clash[] = {{(char *)"zone", (char *)"b"}};
+    toleration_t tol = {(char *)"spot", NULL, TOLERATION_OP_EXISTS, TAINT_EFFECT_NO_SCHEDULE, false,
+                        0};
+    admission_check_state_t st;
+    workload_t w;
+    json_t *nodes = json_pack("{s:s}", "zone", "a"), *tols = json_array();
+    json_t *labels = json_object(), *ann = json_object();
+    err_msg_t msg;
+
+    memset(up, 0, sizeof(up));
+    memset(&st, 0, sizeof(st));
+    memset(&w, 0, sizeof(w));
+    up[0].name = (char *)"main";
+    up[0].node_selector = (kv_list_t){ns, 1};
+    up[0].labels = (kv_list_t){lb, 1};
+    up[0].tolerations = &tol;
+    up[0].ntolerations = 1;
+    up[1].name = (char *)"other";
+    up[1].node_selector = (kv_list_t){clash, 1};
+    st.name = (char *)"prov";
+    st.state = CHECK_STATE_READY;
+    st.updates = up;
+    st.nupdates = 2;
+    w.check_states = &st;
+    w.ncheck_states = 1;
+    ck_assert_int_eq(ctrl__checks_podset_updates(&w, "main", nodes, tols, labels, ann, &msg),
+                     ERR_OK);
+    ck_assert_str_eq(json_string_value(json_object_get(nodes, "cloud/provisioned")), "yes");
+    ck_assert_str_eq(json_string_value(json_object_get(labels, "team")), "a");
+    ck_assert_uint_eq(json_array_size(tols), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(tols, 0), "operator")),
+                     "Exists");
+    ck_assert_int_eq(ctrl__checks_podset_updates(&w, "other", nodes, tols, labels, ann, &msg),
+                     ERR_CONFLICT);
+    ck_assert_str_eq(msg.text, "invalid nodeSelector: conflict for key=zone, value1=a, value2=b");
+    json_decref(nodes);
+    json_decref(tols);
+    json_decref(labels);
+    json_decref(ann);
 }
 END_TEST
 
@@ -241,6 +348,8 @@ int main(void)
 
     tcase_add_test(tc, workload_for_job);
     tcase_add_test(tc, admit_patch);
+    tcase_add_test(tc, reserve_patch_with_checks);
+    tcase_add_test(tc, check_podset_updates);
     tcase_add_test(tc, evict_release_finish);
     tcase_add_test(tc, release_accumulates_execution_time);
     tcase_add_test(tc, pending_only_when_changed);

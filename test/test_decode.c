@@ -212,9 +212,6 @@ START_TEST(cq_v1beta1)
     ck_assert_uint_eq(d.nerrors, 0);
     ASSERT_WARN(&d, "apiVersion",
                 "kueue.x-k8s.io/v1beta1 is deprecated; use kueue.x-k8s.io/v1beta2");
-    ASSERT_WARN(&d, "spec.admissionChecks",
-                "field \"admissionChecks\" is accepted but not supported by sluice; it has no "
-                "effect");
     ck_assert_str_eq(obj.api_version, "kueue.x-k8s.io/v1beta1");
     ck_assert_str_eq(obj.u.cq.cohort, "team");
     ck_assert_int_eq(obj.u.cq.when_can_borrow, FUNGIBILITY_MAY_STOP_SEARCH);
@@ -490,6 +487,41 @@ START_TEST(local_queue)
 }
 END_TEST
 
+START_TEST(admission_check)
+{
+    object_t obj;
+
+    decode_ok("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'AdmissionCheck','metadata':"
+              "{'name':'prov'},'spec':{'controllerName':'kueue.x-k8s.io/provisioning-request',"
+              "'parameters':{'apiGroup':'kueue.x-k8s.io','kind':'ProvisioningRequestConfig',"
+              "'name':'cfg'}},'status':{'conditions':[{'type':'Active','status':'False',"
+              "'reason':'BadConfig','message':'no such config','lastTransitionTime':"
+              "'2026-01-01T00:00:00Z'}]}}",
+              &obj);
+    ck_assert_int_eq(obj.kind, KIND_ADMISSION_CHECK);
+    ck_assert_str_eq(obj.u.ac.controller_name, "kueue.x-k8s.io/provisioning-request");
+    ck_assert(obj.u.ac.has_parameters);
+    ck_assert_str_eq(obj.u.ac.param_kind, "ProvisioningRequestConfig");
+    ck_assert_str_eq(obj.u.ac.param_name, "cfg");
+    ck_assert_int_eq(obj.u.ac.active, CHECK_ACTIVE_FALSE);
+    ck_assert_str_eq(obj.u.ac.active_reason, "BadConfig");
+    object_fini(&obj);
+    decode_ok("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'AdmissionCheck','metadata':"
+              "{'name':'prov'},'spec':{'controllerName':'x'}}",
+              &obj);
+    ck_assert_int_eq(obj.u.ac.active, CHECK_ACTIVE_UNSET);
+    ck_assert(!obj.u.ac.has_parameters);
+    object_fini(&obj);
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'AdmissionCheck',"
+                     "'metadata':{'name':'prov'},'spec':{}}",
+                     "spec.controllerName", "Required value");
+    decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'AdmissionCheck',"
+                     "'metadata':{'name':'prov'},'spec':{'controllerName':'x',"
+                     "'retryDelayMinutes':15}}",
+                     "spec.retryDelayMinutes", "unknown field \"retryDelayMinutes\"");
+}
+END_TEST
+
 START_TEST(wpc_and_namespace)
 {
     object_t obj;
@@ -535,7 +567,7 @@ START_TEST(envelope)
         "Unsupported value: \"Foo\": supported values: \"Namespace\", "
         "\"ResourceFlavor\", \"ClusterQueue\", \"LocalQueue\", \"Cohort\", "
         "\"WorkloadPriorityClass\", \"Workload\", \"Topology\", \"PriorityClass\", \"Job\", "
-        "\"Configuration\"");
+        "\"AdmissionCheck\", \"Configuration\"");
     decode_one_error("{'apiVersion':'kueue.x-k8s.io/v1alpha1','kind':'ClusterQueue'}", "apiVersion",
                      "Unsupported value: \"kueue.x-k8s.io/v1alpha1\": supported values: "
                      "\"kueue.x-k8s.io/v1beta2\", \"kueue.x-k8s.io/v1beta1\"");
@@ -1502,6 +1534,7 @@ static Suite *decode_suite(void)
     tcase_add_test(tc, cohort);
     tcase_add_test(tc, local_queue);
     tcase_add_test(tc, wpc_and_namespace);
+    tcase_add_test(tc, admission_check);
     tcase_add_test(tc, envelope);
     tcase_add_test(tc, workload_full);
     tcase_add_test(tc, workload_defaults_v1beta1);

@@ -263,6 +263,15 @@ START_TEST(test_golden_issue17_afs)
 }
 END_TEST
 
+/* Issue 17: admission checks -- a missing check holds the queue, QuotaReserved then Admitted
+ * after the check's verdict delay, onFlavors, Retry (evicted, requeued), Rejected (deactivated),
+ * a reserved workload preempted. */
+START_TEST(test_golden_admission_checks)
+{
+    golden("test/data/sim", "admission-checks", "admission-checks", -1, true);
+}
+END_TEST
+
 /* Stop policies: HoldAndDrain evicts (event Evicted), Hold lets the running finish. */
 START_TEST(test_golden_stop_policy)
 {
@@ -297,6 +306,7 @@ int main(void)
     tcase_add_test(tc, test_golden_ray_pod);
     tcase_add_test(tc, test_golden_issue17_mig);
     tcase_add_test(tc, test_golden_issue17_afs);
+    tcase_add_test(tc, test_golden_admission_checks);
     tcase_add_test(tc, test_golden_issue17_victim);
     tcase_add_test(tc, test_golden_fragmentation);
     tcase_add_test(tc, test_golden_stop_policy);

@@ -165,6 +165,42 @@ START_TEST(test_load_simulator_rules)
 }
 END_TEST
 
+/* Admission check verdicts: on the AdmissionCheck (verdict) and on a workload (verdicts), each
+ * parsed at load. */
+START_TEST(test_load_verdicts)
+{
+    sim_scenario_t sc;
+    const char *yaml =
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: prov\n"
+        "  annotations: {sim.sluice.dev/verdict: \"Maybe:1s\"}\nspec: {controllerName: c}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: ok\n"
+        "  annotations: {sim.sluice.dev/verdict: \"Retry:1m,Ready\"}\n"
+        "spec: {controllerName: c}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: f\n"
+        "  annotations: {sim.sluice.dev/verdicts: \"prov=Ready\"}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: w\n"
+        "  namespace: ns\n  annotations: {sim.sluice.dev/verdicts: \"prov=Ready:5x; ok\"}\n"
+        "spec:\n  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n    template:\n"
+        "      spec:\n        containers:\n        - name: c\n";
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 3);
+    ck_assert_str_eq(sc.errors[0], "doc 1 (AdmissionCheck prov): metadata.annotations[sim.sluice."
+                                   "dev/verdict]: verdict \"Maybe:1s\": want Ready, Retry or "
+                                   "Rejected, then optionally :DURATION (e.g. Ready:30s)");
+    ck_assert_str_eq(sc.errors[1], "doc 3 (ResourceFlavor f): metadata.annotations[sim.sluice.dev/"
+                                   "verdicts]: only a Job or a Workload waits for admission "
+                                   "checks; a ResourceFlavor has no verdicts");
+    ck_assert_ptr_nonnull(strstr(sc.errors[2], "doc 4 (Workload ns/w): metadata.annotations[sim."
+                                               "sluice.dev/verdicts]: "));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_load_syntax_error_and_non_objects)
 {
     sim_scenario_t sc;
@@ -600,6 +636,7 @@ int main(void)
     tcase_add_test(tc, test_load_collects_every_error_in_document_order);
     tcase_add_test(tc, test_load_simulator_rules);
     tcase_add_test(tc, test_load_syntax_error_and_non_objects);
+    tcase_add_test(tc, test_load_verdicts);
     tcase_add_test(tc, test_load_dangling_reference_and_duplicate);
     tcase_add_test(tc, test_load_warnings_once);
     tcase_add_test(tc, test_load_empty);

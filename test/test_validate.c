@@ -758,6 +758,37 @@ START_TEST(lq_cluster_queue_immutable)
 }
 END_TEST
 
+/* ---- AdmissionCheck ---------------------------------------------------------------------- */
+
+#define AC "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: prov}\n"
+
+START_TEST(ac_rules)
+{
+    char long_name[300];
+    memset(long_name, 'a', 254);
+    long_name[254] = '\0';
+
+    EXPECT(AC "spec: {controllerName: kueue.x-k8s.io/provisioning-request, parameters: "
+              "{apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: prov-config}}\n",
+           "");
+    EXPECT(AC "spec: {controllerName: ''}\n",
+           "spec.controllerName: Invalid value: \"\": should be at least 1 chars long\n");
+    EXPECT(fmt(AC "spec: {controllerName: %s}\n", long_name),
+           "spec.controllerName: Too long: may not be more than 253 bytes\n");
+    EXPECT(AC "spec: {controllerName: c, parameters: {apiGroup: Kueue, kind: 1x, name: a.b}}\n",
+           "spec.parameters.apiGroup: Invalid value: \"Kueue\": a lowercase RFC 1123 subdomain "
+           "must consist of lower case alphanumeric characters, '-' or '.', and must start and end "
+           "with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+           "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')\n"
+           "spec.parameters.kind: Invalid value: \"1x\": should match "
+           "'^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$' and be at most 63 characters\n"
+           "spec.parameters.name: Invalid value: \"a.b\": must not contain dots\n");
+    EXPECT_UPDATE(AC "spec: {controllerName: a}\n", AC "spec: {controllerName: b}\n",
+                  "spec.controllerName: field is immutable\n");
+    EXPECT_UPDATE(AC "spec: {controllerName: a}\n", AC "spec: {controllerName: a}\n", "");
+}
+END_TEST
+
 /* ---- Workload ----------------------------------------------------------------------------- */
 
 #define WL "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\n"
@@ -2341,6 +2372,7 @@ static Suite *validate_suite(void)
     tcase_add_test(other, topology_annotations_validated);
     tcase_add_test(other, topology_levels_mutable_with_hostname_lowest);
     tcase_add_test(other, lq_cluster_queue_immutable);
+    tcase_add_test(other, ac_rules);
     tcase_add_test(other, other_kinds_have_no_rules);
     tcase_add_test(cq, rules_for_objects_built_in_code);
     suite_add_tcase(s, other);

@@ -194,8 +194,8 @@ static bool group_is(const char *api_version, const char *group)
 
 /* Kueue's kinds that sluice does not implement: read by Kueue, so not a mistake, but not
  * checked here either. */
-static const char *const kueue_unchecked[] = {
-    "AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig", "ProvisioningRequestConfig", NULL};
+static const char *const kueue_unchecked[] = {"MultiKueueCluster", "MultiKueueConfig",
+                                              "ProvisioningRequestConfig", NULL};
 
 typedef enum { CLASS_CHECK, CLASS_SKIP, CLASS_NOT_OBJECT } class_t;
 

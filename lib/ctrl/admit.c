@@ -63,7 +63,15 @@ static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
         return;
     }
     view = ctrl_wl_json(w);
-    patch = view ? wlstatus_admit_patch(view, &d->admission, now_ms / 1000) : NULL;
+    if (d->nchecks > 0) {
+        /* Quota reserved; Admitted once every check is Ready (checks.c). */
+        json_t *list = ctrl__checks_reserve_list(&w->wl, d->checks, d->nchecks, now_ms / 1000);
+        patch =
+            view && list ? wlstatus_reserve_patch(view, &d->admission, list, now_ms / 1000) : NULL;
+        json_decref(list);
+    } else {
+        patch = view ? wlstatus_admit_patch(view, &d->admission, now_ms / 1000) : NULL;
+    }
     json_decref(view);
     op = patch ? ctrl__op_new(c, CTRL_OP_WL_ADMIT, CTRL_WORKLOAD, d->workload, CTRL_WORKLOAD,
                               d->workload)
@@ -73,7 +81,8 @@ static void admit(ctrl_t *c, const sched_decision_t *d, int64_t now_ms)
         revert(c, d->workload);
         return;
     }
-    op->data = json_pack("{s:s,s:b}", "clusterQueue", d->cluster_queue, "borrowing", d->borrowing);
+    op->data = json_pack("{s:s,s:b,s:b}", "clusterQueue", d->cluster_queue, "borrowing",
+                         d->borrowing, "checks", d->nchecks > 0);
     if (!ctrl__patch(c, op, "status", patch))
         revert(c, d->workload);
     json_decref(patch);
@@ -211,8 +220,16 @@ void ctrl__evictions(ctrl_t *c)
                                             ctrl__now_ms() / 1000)
                      : NULL;
             json_t *rs = json_object_get(e, "requeueState");
+            json_t *reset = ctrl__checks_reset_list(&w->wl, ctrl__now_ms() / 1000);
             ctrl_op_t *op;
             json_decref(view);
+            /* Every eviction sets the admission checks back to Pending, as Kueue's. */
+            if (patch != NULL && reset != NULL &&
+                json_object_set(json_object_get(patch, "status"), "admissionChecks", reset) != 0) {
+                json_decref(patch);
+                patch = NULL;
+            }
+            json_decref(reset);
             /* PodsReady timeout: the requeue count and time go with the eviction, as Kueue. */
             if (patch != NULL && rs != NULL &&
                 json_object_set(json_object_get(patch, "status"), "requeueState", rs) != 0) {
@@ -344,9 +361,10 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "QuotaReserved",
                         "Quota reserved in ClusterQueue %s",
                         json_string_value(json_object_get(op->data, "clusterQueue")));
-            ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Admitted",
-                        "Admitted by ClusterQueue %s",
-                        json_string_value(json_object_get(op->data, "clusterQueue")));
+            if (!json_is_true(json_object_get(op->data, "checks")))
+                ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Admitted",
+                            "Admitted by ClusterQueue %s",
+                            json_string_value(json_object_get(op->data, "clusterQueue")));
         }
         break;
     case CTRL_OP_WL_EVICT:

@@ -46,6 +46,7 @@ static const char *const kind_api[CTRL__KINDS][2] = {
     [CTRL_LQ] = {"kueue.x-k8s.io/v1beta2", "LocalQueue"},
     [CTRL_WPC] = {"kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"},
     [CTRL_PC] = {"scheduling.k8s.io/v1", "PriorityClass"},
+    [CTRL_AC] = {"kueue.x-k8s.io/v1beta2", "AdmissionCheck"},
     [CTRL_WORKLOAD] = {"kueue.x-k8s.io/v1beta2", "Workload"},
 };
 
@@ -59,6 +60,7 @@ static const kube_resource_t kind_res[CTRL__KINDS] = {
     [CTRL_LQ] = {"kueue.x-k8s.io", "v1beta2", "localqueues", true},
     [CTRL_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
     [CTRL_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
+    [CTRL_AC] = {"kueue.x-k8s.io", "v1beta2", "admissionchecks", false},
     [CTRL_WORKLOAD] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
 };
 
@@ -365,6 +367,9 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
         case CTRL_PC:
             rc = sched_pc_delete(c->sched, name, &msg);
             break;
+        case CTRL_AC:
+            rc = sched_check_delete(c->sched, name, &msg);
+            break;
         default:
             return;
         }
@@ -424,6 +429,12 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
         break;
     case CTRL_PC:
         rc = sched_pc_upsert(c->sched, &q->obj.u.pc, &msg);
+        break;
+    case CTRL_AC:
+        /* Active as its controller says (an external one sets the condition; sluice's own,
+         * the ProvisioningRequest check, is not run yet): no condition is not active, as in
+         * Kueue, so a ClusterQueue naming it waits (AdmissionCheckInactive). */
+        rc = sched_check_upsert(c->sched, name, q->obj.u.ac.active == CHECK_ACTIVE_TRUE, &msg);
         break;
     default:
         break;
@@ -531,6 +542,9 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     }
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
+    else if (reserved && !w->wl.conditions.evicted && util_hmap_get(&c->evictions, key) == NULL &&
+             w->wl.ncheck_states > 0)
+        ctrl__checks_sync(c, key, w); /* Ready, Retry or Rejected checks */
     else if (reserved && (w->wl.conditions.evicted || util_hmap_get(&c->evictions, key) != NULL) &&
              sched_workload_info(c->sched, key, &info, NULL) == ERR_OK &&
              info.state == SCHED_WL_ADMITTED)
@@ -1045,6 +1059,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_QUEUE_FINALIZER:
         case CTRL_OP_EVENT:
         case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
+        case CTRL_OP_WL_CHECKS: /* the Workload's event brings its Job's start */
         case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
             break;
         default:

@@ -43,6 +43,7 @@ typedef enum {
     CTRL_LQ,
     CTRL_WPC,
     CTRL_PC,
+    CTRL_AC, /* AdmissionChecks */
     CTRL_WORKLOAD,
     CTRL_JOB, /* the first enabled job kind (the framework table's order: batch/job first);
                  the others follow as CTRL_JOB + 1, ... */

@@ -45,6 +45,7 @@ typedef enum {
     CTRL_OP_WL_PRIORITY,     /* spec.priorityClassRef/priority follow the priority-class label */
     CTRL_OP_WL_PODSREADY,    /* PodsReady condition from the Job's ready pods */
     CTRL_OP_WL_BACKOFF,      /* Requeued=True BackoffFinished: the requeue backoff is over */
+    CTRL_OP_WL_CHECKS,       /* Admitted=True: every admission check is Ready (checks.c) */
     CTRL_OP_JOB_START,       /* unsuspend + merge the admission into the template */
     CTRL_OP_JOB_SUSPEND,     /* spec.suspend=true */
     CTRL_OP_JOB_CLEAR_START, /* status.startTime=null so the template may change */
@@ -390,6 +391,25 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
  * as status.requeueState (JSON null clears it). */
 void ctrl__deactivate(ctrl_t *c, const char *key, const char *reason, const char *message,
                       json_t *requeue_state);
+
+/* ---- admission checks (checks.c) --------------------------------------------------------- */
+
+/* status.admissionChecks for a quota reservation with the checks `names` (name order): a check
+ * the Workload already lists keeps its state, a new one is Pending. New reference, NULL on OOM. */
+json_t *ctrl__checks_reserve_list(const workload_t *wl, char *const *names, size_t n,
+                                  int64_t now_s);
+/* status.admissionChecks after an eviction: every check Pending ("Reset to Pending after
+ * eviction. Previously: <state>"); NULL when all already are (or on OOM). */
+json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s);
+/* Act on the check states of Workload `key` (`w`, reserved in the API) the engine holds quota
+ * for: Rejected deactivates, Retry evicts, all Ready admits (Admitted=True written). */
+void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w);
+/* Merge the podSetUpdates of every check of `wl` for pod set `podset` into the node selector
+ * `nodes`, tolerations `tols`, `labels` and `annotations` (objects/array, modified); a key set
+ * to two values is ERR_CONFLICT. */
+err_t ctrl__checks_podset_updates(const workload_t *wl, const char *podset, json_t *nodes,
+                                  json_t *tols, json_t *labels, json_t *annotations,
+                                  err_msg_t *msg);
 
 /* ---- waitForPodsReady (readiness.c) ------------------------------------------------------ */
 

@@ -94,6 +94,78 @@ static void wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *p
 /* Start: op->data is {localQueue, clusterQueue, workload, podSets: [{name[, count]}]} and
  * op->nodes / op->tols hold each pod set's node selector (object) and tolerations (array), in
  * the same order (start_job()). */
+/* One metadata map of a template: `add`'s keys merged in, a different existing value is a
+ * conflict (Kueue's podset merge). */
+static err_t merge_meta(json_t *meta, const char *field, const json_t *add, err_msg_t *msg)
+{
+    const char *k;
+    json_t *v, *have = json_object_get(meta, field);
+
+    if (json_object_size(add) == 0)
+        return ERR_OK;
+    if (!json_is_object(have)) {
+        have = json_object();
+        if (have == NULL || json_object_set_new(meta, field, have) != 0)
+            return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    json_object_foreach((json_t *)add, k, v)
+    {
+        const json_t *cur = json_object_get(have, k);
+        if (cur != NULL && !json_equal(cur, v))
+            return err_set(msg, ERR_CONFLICT,
+                           "invalid %s: conflict for key=%s, value1=%s, "
+                           "value2=%s",
+                           field, k, json_string_value(cur), json_string_value(v));
+        if (json_object_set(have, k, v) != 0)
+            return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    return ERR_OK;
+}
+
+/* The labels and annotations of the admission checks' podSetUpdates (op->data podSets[i]
+ * "labels"/"annotations", start_job()) into the started object's pod templates. Kinds that
+ * start through their own patch (a TrainJob's runtimePatches) take the node selector and
+ * tolerations only. */
+static err_t start_check_metadata(const jobs_kind_t *k, json_t *obj, const json_t *sets,
+                                  err_msg_t *msg)
+{
+    jobs_podset_t ps[JOBS_PODSETS_MAX];
+    size_t np = 0;
+    bool any = false;
+    size_t i;
+    const json_t *s;
+
+    json_array_foreach((json_t *)sets, i, s) any =
+        any || json_object_get(s, "labels") != NULL || json_object_get(s, "annotations") != NULL;
+    if (!any || k->start != NULL || k->pod_sets == NULL)
+        return ERR_OK;
+    memset(ps, 0, sizeof(ps));
+    if (k->pod_sets(obj, ps, &np, msg) != ERR_OK)
+        return ERR_OK; /* started as it could be: the pod sets were read by jobs_start() */
+    json_array_foreach((json_t *)sets, i, s)
+    {
+        const char *name = json_string_value(json_object_get(s, "name"));
+        for (size_t p = 0; p < np && name != NULL; p++) {
+            json_t *meta;
+            err_t e;
+            if (strcmp(ps[p].name, name) != 0 || !json_is_object(ps[p].tmpl))
+                continue;
+            meta = json_object_get(ps[p].tmpl, "metadata");
+            if (!json_is_object(meta)) {
+                meta = json_object();
+                if (meta == NULL || json_object_set_new(ps[p].tmpl, "metadata", meta) != 0)
+                    return err_set(msg, ERR_NOMEM, "out of memory");
+            }
+            e = merge_meta(meta, "labels", json_object_get(s, "labels"), msg);
+            if (e == ERR_OK)
+                e = merge_meta(meta, "annotations", json_object_get(s, "annotations"), msg);
+            if (e != ERR_OK)
+                return e;
+        }
+    }
+    return ERR_OK;
+}
+
 static err_t start_object(ctrl_op_t *op, const jobs_kind_t *k, json_t *obj, err_msg_t *msg)
 {
     json_t *d = op->data, *sets = json_object_get(d, "podSets");
@@ -116,6 +188,8 @@ static err_t start_object(ctrl_op_t *op, const jobs_kind_t *k, json_t *obj, err_
         }
     }
     e = jobs_start(k, obj, info, n < JOBS_PODSETS_MAX ? n : JOBS_PODSETS_MAX, &op->mutate_msg);
+    if (e == ERR_OK)
+        e = start_check_metadata(k, obj, sets, &op->mutate_msg);
     if (e == ERR_CONFLICT || e == ERR_INVALID) {
         op->mutate_failed = true;
         return err_set(msg, ERR_INVALID, "%s", op->mutate_msg.text);
@@ -545,6 +619,26 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
         if (rc != ERR_OK)
             break;
         item = json_pack("{s:s}", "name", psa->name ? psa->name : "main");
+        if (item != NULL && w->wl.ncheck_states > 0) {
+            /* The admission checks' podSetUpdates go into the template with the flavors'. */
+            json_t *labels = json_object(), *annotations = json_object();
+            rc = labels && annotations
+                     ? ctrl__checks_podset_updates(&w->wl, psa->name ? psa->name : "main", n, t,
+                                                   labels, annotations, &msg)
+                     : err_set(&msg, ERR_NOMEM, "out of memory");
+            if ((json_object_size(labels) > 0 && json_object_set(item, "labels", labels)) ||
+                (json_object_size(annotations) > 0 &&
+                 json_object_set(item, "annotations", annotations)))
+                rc = err_set(&msg, ERR_NOMEM, "out of memory");
+            json_decref(labels);
+            json_decref(annotations);
+            if (rc != ERR_OK) {
+                json_decref(item);
+                json_decref(n);
+                json_decref(t);
+                break;
+            }
+        }
         /* Partial admission: a pod set that allows it runs the admitted count. */
         if (item != NULL && k->set_count != NULL && psa->has_count && ps != NULL &&
             ps->has_min_count && psa->count < ps->count &&
@@ -861,7 +955,10 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
     evicted = w->wl.conditions.evicted || !w->wl.active;
     if (reserved && evicted) {
         const condition_t *ev = ctrl_wl_cond(w, "Evicted");
-        if (stop_step(c, kind, key, j, wkey, w, ev && ev->message ? ev->message : "Evicted"))
+        /* A deactivation whose Evicted condition is not written yet (a Job that never started
+         * stops at once) releases after it: the release reads the eviction's reason. */
+        if (stop_step(c, kind, key, j, wkey, w, ev && ev->message ? ev->message : "Evicted") &&
+            (w->wl.conditions.evicted || ctrl__eviction(c, wkey) == NULL))
             WL_PATCH(c, CTRL_OP_WL_RELEASE, wkey, w,
                      wlstatus_release_patch(wl, ctrl__now_ms() / 1000));
     } else if (reserved && w->wl.conditions.admitted) {

@@ -265,6 +265,12 @@ static err_t reset_previous(json_t *conds, const char *type, int64_t gen, int64_
 
 json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now_s)
 {
+    return wlstatus_reserve_patch(wl, a, NULL, now_s);
+}
+
+json_t *wlstatus_reserve_patch(const json_t *wl, const admission_t *a, json_t *checks,
+                               int64_t now_s)
+{
     json_t *conds = NULL, *p = patch_start(wl, &conds), *adm = wlstatus_admission_json(a);
     int64_t gen = generation(wl);
     char msg[512];
@@ -279,8 +285,13 @@ json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now
     adm = NULL;
     if (cond_set(conds, "QuotaReserved", "True", "QuotaReserved", msg, gen, now_s, NULL) !=
             ERR_OK ||
-        cond_set(conds, "Admitted", "True", "Admitted", "The workload is admitted", gen, now_s,
-                 NULL) != ERR_OK ||
+        (checks == NULL
+             ? cond_set(conds, "Admitted", "True", "Admitted", "The workload is admitted", gen,
+                        now_s, NULL)
+             : cond_set(conds, "Admitted", "False", "UnsatisfiedAdmissionChecks",
+                        "The workload has not all checks ready", gen, now_s, NULL)) != ERR_OK ||
+        (checks != NULL &&
+         json_object_set(json_object_get(p, "status"), "admissionChecks", checks) != 0) ||
         reset_previous(conds, "Evicted", gen, now_s) != ERR_OK ||
         reset_previous(conds, "Preempted", gen, now_s) != ERR_OK)
         goto fail;
@@ -364,10 +375,15 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
             ERR_OK ||
         cond_set(conds, "Admitted", "False", "NoReservation", "The workload has no reservation",
                  gen, now_s, NULL) != ERR_OK ||
-        cond_set(conds, "Requeued",
-                 strcmp(reason, "Preempted") == 0 || strcmp(reason, "NodeFailures") == 0 ? "True"
-                                                                                         : "False",
-                 reason, message, gen, now_s, NULL) != ERR_OK) {
+        (strcmp(reason, "AdmissionCheck") == 0
+             /* Kueue: Requeued=False AdmissionCheck, then at once (no requeueAt) True */
+             ? cond_set(conds, "Requeued", "True", "BackoffFinished",
+                        "The workload backoff was finished", gen, now_s, NULL)
+             : cond_set(conds, "Requeued",
+                        strcmp(reason, "Preempted") == 0 || strcmp(reason, "NodeFailures") == 0
+                            ? "True"
+                            : "False",
+                        reason, message, gen, now_s, NULL)) != ERR_OK) {
         json_decref(p);
         return NULL;
     }

@@ -37,6 +37,12 @@ json_t *wlstatus_admission_json(const admission_t *a);
  * reason QuotaReserved and "Previously: <old message>", Requeued removed from the decision. */
 json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now_s);
 
+/* As wlstatus_admit_patch(); with `checks` (borrowed: a status.admissionChecks array) the quota
+ * is reserved only: Admitted=False UnsatisfiedAdmissionChecks "The workload has not all checks
+ * ready" and status.admissionChecks = `checks` (Kueue's two-phase admission). */
+json_t *wlstatus_reserve_patch(const json_t *wl, const admission_t *a, json_t *checks,
+                               int64_t now_s);
+
 /* Eviction: Evicted=True (`reason`, `message`) and, for a preemption, Preempted=True with
  * `preempt_reason` ("InClusterQueue", ...). QuotaReserved stays until the quota is released. */
 json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,

@@ -435,6 +435,17 @@ static void check_cluster_queue(cc_t *c, size_t i, const cluster_queue_t *cq)
             diags_error(&c->diags[i], p, "references missing ResourceFlavor \"%s\"", name);
         }
     }
+    /* A check may exist in the cluster without being among the files: a warning. */
+    for (size_t k = 0; k < cq->ncheck_rules; k++) {
+        const char *name = cq->check_rules[k].name;
+        if (name == NULL || find(c, KIND_ADMISSION_CHECK, "", name) != CROSSCHECK_NONE)
+            continue;
+        cpathf(p, "spec.admissionChecksStrategy.admissionChecks[%zu].name", k);
+        diags_warn(&c->diags[i], p,
+                   "references missing AdmissionCheck \"%s\" (the ClusterQueue stays inactive, "
+                   "AdmissionCheckNotFound, until it exists)",
+                   name);
+    }
 }
 
 /* Kueue keeps a ClusterQueue that uses a flavor whose Topology does not exist inactive

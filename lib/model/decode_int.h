@@ -119,6 +119,7 @@ void decode__cohort(decode_t *d, const json_t *root, cohort_t *out);
 void decode__local_queue(decode_t *d, const json_t *root, local_queue_t *out);
 void decode__topology(decode_t *d, const json_t *root, topology_t *out);
 void decode__wpc(decode_t *d, const json_t *root, workload_priority_class_t *out);
+void decode__admission_check(decode_t *d, const json_t *root, admission_check_t *out);
 void decode__workload(decode_t *d, const json_t *root, workload_t *out);
 void decode__job(decode_t *d, const json_t *root, job_t *out);
 

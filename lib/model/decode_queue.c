@@ -235,8 +235,8 @@ static void decode_preemption(decode_t *d, const json_t *v, cluster_queue_t *cq)
 }
 
 /* admissionChecksStrategy: {admissionChecks: [{name, onFlavors}]}. Names and onFlavors are kept
- * (validate_queue.c checks onFlavors against the queue's flavors); sluice has no admission-check
- * controllers, so the field is reported as not acted on. */
+ * (validate_queue.c checks onFlavors against the queue's flavors); the engine makes the queue
+ * wait for missing or inactive checks and reserves quota before the checks admit. */
 static void decode_check_rule(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     admission_check_rule_t *rule = item;
@@ -350,11 +350,9 @@ static void decode_cq_spec(decode_t *d, const json_t *v, void *out)
         } else if (DECODE_IS(key, "fairSharing")) {
             decode_fair_weight(d, val, &cq->has_fair_weight, &cq->fair_weight);
         } else if (DECODE_IS(key, "admissionChecksStrategy")) {
-            jsonx_unused(jx, key);
             decode_checks_strategy(d, val, cq);
         } else if (DECODE_IS(key, "admissionChecks") && d->v1beta1) {
             /* v1beta1 []string, converted to admissionChecksStrategy in v1beta2. */
-            jsonx_unused(jx, key);
             jsonx_string_array(jx, val, DEC_MAX_ADMISSION_CHECKS, false, &cq->admission_checks,
                                &cq->nadmission_checks);
         } else if (DECODE_IS(key, "admissionScope")) {
@@ -509,4 +507,129 @@ static void decode_topology_spec(decode_t *d, const json_t *v, void *out)
 void decode__topology(decode_t *d, const json_t *root, topology_t *out)
 {
     decode_queue_object(d, root, &out->meta, false, decode_topology_spec, out);
+}
+
+/* ---- AdmissionCheck
+ * ------------------------------------------------------------------------------ */
+
+/* spec.parameters: {apiGroup, kind, name}, all three required by the CRD. */
+static void decode_check_params(decode_t *d, const json_t *v, admission_check_t *ac)
+{
+    jsonx_t *jx = &d->jx;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    ac->has_parameters = true;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "apiGroup"))
+            jsonx_string(jx, val, &ac->param_group);
+        else if (DECODE_IS(key, "kind"))
+            jsonx_string(jx, val, &ac->param_kind);
+        else if (DECODE_IS(key, "name"))
+            jsonx_string(jx, val, &ac->param_name);
+        else
+            jsonx_unknown(jx, key);
+    }
+    DECODE_REQUIRED(d, v, "apiGroup", "kind", "name");
+}
+
+static void decode_check_spec(decode_t *d, const json_t *v, void *out)
+{
+    admission_check_t *ac = out;
+    jsonx_t *jx = &d->jx;
+
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "controllerName")) {
+            jsonx_string(jx, val, &ac->controller_name);
+        } else if (DECODE_IS(key, "parameters")) {
+            decode_check_params(d, val, ac);
+        } else if (d->v1beta1 && DECODE_IS(key, "retryDelayMinutes")) {
+            int64_t minutes;
+            if (jsonx_int64(jx, val, &minutes))
+                jsonx_unused(jx, key); /* deprecated in v1beta1, removed in v1beta2 */
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    DECODE_REQUIRED(d, v, "controllerName");
+}
+
+/* status.conditions: the Active condition its controller writes (the others are kept by the API
+ * server, not read). */
+static void decode_check_status(decode_t *d, const json_t *v, admission_check_t *ac)
+{
+    static const char *const statuses[] = {"True", "False", "Unknown", NULL};
+    jsonx_t *jx = &d->jx;
+
+    if (!jsonx_want_object(jx, v))
+        return;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (!DECODE_IS(key, "conditions")) {
+            jsonx_unknown(jx, key);
+            continue;
+        }
+        if (!jsonx_want_array_max(jx, val, 16))
+            continue;
+        for (size_t i = 0; i < json_array_size(val); i++) {
+            const json_t *c = json_array_get(val, i);
+            size_t mark = jsonx_push_index(jx, i);
+            char *type = NULL, *reason = NULL, *message = NULL;
+            int st = -1;
+            int64_t when = 0, gen = 0;
+            if (jsonx_want_object(jx, c)) {
+                DECODE_FIELDS(d, c, k2, v2)
+                {
+                    if (DECODE_IS(k2, "type"))
+                        jsonx_string(jx, v2, &type);
+                    else if (DECODE_IS(k2, "status"))
+                        jsonx_enum(jx, v2, statuses, &st);
+                    else if (DECODE_IS(k2, "reason"))
+                        jsonx_string(jx, v2, &reason);
+                    else if (DECODE_IS(k2, "message"))
+                        jsonx_string(jx, v2, &message);
+                    else if (DECODE_IS(k2, "lastTransitionTime"))
+                        jsonx_time(jx, v2, &when);
+                    else if (DECODE_IS(k2, "observedGeneration"))
+                        jsonx_int64(jx, v2, &gen);
+                    else
+                        jsonx_unknown(jx, k2);
+                }
+                DECODE_REQUIRED(d, c, "type", "status");
+            }
+            if (type != NULL && strcmp(type, "Active") == 0 && st >= 0) {
+                ac->active = st == 0 ? CHECK_ACTIVE_TRUE : CHECK_ACTIVE_FALSE;
+                free(ac->active_reason);
+                free(ac->active_message);
+                ac->active_reason = reason;
+                ac->active_message = message;
+                reason = message = NULL;
+            }
+            free(type);
+            free(reason);
+            free(message);
+            jsonx_pop(jx, mark);
+        }
+    }
+}
+
+void decode__admission_check(decode_t *d, const json_t *root, admission_check_t *out)
+{
+    jsonx_t *jx = &d->jx;
+
+    decode__meta(d, json_object_get(root, "metadata"), &out->meta, false, true);
+    DECODE_FIELDS(d, root, key, val)
+    {
+        if (DECODE_IS(key, "spec")) {
+            if (jsonx_want_object(jx, val))
+                decode_check_spec(d, val, out);
+        } else if (DECODE_IS(key, "status")) {
+            decode_check_status(d, val, out);
+        } else if (!decode__in(d, key, root_keys)) {
+            jsonx_unknown(jx, key);
+        }
+    }
+    DECODE_REQUIRED(d, root, "spec");
 }

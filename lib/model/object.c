@@ -36,6 +36,8 @@ static const char *const config_versions[] = {"config.kueue.x-k8s.io/v1beta2",
     XX(KIND_PRIORITY_CLASS, "PriorityClass", scheduling_versions, pc, decode__priority_class,     \
        priority_class_fini)                                                                       \
     XX(KIND_JOB, "Job", batch_versions, job, decode__job, job_fini)                               \
+    XX(KIND_ADMISSION_CHECK, "AdmissionCheck", kueue_versions, ac, decode__admission_check,       \
+       admission_check_fini)                                                                      \
     XX(KIND_CONFIGURATION, "Configuration", config_versions, config, decode__configuration,       \
        configuration_fini)
 

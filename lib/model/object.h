@@ -21,6 +21,7 @@ typedef enum {
     KIND_TOPOLOGY,
     KIND_PRIORITY_CLASS,
     KIND_JOB,
+    KIND_ADMISSION_CHECK,
     KIND_CONFIGURATION,
     /* An object of a job integration kind (JobSet, PyTorchJob, RayJob, ...): integration_t. It
      * is never produced by object_decode(), only by object_decode_integration(). */
@@ -43,6 +44,7 @@ typedef struct object_s {
         priority_class_t pc;
         job_t job;
         configuration_t config;
+        admission_check_t ac;
         integration_t integ;
     } u;
 } object_t;

@@ -225,6 +225,17 @@ OBJECT_FINI(cohort_fini, cohort_t, c)
     TYPES_FREE_ARRAY(c->groups, c->ngroups, resource_group_fini);
 }
 
+OBJECT_FINI(admission_check_fini, admission_check_t, ac)
+{
+    object_meta_fini(&ac->meta);
+    free(ac->controller_name);
+    free(ac->param_group);
+    free(ac->param_kind);
+    free(ac->param_name);
+    free(ac->active_reason);
+    free(ac->active_message);
+}
+
 OBJECT_FINI(local_queue_fini, local_queue_t, lq)
 {
     object_meta_fini(&lq->meta);

@@ -240,6 +240,27 @@ typedef struct cluster_queue_s {
     size_t ncheck_rules;
 } cluster_queue_t;
 
+/* The Active condition of an AdmissionCheck as written by its controller. */
+typedef enum {
+    CHECK_ACTIVE_UNSET = 0, /* no Active condition (yet) */
+    CHECK_ACTIVE_TRUE,
+    CHECK_ACTIVE_FALSE, /* False or Unknown */
+} check_active_t;
+
+/* kueue.x-k8s.io AdmissionCheck: a named gate a ClusterQueue's workloads pass between quota
+ * reservation and admission; its controller sets each workload's check state. */
+typedef struct admission_check_s {
+    object_meta_t meta;
+    char *controller_name; /* owned: spec.controllerName */
+    bool has_parameters;   /* spec.parameters present */
+    char *param_group;     /* owned: spec.parameters.apiGroup */
+    char *param_kind;      /* owned: spec.parameters.kind */
+    char *param_name;      /* owned: spec.parameters.name */
+    check_active_t active; /* status.conditions[type=Active] */
+    char *active_reason;   /* owned: its reason, NULL when none */
+    char *active_message;  /* owned: its message, NULL when none */
+} admission_check_t;
+
 typedef struct cohort_s {
     object_meta_t meta;
     char *parent; /* owned: spec.parentName; NULL = root */
@@ -532,6 +553,7 @@ void namespace_fini(namespace_t *n);
 void flavor_fini(flavor_t *f);
 void cluster_queue_fini(cluster_queue_t *cq);
 void cohort_fini(cohort_t *c);
+void admission_check_fini(admission_check_t *ac);
 void local_queue_fini(local_queue_t *lq);
 void workload_priority_class_fini(workload_priority_class_t *w);
 void topology_fini(topology_t *t);

@@ -100,6 +100,9 @@ err_t validate_object(const object_t *obj, diags_t *d)
     case KIND_TOPOLOGY:
         validate__topology(&obj->u.topology, d);
         break;
+    case KIND_ADMISSION_CHECK:
+        validate__admission_check(&obj->u.ac, NULL, d);
+        break;
     case KIND_WORKLOAD:
         validate__workload(&obj->u.wl, NULL, d);
         break;
@@ -132,6 +135,9 @@ err_t validate_update_env(const object_t *old, const object_t *obj, const valida
         break;
     case KIND_TOPOLOGY:
         validate__topology_update(&old->u.topology, &obj->u.topology, d);
+        break;
+    case KIND_ADMISSION_CHECK:
+        validate__admission_check(&obj->u.ac, &old->u.ac, d);
         break;
     case KIND_WORKLOAD:
         validate__workload_update(&old->u.wl, &obj->u.wl, d);

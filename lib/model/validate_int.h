@@ -116,6 +116,8 @@ void validate__cluster_queue(const cluster_queue_t *cq, const cluster_queue_t *o
 void validate__cohort(const cohort_t *co, diags_t *d);
 void validate__topology(const topology_t *t, diags_t *d);
 void validate__topology_update(const topology_t *old, const topology_t *t, diags_t *d);
+void validate__admission_check(const admission_check_t *ac, const admission_check_t *old,
+                               diags_t *d);
 void validate__local_queue_update(const local_queue_t *old, const local_queue_t *lq, diags_t *d);
 void validate__workload(const workload_t *wl, const workload_t *old, diags_t *d);
 void validate__workload_update(const workload_t *old, const workload_t *wl, diags_t *d);

@@ -4,6 +4,7 @@
 
 #include "model/names.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,4 +497,58 @@ void validate__topology_update(const topology_t *old, const topology_t *t, diags
                       "levels are mutable only when " TOPOLOGY_HOSTNAME " is the lowest level "
                       "both before and after the change");
     validate__topology(t, d);
+}
+
+/* ---- AdmissionCheck ----------------------------------------------------------------------- */
+
+/* The CRD's kind pattern: ^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$ */
+static bool is_kind_name(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || !isalpha((unsigned char)s[0]) || !isalnum((unsigned char)s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+/*
+ * AdmissionCheck has no webhook in Kueue: its rules are the CRD's (config/components/crd/bases/
+ * kueue.x-k8s.io_admissionchecks.yaml): controllerName 1..253 and immutable, the parameters'
+ * apiGroup a DNS-1123 subdomain (<= 253), kind a letter-led name (<= 63), name a DNS-1123 label.
+ */
+void validate__admission_check(const admission_check_t *ac, const admission_check_t *old,
+                               diags_t *d)
+{
+    names_msgs_t m;
+
+    if (ac->controller_name != NULL) {
+        size_t n = strlen(ac->controller_name);
+        if (n == 0)
+            validate__err(d, "spec.controllerName",
+                          "Invalid value: \"\": should be at least 1 "
+                          "chars long");
+        else if (n > 253)
+            validate__err(d, "spec.controllerName", "Too long: may not be more than %d bytes", 253);
+    }
+    if (old != NULL && old->controller_name != NULL && ac->controller_name != NULL &&
+        strcmp(old->controller_name, ac->controller_name) != 0)
+        validate__err(d, "spec.controllerName", MSG_IMMUTABLE);
+    if (!ac->has_parameters)
+        return;
+    if (ac->param_group != NULL) {
+        names_dns1123_subdomain(ac->param_group, &m);
+        names_report(d, "spec.parameters.apiGroup", ac->param_group, &m);
+    }
+    if (ac->param_kind != NULL && (strlen(ac->param_kind) > 63 || !is_kind_name(ac->param_kind)))
+        validate__err(d, "spec.parameters.kind",
+                      "Invalid value: \"%s\": should match '^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$' and "
+                      "be at most 63 characters",
+                      ac->param_kind);
+    if (ac->param_name != NULL) {
+        names_dns1123_label(ac->param_name, &m);
+        names_report(d, "spec.parameters.name", ac->param_name, &m);
+    }
 }

@@ -100,6 +100,8 @@ static err_t clone_cq(sched_t *d, const cq_t *s)
     memset(&c->admitted, 0, sizeof(c->admitted));
     c->sticky = NULL;
     c->rebuild_cohort = NULL;
+    c->acs = NULL;
+    c->nacs = 0;
     if (push((void ***)&d->cqs, &d->ncqs, &d->ccqs, c) != ERR_OK) {
         free(c);
         return ERR_NOMEM;
@@ -136,6 +138,19 @@ static err_t clone_cq(sched_t *d, const cq_t *s)
         memdup((void **)&c->rg_by_res, s->rg_by_res, s->nrg_by_res, sizeof(int)) != ERR_OK ||
         sched__selector_copy(&c->ns_selector, &s->ns_selector) != ERR_OK)
         return ERR_NOMEM;
+    if (s->nacs > 0) {
+        c->acs = calloc(s->nacs, sizeof(*c->acs));
+        if (c->acs == NULL)
+            return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->nacs; i++) {
+        c->nacs = i + 1;
+        if (util_strdup(s->acs[i].name, &c->acs[i].name) != ERR_OK ||
+            memdup((void **)&c->acs[i].flavors, s->acs[i].flavors, s->acs[i].nflavors,
+                   sizeof(int)) != ERR_OK)
+            return ERR_NOMEM;
+        c->acs[i].nflavors = s->acs[i].nflavors;
+    }
     return ERR_OK;
 }
 
@@ -261,6 +276,8 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     c->nps = 0;
     memset(&c->adm, 0, sizeof(c->adm));
     c->use = NULL;
+    c->checks = NULL;
+    c->nchecks = 0;
     c->last_tried = NULL;
     c->pin_counts = NULL;
     c->pin_flavors = NULL;
@@ -296,6 +313,15 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     if (s->adm.cluster_queue != NULL || s->adm.nassignments > 0) {
         if (sched__admission_copy(&c->adm, &s->adm) != ERR_OK)
             return ERR_NOMEM;
+    }
+    if (s->nchecks > 0) {
+        c->checks = calloc(s->nchecks, sizeof(char *));
+        if (c->checks == NULL)
+            return ERR_NOMEM;
+        c->nchecks = s->nchecks;
+        for (size_t i = 0; i < s->nchecks; i++)
+            if (util_strdup(s->checks[i], &c->checks[i]) != ERR_OK)
+                return ERR_NOMEM;
     }
     if (memdup((void **)&c->use, s->use, s->nuse, sizeof(use_t)) != ERR_OK ||
         memdup((void **)&c->last_tried, s->last_tried, s->nlast_tried, sizeof(int)) != ERR_OK)
@@ -354,6 +380,9 @@ sched_t *sched_clone(const sched_t *s, unsigned flags)
             goto fail;
     if (sched__nodes_clone(d, s) != ERR_OK)
         goto fail;
+    for (size_t i = 0; i < s->nchecks; i++)
+        if (sched_check_upsert(d, s->checks[i]->name, s->checks[i]->active, NULL) != ERR_OK)
+            goto fail;
     for (size_t i = 0; i < s->nwls; i++)
         if (clone_wl(d, s->wls[i], flags) != ERR_OK)
             goto fail;

@@ -35,6 +35,7 @@ static void decision_fini(sched_decision_t *x)
     free(x->preemptor);
     free(x->reason_str);
     free(x->message);
+    strv_free(x->checks, x->nchecks);
     memset(x, 0, sizeof(*x));
 }
 
@@ -130,7 +131,7 @@ static const char *path_of(const node_t *n, char *buf, size_t cap)
 
 static int64_t deadline_of(const wl_t *w)
 {
-    return w->admitted_at + w->max_exec_ms - w->accumulated_ms;
+    return w->exec_since + w->max_exec_ms - w->accumulated_ms;
 }
 
 int64_t sched_next_deadline(const sched_t *s, int64_t now)
@@ -138,7 +139,7 @@ int64_t sched_next_deadline(const sched_t *s, int64_t now)
     int64_t best = INT64_MAX;
     for (size_t i = 0; i < s->expiring.len; i++) {
         const wl_t *w = s->expiring.items[i];
-        if (w->state != SCHED_WL_ADMITTED)
+        if (w->state != SCHED_WL_ADMITTED || w->awaiting_checks)
             continue;
         int64_t d = deadline_of(w);
         if (d <= now)
@@ -153,7 +154,7 @@ static err_t expire(sched_t *s, int64_t now, sched_decisions_t *out)
 {
     for (size_t i = 0; i < s->expiring.len;) {
         wl_t *w = s->expiring.items[i];
-        if (w->state != SCHED_WL_ADMITTED || deadline_of(w) > now) {
+        if (w->state != SCHED_WL_ADMITTED || w->awaiting_checks || deadline_of(w) > now) {
             i++;
             continue;
         }
@@ -560,6 +561,8 @@ static err_t admit(cyc_t *c, entry_t *e)
     admission_t adm;
     sched_decision_t dec = {0};
     use_t *use = NULL;
+    char **checks = NULL;
+    size_t nchecks = 0;
     memset(&adm, 0, sizeof(adm));
     adm.cluster_queue = strdup(cq->name);
     adm.assignments = calloc(e->a.nps ? e->a.nps : 1, sizeof(pod_set_assignment_t));
@@ -602,6 +605,12 @@ static err_t admit(cyc_t *c, entry_t *e)
                        util_asprintf("Quota reserved in ClusterQueue %s", cq->name)))
         goto nomem;
     dec.borrowing = e->a.borrow > 0;
+    if (sched__checks_for(s, cq, &adm, &checks, &nchecks) != ERR_OK ||
+        (nchecks > 0 && (dec.checks = calloc(nchecks, sizeof(char *))) == NULL))
+        goto nomem;
+    for (size_t i = 0; i < nchecks; i++)
+        if (util_strdup(checks[i], &dec.checks[dec.nchecks++]) != ERR_OK)
+            goto nomem;
     use = malloc((e->a.nuse ? e->a.nuse : 1) * sizeof(use_t));
     if (use == NULL)
         goto nomem;
@@ -611,6 +620,11 @@ static err_t admit(cyc_t *c, entry_t *e)
         goto nomem;
     decision_push(c->out, &dec); /* room was made above: cannot fail */
     w->admitted_at = c->now;
+    w->exec_since = c->now;
+    strv_free(w->checks, w->nchecks);
+    w->checks = checks;
+    w->nchecks = nchecks;
+    w->awaiting_checks = nchecks > 0;
     sched__admission_fini(&w->adm);
     w->adm = adm;
     w->borrowing = e->a.borrow > 0;
@@ -627,6 +641,7 @@ static err_t admit(cyc_t *c, entry_t *e)
     return ERR_OK;
 nomem:
     free(use);
+    strv_free(checks, nchecks);
     decision_fini(&dec);
     sched__admission_fini(&adm);
     return ERR_NOMEM;

@@ -90,6 +90,7 @@ sched_t *sched_new(const sched_config_t *cfg)
     util_hmap_init(&s->ns_map, 0);
     util_hmap_init(&s->wpc_map, 0);
     util_hmap_init(&s->pc_map, 0);
+    util_hmap_init(&s->check_map, 0);
     util_hmap_init(&s->wl_map, 0);
     s->cfg.resources = &s->rules;
     s->cfg.afs_weights = &s->afs_weights;
@@ -142,10 +143,20 @@ static void prio_free(prio_rec_t *p)
     free(p);
 }
 
+void sched__cq_checks_fini(cq_check_t *acs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(acs[i].name);
+        free(acs[i].flavors);
+    }
+    free(acs);
+}
+
 static void cq_free(cq_t *cq)
 {
     if (cq == NULL)
         return;
+    sched__cq_checks_fini(cq->acs, cq->nacs);
     sched__node_fini(&cq->node);
     free(cq->name);
     free(cq->cohort_name);
@@ -224,6 +235,12 @@ void sched_free(sched_t *s)
         prio_free(s->pcs[i]);
     free(s->pcs);
     util_hmap_fini(&s->pc_map);
+    for (size_t i = 0; i < s->nchecks; i++) {
+        free(s->checks[i]->name);
+        free(s->checks[i]);
+    }
+    free(s->checks);
+    util_hmap_fini(&s->check_map);
     for (size_t i = 0; i < s->nflavors; i++)
         flavor_free(s->flavors[i]);
     free(s->flavors);
@@ -454,6 +471,60 @@ cq_t *sched__cq_record(sched_t *s, const char *name)
     return cq_get(s, name, true);
 }
 
+/* The admissionChecksStrategy rules of `in` (v1beta1 spec.admissionChecks: names only), sorted
+ * by name, onFlavors interned. */
+static err_t cq_checks_parse(sched_t *s, const cluster_queue_t *in, cq_check_t **out, size_t *n)
+{
+    size_t cnt = in->ncheck_rules > 0 ? in->ncheck_rules : in->nadmission_checks;
+    cq_check_t *acs = NULL;
+    size_t k = 0;
+
+    *out = NULL;
+    *n = 0;
+    if (cnt == 0)
+        return ERR_OK;
+    acs = calloc(cnt, sizeof(*acs));
+    if (acs == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < cnt; i++) {
+        const char *name = in->ncheck_rules > 0 ? in->check_rules[i].name : in->admission_checks[i];
+        if (name == NULL)
+            continue;
+        cq_check_t c = {0};
+        if (util_strdup(name, &c.name) != ERR_OK)
+            goto nomem;
+        if (in->ncheck_rules > 0 && in->check_rules[i].non_flavors > 0) {
+            const admission_check_rule_t *r = &in->check_rules[i];
+            c.flavors = calloc(r->non_flavors, sizeof(int));
+            if (c.flavors == NULL) {
+                free(c.name);
+                goto nomem;
+            }
+            for (size_t f = 0; f < r->non_flavors; f++) {
+                flavor_rec_t *rec;
+                if (sched__intern_flavor(s, r->on_flavors[f], &rec) != ERR_OK) {
+                    free(c.name);
+                    free(c.flavors);
+                    goto nomem;
+                }
+                c.flavors[c.nflavors++] = rec->id;
+            }
+        }
+        size_t j = k++;
+        while (j > 0 && strcmp(acs[j - 1].name, c.name) > 0) {
+            acs[j] = acs[j - 1];
+            j--;
+        }
+        acs[j] = c;
+    }
+    *out = acs;
+    *n = k;
+    return ERR_OK;
+nomem:
+    sched__cq_checks_fini(acs, k);
+    return ERR_NOMEM;
+}
+
 err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
 {
     const char *name = in->meta.name;
@@ -480,9 +551,18 @@ err_t sched_cq_upsert(sched_t *s, const cluster_queue_t *in, err_msg_t *msg)
     for (size_t g = 0; g < in->ngroups; g++)
         for (size_t r = 0; r < groups[g].nres; r++)
             rg_by_res[groups[g].res[r]] = (int)g;
-    cq_t *cq = cq_get(s, name, true);
-    if (cq == NULL)
+    cq_check_t *acs = NULL;
+    size_t nacs = 0;
+    if (cq_checks_parse(s, in, &acs, &nacs) != ERR_OK)
         goto nomem_sel;
+    cq_t *cq = cq_get(s, name, true);
+    if (cq == NULL) {
+        sched__cq_checks_fini(acs, nacs);
+        goto nomem_sel;
+    }
+    sched__cq_checks_fini(cq->acs, cq->nacs);
+    cq->acs = acs;
+    cq->nacs = nacs;
     for (size_t g = 0; g < cq->ngroups; g++) {
         free(cq->groups[g].res);
         free(cq->groups[g].flavors);
@@ -539,6 +619,57 @@ err_t sched_cq_delete(sched_t *s, const char *name, err_msg_t *msg)
     cq->exists = false;
     if (objects_changed(s, true) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "ClusterQueue %s: out of memory", name);
+    return ERR_OK;
+}
+
+/* ---- AdmissionCheck ------------------------------------------------------------------------ */
+
+err_t sched_check_upsert(sched_t *s, const char *name, bool active, err_msg_t *msg)
+{
+    if (name == NULL || name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "AdmissionCheck: metadata.name: required");
+    check_rec_t *c = util_hmap_get(&s->check_map, name);
+    if (c == NULL) {
+        if (util_grow((void **)&s->checks, &s->cchecks, s->nchecks + 1, sizeof(void *)) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "AdmissionCheck %s: out of memory", name);
+        c = calloc(1, sizeof(*c));
+        if (c == NULL || util_strdup(name, &c->name) != ERR_OK ||
+            util_hmap_put(&s->check_map, c->name, c, NULL) != ERR_OK) {
+            if (c != NULL)
+                free(c->name);
+            free(c);
+            return err_set(msg, ERR_NOMEM, "AdmissionCheck %s: out of memory", name);
+        }
+        size_t i = s->nchecks++;
+        while (i > 0 && strcmp(s->checks[i - 1]->name, name) > 0) {
+            s->checks[i] = s->checks[i - 1];
+            i--;
+        }
+        s->checks[i] = c;
+    } else if (c->active == active) {
+        return ERR_OK;
+    }
+    c->active = active;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "AdmissionCheck %s: out of memory", name);
+    return ERR_OK;
+}
+
+err_t sched_check_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    check_rec_t *c = util_hmap_get(&s->check_map, name);
+    if (c == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "AdmissionCheck %s not found", name);
+    util_hmap_del(&s->check_map, name);
+    size_t i = 0;
+    while (s->checks[i] != c)
+        i++;
+    memmove(&s->checks[i], &s->checks[i + 1], (s->nchecks - i - 1) * sizeof(void *));
+    s->nchecks--;
+    free(c->name);
+    free(c);
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "AdmissionCheck %s: out of memory", name);
     return ERR_OK;
 }
 

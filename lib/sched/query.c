@@ -42,6 +42,10 @@ const char *sched_cq_reason_str(sched_cq_reason_t r)
         return "CohortCycle";
     case SCHED_CQ_NOT_FOUND:
         return "NotFound";
+    case SCHED_CQ_CHECK_NOT_FOUND:
+        return "AdmissionCheckNotFound";
+    case SCHED_CQ_CHECK_INACTIVE:
+        return "AdmissionCheckInactive";
     }
     return "Unknown";
 }
@@ -63,6 +67,9 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
         out->borrowing = w->borrowing;
         out->admission = &w->adm;
         out->preemptor = w->preemptor;
+        out->awaiting_checks = w->awaiting_checks;
+        out->checks = w->checks;
+        out->nchecks = w->nchecks;
     } else {
         const lq_t *lq = sched__lq_of(s, w);
         out->cluster_queue = lq ? lq->cq : NULL;
@@ -292,6 +299,9 @@ err_t sched_cq_status(const sched_t *s, const char *name, sched_cq_status_t *out
     out->pending = cq->heap.len + cq->inadm.len;
     out->reserving = cq->admitted.len;
     out->admitted = cq->admitted.len;
+    for (size_t i = 0; i < cq->admitted.len; i++)
+        if (cq->admitted.items[i]->awaiting_checks)
+            out->admitted--;
     if (s->cfg.fair_sharing)
         out->weighted_share = sched__share_status(sched__drs(s, &cq->node, NULL, 0));
     return ERR_OK;

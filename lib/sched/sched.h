@@ -163,6 +163,14 @@ err_t sched_pc_upsert(sched_t *s, const priority_class_t *pc, err_msg_t *msg);
 /* Delete a PriorityClass. */
 err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg);
 
+/* Create or update an AdmissionCheck by name. `active`: its controller says it can evaluate
+ * checks (the Active condition; the driver decides for the controllers it plays itself). A
+ * ClusterQueue naming a missing check is inactive (AdmissionCheckNotFound), one naming an
+ * inactive check too (AdmissionCheckInactive), as in Kueue. */
+err_t sched_check_upsert(sched_t *s, const char *name, bool active, err_msg_t *msg);
+/* Delete an AdmissionCheck; ERR_NOT_FOUND when unknown. */
+err_t sched_check_delete(sched_t *s, const char *name, err_msg_t *msg);
+
 /* ---- workloads ---------------------------------------------------------------------------- */
 
 typedef struct sched_wl_opts_s {
@@ -214,6 +222,22 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
  * quota. */
 err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg);
 
+/*
+ * Two-phase admission (Kueue's admission checks). An ADMIT decision whose `nchecks` > 0 reserves
+ * quota (QuotaReserved) without admitting: the workload holds its quota, counts in usage and may
+ * be preempted, but its maximum execution time does not run and the driver must not start it
+ * until it reports the verdict of its checks here:
+ *   CHECK_STATE_READY    every check is Ready: the workload is Admitted at `now`;
+ *   CHECK_STATE_RETRY    a check asks to retry: the workload becomes EVICTING (quota kept until
+ *                        sched_evicted(), which requeues it with its queue-order timestamp moved
+ *                        to `now`, Kueue's Evicted(AdmissionCheck) time);
+ *   CHECK_STATE_REJECTED a check rejected it: deactivated at once, quota freed (Kueue's
+ *                        DeactivationTarget AdmissionCheck; it stays so until spec.active flips).
+ * ERR_NOT_FOUND when unknown; ERR_INVALID when the workload is not waiting for checks.
+ */
+err_t sched_workload_checks(sched_t *s, const char *key, check_state_t verdict, int64_t now,
+                            err_msg_t *msg);
+
 /* ---- decisions ---------------------------------------------------------------------------- */
 
 typedef enum {
@@ -239,6 +263,9 @@ typedef struct sched_decision_s {
     /* ADMIT */
     admission_t admission; /* owned: status.admission (per podset flavors, usage, count) */
     bool borrowing;        /* the admission uses quota borrowed from the cohort */
+    char **checks;         /* owned: the admission checks that apply (name order); nchecks > 0:
+                              quota reserved only, see sched_workload_checks() */
+    size_t nchecks;
     /* PREEMPT */
     char *preemptor;               /* owned: key of the workload that needs the room */
     sched_preempt_reason_t reason; /* PREEMPT only */
@@ -337,6 +364,9 @@ typedef struct sched_wl_info_s {
     const char *message;          /* PENDING: human explanation, never NULL ("" when none) */
     const char *preemptor;        /* EVICTING by preemption: preemptor key, else NULL */
     int64_t max_exec_ms;          /* spec.maximumExecutionTimeSeconds in ms, 0 when unset */
+    bool awaiting_checks;         /* ADMITTED/EVICTING: quota reserved, checks not all Ready */
+    char *const *checks;          /* ADMITTED/EVICTING: the checks that apply (name order) */
+    size_t nchecks;
 } sched_wl_info_t;
 
 /* Fill `out` for workload `key`; ERR_NOT_FOUND when unknown. */
@@ -395,6 +425,8 @@ typedef enum {
     SCHED_CQ_TERMINATING,      /* "Terminating" */
     SCHED_CQ_COHORT_CYCLE,     /* "CohortCycle" (ours: Kueue only disables it) */
     SCHED_CQ_NOT_FOUND,        /* "NotFound" (referenced but no object) */
+    SCHED_CQ_CHECK_NOT_FOUND,  /* "AdmissionCheckNotFound" */
+    SCHED_CQ_CHECK_INACTIVE,   /* "AdmissionCheckInactive" */
 } sched_cq_reason_t;
 
 /* Kueue's name for an Active condition reason. */
@@ -408,7 +440,7 @@ typedef struct sched_cq_status_s {
     const char *cohort; /* borrowed: cohortName or NULL */
     size_t pending;     /* queued (heap + inadmissible) */
     size_t reserving;   /* holding quota (admitted + evicting) */
-    size_t admitted;    /* same as reserving: sluice has no admission checks yet */
+    size_t admitted;    /* admitted: reserving minus those waiting for admission checks */
     /* fair sharing: weighted share as Kueue reports it (ceil, INT64_MAX for +Inf); 0 if off */
     int64_t weighted_share;
 } sched_cq_status_t;

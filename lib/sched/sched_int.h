@@ -181,6 +181,22 @@ typedef struct wlvec_s {
     size_t len, cap;
 } wlvec_t;
 
+/* An AdmissionCheck object. */
+typedef struct check_rec_s {
+    char *name; /* owned */
+    bool active;
+} check_rec_t;
+
+/* One admissionChecksStrategy rule of a ClusterQueue. */
+typedef struct cq_check_s {
+    char *name;   /* owned: AdmissionCheck name */
+    int *flavors; /* owned: onFlavors as flavor ids; none = every flavor */
+    size_t nflavors;
+} cq_check_t;
+
+/* Free `n` rules and the array; NULL-safe. */
+void sched__cq_checks_fini(cq_check_t *acs, size_t n);
+
 typedef struct cq_s {
     node_t node;
     char *name;        /* owned */
@@ -205,6 +221,8 @@ typedef struct cq_s {
     bool afs_mode;   /* admissionScope UsageBasedAdmissionFairSharing */
     bool afs_active; /* afs_mode and the configuration's admissionFairSharing (afs.c) */
     bool afs_dirty;  /* a LocalQueue's usage moved: re-read scores, re-order the heap */
+    cq_check_t *acs; /* owned: admissionChecksStrategy, in name order */
+    size_t nacs;
     /* status */
     bool active;
     sched_cq_reason_t reason;
@@ -314,9 +332,16 @@ struct wl_s {
     admission_t adm; /* owned */
     use_t *use;
     size_t nuse;
-    int64_t admitted_at;
+    int64_t admitted_at; /* quota reservation time (preemption orders by it, as Kueue) */
     bool borrowing;
     char *preemptor; /* owned, EVICTING by preemption */
+    /* admission checks: those that apply to the admission (name order), whether they are all
+     * Ready yet, and when the workload was Admitted (its execution time runs from there) */
+    char **checks; /* owned */
+    size_t nchecks;
+    bool awaiting_checks;
+    bool check_retry; /* EVICTING by a Retry verdict: requeued at the eviction time */
+    int64_t exec_since;
     /* max execution time */
     bool has_max_exec;
     int64_t max_exec_ms;
@@ -378,6 +403,9 @@ struct sched_s {
     prio_rec_t **pcs;
     size_t npcs, cpcs;
     util_hmap_t pc_map;
+    check_rec_t **checks; /* sorted by name */
+    size_t nchecks, cchecks;
+    util_hmap_t check_map;
     wl_t **wls;
     size_t nwls, cwls;
     util_hmap_t wl_map; /* wls sorted by key */
@@ -481,6 +509,11 @@ void sched__wl_free(wl_t *w);
 /* Forget the assignment pinned by issued preemptions. */
 void sched__wl_pin_clear(wl_t *w);
 void sched__admission_fini(admission_t *a);
+/* The checks of cq that apply to admission `a` (Kueue's admissionChecksForAdmission: a rule with
+ * no onFlavors always, else when a podset was assigned one of its flavors), as new strings in
+ * name order; *n = 0 and *out = NULL when none. ERR_NOMEM. */
+err_t sched__checks_for(const sched_t *s, const cq_t *cq, const admission_t *a, char ***out,
+                        size_t *n);
 err_t sched__admission_copy(admission_t *dst, const admission_t *src);
 
 /* ---- match.c: flavor matching (on model/selector.h) and deep copies ---------------------------

@@ -373,25 +373,64 @@ static bool flavors_missing(sched_t *s, cq_t *cq, char *buf, size_t cap)
     return missing;
 }
 
+/* The admission checks of cq that are missing (active == false) or inactive (active == true),
+ * comma-separated into buf as Kueue lists them (sorted: cq->acs is in name order). */
+static bool checks_listed(const sched_t *s, const cq_t *cq, bool inactive, char *buf, size_t cap)
+{
+    size_t off = 0;
+    bool any = false;
+    buf[0] = '\0';
+    for (size_t i = 0; i < cq->nacs; i++) {
+        const check_rec_t *c = util_hmap_get(&s->check_map, cq->acs[i].name);
+        if (inactive ? (c == NULL || c->active) : c != NULL)
+            continue;
+        int n = snprintf(buf + off, cap - off, "%s%s", any ? "," : "", cq->acs[i].name);
+        if (n > 0 && (size_t)n < cap - off)
+            off += (size_t)n;
+        any = true;
+    }
+    return any;
+}
+
+/*
+ * Kueue's inactiveReason (pkg/cache/scheduler/clusterqueue.go): terminating first; otherwise the
+ * reason of the first problem among stopped, missing flavors, missing admission checks and
+ * inactive admission checks, with every problem's message joined ("Can't admit new workloads:
+ * is stopped, references missing AdmissionCheck(s): a."). A cohort cycle is ours.
+ */
 static void cq_status(sched_t *s, cq_t *cq)
 {
-    char missing[256];
+    char missing[256], checks_missing[256], checks_inactive[256], msg[1024];
     free(cq->inactive_msg);
     cq->inactive_msg = NULL;
     cq->active = false;
     if (!cq->exists) {
         cq->reason = SCHED_CQ_NOT_FOUND;
         cq->inactive_msg = util_asprintf("ClusterQueue %s not found", cq->name);
-    } else if (cq->deleting) {
+        return;
+    }
+    if (cq->deleting) {
         cq->reason = SCHED_CQ_TERMINATING;
         cq->inactive_msg = strdup("Can't admit new workloads; clusterQueue is terminating");
-    } else if (cq->stop_policy != STOP_POLICY_NONE) {
-        cq->reason = SCHED_CQ_STOPPED;
-        cq->inactive_msg = strdup("Can't admit new workloads: is stopped.");
-    } else if (flavors_missing(s, cq, missing, sizeof(missing))) {
-        cq->reason = SCHED_CQ_FLAVOR_NOT_FOUND;
-        cq->inactive_msg = util_asprintf(
-            "Can't admit new workloads: references missing ResourceFlavor(s): %s.", missing);
+        return;
+    }
+    bool stopped = cq->stop_policy != STOP_POLICY_NONE;
+    bool fl = flavors_missing(s, cq, missing, sizeof(missing));
+    bool cm = checks_listed(s, cq, false, checks_missing, sizeof(checks_missing));
+    bool ci = checks_listed(s, cq, true, checks_inactive, sizeof(checks_inactive));
+    if (stopped || fl || cm || ci) {
+        cq->reason = stopped ? SCHED_CQ_STOPPED
+                     : fl    ? SCHED_CQ_FLAVOR_NOT_FOUND
+                     : cm    ? SCHED_CQ_CHECK_NOT_FOUND
+                             : SCHED_CQ_CHECK_INACTIVE;
+        snprintf(msg, sizeof(msg), "Can't admit new workloads: %s%s%s%s%s%s%s%s%s%s%s.",
+                 stopped ? "is stopped" : "", stopped && (fl || cm || ci) ? ", " : "",
+                 fl ? "references missing ResourceFlavor(s): " : "", fl ? missing : "",
+                 fl && (cm || ci) ? ", " : "", cm ? "references missing AdmissionCheck(s): " : "",
+                 cm ? checks_missing : "", cm && ci ? ", " : "",
+                 ci ? "references inactive AdmissionCheck(s): " : "", ci ? checks_inactive : "",
+                 "");
+        cq->inactive_msg = strdup(msg);
     } else if (cq->node.disabled) {
         cq->reason = SCHED_CQ_COHORT_CYCLE;
         cq->inactive_msg = util_asprintf("Can't admit new workloads: cohort %s is part of a cycle.",

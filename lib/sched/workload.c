@@ -212,6 +212,7 @@ void sched__wl_free(wl_t *w)
     free(w->place); /* only at sched_free or a delete, which unplaced it first */
     free(w->preemptor);
     free(w->message);
+    strv_free(w->checks, w->nchecks);
     free(w);
 }
 
@@ -428,8 +429,12 @@ void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
     sched__admitted_remove(w);
     if (w->has_max_exec)
         expiring_remove(s, w);
-    if (now > w->admitted_at)
-        w->accumulated_ms += now - w->admitted_at;
+    if (!w->awaiting_checks && now > w->exec_since)
+        w->accumulated_ms += now - w->exec_since;
+    strv_free(w->checks, w->nchecks);
+    w->checks = NULL;
+    w->nchecks = 0;
+    w->awaiting_checks = false;
     free(w->use);
     w->use = NULL;
     w->nuse = 0;
@@ -441,6 +446,41 @@ void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
     sched__mark_requeue(s, &cq->node);
     if (!cq->exists && cq->admitted.len == 0)
         s->tree_dirty = true; /* a deleted ClusterQueue leaves the forest with its last workload */
+}
+
+err_t sched__checks_for(const sched_t *s, const cq_t *cq, const admission_t *a, char ***out,
+                        size_t *n)
+{
+    char **v = NULL;
+    size_t k = 0;
+
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < cq->nacs; i++) {
+        const cq_check_t *c = &cq->acs[i];
+        bool applies = c->nflavors == 0;
+        for (size_t f = 0; f < c->nflavors && !applies; f++) {
+            const char *fname = s->flavors[c->flavors[f]]->name;
+            for (size_t p = 0; p < a->nassignments && !applies; p++)
+                for (size_t r = 0; r < a->assignments[p].flavors.len && !applies; r++)
+                    applies = strcmp(a->assignments[p].flavors.items[r].value, fname) == 0;
+        }
+        if (!applies)
+            continue;
+        if (v == NULL) {
+            v = calloc(cq->nacs, sizeof(char *));
+            if (v == NULL)
+                return ERR_NOMEM;
+        }
+        if (util_strdup(c->name, &v[k]) != ERR_OK) {
+            strv_free(v, k);
+            return ERR_NOMEM;
+        }
+        k++;
+    }
+    *out = v;
+    *n = k;
+    return ERR_OK;
 }
 
 /* Usage of an admission given from outside (operator restart): fr ids from the assignments. */
@@ -615,6 +655,11 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         }
         w->state = SCHED_WL_ADMITTED;
+        w->exec_since = w->admitted_at;
+        /* Quota reserved but not Admitted: waiting for the checks that apply to it. */
+        if (sched__checks_for(s, cq, &w->adm, &w->checks, &w->nchecks) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
+        w->awaiting_checks = w->nchecks > 0 && !in->conditions.admitted;
         if (rebuild && sched__tree_rebuild(s) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         for (size_t i = 0; i < nuse; i++)
@@ -665,9 +710,13 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     if (w->state != SCHED_WL_EVICTING)
         return err_set(msg, ERR_INVALID, "Workload %s is not being evicted", key);
+    bool retry = w->check_retry;
     sched__wl_release(s, w, now);
     w->state = SCHED_WL_PENDING;
     w->last_gen = 0;
+    w->check_retry = false;
+    if (retry)
+        w->created = now; /* Kueue's queue-order timestamp: Evicted(AdmissionCheck) time */
     sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
                          "Workload is pending evaluation in the scheduling queue");
     if (sched__wl_enqueue(s, w) != ERR_OK)
@@ -688,4 +737,36 @@ err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg)
      * stopped (sched_evicted), and preemption treats it as already on its way out. */
     w->state = SCHED_WL_EVICTING;
     return ERR_OK;
+}
+
+err_t sched_workload_checks(sched_t *s, const char *key, check_state_t verdict, int64_t now,
+                            err_msg_t *msg)
+{
+    wl_t *w = util_hmap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
+    if (w->state != SCHED_WL_ADMITTED || !w->awaiting_checks)
+        return err_set(msg, ERR_INVALID, "Workload %s is not waiting for admission checks", key);
+    switch (verdict) {
+    case CHECK_STATE_READY:
+        w->awaiting_checks = false;
+        w->exec_since = now;
+        return ERR_OK;
+    case CHECK_STATE_RETRY:
+        /* As Kueue's eviction by AdmissionCheck: the quota stays counted until the driver has
+         * stopped it (sched_evicted), then the workload waits in its queue again. */
+        w->state = SCHED_WL_EVICTING;
+        w->check_retry = true;
+        return ERR_OK;
+    case CHECK_STATE_REJECTED:
+        set_deactivated(s, w, now);
+        w->deact_by_engine = true;
+        w->seen_inactive = false;
+        sched__wl_set_reason(w, SCHED_REASON_DEACTIVATED,
+                             "The workload is deactivated: rejected by an admission check");
+        return ERR_OK;
+    case CHECK_STATE_PENDING:
+        break;
+    }
+    return err_set(msg, ERR_INVALID, "Workload %s: Pending is not a verdict", key);
 }

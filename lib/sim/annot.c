@@ -3,6 +3,7 @@
 #include "sim/annot.h"
 
 #include "sim/scenario.h"
+#include "util/duration.h"
 #include "util/suggest.h"
 
 #include <stdio.h>
@@ -10,7 +11,8 @@
 
 /* Every annotation a scenario may carry (design/scenario-format.md): a new one is added here and
  * to scenario.h, or `sluice check` and `sluice sim` refuse it. */
-static const char *const known[] = {SIM_ANN_AT, SIM_ANN_DELETE_AT, SIM_ANN_RUNTIME, NULL};
+static const char *const known[] = {SIM_ANN_AT,      SIM_ANN_DELETE_AT, SIM_ANN_RUNTIME,
+                                    SIM_ANN_VERDICT, SIM_ANN_VERDICTS,  NULL};
 
 bool sim_annot_is_sim(const char *key)
 {
@@ -59,4 +61,105 @@ err_t sim_annot_check(const json_t *annotations, diags_t *d, size_t *nsim)
     if (nsim != NULL)
         *nsim = n;
     return d->oom ? ERR_NOMEM : ERR_OK;
+}
+
+/* ---- admission check verdicts ---------------------------------------------------------------- */
+
+/* One STEP "State[:DURATION]" of [p, p + n). */
+static err_t verdict_step(const char *p, size_t n, check_state_t *state, int64_t *delay,
+                          err_msg_t *msg)
+{
+    static const struct {
+        const char *name;
+        check_state_t state;
+    } states[] = {{"Ready", CHECK_STATE_READY},
+                  {"Retry", CHECK_STATE_RETRY},
+                  {"Rejected", CHECK_STATE_REJECTED}};
+    while (n > 0 && *p == ' ')
+        p++, n--;
+    while (n > 0 && p[n - 1] == ' ')
+        n--;
+    size_t name_len = 0;
+    while (name_len < n && p[name_len] != ':')
+        name_len++;
+    *delay = 0;
+    for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
+        if (strlen(states[i].name) != name_len || strncmp(p, states[i].name, name_len) != 0)
+            continue;
+        *state = states[i].state;
+        if (name_len == n)
+            return ERR_OK;
+        if (duration_parse_ms(p + name_len + 1, n - name_len - 1, SIM_MS_MAX, delay, msg) != ERR_OK)
+            return ERR_INVALID;
+        return ERR_OK;
+    }
+    return err_set(msg, ERR_INVALID,
+                   "verdict \"%.*s\": want Ready, Retry or Rejected, then optionally :DURATION "
+                   "(e.g. Ready:30s)",
+                   (int)(n > 64 ? 64 : n), p);
+}
+
+err_t sim_verdict_step(const char *seq, size_t len, size_t k, check_state_t *state, int64_t *delay,
+                       err_msg_t *msg)
+{
+    size_t i = 0, start = 0;
+    check_state_t st = CHECK_STATE_READY;
+    int64_t dl = 0;
+    bool any = false;
+
+    for (size_t pos = 0; pos <= len; pos++) {
+        if (pos < len && seq[pos] != ',')
+            continue;
+        check_state_t s1 = CHECK_STATE_READY;
+        int64_t d1 = 0;
+        if (verdict_step(seq + start, pos - start, &s1, &d1, msg) != ERR_OK)
+            return ERR_INVALID;
+        if (!any || i <= k) {
+            st = s1;
+            dl = d1;
+        }
+        any = true;
+        i++;
+        start = pos + 1;
+    }
+    *state = st;
+    *delay = dl;
+    return ERR_OK;
+}
+
+err_t sim_verdicts_find(const char *list, const char *check, const char **seq, size_t *len,
+                        err_msg_t *msg)
+{
+    const char *p = list;
+
+    *seq = NULL;
+    *len = 0;
+    while (*p != '\0') {
+        size_t n = strcspn(p, ";");
+        const char *eq = memchr(p, '=', n);
+        if (eq == NULL)
+            return err_set(msg, ERR_INVALID,
+                           "\"%.*s\": want CHECK=VERDICTS (e.g. prov=Retry:1m,Ready:30s), "
+                           "separated by \";\"",
+                           (int)(n > 64 ? 64 : n), p);
+        const char *name = p;
+        size_t nl = (size_t)(eq - p);
+        while (nl > 0 && *name == ' ')
+            name++, nl--;
+        while (nl > 0 && name[nl - 1] == ' ')
+            nl--;
+        if (check != NULL && strlen(check) == nl && strncmp(name, check, nl) == 0) {
+            *seq = eq + 1;
+            *len = n - (size_t)(eq + 1 - p);
+        } else if (check == NULL) {
+            check_state_t st = CHECK_STATE_READY;
+            int64_t dl = 0;
+            if (sim_verdict_step(eq + 1, n - (size_t)(eq + 1 - p), 0, &st, &dl, msg) != ERR_OK)
+                return ERR_INVALID;
+        }
+        p += n;
+        if (*p == ';')
+            p++;
+    }
+    return ERR_OK;
 }

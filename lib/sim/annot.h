@@ -4,6 +4,7 @@
 #define SLUICE_SIM_ANNOT_H
 
 #include "model/diag.h"
+#include "model/types.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -26,5 +27,20 @@ bool sim_annot_known(const char *key);
  * number of simulator annotations, known or not. Returns ERR_NOMEM when `d` ran out of memory.
  */
 err_t sim_annot_check(const json_t *annotations, diags_t *d, size_t *nsim);
+
+/*
+ * Admission check verdicts (docs/simulator.md, "Admission checks"). A sequence is
+ * "STEP[,STEP...]", a STEP "Ready|Retry|Rejected[:DURATION]" (the delay after quota is
+ * reserved; 0 when absent). The k-th quota reservation of a workload (0-based) takes step k, the
+ * last step repeating. Into *state and *delay (ms); ERR_INVALID (msg) on a malformed sequence.
+ */
+err_t sim_verdict_step(const char *seq, size_t len, size_t k, check_state_t *state, int64_t *delay,
+                       err_msg_t *msg);
+
+/* In a workload's "CHECK=SEQ[; CHECK=SEQ...]" list, the sequence of `check` into *seq and *len
+ * (NULL when the list does not name it); `check` NULL: only validate every entry. ERR_INVALID
+ * (msg). */
+err_t sim_verdicts_find(const char *list, const char *check, const char **seq, size_t *len,
+                        err_msg_t *msg);
 
 #endif

@@ -309,7 +309,7 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
         rc = ERR_NOMEM;
         goto out;
     }
-    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, doc_seq(di, ri)};
+    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, doc_seq(di, ri), 0};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
         r->done++;
@@ -529,6 +529,15 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
     case KIND_INTEGRATION:
         return del ? workload_delete(r, (size_t)(doc - r->sc->docs), now, msg)
                    : workload_apply(r, (size_t)(doc - r->sc->docs), now, queues_changed, msg);
+    case KIND_ADMISSION_CHECK:
+        /* The simulator plays every check's controller: active unless its status says
+         * otherwise (docs/simulator.md, "Admission checks"). */
+        rc = del ? sched_check_delete(r->s, m->name, msg)
+                 : sched_check_upsert(r->s, m->name, o->u.ac.active != CHECK_ACTIVE_FALSE, msg);
+        if (util_hmap_put_index(&r->ac_live, m->name, del ? 0 : (size_t)(doc - r->sc->docs) + 1) !=
+            ERR_OK)
+            return ERR_NOMEM;
+        break;
     case KIND_TOPOLOGY: /* nothing to apply yet: topology-aware scheduling is absent */
     case KIND_CONFIGURATION:
     case KIND_UNKNOWN:

@@ -79,11 +79,8 @@ static void end(sim_events_t *ev)
         ev->failed = true;
 }
 
-void sim_events_admitted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
-                         const admission_t *adm, bool borrowing)
+static void write_flavors(sim_events_t *ev, const admission_t *adm, bool borrowing)
 {
-    if (!begin(ev, t, "Admitted", wl, cq))
-        return;
     fputs(",\"flavors\":{", ev->out);
     for (size_t i = 0; adm != NULL && i < adm->nassignments; i++) {
         const pod_set_assignment_t *a = &adm->assignments[i];
@@ -102,6 +99,31 @@ void sim_events_admitted(sim_events_t *ev, sim_ms_t t, const char *wl, const cha
     }
     fputs("},\"borrowing\":", ev->out);
     fputs(borrowing ? "true" : "false", ev->out);
+}
+
+void sim_events_admitted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                         const admission_t *adm, bool borrowing)
+{
+    if (!begin(ev, t, "Admitted", wl, cq))
+        return;
+    write_flavors(ev, adm, borrowing);
+    end(ev);
+}
+
+void sim_events_quota_reserved(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                               const admission_t *adm, bool borrowing, char *const *checks,
+                               size_t nchecks)
+{
+    if (!begin(ev, t, "QuotaReserved", wl, cq))
+        return;
+    write_flavors(ev, adm, borrowing);
+    fputs(",\"admissionChecks\":[", ev->out);
+    for (size_t i = 0; i < nchecks; i++) {
+        if (i > 0)
+            putc(',', ev->out);
+        sim_json_write_string(ev->out, checks[i]);
+    }
+    putc(']', ev->out);
     end(ev);
 }
 

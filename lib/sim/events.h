@@ -31,6 +31,12 @@ void sim_events_admitted(sim_events_t *ev, sim_ms_t t, const char *wl, const cha
                          const admission_t *adm, bool borrowing);
 
 /* `Preempted` with the preemptor's workload name and Kueue's reason string. */
+/* A QuotaReserved event: quota reserved for a workload whose admission checks `checks` must be
+ * Ready before it is Admitted (only for ClusterQueues with admission checks). */
+void sim_events_quota_reserved(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                               const admission_t *adm, bool borrowing, char *const *checks,
+                               size_t nchecks);
+
 void sim_events_preempted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
                           const char *preemptor, const char *reason);
 

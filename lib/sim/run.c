@@ -3,6 +3,7 @@
 #include "sim/sim.h"
 
 #include "sched/sched.h"
+#include "sim/annot.h"
 #include "sim/events.h"
 #include "sim/run_int.h"
 #include "util/grow.h"
@@ -88,7 +89,11 @@ static err_t build_changes(sim_run_t *r)
 
 static bool fin_less(const sim_finish_t *a, const sim_finish_t *b)
 {
-    return a->t != b->t ? a->t < b->t : a->wl < b->wl;
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->wl != b->wl)
+        return a->wl < b->wl;
+    return a->is_verdict && !b->is_verdict;
 }
 
 static err_t fin_push(sim_run_t *r, sim_finish_t f)
@@ -198,6 +203,99 @@ err_t sim__run_sample_later(sim_run_t *r, size_t w)
     return ERR_OK;
 }
 
+/* ---- admission checks ----------------------------------------------------------------------- */
+
+/*
+ * The verdict of a workload's admission checks for its quota reservation number `k`: each check
+ * gives a step (the workload's own sim.sluice.dev/verdicts entry for it, else the
+ * AdmissionCheck's sim.sluice.dev/verdict, else Ready at once). If every check is Ready, the
+ * workload is Admitted when the last one is; otherwise the first check that fails decides
+ * (Rejected before Retry at the same delay, as Kueue deactivates before it evicts).
+ */
+static void checks_verdict(sim_run_t *r, size_t w, char *const *checks, size_t n, size_t k,
+                           check_state_t *verdict, sim_ms_t *delay)
+{
+    const object_meta_t *wm = object_meta_const(&r->sc->docs[r->wr[w].doc].obj);
+    const char *list = wm != NULL ? kv_list_get(&wm->annotations, SIM_ANN_VERDICTS) : NULL;
+    sim_ms_t ready = 0, fail = SIM_MS_MAX;
+    check_state_t failed = CHECK_STATE_READY;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *seq = NULL;
+        size_t len = 0, doc;
+        if (list != NULL)
+            sim_verdicts_find(list, checks[i], &seq, &len, NULL);
+        if (seq == NULL && util_hmap_get_index(&r->ac_live, checks[i], &doc) && doc > 0) {
+            const object_meta_t *am = object_meta_const(&r->sc->docs[doc - 1].obj);
+            seq = kv_list_get(&am->annotations, SIM_ANN_VERDICT);
+            len = seq != NULL ? strlen(seq) : 0;
+        }
+        check_state_t st = CHECK_STATE_READY;
+        int64_t dl = 0;
+        if (seq != NULL)
+            sim_verdict_step(seq, len, k, &st, &dl, NULL); /* validated at load */
+        if (st == CHECK_STATE_READY) {
+            if (dl > ready)
+                ready = dl;
+        } else if (dl < fail || (dl == fail && st == CHECK_STATE_REJECTED)) {
+            fail = dl;
+            failed = st;
+        }
+    }
+    *verdict = failed != CHECK_STATE_READY ? failed : CHECK_STATE_READY;
+    *delay = failed != CHECK_STATE_READY ? fail : ready;
+}
+
+/* The verdict of finish entry `f` is due: admit, evict for a retry, or deactivate. */
+static err_t apply_verdict(sim_run_t *r, const sim_finish_t *f, sim_ms_t t, err_msg_t *msg)
+{
+    sim_wl_rec_t *w = &r->rec->wls[f->wl];
+    const char *cq = w->cq != SIM_NONE ? r->rec->holders[w->cq].name : "";
+    sched_wl_info_t info;
+    err_t rc = sched_workload_checks(r->s, w->name, f->verdict, t, msg);
+
+    if (rc == ERR_OK)
+        rc = sched_workload_info(r->s, w->name, &info, msg);
+    if (rc != ERR_OK)
+        return err_prefix(msg, rc, "admission checks of %s: ", w->name);
+    if (touch_cq(r, cq) != ERR_OK)
+        return ERR_NOMEM;
+    switch (f->verdict) {
+    case CHECK_STATE_READY:
+        sim_events_admitted(&r->ev, t, w->name, cq, info.admission, info.borrowing);
+        if (r->wr[f->wl].runtime >= 0) {
+            sim_ms_t rt = r->wr[f->wl].runtime;
+            sim_ms_t end = rt > SIM_MS_MAX - t ? SIM_MS_MAX : t + rt;
+            if (fin_push(r, (sim_finish_t){end, f->wl, r->wr[f->wl].gen, false,
+                                           CHECK_STATE_PENDING}) != ERR_OK)
+                return ERR_NOMEM;
+        }
+        return ERR_OK;
+    case CHECK_STATE_RETRY:
+        rc = verify_release(r->verify, t, w->name, false, msg);
+        if (rc != ERR_OK)
+            return rc == ERR_INVALID ? err_prefix(msg, rc, "invariant violated: ") : rc;
+        sim_events_evicted(&r->ev, t, w->name, cq, "AdmissionCheck");
+        if (sim_rec_wl_evict(r->rec, f->wl, "AdmissionCheck", t) != ERR_OK)
+            return ERR_NOMEM;
+        r->wr[f->wl].gen++;
+        rc = sched_evicted(r->s, w->name, t, msg);
+        if (rc != ERR_OK)
+            return err_prefix(msg, rc, "evicting %s: ", w->name);
+        return sim__run_sample_later(r, f->wl);
+    default: /* Rejected */
+        rc = verify_release(r->verify, t, w->name, false, msg);
+        if (rc != ERR_OK)
+            return rc == ERR_INVALID ? err_prefix(msg, rc, "invariant violated: ") : rc;
+        sim_events_deactivated(&r->ev, t, w->name, cq, "AdmissionCheck");
+        if (sim_rec_wl_leave(r->rec, f->wl, SIM_WL_DEACTIVATED, t) != ERR_OK)
+            return ERR_NOMEM;
+        r->wr[f->wl].gen++;
+        r->done++;
+        return ERR_OK;
+    }
+}
+
 /* ---- steps of an instant ------------------------------------------------------------------ */
 
 static err_t finish_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg)
@@ -207,6 +305,12 @@ static err_t finish_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg)
         if (r->nfin == 0 || r->fin[0].t != t)
             return ERR_OK;
         sim_finish_t f = fin_pop(r);
+        if (f.is_verdict) {
+            err_t vrc = apply_verdict(r, &f, t, msg);
+            if (vrc != ERR_OK)
+                return vrc;
+            continue;
+        }
         sim_wl_rec_t *w = &r->rec->wls[f.wl];
         const char *cq = w->cq != SIM_NONE ? r->rec->holders[w->cq].name : "";
         err_t rc = sched_workload_finish(r->s, w->name, t, msg);
@@ -243,11 +347,22 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         if (sim__run_holder(r, d->cluster_queue, &h) != ERR_OK || h == SIM_NONE ||
             sim_rec_wl_admit(r->rec, w, h, &d->admission, t) != ERR_OK)
             return ERR_NOMEM;
-        sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
         r->wr[w].gen++;
+        if (d->nchecks > 0) {
+            /* Quota reserved: Admitted (and running) only once its checks are Ready. */
+            check_state_t verdict;
+            sim_ms_t delay;
+            checks_verdict(r, w, d->checks, d->nchecks, r->wr[w].reservations++, &verdict, &delay);
+            sim_events_quota_reserved(&r->ev, t, d->workload, d->cluster_queue, &d->admission,
+                                      d->borrowing, d->checks, d->nchecks);
+            sim_ms_t at = delay > SIM_MS_MAX - t ? SIM_MS_MAX : t + delay;
+            return fin_push(r, (sim_finish_t){at, w, r->wr[w].gen, true, verdict});
+        }
+        sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
         if (r->wr[w].runtime >= 0) {
             sim_ms_t end = r->wr[w].runtime > SIM_MS_MAX - t ? SIM_MS_MAX : t + r->wr[w].runtime;
-            if (fin_push(r, (sim_finish_t){end, w, r->wr[w].gen}) != ERR_OK)
+            if (fin_push(r, (sim_finish_t){end, w, r->wr[w].gen, false, CHECK_STATE_PENDING}) !=
+                ERR_OK)
                 return ERR_NOMEM;
         }
         return ERR_OK;
@@ -383,6 +498,7 @@ static void run_fini(sim_run_t *r)
     util_hmap_fini(&r->wpc_live);
     util_hmap_fini(&r->pc_live);
     util_hmap_fini(&r->ns_live);
+    util_hmap_fini(&r->ac_live);
     free(r->pc_docs);
     sched_decisions_fini(&r->dec);
     sched_free(r->s);
@@ -405,6 +521,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     util_hmap_init(&r.wpc_live, 0);
     util_hmap_init(&r.pc_live, 0);
     util_hmap_init(&r.ns_live, 0);
+    util_hmap_init(&r.ac_live, 0);
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
     r.s = sched_new(&cfg);

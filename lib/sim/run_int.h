@@ -25,6 +25,10 @@ typedef struct sim_finish_s {
     sim_ms_t t;
     size_t wl; /* record index: creation order breaks ties */
     uint32_t gen;
+    /* not a finish but the verdict of the workload's admission checks (docs/simulator.md,
+     * "Admission checks"), due at `t` after its quota reservation */
+    bool is_verdict;
+    check_state_t verdict;
 } sim_finish_t;
 
 /* Run-only state of a workload, parallel to rec->wls. */
@@ -33,6 +37,7 @@ typedef struct sim_wlrun_s {
     sim_ms_t runtime; /* -1 = runs forever */
     uint32_t gen;     /* bumped on every admission and stop: stale finish entries are dropped */
     uint64_t seq;     /* queue-order tie-break: its first document's position + 1 */
+    uint32_t reservations; /* quota reservations with admission checks so far */
 } sim_wlrun_t;
 
 typedef struct acct_log_s acct_log_t;
@@ -61,6 +66,7 @@ typedef struct sim_run_s {
     util_hmap_t wpc_live; /* WorkloadPriorityClass name -> live document index + 1, 0 = gone */
     util_hmap_t pc_live;  /* PriorityClass name -> live document index + 1, 0 = gone */
     util_hmap_t ns_live;  /* Namespace name -> live document index + 1, 0 = gone */
+    util_hmap_t ac_live;  /* AdmissionCheck name -> live document index + 1, 0 = gone */
     size_t *pc_docs;      /* owned: documents holding PriorityClasses, in file order */
     size_t npc_docs;
     sim_acct_t *acct; /* owned: the accounting observer (acct.c), NULL without a log */

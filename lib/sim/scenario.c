@@ -381,6 +381,30 @@ static err_t check_sim_rules(load_t *ld)
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
         if (k == KIND_TOPOLOGY)
             diags_warn(d, "", "has no effect: the simulator does not place pods by topology yet");
+        const object_meta_t *vm = object_meta_const(&doc->obj);
+        const char *verdict = vm != NULL ? kv_list_get(&vm->annotations, SIM_ANN_VERDICT) : NULL;
+        const char *verdicts = vm != NULL ? kv_list_get(&vm->annotations, SIM_ANN_VERDICTS) : NULL;
+        err_msg_t vmsg;
+        check_state_t vst;
+        int64_t vdl;
+        const char *vseq;
+        size_t vlen;
+        if (verdict != NULL && k != KIND_ADMISSION_CHECK)
+            diags_error(d, "metadata.annotations[" SIM_ANN_VERDICT "]",
+                        "only an AdmissionCheck has a verdict; a %s names its checks' verdicts "
+                        "in " SIM_ANN_VERDICTS,
+                        kind_name(k));
+        else if (verdict != NULL &&
+                 sim_verdict_step(verdict, strlen(verdict), 0, &vst, &vdl, &vmsg) != ERR_OK)
+            diags_error(d, "metadata.annotations[" SIM_ANN_VERDICT "]", "%s", vmsg.text);
+        if (verdicts != NULL && k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_INTEGRATION)
+            diags_error(d, "metadata.annotations[" SIM_ANN_VERDICTS "]",
+                        "only a Job or a Workload waits for admission checks; a %s has no "
+                        "verdicts",
+                        kind_name(k));
+        else if (verdicts != NULL &&
+                 sim_verdicts_find(verdicts, NULL, &vseq, &vlen, &vmsg) != ERR_OK)
+            diags_error(d, "metadata.annotations[" SIM_ANN_VERDICTS "]", "%s", vmsg.text);
         if (doc->has_delete_at && doc->delete_at <= doc->at)
             diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                         "must be later than " SIM_ANN_AT " (%s)", duration_format(doc->at, tbuf));

@@ -17,6 +17,8 @@
 #define SIM_ANN_AT        "sim.sluice.dev/at"
 #define SIM_ANN_DELETE_AT "sim.sluice.dev/delete-at"
 #define SIM_ANN_RUNTIME   "sim.sluice.dev/runtime"
+#define SIM_ANN_VERDICT   "sim.sluice.dev/verdict"  /* AdmissionCheck: its verdicts */
+#define SIM_ANN_VERDICTS  "sim.sluice.dev/verdicts" /* Job/Workload: per check, overriding */
 
 /* One document of the scenario, decoded. */
 typedef struct sim_doc_s {

@@ -84,7 +84,7 @@ case "$lq" in "user-queue $cq"*) ;; *) fail "kubectl get lq row: '$lq'" ;; esac
 # LocalQueue and Workload convert through sluice's webhook (the Service in sluice-system); here no
 # sluice runs, so v1beta2 -- no conversion needed -- works and v1beta1 fails closed with the
 # API server's reason (test/integration/conversion.sh runs the webhook).
-for c in clusterqueues localqueues workloads cohorts resourceflavors workloadpriorityclasses topologies; do
+for c in clusterqueues localqueues workloads cohorts resourceflavors workloadpriorityclasses topologies admissionchecks; do
     v=$(k get crd "$c.kueue.x-k8s.io" -o jsonpath='{range .spec.versions[*]}{.name}:{.served}:{.storage}:{.deprecated} {end}')
     [ "$v" = "v1beta2:true:true: v1beta1:true:false:true " ] || fail "CRD $c versions: '$v'"
 done

@@ -1,0 +1,271 @@
+/* checks -- admission checks in the operator: the Workload's status.admissionChecks as Kueue's
+ * workload controller keeps it, and the verdicts that admit, evict or deactivate. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "ctrl/cond.h"
+#include "ctrl/wlstatus.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Two-phase admission (Kueue pkg/workload/admissionchecks.go, pkg/controller/core
+ * workload_controller.go):
+ *
+ *   engine ADMIT with checks -> status.admission, QuotaReserved=True, Admitted=False
+ *                               (UnsatisfiedAdmissionChecks), admissionChecks[] Pending
+ *   a check's controller writes each state; on every Workload event ctrl__checks_sync():
+ *     any Rejected -> DeactivationTarget: spec.active=false, Evicted DeactivatedDueTo
+ *                     AdmissionCheck, Warning event AdmissionCheckRejected (quota freed at once)
+ *     any Retry    -> Evicted AdmissionCheck "Evicted due to AdmissionCheck(s) in Retry state:
+ *                     ..." (the Job reconciler releases the quota, checks reset to Pending,
+ *                     requeued with the eviction time as its queue-order timestamp)
+ *     all Ready    -> Admitted=True; the Job reconciler starts the job with the checks'
+ *                     podSetUpdates merged into its pod templates
+ */
+
+static const char *state_name(check_state_t s)
+{
+    switch (s) {
+    case CHECK_STATE_READY:
+        return "Ready";
+    case CHECK_STATE_RETRY:
+        return "Retry";
+    case CHECK_STATE_REJECTED:
+        return "Rejected";
+    case CHECK_STATE_PENDING:
+        break;
+    }
+    return "Pending";
+}
+
+static const admission_check_state_t *find_state(const workload_t *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->ncheck_states; i++)
+        if (wl->check_states[i].name != NULL && strcmp(wl->check_states[i].name, name) == 0)
+            return &wl->check_states[i];
+    return NULL;
+}
+
+static json_t *state_json(const char *name, check_state_t st, const char *message, int64_t t_s)
+{
+    char ts[32];
+
+    return json_pack("{s:s,s:s,s:s,s:s}", "name", name, "state", state_name(st),
+                     "lastTransitionTime", cond_time_str(t_s, ts, sizeof(ts)), "message",
+                     message != NULL ? message : "");
+}
+
+json_t *ctrl__checks_reserve_list(const workload_t *wl, char *const *names, size_t n, int64_t now_s)
+{
+    json_t *out = json_array();
+
+    /* Kueue's syncAdmissionCheckConditions: the checks that apply, sorted by name (the engine
+     * gives them so), a known one kept, a new one Pending. */
+    for (size_t i = 0; i < n && out != NULL; i++) {
+        const admission_check_state_t *cur = find_state(wl, names[i]);
+        json_t *item = cur != NULL
+                           ? state_json(names[i], cur->state, cur->message,
+                                        cur->transition_time > 0 ? cur->transition_time : now_s)
+                           : state_json(names[i], CHECK_STATE_PENDING, "", now_s);
+        if (json_array_append_new(out, item) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s)
+{
+    json_t *out;
+    bool changed = false;
+    char msg[128];
+
+    for (size_t i = 0; i < wl->ncheck_states; i++)
+        changed = changed || wl->check_states[i].state != CHECK_STATE_PENDING;
+    if (!changed)
+        return NULL;
+    out = json_array();
+    /* Kueue's resetChecksOnEviction: every check back to Pending, saying what it was. */
+    for (size_t i = 0; i < wl->ncheck_states && out != NULL; i++) {
+        const admission_check_state_t *s = &wl->check_states[i];
+        json_t *item;
+        if (s->state == CHECK_STATE_PENDING) {
+            item = state_json(s->name, s->state, s->message, s->transition_time);
+        } else {
+            snprintf(msg, sizeof(msg), "Reset to Pending after eviction. Previously: %s",
+                     state_name(s->state));
+            item = state_json(s->name, CHECK_STATE_PENDING, msg, now_s);
+        }
+        if (json_array_append_new(out, item) != 0) {
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/* Kueue's buildAdmissionChecksMessage: `AdmissionCheck(s) in <State> state: "a" (msg); "b"`,
+ * the checks in `names` (name order) that are in state `st`. */
+static void verdict_message(const workload_t *wl, char *const *names, size_t n, check_state_t st,
+                            char *buf, size_t cap)
+{
+    size_t count = 0, off;
+
+    for (size_t i = 0; i < n; i++) {
+        const admission_check_state_t *s = find_state(wl, names[i]);
+        count += s != NULL && s->state == st;
+    }
+    off = (size_t)snprintf(buf, cap,
+                           "%s in %s state: ", count > 1 ? "AdmissionChecks" : "AdmissionCheck",
+                           state_name(st));
+    for (size_t i = 0, k = 0; i < n && off < cap; i++) {
+        const admission_check_state_t *s = find_state(wl, names[i]);
+        int w;
+        if (s == NULL || s->state != st)
+            continue;
+        if (s->message != NULL && s->message[0] != '\0')
+            w = snprintf(buf + off, cap - off, "%s\"%s\" (%s)", k > 0 ? "; " : "", names[i],
+                         s->message);
+        else
+            w = snprintf(buf + off, cap - off, "%s\"%s\"", k > 0 ? "; " : "", names[i]);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+        k++;
+    }
+}
+
+void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w)
+{
+    sched_wl_info_t info;
+    bool rejected = false, retry = false, ready = true;
+    char msg[1024];
+    int64_t now = ctrl__now_ms();
+
+    if (sched_workload_info(c->sched, key, &info, NULL) != ERR_OK ||
+        info.state != SCHED_WL_ADMITTED || info.nchecks == 0 || ctrl__busy(c, CTRL_WORKLOAD, key) ||
+        util_hmap_get(&c->evictions, key) != NULL || w->wl.conditions.evicted)
+        return;
+    for (size_t i = 0; i < info.nchecks; i++) {
+        const admission_check_state_t *s = find_state(&w->wl, info.checks[i]);
+        check_state_t st = s != NULL ? s->state : CHECK_STATE_PENDING;
+        rejected = rejected || st == CHECK_STATE_REJECTED;
+        retry = retry || st == CHECK_STATE_RETRY;
+        ready = ready && st == CHECK_STATE_READY;
+    }
+    if (rejected) {
+        verdict_message(&w->wl, info.checks, info.nchecks, CHECK_STATE_REJECTED, msg, sizeof(msg));
+        if (info.awaiting_checks &&
+            sched_workload_checks(c->sched, key, CHECK_STATE_REJECTED, now, NULL) == ERR_OK)
+            ctrl__metrics_release(c, key, now); /* the engine freed the quota now */
+        ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Warning", "AdmissionCheckRejected",
+                    "Deactivated due to %s", msg);
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: DeactivatedDueToAdmissionCheck: %s", key, msg);
+        ctrl__deactivate(c, key, "DeactivatedDueToAdmissionCheck", msg, NULL);
+        c->queue_dirty = true;
+        return;
+    }
+    if (retry) {
+        char full[1100];
+        json_t *e;
+        verdict_message(&w->wl, info.checks, info.nchecks, CHECK_STATE_RETRY, msg, sizeof(msg));
+        snprintf(full, sizeof(full), "Evicted due to %s", msg);
+        if (info.awaiting_checks)
+            sched_workload_checks(c->sched, key, CHECK_STATE_RETRY, now, NULL);
+        else
+            sched_workload_evict(c->sched, key, NULL); /* Kueue evicts an admitted one too */
+        e = json_pack("{s:s,s:s,s:s}", "reason", "AdmissionCheck", "preempt", "", "message", full);
+        if (ctrl__eviction_set(c, key, e) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", key);
+        ctrl__log(c, CTRL_LOG_INFO, "workload %s: AdmissionCheck: %s", key, full);
+        c->queue_dirty = true;
+        return;
+    }
+    if (!ready || w->wl.conditions.admitted)
+        return;
+    if (info.awaiting_checks)
+        sched_workload_checks(c->sched, key, CHECK_STATE_READY, now, NULL);
+    {
+        bool changed = false;
+        json_t *view = ctrl_wl_json(w);
+        json_t *patch = view ? wlstatus_cond_patch(view, "Admitted", "True", "Admitted",
+                                                   "The workload is admitted", now / 1000, &changed)
+                             : NULL;
+        json_decref(view);
+        if (patch != NULL) {
+            ctrl__wl_status(c, CTRL_OP_WL_CHECKS, key, patch);
+            ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "Admitted",
+                        "Admitted by ClusterQueue %s",
+                        w->wl.admission != NULL ? w->wl.admission->cluster_queue : "");
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: admission checks ready: admitted", key);
+        }
+    }
+}
+
+err_t ctrl__checks_podset_updates(const workload_t *wl, const char *podset, json_t *nodes,
+                                  json_t *tols, json_t *labels, json_t *annotations, err_msg_t *msg)
+{
+    /* Kueue merges every check's podSetUpdates for the pod set into its template on start; a
+     * key set twice to different values cannot be satisfied. */
+    for (size_t i = 0; i < wl->ncheck_states; i++) {
+        const admission_check_state_t *s = &wl->check_states[i];
+        for (size_t u = 0; u < s->nupdates; u++) {
+            const pod_set_update_t *up = &s->updates[u];
+            const kv_list_t *maps[3] = {&up->node_selector, &up->labels, &up->annotations};
+            json_t *dst[3] = {nodes, labels, annotations};
+            if (up->name == NULL || strcmp(up->name, podset) != 0)
+                continue;
+            for (int m = 0; m < 3; m++) {
+                for (size_t k = 0; k < maps[m]->len; k++) {
+                    const kv_t *kv = &maps[m]->items[k];
+                    const char *have = json_string_value(json_object_get(dst[m], kv->key));
+                    if (have != NULL && strcmp(have, kv->value) != 0)
+                        return err_set(msg, ERR_CONFLICT,
+                                       "invalid %s: conflict for key=%s, value1=%s, value2=%s",
+                                       m == 0   ? "nodeSelector"
+                                       : m == 1 ? "labels"
+                                                : "annotations",
+                                       kv->key, have, kv->value);
+                    if (json_object_set_new(dst[m], kv->key, json_string(kv->value)) != 0)
+                        return err_set(msg, ERR_NOMEM, "out of memory");
+                }
+            }
+            for (size_t t = 0; t < up->ntolerations; t++) {
+                const toleration_t *tl = &up->tolerations[t];
+                json_t *o = json_object();
+                if (o == NULL ||
+                    (tl->key != NULL && json_object_set_new(o, "key", json_string(tl->key))) ||
+                    json_object_set_new(
+                        o, "operator",
+                        json_string(tl->op == TOLERATION_OP_EXISTS ? "Exists" : "Equal")) ||
+                    (tl->value != NULL &&
+                     json_object_set_new(o, "value", json_string(tl->value))) ||
+                    (tl->effect != TAINT_EFFECT_ANY &&
+                     json_object_set_new(o, "effect",
+                                         json_string(tl->effect == TAINT_EFFECT_NO_SCHEDULE
+                                                         ? "NoSchedule"
+                                                     : tl->effect == TAINT_EFFECT_PREFER_NO_SCHEDULE
+                                                         ? "PreferNoSchedule"
+                                                         : "NoExecute"))) ||
+                    (tl->has_seconds &&
+                     json_object_set_new(o, "tolerationSeconds", json_integer(tl->seconds)))) {
+                    json_decref(o);
+                    return err_set(msg, ERR_NOMEM, "out of memory");
+                }
+                bool dup = false;
+                size_t x;
+                json_t *h;
+                json_array_foreach(tols, x, h) dup = dup || json_equal(h, o);
+                if (dup)
+                    json_decref(o);
+                else if (json_array_append_new(tols, o) != 0)
+                    return err_set(msg, ERR_NOMEM, "out of memory");
+            }
+        }
+    }
+    return ERR_OK;
+}
