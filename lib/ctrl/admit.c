@@ -138,6 +138,47 @@ static void deactivate(ctrl_t *c, const sched_decision_t *d)
                      d->message ? d->message : "exceeded the maximum execution time", NULL);
 }
 
+/*
+ * One call of ctrl__cycle() runs the engine until it decides nothing more, and a later pass of
+ * that loop may pick as a victim a workload an earlier pass admitted (a ClusterQueue borrows what
+ * is free in its cohort, then another one's head reclaims it). Its admission is not written yet,
+ * and now never will be: the engine's quota is released at once (nothing in the API holds it),
+ * with neither the admission nor the eviction written. Written one after the other, as before,
+ * they cost three writes and an eviction in the API, and raced the Workload's own updates (the
+ * benchmark's runner finishing it: 409s). Both decisions are marked done (workload NULL).
+ * A victim whose admission write is already on the wire keeps its quota until the eviction is
+ * written and released (ctrl__engine_wl(), ctrl__evictions()).
+ */
+static void undone_in_batch(ctrl_t *c, sched_decisions_t *ds)
+{
+    util_hmap_t admitted;
+    size_t at;
+
+    util_hmap_init(&admitted, 0);
+    for (size_t i = 0; i < ds->len; i++) {
+        sched_decision_t *d = &ds->items[i];
+        if (d->kind == SCHED_DECISION_ADMIT) {
+            if (util_hmap_put_index(&admitted, d->workload, i) != ERR_OK)
+                break; /* out of memory: the rest is written as decided */
+            continue;
+        }
+        if ((d->kind != SCHED_DECISION_PREEMPT && d->kind != SCHED_DECISION_EVICT) ||
+            !util_hmap_get_index(&admitted, d->workload, &at) || ds->items[at].workload == NULL)
+            continue;
+        c->stats.undone++;
+        ctrl__log(c, CTRL_LOG_INFO,
+                  "workload %s: %s in the cycle that admitted it: neither written, requeued",
+                  d->workload, d->kind == SCHED_DECISION_PREEMPT ? "preempted" : "evicted");
+        ctrl__unadmit(c, d->workload); /* EVICTING -> released and queued again */
+        util_hmap_del(&admitted, d->workload);
+        free(ds->items[at].workload);
+        ds->items[at].workload = NULL;
+        free(d->workload);
+        d->workload = NULL;
+    }
+    util_hmap_fini(&admitted);
+}
+
 void ctrl__cycle(ctrl_t *c)
 {
     sched_decisions_t ds;
@@ -170,8 +211,11 @@ void ctrl__cycle(ctrl_t *c)
             break;
     }
     c->stats.decisions += ds.len;
+    undone_in_batch(c, &ds);
     for (size_t i = 0; i < ds.len; i++) {
         const sched_decision_t *d = &ds.items[i];
+        if (d->workload == NULL)
+            continue; /* undone in this batch */
         ctrl__metrics_decision(c, d);
         switch (d->kind) {
         case SCHED_DECISION_ADMIT:

@@ -55,6 +55,7 @@ typedef struct ctrl_stats_s {
     uint64_t admitted;        /* admission writes that succeeded */
     uint64_t admit_conflicts; /* admission writes refused (conflict/error): engine reverted */
     uint64_t admit_unknown;   /* admission writes without an answer: verified with a GET */
+    uint64_t undone;          /* victims admitted and preempted in one cycle: nothing written */
     uint64_t evicted;         /* eviction writes that succeeded */
     uint64_t released;        /* quota releases after eviction */
     uint64_t started;         /* Jobs unsuspended */
