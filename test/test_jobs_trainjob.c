@@ -295,7 +295,7 @@ static json_t *workload_pod_sets(json_t *view)
 START_TEST(start_and_stop_in_runtime_patches)
 {
     const jobs_kind_t *k = trainjob();
-    json_t *obj = jf_doc(FIXTURES, 3), *orig, *view, *pod_sets, *entry, *t;
+    json_t *obj = jf_doc(FIXTURES, 3), *orig, *view, *pod_sets, *entry, *t, *held;
     json_t *nodes = json_pack("{s:s}", "gpu.example/model", "h100");
     json_t *tols = json_pack("[{s:s, s:s}]", "key", "gpu", "operator", "Exists");
     jobs_start_info_t info = {"node", "gpu", "gpus", "trainjob-bert-d47bd", nodes, tols, false, 0};
@@ -313,8 +313,33 @@ START_TEST(start_and_stop_in_runtime_patches)
     ck_assert_uint_eq(jobs_digest(k, view), jobs_podsets_digest(pod_sets));
     json_decref(view);
 
+    /* Two writes, as Kueue: the patch while held, then the release. */
+    ck_assert_msg(jobs_start(k, obj, &info, 1, &msg) == ERR_OK, "%s", msg.text);
+    ck_assert(k->suspended(obj));
+    ck_assert_ptr_nonnull(jf_at(kueue_entry(obj), "trainingRuntimeSpec template spec "
+                                                  "replicatedJobs 0 template"));
+    held = json_deep_copy(obj);
+    /* An API server that defaults a field of the written patch: still the same patch. */
+    ck_assert_int_eq(json_object_set_new(jf_at(kueue_entry(obj), "trainingRuntimeSpec template "
+                                                                 "spec replicatedJobs 0 template "
+                                                                 "spec"),
+                                         "completionMode", json_string("NonIndexed")),
+                     0);
     ck_assert_msg(jobs_start(k, obj, &info, 1, &msg) == ERR_OK, "%s", msg.text);
     ck_assert(!k->suspended(obj));
+    /* A patch written for another admission is rewritten first, held. */
+    info.workload = "trainjob-bert-other";
+    ck_assert_int_eq(jobs_start(k, held, &info, 1, &msg), ERR_OK);
+    ck_assert(k->suspended(held));
+    ck_assert_str_eq(jf_str(kueue_entry(held), "trainingRuntimeSpec template spec replicatedJobs "
+                                               "0 template spec template metadata annotations "
+                                               "kueue.x-k8s.io/workload"),
+                     "trainjob-bert-other");
+    json_decref(held);
+    info.workload = "trainjob-bert-d47bd";
+    json_object_del(jf_at(kueue_entry(obj), "trainingRuntimeSpec template spec replicatedJobs 0 "
+                                            "template spec"),
+                    "completionMode");
     entry = kueue_entry(obj);
     t = jf_at(entry, "trainingRuntimeSpec template spec replicatedJobs 0");
     ck_assert_str_eq(jf_str(t, "name"), "node");

@@ -898,6 +898,7 @@ static void state_free(ctrl_t *c)
     ctrl_wq_fini(&c->wls_q);
     evictions_fini(c);
     util_hmap_fini(&c->status_checked);
+    util_hmap_fini(&c->dep_missing);
     util_hmap_fini(&c->verify);
     problems_free(c->problems);
     ctrl__estimate_fini(c);
@@ -1249,6 +1250,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     podindex_init(&c->ext_wls);
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
+    util_hmap_init(&c->dep_missing, 0);
     util_hmap_init(&c->verify, 0);
     ctrl__estimate_init(c);
     if (ctrl__health_init(c) != ERR_OK || c->sched == NULL || ctrl__metrics_init(c) != ERR_OK ||

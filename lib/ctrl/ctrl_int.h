@@ -161,6 +161,9 @@ struct ctrl_s {
     int ndeps;
     kube_informer_t *dep_inf[CTRL_DEPS_MAX];   /* owned */
     const jobs_dep_kind_t *dep[CTRL_DEPS_MAX]; /* borrowed (static table) */
+    bool dep_absent[CTRL_DEPS_MAX];            /* its LIST answered 404: CRD not installed */
+    util_hmap_t dep_missing; /* "<kind>:<key>" of jobs told (an Event) that what they name is
+                                missing, so that it is said once per job (deps.c) */
     /* owned: the Prometheus registry and its families (metrics.c) */
     ctrl_metrics_t *metrics;
     problems_t *problems; /* owned: what is wrong around us (health.c) */
@@ -259,6 +262,12 @@ void ctrl__event(ctrl_t *c, ctrl_kind_t kind, const object_meta_t *m, const char
                  const char *reason, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* ---- health (health.c) ------------------------------------------------------------------ */
+
+/* Job `key` of `kind` could not be resolved (`why`, from jobs_resolve()): say it once, as an
+ * Event on the job (naming the missing CRD when its kind is not served); `resolved` true: it is
+ * resolved now, forget it. */
+void ctrl__deps_report(ctrl_t *c, ctrl_kind_t kind, const char *key, bool resolved,
+                       const char *why);
 
 /* Create c->problems. */
 err_t ctrl__health_init(ctrl_t *c);

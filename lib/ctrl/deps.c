@@ -3,6 +3,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl_int.h"
 
+#include "kube/problem.h"
+
+#include <stdio.h>
 #include <string.h>
 
 /*
@@ -16,6 +19,11 @@
  *   runtime added / updated / deleted --> each TrainJob naming it: ctrl_job_resolve(j->raw)
  *                                         --> marked for reconcile
  *   runtime informer synced           --> every TrainJob resolved again (listed before it)
+ *   runtime kind not served (LIST 404) --> said once (a problem, /readyz) and every TrainJob
+ *                                          naming one told once by an Event (ctrl__deps_report)
+ *
+ * Kueue needs Trainer's CRDs to set the integration up at all; sluice manages the other kinds
+ * without them, keeps listing quietly, and picks the runtimes up once the CRD is installed.
  */
 
 /* Does job `j` of kind `k` name object `name` in `ns` of kind `dk`? */
@@ -98,9 +106,96 @@ static void on_synced(kube_informer_t *inf, void *data)
         changed(c, c->dep[i], NULL, NULL);
 }
 
+/* The problem key of dependency kind `i` ("crd:<resource>.<group>"). */
+static void dep_key(const ctrl_t *c, int i, char *key, size_t n)
+{
+    const jobs_dep_kind_t *dk = c->dep[i];
+    kube_resource_t res = {dk->group, dk->version, dk->resource, dk->namespaced};
+    char name[160];
+
+    kube_problem_resource_name(&res, NULL, name, sizeof(name));
+    snprintf(key, n, "crd:%s", name);
+}
+
+/* Which jobs name a runtime of a kind the API server does not serve: said once as a problem
+ * (it stays open, /readyz shows it; cleared when a LIST succeeds), and every job naming one is
+ * reconciled so that it says so too. Other failures are the informer's own retries. */
+static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)
+{
+    ctrl_t *c = data;
+    int i = dep_index(c, inf);
+    const jobs_dep_kind_t *dk;
+    char key[200];
+
+    if (i < 0 || c->closing)
+        return;
+    dk = c->dep[i];
+    dep_key(c, i, key, sizeof(key));
+    if (res == NULL || res->err == ERR_OK) {
+        if (c->dep_absent[i]) {
+            c->dep_absent[i] = false;
+            problems_clear(c->problems, key, (uint64_t)ctrl__now_ms());
+        }
+        return;
+    }
+    if (strcmp(verb, "list") != 0 || res->err != ERR_NOT_FOUND || c->dep_absent[i])
+        return;
+    c->dep_absent[i] = true;
+    problems_set(c->problems, key, (uint64_t)ctrl__now_ms(),
+                 "the API server does not serve %s/%s %s (its CustomResourceDefinition is not "
+                 "installed): the jobs naming a %s get no Workload until it is",
+                 dk->group, dk->version, dk->resource, dk->kind);
+    changed(c, dk, NULL, NULL);
+}
+
+void ctrl__deps_report(ctrl_t *c, ctrl_kind_t kind, const char *key, bool resolved, const char *why)
+{
+    const ctrl_job_t *j = ctrl__job(c, kind, key);
+    const jobs_kind_t *jk = ctrl__jobs_kind(c, kind);
+    const jobs_dep_kind_t *absent = NULL;
+    char k[CTRL_KEY_MAX + 16];
+    size_t said = 0, say;
+    jobs_ref_t ref;
+
+    snprintf(k, sizeof(k), "%d:%s", (int)kind, key);
+    if (resolved) {
+        util_hmap_del(&c->dep_missing, k);
+        return;
+    }
+    if (j == NULL || jk == NULL || jk->needs == NULL || j->raw == NULL)
+        return;
+    memset(&ref, 0, sizeof(ref));
+    if (jk->needs(j->raw, &ref, NULL) != ERR_OK)
+        return; /* an unusable reference: the record's own error, not a missing object */
+    for (int i = 0; i < c->ndeps; i++) {
+        if (c->dep[i] != ref.kind)
+            continue;
+        if (c->dep_absent[i])
+            absent = ref.kind;
+        else if (!kube_informer_synced(c->dep_inf[i]))
+            return; /* not known yet: its informer's first answer reconciles the job again */
+    }
+    /* Said once per job and cause: "not found" (1), then, once the LIST of its kind answered
+     * 404, "not found: the CRD is not installed" (2). */
+    say = absent != NULL ? 2 : 1;
+    if (util_hmap_get_index(&c->dep_missing, k, &said) && said >= say)
+        return;
+    if (util_hmap_put_index(&c->dep_missing, k, say) != ERR_OK)
+        return; /* out of memory: said again next time */
+    ctrl__log(c, CTRL_LOG_INFO, "%s %s: no Workload: %s%s%s%s", c->noun[kind], key, why ? why : "",
+              absent ? ": the API server does not serve " : "", absent ? absent->resource : "",
+              absent ? " (its CRD is not installed)" : "");
+    if (absent != NULL)
+        ctrl__event(c, kind, &j->meta, "Warning", "RuntimeNotFound",
+                    "%s: the API server does not serve %s.%s (its CRD is not installed)",
+                    why ? why : "", absent->resource, absent->group);
+    else
+        ctrl__event(c, kind, &j->meta, "Warning", "RuntimeNotFound", "%s", why ? why : "");
+}
+
 err_t ctrl__deps_new(ctrl_t *c)
 {
-    kube_informer_handlers_t h = {on_obj, on_update, on_obj, on_synced, NULL};
+    kube_informer_handlers_t h = {on_obj, on_update, on_obj, on_synced, on_error};
 
     for (int k = CTRL_JOB; k < c->nkinds; k++) {
         const jobs_kind_t *jk = c->rkind[k].job;

@@ -899,8 +899,12 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
         ctrl__reconcile_pods(c, kind, key); /* held by its gate: pods.c */
         return;
     }
+    if (k != NULL && k->resolve != NULL && j == NULL)
+        ctrl__deps_report(c, kind, key, true, NULL); /* deleted: forget what it was told */
     if (k == NULL || j == NULL || ctrl__busy(c, kind, key))
         return;
+    if (k->resolve != NULL && (!j->unresolved || managed(c, j)))
+        ctrl__deps_report(c, kind, key, !j->unresolved, j->invalid);
     if (!j->valid) {
         ctrl__log(c, CTRL_LOG_DEBUG, "%s %s: not reconciled: %s", c->noun[kind], key, j->invalid);
         return;
@@ -1126,6 +1130,12 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
                 WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, cur,
                          wlstatus_finish_patch(wl, "FailedToStart", op->mutate_msg.text,
                                                ctrl__now_ms() / 1000));
+        } else if (res->err == ERR_OK && op->changed && json_is_object(res->body) &&
+                   OP_KIND(op)->suspended(res->body)) {
+            /* A kind started in two writes (TrainJob: its runtimePatches entry may change only
+             * while it is held): the admission is written, the release is the next pass's. */
+            ctrl__log(c, CTRL_LOG_INFO, "%s %s: admission written while held; released next",
+                      c->noun[op->kind], op->key);
         } else if (res->err == ERR_OK && op->changed) {
             const char *cq = json_string_value(json_object_get(op->data, "clusterQueue"));
             j = util_hmap_get(&c->overlay[op->kind], op->key);

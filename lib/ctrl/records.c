@@ -382,6 +382,7 @@ bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
     free(j->invalid);
     j->invalid = NULL;
     j->valid = false;
+    j->unresolved = false;
     j->npod_sets = 0;
     j->pods_ready = false;
     j->digest = 0;
@@ -389,6 +390,7 @@ bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
     rc = jobs_resolve(k, obj, rk->find, rk->find_data, &view, &msg);
     if (rc == ERR_NOMEM)
         return false;
+    j->unresolved = rc == ERR_NOT_FOUND;
     if (rc == ERR_OK)
         rc = k->pod_sets(view, ps, &n, &msg);
     if (rc == ERR_OK && n > 0 && n <= JOBS_PODSETS_MAX) {

@@ -74,6 +74,8 @@ typedef struct ctrl_job_s {
     object_meta_t meta;  /* name, namespace, uid, resourceVersion, deleting only */
     bool valid;          /* its pod sets could be read */
     char *invalid;       /* owned: why not ("spec.replicatedJobs: ..."), or NULL */
+    bool unresolved;     /* invalid because the object it names (a TrainJob's runtime) is
+                            not found */
     ctrl_owner_t owner;  /* controlling owner */
     char *queue_name;    /* owned: label kueue.x-k8s.io/queue-name, or NULL */
     char *priority;      /* owned: label kueue.x-k8s.io/priority-class, or NULL */

@@ -206,7 +206,9 @@ typedef struct jobs_kind_s {
     /* Replace jobs_start() / jobs_stop() for a kind whose admission is not written into pod
      * templates of the object (TrainJob: into its own spec.runtimePatches[] entry). Same
      * contract as those two, on the object itself (not the view); `obj` is untouched on
-     * error. */
+     * error. A start may leave the object held: the kind wants the admission written first
+     * and the release in a second write (TrainJob, whose webhook lets runtimePatches change
+     * only while suspended); the caller writes it and starts it again, which releases it. */
     err_t (*start)(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg);
     err_t (*stop)(json_t *obj, const json_t *pod_sets, bool *changed, err_msg_t *msg);
 
@@ -265,7 +267,8 @@ err_t jobs_workload_build(const jobs_kind_t *k, json_t *obj, const char *const *
 /* Start `obj` with an admission (modified in place): for each entry of info[0..n) the pod set of
  * that name gets the node selector, tolerations (deduplicated), labels podset / local-queue /
  * cluster-queue and the workload annotation; its count under partial admission; then the object
- * is released. A conflicting nodeSelector key, label or annotation is ERR_CONFLICT ("invalid
+ * is released (a kind with its own start() may release it only at a second call: check
+ * suspended() after). A conflicting nodeSelector key, label or annotation is ERR_CONFLICT ("invalid
  * nodeSelector: conflict for key=K, value1=A, value2=B") and leaves `obj` unchanged; so does an
  * info naming no pod set of the object (ERR_INVALID). The work is done on a copy whose members
  * replace those of `obj` at the end: pointers borrowed from `obj` before the call are invalid

@@ -35,9 +35,16 @@
  * cannot be merged into them. Kueue's webhook adds to every TrainJob one runtimePatches[] entry
  * of its own (manager kueue.x-k8s.io/manager); a start writes into it, per replicated Job, the
  * admission's labels, annotation, node selector and tolerations and releases the TrainJob, a
- * stop empties it again and holds the TrainJob. Trainer applies the patch when it builds the
- * JobSet, so the pods get them. As Kueue, the patch's tolerations are the flavor's alone: a
- * patch replaces the list, so the runtime's own tolerations are then not in the pods.
+ * stop empties it again and holds the TrainJob. Trainer's webhook lets runtimePatches change
+ * only while the TrainJob is suspended, so a start is two writes, as in Kueue:
+ *
+ *   held, entry != admission --tj_start()--> held, entry = admission      (first update)
+ *   held, entry = admission  --tj_start()--> released                     (second update)
+ *
+ * The first call leaves the TrainJob held; the caller writes it and starts it again. Trainer
+ * applies the patch when it builds the JobSet, so the pods get them. As Kueue, the patch's
+ * tolerations are the flavor's alone: a patch replaces the list, so the runtime's own tolerations
+ * are then not in the pods.
  */
 
 #define TJ_GROUP           "trainer.kubeflow.org"
@@ -507,11 +514,44 @@ fail:
     return NULL;
 }
 
-/* Kueue's RunWithPodSetsInfo: per pod set (= replicated Job) its patch, then released. No
- * partial admission (counts are ignored: the kind has no set_count). */
+/* Does `have` say all that `want` says: equal scalars, every member of an object (more members
+ * allowed: an API server may default fields of the written patch), arrays item by item? A
+ * strict comparison would write the patch again and again when the server adds a default. */
+static bool says(const json_t *have, const json_t *want)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+    bool ok = true;
+
+    if (json_is_object(want)) {
+        if (!json_is_object(have))
+            return false;
+        json_object_foreach((json_t *)want, key, v)
+        {
+            ok = ok && says(json_object_get(have, key), v);
+        }
+        return ok;
+    }
+    if (json_is_array(want)) {
+        if (!json_is_array(have) || json_array_size(have) != json_array_size(want))
+            return false;
+        json_array_foreach(want, i, v)
+        {
+            ok = ok && says(json_array_get(have, i), v);
+        }
+        return ok;
+    }
+    return json_equal(have, want);
+}
+
+/* Kueue's RunWithPodSetsInfo: per pod set (= replicated Job) its patch; a held TrainJob whose
+ * entry does not say that yet stays held (the patch is written first, alone), one whose entry
+ * already says it is released. No partial admission (counts are ignored: no set_count). */
 static err_t tj_start(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg)
 {
     json_t *copy = json_deep_copy(obj), *entry, *jobs = json_array(), *at = NULL;
+    bool release;
     err_t rc = ERR_OK;
 
     if (copy == NULL || jobs == NULL) {
@@ -529,13 +569,16 @@ static err_t tj_start(json_t *obj, const jobs_start_info_t *info, size_t n, err_
     entry = kueue_patch(copy, true, &rc, msg);
     if (entry == NULL || (rc = entry_spec(entry, &at, msg)) != ERR_OK)
         goto fail;
+    /* Held with another patch (or none): step one, the patch alone. Else step two: the patch
+     * is there (or the TrainJob already runs), release it. */
+    release = !tj_suspended(copy) || says(json_object_get(at, "replicatedJobs"), jobs);
     if (json_object_set_new(at, "replicatedJobs", jobs)) {
         jobs = NULL;
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         goto fail;
     }
     jobs = NULL;
-    if ((rc = tj_set_suspended(copy, false, msg)) != ERR_OK)
+    if (release && (rc = tj_set_suspended(copy, false, msg)) != ERR_OK)
         goto fail;
     return jobs__swap_in(obj, copy, msg);
 fail:

@@ -171,6 +171,11 @@ EOT
 }
 
 # ---- the first: held on create, one Workload, admitted, released into runtimePatches -----------
+# Every state of the TrainJobs, as a watch sees them: "<name> <suspend> <patched replicated Jobs>".
+k get "$RES" -n "$ns" -w -o jsonpath="{.metadata.name} {.spec.suspend} {$KP.trainingRuntimeSpec.template.spec.replicatedJobs[*].name}{\"\\n\"}" \
+    >"$tmp/tj.trace" 2>"$tmp/tj.trace.err" &
+tw=$!
+it_on_exit "kill $tw 2>/dev/null || true"
 [ "$(create first)" = "true kueue.x-k8s.io/manager" ] ||
     fail "first: the webhook did not hold it and add Kueue's runtimePatches entry: $(oget first '{.spec}')"
 say "TrainJob first created running: held by the webhook, Kueue's runtimePatches entry added"
@@ -187,6 +192,15 @@ until_ 20 "TrainJob first released" '[ "$(suspended first)" = false ]'
 [ "$(patched first "metadata.labels.kueue\.x-k8s\.io/podset")" = node ] || fail "first: runtimePatches podset label"
 [ "$(patched first "metadata.annotations.kueue\.x-k8s\.io/workload")" = "$w1" ] || fail "first: runtimePatches workload annotation"
 say "first: Workload $w1 (node x 2, 2 GPUs each) admitted to $cq, released with pool=$fl, the toleration and Kueue's labels in its runtimePatches"
+# Two writes, as Kueue (Trainer's webhook lets runtimePatches change only while suspended): the
+# watch saw it held with the patch before it saw it released, and never released without it.
+until_ 10 "the watch to see first released" 'grep -q "^first false node$" "$tmp/tj.trace"'
+held=$(grep -n "^first true node$" "$tmp/tj.trace" | head -1 | cut -d: -f1)
+run=$(grep -n "^first false" "$tmp/tj.trace" | head -1 | cut -d: -f1)
+[ -n "$held" ] && [ "$held" -lt "$run" ] ||
+    fail "first: not patched while held before its release: $(cat "$tmp/tj.trace")"
+! grep -q "^first false *$" "$tmp/tj.trace" || fail "first: released without its patch: $(cat "$tmp/tj.trace")"
+say "first: runtimePatches written while held, released in a second write"
 out=$(k patch "$RES" -n "$ns" first --type merge -p '{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"other"}}}' 2>&1) &&
     fail "the admitted TrainJob changed its queue: $out"
 case "$out" in
