@@ -428,6 +428,19 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
         p->count = atoi(parts[1]);
         requests_parse(a, parts[2], &p->pod_requests);
     }
+    if (o->reclaimable) {
+        char *rs[8];
+        size_t n = split(a, o->reclaimable, ',', rs, 8);
+        w.reclaimable_pods = a_alloc(a, n * sizeof(reclaimable_pod_t));
+        w.nreclaimable_pods = n;
+        for (size_t i = 0; i < n; i++) {
+            char *colon = strchr(rs[i], ':');
+            ck_assert_ptr_nonnull(colon);
+            *colon = '\0';
+            w.reclaimable_pods[i].name = rs[i];
+            w.reclaimable_pods[i].count = atoi(colon + 1);
+        }
+    }
     sched_wl_opts_t wo = {.created = created};
     err_msg_t m;
     ck_assert_msg(sched_workload_upsert(s, &w, &wo, &m) == ERR_OK, "%s", m.text);

@@ -66,6 +66,7 @@ typedef struct fx_wl_opts_s {
     const char *node_selector; /* "k=v,..." */
     const char *podsets;       /* extra podsets: "name:count:requests;..." */
     const char *annotations;   /* metadata.annotations "k=v,..." */
+    const char *reclaimable;   /* status.reclaimablePods "podset:count,..." */
 } fx_wl_opts_t;
 
 /* A pending workload "ns/name" in LocalQueue `lq`, priority `prio`, per-pod requests

@@ -546,6 +546,68 @@ START_TEST(failing_writes_back_off)
 }
 END_TEST
 
+/* ---- reclaimable pods ---------------------------------------------------------------------- */
+
+static bool wide_running(fx_t *fx)
+{
+    return admitted(fx, "wide") && !suspended(fx, "wide");
+}
+
+static bool a_waiting(fx_t *fx)
+{
+    const char *qr = wl_cond(fx, "a", "QuotaReserved");
+    return qr != NULL && strcmp(qr, "False") == 0;
+}
+
+static bool wide_reclaimable_written(fx_t *fx)
+{
+    json_t *rp =
+        json_object_get(json_object_get(workload_for(fx, "wide"), "status"), "reclaimablePods");
+    return json_array_size(rp) == 1;
+}
+
+static bool a_admitted_too(fx_t *fx)
+{
+    return admitted(fx, "a") && !suspended(fx, "a");
+}
+
+/* Kueue's ReclaimablePods for a Job: 4 pods in parallel on a ClusterQueue of 4 cpus, another
+ * Job of 2 waits; two of the 4 completions succeed, so 2 slots will never be used again: the
+ * Workload's status.reclaimablePods says main: 2, the engine releases their 2 cpus, and the
+ * waiting Job is admitted while the first still runs. */
+START_TEST(job_reclaimable_pods_release_quota)
+{
+    fx_t fx;
+    json_t *w, *j;
+
+    fx_start(&fx, 4);
+    fx_put(&fx, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"wide\","
+                "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+                "{\"suspend\":true,\"parallelism\":4,\"completions\":4,\"template\":{\"spec\":{"
+                "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    fx_run_until(&fx, wide_running, 10, "Job wide admitted and running");
+    job(&fx, "a", 2);
+    fx_run_until(&fx, a_waiting, 10, "Job a waiting with QuotaReserved=False");
+    ck_assert_ptr_null(
+        json_object_get(json_object_get(workload_for(&fx, "wide"), "status"), "reclaimablePods"));
+    j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "wide"));
+    ck_assert_int_eq(
+        json_object_set_new(j, "status", json_pack("{s:i,s:i}", "succeeded", 2, "active", 2)), 0);
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
+    json_decref(j);
+    fx_run_until(&fx, wide_reclaimable_written, 10, "reclaimablePods written");
+    w = json_array_get(
+        json_object_get(json_object_get(workload_for(&fx, "wide"), "status"), "reclaimablePods"),
+        0);
+    ck_assert_str_eq(json_string_value(json_object_get(w, "name")), "main");
+    ck_assert_int_eq(json_integer_value(json_object_get(w, "count")), 2);
+    fx_run_until(&fx, a_admitted_too, 10, "Job a admitted on the reclaimed quota");
+    ck_assert(!suspended(&fx, "wide"));
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- TrainJob ----------------------------------------------------------------------------------
  */
 
@@ -724,6 +786,7 @@ int main(void)
     tcase_add_test(tc, rayjob_workload_has_the_default_submitter);
     tcase_add_test(tc, absent_kind_skipped_and_said_once);
     tcase_add_test(tc, trainjob_patched_while_held_then_released);
+    tcase_add_test(tc, job_reclaimable_pods_release_quota);
     tcase_add_test(tc, trainjob_runtime_crd_absent_said_once);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

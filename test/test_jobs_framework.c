@@ -432,12 +432,94 @@ START_TEST(job_status)
 }
 END_TEST
 
+/* Kueue's Job.ReclaimablePods, case by case (its job_controller_test vectors' shapes). */
+static int32_t job_reclaim(const char *spec_status)
+{
+    json_t *obj = json_loads(spec_status, 0, NULL);
+    jobs_reclaim_t r[JOBS_PODSETS_MAX];
+    size_t n = 99;
+
+    ck_assert_ptr_nonnull(obj);
+    job_kind()->reclaimable(obj, r, &n);
+    json_decref(obj);
+    ck_assert_uint_le(n, 1);
+    if (n == 1)
+        ck_assert_str_eq(r[0].name, "main");
+    return n == 1 ? r[0].count : 0;
+}
+
+START_TEST(job_reclaimable_pods)
+{
+    /* One pod, or nothing done: nothing. */
+    ck_assert_int_eq(job_reclaim("{\"spec\":{},\"status\":{\"succeeded\":1}}"), 0);
+    ck_assert_int_eq(job_reclaim("{\"spec\":{\"parallelism\":4,\"completions\":10}}"), 0);
+    /* Remaining work still fills every slot: 10 - 5 = 5 >= 4. */
+    ck_assert_int_eq(
+        job_reclaim(
+            "{\"spec\":{\"parallelism\":4,\"completions\":10},\"status\":{\"succeeded\":5}}"),
+        0);
+    /* 10 - 8 = 2 left for 4 slots: 2 reclaimable; all done: all 4. */
+    ck_assert_int_eq(
+        job_reclaim(
+            "{\"spec\":{\"parallelism\":4,\"completions\":10},\"status\":{\"succeeded\":8}}"),
+        2);
+    ck_assert_int_eq(
+        job_reclaim(
+            "{\"spec\":{\"parallelism\":4,\"completions\":4},\"status\":{\"succeeded\":4}}"),
+        4);
+    /* Completions default to parallelism. */
+    ck_assert_int_eq(job_reclaim("{\"spec\":{\"parallelism\":3},\"status\":{\"succeeded\":1}}"), 1);
+    /* Indexed: completed and failed indexes, their union ({0..3}: 2 left for 4 slots), none at
+     * or past completions ({1, 3}), a malformed interval ends its list ({0}). */
+    ck_assert_int_eq(
+        job_reclaim("{\"spec\":{\"parallelism\":4,\"completions\":6,\"completionMode\":"
+                    "\"Indexed\"},\"status\":{\"succeeded\":0,\"completedIndexes\":"
+                    "\"0-2\",\"failedIndexes\":\"2,3\"}}"),
+        2);
+    ck_assert_int_eq(
+        job_reclaim("{\"spec\":{\"parallelism\":4,\"completions\":4,\"completionMode\":"
+                    "\"Indexed\"},\"status\":{\"completedIndexes\":\"1,3-9\"}}"),
+        2);
+    ck_assert_int_eq(
+        job_reclaim("{\"spec\":{\"parallelism\":4,\"completions\":4,\"completionMode\":"
+                    "\"Indexed\"},\"status\":{\"succeeded\":4,\"completedIndexes\":"
+                    "\"0,x,2\"}}"),
+        1);
+}
+END_TEST
+
+START_TEST(jobset_reclaimable_pods)
+{
+    const jobs_kind_t *k = jobs_kind_named("jobset.x-k8s.io/jobset");
+    json_t *obj = json_loads(
+        "{\"spec\":{\"replicatedJobs\":[{\"name\":\"driver\",\"replicas\":1,\"template\":{"
+        "\"spec\":{}}},{\"name\":\"workers\",\"replicas\":3,\"template\":{\"spec\":{"
+        "\"parallelism\":2,\"completions\":2}}},{\"name\":\"x\",\"replicas\":1,\"template\":{"
+        "\"spec\":{}}}]},\"status\":{\"replicatedJobsStatus\":[{\"name\":\"workers\","
+        "\"succeeded\":2},{\"name\":\"driver\",\"succeeded\":0},{\"name\":\"x\",\"succeeded\":"
+        "2}]}}",
+        0, NULL);
+    jobs_reclaim_t r[JOBS_PODSETS_MAX];
+    size_t n = 0;
+
+    ck_assert_ptr_nonnull(obj);
+    k->reclaimable(obj, r, &n);
+    /* workers: 2 Jobs x 2 pods; driver none; x more succeeded than replicas: none (Kueue). */
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(r[0].name, "workers");
+    ck_assert_int_eq(r[0].count, 4);
+    json_decref(obj);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("jobs_framework");
     TCase *t = tcase_create("framework");
 
     tcase_add_test(t, job_names_identical);
+    tcase_add_test(t, job_reclaimable_pods);
+    tcase_add_test(t, jobset_reclaimable_pods);
     tcase_add_test(t, other_kind_names);
     tcase_add_test(t, table_lookups);
     tcase_add_test(t, build_job_same_as_job_workload);

@@ -237,6 +237,68 @@ START_TEST(restart_rebuilds_admitted)
 }
 END_TEST
 
+/* Kueue's ReclaimablePods: the pods a workload reports done (status.reclaimablePods) need no
+ * quota. An admitted one's usage shrinks and the freed quota admits the next; a pending one asks
+ * for the rest only; a partial admission below what remains keeps its usage. */
+START_TEST(reclaimable_pods_release_quota)
+{
+    fx_wl_opts_t four = {.count = 4}, done2 = {.count = 4, .reclaimable = "main:2"};
+    fx_wl_opts_t done3 = {.count = 4, .reclaimable = "main:3,other:1"};
+
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &four);
+    fx_wl(s, "ns/next", "q", 0, 2, "cpu=2", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/job"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/next"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 4);
+    /* Two of the Job's four pods succeeded: 2 cpu back, and the next one fits. */
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &done2);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 2);
+    ck_assert_int_eq(fx_state(s, "ns/job"), SCHED_WL_ADMITTED);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/next"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 4);
+    /* The same report again changes nothing; a name that is no pod set is ignored. */
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &done2);
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &done3);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 3);
+    /* Finished: nothing held. */
+    ck_assert_int_eq(sched_workload_finish(s, "ns/job", 2, NULL), ERR_OK);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 2);
+
+    /* Pending with 3 of 4 pods done: asks for one pod's cpu only. */
+    fx_wl(s, "ns/rest", "q", 0, 3, "cpu=1", &done3);
+    fx_run(s, 3, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/rest"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 3);
+}
+END_TEST
+
+START_TEST(reclaimable_pods_partial_admission_keeps_usage)
+{
+    fx_wl_opts_t partial = {.count = 4, .min_count = 1};
+    fx_wl_opts_t done1 = {.count = 4, .min_count = 1, .reclaimable = "main:1"};
+    fx_wl_opts_t done3 = {.count = 4, .min_count = 1, .reclaimable = "main:3"};
+
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "a", "cpu|f:2", NULL);
+    fx_lq(s, "ns", "q", "a", STOP_POLICY_NONE);
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &partial);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/job"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 2); /* 2 of 4 pods admitted */
+    /* One done: 3 still to run, more than the 2 admitted: usage kept (Kueue). */
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &done1);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 2);
+    /* Three done: one to run, below the admitted 2: one pod's usage. */
+    fx_wl(s, "ns/job", "q", 0, 1, "cpu=1", &done3);
+    ck_assert_int_eq(fx_usage(s, "a", "f", "cpu"), 1);
+}
+END_TEST
+
 /* Issue 17: the Configuration's `resources` rules turn pod requests into quota requests inside
  * the engine (so operator and simulator agree). Rules built in code: a MIG slice replaced by 10Gi
  * of gpu-memory, example.com/rdma excluded. The engine keeps its own copy of the rules. */
@@ -380,6 +442,8 @@ static Suite *suite(void)
     tcase_add_test(tc, resource_transformations);
     tcase_add_test(tc, ignore_undeclared);
     tcase_add_test(tc, transformation_overflow);
+    tcase_add_test(tc, reclaimable_pods_release_quota);
+    tcase_add_test(tc, reclaimable_pods_partial_admission_keeps_usage);
     suite_add_tcase(su, tc);
     return su;
 }

@@ -737,6 +737,45 @@ static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, con
     return true;
 }
 
+/* Kueue's reconciler step 4: the Workload's status.reclaimablePods follow the job's pods done
+ * for good (its kind's reclaimable(), each count capped at its pod set's count, as Kueue's
+ * LimitReclaimablePodsToPodSetSizes), so that the engine releases their quota while the rest
+ * runs (sched_workload_upsert). True when a write went out. */
+static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const ctrl_job_t *j)
+{
+    json_t *want = json_array(), *patch;
+    size_t have = 0, i;
+    bool same = true;
+
+    if (want == NULL)
+        return false;
+    for (i = 0; j->reclaim != NULL && i < j->npod_sets && i < w->wl.npod_sets; i++) {
+        const pod_set_t *ps = &w->wl.pod_sets[i];
+        int32_t n = j->reclaim[i] < ps->count ? j->reclaim[i] : ps->count;
+        bool found = false;
+        if (n <= 0 || ps->name == NULL)
+            continue;
+        have++;
+        for (size_t r = 0; r < w->wl.nreclaimable_pods && !found; r++) {
+            const reclaimable_pod_t *rp = &w->wl.reclaimable_pods[r];
+            found = rp->name != NULL && strcmp(rp->name, ps->name) == 0 && rp->count == n;
+        }
+        same = same && found;
+        if (json_array_append_new(want, json_pack("{s:s,s:i}", "name", ps->name, "count", n))) {
+            json_decref(want);
+            return false;
+        }
+    }
+    if (same && have == w->wl.nreclaimable_pods) {
+        json_decref(want);
+        return false;
+    }
+    patch = json_pack("{s:{s:o}}", "status", "reclaimablePods", want);
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: %zu pod set(s) with reclaimable pods", wkey, have);
+    wl_status(c, CTRL_OP_WL_RECLAIM, wkey, patch);
+    return true;
+}
+
 /* A held job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload follows
  * (Kueue's UpdateWorkloadPriority), with the WorkloadPriorityClass's value. */
 static void sync_priority(ctrl_t *c, const char *job_key, const char *wkey, const ctrl_wl_t *w,
@@ -953,6 +992,8 @@ void ctrl__reconcile_job(ctrl_t *c, ctrl_kind_t kind, const char *key)
             remove_finalizer(c, wkey, w);
         return;
     }
+    if (sync_reclaimable(c, wkey, w, j))
+        return;
     if (c->cfg->pods_ready.enabled && sync_pods_ready(c, wkey, w, j))
         return;
     reserved = ctrl_wl_reserved(w);

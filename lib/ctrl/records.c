@@ -370,6 +370,30 @@ json_t *ctrl_wl_json(const ctrl_wl_t *w)
  * then dropped with the server's JSON. What a write needs beyond this record (the templates, to
  * build a Workload or to start) comes from a fresh GET.
  */
+/* j->reclaim from the kind's reclaimable() over `view`, paired with pod sets ps[0..npod_sets)
+ * by name; false on out-of-memory. */
+static bool reclaim_of(const jobs_kind_t *k, const json_t *view, const jobs_podset_t *ps,
+                       ctrl_job_t *j)
+{
+    jobs_reclaim_t r[JOBS_PODSETS_MAX];
+    size_t n = 0;
+
+    k->reclaimable(view, r, &n);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t p = 0; p < j->npod_sets; p++) {
+            if (r[i].count <= 0 || strcmp(ps[p].name, r[i].name) != 0)
+                continue;
+            if (j->reclaim == NULL) {
+                j->reclaim = calloc(j->npod_sets, sizeof(*j->reclaim));
+                if (j->reclaim == NULL)
+                    return false;
+            }
+            j->reclaim[p] = r[i].count;
+        }
+    }
+    return true;
+}
+
 bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
 {
     const jobs_kind_t *k = rk->job;
@@ -381,6 +405,8 @@ bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
 
     free(j->invalid);
     j->invalid = NULL;
+    free(j->reclaim);
+    j->reclaim = NULL;
     j->valid = false;
     j->unresolved = false;
     j->npod_sets = 0;
@@ -400,6 +426,10 @@ bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
             j->counts[i] = ps[i].count;
     } else {
         j->invalid = strdup(msg.text[0] ? msg.text : "no pod set");
+    }
+    if (view != NULL && j->valid && k->reclaimable != NULL && !reclaim_of(k, view, ps, j)) {
+        json_decref(view);
+        return false;
     }
     if (view != NULL) {
         j->pods_ready = k->pods_ready(view);
@@ -538,6 +568,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j->queue_name);
         free(j->priority);
         free(j->message);
+        free(j->reclaim);
         json_decref(j->pod);
         json_decref(j->raw);
         free(j);

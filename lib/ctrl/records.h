@@ -91,12 +91,14 @@ typedef struct ctrl_job_s {
     char *message;       /* owned: the finish's message, or NULL */
     uint8_t npod_sets;
     int32_t counts[JOBS_PODSETS_MAX]; /* pod-set counts as the object is now */
-    uint64_t digest;                  /* jobs_digest(): what a stop restores */
-    json_t *pod; /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
-                    skeleton (ctrl_pod_skeleton()), else NULL */
-    json_t *raw; /* owned: a kind whose pod sets live in another object (its resolve(): a
-                    TrainJob): the object as read, resolved again (ctrl_job_resolve()) when the
-                    object it names changes; else NULL */
+    int32_t *reclaim; /* owned: per pod set (npod_sets), its reclaimable pods (the kind's
+                         reclaimable(): pods done for good), or NULL when none has any */
+    uint64_t digest;  /* jobs_digest(): what a stop restores */
+    json_t *pod;      /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
+                         skeleton (ctrl_pod_skeleton()), else NULL */
+    json_t *raw;      /* owned: a kind whose pod sets live in another object (its resolve(): a
+                         TrainJob): the object as read, resolved again (ctrl_job_resolve()) when the
+                         object it names changes; else NULL */
 } ctrl_job_t;
 
 /* The kinds a record may be decoded as (apiVersion and kind for lib/model: list items carry

@@ -57,6 +57,13 @@ typedef struct jobs_podset_s {
     char path[JOBS_PATH_MAX]; /* field path of tmpl in the object, for errors ("" = unknown) */
 } jobs_podset_t;
 
+/* Pods of one pod set that finished while the rest of the object runs: their quota is released
+ * (Kueue's ReclaimablePods, the Workload's status.reclaimablePods). */
+typedef struct jobs_reclaim_s {
+    char name[JOBS_PODSET_NAME_MAX + 1]; /* pod-set name */
+    int32_t count;
+} jobs_reclaim_t;
+
 /* What an admission adds to one pod set's template (all borrowed). */
 typedef struct jobs_start_info_s {
     const char *name;          /* pod-set name */
@@ -211,6 +218,12 @@ typedef struct jobs_kind_s {
      * only while suspended); the caller writes it and starts it again, which releases it. */
     err_t (*start)(json_t *obj, const jobs_start_info_t *info, size_t n, err_msg_t *msg);
     err_t (*stop)(json_t *obj, const json_t *pod_sets, bool *changed, err_msg_t *msg);
+
+    /* Kueue's JobWithReclaimablePods: fill out[0..*n) (at most JOBS_PODSETS_MAX) with the pod
+     * sets some of whose pods are done for good and need no quota any more, from `obj`'s status
+     * (a kind with resolve() reads the view). Pod sets with none are left out. NULL: the kind
+     * reports none. */
+    void (*reclaimable)(const json_t *obj, jobs_reclaim_t *out, size_t *n);
 
     /* What Kueue's defaulting webhook writes into a new object of the kind besides holding it
      * (TrainJob: its own empty spec.runtimePatches[] entry, which start() fills), in place and

@@ -21,6 +21,12 @@ extern const jobs_kind_t jobs__kind_pytorchjob, jobs__kind_tfjob, jobs__kind_xgb
  * Kueue's JobSet integration reads them: one per replicated Job, named by it, of replicas x
  * min(parallelism, completions) pods. `prefix` is the field path of the spec holding `rjobs` in
  * errors and pod-set paths ("spec"). */
+/* The reclaimable pods of replicated Jobs `rjobs` given their statuses `statuses` (a JobSet's
+ * status.replicatedJobsStatus, a TrainJob's status.jobsStatus): per replicated Job, its
+ * succeeded Jobs (when no more than its replicas) times its pods per Job (Kueue's). */
+void jobs__jobset_reclaimable(const json_t *rjobs, const json_t *statuses, jobs_reclaim_t *out,
+                              size_t *n);
+
 err_t jobs__jobset_pod_sets(json_t *rjobs, const char *prefix, jobs_podset_t *out, size_t *n,
                             err_msg_t *msg);
 

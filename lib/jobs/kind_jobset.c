@@ -57,6 +57,44 @@ err_t jobs__jobset_pod_sets(json_t *rjobs, const char *prefix, jobs_podset_t *ou
     return ERR_OK;
 }
 
+void jobs__jobset_reclaimable(const json_t *rjobs, const json_t *statuses, jobs_reclaim_t *out,
+                              size_t *n)
+{
+    size_t i, k;
+    json_t *rj, *st;
+
+    *n = 0;
+    json_array_foreach(rjobs, i, rj)
+    {
+        const char *name = json_string_value(JOBS_AT(rj, "name"));
+        json_t *jspec = JOBS_AT(rj, "template", "spec");
+        int32_t replicas = jobs__int32(JOBS_AT(rj, "replicas"), 1);
+        int32_t par = jobs__int32(JOBS_AT(jspec, "parallelism"), 1);
+        int32_t comp = jobs__int32(JOBS_AT(jspec, "completions"), par);
+        int32_t per = comp < par ? comp : par;
+        if (name == NULL || *n == JOBS_PODSETS_MAX)
+            continue;
+        json_array_foreach(statuses, k, st)
+        {
+            const char *sn = json_string_value(JOBS_AT(st, "name"));
+            int32_t ok = jobs__int32(JOBS_AT(st, "succeeded"), 0);
+            if (sn == NULL || strcmp(sn, name) != 0 || ok <= 0 || ok > replicas)
+                continue;
+            snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+            out[*n].count = (int32_t)((int64_t)ok * per > INT32_MAX ? INT32_MAX : ok * per);
+            (*n)++;
+            break;
+        }
+    }
+}
+
+/* Kueue's JobSet.ReclaimablePods: per replicated Job, its succeeded Jobs' pods. */
+static void jobset_reclaimable(const json_t *obj, jobs_reclaim_t *out, size_t *n)
+{
+    jobs__jobset_reclaimable(JOBS_AT(obj, "spec", "replicatedJobs"),
+                             JOBS_AT(obj, "status", "replicatedJobsStatus"), out, n);
+}
+
 static err_t jobset_pod_sets(json_t *obj, jobs_podset_t *out, size_t *n, err_msg_t *msg)
 {
     return jobs__jobset_pod_sets(JOBS_AT(obj, "spec", "replicatedJobs"), "spec", out, n, msg);
@@ -121,4 +159,5 @@ const jobs_kind_t jobs__kind_jobset = {
     .phase = jobset_phase,
     .active = jobset_active,
     .pods_ready = jobset_pods_ready,
+    .reclaimable = jobset_reclaimable,
 };

@@ -429,6 +429,13 @@ static bool tj_pods_ready(const json_t *obj)
     return replicas == ready;
 }
 
+/* Kueue's TrainJob.ReclaimablePods, on the view: the JobSet's rule over status.jobsStatus. */
+static void tj_reclaimable(const json_t *view, jobs_reclaim_t *out, size_t *n)
+{
+    jobs__jobset_reclaimable(JOBS_AT(view, "spec", "replicatedJobs"),
+                             JOBS_AT(view, "status", "jobsStatus"), out, n);
+}
+
 /* ---- start and stop: Kueue's runtimePatches entry ------------------------------------------- */
 
 /* Kueue's entry of spec.runtimePatches in `obj` (created, as Kueue's webhook creates it, when
@@ -638,4 +645,5 @@ const jobs_kind_t jobs__kind_trainjob = {
     .start = tj_start,
     .stop = tj_stop,
     .create_defaults = tj_create_defaults,
+    .reclaimable = tj_reclaimable,
 };

@@ -200,7 +200,10 @@ typedef struct sched_wl_opts_s {
  * after an operator restart; opts->admitted_at is its admission time). Otherwise it is pending.
  * conditions.finished -> finished (holds no quota); active == false -> deactivated.
  * An update of a pending workload replaces its spec; of an admitted one, only priority,
- * active (false = deactivate, frees quota) and finished are taken.
+ * active (false = deactivate, frees quota), finished and status.reclaimablePods are taken.
+ * Reclaimable pods need no quota (Kueue's ReclaimablePods): a pending workload asks for each pod
+ * set's count less them, an admitted one's usage shrinks to the pods its spec still needs
+ * when that is fewer than admitted (the freed quota requeues its ClusterQueue's heads).
  */
 err_t sched_workload_upsert(sched_t *s, const workload_t *wl, const sched_wl_opts_t *opts,
                             err_msg_t *msg);

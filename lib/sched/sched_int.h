@@ -277,7 +277,8 @@ typedef struct req_s {
 
 typedef struct wps_s {
     char *name;
-    int32_t count;
+    int32_t count;   /* pods to place: the spec's count less `reclaim` */
+    int32_t reclaim; /* status.reclaimablePods: pods done, whose quota is released */
     bool has_min;
     int32_t min_count;
     req_t *reqs; /* sorted by resource name */

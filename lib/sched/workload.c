@@ -274,6 +274,17 @@ static int req_cmp_name(const sched_t *s, const req_t *a, const req_t *b)
 
 /* Copy the admission-relevant spec of `in` into `w` (replacing any previous spec). ERR_NOMEM
  * (msg not set), or ERR_OVERFLOW from the `resources` rules (msg set). */
+/* status.reclaimablePods' count for pod set `name` of `in` (0 when none). */
+static int32_t reclaimable_of(const workload_t *in, const char *name)
+{
+    for (size_t i = 0; i < in->nreclaimable_pods; i++) {
+        const reclaimable_pod_t *rp = &in->reclaimable_pods[i];
+        if (rp->name != NULL && strcmp(rp->name, name) == 0 && rp->count > 0)
+            return rp->count;
+    }
+    return 0;
+}
+
 static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *msg)
 {
     wl_spec_fini(w);
@@ -306,7 +317,11 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
         p->name = strdup(src->name ? src->name : "main");
         if (p->name == NULL)
             return ERR_NOMEM;
-        p->count = src->count;
+        /* Kueue's totalRequests: the pods of status.reclaimablePods need no quota. */
+        p->reclaim = reclaimable_of(in, p->name);
+        if (p->reclaim > src->count)
+            p->reclaim = src->count; /* never below zero pods (Kueue: kueue#12670) */
+        p->count = src->count - p->reclaim;
         p->has_min = src->has_min_count;
         p->min_count = src->min_count;
         /* The quota requests: the pod's requests under the Configuration's `resources`
@@ -483,8 +498,29 @@ err_t sched__checks_for(const sched_t *s, const cq_t *cq, const admission_t *a, 
     return ERR_OK;
 }
 
-/* Usage of an admission given from outside (operator restart): fr ids from the assignments. */
-static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, size_t *nout)
+/* `v`, the usage of admitted pod set `p` of `w`, scaled down to the pods its spec still needs
+ * when fewer than admitted (Kueue's totalRequestsFromAdmission: spec count less reclaimable
+ * pods; a partial admission's smaller count is kept). */
+static qnano_t reclaimed(const wl_t *w, const pod_set_assignment_t *p, qnano_t v)
+{
+    for (size_t i = 0; i < w->nps; i++) {
+        const wps_t *ps = &w->ps[i];
+        int32_t admitted, after = ps->count; /* the spec's count less the reclaimable pods */
+        if (p->name == NULL || strcmp(ps->name, p->name) != 0 || ps->reclaim == 0)
+            continue;
+        admitted = p->has_count ? p->count : ps->count + ps->reclaim;
+        if (admitted <= 0 || after >= admitted)
+            return v;
+        return v / admitted * after;
+    }
+    return v;
+}
+
+/* Usage of admission `a` of `w` (given from outside at an operator restart, or the engine's own
+ * when its reclaimable pods change): fr ids from the assignments, each pod set's usage less its
+ * reclaimable pods' share, as Kueue's totalRequestsFromAdmission (usage / count per pod). */
+static err_t use_from_admission(sched_t *s, const wl_t *w, const admission_t *a, use_t **out,
+                                size_t *nout)
 {
     use_t *use = NULL;
     size_t n = 0;
@@ -501,7 +537,8 @@ static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, s
             if (sched__intern_res(s, res, &rid) != ERR_OK ||
                 sched__intern_flavor(s, flv, &f) != ERR_OK ||
                 sched__intern_fr(s, f->id, rid, &fr) != ERR_OK ||
-                sched__use_add(&use, &n, fr, p->usage.items[r].value.nano) != ERR_OK) {
+                sched__use_add(&use, &n, fr, reclaimed(w, p, p->usage.items[r].value.nano)) !=
+                    ERR_OK) {
                 free(use);
                 return ERR_NOMEM;
             }
@@ -509,6 +546,39 @@ static err_t use_from_admission(sched_t *s, const admission_t *a, use_t **out, s
     }
     *out = use;
     *nout = n;
+    return ERR_OK;
+}
+
+/* Admitted `w`'s status.reclaimablePods grew (Kueue lets them only grow while quota is
+ * reserved): its usage shrinks to what its pods still running need, and the freed quota may
+ * admit others (Kueue's cache updates the workload's usage the same way). */
+static err_t wl_reclaim(sched_t *s, wl_t *w, const workload_t *in)
+{
+    bool changed = false;
+    use_t *use = NULL;
+    size_t nuse = 0;
+
+    for (size_t i = 0; i < w->nps; i++) {
+        int32_t spec = w->ps[i].count + w->ps[i].reclaim, r = reclaimable_of(in, w->ps[i].name);
+        changed = changed || (r < spec ? r : spec) != w->ps[i].reclaim;
+    }
+    if (!changed || w->acq == NULL)
+        return ERR_OK;
+    for (size_t i = 0; i < w->nps; i++) {
+        wps_t *ps = &w->ps[i];
+        int32_t spec = ps->count + ps->reclaim, r = reclaimable_of(in, ps->name);
+        ps->reclaim = r < spec ? r : spec;
+        ps->count = spec - ps->reclaim;
+    }
+    if (use_from_admission(s, w, &w->adm, &use, &nuse) != ERR_OK)
+        return ERR_NOMEM;
+    sched__wl_usage_apply(w, -1);
+    free(w->use);
+    w->use = use;
+    w->nuse = nuse;
+    sched__wl_usage_apply(w, +1);
+    w->acq->alloc_gen++;
+    sched__mark_requeue(s, &w->acq->node);
     return ERR_OK;
 }
 
@@ -592,7 +662,9 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
                 return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
             return ERR_OK;
         }
-        /* admitted or evicting: only priority and active matter */
+        /* admitted or evicting: priority, active and reclaimable pods matter */
+        if (w->state == SCHED_WL_ADMITTED && wl_reclaim(s, w, in) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         w->prio_source = in->priority_source;
         free(w->prio_class);
         w->prio_class = in->priority_class && in->priority_source != PRIORITY_SOURCE_NONE
@@ -643,7 +715,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         use_t *use = NULL;
         size_t nuse = 0;
         cq_t *cq = sched__cq_record(s, in->admission->cluster_queue);
-        if (cq == NULL || use_from_admission(s, in->admission, &use, &nuse) != ERR_OK ||
+        if (cq == NULL || use_from_admission(s, w, in->admission, &use, &nuse) != ERR_OK ||
             sched__admission_copy(&w->adm, in->admission) != ERR_OK) {
             free(use);
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
