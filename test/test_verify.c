@@ -99,6 +99,42 @@ START_TEST(no_second_admission_without_a_release)
 }
 END_TEST
 
+/* Kueue's ReclaimablePods: a Job of 4 pods x 1 GPU (admitted with count 4) reports 2 pods done
+ * for good: it holds 2 GPUs, so another 2 fit; a report that shrinks nothing changes nothing. */
+START_TEST(reclaimable_pods_give_quota_back)
+{
+    resource_t use = {.name = (char *)"gpu", .value = quantity_from_int(4, QUANTITY_DECIMAL_SI)};
+    kv_t fl = {.key = (char *)"gpu", .value = (char *)"f"};
+    pod_set_assignment_t psa = {.name = (char *)"main",
+                                .flavors = {.items = &fl, .len = 1},
+                                .usage = {.items = &use, .len = 1},
+                                .has_count = true,
+                                .count = 4};
+    admission_t adm = {.cluster_queue = (char *)"gpu", .assignments = &psa, .nassignments = 1};
+    pod_set_t ps = {.name = (char *)"main", .count = 4};
+    reclaimable_pod_t rp = {.name = (char *)"main", .count = 2};
+    workload_t wl;
+    err_msg_t m;
+
+    memset(&wl, 0, sizeof(wl));
+    wl.pod_sets = &ps;
+    wl.npod_sets = 1;
+    wl.admission = &adm;
+    cq("gpu", NULL, 4, -1, -1);
+    ck_assert_int_eq(verify_admit(v, 0, "ns/job", &adm, &m), ERR_OK);
+    ck_assert_int_eq(verify_reclaim(v, "ns/job", &wl, &m), ERR_OK); /* none reported */
+    ck_assert_int_eq(admit("ns/b", "gpu", 2, &m), ERR_INVALID);
+    wl.reclaimable_pods = &rp;
+    wl.nreclaimable_pods = 1;
+    ck_assert_int_eq(verify_reclaim(v, "ns/job", &wl, &m), ERR_OK);
+    ck_assert_int_eq(verify_reclaim(v, "ns/job", &wl, &m), ERR_OK);
+    ck_assert_int_eq(admit("ns/b", "gpu", 2, &m), ERR_OK);
+    ck_assert_int_eq(admit("ns/c", "gpu", 1, &m), ERR_INVALID);
+    release("ns/job", true);
+    ck_assert_int_eq(admit("ns/c", "gpu", 2, &m), ERR_OK);
+}
+END_TEST
+
 START_TEST(cohort_lends_what_its_members_do_not_use)
 {
     err_msg_t m;
@@ -167,6 +203,7 @@ int main(void)
     TCase *tc = tcase_create("rules");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, lone_queue_holds_its_nominal_quota);
+    tcase_add_test(tc, reclaimable_pods_give_quota_back);
     tcase_add_test(tc, no_second_admission_without_a_release);
     tcase_add_test(tc, cohort_lends_what_its_members_do_not_use);
     tcase_add_test(tc, borrowing_limit_caps_a_queue);

@@ -197,6 +197,9 @@ err_t verify_replay_record(verify_replay_t *r, json_t *rec, err_msg_t *msg)
         if (rc != ERR_NOMEM && (w->cq = strdup(cq)) == NULL)
             rc = ERR_NOMEM;
     }
+    /* Reclaimable pods give part of a held admission back (Kueue's ReclaimablePods). */
+    if (rc == ERR_OK && cq != NULL && w->cq != NULL)
+        rc = verify_reclaim(r->v, key, wl, &vmsg);
     w->finished = w->finished || wl->conditions.finished;
     w->deleted = deleted;
     w->explained = explained(wl);

@@ -353,9 +353,30 @@ static err_t cq_add(vnode_t *cq, const vuse_t *use, size_t n, int sign)
     return ERR_OK;
 }
 
+/* `v`, the usage of admitted pod set `p` of `wl` (NULL: none), scaled to the pods its spec still
+ * needs after status.reclaimablePods when fewer than admitted (Kueue's
+ * totalRequestsFromAdmission). */
+static qnano_t after_reclaim(const workload_t *wl, const pod_set_assignment_t *p, qnano_t v)
+{
+    int32_t spec = -1, reclaim = 0, admitted, after;
+
+    for (size_t i = 0; wl != NULL && p->name != NULL && i < wl->npod_sets; i++)
+        if (wl->pod_sets[i].name != NULL && strcmp(wl->pod_sets[i].name, p->name) == 0)
+            spec = wl->pod_sets[i].count;
+    for (size_t i = 0; wl != NULL && p->name != NULL && i < wl->nreclaimable_pods; i++)
+        if (wl->reclaimable_pods[i].name != NULL &&
+            strcmp(wl->reclaimable_pods[i].name, p->name) == 0)
+            reclaim = wl->reclaimable_pods[i].count;
+    if (spec < 0 || reclaim <= 0)
+        return v;
+    after = reclaim < spec ? spec - reclaim : 0;
+    admitted = p->has_count ? p->count : spec;
+    return admitted > 0 && after < admitted ? v / admitted * after : v;
+}
+
 /* An admission's usage summed per (flavor, resource), names copied; resources without a flavor
- * hold no quota and are left out. */
-static err_t admission_use(const admission_t *adm, vuse_t **out, size_t *nout)
+ * hold no quota and are left out. With `wl`, reclaimable pods' usage is left out too. */
+static err_t admission_use(const admission_t *adm, const workload_t *wl, vuse_t **out, size_t *nout)
 {
     size_t n = 0, cap = 0;
     vuse_t *u = NULL;
@@ -378,7 +399,7 @@ static err_t admission_use(const admission_t *adm, vuse_t **out, size_t *nout)
                 if (u[i].flavor == NULL || u[i].res == NULL)
                     goto nomem;
             }
-            u[i].v += p->usage.items[r].value.nano;
+            u[i].v += after_reclaim(wl, p, p->usage.items[r].value.nano);
         }
     }
     *out = u;
@@ -457,7 +478,7 @@ err_t verify_admit(verify_t *v, int64_t t_ms, const char *key, const admission_t
                        when(t_ms, at, sizeof(at)), key,
                        adm->cluster_queue ? adm->cluster_queue : "", h->cq->name);
     cq = node_get(v, adm->cluster_queue ? adm->cluster_queue : "", true);
-    if (cq == NULL || resolve(v) != ERR_OK || admission_use(adm, &use, &nuse) != ERR_OK)
+    if (cq == NULL || resolve(v) != ERR_OK || admission_use(adm, NULL, &use, &nuse) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "verify: Workload %s: out of memory", key);
     if (h == NULL) {
         h = calloc(1, sizeof(*h));
@@ -509,6 +530,34 @@ err_t verify_release(verify_t *v, int64_t t_ms, const char *key, bool finished, 
     h->use = NULL;
     h->nuse = 0;
     h->finished = h->finished || finished;
+    return ERR_OK;
+}
+
+err_t verify_reclaim(verify_t *v, const char *key, const workload_t *wl, err_msg_t *msg)
+{
+    vhold_t *h = util_hmap_get(&v->wls, key);
+    vuse_t *use = NULL;
+    size_t nuse = 0;
+
+    if (h == NULL || h->cq == NULL || wl->admission == NULL || wl->nreclaimable_pods == 0)
+        return ERR_OK;
+    if (admission_use(wl->admission, wl, &use, &nuse) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "verify: Workload %s: out of memory", key);
+    /* Only ever less: each held (flavor, resource) goes down to its new value (entries of the
+     * new use are a subset of the held ones: the same admission). */
+    for (size_t i = 0; i < h->nuse; i++) {
+        qnano_t now = 0;
+        for (size_t k = 0; k < nuse; k++)
+            if (strcmp(use[k].flavor, h->use[i].flavor) == 0 &&
+                strcmp(use[k].res, h->use[i].res) == 0)
+                now = use[k].v;
+        if (now < h->use[i].v) {
+            vuse_t d = {h->use[i].flavor, h->use[i].res, h->use[i].v - now};
+            cq_add(h->cq, &d, 1, -1); /* the entry exists: cannot fail */
+            h->use[i].v = now;
+        }
+    }
+    uses_free(use, nuse);
     return ERR_OK;
 }
 

@@ -55,6 +55,12 @@ err_t verify_admit(verify_t *v, int64_t t_ms, const char *key, const admission_t
  * `finished`. ERR_NOMEM. */
 err_t verify_release(verify_t *v, int64_t t_ms, const char *key, bool finished, err_msg_t *msg);
 
+/* Workload `key`, holding quota, now reports `wl`'s status.reclaimablePods (borrowed): its hold
+ * shrinks to its admission's usage scaled to the pods its spec still needs when fewer than
+ * admitted, as Kueue's (and the engine's) ReclaimablePods. Nothing when it holds nothing or
+ * nothing shrinks. ERR_NOMEM. */
+err_t verify_reclaim(verify_t *v, const char *key, const workload_t *wl, err_msg_t *msg);
+
 /* Does workload `key` hold quota now? */
 bool verify_holds(const verify_t *v, const char *key);
 
