@@ -42,7 +42,7 @@ internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service
 EOT
 ctrl_start op --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$port" \
     --webhook-cert-ip 127.0.0.1 --health-probe-bind-address "127.0.0.1:$hport"
-until_ 30 "caBundle in the configuration" '[ -n "$(k get validatingwebhookconfiguration $base-validating-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
+until_ 90 "caBundle in the configuration" '[ -n "$(k get validatingwebhookconfiguration $base-validating-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
 until_ 20 "/readyz to answer 200" '[ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$hport/readyz")" = 200 ]'
 
 n=0

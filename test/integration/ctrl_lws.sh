@@ -75,7 +75,7 @@ EOT
 ctrl_start op --config "$tmp/cfg.yaml" --namespace "$sys" --webhook-port "$port" \
     --webhook-cert-ip 127.0.0.1
 for kc in validating mutating; do
-    until_ 30 "caBundle in the $kc configuration" '[ -n "$(k get ${kc}webhookconfiguration $base-$kc-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
+    until_ 90 "caBundle in the $kc configuration" '[ -n "$(k get ${kc}webhookconfiguration $base-$kc-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
 done
 ctrl_trace
 

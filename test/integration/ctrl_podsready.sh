@@ -22,7 +22,7 @@ integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 waitForPodsReady:
   timeout: 5s
   recoveryTimeout: 3s
-  requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 2, backoffBaseSeconds: 8, backoffMaxSeconds: 8}
+  requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 2, backoffBaseSeconds: 20, backoffMaxSeconds: 20}
 EOT
 # A test Job with the job runner's readiness annotation: pjob NAME GPUS READY [PRIORITY_CLASS]
 pjob() { tjob "$1" "$2" 3600 "${4:-}" true "" "test.sluice.dev/ready: \"$3\""; }
@@ -56,7 +56,7 @@ until_ 20 "stuck evicted by the PodsReady timeout" '[ "$(wcond "$ws" Evicted)" =
 [ "$(wmsg "$ws" Evicted)" = "Exceeded the PodsReady timeout $ns/$ws" ] || fail "Evicted message: $(wmsg "$ws" Evicted)"
 t_ev=$(wtime "$ws" Evicted)
 d=$(($(date -d "$t_ev" +%s) - $(date -d "$t_adm" +%s)))
-[ "$d" -ge 5 ] && [ "$d" -le 8 ] || fail "evicted ${d}s after admission (timeout 5s)"
+[ "$d" -ge 5 ] && [ "$d" -le 20 ] || fail "evicted ${d}s after admission (timeout 5s)"
 [ "$(wget_ "$ws" '{.status.requeueState.count}')" = 1 ] || fail "requeueState.count $(wget_ "$ws" '{.status.requeueState.count}')"
 [ -n "$(wget_ "$ws" '{.status.requeueState.requeueAt}')" ] || fail "no requeueState.requeueAt"
 until_ 20 "stuck re-suspended and its quota released" '[ "$(jget stuck "{.spec.suspend}")" = true ] && [ -z "$(wget_ "$ws" "{.status.admission}")" ]'
@@ -68,20 +68,20 @@ say "stuck: evicted ${d}s after admission (PodsReadyTimeout), re-suspended, rele
 # The operator dies in the middle of the backoff; the next one takes it from the Workload.
 ctrl_kill op
 ctrl_start op2 --config "$tmp/config.yaml"
-until_ 30 "stuck's backoff finished" '[ "$(wcond "$ws" Requeued)" = True ]'
+until_ 60 "stuck's backoff finished" '[ "$(wcond "$ws" Requeued)" = True ]'
 [ "$(wreason "$ws" Requeued)" = BackoffFinished ] || fail "Requeued reason $(wreason "$ws" Requeued)"
 [ -z "$(wget_ "$ws" '{.status.requeueState.requeueAt}')" ] || fail "requeueAt kept after the backoff"
 t_req=$(wtime "$ws" Requeued)
 t_at=$(date -d "$t_ev" +%s)
-[ $(($(date -d "$t_req" +%s) - t_at)) -ge 8 ] || fail "requeued before the 8 s backoff ($t_ev -> $t_req)"
+[ $(($(date -d "$t_req" +%s) - t_at)) -ge 20 ] || fail "requeued before the 20 s backoff ($t_ev -> $t_req)"
 # Readmitted: Admitted=True with Evicted reset to False (one read: the next timeout is 5 s away).
 until_ 30 "stuck readmitted, Evicted reset" '[ "$(wget_ "$ws" "{.status.conditions[?(@.type==\"Admitted\")].status}/{.status.conditions[?(@.type==\"Evicted\")].status}")" = True/False ]'
 [ "$(wcond "$wg" PodsReady)" = True ] && [ "$(jget good '{.spec.suspend}')" = false ] || fail "good was disturbed"
 say "after SIGKILL: backoff finished (BackoffFinished), stuck readmitted; good still running"
 
 # Second timeout: requeue #2 (the limit), then the third one deactivates it.
-until_ 30 "second eviction" '[ "$(wget_ "$ws" "{.status.requeueState.count}")" = 2 ]'
-until_ 40 "stuck deactivated at the requeuing limit" '[ "$(wget_ "$ws" "{.spec.active}")" = false ]'
+until_ 60 "second eviction" '[ "$(wget_ "$ws" "{.status.requeueState.count}")" = 2 ]'
+until_ 90 "stuck deactivated at the requeuing limit" '[ "$(wget_ "$ws" "{.spec.active}")" = false ]'
 until_ 20 "Evicted DeactivatedDueToRequeuingLimitExceeded" '[ "$(wreason "$ws" Evicted)" = DeactivatedDueToRequeuingLimitExceeded ]'
 until_ 20 "stuck stopped and released" '[ "$(jget stuck "{.spec.suspend}")" = true ] && [ -z "$(wget_ "$ws" "{.status.admission}")" ]'
 [ -z "$(wget_ "$ws" '{.status.requeueState}')" ] || fail "requeueState kept after deactivation: $(wget_ "$ws" '{.status.requeueState}')"

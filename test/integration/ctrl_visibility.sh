@@ -81,7 +81,7 @@ start_op() {
     wait_for 30 "the visibility server listening" grep -q "visibility API: serving visibility" "$tmp/op.log"
     until_ 30 "the Secret's ca.crt" '[ -n "$(k get secret -n "$sys" "$secret" -o jsonpath="{.data.ca\.crt}")" ]'
     ca=$(k get secret -n "$sys" "$secret" -o jsonpath='{.data.ca\.crt}')
-    until_ 30 "the caBundle in the APIService" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.spec.caBundle}")" = "$ca" ]'
+    until_ 90 "the caBundle in the APIService" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.spec.caBundle}")" = "$ca" ]'
     [ -z "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath='{.spec.insecureSkipTLSVerify}')" ] ||
         fail "insecureSkipTLSVerify set beside the caBundle"
     until_ 60 "the APIService Available (TLS verified)" '[ "$(k get apiservice v1beta2.visibility.kueue.x-k8s.io -o jsonpath="{.status.conditions[?(@.type==\"Available\")].status}")" = True ]'

@@ -67,7 +67,7 @@ user_key=claimedUser # the API server's webhook client certificate authenticates
 [ -z "${SLUICE_KUBE_WEBHOOK_CLIENT_CA:-}" ] || user_key=user
 until_ 30 "the Secret with the certificates" 'k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath="{.data.tls\.crt}" | grep -q .'
 for kind in validating mutating; do
-    until_ 30 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
+    until_ 90 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
 done
 ca=$(k get validatingwebhookconfiguration "$base-validating-webhook-configuration" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
 [ "$ca" = "$(k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath='{.data.ca\.crt}')" ] ||

@@ -53,7 +53,7 @@ ctrl_start op --config "$tmp/config.yaml" --namespace "$sys" --webhook-port "$po
     --audit-log "$tmp/audit.log" --webhook-client-ca "$SLUICE_KUBE_WEBHOOK_CLIENT_CA"
 until_ 30 "op to serve" 'grep -q "serving TLS" "$tmp/op.log"'
 for kind in validating mutating; do
-    until_ 30 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
+    until_ 90 "caBundle in the $kind configuration" '[ -n "$(k get ${kind}webhookconfiguration $base-$kind-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
 done
 
 cq() { # name lendingLimit
@@ -181,7 +181,7 @@ until_ 30 "a new CA in the Secret" '[ "$(k get secret -n "$sys" "$base-webhook-s
 k get secret -n "$sys" "$base-webhook-server-cert" -o jsonpath='{.data.ca\.crt}' | base64 -d >"$tmp/rot/bundle.pem"
 openssl x509 -in "$tmp/rot/bundle.pem" -noout -subject | grep -q sluice-ca || fail "the new CA is not first: $(cat "$tmp/rot/bundle.pem")"
 grep -q "$(sed -n 2p "$tmp/rot/ca.crt")" "$tmp/rot/bundle.pem" || fail "the old CA is not in the new ca.crt"
-until_ 30 "the two-CA caBundle in the validating configuration" '[ "$(k get validatingwebhookconfiguration $base-validating-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}" | base64 -d | grep -c "BEGIN CERTIFICATE")" = 2 ]'
+until_ 90 "the two-CA caBundle in the validating configuration" '[ "$(k get validatingwebhookconfiguration $base-validating-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}" | base64 -d | grep -c "BEGIN CERTIFICATE")" = 2 ]'
 # The old certificate (what the other replica would still serve) verifies against the bundle.
 openssl verify -CAfile "$tmp/rot/bundle.pem" "$tmp/rot/tls.crt" >/dev/null || fail "the old serving certificate does not verify against the new caBundle"
 rejects_bad() {
