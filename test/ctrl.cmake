@@ -69,6 +69,8 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(idle)
   set_property(TEST integration_ctrl_idle APPEND PROPERTY ENVIRONMENT
                "SLUICE_PROMCANNED=$<TARGET_FILE:promcanned>")
+  # issue 18: Nodes and bound Pods watched; NoFittingNode, QuotaExceedsCapacity, capacity metrics
+  sluice_add_ctrl_e2e(nodes)
   # test/integration/ctrl_kinds.sh KIND: the same live story for each object kind not covered
   # above (integration_ctrl_kinds_<kind>).
   foreach(kind tfjob xgboostjob paddlejob jaxjob mpijob rayjob raycluster)

@@ -588,6 +588,8 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
     bool collected = false;
     const char *key;
     const ctrl_qobj_t *q;
+    ctrl_capacity_t cap;
+    int have_cap = 0; /* 0: not computed yet, 1: computed, -1: none (not watched, OOM) */
 
     CTRL_FOREACH(c, CTRL_CQ, key, q)
     {
@@ -600,11 +602,22 @@ static void queue_statuses(ctrl_t *c, int64_t now_s)
             queue_finalizer(c, CTRL_CQ, key, m);
             continue;
         }
-        if (status_due(c, CTRL_CQ, key))
-            write_status(c, CTRL_CQ, key,
-                         queuestatus_cq(c->sched, key, q->keep, c->cfg->kueue.fair_sharing, now_s),
-                         q->keep);
+        if (status_due(c, CTRL_CQ, key)) {
+            json_t *st = queuestatus_cq(c->sched, key, q->keep, c->cfg->kueue.fair_sharing, now_s);
+            /* Quota against the capacity of the nodes its flavors select (nodewatch.c): computed
+             * once per pass, when a ClusterQueue is due. */
+            if (have_cap == 0)
+                have_cap = ctrl__capacity(c, &cap) == ERR_OK ? 1 : -1;
+            if (st != NULL && have_cap == 1 &&
+                ctrl__nodes_cq_condition(&cap, key, st, now_s) != ERR_OK) {
+                json_decref(st);
+                st = NULL;
+            }
+            write_status(c, CTRL_CQ, key, st, q->keep);
+        }
     }
+    if (have_cap == 1)
+        ctrl__capacity_fini(&cap);
     /* Cohort objects: status.fairSharing (Kueue writes it while fair sharing is on). */
     CTRL_FOREACH(c, CTRL_COHORT, key, q)
     {

@@ -600,6 +600,8 @@ static const char *const sluice_annotations[] = {"sluice.dev/job-resource",
                                                  "sluice.dev/estimate-horizon",
                                                  "sluice.dev/estimate-max-cycles",
                                                  SCHED_LOOP_GUARDS_ANNOTATION,
+                                                 SCHED_NODE_FIT_ANNOTATION,
+                                                 "sluice.dev/watch-nodes",
                                                  HOOK_LIMITS_ANNOTATION,
                                                  NULL};
 /* sluice serves /healthz, /livez and /readyz under those names only. */
@@ -782,6 +784,13 @@ static err_t apply_annotations(ctrl_config_t *cfg, const json_t *ann, err_msg_t 
     v = json_object_get(ann, SCHED_LOOP_GUARDS_ANNOTATION);
     if (json_is_string(v) && (rc = sched_loop_guards_parse(json_string_value(v), &guards, msg)))
         return err_prefix(msg, rc, "metadata.annotations[" SCHED_LOOP_GUARDS_ANNOTATION "]: ");
+    bool node_fit; /* likewise */
+    v = json_object_get(ann, SCHED_NODE_FIT_ANNOTATION);
+    if (json_is_string(v) && (rc = sched_node_fit_parse(json_string_value(v), &node_fit, msg)))
+        return err_prefix(msg, rc, "metadata.annotations[" SCHED_NODE_FIT_ANNOTATION "]: ");
+    v = json_object_get(ann, "sluice.dev/watch-nodes"); /* the same two values */
+    if (json_is_string(v) && (rc = sched_node_fit_parse(json_string_value(v), &node_fit, msg)))
+        return err_prefix(msg, rc, "metadata.annotations[sluice.dev/watch-nodes]: ");
     return ERR_OK;
 }
 

@@ -596,6 +596,7 @@ static void refeed(ctrl_t *c)
     ctrl_wl_t *w;
 
     c->refeed = false;
+    ctrl__nodes_refeed(c);
     for (int k = 0; k < CTRL_WORKLOAD; k++) {
         CTRL_FOREACH(c, k, key, q)
         {
@@ -1275,7 +1276,10 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     }
     if (ctrl__deps_new(c) != ERR_OK)
         goto oom;
-    if (ctrl__acct_open(c, msg) != ERR_OK || ctrl__idle_new(c, msg) != ERR_OK) {
+    if (ctrl__acct_open(c, msg) != ERR_OK || ctrl__idle_new(c, msg) != ERR_OK ||
+        ctrl__nodes_new(c, msg) != ERR_OK) {
+        if (c->idle != NULL)
+            ctrl__idle_close(c, NULL, NULL);
         for (int k = 0; k < c->nkinds; k++)
             kube_informer_close(c->inf[k], NULL, NULL);
         ctrl__deps_close(c, NULL, NULL);
@@ -1310,6 +1314,8 @@ err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
     }
     if (ctrl__idle_start(c, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "idle reclaim: informer pods: ");
+    if (ctrl__nodes_start(c, msg) != ERR_OK)
+        return err_prefix(msg, ERR_IO, "informer nodes/pods: ");
     err_t rc = ctrl__deps_start(c, msg);
     if (rc != ERR_OK)
         return rc;
@@ -1432,6 +1438,10 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
     if (c->idle != NULL) {
         c->open_handles++;
         ctrl__idle_close(c, on_inf_closed, c);
+    }
+    if (c->nodes != NULL) {
+        c->open_handles++;
+        ctrl__nodes_close(c, on_inf_closed, c);
     }
     c->open_handles += (size_t)c->ndeps;
     ctrl__deps_close(c, on_inf_closed, c);

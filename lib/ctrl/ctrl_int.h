@@ -9,6 +9,7 @@
 #include "ctrl/records.h"
 #include "ctrl/workqueue.h"
 #include "ctrl/writer.h"
+#include "inventory/capacity.h"
 #include "kube/informer.h"
 #include "model/object.h"
 #include "obs/estimate.h"
@@ -84,6 +85,7 @@ typedef struct ctrl_estimate_s {
 typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
 typedef struct acct_log_s acct_log_t;         /* acct/acct.h */
 typedef struct ctrl_idle_s ctrl_idle_t;       /* idlectl.c */
+typedef struct ctrl_nodes_s ctrl_nodes_t;     /* nodewatch.c */
 
 /* Send the request of `op` (its fields below); false when it could not be submitted. */
 typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
@@ -170,6 +172,7 @@ struct ctrl_s {
     problems_t *problems; /* owned: what is wrong around us (health.c) */
     acct_log_t *acct;     /* owned: the accounting log (acctlog.c), NULL when not configured */
     ctrl_idle_t *idle;    /* owned: idle reclaim (idlectl.c), NULL when not configured */
+    ctrl_nodes_t *nodes;  /* owned: Nodes and bound Pods (nodewatch.c), NULL when not watched */
     ctrl_writer_t writer; /* the write budget (writer.h) */
     ctrl_estimate_t est;  /* start-time estimates (estimate.c) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
@@ -455,6 +458,46 @@ void ctrl__idle_tick(ctrl_t *c);
 void ctrl__idle_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
 /* Append idle reclaim's counters to /metrics (nothing when off). */
 err_t ctrl__idle_metrics_render(ctrl_t *c, metrics_buf_t *out);
+
+/* ---- Nodes and bound Pods (nodewatch.c) ------------------------------------------------- */
+
+/* Configuration annotation: watch Nodes and bound Pods without fragmentation-aware admission
+ * (node capacity metrics and the quota-against-capacity condition only). */
+#define CTRL_WATCH_NODES_ANNOTATION "sluice.dev/watch-nodes"
+/* The ClusterQueue condition saying its nominal quota on some flavor is above what the flavor's
+ * nodes can hold (a warning: nothing is refused). */
+#define CTRL_COND_QUOTA_OVER_CAPACITY "sluice.dev/QuotaExceedsCapacity"
+
+/* Does the configuration ask for Nodes (fragmentation-aware admission or watch-nodes "true")? */
+bool ctrl__nodes_wanted(const ctrl_config_t *cfg);
+/* Create c->nodes when wanted (its two informers, not started); ERR_NOMEM. */
+err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg);
+/* Start them. */
+err_t ctrl__nodes_start(ctrl_t *c, err_msg_t *msg);
+/* Close c->nodes (NULL: nothing); `on_closed` fires once both informers are closed. */
+void ctrl__nodes_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
+/* Feed every cached Node and Pod to the engine again (after an engine feed failed). */
+void ctrl__nodes_refeed(ctrl_t *c);
+/* Cached Nodes (returned) and bound Pods (*pods); 0 when not watched. */
+size_t ctrl__nodes_len(const ctrl_t *c, size_t *pods);
+
+/* Quota against capacity over the caches (lib/inventory/capacity.c), with the arrays it borrows.
+ * Valid until the caches change: build, use and release within one callback. */
+typedef struct ctrl_capacity_s {
+    capacity_t c;
+    node_t *nodes; /* shallow copies of the cached Nodes */
+    const flavor_t **flavors;
+    const cluster_queue_t **cqs;
+    const cohort_t **cohorts;
+} ctrl_capacity_t;
+/* ERR_NOT_FOUND when Nodes are not watched, ERR_NOMEM. */
+err_t ctrl__capacity(ctrl_t *c, ctrl_capacity_t *out);
+void ctrl__capacity_fini(ctrl_capacity_t *cap);
+/* Set CTRL_COND_QUOTA_OVER_CAPACITY in ClusterQueue `cq`'s status (its "conditions" array):
+ * True naming the first flavor and resource where the quotas it shares in exceed capacity,
+ * else False. ERR_NOMEM. */
+err_t ctrl__nodes_cq_condition(const ctrl_capacity_t *cap, const char *cq, json_t *status,
+                               int64_t now_s);
 
 /* One of the controller's open handles (or runs in flight) is done: after ctrl_close(), the
  * last one frees the controller. */

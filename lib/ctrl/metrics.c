@@ -563,6 +563,34 @@ static void scrape_cq(ctrl_t *c, const char *name, const char *r)
     sched_usage_list_fini(&usage);
 }
 
+/* Quota against capacity (lib/inventory/capacity.c) and the engine's free node capacity, per
+ * flavor and resource the quotas name; nothing when Nodes are not watched. */
+static err_t scrape_capacity(ctrl_t *c)
+{
+    ctrl_capacity_t cap;
+    err_t rc = ctrl__capacity(c, &cap);
+
+    if (rc == ERR_NOT_FOUND)
+        return ERR_OK;
+    if (rc != ERR_OK)
+        return rc;
+    for (size_t i = 0; i < cap.c.nrows; i++) {
+        const cap_row_t *row = &cap.c.rows[i];
+        const char *const l[] = {row->flavor->meta.name, row->resource};
+        sched_flavor_nodes_t fn;
+        gauge(c, FAM_FLAVOR_NODES, l, (double)row->nnodes);
+        gauge(c, FAM_FLAVOR_ALLOCATABLE, l, qty(row->capacity));
+        gauge(c, FAM_FLAVOR_NOMINAL, l, qty(row->nominal));
+        gauge(c, FAM_FLAVOR_OVER, l, capacity_over(row));
+        if (sched_flavor_nodes(c->sched, row->flavor->meta.name, row->resource, &fn) == ERR_OK) {
+            gauge(c, FAM_FLAVOR_FREE, l, (double)fn.free / 1e9);
+            gauge(c, FAM_FLAVOR_LARGEST, l, (double)fn.largest_free / 1e9);
+        }
+    }
+    ctrl__capacity_fini(&cap);
+    return ERR_OK;
+}
+
 static void scrape_lqs(ctrl_t *c, const char *r)
 {
     const char *key;
@@ -697,6 +725,8 @@ err_t ctrl_metrics_render(ctrl_t *c, metrics_buf_t *out)
         if (scrape_estimate(c) != ERR_OK)
             return ERR_NOMEM;
         sched_workloads(c->sched, on_scrape_wl, &s);
+        if (scrape_capacity(c) != ERR_OK)
+            return ERR_NOMEM;
     }
     return metrics_render(m->reg, out) == ERR_OK ? ctrl__idle_metrics_render(c, out) : ERR_NOMEM;
 }

@@ -34,6 +34,7 @@ static const char *const L_RSEC[] = {"namespace", "local_queue", "cluster_queue"
                                      "flavor",    "resource",    NULL};
 static const char *const L_FR[] = {"cluster_queue", "flavor", "resource", NULL};
 static const char *const L_KIND[] = {"kind", NULL};
+static const char *const L_FLAVOR_RES[] = {"flavor", "resource", NULL};
 static const char *const L_WRITE[] = {"resource", "result", NULL};
 static const char *const L_HOOK[] = {"path", "result", NULL};
 static const char *const L_EST_WAIT[] = {"cluster_queue", "statistic", NULL};
@@ -210,6 +211,31 @@ static const families_def_t defs[FAM__COUNT] = {
                   FAMILIES_ALWAYS,
                   "Nominal quota of a ClusterQueue not reserved by its workloads (nominal minus "
                   "reservation, at least 0), per flavor and resource"},
+    [FAM_FLAVOR_FREE] = {"sluice_flavor_free_capacity", METRICS_GAUGE, L_FLAVOR_RES, 0,
+                         FAMILIES_ALWAYS,
+                         "With Nodes known: allocatable minus the requests of the pods on them, "
+                         "summed over the Ready, uncordoned nodes a ResourceFlavor selects, per "
+                         "resource (free GPUs for nvidia.com/gpu)"},
+    [FAM_FLAVOR_LARGEST] = {"sluice_flavor_largest_free_block", METRICS_GAUGE, L_FLAVOR_RES, 0,
+                            FAMILIES_ALWAYS,
+                            "With Nodes known: the most of a resource free on one Ready, "
+                            "uncordoned node a ResourceFlavor selects: the largest per-pod "
+                            "request that can still be placed"},
+    [FAM_FLAVOR_NODES] = {"sluice_flavor_nodes", METRICS_GAUGE, L_FLAVOR_RES, 0, FAMILIES_ALWAYS,
+                          "With Nodes known: the nodes a ResourceFlavor's nodeLabels select, per "
+                          "resource its quotas name"},
+    [FAM_FLAVOR_ALLOCATABLE] = {"sluice_flavor_allocatable", METRICS_GAUGE, L_FLAVOR_RES, 0,
+                                FAMILIES_ALWAYS,
+                                "With Nodes known: status.allocatable summed over the nodes a "
+                                "ResourceFlavor selects (cordoned and NotReady ones included)"},
+    [FAM_FLAVOR_NOMINAL] = {"sluice_flavor_nominal_quota", METRICS_GAUGE, L_FLAVOR_RES, 0,
+                            FAMILIES_ALWAYS,
+                            "With Nodes known: nominalQuota summed over every ClusterQueue and "
+                            "Cohort quota on a ResourceFlavor"},
+    [FAM_FLAVOR_OVER] = {"sluice_flavor_quota_exceeds_capacity", METRICS_GAUGE, L_FLAVOR_RES, 0,
+                         FAMILIES_ALWAYS,
+                         "With Nodes known: 1 when sluice_flavor_nominal_quota is above "
+                         "sluice_flavor_allocatable (admitted workloads may not fit), else 0"},
     [FAM_CACHE] = {"sluice_cache_objects", METRICS_GAUGE, L_KIND, 0, FAMILIES_ALWAYS,
                    "Objects held in the informer cache, per resource"},
     [FAM_QUEUED] = {"sluice_api_requests_queued", METRICS_GAUGE, NULL, 0, FAMILIES_ALWAYS,

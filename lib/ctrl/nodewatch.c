@@ -1,0 +1,422 @@
+/* nodewatch -- the operator's Nodes and bound Pods: node capacity for the engine, quota against
+ * capacity as metrics and as a ClusterQueue condition. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl_int.h"
+
+#include "ctrl/cond.h"
+#include "inventory/capacity.h"
+#include "jobs/framework.h"
+#include "model/fragment.h"
+#include "model/node.h"
+#include "obs/families.h"
+#include "util/str.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * On when the Configuration turns on fragmentation-aware admission (SCHED_NODE_FIT_ANNOTATION)
+ * or asks for node capacity alone (CTRL_WATCH_NODES_ANNOTATION). Two typed informers:
+ *
+ *   Nodes: the cache keeps node_t (labels, taints, allocatable, cordon, Ready: model/node.h; the
+ *     images, addresses and conditions but Ready are dropped), fed to the engine
+ *     (sched_node_upsert) and read by the quota-against-capacity comparison (inventory/capacity.c);
+ *   Pods bound to a node and not finished (field selector spec.nodeName!=, phase not Succeeded or
+ *     Failed): the cache keeps the node name, the Workload key (annotation kueue.x-k8s.io/workload,
+ *     which sluice writes into every pod template it starts) and the pod's effective requests,
+ *     fed to the engine (sched_pod_bound): the capacity in use on each node.
+ */
+
+typedef struct nw_node_s {
+    node_t n;   /* decoded; zeroed when invalid */
+    bool valid; /* a Node that did not decode is not fed */
+} nw_node_t;
+
+typedef struct nw_pod_s {
+    char *node; /* owned: spec.nodeName; NULL: not bound or finished (not fed) */
+    char *wl;   /* owned: "ns/name" of its Workload, or NULL */
+    resource_list_t req;
+} nw_pod_t;
+
+struct ctrl_nodes_s {
+    ctrl_t *c;
+    kube_informer_t *nodes, *pods; /* owned */
+    int open;
+    void (*on_closed)(void *data);
+    void *closed_data;
+};
+
+static const kube_resource_t nodes_res = {"", "v1", "nodes", false};
+static const kube_resource_t pods_res = {"", "v1", "pods", true};
+
+/* ---- codecs ------------------------------------------------------------------------------ */
+
+static void *node_dec(json_t *obj, void *data)
+{
+    nw_node_t *r = calloc(1, sizeof(*r));
+    diags_t d;
+
+    (void)data;
+    if (r == NULL)
+        return NULL;
+    diags_init(&d);
+    /* The items of a LIST carry no apiVersion and kind: a shallow copy gets them. */
+    json_t *o = json_copy(obj);
+    err_t rc = ERR_NOMEM;
+    if (o != NULL && json_object_set_new(o, "apiVersion", json_string("v1")) == 0 &&
+        json_object_set_new(o, "kind", json_string("Node")) == 0)
+        rc = node_decode(o, &r->n, &d);
+    json_decref(o);
+    diags_fini(&d);
+    if (rc == ERR_NOMEM) {
+        free(r);
+        return NULL;
+    }
+    r->valid = rc == ERR_OK;
+    return r;
+}
+
+static void node_free_rec(void *value, void *data)
+{
+    nw_node_t *r = value;
+
+    (void)data;
+    if (r != NULL)
+        node_fini(&r->n);
+    free(r);
+}
+
+static void *pod_dec(json_t *obj, void *data)
+{
+    nw_pod_t *p = calloc(1, sizeof(*p));
+    json_t *meta = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec"), *tmpl;
+    const char *node = json_string_value(json_object_get(spec, "nodeName"));
+    const char *phase = json_string_value(json_object_get(json_object_get(obj, "status"), "phase"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    const char *wl = json_string_value(
+        json_object_get(json_object_get(meta, "annotations"), JOBS_ANNOTATION_WORKLOAD));
+    pod_set_t ps;
+    err_t rc;
+
+    (void)data;
+    if (p == NULL)
+        return NULL;
+    if (node == NULL || node[0] == '\0' ||
+        (phase != NULL && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0)))
+        return p; /* holds nothing on a node */
+    memset(&ps, 0, sizeof(ps));
+    tmpl = json_pack("{s:O}", "spec", spec != NULL ? spec : json_null());
+    if (tmpl == NULL)
+        goto nomem;
+    rc = fragment_pod_template(tmpl, "spec", &ps, NULL);
+    json_decref(tmpl);
+    if (rc == ERR_NOMEM)
+        goto nomem;
+    p->req = ps.pod_requests; /* empty when the spec did not decode: it still takes a pod slot */
+    memset(&ps.pod_requests, 0, sizeof(ps.pod_requests));
+    pod_set_fini(&ps);
+    if ((p->node = strdup(node)) == NULL)
+        goto nomem;
+    if (wl != NULL && (p->wl = util_asprintf("%s/%s", ns ? ns : "default", wl)) == NULL)
+        goto nomem;
+    return p;
+nomem:
+    pod_set_fini(&ps);
+    resource_list_fini(&p->req);
+    free(p->node);
+    free(p);
+    return NULL;
+}
+
+static void pod_free_rec(void *value, void *data)
+{
+    nw_pod_t *p = value;
+
+    (void)data;
+    if (p == NULL)
+        return;
+    free(p->node);
+    free(p->wl);
+    resource_list_fini(&p->req);
+    free(p);
+}
+
+/* ---- feeding the engine ------------------------------------------------------------------- */
+
+static void feed_node(ctrl_t *c, const char *key, const nw_node_t *r)
+{
+    err_msg_t msg;
+    err_t rc;
+
+    if (r == NULL || !r->valid) {
+        rc = sched_node_delete(c->sched, key, &msg);
+        if (rc == ERR_NOT_FOUND)
+            rc = ERR_OK;
+    } else {
+        sched_node_spec_t spec = {.name = r->n.meta.name,
+                                  .labels = &r->n.meta.labels,
+                                  .taints = r->n.taints,
+                                  .ntaints = r->n.ntaints,
+                                  .allocatable = &r->n.allocatable,
+                                  .unschedulable = r->n.unschedulable,
+                                  .ready = !r->n.has_ready || r->n.ready};
+        rc = sched_node_upsert(c->sched, &spec, &msg);
+    }
+    if (rc == ERR_NOMEM)
+        c->refeed = true;
+    ctrl__kick(c);
+}
+
+static void feed_pod(ctrl_t *c, const char *key, const nw_pod_t *p)
+{
+    err_msg_t msg;
+    err_t rc;
+
+    if (p == NULL || p->node == NULL) {
+        rc = sched_pod_unbound(c->sched, key, &msg);
+        if (rc == ERR_NOT_FOUND)
+            rc = ERR_OK;
+    } else {
+        rc = sched_pod_bound(c->sched, key, p->node, p->wl, &p->req, &msg);
+    }
+    if (rc == ERR_NOMEM)
+        c->refeed = true;
+    if (p == NULL || p->node == NULL)
+        ctrl__kick(c); /* capacity freed */
+}
+
+static void on_node_add(kube_informer_t *inf, const char *key, void *value, json_t *raw, void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    (void)inf;
+    (void)raw;
+    feed_node(nw->c, key, value);
+}
+
+static void on_node_update(kube_informer_t *inf, const char *key, void *old, void *value,
+                           json_t *raw, void *data)
+{
+    (void)old;
+    on_node_add(inf, key, value, raw, data);
+}
+
+static void on_node_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw,
+                           void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    (void)inf;
+    (void)old;
+    (void)raw;
+    feed_node(nw->c, key, NULL);
+}
+
+static void on_pod_add(kube_informer_t *inf, const char *key, void *value, json_t *raw, void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    (void)inf;
+    (void)raw;
+    feed_pod(nw->c, key, value);
+}
+
+static void on_pod_update(kube_informer_t *inf, const char *key, void *old, void *value,
+                          json_t *raw, void *data)
+{
+    (void)old;
+    on_pod_add(inf, key, value, raw, data);
+}
+
+static void on_pod_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw, void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    (void)inf;
+    (void)old;
+    (void)raw;
+    feed_pod(nw->c, key, NULL);
+}
+
+static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    ctrl__on_informer_error(inf, res, verb, nw->c);
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------------ */
+
+bool ctrl__nodes_wanted(const ctrl_config_t *cfg)
+{
+    const char *v = kv_list_get(&cfg->kueue.meta.annotations, SCHED_NODE_FIT_ANNOTATION);
+
+    if (v != NULL && strcmp(v, "true") == 0)
+        return true;
+    v = kv_list_get(&cfg->kueue.meta.annotations, CTRL_WATCH_NODES_ANNOTATION);
+    return v != NULL && strcmp(v, "true") == 0;
+}
+
+err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg)
+{
+    kube_codec_t ncodec = {node_dec, node_free_rec, NULL}, pcodec = {pod_dec, pod_free_rec, NULL};
+    kube_informer_typed_handlers_t nh = {on_node_add, on_node_update, on_node_delete, NULL,
+                                         on_error};
+    kube_informer_typed_handlers_t ph = {on_pod_add, on_pod_update, on_pod_delete, NULL, on_error};
+    kube_informer_opts_t popts = {
+        .field_selector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"};
+    ctrl_nodes_t *nw;
+
+    if (!ctrl__nodes_wanted(c->cfg))
+        return ERR_OK;
+    nw = calloc(1, sizeof(*nw));
+    if (nw == NULL)
+        return err_set(msg, ERR_NOMEM, "nodes: out of memory");
+    nw->c = c;
+    nw->nodes = kube_informer_new_typed(c->client, &nodes_res, NULL, &ncodec, &nh, nw);
+    nw->pods = kube_informer_new_typed(c->client, &pods_res, &popts, &pcodec, &ph, nw);
+    if (nw->nodes == NULL || nw->pods == NULL) {
+        kube_informer_close(nw->nodes, NULL, NULL);
+        kube_informer_close(nw->pods, NULL, NULL);
+        free(nw);
+        return err_set(msg, ERR_NOMEM, "nodes: out of memory");
+    }
+    nw->open = 2;
+    c->nodes = nw;
+    return ERR_OK;
+}
+
+err_t ctrl__nodes_start(ctrl_t *c, err_msg_t *msg)
+{
+    err_t rc;
+
+    if (c->nodes == NULL)
+        return ERR_OK;
+    rc = kube_informer_start(c->nodes->nodes, msg);
+    if (rc == ERR_OK)
+        rc = kube_informer_start(c->nodes->pods, msg);
+    return rc;
+}
+
+static void on_part_closed(void *data)
+{
+    ctrl_nodes_t *nw = data;
+    void (*cb)(void *) = nw->on_closed;
+    void *cb_data = nw->closed_data;
+
+    if (--nw->open > 0)
+        return;
+    free(nw);
+    if (cb != NULL)
+        cb(cb_data);
+}
+
+void ctrl__nodes_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
+{
+    ctrl_nodes_t *nw = c->nodes;
+
+    if (nw == NULL)
+        return;
+    c->nodes = NULL;
+    nw->on_closed = on_closed;
+    nw->closed_data = data;
+    kube_informer_close(nw->nodes, on_part_closed, nw);
+    kube_informer_close(nw->pods, on_part_closed, nw);
+}
+
+void ctrl__nodes_refeed(ctrl_t *c)
+{
+    const char *key;
+    void *v;
+
+    if (c->nodes == NULL)
+        return;
+    for (size_t pos = 0; kube_informer_next(c->nodes->nodes, &pos, &key, &v);)
+        feed_node(c, key, v);
+    for (size_t pos = 0; kube_informer_next(c->nodes->pods, &pos, &key, &v);)
+        feed_pod(c, key, v);
+}
+
+size_t ctrl__nodes_len(const ctrl_t *c, size_t *pods)
+{
+    *pods = c->nodes != NULL ? kube_informer_len(c->nodes->pods) : 0;
+    return c->nodes != NULL ? kube_informer_len(c->nodes->nodes) : 0;
+}
+
+/* ---- quota against capacity ------------------------------------------------------------------ */
+
+void ctrl__capacity_fini(ctrl_capacity_t *cap)
+{
+    capacity_fini(&cap->c);
+    free(cap->nodes);
+    free(cap->flavors);
+    free(cap->cqs);
+    free(cap->cohorts);
+    memset(cap, 0, sizeof(*cap));
+}
+
+err_t ctrl__capacity(ctrl_t *c, ctrl_capacity_t *out)
+{
+    const char *key;
+    const ctrl_qobj_t *q;
+    void *v;
+    size_t nn = 0, nf = 0, ncq = 0, nco = 0;
+
+    memset(out, 0, sizeof(*out));
+    if (c->nodes == NULL)
+        return ERR_NOT_FOUND;
+    out->nodes = calloc(kube_informer_len(c->nodes->nodes) + 1, sizeof(node_t));
+    out->flavors = calloc(kube_informer_len(c->inf[CTRL_FLAVOR]) + 1, sizeof(*out->flavors));
+    out->cqs = calloc(kube_informer_len(c->inf[CTRL_CQ]) + 1, sizeof(*out->cqs));
+    out->cohorts = calloc(kube_informer_len(c->inf[CTRL_COHORT]) + 1, sizeof(*out->cohorts));
+    if (out->nodes == NULL || out->flavors == NULL || out->cqs == NULL || out->cohorts == NULL)
+        goto nomem;
+    for (size_t pos = 0; kube_informer_next(c->nodes->nodes, &pos, &key, &v);)
+        if (((nw_node_t *)v)->valid)
+            out->nodes[nn++] = ((nw_node_t *)v)->n; /* a shallow copy: borrowed */
+    CTRL_FOREACH(c, CTRL_FLAVOR, key, q)
+    if (q->valid && q->obj.u.flavor.meta.name != NULL)
+        out->flavors[nf++] = &q->obj.u.flavor;
+    CTRL_FOREACH(c, CTRL_CQ, key, q)
+    if (q->valid)
+        out->cqs[ncq++] = &q->obj.u.cq;
+    CTRL_FOREACH(c, CTRL_COHORT, key, q)
+    if (q->valid)
+        out->cohorts[nco++] = &q->obj.u.cohort;
+    if (capacity_compare(out->flavors, nf, out->cqs, ncq, out->cohorts, nco, out->nodes, nn,
+                         &out->c, NULL) == ERR_NOMEM)
+        goto nomem;
+    return ERR_OK;
+nomem:
+    ctrl__capacity_fini(out);
+    return ERR_NOMEM;
+}
+
+err_t ctrl__nodes_cq_condition(const ctrl_capacity_t *cap, const char *cq, json_t *status,
+                               int64_t now_s)
+{
+    json_t *conds = json_object_get(status, "conditions");
+    const cap_row_t *over = NULL;
+    char buf[1024];
+
+    if (!json_is_array(conds))
+        return ERR_OK;
+    for (size_t i = 0; over == NULL && i < cap->c.nrows; i++) {
+        const cap_row_t *r = &cap->c.rows[i];
+        if (!capacity_over(r))
+            continue;
+        for (size_t k = 0; k < r->nowners; k++)
+            if (!r->owners[k].cohort && strcmp(r->owners[k].name, cq) == 0)
+                over = r;
+    }
+    if (over == NULL)
+        return cond_set(conds, CTRL_COND_QUOTA_OVER_CAPACITY, "False", "WithinCapacity",
+                        "The nominal quotas on its flavors fit the allocatable capacity of the "
+                        "nodes they select",
+                        -1, now_s, NULL);
+    snprintf(buf, sizeof(buf), "flavor %s: ", over->flavor->meta.name);
+    capacity_message(over, buf + strlen(buf), sizeof(buf) - strlen(buf));
+    return cond_set(conds, CTRL_COND_QUOTA_OVER_CAPACITY, "True", "NominalQuotaAboveAllocatable",
+                    buf, -1, now_s, NULL);
+}
