@@ -646,7 +646,9 @@ START_TEST(recursion_skips_and_empty)
 }
 END_TEST
 
-/* A Configuration is read as `sluice run --config` reads it: what run refuses, check refuses. */
+/* A Configuration is read as `sluice run --config` reads it: what run refuses, check refuses.
+ * waitForPodsReady is decoded by the code both run and sim use (model/waitready.h), so its
+ * problem is reported once, by decoding; a section only run reads is reported as run reads it. */
 START_TEST(configuration_as_run_reads_it)
 {
     sluice_result_t r = sluice_exec(NULL, "check", "-q", D "config-bad.yaml", NULL);
@@ -654,8 +656,33 @@ START_TEST(configuration_as_run_reads_it)
     ck_assert_int_eq(r.rc, 1);
     ck_assert_str_eq(r.out, D "config-bad.yaml:5:3: doc 1 (Configuration <no name>): "
                               "waitForPodsReady.timeout: duration \"5 minutes\": missing or "
+                              "unknown unit at offset 1 (use ns, us, ms, s, m or h)\n");
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "check", "-q", D "config-bad-run.yaml", NULL);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_str_eq(r.out, D "config-bad-run.yaml:5:3: doc 1 (Configuration <no name>): "
+                              "leaderElection.leaseDuration: duration \"5 minutes\": missing or "
                               "unknown unit at offset 1 (use ns, us, ms, s, m or h) (as sluice "
                               "run --config reads it)\n");
+    sluice_result_fini(&r);
+}
+END_TEST
+
+/* Issue 17: settings that have no effect never pass silently. `integrations` is read by sluice
+ * run (no warning), not by the simulator (warned with --scenario, as `sluice sim` warns);
+ * waitForPodsReady is read by both (never warned). */
+START_TEST(configuration_no_effect_in_scenario)
+{
+    sluice_result_t r = sluice_exec(NULL, "check", "-q", D "config-run-only.yaml", NULL);
+
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, "");
+    sluice_result_fini(&r);
+    r = sluice_exec(NULL, "check", "-q", "--scenario", D "config-run-only.yaml", NULL);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, D "config-run-only.yaml:3:1: doc 1 (Configuration <no name>): "
+                              "warning: integrations: has no effect in the simulator: only "
+                              "sluice run reads it\n");
     sluice_result_fini(&r);
 }
 END_TEST
@@ -808,6 +835,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, every_stage_in_one_pass);
     tcase_add_test(tc, recursion_skips_and_empty);
     tcase_add_test(tc, configuration_as_run_reads_it);
+    tcase_add_test(tc, configuration_no_effect_in_scenario);
     tcase_add_test(tc, configuration_resources);
     tcase_add_test(tc, simulator_annotations);
     tcase_add_test(tc, tab_indentation);

@@ -289,8 +289,6 @@ START_TEST(fair_weight_without_fair_sharing)
     EXPECT_OPTS("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {}\n"
                 "waitForPodsReady: {timeout: 5m}\nmetrics: {}\n",
                 &timed,
-                "doc1: warning: waitForPodsReady: has no effect in the simulator: only sluice run "
-                "reads it\n"
                 "doc1: warning: metrics: has no effect in the simulator: only sluice run reads "
                 "it\n");
     EXPECT("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"

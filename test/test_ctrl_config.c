@@ -342,7 +342,7 @@ START_TEST(wait_for_pods_ready)
     ck_assert(!c.pods_ready.block_admission);
     ck_assert_uint_eq(c.pods_ready.timeout_ms, 1800000);
     ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 1800000);
-    ck_assert_int_eq(c.pods_ready.timestamp, CTRL_REQUEUE_EVICTION);
+    ck_assert_int_eq(c.pods_ready.timestamp, REQUEUE_TS_EVICTION);
     ck_assert(!c.pods_ready.has_backoff_limit);
     ck_assert_int_eq(c.pods_ready.backoff_base_s, 60);
     ck_assert_int_eq(c.pods_ready.backoff_max_s, 3600);
@@ -365,7 +365,7 @@ START_TEST(wait_for_pods_ready)
     ck_assert(c.pods_ready.block_admission);
     ck_assert_uint_eq(c.pods_ready.timeout_ms, 3000);
     ck_assert_uint_eq(c.pods_ready.recovery_timeout_ms, 120000);
-    ck_assert_int_eq(c.pods_ready.timestamp, CTRL_REQUEUE_CREATION);
+    ck_assert_int_eq(c.pods_ready.timestamp, REQUEUE_TS_CREATION);
     ck_assert(c.pods_ready.has_backoff_limit);
     ck_assert_int_eq(c.pods_ready.backoff_limit_count, 2);
     ck_assert_int_eq(c.pods_ready.backoff_base_s, 1);

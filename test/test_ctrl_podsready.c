@@ -243,7 +243,7 @@ START_TEST(held_and_requeued)
     ck_assert_int_eq(podsready_requeue_at(wl), T0 + 60);
     /* Eviction strategy: queued by eviction time; Creation: by creation */
     ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), (T0 + 30) * 1000);
-    cfg.timestamp = CTRL_REQUEUE_CREATION;
+    cfg.timestamp = REQUEUE_TS_CREATION;
     ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), 5);
 
     p = podsready_backoff_done_patch(wl, T0 + 61);

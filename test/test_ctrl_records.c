@@ -280,6 +280,58 @@ START_TEST(job_decoded_without_its_template)
 }
 END_TEST
 
+/* Issue 17: settings that have no effect never pass silently in `sluice run` either: a job's
+ * (any kind, from its pod templates) and a Workload's are recorded for the log as a queue
+ * object's are. */
+START_TEST(jobs_and_workloads_record_no_effect_settings)
+{
+    json_t *obj = job_with("{\"metadata\":{\"annotations\":{\"kueue.x-k8s.io/"
+                           "podset-required-topology\":\"rack\",\"x\":\"y\"}},"
+                           "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                           true);
+    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job"), NULL, NULL};
+    ctrl_job_t *j = ctrl_record_decode(&rk, obj);
+    json_t *wl;
+    ctrl_wl_t *w;
+
+    ck_assert_ptr_nonnull(j);
+    ck_assert(j->valid);
+    ck_assert_str_eq(j->no_effect, "spec: pod set main: annotation "
+                                   "kueue.x-k8s.io/podset-required-topology has no effect: "
+                                   "topology-aware scheduling is not supported by sluice");
+    ctrl_record_free(&rk, j);
+    json_decref(obj);
+    obj = job_with("{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}", true);
+    j = ctrl_record_decode(&rk, obj);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_ptr_null(j->no_effect);
+    ctrl_record_free(&rk, j);
+    json_decref(obj);
+
+    wl = json_loads(wl_json, 0, NULL);
+    w = ctrl_record_decode(&wl_kind, wl);
+    ck_assert_ptr_null(w->no_effect);
+    ctrl_record_free(&wl_kind, w);
+    ck_assert_int_eq(
+        json_object_set_new(
+            json_object_get(
+                json_object_get(
+                    json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0),
+                    "template"),
+                "metadata"),
+            "annotations", json_pack("{s:s}", "kueue.x-k8s.io/podset-slice-size", "4")),
+        0);
+    w = ctrl_record_decode(&wl_kind, wl);
+    ck_assert(w->valid);
+    ck_assert_str_eq(w->no_effect,
+                     "spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
+                     "podset-slice-size]: has no effect: topology-aware scheduling is not "
+                     "supported by sluice");
+    ctrl_record_free(&wl_kind, w);
+    json_decref(wl);
+}
+END_TEST
+
 START_TEST(jobset_decoded_through_its_kind)
 {
     /* Two replicated Jobs of 2 x 4 pods: two pod sets of 8; its digest equals that of a
@@ -382,6 +434,7 @@ int main(void)
     tcase_add_test(tc, status_only_updates_do_not_feed_the_engine);
     tcase_add_test(tc, job_decoded_without_its_template);
     tcase_add_test(tc, jobset_decoded_through_its_kind);
+    tcase_add_test(tc, jobs_and_workloads_record_no_effect_settings);
     tcase_add_test(tc, template_digests_say_restored_or_not);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

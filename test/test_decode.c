@@ -1040,10 +1040,14 @@ START_TEST(configuration)
                             &obj, &d),
                      ERR_OK);
     ck_assert_uint_eq(d.nerrors, 0);
-    ASSERT_WARN(&d, "integrations",
-                "field \"integrations\" is accepted but not supported by sluice; it has no effect");
-    ck_assert_uint_eq(d.len, 1); /* waitForPodsReady is read by `sluice run`: no warning */
+    /* integrations is read by `sluice run` (the simulator warns it has no effect there, from
+     * run_only), waitForPodsReady by both: no warning while decoding */
+    ck_assert_uint_eq(d.len, 0);
     c = &obj.u.config;
+    ck_assert_uint_eq(c->nrun_only, 1);
+    ck_assert_str_eq(c->run_only[0], "integrations");
+    ck_assert(c->pods_ready.enabled);
+    ck_assert_uint_eq(c->pods_ready.timeout_ms, 1800000);
     ck_assert(c->fair_sharing);
     ck_assert_uint_eq(c->nstrategies, 1);
     ck_assert_int_eq(c->strategies[0], FS_STRATEGY_LESS_THAN_INITIAL_SHARE);

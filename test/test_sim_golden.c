@@ -279,6 +279,18 @@ START_TEST(test_golden_stop_policy)
 }
 END_TEST
 
+/* Issue 17: waitForPodsReady -- PodsReady timeouts (Evicted PodsReadyTimeout), requeue backoff
+ * (Requeued BackoffFinished), backoffLimitCount (Deactivated RequeuingLimitExceeded),
+ * recoveryTimeout, runtimes from the pods' readiness, and blockAdmission. */
+START_TEST(test_golden_pods_ready)
+{
+    golden("test/data/sim", "pods-ready", "pods-ready", -1, false);
+    golden("test/data/sim", "pods-ready-block", "pods-ready-block", -1, false);
+    /* with admission checks the timers start at Admitted, not at QuotaReserved */
+    golden("test/data/sim", "pods-ready-checks", "pods-ready-checks", -1, false);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -310,6 +322,7 @@ int main(void)
     tcase_add_test(tc, test_golden_issue17_victim);
     tcase_add_test(tc, test_golden_fragmentation);
     tcase_add_test(tc, test_golden_stop_policy);
+    tcase_add_test(tc, test_golden_pods_ready);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -201,6 +201,41 @@ START_TEST(test_load_verdicts)
 }
 END_TEST
 
+/* waitForPodsReady's annotations (issue 17): a duration or "never", on what runs only. */
+START_TEST(test_load_pods_ready_annotations)
+{
+    sim_scenario_t sc;
+    const char *ok = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ "---\n" JOB(
+        "  name: j\n", "    sim.sluice.dev/pods-ready-after: never\n"
+                       "    sim.sluice.dev/pods-unready-after: 90s\n"
+                       "    sim.sluice.dev/pods-recover-after: never\n");
+    const char *bad = FLAVOR "  annotations:\n    sim.sluice.dev/pods-ready-after: 1m\n---\n" JOB(
+        "  name: j\n", "    sim.sluice.dev/pods-ready-after: soon\n"
+                       "    sim.sluice.dev/pods-recover-afer: 1m\n");
+
+    ck_assert_int_eq(load(ok, &sc), ERR_OK);
+    ck_assert(sc.docs[3].has_pods_ready && sc.docs[3].pods_ready_after == SIM_NEVER);
+    ck_assert(sc.docs[3].has_pods_unready && sc.docs[3].pods_unready_after == 90000);
+    ck_assert(sc.docs[3].has_pods_recover && sc.docs[3].pods_recover_after == SIM_NEVER);
+    ck_assert(!sc.docs[2].has_pods_ready && !sc.docs[2].has_pods_unready);
+    sim_scenario_fini(&sc);
+
+    ck_assert_int_eq(load(bad, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 3);
+    ck_assert_str_eq(sc.errors[0], "doc 1 (ResourceFlavor default): metadata.annotations: "
+                                   "sim.sluice.dev/pods-* annotations go on what runs (a Job, a "
+                                   "Workload, ...); a ResourceFlavor has no pods");
+    ck_assert_ptr_nonnull(strstr(sc.errors[1], "doc 2 (Job team-a/j): metadata.annotations["
+                                               "sim.sluice.dev/pods-ready-after]: duration "
+                                               "\"soon\""));
+    ck_assert_str_eq(sc.errors[2], "doc 2 (Job team-a/j): metadata.annotations[sim.sluice.dev/"
+                                   "pods-recover-afer]: unknown simulator annotation; did you "
+                                   "mean \"sim.sluice.dev/pods-recover-after\"?");
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
 START_TEST(test_load_syntax_error_and_non_objects)
 {
     sim_scenario_t sc;
@@ -242,7 +277,8 @@ START_TEST(test_load_warnings_once)
 }
 END_TEST
 
-/* Settings that have no effect in a run are warned: the operator's own Configuration sections,
+/* Settings that have no effect in a run are warned: the operator's own Configuration sections
+ * (not waitForPodsReady, which the simulator models),
  * a fairSharing weight while fair sharing is off (no Configuration: Kueue's default, off), a
  * LocalQueue's fairSharing while admission fair sharing is off, or its ClusterQueue is not
  * UsageBasedAdmissionFairSharing. */
@@ -256,14 +292,14 @@ START_TEST(test_load_no_effect_warnings)
 
     ck_assert_int_eq(load(yaml, &sc), ERR_OK);
     dump(&sc);
-    ck_assert_uint_eq(sc.nwarnings, 4);
-    ck_assert_ptr_nonnull(strstr(sc.warnings[0], "doc 1 (Configuration): "
-                                                 "waitForPodsReady: has no effect in the "
-                                                 "simulator: only sluice run reads it"));
-    ck_assert_ptr_nonnull(strstr(sc.warnings[1], "doc 1 (Configuration): webhook: "));
-    ck_assert_ptr_nonnull(strstr(sc.warnings[2], "doc 3 (ClusterQueue cq-a): spec.fairSharing: "
+    /* waitForPodsReady is read by the simulator too (issue 17): no warning for it */
+    ck_assert_uint_eq(sc.nwarnings, 3);
+    ck_assert_ptr_nonnull(strstr(sc.warnings[0], "doc 1 (Configuration): webhook: "
+                                                 "has no effect in the simulator: only sluice "
+                                                 "run reads it"));
+    ck_assert_ptr_nonnull(strstr(sc.warnings[1], "doc 3 (ClusterQueue cq-a): spec.fairSharing: "
                                                  "has no effect: fair sharing is off"));
-    ck_assert_ptr_nonnull(strstr(sc.warnings[3], "doc 4 (LocalQueue team-a/lq): "
+    ck_assert_ptr_nonnull(strstr(sc.warnings[2], "doc 4 (LocalQueue team-a/lq): "
                                                  "spec.fairSharing: has no effect: admission "
                                                  "fair sharing is off"));
     sim_scenario_fini(&sc);
@@ -648,6 +684,7 @@ int main(void)
     tcase_add_test(tc, test_load_no_effect_warnings);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
     tcase_add_test(tc, test_load_trainjob);
+    tcase_add_test(tc, test_load_pods_ready_annotations);
     tcase_add_test(tc, test_load_trainjob_allocation_failures);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -273,17 +273,6 @@ static err_t check_configuration(check_doc_t *cd)
     ctrl_config_fini(&cfg);
     if (rc == ERR_NOMEM)
         return ERR_NOMEM;
-    /* lib/model reads the Kueue part and calls integrations unused; sluice run acts on it. */
-    for (size_t i = 0; i < cd->diags.len; i++) {
-        diag_t *g = &cd->diags.items[i];
-        if (g->warning && strcmp(g->path, "integrations") == 0) {
-            free(g->path);
-            free(g->message);
-            memmove(g, g + 1, (cd->diags.len - i - 1) * sizeof(*g));
-            cd->diags.len--;
-            i--;
-        }
-    }
     if (rc == ERR_OK)
         return ERR_OK;
     text = msg.text;

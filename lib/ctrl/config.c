@@ -6,6 +6,7 @@
 #include "model/diag.h"
 #include "model/names.h"
 #include "model/object.h"
+#include "model/waitready.h"
 #include "model/yaml.h"
 #include "sched/sched.h"
 #include "util/duration.h"
@@ -264,18 +265,6 @@ static err_t apply_integrations(ctrl_config_t *cfg, const json_t *root, bool v1b
     return ERR_OK;
 }
 
-/* Kueue's waitForPodsReady defaults: v1beta2 is always enabled, v1beta1 only with enable. */
-static void pods_ready_defaults(ctrl_pods_ready_t *pr, bool v1beta1)
-{
-    memset(pr, 0, sizeof(*pr));
-    pr->enabled = !v1beta1;
-    pr->timeout_ms = 30 * 60 * 1000;
-    pr->recovery_timeout_ms = pr->timeout_ms;
-    pr->timestamp = CTRL_REQUEUE_EVICTION;
-    pr->backoff_base_s = 60;
-    pr->backoff_max_s = 3600;
-}
-
 err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
 {
     err_t rc = ERR_OK;
@@ -297,7 +286,7 @@ err_t ctrl_config_init(ctrl_config_t *cfg, err_msg_t *msg)
     cfg->estimate_horizon_ms = 24u * 3600 * 1000;
     cfg->estimate_max_cycles = 5000;
     hook_limits_default(&cfg->server_limits);
-    pods_ready_defaults(&cfg->pods_ready, false);
+    waitready_defaults(&cfg->pods_ready, false);
     if ((rc = set_str(&cfg->namespace, "sluice-system", msg)) ||
         (rc = set_str(&cfg->lease_name, "sluice.dev", msg)) ||
         (rc = set_str(&cfg->job_group, "batch", msg)) ||
@@ -452,22 +441,6 @@ static err_t opt_bool(const json_t *o, const char *key, const char *path, bool *
     return ERR_OK;
 }
 
-/* Integer member `key` of `o` in [min, INT32_MAX] into *dst (and *set) when present. */
-static err_t opt_int32(const json_t *o, const char *key, const char *path, int32_t min,
-                       int32_t *dst, bool *set, err_msg_t *msg)
-{
-    json_t *v = json_object_get(o, key);
-
-    if (v == NULL || json_is_null(v))
-        return ERR_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > INT32_MAX)
-        return err_set(msg, ERR_INVALID, "%s.%s: must be an integer >= %d", path, key, (int)min);
-    *dst = (int32_t)json_integer_value(v);
-    if (set != NULL)
-        *set = true;
-    return ERR_OK;
-}
-
 /* Reject members of `o` not in `known` (NULL-terminated), naming the path. */
 static err_t known_fields(const json_t *o, const char *const *known, const char *path,
                           err_msg_t *msg)
@@ -483,71 +456,6 @@ static err_t known_fields(const json_t *o, const char *const *known, const char 
         if (known[i] == NULL)
             return err_set(msg, ERR_INVALID, "%s.%s: unknown field", path, key);
     }
-    return ERR_OK;
-}
-
-/* waitForPodsReady of the Configuration `root` (reference section 6). The file states it in
- * full: what it leaves out takes Kueue's default for its apiVersion. */
-static err_t apply_pods_ready(ctrl_pods_ready_t *pr, const json_t *root, err_msg_t *msg)
-{
-    static const char *const fields[] = {"enable",          "timeout",           "blockAdmission",
-                                         "recoveryTimeout", "requeuingStrategy", NULL};
-    static const char *const strategy_fields[] = {"timestamp", "backoffLimitCount",
-                                                  "backoffBaseSeconds", "backoffMaxSeconds", NULL};
-    static const char path[] = "waitForPodsReady";
-    static const char spath[] = "waitForPodsReady.requeuingStrategy";
-    const char *av = json_string_value(json_object_get(root, "apiVersion"));
-    bool v1beta1 = av != NULL && strcmp(av, "config.kueue.x-k8s.io/v1beta1") == 0;
-    const json_t *w = json_object_get(root, "waitForPodsReady"), *rs, *ts;
-    ctrl_pods_ready_t p;
-    err_t rc;
-
-    pods_ready_defaults(&p, v1beta1);
-    if (w == NULL || json_is_null(w)) {
-        *pr = p;
-        return ERR_OK;
-    }
-    if (!json_is_object(w))
-        return err_set(msg, ERR_INVALID, "%s: must be an object", path);
-    if ((rc = known_fields(w, fields, path, msg)) ||
-        (rc = opt_bool(w, "enable", path, &p.enabled, msg)))
-        return rc;
-    p.block_admission = v1beta1 && p.enabled; /* v1beta1: blockAdmission defaults to enable */
-    if ((rc = opt_bool(w, "blockAdmission", path, &p.block_admission, msg)) ||
-        (rc = opt_duration(w, "timeout", path, &p.timeout_ms, msg)))
-        return rc;
-    if (p.timeout_ms == 0)
-        return err_set(msg, ERR_INVALID, "%s.timeout: must be greater than 0", path);
-    p.recovery_timeout_ms = p.timeout_ms;
-    if (json_object_get(w, "recoveryTimeout") != NULL &&
-        !json_is_null(json_object_get(w, "recoveryTimeout"))) {
-        if ((rc = opt_duration(w, "recoveryTimeout", path, &p.recovery_timeout_ms, msg)))
-            return rc;
-        p.recovery_set = true;
-    }
-    rs = json_object_get(w, "requeuingStrategy");
-    if (rs != NULL && !json_is_null(rs)) {
-        if (!json_is_object(rs))
-            return err_set(msg, ERR_INVALID, "%s: must be an object", spath);
-        if ((rc = known_fields(rs, strategy_fields, spath, msg)))
-            return rc;
-        ts = json_object_get(rs, "timestamp");
-        if (ts != NULL && !json_is_null(ts)) {
-            if (json_is_string(ts) && strcmp(json_string_value(ts), "Eviction") == 0)
-                p.timestamp = CTRL_REQUEUE_EVICTION;
-            else if (json_is_string(ts) && strcmp(json_string_value(ts), "Creation") == 0)
-                p.timestamp = CTRL_REQUEUE_CREATION;
-            else
-                return err_set(msg, ERR_INVALID, "%s.timestamp: must be Eviction or Creation",
-                               spath);
-        }
-        if ((rc = opt_int32(rs, "backoffLimitCount", spath, 0, &p.backoff_limit_count,
-                            &p.has_backoff_limit, msg)) ||
-            (rc = opt_int32(rs, "backoffBaseSeconds", spath, 1, &p.backoff_base_s, NULL, msg)) ||
-            (rc = opt_int32(rs, "backoffMaxSeconds", spath, 1, &p.backoff_max_s, NULL, msg)))
-            return rc;
-    }
-    *pr = p;
     return ERR_OK;
 }
 
@@ -858,7 +766,7 @@ err_t ctrl_config_apply(ctrl_config_t *cfg, json_t *root, err_msg_t *msg)
          (rc = opt_str(icm, "webhookSecretName", "internalCertManagement", &cfg->webhook_secret,
                        msg))))
         return rc;
-    if ((rc = apply_pods_ready(&cfg->pods_ready, root, msg)) ||
+    if ((rc = waitready_decode(root, &cfg->pods_ready, msg)) ||
         (rc = apply_integrations(cfg, root,
                                  strcmp(json_string_value(json_object_get(root, "apiVersion"))
                                             ? json_string_value(json_object_get(root, "apiVersion"))
@@ -909,8 +817,6 @@ static err_t collect_warnings(ctrl_config_t *cfg, const diags_t *diags, err_msg_
         const diag_t *d = &diags->items[i];
         if (!d->warning)
             continue;
-        if (strcmp(d->path, "integrations") == 0)
-            continue; /* lib/model's view (sluice check); sluice run acts on it */
         if (strstr(d->message, "has no effect") != NULL) {
             rc = list_add(&cfg->no_effect, ", ", d->path, msg);
         } else {

@@ -43,24 +43,8 @@
 
 typedef enum { CTRL_LOG_ERROR = 0, CTRL_LOG_INFO, CTRL_LOG_DEBUG } ctrl_log_level_t;
 
-/* waitForPodsReady.requeuingStrategy.timestamp: the queue-order timestamp after a PodsReady
- * timeout eviction. */
-typedef enum { CTRL_REQUEUE_EVICTION = 0, CTRL_REQUEUE_CREATION } ctrl_requeue_ts_t;
-
-/* Kueue's waitForPodsReady (reference section 6): v1beta2 always enabled with these defaults;
- * v1beta1 only with `enable: true` (blockAdmission then defaults to true). */
-typedef struct ctrl_pods_ready_s {
-    bool enabled;
-    bool block_admission;         /* false (v1beta1: = enable) */
-    uint32_t timeout_ms;          /* 30m, > 0 */
-    uint32_t recovery_timeout_ms; /* = timeout; 0: no recovery timeout */
-    bool recovery_set;            /* recoveryTimeout given (else it follows timeout) */
-    ctrl_requeue_ts_t timestamp;  /* Eviction */
-    bool has_backoff_limit;       /* backoffLimitCount given (else requeued forever) */
-    int32_t backoff_limit_count;  /* >= 0 */
-    int32_t backoff_base_s;       /* 60, > 0 */
-    int32_t backoff_max_s;        /* 3600, > 0 */
-} ctrl_pods_ready_t;
+/* Kueue's waitForPodsReady: the one struct both drivers read (model/waitready.h decodes it). */
+typedef pods_ready_config_t ctrl_pods_ready_t;
 
 /* Kueue's integrations section (reference section 6). Each list is owned and NULL-terminated. */
 typedef struct ctrl_integrations_s {

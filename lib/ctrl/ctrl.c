@@ -662,6 +662,15 @@ static void job_gone(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *j)
     }
 }
 
+/* Settings that have no effect never pass silently: a job's or Workload's are logged when it
+ * first shows up and whenever they change (not at each status update). */
+static void log_no_effect(ctrl_t *c, const char *kind, const char *key, const char *now,
+                          const char *before)
+{
+    if (now != NULL && (before == NULL || strcmp(now, before) != 0))
+        ctrl__log(c, CTRL_LOG_INFO, "%s %s: %s", kind, key, now);
+}
+
 static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *rec, void *old)
 {
     ctrl_kind_t kind = inf_kind(c, inf);
@@ -671,6 +680,10 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     if (kind == CTRL__KINDS || c->closing)
         return;
     if (ctrl__is_job(c, kind)) {
+        if (rec != NULL)
+            log_no_effect(c, ctrl__jobs_kind(c, kind)->kind, key,
+                          ((const ctrl_job_t *)rec)->no_effect,
+                          old != NULL ? ((const ctrl_job_t *)old)->no_effect : NULL);
         if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD)
             ctrl__pods_index(c, key, rec, old);
         if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD && c->fed)
@@ -688,6 +701,10 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     switch (kind) {
     case CTRL_WORKLOAD: {
         ctrl_wl_t *w = rec != NULL ? rec : old;
+        /* A job's Workload carries the job's templates: the job's line said it already. */
+        if (rec != NULL && w->owner.kind == NULL && !w->pod_owned)
+            log_no_effect(c, "Workload", key, w->no_effect,
+                          old != NULL ? ((const ctrl_wl_t *)old)->no_effect : NULL);
         if (rec == NULL) {
             ctrl_record_free(&c->rkind[kind], util_hmap_del(&c->overlay[kind], key));
             ctrl__eviction_drop(c, key);

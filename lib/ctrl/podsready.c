@@ -5,6 +5,7 @@
 #include "ctrl/cond.h"
 #include "ctrl/wlstatus.h"
 #include "model/jsonx.h"
+#include "model/waitready.h"
 
 #include <string.h>
 
@@ -95,34 +96,36 @@ podsready_cause_t podsready_deadline(const ctrl_pods_ready_t *cfg, const json_t 
                                      int64_t *deadline_ms)
 {
     const json_t *active = json_object_get(json_object_get(wl, "spec"), "active");
-    int64_t since;
+    waitready_pods_t pods = WAITREADY_NOT_READY;
+    int64_t since, admitted = -1;
 
     if (!cfg->enabled || !podsready_admitted(wl) || json_is_false(active) ||
         cond_is(wl, "Evicted", "True", NULL) || cond_is(wl, "Finished", "True", NULL) ||
         cond_is(wl, "PodsReady", "True", NULL))
         return PODSREADY_NONE;
+    /* The times come from the conditions (whole seconds); the rule is model/waitready.h's. No
+     * PodsReady yet, WaitForStart, or Kueue's old reason "PodsReady": since admission. */
     if (cond_is(wl, "PodsReady", "False", "WaitForRecovery")) {
+        pods = WAITREADY_RECOVERING;
         since = cond_time(wl, "PodsReady");
-        if (cfg->recovery_timeout_ms == 0 || since < 0)
-            return PODSREADY_NONE;
-        *deadline_ms = since * 1000 + cfg->recovery_timeout_ms;
-        return PODSREADY_WAIT_FOR_RECOVERY;
+    } else {
+        since = admitted = cond_time(wl, "Admitted");
     }
-    /* No PodsReady yet, WaitForStart, or Kueue's old reason "PodsReady": since admission. */
-    since = cond_time(wl, "Admitted");
     if (since < 0)
         return PODSREADY_NONE;
-    *deadline_ms = since * 1000 + cfg->timeout_ms;
-    return PODSREADY_WAIT_FOR_START;
+    switch (waitready_deadline(cfg, pods, admitted * 1000, since * 1000, deadline_ms)) {
+    case WAITREADY_WAIT_FOR_START:
+        return PODSREADY_WAIT_FOR_START;
+    case WAITREADY_WAIT_FOR_RECOVERY:
+        return PODSREADY_WAIT_FOR_RECOVERY;
+    default:
+        return PODSREADY_NONE;
+    }
 }
 
 int64_t podsready_backoff_s(const ctrl_pods_ready_t *cfg, int32_t count)
 {
-    int64_t d = cfg->backoff_base_s;
-
-    for (int32_t i = 1; i < count && d < cfg->backoff_max_s; i++)
-        d *= 2;
-    return d < cfg->backoff_max_s ? d : cfg->backoff_max_s;
+    return waitready_backoff_s(cfg, count);
 }
 
 int32_t podsready_requeue_count(const json_t *wl)
@@ -136,7 +139,7 @@ int32_t podsready_requeue_count(const json_t *wl)
 
 bool podsready_limit_exceeded(const ctrl_pods_ready_t *cfg, const json_t *wl)
 {
-    return cfg->has_backoff_limit && podsready_requeue_count(wl) + 1 > cfg->backoff_limit_count;
+    return waitready_limit_exceeded(cfg, podsready_requeue_count(wl));
 }
 
 json_t *podsready_next_requeue_state(const ctrl_pods_ready_t *cfg, const json_t *wl, int64_t now_s)
@@ -183,9 +186,8 @@ int64_t podsready_queue_ts(const ctrl_pods_ready_t *cfg, const json_t *wl, int64
 {
     int64_t t;
 
-    if (cfg->timestamp != CTRL_REQUEUE_EVICTION ||
-        !cond_is(wl, "Evicted", "True", "PodsReadyTimeout"))
+    if (!cond_is(wl, "Evicted", "True", "PodsReadyTimeout"))
         return created_ms;
     t = cond_time(wl, "Evicted");
-    return t < 0 ? created_ms : t * 1000;
+    return t < 0 ? created_ms : waitready_queue_ts(cfg, t * 1000, created_ms);
 }

@@ -66,6 +66,8 @@ typedef struct ctrl_wl_s {
     int32_t requeue_count;
     int64_t requeue_at;     /* status.requeueState.requeueAt, seconds; 0 when absent */
     uint64_t podset_digest; /* jobs_podsets_digest() of spec.podSets */
+    char *no_effect; /* owned: "path: message; ..." of the settings that have no effect (decode
+                        and validate_no_effect() warnings), NULL when none */
 } ctrl_wl_t;
 
 /* A job of one of the framework's kinds (for batch/v1 Job: the configured Job resource). About
@@ -94,6 +96,8 @@ typedef struct ctrl_job_s {
     int32_t *reclaim; /* owned: per pod set (npod_sets), its reclaimable pods (the kind's
                          reclaimable(): pods done for good), or NULL when none has any */
     uint64_t digest;  /* jobs_digest(): what a stop restores */
+    char *no_effect;  /* owned: the pod templates' settings that have no effect
+                         (validate_podset_no_effect()), "path: message; ...", NULL when none */
     json_t *pod;      /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
                          skeleton (ctrl_pod_skeleton()), else NULL */
     json_t *raw;      /* owned: a kind whose pod sets live in another object (its resolve(): a

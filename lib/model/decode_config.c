@@ -4,6 +4,9 @@
 #include "model/decode_int.h"
 #include "util/duration.h"
 
+#include "model/waitready.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,20 +15,14 @@
 
 /* Configuration fields only `sluice run` reads (lib/ctrl/config.c): accepted silently here. */
 static const char *const config_operator[] = {
-    "webhook",
-    "health",
-    "leaderElection",
-    "clientConnection",
-    "internalCertManagement",
-    "waitForPodsReady",
-    "metrics",
+    "webhook", "health",       "leaderElection", "clientConnection", "internalCertManagement",
+    "metrics", "integrations", /* the simulator runs every kind of its integration table */
     NULL,
 };
 
 /* Known Configuration fields sluice accepts without acting on them (warned). */
 static const char *const config_unused[] = {
     "controller",
-    "integrations",
     "objectRetentionPolicies",
     "featureGates",
     "multiKueue",
@@ -295,6 +292,28 @@ oom:
     jsonx_oom(&d->jx);
 }
 
+/* waitForPodsReady: decoded by the code the operator uses (model/waitready.h), so `sluice run`
+ * and `sluice sim` read a file alike; its first problem is reported at its path. */
+static void decode_pods_ready(decode_t *d, const json_t *root, configuration_t *out)
+{
+    err_msg_t msg = {{0}};
+    const char *sep;
+    err_t rc = waitready_decode(root, &out->pods_ready, &msg);
+
+    if (rc == ERR_OK)
+        return;
+    sep = strstr(msg.text, ": ");
+    if (sep == NULL) {
+        jsonx_error(&d->jx, "%s", msg.text);
+        return;
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "%.*s", (int)(sep - msg.text), msg.text);
+    size_t mark = jsonx_push_key(&d->jx, path);
+    jsonx_error(&d->jx, "%s", sep + 2);
+    jsonx_pop(&d->jx, mark);
+}
+
 /* Append a copy of `key` to out->run_only. */
 static void add_run_only(decode_t *d, configuration_t *out, const char *key)
 {
@@ -334,6 +353,8 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
             decode_resources(d, val, &out->resources);
         } else if (DECODE_IS(key, "admissionFairSharing")) {
             decode_afs(d, val, out);
+        } else if (DECODE_IS(key, "waitForPodsReady")) {
+            /* decoded below, with the apiVersion's defaults */
         } else if (decode__in(d, key, config_operator)) {
             /* decoded by the operator's own configuration reader; remembered for the
              * simulator, where they have no effect */
@@ -344,6 +365,8 @@ void decode__configuration(decode_t *d, const json_t *root, configuration_t *out
             jsonx_unknown(jx, key);
         }
     }
+    waitready_defaults(&out->pods_ready, d->v1beta1);
+    decode_pods_ready(d, root, out);
     if (!out->managed_jobs_namespace_selector.present)
         default_managed_selector(d, &out->managed_jobs_namespace_selector,
                                  ns ? ns : "sluice-system");

@@ -510,6 +510,26 @@ typedef struct resource_rules_s {
     bool ignore_undeclared; /* quotaCheckStrategy: IgnoreUndeclared (v1beta2) */
 } resource_rules_t;
 
+/* waitForPodsReady.requeuingStrategy.timestamp: the queue-order timestamp after a PodsReady
+ * timeout eviction. */
+typedef enum { REQUEUE_TS_EVICTION = 0, REQUEUE_TS_CREATION } requeue_ts_t;
+
+/* Kueue's waitForPodsReady (kueue-reference.md section 6; decoded and ruled by model/waitready.h,
+ * the one place both drivers read it): v1beta2 always enabled with these defaults, v1beta1 only
+ * with `enable: true` (blockAdmission then defaults to true). */
+typedef struct pods_ready_config_s {
+    bool enabled;
+    bool block_admission;         /* false (v1beta1: = enable) */
+    uint32_t timeout_ms;          /* 30m, > 0 */
+    uint32_t recovery_timeout_ms; /* = timeout; 0: no recovery timeout */
+    bool recovery_set;            /* recoveryTimeout given (else it follows timeout) */
+    requeue_ts_t timestamp;       /* Eviction */
+    bool has_backoff_limit;       /* backoffLimitCount given (else requeued forever) */
+    int32_t backoff_limit_count;  /* >= 0 */
+    int32_t backoff_base_s;       /* 60, > 0 */
+    int32_t backoff_max_s;        /* 3600, > 0 */
+} pods_ready_config_t;
+
 typedef struct configuration_s {
     object_meta_t meta;
     bool fair_sharing;
@@ -520,11 +540,12 @@ typedef struct configuration_s {
     resource_rules_t resources;
     /* admissionFairSharing: present = on (Kueue's FG AdmissionFairSharing, beta, on) */
     bool afs;
-    int64_t afs_half_life_ms;    /* usageHalfLifeTime (0: usage reset to 0) */
-    int64_t afs_sampling_ms;     /* usageSamplingInterval (default 5m) */
-    resource_list_t afs_weights; /* resourceWeights (absent resource: 1) */
-    /* owned: the top-level fields present that only `sluice run` reads ("waitForPodsReady",
-     * "webhook", ...), in document order: the simulator warns that they have no effect there */
+    int64_t afs_half_life_ms;       /* usageHalfLifeTime (0: usage reset to 0) */
+    int64_t afs_sampling_ms;        /* usageSamplingInterval (default 5m) */
+    resource_list_t afs_weights;    /* resourceWeights (absent resource: 1) */
+    pods_ready_config_t pods_ready; /* waitForPodsReady, Kueue's defaults when absent */
+    /* owned: the top-level fields present that only `sluice run` reads ("webhook", "health",
+     * ...), in document order: the simulator warns that they have no effect there */
     char **run_only;
     size_t nrun_only;
 } configuration_t;

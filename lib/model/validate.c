@@ -84,6 +84,18 @@ static void warn_no_effect(const object_t *obj, diags_t *d)
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
+err_t validate_no_effect(const object_t *obj, diags_t *d)
+{
+    warn_no_effect(obj, d);
+    return d->oom ? ERR_NOMEM : ERR_OK;
+}
+
+err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d)
+{
+    warn_topology(d, NULL, podset, ann);
+    return d->oom ? ERR_NOMEM : ERR_OK;
+}
+
 err_t validate_object(const object_t *obj, diags_t *d)
 {
     warn_no_effect(obj, d);

@@ -38,6 +38,15 @@ typedef struct validate_env_s {
  * is incomplete, so the object must not be taken as valid), ERR_OK otherwise. */
 err_t validate_object(const object_t *obj, diags_t *d);
 
+/* Only the warnings of validate_object() about settings of `obj` that have no effect (a
+ * Workload's or job's pod-template annotations sluice does not act on), for a reader that takes
+ * objects as stored (the operator). ERR_NOMEM as validate_object(). */
+err_t validate_no_effect(const object_t *obj, diags_t *d);
+
+/* The same warnings for the pod-template annotations `ann` of pod set `podset` of a job of any
+ * kind (read from JSON by lib/jobs), at path "spec". ERR_NOMEM as validate_object(). */
+err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d);
+
 /* Validate an update of `old` to `obj` (same kind). This is the whole check Kueue runs on an
  * update: the create rules on `obj`, with Kueue's update relaxations, plus the rules that compare
  * old and new (immutable fields). Call it instead of, not after, validate_object(). Returns as

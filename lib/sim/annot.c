@@ -11,8 +11,15 @@
 
 /* Every annotation a scenario may carry (design/scenario-format.md): a new one is added here and
  * to scenario.h, or `sluice check` and `sluice sim` refuse it. */
-static const char *const known[] = {SIM_ANN_AT,      SIM_ANN_DELETE_AT, SIM_ANN_RUNTIME,
-                                    SIM_ANN_VERDICT, SIM_ANN_VERDICTS,  NULL};
+static const char *const known[] = {SIM_ANN_AT,
+                                    SIM_ANN_DELETE_AT,
+                                    SIM_ANN_RUNTIME,
+                                    SIM_ANN_VERDICT,
+                                    SIM_ANN_VERDICTS,
+                                    SIM_ANN_PODS_READY_AFTER,
+                                    SIM_ANN_PODS_UNREADY_AFTER,
+                                    SIM_ANN_PODS_RECOVER_AFTER,
+                                    NULL};
 
 bool sim_annot_is_sim(const char *key)
 {

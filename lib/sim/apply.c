@@ -236,6 +236,8 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, const char *rnam
     return rc;
 }
 
+static bool per_replica(const sim_doc_t *doc);
+
 static void free_workload(const sim_doc_t *doc, workload_t *wl)
 {
     if (doc->obj.kind == KIND_JOB)
@@ -275,7 +277,10 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
         /* An update. A workload that has finished or was deactivated stays so. */
         if (r->rec->wls[w].state == SIM_WL_FINISHED || r->rec->wls[w].state == SIM_WL_DEACTIVATED)
             goto out;
-        sched_wl_opts_t opts = {.created = r->rec->wls[w].submit, .seq = r->wr[w].seq};
+        /* A workload in requeue backoff stays held; after one its queue order is the
+         * requeuingStrategy's (ready.c). */
+        sched_wl_opts_t opts = {
+            .created = sim__ready_queue_ts(r, w), .seq = r->wr[w].seq, .hold = r->wr[w].held};
         rc = sched_workload_upsert(r->s, &wl, &opts, msg);
         if (rc != ERR_OK)
             goto fail;
@@ -309,7 +314,8 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
         rc = ERR_NOMEM;
         goto out;
     }
-    r->wr[w] = (sim_wlrun_t){di, doc->has_runtime ? doc->runtime : -1, 0, doc_seq(di, ri), 0};
+    r->wr[w] = (sim_wlrun_t){
+        .doc = di, .runtime = doc->has_runtime ? doc->runtime : -1, .seq = doc_seq(di, ri)};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
         r->done++;
@@ -322,6 +328,27 @@ fail:
     if (rc != ERR_NOMEM)
         rc = err_prefix(msg, rc, "%s: ", doc->label);
 out:
+    free_workload(doc, &wl);
+    return rc;
+}
+
+err_t sim__run_wl_reupsert(sim_run_t *r, size_t w, sim_ms_t created, bool hold, bool active,
+                           err_msg_t *msg)
+{
+    size_t di = r->wr[w].doc;
+    const sim_doc_t *doc = &r->sc->docs[di];
+    const char *slash = strchr(r->rec->wls[w].name, '/');
+    workload_t wl;
+    err_t rc;
+
+    memset(&wl, 0, sizeof(wl));
+    /* A replica's workload is named by its record ("ns/<name>-<i>"). */
+    rc = build_workload(r, doc, per_replica(doc) && slash != NULL ? slash + 1 : NULL, &wl, msg);
+    if (rc == ERR_OK) {
+        sched_wl_opts_t opts = {.created = created, .seq = r->wr[w].seq, .hold = hold};
+        wl.active = active;
+        rc = sched_workload_upsert(r->s, &wl, &opts, msg);
+    }
     free_workload(doc, &wl);
     return rc;
 }

@@ -166,6 +166,16 @@ void sim_events_evicted(sim_events_t *ev, sim_ms_t t, const char *wl, const char
     end(ev);
 }
 
+void sim_events_requeued(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                         const char *reason)
+{
+    if (!begin(ev, t, "Requeued", wl, cq))
+        return;
+    fputs(",\"reason\":", ev->out);
+    sim_json_write_string(ev->out, reason);
+    end(ev);
+}
+
 void sim_events_deleted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq)
 {
     if (!begin(ev, t, "Deleted", wl, cq))

@@ -52,6 +52,11 @@ void sim_events_deactivated(sim_events_t *ev, sim_ms_t t, const char *wl, const 
 void sim_events_evicted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
                         const char *reason);
 
+/* `Requeued` with its reason: "BackoffFinished" (a PodsReady timeout's requeue backoff ended;
+ * the workload is queued again). */
+void sim_events_requeued(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                         const char *reason);
+
 /* `Deleted`; `cq` is "" when the workload's queue leads nowhere. */
 void sim_events_deleted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq);
 

@@ -16,19 +16,21 @@
  * One instant of virtual time, as scenario-format.md orders it:
  *
  *   1. apply the object changes due now, in document order (creations, updates, delete-at);
- *   2. finish the workloads whose runtime ended now (in creation order);
- *   3. run sched_cycle until a cycle decides nothing (quiescence): admissions start runtimes,
+ *   2. finish the workloads whose runtime ended now (in creation order), then fire the
+ *      waitForPodsReady timers due now (ready.c: pods ready or failing, timeouts, requeues);
+ *   3. run sched_cycle until a cycle decides nothing (quiescence; none while blockAdmission
+ *      waits for pods): admissions start runtimes once the pods are ready,
  *      preempted/evicted workloads go back to their queue at once (sched_evicted), and the
  *      engine deactivates workloads past their maximum execution time;
  *   4. read why the still-pending workloads of the queues touched now are waiting.
  *
  * The next instant is the earliest of: the next object change, the next runtime end, the
- * engine's next deadline. Nothing else moves the clock, so a run costs O(changes), not
- * O(duration). The run ends when every workload is gone and no change will create another, when
- * no instant is left, or at --until.
+ * engine's next deadline, the next waitForPodsReady timer. Nothing else moves the clock, so a run
+ * costs O(changes), not O(duration). The run ends when every workload is gone and no change will
+ * create another, when no instant is left, or at --until.
  *
  *   change list (sorted once)   finish heap (time, creation order)   sched_next_deadline()
- *              \                         |                                /
+ *              \                         |  waitForPodsReady timers       /
  *               +----------------> min = next instant <------------------+
  */
 
@@ -176,6 +178,16 @@ static void touched_clear(sim_run_t *r)
     util_hmap_init(&r->touched_index, 0);
 }
 
+err_t sim__run_touch(sim_run_t *r, const char *cq)
+{
+    return touch_cq(r, cq);
+}
+
+err_t sim__run_finish_at(sim_run_t *r, size_t w, sim_ms_t end)
+{
+    return fin_push(r, (sim_finish_t){end, w, r->wr[w].gen, false, CHECK_STATE_PENDING});
+}
+
 err_t sim__run_holder(sim_run_t *r, const char *cq, size_t *out)
 {
     if (cq == NULL || cq[0] == '\0') {
@@ -263,14 +275,10 @@ static err_t apply_verdict(sim_run_t *r, const sim_finish_t *f, sim_ms_t t, err_
     switch (f->verdict) {
     case CHECK_STATE_READY:
         sim_events_admitted(&r->ev, t, w->name, cq, info.admission, info.borrowing);
-        if (r->wr[f->wl].runtime >= 0) {
-            sim_ms_t rt = r->wr[f->wl].runtime;
-            sim_ms_t end = rt > SIM_MS_MAX - t ? SIM_MS_MAX : t + rt;
-            if (fin_push(r, (sim_finish_t){end, f->wl, r->wr[f->wl].gen, false,
-                                           CHECK_STATE_PENDING}) != ERR_OK)
-                return ERR_NOMEM;
-        }
-        return ERR_OK;
+        /* Admitted now: the pods-ready timers (and so the runtime) start here, not at the
+         * quota reservation (Kueue's PodsReady timeout counts from the Admitted condition). */
+        r->wr[f->wl].awaiting_checks = false;
+        return sim__ready_admitted(r, f->wl, t) == ERR_OK ? ERR_OK : ERR_NOMEM;
     case CHECK_STATE_RETRY:
         rc = verify_release(r->verify, t, w->name, false, msg);
         if (rc != ERR_OK)
@@ -348,6 +356,7 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
             sim_rec_wl_admit(r->rec, w, h, &d->admission, t) != ERR_OK)
             return ERR_NOMEM;
         r->wr[w].gen++;
+        r->wr[w].awaiting_checks = d->nchecks > 0;
         if (d->nchecks > 0) {
             /* Quota reserved: Admitted (and running) only once its checks are Ready. */
             check_state_t verdict;
@@ -359,13 +368,9 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
             return fin_push(r, (sim_finish_t){at, w, r->wr[w].gen, true, verdict});
         }
         sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
-        if (r->wr[w].runtime >= 0) {
-            sim_ms_t end = r->wr[w].runtime > SIM_MS_MAX - t ? SIM_MS_MAX : t + r->wr[w].runtime;
-            if (fin_push(r, (sim_finish_t){end, w, r->wr[w].gen, false, CHECK_STATE_PENDING}) !=
-                ERR_OK)
-                return ERR_NOMEM;
-        }
-        return ERR_OK;
+        /* The runtime starts when the pods are ready: at once unless the workload says
+         * otherwise (sim.sluice.dev/pods-ready-after, ready.c). */
+        return sim__ready_admitted(r, w, t) == ERR_OK ? ERR_OK : ERR_NOMEM;
     case SCHED_DECISION_PREEMPT: {
         const char *reason = sched_preempt_reason_str(d->reason);
         sim_events_preempted(&r->ev, t, d->workload, d->cluster_queue,
@@ -411,6 +416,10 @@ static err_t schedule(sim_run_t *r, sim_ms_t t, err_msg_t *msg)
             return err_set(msg, ERR_INVALID,
                            "the engine did not settle at time %llds after %d cycles",
                            (long long)(t / 1000), MAX_CYCLES_PER_INSTANT);
+        /* blockAdmission: no cycle while an admitted workload's pods are not ready, as the
+         * operator skips its cycles (docs/operator.md: maximum execution time waits too). */
+        if (sim__ready_blocked(r))
+            return ERR_OK;
         sched_decisions_clear(&r->dec);
         rc = sched_cycle(r->s, t, &r->dec, msg);
         if (rc != ERR_OK)
@@ -489,6 +498,7 @@ static void run_fini(sim_run_t *r)
     verify_free(r->verify);
     free(r->changes);
     free(r->fin);
+    free(r->tim);
     free(r->wr);
     free(r->sample);
     touched_clear(r);
@@ -524,6 +534,10 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     util_hmap_init(&r.ac_live, 0);
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
+    if (sc->config != NULL)
+        r.pr = sc->config->pods_ready;
+    else
+        waitready_defaults(&r.pr, false); /* Kueue's v1beta2 defaults: on, 30m */
     r.s = sched_new(&cfg);
     r.verify = verify_new();
     if (r.s == NULL || r.verify == NULL || build_changes(&r) != ERR_OK) {
@@ -545,6 +559,8 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
             next = r.changes[r.next_change].t;
         if (r.nfin > 0 && r.fin[0].t < next)
             next = r.fin[0].t;
+        if (sim__ready_next(&r) < next)
+            next = sim__ready_next(&r);
         if (started) {
             int64_t dl = sched_next_deadline(r.s, now);
             if (dl < next)
@@ -575,6 +591,10 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
             goto out;
         }
         rc = finish_due(&r, now, msg);
+        if (rc == ERR_OK)
+            rc = sim__ready_due(&r, now, msg);
+        if (rc == ERR_OK)
+            rc = finish_due(&r, now, msg); /* pods ready now with a runtime of 0 */
         if (rc != ERR_OK)
             goto out;
         rc = schedule(&r, now, msg);

@@ -3,6 +3,7 @@
 #ifndef SLUICE_SIM_RUN_INT_H
 #define SLUICE_SIM_RUN_INT_H
 
+#include "model/waitready.h"
 #include "sched/sched.h"
 #include "sim/events.h"
 #include "sim/record.h"
@@ -31,6 +32,14 @@ typedef struct sim_finish_s {
     check_state_t verdict;
 } sim_finish_t;
 
+/* A waitForPodsReady timer of workload `wl` (ready.c); valid while its generation is `gen`. */
+typedef struct sim_timer_s {
+    sim_ms_t t;
+    size_t wl;
+    uint32_t gen;
+    int kind; /* ready.c's timer_kind_t */
+} sim_timer_t;
+
 /* Run-only state of a workload, parallel to rec->wls. */
 typedef struct sim_wlrun_s {
     size_t doc;       /* document of its current version */
@@ -38,6 +47,16 @@ typedef struct sim_wlrun_s {
     uint32_t gen;     /* bumped on every admission and stop: stale finish entries are dropped */
     uint64_t seq;     /* queue-order tie-break: its first document's position + 1 */
     uint32_t reservations; /* quota reservations with admission checks so far */
+    /* waitForPodsReady (ready.c): the pods of the current admission, when it was admitted and
+     * when they stopped being ready; PodsReady timeouts so far (Kueue's requeueState.count),
+     * the last one's time, and whether the workload waits out its backoff */
+    waitready_pods_t pods;
+    sim_ms_t admitted_at, unready_at, evicted_at;
+    int32_t requeues;
+    bool held;
+    /* quota reserved, its admission checks' verdict not yet due: not admitted, so no
+     * waitForPodsReady timers and not counted by blockAdmission */
+    bool awaiting_checks;
 } sim_wlrun_t;
 
 typedef struct acct_log_s acct_log_t;
@@ -69,7 +88,10 @@ typedef struct sim_run_s {
     util_hmap_t ac_live;  /* AdmissionCheck name -> live document index + 1, 0 = gone */
     size_t *pc_docs;      /* owned: documents holding PriorityClasses, in file order */
     size_t npc_docs;
-    sim_acct_t *acct; /* owned: the accounting observer (acct.c), NULL without a log */
+    sim_acct_t *acct;       /* owned: the accounting observer (acct.c), NULL without a log */
+    pods_ready_config_t pr; /* waitForPodsReady: the Configuration's, or Kueue's defaults */
+    sim_timer_t *tim;       /* owned: binary min-heap of waitForPodsReady timers (ready.c) */
+    size_t ntim, captim;
 } sim_run_t;
 
 /* Apply change `c` at `now`: upsert or delete its object in the engine, create/update/delete
@@ -84,6 +106,32 @@ err_t sim__run_holder(sim_run_t *r, const char *cq, size_t *out);
 
 /* Make r->wr as long as rec->wls. */
 err_t sim__run_wr_grow(sim_run_t *r);
+
+/* Workload `w`'s runtime ends at `end` (its current admission). ERR_NOMEM. */
+err_t sim__run_finish_at(sim_run_t *r, size_t w, sim_ms_t end);
+
+/* Something happened in ClusterQueue `cq` this instant ("" and NULL: nothing to note). */
+err_t sim__run_touch(sim_run_t *r, const char *cq);
+
+/* Upsert workload `w` again, built from its current document: queue-order timestamp `created`
+ * (for an inactive one: the release time), in requeue backoff when `hold`, deactivated (its
+ * quota freed) when !`active`. */
+err_t sim__run_wl_reupsert(sim_run_t *r, size_t w, sim_ms_t created, bool hold, bool active,
+                           err_msg_t *msg);
+
+/* ---- waitForPodsReady (ready.c) ---- */
+
+/* Workload `w` was admitted at `t`: its pods' timers (and its runtime once they are ready). */
+err_t sim__ready_admitted(sim_run_t *r, size_t w, sim_ms_t t);
+/* Fire the timers due at `t`: readiness changes, timeouts (evictions, deactivations), requeues. */
+err_t sim__ready_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg);
+/* The time of the next live timer, INT64_MAX when none. */
+sim_ms_t sim__ready_next(sim_run_t *r);
+/* blockAdmission: is some admitted workload's pods not ready? Then no cycle runs. */
+bool sim__ready_blocked(const sim_run_t *r);
+/* The queue-order timestamp of workload `w`: its submission, or after a PodsReady timeout the
+ * requeuingStrategy's (waitready_queue_ts()). */
+sim_ms_t sim__ready_queue_ts(const sim_run_t *r, size_t w);
 
 /* Read workload `w`'s wait reason at the end of this instant. */
 err_t sim__run_sample_later(sim_run_t *r, size_t w);

@@ -143,6 +143,20 @@ static void read_duration(diags_t *d, const json_t *annotations, const char *key
         *has = true;
 }
 
+/* A pods-* annotation (waitForPodsReady): a duration, or "never" (SIM_NEVER). */
+static void read_pods_timing(diags_t *d, const json_t *annotations, const char *key, bool *has,
+                             sim_ms_t *out)
+{
+    const json_t *v = json_object_get(annotations, key);
+
+    if (json_is_string(v) && strcmp(json_string_value(v), "never") == 0) {
+        *out = SIM_NEVER;
+        *has = true;
+        return;
+    }
+    read_duration(d, annotations, key, has, out);
+}
+
 /* Does a Pod's metadata put it in a pod group (kueue.x-k8s.io/pod-group-name)? */
 static bool in_pod_group(const json_t *meta)
 {
@@ -239,6 +253,12 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
         read_duration(d, ann, SIM_ANN_AT, NULL, &doc->at);
         read_duration(d, ann, SIM_ANN_DELETE_AT, &doc->has_delete_at, &doc->delete_at);
         read_duration(d, ann, SIM_ANN_RUNTIME, &doc->has_runtime, &doc->runtime);
+        read_pods_timing(d, ann, SIM_ANN_PODS_READY_AFTER, &doc->has_pods_ready,
+                         &doc->pods_ready_after);
+        read_pods_timing(d, ann, SIM_ANN_PODS_UNREADY_AFTER, &doc->has_pods_unready,
+                         &doc->pods_unready_after);
+        read_pods_timing(d, ann, SIM_ANN_PODS_RECOVER_AFTER, &doc->has_pods_recover,
+                         &doc->pods_recover_after);
         if (sim_annot_check(ann, d, NULL) != ERR_OK)
             return ERR_NOMEM;
     }
@@ -405,6 +425,12 @@ static err_t check_sim_rules(load_t *ld)
         else if (verdicts != NULL &&
                  sim_verdicts_find(verdicts, NULL, &vseq, &vlen, &vmsg) != ERR_OK)
             diags_error(d, "metadata.annotations[" SIM_ANN_VERDICTS "]", "%s", vmsg.text);
+        if ((doc->has_pods_ready || doc->has_pods_unready || doc->has_pods_recover) &&
+            k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_INTEGRATION && k != KIND_UNKNOWN)
+            diags_error(d, "metadata.annotations",
+                        "sim.sluice.dev/pods-* annotations go on what runs (a Job, a Workload, "
+                        "...); a %s has no pods",
+                        kind_name(k));
         if (doc->has_delete_at && doc->delete_at <= doc->at)
             diags_error(d, "metadata.annotations[" SIM_ANN_DELETE_AT "]",
                         "must be later than " SIM_ANN_AT " (%s)", duration_format(doc->at, tbuf));

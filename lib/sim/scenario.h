@@ -19,6 +19,13 @@
 #define SIM_ANN_RUNTIME   "sim.sluice.dev/runtime"
 #define SIM_ANN_VERDICT   "sim.sluice.dev/verdict"  /* AdmissionCheck: its verdicts */
 #define SIM_ANN_VERDICTS  "sim.sluice.dev/verdicts" /* Job/Workload: per check, overriding */
+/* waitForPodsReady (docs/simulator.md): when a workload's pods are ready after each admission,
+ * when one of them fails after that, and when they are ready again; each a duration or "never" */
+#define SIM_ANN_PODS_READY_AFTER   "sim.sluice.dev/pods-ready-after"
+#define SIM_ANN_PODS_UNREADY_AFTER "sim.sluice.dev/pods-unready-after"
+#define SIM_ANN_PODS_RECOVER_AFTER "sim.sluice.dev/pods-recover-after"
+/* A pods-* annotation's "never". */
+#define SIM_NEVER ((sim_ms_t)-1)
 
 /* One document of the scenario, decoded. */
 typedef struct sim_doc_s {
@@ -31,6 +38,11 @@ typedef struct sim_doc_s {
     sim_ms_t delete_at;
     bool has_runtime; /* absent: runs forever once admitted */
     sim_ms_t runtime;
+    /* waitForPodsReady (a zeroed document has none of them): since each admission, until its
+     * pods are ready (absent: 0, at once); since they were ready, until one fails (absent:
+     * never); since then, until they are ready again (absent: never). SIM_NEVER is "never". */
+    bool has_pods_ready, has_pods_unready, has_pods_recover;
+    sim_ms_t pods_ready_after, pods_unready_after, pods_recover_after;
     size_t prev;  /* index of the earlier document this one updates, SIM_DOC_NONE when none */
     node_t *node; /* owned: a v1 Node (obj.kind is then KIND_UNKNOWN), else NULL */
 } sim_doc_t;
