@@ -60,11 +60,12 @@ typedef struct world_s {
     char b1[NCQ][16], b2[NCQ][16];
     uint64_t seed;
     int nwl;
-    int live;           /* workloads the engine knows */
-    int max_calls;      /* most sched_cycle calls one instant needed */
-    bool strict;        /* assert quiescence (else count the instants that do not settle) */
-    int loops;          /* instants that did not settle within the bound (strict == false) */
-    int64_t first_loop; /* the first of them, -1 when none */
+    int live;              /* workloads the engine knows */
+    int max_calls;         /* most sched_cycle calls one instant needed */
+    bool strict;           /* assert quiescence (else count the instants that do not settle) */
+    int loops;             /* instants that did not settle within the bound (strict == false) */
+    int64_t first_loop;    /* the first of them, -1 when none */
+    int64_t guards_off_at; /* SLUICE_PROPERTY_GUARDS_OFF_AT: Kueue's choices from then on */
     char keys[NWL][32];
     bool held[NWL]; /* our own record of "holds quota" from the decision stream */
 } world_t;
@@ -326,6 +327,8 @@ static run_result_t one_run(uint64_t seed, int steps, bool fair, unsigned guards
     ck_assert_ptr_nonnull(w);
     build(w, seed, fair, guards);
     w->strict = strict;
+    const char *off = getenv("SLUICE_PROPERTY_GUARDS_OFF_AT");
+    w->guards_off_at = off != NULL ? strtoll(off, NULL, 10) : 0;
     int64_t now = 0;
     for (int step = 0; step < steps; step++) {
         now += 1 + rint_(&w->r, 5);
@@ -373,6 +376,16 @@ static run_result_t one_run(uint64_t seed, int steps, bool fair, unsigned guards
             if (d != INT64_MAX)
                 now = d;
         }
+        if (w->guards_off_at > 0 && now >= w->guards_off_at) {
+            /* From this instant on, Kueue's choices on the state the guarded run reached. */
+            sched_config_t cfg = {.fair_sharing = fair,
+                                  .strategies = {FS_STRATEGY_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE},
+                                  .nstrategies = seed % 4 == 3 ? 1 : 0,
+                                  .loop_guards = 0};
+            ck_assert_int_eq(sched_set_config(w->s, &cfg), ERR_OK);
+            w->guards_off_at = 0;
+            w->strict = false;
+        }
         run_cycles(w, now);
         check(w);
     }
@@ -382,7 +395,9 @@ static run_result_t one_run(uint64_t seed, int steps, bool fair, unsigned guards
     return res;
 }
 
-/* SLUICE_PROPERTY_GUARDS=none|all|<list> (default all): the loop guards of random_runs. With
+/* SLUICE_PROPERTY_GUARDS=none|all|<list> (default all): the loop guards of random_runs;
+ * SLUICE_PROPERTY_GUARDS_OFF_AT=<ms>: from that instant on, Kueue's choices (no guards, no
+ * quiescence asserted) on the state the guarded run reached. With
  * guards other than all, quiescence is not asserted: the run counts the seeds with an instant
  * that does not settle (Kueue's own choices loop on some inputs; docs/engine.md, "Loops"). */
 START_TEST(random_runs)
@@ -457,6 +472,48 @@ START_TEST(guarded_seeds_loop_without_guards)
 }
 END_TEST
 
+/* The loops the soak still finds with the guards on (docs/engine.md, "Remaining loops"): run
+ * with the guards up to the looping instant, then with Kueue's choices from that very state. 768
+ * (classical) and 2121 (fair sharing) loop there with Kueue's choices too: Kueue's rules cycle on
+ * that input. 1321 and 1808 settle there: those loops are the guard own-queue-borrowing's (it
+ * refuses the preemption within a queue that Kueue's choices make, and what is left circles). */
+static run_result_t guarded_then_kueue(uint64_t seed, int64_t at)
+{
+    char v[32];
+
+    snprintf(v, sizeof(v), "%lld", (long long)at);
+    ck_assert_int_eq(setenv("SLUICE_PROPERTY_GUARDS_OFF_AT", v, 1), 0);
+    run_result_t r = one_run(seed, 300, seed % 2 == 1, SCHED_GUARD_ALL, false);
+    ck_assert_int_eq(unsetenv("SLUICE_PROPERTY_GUARDS_OFF_AT"), 0);
+    return r;
+}
+
+START_TEST(remaining_loops_classified)
+{
+    static const struct {
+        uint64_t seed;
+        int64_t at;
+        bool kueue_loops;
+    } cases[] = {{768, 4591, true}, {2121, 9714, true}, {1321, 2317, false}, {1808, 8531, false}};
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        /* with the guards on, the instant does not settle */
+        run_result_t g =
+            one_run(cases[i].seed, 300, cases[i].seed % 2 == 1, SCHED_GUARD_ALL, false);
+        ck_assert_msg(g.loops > 0 && g.first_loop == cases[i].at, "seed %llu: first loop at %lld",
+                      (unsigned long long)cases[i].seed, (long long)g.first_loop);
+        run_result_t k = guarded_then_kueue(cases[i].seed, cases[i].at);
+        if (cases[i].kueue_loops)
+            ck_assert_msg(k.loops > 0 && k.first_loop == cases[i].at,
+                          "seed %llu: Kueue's choices settle at %lld",
+                          (unsigned long long)cases[i].seed, (long long)cases[i].at);
+        else
+            ck_assert_msg(k.loops == 0, "seed %llu: Kueue's choices loop at %lld",
+                          (unsigned long long)cases[i].seed, (long long)k.first_loop);
+    }
+}
+END_TEST
+
 START_TEST(deterministic)
 {
     /* two engines fed the same inputs produce byte-identical decision streams */
@@ -508,6 +565,7 @@ static Suite *suite(void)
     tcase_add_test(tc, former_failures);
     tcase_add_test(tc, kueue_choices_keep_quota);
     tcase_add_test(tc, guarded_seeds_loop_without_guards);
+    tcase_add_test(tc, remaining_loops_classified);
     tcase_add_test(tc, deterministic);
     suite_add_tcase(su, tc);
     return su;
