@@ -51,8 +51,8 @@ static void make_adm(admission_t *adm, pod_set_assignment_t psa[2], kv_t fl[2][1
     res[0][0].name = (char *)"nvidia.com/gpu";
     ck_assert_int_eq(quantity_parse("8", 1, &res[1][0].value, NULL), ERR_OK);
     res[1][0].name = (char *)"cpu";
-    psa[0] = (pod_set_assignment_t){(char *)"workers", {fl[0], 1}, {res[0], 1}, true, 4};
-    psa[1] = (pod_set_assignment_t){(char *)"launcher", {fl[1], 1}, {res[1], 1}, true, 1};
+    psa[0] = (pod_set_assignment_t){(char *)"workers", {fl[0], 1}, {res[0], 1}, true, 4, NULL};
+    psa[1] = (pod_set_assignment_t){(char *)"launcher", {fl[1], 1}, {res[1], 1}, true, 1, NULL};
     adm->cluster_queue = (char *)"cq-a";
     adm->assignments = psa;
     adm->nassignments = 2;

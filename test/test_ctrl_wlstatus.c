@@ -109,7 +109,7 @@ START_TEST(reserve_patch_with_checks)
     json_t *wl = load(wl_text), *p, *list, *item;
     kv_t flavors[] = {{(char *)"cpu", (char *)"f1"}};
     resource_t usage[] = {{(char *)"cpu", quantity_from_int(4, QUANTITY_DECIMAL_SI)}};
-    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4};
+    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4, NULL};
     admission_t a = {(char *)"cq-a", &psa, 1};
     admission_check_state_t st[2];
     workload_t w;
@@ -212,7 +212,7 @@ START_TEST(admit_patch)
     json_t *wl = load(wl_text), *p, *adm;
     kv_t flavors[] = {{(char *)"cpu", (char *)"f1"}};
     resource_t usage[] = {{(char *)"cpu", quantity_from_int(4, QUANTITY_DECIMAL_SI)}};
-    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4};
+    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4, NULL};
     admission_t a = {(char *)"cq-a", &psa, 1};
 
     p = wlstatus_admit_patch(wl, &a, 1800000000);
@@ -246,6 +246,37 @@ START_TEST(admit_patch)
             cond_find(json_object_get(json_object_get(wl, "status"), "conditions"), "Evicted"),
             "status")),
         "True");
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
+/* The placement of topology-aware scheduling, written as Kueue writes v1beta2: slices (issue 17's
+ * four rack-2 nodes, one pod each: one slice with a common prefix). */
+START_TEST(admit_patch_topology_assignment)
+{
+    json_t *wl = load(wl_text), *p, *ta, *want;
+    char *levels[] = {(char *)"kubernetes.io/hostname"};
+    char *values[] = {(char *)"r2-n1", (char *)"r2-n2", (char *)"r2-n3", (char *)"r2-n4"};
+    int32_t counts[] = {1, 1, 1, 1};
+    topology_assignment_t t = {levels, 1, values, counts, 4};
+    kv_t flavors[] = {{(char *)"nvidia.com/gpu", (char *)"gpu"}};
+    resource_t usage[] = {{(char *)"nvidia.com/gpu", quantity_from_int(32, QUANTITY_DECIMAL_SI)}};
+    pod_set_assignment_t psa = {(char *)"main", {flavors, 1}, {usage, 1}, true, 4, &t};
+    admission_t a = {(char *)"cq-a", &psa, 1};
+
+    p = wlstatus_admit_patch(wl, &a, 1800000000);
+    ck_assert_ptr_nonnull(p);
+    ta = json_object_get(
+        json_array_get(json_object_get(json_object_get(json_object_get(p, "status"), "admission"),
+                                       "podSetAssignments"),
+                       0),
+        "topologyAssignment");
+    want = load("{\"levels\":[\"kubernetes.io/hostname\"],\"slices\":[{\"domainCount\":4,"
+                "\"valuesPerLevel\":[{\"individual\":{\"prefix\":\"r2-n\",\"roots\":[\"1\","
+                "\"2\",\"3\",\"4\"]}}],\"podCounts\":{\"universal\":1}}]}");
+    ck_assert_msg(json_equal(ta, want), "got %s", json_dumps(ta, JSON_COMPACT));
+    json_decref(want);
     json_decref(p);
     json_decref(wl);
 }
@@ -350,6 +381,7 @@ int main(void)
     tcase_add_test(tc, admit_patch);
     tcase_add_test(tc, reserve_patch_with_checks);
     tcase_add_test(tc, check_podset_updates);
+    tcase_add_test(tc, admit_patch_topology_assignment);
     tcase_add_test(tc, evict_release_finish);
     tcase_add_test(tc, release_accumulates_execution_time);
     tcase_add_test(tc, pending_only_when_changed);

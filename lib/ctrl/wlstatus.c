@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/wlstatus.h"
 
+#include "model/convert.h"
+
 #include "ctrl/cond.h"
 #include "jobs/job_workload.h"
 #include "model/jsonx.h"
@@ -190,6 +192,12 @@ json_t *wlstatus_admission_json(const admission_t *a)
             goto fail;
         if (p->has_count && json_object_set_new(psa, "count", json_integer(p->count)))
             goto fail;
+        if (p->topology != NULL) { /* v1beta2: slices, encoded as Kueue encodes them */
+            json_t *ta = NULL;
+            if (convert_topology_assignment(p->topology, &ta, NULL) != ERR_OK ||
+                json_object_set_new(psa, "topologyAssignment", ta))
+                goto fail;
+        }
     }
     return out;
 fail:

@@ -5,6 +5,8 @@
 
 #include "util/err.h"
 
+#include "model/types.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -75,5 +77,11 @@ bool convert_supported(const char *api_version, const char *kind);
  * input it cannot convert; ERR_NOMEM. */
 err_t convert_object(const json_t *in, const char *to, const convert_opts_t *opts, json_t **out,
                      err_msg_t *msg);
+
+/* A typed topology assignment (Kueue's v1beta1 shape) as Kueue writes it in v1beta2: a new
+ * {levels, slices} object in *out, encoded as convert_object() encodes v1beta1 domains (Kueue's
+ * V1Beta2From). ERR_INVALID for values Kueue could not encode (a hostname over 63 characters),
+ * ERR_NOMEM. */
+err_t convert_topology_assignment(const topology_assignment_t *a, json_t **out, err_msg_t *msg);
 
 #endif

@@ -3,6 +3,7 @@
 #include "model/convert_int.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -724,4 +725,45 @@ err_t convert__tas_to_v1(convert__cur_t *c, json_t *ta)
     if (entries == NULL)
         return ERR_NOMEM;
     return convert__splice(ta, "slices", entries);
+}
+
+/* ---- a typed assignment as v1beta2 -------------------------------------------------------- */
+
+err_t convert_topology_assignment(const topology_assignment_t *a, json_t **out, err_msg_t *msg)
+{
+    static const convert_opts_t no_opts = {0};
+    convert__cur_t c = {.opts = &no_opts, .msg = msg};
+    json_t *ta = json_pack("{s:[],s:[]}", "levels", "domains"), *levels, *domains;
+    err_t rc = ERR_NOMEM;
+
+    snprintf(c.who, sizeof(c.who), "topology assignment");
+    c.budget = &c.own_budget;
+    if (ta == NULL)
+        return ERR_NOMEM;
+    levels = json_object_get(ta, "levels");
+    domains = json_object_get(ta, "domains");
+    for (size_t l = 0; l < a->nlevels; l++)
+        if (json_array_append_new(levels, json_string(a->levels[l])) != 0)
+            goto out;
+    for (size_t i = 0; i < a->ndomains; i++) {
+        json_t *vals = json_array(), *d;
+        if (vals == NULL)
+            goto out;
+        for (size_t l = 0; l < a->nlevels; l++) {
+            if (json_array_append_new(vals, json_string(a->values[i * a->nlevels + l])) != 0) {
+                json_decref(vals);
+                goto out;
+            }
+        }
+        d = json_pack("{s:o,s:i}", "values", vals, "count", (int)a->counts[i]);
+        if (d == NULL || json_array_append_new(domains, d) != 0)
+            goto out;
+    }
+    if ((rc = convert__tas_to_v2(&c, ta)) != ERR_OK)
+        goto out;
+    *out = ta;
+    return ERR_OK;
+out:
+    json_decref(ta);
+    return rc;
 }

@@ -60,11 +60,58 @@ static void node_selector_term_fini(node_selector_term_t *t)
     TYPES_FREE_ARRAY(t->exprs, t->nexprs, selector_req_fini);
 }
 
+void topology_assignment_fini(topology_assignment_t *a)
+{
+    if (a == NULL)
+        return;
+    strv_free(a->levels, a->nlevels);
+    strv_free(a->values, a->values != NULL ? a->ndomains * a->nlevels : 0);
+    free(a->counts);
+    memset(a, 0, sizeof(*a));
+}
+
+err_t topology_assignment_dup(const topology_assignment_t *a, topology_assignment_t **out)
+{
+    topology_assignment_t *d;
+    size_t nv;
+
+    *out = NULL;
+    if (a == NULL)
+        return ERR_OK;
+    d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return ERR_NOMEM;
+    nv = a->ndomains * a->nlevels;
+    d->levels = calloc(a->nlevels ? a->nlevels : 1, sizeof(char *));
+    d->values = calloc(nv ? nv : 1, sizeof(char *));
+    d->counts = calloc(a->ndomains ? a->ndomains : 1, sizeof(int32_t));
+    d->nlevels = a->nlevels;
+    d->ndomains = a->ndomains;
+    if (d->levels == NULL || d->values == NULL || d->counts == NULL)
+        goto fail;
+    for (size_t i = 0; i < a->nlevels; i++)
+        if ((d->levels[i] = strdup(a->levels[i])) == NULL)
+            goto fail;
+    for (size_t i = 0; i < nv; i++)
+        if ((d->values[i] = strdup(a->values[i])) == NULL)
+            goto fail;
+    if (a->ndomains > 0)
+        memcpy(d->counts, a->counts, a->ndomains * sizeof(int32_t));
+    *out = d;
+    return ERR_OK;
+fail:
+    topology_assignment_fini(d);
+    free(d);
+    return ERR_NOMEM;
+}
+
 static void pod_set_assignment_fini(pod_set_assignment_t *a)
 {
     free(a->name);
     kv_list_fini(&a->flavors);
     resource_list_fini(&a->usage);
+    topology_assignment_fini(a->topology);
+    free(a->topology);
 }
 
 static void reclaimable_pod_fini(reclaimable_pod_t *r)

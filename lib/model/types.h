@@ -315,12 +315,23 @@ typedef struct pod_set_s {
     resource_list_t pod_requests; /* computed: effective requests of one pod (see pod_requests()) */
 } pod_set_t;
 
+/* Where a pod set's pods go (topology-aware scheduling): Kueue's v1beta1 topologyAssignment,
+ * levels + domains of values (one per level) and pod counts. */
+typedef struct topology_assignment_s {
+    char **levels; /* owned: nlevels node label keys */
+    size_t nlevels;
+    char **values;   /* owned: ndomains x nlevels, row-major */
+    int32_t *counts; /* owned: ndomains pod counts */
+    size_t ndomains;
+} topology_assignment_t;
+
 typedef struct pod_set_assignment_s {
     char *name;            /* owned: podset name */
     kv_list_t flavors;     /* resource name -> flavor name */
     resource_list_t usage; /* total for all pods */
     bool has_count;
     int32_t count;
+    topology_assignment_t *topology; /* owned: NULL = no topology assignment */
 } pod_set_assignment_t;
 
 typedef struct admission_s {
@@ -578,6 +589,10 @@ void admission_check_fini(admission_check_t *ac);
 void local_queue_fini(local_queue_t *lq);
 void workload_priority_class_fini(workload_priority_class_t *w);
 void topology_fini(topology_t *t);
+/* Release what `a` owns and zero it; NULL-safe. */
+void topology_assignment_fini(topology_assignment_t *a);
+/* A new deep copy of `a` (NULL: NULL); *out NULL and ERR_NOMEM on allocation failure. */
+err_t topology_assignment_dup(const topology_assignment_t *a, topology_assignment_t **out);
 void priority_class_fini(priority_class_t *p);
 void workload_fini(workload_t *w);
 void job_fini(job_t *j);

@@ -555,17 +555,3 @@ out:
         free(t.doms[l]);
     return rc;
 }
-
-void tas_assignment_fini(tas_assignment_t *a)
-{
-    if (a == NULL)
-        return;
-    for (size_t l = 0; a->levels != NULL && l < a->nlevels; l++)
-        free(a->levels[l]);
-    for (size_t i = 0; a->values != NULL && i < a->ndomains * a->nlevels; i++)
-        free(a->values[i]);
-    free(a->levels);
-    free(a->values);
-    free(a->counts);
-    memset(a, 0, sizeof(*a));
-}

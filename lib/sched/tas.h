@@ -4,6 +4,7 @@
 #define SLUICE_TAS_H
 
 #include "model/quantity.h"
+#include "model/types.h"
 #include "util/err.h"
 
 #include <stdbool.h>
@@ -82,14 +83,9 @@ typedef struct tas_input_s {
     size_t nnodes;
 } tas_input_t;
 
-/* The placement, Kueue's v1beta1 topologyAssignment. */
-typedef struct tas_assignment_s {
-    char **levels; /* owned: nlevels label keys */
-    size_t nlevels;
-    char **values;   /* owned: ndomains x nlevels, row-major */
-    int32_t *counts; /* owned: ndomains pod counts, each > 0, summing to the request's count */
-    size_t ndomains;
-} tas_assignment_t;
+/* The placement, Kueue's v1beta1 topologyAssignment (counts each > 0, summing to the request's
+ * count). */
+typedef topology_assignment_t tas_assignment_t;
 
 /* Place `req` on `in`'s nodes into `out` (finalise it with tas_assignment_fini()). ERR_OK: placed.
  * ERR_CONFLICT: it does not fit now; ERR_INVALID: it can never be placed as asked (the level is
@@ -99,7 +95,7 @@ typedef struct tas_assignment_s {
 err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_t *out,
                 err_msg_t *msg);
 
-/* Release what `a` owns and zero it; NULL-safe. */
-void tas_assignment_fini(tas_assignment_t *a);
+/* Release what `a` owns and zero it; NULL-safe (topology_assignment_fini()). */
+#define tas_assignment_fini topology_assignment_fini
 
 #endif

@@ -122,6 +122,8 @@ void sched__admission_fini(admission_t *a)
         for (size_t r = 0; r < p->usage.len; r++)
             free(p->usage.items[r].name);
         free(p->usage.items);
+        topology_assignment_fini(p->topology);
+        free(p->topology);
     }
     free(a->assignments);
     memset(a, 0, sizeof(*a));
@@ -144,7 +146,8 @@ err_t sched__admission_copy(admission_t *dst, const admission_t *src)
         d->has_count = s->has_count;
         d->count = s->count;
         d->name = strdup(s->name ? s->name : "main");
-        if (d->name == NULL || sched__kv_copy(&d->flavors, &s->flavors) != ERR_OK)
+        if (d->name == NULL || sched__kv_copy(&d->flavors, &s->flavors) != ERR_OK ||
+            topology_assignment_dup(s->topology, &d->topology) != ERR_OK)
             goto nomem;
         if (s->usage.len) {
             d->usage.items = calloc(s->usage.len, sizeof(resource_t));
