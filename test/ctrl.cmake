@@ -48,6 +48,7 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(transform) # issue 17: resources.transformations, excludeResourcePrefixes
   sluice_add_ctrl_e2e(checks) # issue 17: admission checks, the test playing the check controller
   sluice_add_ctrl_e2e(reclaim) # issue 14: reclaimable pods of a Job give their quota back
+  sluice_add_ctrl_e2e(acct) # issue 18: the accounting log of sluice run, read by sluice report
   # issue 15's API faults: sluice run through test/faultproxy.c (5 % of the requests faulted)
   find_package(Threads REQUIRED)
   add_executable(faultproxy faultproxy.c)
