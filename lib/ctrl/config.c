@@ -4,6 +4,7 @@
 
 #include "ctrl/idle.h"
 #include "model/diag.h"
+#include "model/jsonx.h"
 #include "model/names.h"
 #include "model/object.h"
 #include "model/waitready.h"
@@ -29,9 +30,6 @@ static err_t set_str(char **dst, const char *s, err_msg_t *msg)
 }
 
 /* ---- integrations ------------------------------------------------------------------------ */
-
-static err_t known_fields(const json_t *o, const char *const *known, const char *path,
-                          err_msg_t *msg);
 
 /* Kueue's framework names (reference section 6, integrations.frameworks): what the file may
  * name. Which of them sluice has a kind for is lib/jobs' table (jobs_kind_named()); the others
@@ -226,7 +224,7 @@ static err_t apply_integrations(ctrl_config_t *cfg, const json_t *root, bool v1b
         return ERR_OK;
     if (!json_is_object(in))
         return err_set(msg, ERR_INVALID, "integrations: must be an object");
-    if ((rc = known_fields(in, fields, "integrations", msg)))
+    if ((rc = jsonx_known_fields(in, fields, "integrations", msg)))
         return rc;
     if (!v1beta1 && json_object_get(in, "podOptions") != NULL)
         return err_set(msg, ERR_INVALID, "integrations.podOptions: unknown field (v1beta1 only)");
@@ -441,24 +439,6 @@ static err_t opt_bool(const json_t *o, const char *key, const char *path, bool *
     return ERR_OK;
 }
 
-/* Reject members of `o` not in `known` (NULL-terminated), naming the path. */
-static err_t known_fields(const json_t *o, const char *const *known, const char *path,
-                          err_msg_t *msg)
-{
-    const char *key;
-    json_t *v;
-
-    json_object_foreach((json_t *)o, key, v)
-    {
-        size_t i = 0;
-        while (known[i] != NULL && strcmp(known[i], key) != 0)
-            i++;
-        if (known[i] == NULL)
-            return err_set(msg, ERR_INVALID, "%s.%s: unknown field", path, key);
-    }
-    return ERR_OK;
-}
-
 err_t ctrl_config_set_pods_ready_timeout(ctrl_config_t *cfg, const char *text, err_msg_t *msg)
 {
     uint32_t ms = 0;
@@ -525,7 +505,7 @@ static err_t section(const json_t *o, const char *const *known, const char *path
         return ERR_OK;
     if (!json_is_object(o))
         return err_set(msg, ERR_INVALID, "%s: must be an object", path);
-    return known_fields(o, known, path, msg);
+    return jsonx_known_fields(o, known, path, msg);
 }
 
 /* The three lease timings against each other, as client-go's leaderelection.NewLeaderElector

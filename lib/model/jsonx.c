@@ -709,3 +709,20 @@ bool jsonx_time(jsonx_t *jx, const json_t *v, int64_t *out)
     }
     return true;
 }
+
+err_t jsonx_known_fields(const json_t *o, const char *const *known, const char *path,
+                         err_msg_t *msg)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)o, key, v)
+    {
+        size_t i = 0;
+        while (known[i] != NULL && strcmp(known[i], key) != 0)
+            i++;
+        if (known[i] == NULL)
+            return err_set(msg, ERR_INVALID, "%s.%s: unknown field", path, key);
+    }
+    return ERR_OK;
+}

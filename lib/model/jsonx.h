@@ -141,4 +141,10 @@ bool jsonx_time(jsonx_t *jx, const json_t *v, int64_t *out);
 /* Parse RFC 3339 text into seconds since the epoch; false when malformed. */
 bool jsonx_parse_time(const char *s, int64_t *out);
 
+/* ERR_INVALID with "path.key: unknown field" in `msg` for the first member of object `o` not in
+ * `known` (NULL-terminated); ERR_OK when every member is known. For the strict configuration
+ * readers, which refuse what they do not know rather than collect diagnostics. */
+err_t jsonx_known_fields(const json_t *o, const char *const *known, const char *path,
+                         err_msg_t *msg);
+
 #endif

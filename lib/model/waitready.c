@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/waitready.h"
 
+#include "model/jsonx.h"
 #include "util/duration.h"
 
 #include <string.h>
@@ -28,23 +29,6 @@ void waitready_defaults(pods_ready_config_t *c, bool v1beta1)
 static bool present(const json_t *v)
 {
     return v != NULL && !json_is_null(v);
-}
-
-static err_t known_fields(const json_t *o, const char *const *known, const char *path,
-                          err_msg_t *msg)
-{
-    const char *key;
-    json_t *v;
-
-    json_object_foreach((json_t *)o, key, v)
-    {
-        size_t i = 0;
-        while (known[i] != NULL && strcmp(known[i], key) != 0)
-            i++;
-        if (known[i] == NULL)
-            return err_set(msg, ERR_INVALID, "%s.%s: unknown field", path, key);
-    }
-    return ERR_OK;
 }
 
 static err_t opt_bool(const json_t *o, const char *key, bool *dst, err_msg_t *msg)
@@ -105,7 +89,7 @@ static err_t decode_strategy(const json_t *rs, pods_ready_config_t *p, err_msg_t
 
     if (!json_is_object(rs))
         return err_set(msg, ERR_INVALID, SPATH ": must be an object");
-    if ((rc = known_fields(rs, fields, SPATH, msg)) != ERR_OK)
+    if ((rc = jsonx_known_fields(rs, fields, SPATH, msg)) != ERR_OK)
         return rc;
     ts = json_object_get(rs, "timestamp");
     if (present(ts)) {
@@ -140,7 +124,7 @@ err_t waitready_decode(const json_t *root, pods_ready_config_t *out, err_msg_t *
     }
     if (!json_is_object(w))
         return err_set(msg, ERR_INVALID, PATH ": must be an object");
-    if ((rc = known_fields(w, fields, PATH, msg)) != ERR_OK ||
+    if ((rc = jsonx_known_fields(w, fields, PATH, msg)) != ERR_OK ||
         (rc = opt_bool(w, "enable", &p.enabled, msg)) != ERR_OK)
         return rc;
     p.block_admission = v1beta1 && p.enabled; /* v1beta1: blockAdmission defaults to enable */
