@@ -166,8 +166,8 @@ START_TEST(check_podset_updates)
     kv_t ns[] = {{(char *)"cloud/provisioned", (char *)"yes"}};
     kv_t lb[] = {{(char *)"team", (char *)"a"}};
     kv_t clash[] = {{(char *)"zone", (char *)"b"}};
-    toleration_t tol = {(char *)"spot", NULL, TOLERATION_OP_EXISTS, TAINT_EFFECT_NO_SCHEDULE, false,
-                        0};
+    toleration_t tol = {(char *)"spot",           NULL,  TOLERATION_OP_EXISTS,
+                        TAINT_EFFECT_NO_SCHEDULE, false, 0};
     admission_check_state_t st;
     workload_t w;
     json_t *nodes = json_pack("{s:s}", "zone", "a"), *tols = json_array();
