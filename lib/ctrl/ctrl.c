@@ -1078,9 +1078,20 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_QUEUE_FINALIZER:
         case CTRL_OP_EVENT:
         case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
-        case CTRL_OP_WL_CHECKS: /* the Workload's event brings its Job's start */
         case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
             break;
+        case CTRL_OP_WL_CHECKS: {
+            /* Admitted=True written: its Job starts now. The Workload's watch event may have come
+             * while this write held it busy, and that reconcile was skipped; no later event
+             * would bring the start (integration_ctrl_checks waited 20 s for it in a CI run). */
+            char owner[CTRL_KEY_MAX];
+            ctrl_kind_t jk;
+            const ctrl_wl_t *w = ctrl__wl(c, op->key);
+            ctrl__mark_wl(c, op->key);
+            if (w != NULL && ctrl__owner_job(c, w, &jk, owner, sizeof(owner), NULL) != NULL)
+                ctrl__mark_job(c, jk, owner);
+            break;
+        }
         default:
             ctrl__job_done(c, op, res);
             break;
