@@ -84,6 +84,11 @@ static void one_kind(const jobs_kind_t *k, const json_t *orig, json_t *nodes, js
             info[i].name = names[i];
         }
         rc = jobs_start(k, obj, info, n, NULL);
+        /* A kind with its own start may hold the object at the first call (TrainJob: the
+         * admission is written while suspended); the operator writes that and starts it again,
+         * which releases it. */
+        if (rc == ERR_OK && k->start != NULL && k->suspended != NULL && k->suspended(obj))
+            rc = jobs_start(k, obj, info, n, NULL);
     }
     if (rc != ERR_OK) {
         /* ERR_UNSUPPORTED: a kind that is never released as a whole (the serving owners). */
