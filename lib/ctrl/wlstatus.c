@@ -65,8 +65,12 @@ static json_t *podset_json(const pod_set_t *p, json_t *tmpl)
     json_t *ps = json_pack("{s:s,s:i}", "name", p->name, "count", p->count);
 
     if (ps == NULL || tmpl == NULL ||
-        (p->has_min_count && json_object_set_new(ps, "minCount", json_integer(p->min_count))) ||
-        json_object_set_new(ps, "template", tmpl)) {
+        (p->has_min_count && json_object_set_new(ps, "minCount", json_integer(p->min_count)))) {
+        json_decref(ps);
+        json_decref(tmpl); /* ours to release until it is set (test_ctrl_oom, ASan) */
+        return NULL;
+    }
+    if (json_object_set_new(ps, "template", tmpl)) { /* releases tmpl on failure too */
         json_decref(ps);
         return NULL;
     }
