@@ -370,10 +370,7 @@ void ctrl__verifications(ctrl_t *c)
 
 void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
 {
-    char owner[CTRL_KEY_MAX];
-    ctrl_kind_t kind;
     ctrl_wl_t *w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key); /* the answer */
-    const ctrl_wl_t *cur;
 
     if (res->canceled)
         return;
@@ -456,10 +453,7 @@ void ctrl__admit_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
     default:
         break;
     }
-    ctrl__mark_wl(c, op->key);
-    cur = ctrl__wl(c, op->key);
-    if (cur != NULL && ctrl__owner_job(c, cur, &kind, owner, sizeof(owner), NULL) != NULL)
-        ctrl__mark_job(c, kind, owner);
+    ctrl__mark_wl_and_job(c, op->key);
 }
 
 /* ---- statuses ---------------------------------------------------------------------------- */

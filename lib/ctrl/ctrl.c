@@ -227,6 +227,17 @@ void ctrl__mark_wl(ctrl_t *c, const char *key)
     mark(c, &c->wls_q, key);
 }
 
+void ctrl__mark_wl_and_job(ctrl_t *c, const char *key)
+{
+    char owner[CTRL_KEY_MAX];
+    ctrl_kind_t kind;
+    const ctrl_wl_t *w = ctrl__wl(c, key);
+
+    ctrl__mark_wl(c, key);
+    if (w != NULL && ctrl__owner_job(c, w, &kind, owner, sizeof(owner), NULL) != NULL)
+        ctrl__mark_job(c, kind, owner);
+}
+
 json_t *ctrl__finalizer_patch(const object_meta_t *m)
 {
     json_t *list = json_array();
@@ -1080,18 +1091,12 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
         case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
             break;
-        case CTRL_OP_WL_CHECKS: {
+        case CTRL_OP_WL_CHECKS:
             /* Admitted=True written: its Job starts now. The Workload's watch event may have come
              * while this write held it busy, and that reconcile was skipped; no later event
              * would bring the start (integration_ctrl_checks waited 20 s for it in a CI run). */
-            char owner[CTRL_KEY_MAX];
-            ctrl_kind_t jk;
-            const ctrl_wl_t *w = ctrl__wl(c, op->key);
-            ctrl__mark_wl(c, op->key);
-            if (w != NULL && ctrl__owner_job(c, w, &jk, owner, sizeof(owner), NULL) != NULL)
-                ctrl__mark_job(c, jk, owner);
+            ctrl__mark_wl_and_job(c, op->key);
             break;
-        }
         default:
             ctrl__job_done(c, op, res);
             break;

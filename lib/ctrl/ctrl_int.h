@@ -217,6 +217,9 @@ const char *ctrl__owner_job(ctrl_t *c, const ctrl_wl_t *w, ctrl_kind_t *kind, ch
 /* Queue a reconcile of the job of `kind` / the Workload `key` and schedule a pass. */
 void ctrl__mark_job(ctrl_t *c, ctrl_kind_t kind, const char *key);
 void ctrl__mark_wl(ctrl_t *c, const char *key);
+/* Mark Workload `key` and the job that owns it (if any) for a reconcile: after a write of the
+ * Workload answers, whose watch event may have come while the write held it busy. */
+void ctrl__mark_wl_and_job(ctrl_t *c, const char *key);
 /* Schedule a pass soon. */
 void ctrl__kick(ctrl_t *c);
 
