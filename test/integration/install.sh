@@ -51,6 +51,9 @@ uninstall
 until_ 90 "namespace $NS of an earlier run to be deleted" '! k get namespace $NS'
 it_namespace
 it_on_exit uninstall
+it_on_fail 'k get events -n $NS --sort-by=.lastTimestamp | tail -n 25; k get rs,pods,resourcequota -n $NS' \
+    'for f in "$tmp"/op*.log; do [ ! -f "$f" ] || { echo "-- last lines of $f"; tail -n 30 "$f"; }; done' \
+    'grep -h "$NS" "$(dirname "$SLUICE_KUBE_ENV")/controller-manager.log" | tail -n 20'
 
 # ---- render and apply ------------------------------------------------------------------------
 # .ci/render-release --print is `kubectl kustomize manifests/` (or, with kubectl 1.20's kustomize

@@ -9,7 +9,15 @@ it_name=$(basename "$0" .sh)
 src=${SLUICE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 say() { echo "[$it_name] $*"; }
-fail() { echo "[$it_name] FAIL: $*" >&2; exit 1; }
+fail() {
+    echo "[$it_name] FAIL: $*" >&2
+    diag=${it_fail_diag:-}
+    it_fail_diag=
+    [ -z "$diag" ] || { echo "[$it_name] diagnostics:"; eval "$diag"; } >&2 2>&1 || true
+    exit 1
+}
+# Add a command whose output helps explain a failure: run, to stderr, when fail() is called.
+it_on_fail() { for c in "$@"; do it_fail_diag="${it_fail_diag:-} $c;"; done; }
 
 if [ -z "${SLUICE_KUBE_ENV:-}" ]; then
     fail "SLUICE_KUBE_ENV is not set: run through ctest (-L integration) or test/kube-env/with-apiserver"
