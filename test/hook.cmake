@@ -2,6 +2,9 @@
 find_package(Threads REQUIRED)
 sluice_add_test(hook_server LIBS sluice_hook Threads::Threads)
 sluice_add_test(hook_admission LIBS sluice_hook)
+# Allocation-failure test: every allocation of a review, jansson's included, is counted.
+target_link_options(test_hook_admission PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
+                    -Wl,--wrap=realloc)
 sluice_add_test(hook_audit LIBS sluice_hook)
 sluice_add_test(hook_tls LIBS sluice_hook)
 sluice_add_test(hook_limits LIBS sluice_hook)

@@ -1,6 +1,7 @@
 /* test_hook_admission -- AdmissionReview handling: validation, mutation patches, warnings. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/admission.h"
+#include "oom_wrap.h"
 
 #include <check.h>
 #include <openssl/evp.h>
@@ -1007,6 +1008,66 @@ START_TEST(test_pod_gated_and_marked)
 }
 END_TEST
 
+/* Every allocation of a review fails in turn: the answer is the failure-free one, or the request
+ * fails with 500 (the API server then applies the webhook's failurePolicy) -- never a 400 that
+ * blames the caller, never a different verdict or patch. */
+START_TEST(test_allocation_failures_answer_500_or_the_same)
+{
+    char bodies[4][4096], cq[1024];
+    static const char *const paths[] = {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+                                        "/validate-kueue-x-k8s-io-v1beta2-clusterqueue",
+                                        "/mutate-batch-v1-job", "/validate-batch-v1-job"};
+    const char *job = "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
+                      "\"namespace\":\"ns1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"nope\"}},"
+                      "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+                      "\"i\"}],\"restartPolicy\":\"Never\"}}}}";
+
+    snprintf(cq, sizeof(cq), cq_valid, "16");
+    review(bodies[0], sizeof(bodies[0]), "CREATE", "ClusterQueue", cq, NULL);
+    review(bodies[1], sizeof(bodies[1]), "CREATE", "ClusterQueue", cq_bad, NULL);
+    review(bodies[2], sizeof(bodies[2]), "CREATE", "Job", job, NULL);
+    review(bodies[3], sizeof(bodies[3]), "CREATE", "Job", job, NULL);
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char *ref = NULL;
+        int ref_status = 0;
+        err_msg_t msg;
+        long n, failed500 = 0;
+
+        ck_assert_int_eq(hook_admission_review(&env, paths[i], bodies[i], strlen(bodies[i]),
+                                               &ref_status, &ref, &msg),
+                         ERR_OK);
+        ck_assert_int_eq(ref_status, 200);
+        for (n = 1;; n++) {
+            char *out = NULL;
+            int status = 0;
+            long made;
+            err_t rc;
+
+            oom_fail_at(n);
+            rc = hook_admission_review(&env, paths[i], bodies[i], strlen(bodies[i]), &status, &out,
+                                       &msg);
+            made = oom_count();
+            oom_fail_at(0);
+            if (rc == ERR_OK) {
+                ck_assert_int_eq(status, 200);
+                ck_assert_msg(strcmp(out, ref) == 0, "%s, allocation %ld failed: %s\nwant %s",
+                              paths[i], n, out, ref);
+                free(out);
+            } else {
+                ck_assert_msg(status == 500, "%s, allocation %ld failed: HTTP %d: %s", paths[i], n,
+                              status, msg.text);
+                ck_assert_ptr_null(out);
+                failed500++;
+            }
+            if (made < n)
+                break;
+        }
+        ck_assert_int_gt(failed500, 5);
+        free(ref);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("hook_admission");
@@ -1036,6 +1097,7 @@ int main(void)
     tcase_add_test(tc, test_deployment_template_marked);
     tcase_add_test(tc, test_rayjob_unlabelled_rules);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
+    tcase_add_test(tc, test_allocation_failures_answer_500_or_the_same);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

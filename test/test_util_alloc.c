@@ -137,6 +137,55 @@ START_TEST(errors_and_positions_as_jansson_says)
 END_TEST
 
 /* The library routes: util_malloc and friends are what the wrappers count. */
+/* jansson 2.14's json_dumps() ignores the answer of the piece that writes an object's key: when
+ * an allocation fails there it returns a text with the key left out (found by
+ * test_hook_admission: an AdmissionReview without its "response" key). util_json_dumps()
+ * returns NULL or exactly the text, whichever allocation fails, for keys and strings of every
+ * length around the buffer's growth. */
+START_TEST(dumps_exact_or_null)
+{
+    json_t *doc = json_object();
+    char *want, *text, key[300];
+    int jansson_wrong = 0;
+
+    for (int len = 1; len < 280; len += 7) {
+        memset(key, 'k', (size_t)len);
+        key[len] = '\0';
+        json_object_set_new(doc, key, json_pack("{s:[s,i]}", "v", key + len / 2, len));
+    }
+    want = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+    ck_assert_ptr_nonnull(want);
+    for (long n = 1;; n++) {
+        oom_fail_at(n);
+        text = util_json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+        long made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
+            ck_assert_ptr_nonnull(text);
+            ck_assert_str_eq(text, want);
+            free(text);
+            break;
+        }
+        ck_assert_msg(text == NULL, "allocation %ld failed, yet: %.80s", n, text);
+    }
+    /* and jansson alone, for the record */
+    for (long n = 1;; n++) {
+        oom_fail_at(n);
+        text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+        long made = oom_count();
+        oom_fail_at(0);
+        if (text != NULL && strcmp(text, want) != 0)
+            jansson_wrong++;
+        free(text);
+        if (made < n)
+            break;
+    }
+    ck_assert_int_ge(jansson_wrong, 1);
+    free(want);
+    json_decref(doc);
+}
+END_TEST
+
 START_TEST(the_allocator_is_counted)
 {
     void *m, *c, *d, *p, *r, *j;
@@ -180,6 +229,7 @@ int main(void)
     tcase_add_test(tc, every_allocation_of_every_token_length);
     tcase_add_test(tc, errors_and_positions_as_jansson_says);
     tcase_add_test(tc, the_allocator_is_counted);
+    tcase_add_test(tc, dumps_exact_or_null);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -436,7 +436,7 @@ static void json_time_or_null(FILE *out, int64_t ms)
 static void json_str(FILE *out, const char *s)
 {
     json_t *v = json_string(s);
-    char *text = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+    char *text = v ? util_json_dumps(v, JSON_ENCODE_ANY) : NULL;
 
     fputs(text ? text : "\"\"", out);
     free(text);

@@ -5,6 +5,7 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/ctrl_int.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,7 +141,7 @@ err_t visibility_route(const char *path, const char *query, visibility_route_t *
 /* Put `j` (consumed) as the JSON body with `status`; on OOM a 500 without a body. */
 static void answer(hook_response_t *resp, int status, json_t *j)
 {
-    char *text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *text = j != NULL ? util_json_dumps(j, JSON_COMPACT) : NULL;
 
     json_decref(j);
     resp->content_type = "application/json";

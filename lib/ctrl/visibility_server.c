@@ -108,7 +108,7 @@ static void status_failure(hook_response_t *resp, int code, const char *reason, 
     json_t *st =
         json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
                   "metadata", "status", "Failure", "message", msg, "reason", reason, "code", code);
-    char *text = st != NULL ? json_dumps(st, JSON_COMPACT) : NULL;
+    char *text = st != NULL ? util_json_dumps(st, JSON_COMPACT) : NULL;
 
     json_decref(st);
     resp->status = code;

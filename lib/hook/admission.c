@@ -804,7 +804,7 @@ static json_t *response_json(const review_t *r, const verdict_t *v)
                                       v->message ? v->message : "denied")) != 0)
         goto fail;
     if (v->allowed && v->patch != NULL && json_array_size(v->patch) > 0) {
-        char *text = json_dumps(v->patch, JSON_COMPACT);
+        char *text = util_json_dumps(v->patch, JSON_COMPACT);
         char *b64 = NULL;
         int bad = text == NULL || base64_encode(text, strlen(text), &b64) != ERR_OK ||
                   json_object_set_new(resp, "patchType", json_string("JSONPatch")) ||
@@ -943,6 +943,11 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         return err_set(msg, ERR_NOT_FOUND, "no webhook at %s", path);
     }
     doc = util_json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc == NULL && util_json_nomem(&jerr)) {
+        /* Not the caller's fault: 500, so that the API server applies the failurePolicy. */
+        *status = 500;
+        return err_set(msg, ERR_NOMEM, "out of memory decoding the AdmissionReview");
+    }
     if (doc == NULL) {
         *status = 400;
         return err_set(msg, ERR_PARSE, "malformed AdmissionReview: invalid JSON at line %d: %s",
@@ -950,7 +955,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
     }
     rc = review_parse(doc, &r, msg);
     if (rc != ERR_OK) {
-        *status = 400;
+        *status = rc == ERR_NOMEM ? 500 : 400;
         goto out;
     }
     v.allowed = true;
@@ -982,7 +987,7 @@ err_t hook_admission_review(const hook_admission_env_t *env, const char *path, c
         goto out;
     }
     out = response_json(&r, &v);
-    *response = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    *response = out ? util_json_dumps(out, JSON_COMPACT) : NULL;
     if (*response == NULL) {
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         *status = 500;

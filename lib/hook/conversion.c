@@ -43,18 +43,6 @@ static void utf8_clean(char *s)
     }
 }
 
-/* Does `text` parse back into `root`? jansson 2.14 can leave a key out of json_dumps() output
- * when an allocation inside it fails, and the lexer can drop bytes the same way; either shows up
- * here, and the answer becomes out-of-memory instead of a wrong object. */
-static bool dump_is_exact(const json_t *root, const char *text)
-{
-    json_t *back = util_json_loads(text, JSON_ALLOW_NUL, NULL);
-    bool same = back != NULL && json_equal(back, (json_t *)root);
-
-    json_decref(back);
-    return same;
-}
-
 /* The ConversionReview answer: `converted` (stolen; NULL for a failure with `failure`). */
 static err_t answer(const char *api, const json_t *uid, json_t *converted, char *failure,
                     char **out, err_msg_t *msg)
@@ -93,11 +81,7 @@ static err_t answer(const char *api, const json_t *uid, json_t *converted, char 
         goto out;
     }
     resp = NULL;
-    text = json_dumps(root, JSON_COMPACT);
-    if (text != NULL && !dump_is_exact(root, text)) {
-        free(text);
-        text = NULL;
-    }
+    text = util_json_dumps(root, JSON_COMPACT);
 out:
     json_decref(converted);
     json_decref(result);

@@ -6,6 +6,7 @@
 #include "jobs/job_workload.h"
 #include "model/fragment.h"
 #include "model/names.h"
+#include "util/alloc.h"
 #include "util/hmap.h"
 #include "util/str.h"
 
@@ -794,7 +795,7 @@ uint64_t jobs_template_digest(const json_t *tmpl)
         digest_part(parts, "tolerations", pspec))
         goto out;
     /* Sorted keys: the same content gives the same text whatever order the server sent. */
-    text = json_dumps(parts, JSON_COMPACT | JSON_SORT_KEYS);
+    text = util_json_dumps(parts, JSON_COMPACT | JSON_SORT_KEYS);
     if (text != NULL)
         h = hash(text, strlen(text));
 out:

@@ -1170,13 +1170,10 @@ static err_t submit(kube_client_t *c, const char *method, kube__str_t *path, jso
     req->url = url.p;
     url.p = NULL;
     if (body != NULL) {
-        size_t n = json_dumpb(body, NULL, 0, JSON_COMPACT);
-
-        req->body = malloc(n + 1);
-        if (n == 0 || req->body == NULL)
+        req->body = util_json_dumps(body, JSON_COMPACT); /* never a text with a key left out */
+        if (req->body == NULL)
             goto nomem;
-        req->body_len = json_dumpb(body, req->body, n, JSON_COMPACT);
-        req->body[req->body_len] = '\0';
+        req->body_len = strlen(req->body);
     }
     req->content_type = content_type;
     req->watch = watch;

@@ -7,6 +7,7 @@
 #include "sim/sim.h"
 #include "sim/stats.h"
 #include "sim/view.h"
+#include "util/alloc.h"
 #include "util/duration.h"
 #include "util/str.h"
 
@@ -242,7 +243,7 @@ static void write_side_json(FILE *out, const side_t *s)
 {
     char buf[SIM_RATIO_STR_MAX], d[DURATION_STR_MAX];
     json_t *name = json_string(s->name);
-    char *q = name != NULL ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+    char *q = name != NULL ? util_json_dumps(name, JSON_ENCODE_ANY) : NULL;
 
     fprintf(out, "{\"file\":%s,\"makespanSeconds\":%s,\"workloads\":%zu,\"pendingAtEnd\":%zu,",
             q != NULL ? q : "null", duration_format_secs(s->r->end, d), s->r->nwls, s->pending);
@@ -260,7 +261,7 @@ static void write_side_json(FILE *out, const side_t *s)
         const team_t *t = &s->teams[i];
         char p50[DURATION_STR_MAX], p90[DURATION_STR_MAX];
         json_t *ns = json_string(t->ns);
-        char *nq = ns != NULL ? json_dumps(ns, JSON_ENCODE_ANY) : NULL;
+        char *nq = ns != NULL ? util_json_dumps(ns, JSON_ENCODE_ANY) : NULL;
         wait_text(t, 50, true, p50);
         wait_text(t, 90, true, p90);
         fprintf(out,

@@ -55,6 +55,16 @@ typedef struct {
 
 static _Thread_local parse_t *parse;
 
+/* The dump guard: while util_json_dumps() runs on a thread, `dump` collects its output and
+ * notes any failed allocation of jansson's. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool failed;
+} dump_t;
+
+static _Thread_local dump_t *dump;
+
 static void *from_reserve(parse_t *p, size_t n)
 {
     size_t at = (p->reserve_used + 15) & ~(size_t)15;
@@ -70,8 +80,12 @@ static void *json_malloc(size_t n)
     parse_t *p = parse;
     void *m;
 
-    if (p == NULL)
-        return util_malloc(n);
+    if (p == NULL) {
+        m = util_malloc(n);
+        if (m == NULL && dump != NULL)
+            dump->failed = true;
+        return m;
+    }
     if (!p->failed) {
         m = util_malloc(n);
         if (m != NULL)
@@ -189,6 +203,52 @@ json_t *util_json_loadb(const char *buf, size_t len, size_t flags, json_error_t 
 json_t *util_json_loads(const char *s, size_t flags, json_error_t *error)
 {
     return util_json_loadb(s, strlen(s), flags, error);
+}
+
+/* json_dump_callback()'s sink: once anything failed, every later piece fails too (jansson does
+ * not check every piece's answer). */
+static int dump_append(const char *piece, size_t n, void *arg)
+{
+    dump_t *d = arg;
+    size_t cap;
+    char *b;
+
+    if (d->failed)
+        return -1;
+    if (n >= d->cap - d->len || d->buf == NULL) {
+        for (cap = d->cap ? d->cap : 256; n >= cap - d->len; cap *= 2) {
+            if (cap > SIZE_MAX / 2) {
+                d->failed = true;
+                return -1;
+            }
+        }
+        b = util_realloc(d->buf, cap);
+        if (b == NULL) {
+            d->failed = true;
+            return -1;
+        }
+        d->buf = b;
+        d->cap = cap;
+    }
+    memcpy(d->buf + d->len, piece, n);
+    d->len += n;
+    d->buf[d->len] = '\0';
+    return 0;
+}
+
+char *util_json_dumps(const json_t *json, size_t flags)
+{
+    dump_t d = {0}, *outer = dump;
+    int rc;
+
+    dump = &d;
+    rc = json_dump_callback(json, dump_append, &d, flags);
+    dump = outer;
+    if (rc != 0 || d.failed || d.buf == NULL) {
+        util_free(d.buf);
+        return NULL;
+    }
+    return d.buf;
 }
 
 bool util_json_nomem(const json_error_t *error)

@@ -45,6 +45,16 @@ void util_alloc_install(void);
 json_t *util_json_loadb(const char *buf, size_t len, size_t flags, json_error_t *error);
 json_t *util_json_loads(const char *s, size_t flags, json_error_t *error);
 
+/*
+ * json_dumps() that never returns a wrong text. jansson 2.14's dumper ignores the answer of the
+ * piece that writes an object's key (dump.c), so when the buffer cannot grow there, json_dumps()
+ * returns the text without that key -- `{"":{...}}` or a key cut short, sometimes still valid
+ * JSON. Here the pieces go to a buffer of our own that refuses every piece after a failure, and
+ * any failed allocation during the dump (jansson's own included) makes the result NULL. Free
+ * the text with free().
+ */
+char *util_json_dumps(const json_t *json, size_t flags);
+
 /* Whether a failed util_json_load*() ran out of memory (as opposed to malformed input). */
 bool util_json_nomem(const json_error_t *error);
 

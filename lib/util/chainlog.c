@@ -260,7 +260,7 @@ static err_t write_link(chainlog_t *log, json_t *rec, err_msg_t *msg)
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         goto out;
     }
-    text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    text = util_json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (text == NULL) {
         rc = err_set(msg, ERR_NOMEM, "out of memory");
         goto out;
@@ -373,7 +373,7 @@ err_t chainlog_append(chainlog_t *log, json_t *rec, err_msg_t *msg)
     err_t rc;
 
     if (log->max_bytes > 0) { /* the record's size decides a rotation first */
-        char *probe = json_dumps(rec, JSON_COMPACT);
+        char *probe = util_json_dumps(rec, JSON_COMPACT);
         n = probe ? strlen(probe) + 100 : 0; /* + seq and prev */
         free(probe);
         if (n == 0)
