@@ -586,22 +586,61 @@ static bool web_running(fx_t *fx)
            !gated(fx, "web-1");
 }
 
+/* The StatefulSet "web" of 2 replicas x 1 cpu, queued, as its webhook leaves it; one %s for its
+ * status. */
+#define STS_WEB                                                                              \
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","   \
+    "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{"     \
+    "\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{"         \
+    "\"metadata\":{\"labels\":{\"app\":\"web\"},\"annotations\":{"                           \
+    "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"}},\"spec\":{\"containers\":[{" \
+    "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}%s}"
+
+static char web_group[256];
+
+static bool web_on_hold(fx_t *fx)
+{
+    json_t *w = group_workload(fx, web_group), *c = cond(w, "QuotaReserved");
+    const char *r = json_string_value(json_object_get(c, "reason"));
+    return !wl_reserved(w) && cond_is(w, "QuotaReserved", "False") && r != NULL &&
+           strcmp(r, "OnHold") == 0;
+}
+
+static bool web_waits(fx_t *fx)
+{
+    return waits_for_quota(group_workload(fx, web_group));
+}
+
+static bool h3_running(fx_t *fx)
+{
+    return wl_reserved(group_workload(fx, "h")) && !gated(fx, "h-0") && !gated(fx, "h-1") &&
+           !gated(fx, "h-2");
+}
+
+/* StatefulSet "web" at spec.replicas `replicas`, status.replicas `status`. */
+static void sts_scale(fx_t *fx, int replicas, int status)
+{
+    char obj[2048], st[64];
+    json_t *o;
+
+    snprintf(st, sizeof(st), ",\"status\":{\"replicas\":%d}", status);
+    snprintf(obj, sizeof(obj), STS_WEB, st);
+    o = json_loads(obj, 0, NULL);
+    ck_assert_ptr_nonnull(o);
+    json_object_set_new(json_object_get(o, "spec"), "replicas", json_integer(replicas));
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, o, NULL, NULL), ERR_OK);
+    json_decref(o);
+}
+
 START_TEST(statefulset_pods_form_one_group)
 {
-    static const char sts[] =
-        "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
-        "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{"
-        "\"replicas\":2,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},\"template\":{"
-        "\"metadata\":{\"labels\":{\"app\":\"web\"},\"annotations\":{"
-        "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"}},\"spec\":{\"containers\":[{"
-        "\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}%s}";
     char obj[2048];
     fx_t fx;
     json_t *w, *ps;
     const char *uid, *g;
 
     fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
-    snprintf(obj, sizeof(obj), sts, "");
+    snprintf(obj, sizeof(obj), STS_WEB, "");
     fx_put(&fx, obj);
     uid = json_string_value(json_object_get(
         json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
@@ -609,7 +648,7 @@ START_TEST(statefulset_pods_form_one_group)
     /* The StatefulSet controller's part: its Pods (gated by the webhook), then its status. */
     sts_pod(&fx, "web-0", uid);
     sts_pod(&fx, "web-1", uid);
-    snprintf(obj, sizeof(obj), sts, ",\"status\":{\"replicas\":2}");
+    snprintf(obj, sizeof(obj), STS_WEB, ",\"status\":{\"replicas\":2}");
     fx_put(&fx, obj);
     fx_run_until(&fx, web_running, 10, "the StatefulSet's Pods admitted together and ungated");
     g = label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
@@ -631,18 +670,40 @@ START_TEST(statefulset_pods_form_one_group)
                          json_object_get(json_object_get(w, "metadata"), "annotations"),
                          "kueue.x-k8s.io/job-owner-gvk")),
                      "apps/v1, Kind=StatefulSet");
-    /* Scaled to zero (the StatefulSet controller deletes its Pods): its Workload is deleted, its
-     * quota released. */
-    snprintf(obj, sizeof(obj), sts, ",\"status\":{\"replicas\":2}");
-    {
-        json_t *o = json_loads(obj, 0, NULL);
-        json_object_set_new(json_object_get(o, "spec"), "replicas", json_integer(0));
-        ck_assert_int_eq(fakeapi_put_object(fx.fa, o, NULL, NULL), ERR_OK);
-        json_decref(o);
-    }
+    /* Scaled to zero (the StatefulSet controller deletes its Pods): its Workload is kept, on
+     * hold (Kueue's StatefulSet reconciler), its quota released. */
+    snprintf(web_group, sizeof(web_group), "%s", g);
+    sts_scale(&fx, 0, 2);
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-0", NULL), ERR_OK);
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "web-1", NULL), ERR_OK);
-    fx_run_until(&fx, no_workloads, 10, "the StatefulSet's Workload removed at zero replicas");
+    fx_run_until(&fx, web_on_hold, 10, "the StatefulSet's Workload on hold at zero replicas");
+    w = group_workload(&fx, web_group);
+    ck_assert_ptr_null(json_object_get(json_object_get(w, "status"), "admission"));
+    ck_assert(cond_is(w, "Admitted", "False"));
+    ck_assert_str_eq(json_string_value(json_object_get(cond(w, "QuotaReserved"), "message")),
+                     "StatefulSet scaled to zero; workload on hold");
+    /* Its quota is free: a group of 3 of the 4 cpus is admitted beside it. */
+    pod(&fx, "h-0", 1, "h", 3, NULL);
+    pod(&fx, "h-1", 1, "h", 3, NULL);
+    pod(&fx, "h-2", 1, "h", 3, NULL);
+    fx_run_until(&fx, h3_running, 10, "pod group h admitted in the quota given back");
+    run_for(&fx, 500);
+    ck_assert(web_on_hold(&fx)); /* not queued: still on hold, not pending */
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 2);
+    /* Scaled up again: the same Workload leaves the hold and waits for h's quota. */
+    sts_scale(&fx, 2, 0);
+    sts_pod(&fx, "web-0", uid);
+    sts_pod(&fx, "web-1", uid);
+    sts_scale(&fx, 2, 2);
+    fx_run_until(&fx, web_waits, 10, "the StatefulSet's Workload out of hold, waiting for quota");
+    ck_assert(gated(&fx, "web-0") && gated(&fx, "web-1"));
+    for (size_t i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "h-%zu", i);
+        set_phase(&fx, n, "Succeeded");
+    }
+    fx_run_until(&fx, web_running, 10, "the StatefulSet readmitted once h finished");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 2);
     fx_stop(&fx);
 }
 END_TEST

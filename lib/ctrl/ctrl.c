@@ -475,7 +475,9 @@ void ctrl__unadmit(ctrl_t *c, const char *key)
  *   API reserved (status.admission + QuotaReserved, not finished, active) but engine pending
  *     -> forget and re-add: a new Workload with an admission is taken as admitted;
  *   API not reserved but engine admitted, and no admission write of ours in flight
- *     -> back to pending.
+ *     -> back to pending;
+ *   API on hold (QuotaReserved=False OnHold, not reserved: a StatefulSet at zero replicas)
+ *     -> out of the engine, as Kueue's queues leave it (workload.IsAdmissible).
  * An eviction in progress is left to its writes (release calls sched_evicted()); with no write
  * of ours in flight, an API that shows it not reserved released it.
  */
@@ -504,6 +506,16 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     }
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
+    if (!reserved && ctrl_wl_on_hold(w) && !(known && ctrl__admitting(c, key))) {
+        /* On hold is the answer to a write (ours, or someone's): no admission of ours in flight
+         * predates it, so it is final even while the hold write itself still holds the key. */
+        if (known) {
+            ctrl__metrics_release(c, key, ctrl__now_ms());
+            if (sched_workload_delete(c->sched, key, ctrl__now_ms(), &msg) == ERR_OK)
+                c->queue_dirty = true;
+        }
+        goto out;
+    }
     if (known && !reserved &&
         ((info.state == SCHED_WL_ADMITTED && ctrl__busy(c, CTRL_WORKLOAD, key)) ||
          (info.state == SCHED_WL_EVICTING && ctrl__admitting(c, key))))

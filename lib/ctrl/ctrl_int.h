@@ -63,6 +63,7 @@ typedef enum {
     CTRL_OP_WL_IDLE,         /* condition sluice.dev/Idle (idle reclaim, idlectl.c) */
     CTRL_OP_EXT_OWNER,       /* GET an externalFrameworks owner's metadata (extowner.c) */
     CTRL_OP_WL_RECLAIM,      /* status.reclaimablePods from the job's pods done for good */
+    CTRL_OP_WL_HOLD,         /* QuotaReserved=False OnHold / out of it (a StatefulSet at 0) */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;

@@ -1143,6 +1143,44 @@ static int32_t lws_replicas(const json_t *owner, int32_t n)
     return n;
 }
 
+/*
+ * A StatefulSet's one Workload across a scale to zero and back (Kueue's StatefulSet reconciler):
+ * at zero replicas it is kept, its quota given back with QuotaReserved=False reason OnHold
+ * "StatefulSet scaled to zero; workload on hold" (status.admission removed, Admitted=False), and
+ * an on-hold Workload is queued nowhere (ctrl__engine_wl()); at the scale-up it leaves the hold,
+ * QuotaReserved=False PendingEvaluation "Workload no longer on hold; waiting for quota
+ * reservation", and is queued again as it was made (Kueue does not update its pod set count
+ * either). A finished or deactivated Workload is left alone.
+ */
+static void sts_hold(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, int32_t replicas)
+{
+    json_t *view, *patch = NULL;
+    bool changed = false;
+
+    if (ctrl__busy(c, CTRL_WORKLOAD, wkey) || !w->valid || w->wl.meta.deleting ||
+        w->wl.conditions.finished || !w->wl.active)
+        return;
+    if (replicas == 0 && !ctrl_wl_reserved(w))
+        return;
+    if (replicas > 0 && !ctrl_wl_on_hold(w))
+        return;
+    view = ctrl_wl_json(w);
+    if (view != NULL && replicas == 0)
+        patch = wlstatus_unreserve_patch(
+            view, "OnHold", "StatefulSet scaled to zero; workload on hold", ctrl__now_ms() / 1000);
+    else if (view != NULL)
+        patch = wlstatus_pending_patch(view, "PendingEvaluation",
+                                       "Workload no longer on hold; waiting for quota reservation",
+                                       ctrl__now_ms() / 1000, &changed);
+    json_decref(view);
+    if (patch == NULL)
+        return; /* out of memory: the owner's next event tries again */
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s", wkey,
+              replicas == 0 ? "on hold: its StatefulSet is scaled to zero"
+                            : "no longer on hold: its StatefulSet is scaled up");
+    ctrl__wl_status(c, CTRL_OP_WL_HOLD, wkey, patch);
+}
+
 /* The Workloads of LeaderWorkerSet `okey` (of `kind`), `owner` just read from the API. */
 static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_t *owner)
 {
@@ -1166,6 +1204,16 @@ static void owned_workloads(ctrl_t *c, ctrl_kind_t kind, const char *okey, json_
         }
         snprintf(wkey, sizeof(wkey), "%.*s/%s", (int)(slash - okey), okey, name);
         w = ctrl__wl(c, wkey);
+        if (k == &jobs_kind_statefulset) {
+            /* One Workload, kept at zero replicas (on hold). */
+            if (w == NULL && n > 0)
+                owned_create(c, kind, okey, owner, i, wkey);
+            else if (w != NULL)
+                sts_hold(c, wkey, w, n);
+            if (w != NULL && n > 0)
+                owned_queue(c, wkey, w, queue);
+            continue;
+        }
         if (i >= n && w == NULL)
             break;
         if (i >= n)
@@ -1348,10 +1396,9 @@ void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, cons
 }
 
 /*
- * A pod group's Workload is owned by its Pods, none the controller (Kueue's shape for a group,
- * and for a StatefulSet's or a LeaderWorkerSet replica's here, see docs/operator.md). When the
- * last of them is gone -- a LeaderWorkerSet scaled down deletes its last replicas' Pods, a
- * StatefulSet scaled to zero all of its Pods, a finished group's Pods are cleaned up -- the
+ * A pod group's Workload made from its Pods is owned by them, none the controller (Kueue's shape
+ * for a group; a StatefulSet's or a LeaderWorkerSet replica's is its owner's, above). When the
+ * last of them is gone -- a finished group's Pods are cleaned up -- the
  * Workload is orphaned: the garbage collector would delete it, and so does this (its finalizer
  * first), so that its quota goes back whether or not a garbage collector runs. The caller has
  * checked that no cached Pod names it as its group (ctrl__pods_wl()).

@@ -1148,8 +1148,10 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
         break;
     case CTRL_OP_WL_BACKOFF:
     case CTRL_OP_WL_PRIORITY:
+    case CTRL_OP_WL_HOLD:
         if (res->err == ERR_OK) {
-            /* Feed the engine now (unheld / new priority) rather than at the watch event. */
+            /* Feed the engine now (unheld / new priority / on hold or out of it) rather than at
+             * the watch event. */
             w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
             if (w != NULL)
                 ctrl__engine_wl(c, op->key, w);

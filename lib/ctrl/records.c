@@ -309,6 +309,14 @@ bool ctrl_wl_reserved(const ctrl_wl_t *w)
     return w->valid && w->wl.admission != NULL && ctrl_wl_is(w, "QuotaReserved");
 }
 
+bool ctrl_wl_on_hold(const ctrl_wl_t *w)
+{
+    const condition_t *c = ctrl_wl_cond(w, "QuotaReserved");
+
+    return c != NULL && strcmp(c->status, "False") == 0 && c->reason != NULL &&
+           strcmp(c->reason, "OnHold") == 0;
+}
+
 /* One status.conditions[] item as the API writes it (observedGeneration only when set). */
 static json_t *cond_json(const condition_t *c)
 {

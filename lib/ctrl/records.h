@@ -162,6 +162,10 @@ bool ctrl_wl_is(const ctrl_wl_t *w, const char *type);
 /* Does `w` hold quota in the API (status.admission + QuotaReserved=True)? */
 bool ctrl_wl_reserved(const ctrl_wl_t *w);
 
+/* Is `w` on hold (Kueue's workload.IsOnHold: QuotaReserved=False reason OnHold, written for a
+ * StatefulSet scaled to zero)? Such a Workload keeps no quota and is not queued. */
+bool ctrl_wl_on_hold(const ctrl_wl_t *w);
+
 /* A small JSON view of `w` for the status-patch builders (wlstatus.h, podsready.h), which read
  * metadata (name, namespace, resourceVersion, generation), spec.active and spec.queueName,
  * status.conditions, status.admission and status.requeueState: a new reference, NULL on

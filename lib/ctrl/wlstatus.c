@@ -402,6 +402,34 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
     return p;
 }
 
+json_t *wlstatus_unreserve_patch(const json_t *wl, const char *reason, const char *message,
+                                 int64_t now_s)
+{
+    json_t *conds = NULL, *p = patch_start(wl, &conds), *acc;
+    const json_t *adm;
+    const char *st;
+    int64_t gen = generation(wl);
+
+    if (p == NULL)
+        return NULL;
+    acc = accumulated_after(wl, conds, reason, now_s);
+    adm = cond_find(conds, "Admitted");
+    st = json_string_value(json_object_get(adm, "status"));
+    if (acc == NULL ||
+        json_object_set_new(json_object_get(p, "status"), "accumulatedPastExecutionTimeSeconds",
+                            acc) ||
+        json_object_set_new(json_object_get(p, "status"), "admission", json_null()) ||
+        cond_set(conds, "QuotaReserved", "False", reason, message, gen, now_s, NULL) != ERR_OK ||
+        /* Kueue's SyncAdmittedCondition: only an Admitted=True turns False. */
+        (st != NULL && strcmp(st, "True") == 0 &&
+         cond_set(conds, "Admitted", "False", "NoReservation", "The workload has no reservation",
+                  gen, now_s, NULL) != ERR_OK)) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}
+
 json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *message,
                               int64_t now_s)
 {

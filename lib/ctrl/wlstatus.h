@@ -53,6 +53,13 @@ json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *p
  * eviction's: True only for Preempted, as Kueue's requeue immediately). */
 json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s);
 
+/* Kueue's UnsetQuotaReservationWithCondition: the quota reservation given back without an
+ * eviction -- status.admission removed, QuotaReserved=False `reason`/`message`, an Admitted=True
+ * turned False NoReservation, accumulatedPastExecutionTimeSeconds as a release adds it. A
+ * StatefulSet scaled to zero: reason "OnHold" (ctrl_wl_on_hold()). NULL on out-of-memory. */
+json_t *wlstatus_unreserve_patch(const json_t *wl, const char *reason, const char *message,
+                                 int64_t now_s);
+
 /* Finished=True with `reason` (Succeeded, Failed, FailedToStart, ...) and `message`. */
 json_t *wlstatus_finish_patch(const json_t *wl, const char *reason, const char *message,
                               int64_t now_s);
