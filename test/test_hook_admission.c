@@ -622,6 +622,76 @@ START_TEST(test_rayjob_unlabelled_rules)
 }
 END_TEST
 
+/* ---- a StatefulSet's scale-up from 0 while its Workload is not on hold ------------------------
+ */
+
+static bool sts_enabled(void *ctx, const char *framework)
+{
+    (void)ctx;
+    return strcmp(framework, "statefulset") == 0 || strcmp(framework, "pod") == 0;
+}
+
+static bool sts_wl_left_answer;
+static char sts_wl_asked[256];
+
+static bool sts_wl_left(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    (void)ctx;
+    snprintf(sts_wl_asked, sizeof(sts_wl_asked), "%s/%s/%s", ns, name, uid ? uid : "");
+    return sts_wl_left_answer;
+}
+
+static const hook_admission_env_t env_sts = {
+    .framework_enabled = sts_enabled,
+    .serving_workload_left = sts_wl_left,
+    .ctx = &cluster,
+};
+
+/* Kueue's StatefulSet webhook: a scale-up from 0 is refused while the Workload of the scale-down
+ * exists and is not on hold (the operator answers from its Workload cache). */
+START_TEST(test_statefulset_scale_up_waits_for_its_workload)
+{
+    static const char sts[] =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
+        "\"namespace\":\"ns1\",\"uid\":\"u-1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+        "\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"},\"annotations\":{"
+        "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"}},\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"i\"}]}}},\"status\":{\"replicas\":0}}";
+    char old[2048], obj[2048], body[8192];
+
+    snprintf(old, sizeof(old), sts, 0);
+    snprintf(obj, sizeof(obj), sts, 2);
+    review(body, sizeof(body), "UPDATE", "StatefulSet", obj, old);
+    for (int i = 0; i < 2; i++) {
+        char *out = NULL;
+        int status = 0;
+        err_msg_t msg;
+        json_t *root, *resp;
+        sts_wl_left_answer = i == 1;
+        sts_wl_asked[0] = '\0';
+        ck_assert_int_eq(hook_admission_review(&env_sts, "/validate-apps-v1-statefulset", body,
+                                               strlen(body), &status, &out, &msg),
+                         ERR_OK);
+        root = json_loads(out, 0, NULL);
+        free(out);
+        resp = json_object_get(root, "response");
+        ck_assert_str_eq(sts_wl_asked, "ns1/web/u-1");
+        if (i == 0) {
+            ck_assert(json_is_true(json_object_get(resp, "allowed")));
+        } else {
+            ck_assert(json_is_false(json_object_get(resp, "allowed")));
+            ck_assert_str_eq(
+                json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+                "spec.replicas: Forbidden: workload from previous scale-down is still being "
+                "deleted");
+        }
+        json_decref(root);
+    }
+    sts_wl_left_answer = false;
+}
+END_TEST
+
 START_TEST(test_jobset_queue_and_priority_rules)
 {
     char js_old[2048], js_new[2048], body[8192];
@@ -1095,6 +1165,7 @@ int main(void)
     tcase_add_test(tc, test_kind_paths);
     tcase_add_test(tc, test_pod_gated_and_marked);
     tcase_add_test(tc, test_deployment_template_marked);
+    tcase_add_test(tc, test_statefulset_scale_up_waits_for_its_workload);
     tcase_add_test(tc, test_rayjob_unlabelled_rules);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     tcase_add_test(tc, test_allocation_failures_answer_500_or_the_same);

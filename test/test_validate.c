@@ -1453,7 +1453,7 @@ END_TEST
 
 START_TEST(job_update_queue_name)
 {
-    validate_env_t env = {has_default_queue, (void *)"ns"};
+    validate_env_t env = {.default_queue_exists = has_default_queue, .ctx = (void *)"ns"};
     char *got;
 
     EXPECT_UPDATE(job_yaml(Q ": a", "", "suspend: false"), job_yaml(Q ": b", "", "suspend: false"),
@@ -1740,11 +1740,23 @@ END_TEST
 /* A managed serving owner's shape on update (what lib/jobs' kindobj fills in: sizes, status
  * replicas, template shapes), set by hand here: update_shape OLD_SIZE NEW_SIZE STATUS_REPLICAS
  * OLD_SHAPE NEW_SHAPE for a queue-named StatefulSet. */
+static bool wl_left; /* what the cluster says of the StatefulSet's Workload (update_shape) */
+static char wl_asked[128];
+
+static bool serving_workload_left(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    (void)ctx;
+    (void)uid;
+    snprintf(wl_asked, sizeof(wl_asked), "%s/%s", ns ? ns : "", name);
+    return wl_left;
+}
+
 static char *update_shape(int32_t os, int32_t ns, int32_t sr, const char *osh, const char *nsh)
 {
     object_t o, n;
     diags_t d;
     char *out;
+    validate_env_t env = {.serving_workload_left = serving_workload_left};
 
     decode_integration(kind_yaml("apps/v1", "StatefulSet", Q ": a", ""), true, &o);
     decode_integration(kind_yaml("apps/v1", "StatefulSet", Q ": a", ""), true, &n);
@@ -1754,7 +1766,7 @@ static char *update_shape(int32_t os, int32_t ns, int32_t sr, const char *osh, c
     snprintf(o.u.integ.template_shapes[1], sizeof(o.u.integ.template_shapes[1]), "%s", osh);
     snprintf(n.u.integ.template_shapes[1], sizeof(n.u.integ.template_shapes[1]), "%s", nsh);
     diags_init(&d);
-    ck_assert_int_eq(validate_update(&o, &n, &d), ERR_OK);
+    ck_assert_int_eq(validate_update_env(&o, &n, &env, &d), ERR_OK);
     out = render(&d);
     diags_fini(&d);
     object_fini(&o);
@@ -1778,6 +1790,17 @@ START_TEST(integration_serving_shape)
     EXPECT_SHAPE(0, 2, 1, "a1b2c3d4", "a1b2c3d4",
                  "spec.replicas: Forbidden: scaling down is still in progress\n");
     EXPECT_SHAPE(2, 2, 0, "a1b2c3d4", "ffffffff", "spec.template.spec: field is immutable\n");
+    /* Kueue: a scale-up from 0 while the Workload of the scale-down exists and is not on hold. */
+    wl_left = true;
+    wl_asked[0] = '\0';
+    EXPECT_SHAPE(0, 2, 0, "a1b2c3d4", "a1b2c3d4",
+                 "spec.replicas: Forbidden: workload from previous scale-down is still being "
+                 "deleted\n");
+    ck_assert_str_ne(wl_asked, "");
+    EXPECT_SHAPE(2, 0, 0, "a1b2c3d4", "a1b2c3d4", ""); /* the scale-down itself is allowed */
+    EXPECT_SHAPE(0, 2, 1, "a1b2c3d4", "a1b2c3d4",
+                 "spec.replicas: Forbidden: scaling down is still in progress\n");
+    wl_left = false;
 }
 END_TEST
 

@@ -12,6 +12,7 @@
 #include "hook/conversion.h"
 #include "hook/server.h"
 #include "hook/tls.h"
+#include "jobs/kind_serving.h"
 #include "kube/bucket.h"
 #include "kube/kubeconfig.h"
 #include "model/object.h"
@@ -173,6 +174,26 @@ static bool env_owner_managed(void *ctx, const json_t *obj)
 {
     ctrl_webhook_t *w = ctx;
     return jobparent_managed(w->cfg, obj, NULL, NULL);
+}
+
+/* Kueue's StatefulSet webhook on a scale-up from 0: the StatefulSet's Workload (its name from
+ * the StatefulSet's name and uid) exists and is not on hold. */
+static bool env_serving_workload_left(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    ctrl_webhook_t *w = ctx;
+    char wname[JOBS_SERVING_NAME_BUF], key[CTRL_KEY_MAX];
+    const ctrl_wl_t *wl;
+    json_t *sts = json_pack("{s:{s:s,s:s?}}", "metadata", "name", name, "uid", uid);
+    err_t rc = sts != NULL ? jobs_serving_workload_name(&jobs_kind_statefulset, sts, 0, wname,
+                                                        sizeof(wname), NULL)
+                           : ERR_NOMEM;
+
+    json_decref(sts);
+    if (rc != ERR_OK || ns == NULL)
+        return false;
+    snprintf(key, sizeof(key), "%s/%s", ns, wname);
+    wl = ctrl__wl(w->ctrl, key);
+    return wl != NULL && !ctrl_wl_on_hold(wl);
 }
 
 static bool env_cq_usage(void *ctx, const char *cq, const char *flavor, const char *resource,
@@ -826,6 +847,7 @@ err_t ctrl_webhook_start(kube_client_t *client, ctrl_t *ctrl, const ctrl_config_
     w->env.cq_usage = env_cq_usage;
     w->env.framework_enabled = env_framework;
     w->env.owner_managed = env_owner_managed;
+    w->env.serving_workload_left = env_serving_workload_left;
     w->env.audit = env_audit;
     w->env.callers_authenticated = cfg->webhook_client_ca != NULL; /* mutual TLS */
     w->env.ctx = w;

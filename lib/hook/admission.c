@@ -322,6 +322,13 @@ static bool default_queue_exists(void *ctx, const char *ns)
     return env->local_queue_exists && env->local_queue_exists(env->ctx, ns, "default");
 }
 
+static bool serving_workload_left(void *ctx, const char *ns, const char *name, const char *uid)
+{
+    const hook_admission_env_t *env = ctx;
+    return env->serving_workload_left != NULL &&
+           env->serving_workload_left(env->ctx, ns, name, uid);
+}
+
 static const flavor_quotas_t *find_flavor(const cluster_queue_t *cq, const char *name)
 {
     for (size_t g = 0; g < cq->ngroups; g++)
@@ -612,7 +619,9 @@ static err_t validate(const hook_admission_env_t *env, const review_t *r, verdic
     object_t obj, old;
     diags_t d;
     bool have_obj = false, have_old = false;
-    validate_env_t venv = {.default_queue_exists = default_queue_exists, .ctx = (void *)env};
+    validate_env_t venv = {.default_queue_exists = default_queue_exists,
+                           .serving_workload_left = serving_workload_left,
+                           .ctx = (void *)env};
     err_t rc;
 
     if (strcmp(r->operation, "DELETE") == 0 || strcmp(r->operation, "CONNECT") == 0)
@@ -701,7 +710,9 @@ static err_t validate_kind(const hook_admission_env_t *env, const review_t *r, v
     object_t obj, old;
     diags_t d;
     bool have_obj = false, have_old = false;
-    validate_env_t venv = {.default_queue_exists = default_queue_exists, .ctx = (void *)env};
+    validate_env_t venv = {.default_queue_exists = default_queue_exists,
+                           .serving_workload_left = serving_workload_left,
+                           .ctx = (void *)env};
     err_t rc;
 
     if (r->object == NULL || strcmp(r->operation, "CONNECT") == 0)

@@ -76,6 +76,9 @@ typedef struct hook_admission_env_s {
     /* Is the controller owner of `obj` of a kind Kueue manages (an enabled integration's or an
      * external framework's)? NULL: never. */
     bool (*owner_managed)(void *ctx, const json_t *obj);
+    /* Does StatefulSet ns/name (of `uid`) still have a Workload that is not on hold? (Its
+     * scale-up from 0 is refused meanwhile, as Kueue's webhook refuses it.) NULL: never. */
+    bool (*serving_workload_left)(void *ctx, const char *ns, const char *name, const char *uid);
     /* Is the Configuration's admissionFairSharing present? NULL: unknown (no warning). */
     bool (*afs_enabled)(void *ctx);
     /* Is ClusterQueue `cq` UsageBasedAdmissionFairSharing: 1 yes, 0 no, -1 unknown (not seen).

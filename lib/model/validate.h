@@ -30,6 +30,10 @@ typedef struct validate_env_s {
     /* Does namespace `ns` have a LocalQueue named "default"? (Job: removing the queue-name label
      * is refused there.) */
     bool (*default_queue_exists)(void *ctx, const char *ns);
+    /* Does StatefulSet ns/name (of `uid`) still have a Workload that is not on hold (Kueue's
+     * findWorkload + !workload.IsOnHold: the Workload of a former scale-down not yet put on hold
+     * or gone)? (StatefulSet: a scale-up from 0 is refused while it does.) */
+    bool (*serving_workload_left)(void *ctx, const char *ns, const char *name, const char *uid);
     void *ctx;
 } validate_env_t;
 

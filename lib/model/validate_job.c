@@ -447,11 +447,12 @@ static void check_pod_update(const object_meta_t *om, const object_meta_t *m, di
  * Workloads' pod sets are never recomputed): a LeaderWorkerSet's group size
  * (LWSImmutableGroupSize, beta and on) and its leader and worker pod-spec shapes; a
  * StatefulSet's pod-spec shape and its replicas, which may only go to 0 or come from 0 -- and
- * not from 0 while Pods of the scale-down remain (status.replicas). Kueue names each changed
+ * not from 0 while Pods of the scale-down remain (status.replicas), nor while its Workload from
+ * before exists and is not on hold (`env`, when it can tell). Kueue names each changed
  * field below the template's spec; sluice compares the shape as a whole (the role hash) and
  * names the template's spec (the template itself when one is added or removed). */
 static void check_serving_shape_update(const integration_t *old, const integration_t *it, bool lws,
-                                       diags_t *d)
+                                       const validate_env_t *env, diags_t *d)
 {
     static const char *const lws_paths[2] = {"spec.leaderWorkerTemplate.leaderTemplate",
                                              "spec.leaderWorkerTemplate.workerTemplate"};
@@ -466,6 +467,12 @@ static void check_serving_shape_update(const integration_t *old, const integrati
         validate__err(d, "spec.replicas", MSG_IMMUTABLE);
     if (!lws && old->group_size == 0 && it->group_size > 0 && it->status_replicas > 0)
         validate__err(d, "spec.replicas", "Forbidden: scaling down is still in progress");
+    else if (!lws && old->group_size == 0 && it->group_size > 0 && env != NULL &&
+             env->serving_workload_left != NULL && old->meta.name != NULL &&
+             env->serving_workload_left(env->ctx, old->meta.namespace, old->meta.name,
+                                        old->meta.uid))
+        validate__err(d, "spec.replicas",
+                      "Forbidden: workload from previous scale-down is still being deleted");
     for (int i = lws ? 0 : 1; i < 2; i++) {
         const char *a = old->template_shapes[i], *b = it->template_shapes[i];
         if (strcmp(a, b) == 0)
@@ -500,9 +507,9 @@ void validate__integration_update(const object_t *old, const object_t *o, const 
     if (is_pod(o))
         check_pod_update(&old->u.integ.meta, &o->u.integ.meta, d);
     if (is_kind(o, "LeaderWorkerSet") && is_kind(old, "LeaderWorkerSet"))
-        check_serving_shape_update(&old->u.integ, &o->u.integ, true, d);
+        check_serving_shape_update(&old->u.integ, &o->u.integ, true, env, d);
     if (is_kind(o, "StatefulSet") && is_kind(old, "StatefulSet"))
-        check_serving_shape_update(&old->u.integ, &o->u.integ, false, d);
+        check_serving_shape_update(&old->u.integ, &o->u.integ, false, env, d);
     if (o->u.integ.serving)
         check_serving_update(&old->u.integ.meta, &o->u.integ.meta, old->u.integ.suspended, d);
     else
