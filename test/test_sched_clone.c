@@ -104,6 +104,45 @@ START_TEST(decides_as_the_original)
 }
 END_TEST
 
+/* SCHED_CLONE_DROP_FINISHED (the start-time estimate's copy): a finished workload is not in
+ * the copy, and the copy still decides as the original does. */
+START_TEST(drop_finished_decides_the_same)
+{
+    sched_t *s = build(), *c, *all;
+    const char *done = NULL;
+    char want[4096], got[4096], fixed[4096], from[64], to[64], *at;
+
+    for (size_t k = 0; k < NKEYS && done == NULL; k++)
+        if (fx_state(s, keys[k]) == SCHED_WL_ADMITTED)
+            done = keys[k];
+    ck_assert_ptr_nonnull(done);
+    ck_assert_int_eq(sched_workload_finish(s, done, 1500, NULL), ERR_OK);
+    c = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
+    all = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(all);
+    ck_assert_int_eq(fx_state(c, done), -1);
+    ck_assert_int_eq(fx_state(all, done), SCHED_WL_FINISHED);
+    for (size_t k = 0; k < NKEYS; k++)
+        if (strcmp(keys[k], done) != 0)
+            ck_assert_int_eq(fx_state(c, keys[k]), fx_state(s, keys[k]));
+    ck_assert_int_eq(fx_usage(c, "a", "f", "cpu"), fx_usage(s, "a", "f", "cpu"));
+    drive(all, want, sizeof(want));
+    drive(c, got, sizeof(got));
+    /* the same decisions; only the finished one's state reads "not there" */
+    snprintf(from, sizeof(from), "%s=%d,", done, SCHED_WL_FINISHED);
+    snprintf(to, sizeof(to), "%s=-1,", done);
+    at = strstr(want, from);
+    ck_assert_ptr_nonnull(at);
+    snprintf(fixed, sizeof(fixed), "%.*s%s%s", (int)(at - want), want, to, at + strlen(from));
+    ck_assert_str_eq(got, fixed);
+    ck_assert_ptr_nonnull(strstr(want, " b 30000;")); /* the run admits something new */
+    sched_free(all);
+    sched_free(c);
+    sched_free(s);
+}
+END_TEST
+
 /* A change to the copy leaves the original as it was. */
 START_TEST(independent)
 {
@@ -151,6 +190,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, decides_as_the_original);
+    tcase_add_test(tc, drop_finished_decides_the_same);
     tcase_add_test(tc, independent);
     tcase_add_test(tc, out_of_memory);
     suite_add_tcase(s, tc);

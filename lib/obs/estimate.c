@@ -189,8 +189,8 @@ typedef struct count_s {
 
 static bool on_count(const sched_wl_info_t *info, void *ud)
 {
-    (void)info;
-    ((count_t *)ud)->wls++;
+    if (info->state == SCHED_WL_PENDING)
+        ((count_t *)ud)->wls++; /* on_seed's entries */
     return true;
 }
 
@@ -363,7 +363,7 @@ err_t estimate_prepare(const sched_t *s, int64_t now, const estimate_opts_t *opt
         goto nomem;
     util_hmap_init(&e->index, 0);
     e->now = now;
-    r->s = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS);
+    r->s = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
     if (r->s == NULL)
         goto nomem;
     sched_workloads_unordered(r->s, on_count, &cnt);

@@ -266,8 +266,11 @@ static cq_t *map_cq(const sched_t *d, const cq_t *s)
 
 static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
 {
-    wl_t *c = malloc(sizeof(*c));
+    wl_t *c;
 
+    if ((flags & SCHED_CLONE_DROP_FINISHED) && s->state == SCHED_WL_FINISHED)
+        return ERR_OK; /* in no queue, no vector, holds nothing (sched_workload_finish) */
+    c = malloc(sizeof(*c));
     if (c == NULL)
         return ERR_NOMEM;
     *c = *s;

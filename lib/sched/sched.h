@@ -94,6 +94,11 @@ void sched_free(sched_t *s);
 
 /* sched_clone() flags. */
 #define SCHED_CLONE_RELEASE_HOLDS 0x1u /* the copy's workloads in requeue backoff are not held */
+/* The copy leaves out FINISHED workloads: they hold nothing and no cycle reads them, so the copy
+ * decides the same, but sched_workload_info() and the workload walks of the copy do not see
+ * them. The operator keeps every finished Workload until it is deleted (tens of thousands at
+ * Kueue's large scale): the start-time estimate's copy need not. */
+#define SCHED_CLONE_DROP_FINISHED 0x2u
 
 /* An independent deep copy of `s` (objects, queues, admissions, usage, clock): a cycle of the
  * copy decides as a cycle of `s` would, and nothing done to one reaches the other. Parked
