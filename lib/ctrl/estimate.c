@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl_int.h"
 
+#include "util/alloc.h"
 #include "util/util.h"
 
 #include <string.h>
@@ -14,7 +15,9 @@
  *   tick (loop) -- estimate_prepare: copy the engine, expected runtimes --> job
  *   thread pool -- estimate_job_run: the copy driven forward (the costly part: seconds of CPU
  *                  at 50,000 workloads, docs/observability.md)
- *   after (loop) -- the result replaces the last one; the next run is due an interval later,
+ *   after (loop) -- the copy is freed and its pages given back (util_alloc_trim: glibc would
+ *                   keep them, and the resident size would stay at the copy's peak); the
+ *                   result replaces the last one; the next run is due an interval later,
  *                   or later still when the run was costly (ctrl__estimate_pause_ms)
  *
  * The copy is the job's own, so the engine goes on deciding while the run is in flight; the
@@ -82,6 +85,7 @@ static void on_work_done(uv_work_t *w, int status)
 
     estimate_job_free(e->job);
     e->job = NULL;
+    util_alloc_trim(); /* the copy's pages back to the system (docs/performance.md, memory) */
     if (res != NULL) {
         estimate_free(e->last);
         e->last = res;

@@ -2,6 +2,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/alloc.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,13 @@ void *util_realloc(void *p, size_t n)
 void util_free(void *p)
 {
     free(p);
+}
+
+void util_alloc_trim(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 char *util_alloc_strdup(const char *s)

@@ -26,6 +26,13 @@ void *util_realloc(void *p, size_t n);
 void util_free(void *p);
 char *util_alloc_strdup(const char *s);
 
+/* Give the heap's free pages back to the system now (glibc: malloc_trim(0), which also returns
+ * whole free pages inside the heap and every thread's arena, not only the top; elsewhere a
+ * no-op). For a long-running process after a large, short-lived allocation such as the
+ * start-time estimate's copy of the engine (lib/ctrl/estimate.c): without it glibc keeps those
+ * pages, and the resident size stays at the peak of the copy. */
+void util_alloc_trim(void);
+
 /* Route jansson's allocations through util_malloc/util_free with the parse guard below. Done
  * before main() by this file's constructor; call it again after a json_set_alloc_funcs(). */
 void util_alloc_install(void);
