@@ -708,6 +708,52 @@ START_TEST(statefulset_pods_form_one_group)
 }
 END_TEST
 
+/* ---- manageJobsWithoutQueueName: an unqueued StatefulSet is managed too -------------------- */
+
+static bool unq_marked(fx_t *fx)
+{
+    const char *g = label(get_pod(fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
+    return g != NULL && group_workload(fx, g) != NULL;
+}
+
+/* Kueue's StatefulSet reconcilers under manageJobsWithoutQueueName: the StatefulSet without a
+ * queue name gets its Workload (without spec.queueName: it waits in no queue) and its Pods are
+ * marked into its group, without a queue-name label. */
+START_TEST(statefulset_without_queue_name_managed)
+{
+    char obj[2048];
+    fx_t fx;
+    json_t *o, *w;
+    const char *uid, *g;
+
+    fx_start_with(&fx, 4,
+                  "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]},"
+                  "\"manageJobsWithoutQueueName\":true",
+                  false);
+    snprintf(obj, sizeof(obj), STS_WEB, ",\"status\":{\"replicas\":1}");
+    o = json_loads(obj, 0, NULL);
+    ck_assert_ptr_nonnull(o);
+    json_object_del(json_object_get(json_object_get(o, "metadata"), "labels"),
+                    "kueue.x-k8s.io/queue-name");
+    json_object_set_new(json_object_get(o, "spec"), "replicas", json_integer(1));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, o, NULL, NULL), ERR_OK);
+    json_decref(o);
+    uid = json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
+        "uid"));
+    sts_pod(&fx, "web-0", uid);
+    fx_run_until(&fx, unq_marked, 10, "the unqueued StatefulSet's Pod marked into its group");
+    g = label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/pod-group-name");
+    ck_assert_msg(strncmp(g, "statefulset-web-", 16) == 0, "group %s", g);
+    ck_assert_ptr_null(label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/queue-name"));
+    ck_assert_str_eq(label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/managed"), "true");
+    w = group_workload(&fx, g);
+    ck_assert_ptr_null(json_object_get(json_object_get(w, "spec"), "queueName"));
+    ck_assert(!wl_reserved(w));
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- LeaderWorkerSet: a Workload per replica, added and removed with the replicas ------------ */
 
 /* The LeaderWorkerSet "lws" of `replicas` replicas of 2 Pods (a leader and a worker, 1 cpu each)
@@ -1051,6 +1097,7 @@ int main(void)
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     tcase_add_test(tc, statefulset_pods_form_one_group);
+    tcase_add_test(tc, statefulset_without_queue_name_managed);
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
     tcase_add_test(tc, held_group_follows_its_queue_name);

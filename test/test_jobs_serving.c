@@ -158,7 +158,7 @@ START_TEST(owner_marks_its_pods)
     err_msg_t msg = {{0}};
     bool changed = false;
     json_t *s = jf_doc("serving.yaml", 1), *pod = jf_doc("serving.yaml", 4);
-    ck_assert_int_eq(jobs_serving_pod_default(S, s, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(S, s, pod, false, &changed, &msg), ERR_OK);
     ck_assert(changed);
     json_t *m = jf_at(pod, "metadata");
     ck_assert_str_eq(jf_str(m, "labels kueue.x-k8s.io/managed"), "true");
@@ -173,7 +173,7 @@ START_TEST(owner_marks_its_pods)
     ck_assert_str_eq(jf_str(m, "annotations kueue.x-k8s.io/pod-group-pod-index-label"),
                      "apps.kubernetes.io/pod-index");
     /* Marked: the next pass changes nothing. */
-    ck_assert_int_eq(jobs_serving_pod_default(S, s, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(S, s, pod, false, &changed, &msg), ERR_OK);
     ck_assert(!changed);
 
     /* The marked Pod reads as a complete fast-admission group of the StatefulSet's Workload. */
@@ -189,7 +189,7 @@ START_TEST(owner_marks_its_pods)
 
     json_t *l = jf_doc("serving.yaml", 2);
     pod = jf_doc("serving.yaml", 3);
-    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, false, &changed, &msg), ERR_OK);
     ck_assert(changed);
     m = jf_at(pod, "metadata");
     ck_assert_str_eq(jf_str(m, "labels kueue.x-k8s.io/pod-group-name"),
@@ -202,12 +202,12 @@ START_TEST(owner_marks_its_pods)
     /* The leader (no leader-name annotation); and a Pod not yet in a group is left alone. */
     pod = jf_doc("serving.yaml", 3);
     json_object_del(jf_at(pod, "metadata annotations"), JOBS_LWS_LEADER_NAME);
-    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, false, &changed, &msg), ERR_OK);
     ck_assert_str_eq(jf_str(pod, "metadata annotations kueue.x-k8s.io/role-hash"), "leader");
     json_decref(pod);
     pod = jf_doc("serving.yaml", 3);
     json_object_del(jf_at(pod, "metadata labels"), JOBS_LWS_GROUP_INDEX);
-    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(L, l, pod, false, &changed, &msg), ERR_OK);
     ck_assert(!changed);
     json_decref(pod);
     json_decref(l);
@@ -215,7 +215,7 @@ START_TEST(owner_marks_its_pods)
     /* A Deployment's Pods are single Pods: nothing to add. */
     json_t *d = jf_doc("serving.yaml", 0);
     pod = jf_doc("serving.yaml", 4);
-    ck_assert_int_eq(jobs_serving_pod_default(D, d, pod, &changed, &msg), ERR_OK);
+    ck_assert_int_eq(jobs_serving_pod_default(D, d, pod, false, &changed, &msg), ERR_OK);
     ck_assert(!changed);
     json_decref(pod);
     json_decref(d);

@@ -863,7 +863,9 @@ static err_t mutate_mark(json_t *obj, void *data, bool *changed, err_msg_t *msg)
         return err_set(msg, ERR_INVALID, "pod %s: owner kind not watched", op->key);
     if (pod_deleting(obj))
         return ERR_OK;
-    return jobs_serving_pod_default(k, json_object_get(op->data, "owner"), obj, changed, msg);
+    return jobs_serving_pod_default(k, json_object_get(op->data, "owner"), obj,
+                                    json_is_true(json_object_get(op->data, "unqueued")), changed,
+                                    msg);
 }
 
 static bool send_mark(ctrl_op_t *op)
@@ -908,6 +910,9 @@ static void on_owner_pods(const kube_result_t *res, void *data)
     json_t *owner = op->data, *pod;
     const char *uid = json_string_value(json_object_get(json_object_get(owner, "metadata"), "uid"));
     kube_result_t r = *res;
+    const ctrl_job_t *oj = ctrl__job(c, op->kind, op->key);
+    /* manageJobsWithoutQueueName: an owner without a queue name that is managed anyway. */
+    bool unqueued = oj != NULL && oj->queue_name == NULL && ctrl__job_managed(c, oj);
     size_t i;
 
     r.body = NULL;
@@ -926,7 +931,8 @@ static void on_owner_pods(const kube_result_t *res, void *data)
         if (!owned_by(k, pod, uid) || pod_deleting(pod))
             continue;
         copy = json_deep_copy(pod);
-        if (copy == NULL || jobs_serving_pod_default(k, owner, copy, &changed, NULL) != ERR_OK ||
+        if (copy == NULL ||
+            jobs_serving_pod_default(k, owner, copy, unqueued, &changed, NULL) != ERR_OK ||
             !changed) {
             json_decref(copy);
             continue;
@@ -939,7 +945,8 @@ static void on_owner_pods(const kube_result_t *res, void *data)
         mop = ctrl__op_new(c, CTRL_OP_POD_MARK, pk, key, pk, key);
         if (mop == NULL)
             break;
-        mop->data = json_pack("{s:i,s:O}", "kind", (json_int_t)op->kind, "owner", owner);
+        mop->data = json_pack("{s:i,s:O,s:b}", "kind", (json_int_t)op->kind, "owner", owner,
+                              "unqueued", unqueued);
         mop->verb = "update";
         mop->send = send_mark;
         if (mop->data == NULL) {
@@ -1315,8 +1322,10 @@ static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
     j = ctrl__job(c, kind, key);
 
     /* skip: a StatefulSet another integration made (a LeaderWorkerSet's) is not this one's. */
+    /* Managed: a queue name, or manageJobsWithoutQueueName for its namespace (Kueue's
+     * WorkloadShouldBeSuspended): its Workload(s) are made without a queue name then. */
     if (j == NULL || !j->valid || j->meta.deleting || j->skip || pod_kind(c) == CTRL__KINDS ||
-        ctrl__busy(c, kind, key) || !ctrl__job_managed(c, j) || j->queue_name == NULL)
+        ctrl__busy(c, kind, key) || !ctrl__job_managed(c, j))
         return;
     op = ctrl__op_new(c, CTRL_OP_POD_OWNER, kind, key, kind, key);
     if (op == NULL)

@@ -419,7 +419,7 @@ static err_t set_annotation(json_t *pod, const char *key, const char *value)
 }
 
 err_t jobs_serving_pod_default(const jobs_kind_t *k, const json_t *owner, json_t *pod,
-                               bool *changed, err_msg_t *msg)
+                               bool unqueued, bool *changed, err_msg_t *msg)
 {
     *changed = false;
     if (k == &jobs_kind_deployment)
@@ -468,7 +468,7 @@ err_t jobs_serving_pod_default(const jobs_kind_t *k, const json_t *owner, json_t
             }
             return ERR_OK;
         }
-        if (queue == NULL || queue[0] == '\0')
+        if ((queue == NULL || queue[0] == '\0') && !unqueued)
             return ERR_OK; /* not Kueue's (manageJobsWithoutQueueName aside) */
     }
 

@@ -67,10 +67,12 @@ err_t jobs_serving_workload(const jobs_kind_t *k, json_t *obj, int32_t index,
  * pod-group-name = the Workload's name; annotations pod-group-total-count (replicas, or the
  * LeaderWorkerSet's size), role-hash ("main", or "leader" / "worker"), and for a StatefulSet
  * pod-group-fast-admission=true, pod-group-serving=true and the pod-index label. A
- * LeaderWorkerSet Pod without its group-index label yet, a Pod already marked, or an owner without
- * a queue name is left alone; a Deployment's Pods need nothing (the pod webhook gates them as
- * single Pods). *changed says whether `pod` changed. */
+ * LeaderWorkerSet Pod without its group-index label yet, a Pod already marked, or a StatefulSet
+ * without a queue name unless `unqueued` (manageJobsWithoutQueueName holds for it: its Pods are
+ * marked without a queue-name label, as Kueue's StatefulSet pod reconciler marks them) is left
+ * alone; a Deployment's Pods need nothing (the pod webhook gates them as single Pods). *changed
+ * says whether `pod` changed. */
 err_t jobs_serving_pod_default(const jobs_kind_t *k, const json_t *owner, json_t *pod,
-                               bool *changed, err_msg_t *msg);
+                               bool unqueued, bool *changed, err_msg_t *msg);
 
 #endif
