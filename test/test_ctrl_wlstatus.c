@@ -1,6 +1,7 @@
 /* test_ctrl_wlstatus -- the Workload for a Job and the status patches the operator writes. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/cond.h"
+#include "ctrl/podsready.h"
 #include "ctrl/wlstatus.h"
 
 #include "ctrl/ctrl_int.h"
@@ -207,6 +208,150 @@ START_TEST(check_podset_updates)
 }
 END_TEST
 
+/* Kueue keeps a check's entry whole (podSetUpdates, requeueAfterSeconds, retryCount) when the
+ * quota is reserved again and when a Pending one is reset; an eviction resets every other one to
+ * Pending without its podSetUpdates, keeps requeueAfterSeconds and counts a Retry in retryCount
+ * (resetChecksOnEviction). */
+START_TEST(check_entries_kept_and_reset)
+{
+    pod_set_update_t up;
+    kv_t ns[] = {{(char *)"cloud/provisioned", (char *)"yes"}};
+    toleration_t tol = {(char *)"spot",           NULL,  TOLERATION_OP_EXISTS,
+                        TAINT_EFFECT_NO_SCHEDULE, false, 0};
+    admission_check_state_t st[3];
+    workload_t w;
+    char *names[] = {(char *)"a-pend", (char *)"b-ready", (char *)"c-retry"};
+    json_t *list, *item, *psu;
+
+    memset(&up, 0, sizeof(up));
+    memset(st, 0, sizeof(st));
+    memset(&w, 0, sizeof(w));
+    up.name = (char *)"main";
+    up.node_selector = (kv_list_t){ns, 1};
+    up.tolerations = &tol;
+    up.ntolerations = 1;
+    for (int i = 0; i < 3; i++) {
+        st[i].name = names[i];
+        st[i].transition_time = 1700000000;
+        st[i].updates = &up;
+        st[i].nupdates = 1;
+    }
+    st[0].state = CHECK_STATE_PENDING;
+    st[1].state = CHECK_STATE_READY;
+    st[1].has_retry_count = true;
+    st[1].retry_count = 4;
+    st[2].state = CHECK_STATE_RETRY;
+    st[2].message = (char *)"later";
+    st[2].has_requeue_after = true;
+    st[2].requeue_after_s = 90;
+    st[2].has_retry_count = true;
+    st[2].retry_count = 2;
+    w.check_states = st;
+    w.ncheck_states = 3;
+
+    list = ctrl__checks_reserve_list(&w, names, 3, 1800000000);
+    ck_assert_uint_eq(json_array_size(list), 3);
+    for (size_t i = 0; i < 3; i++) {
+        item = json_array_get(list, i);
+        psu = json_array_get(json_object_get(item, "podSetUpdates"), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(psu, "name")), "main");
+        ck_assert_str_eq(json_string_value(json_object_get(json_object_get(psu, "nodeSelector"),
+                                                           "cloud/provisioned")),
+                         "yes");
+        ck_assert_str_eq(json_string_value(json_object_get(
+                             json_array_get(json_object_get(psu, "tolerations"), 0), "effect")),
+                         "NoSchedule");
+        ck_assert_str_eq(json_string_value(json_object_get(item, "lastTransitionTime")),
+                         "2023-11-14T22:13:20Z");
+    }
+    item = json_array_get(list, 2);
+    ck_assert_int_eq(json_integer_value(json_object_get(item, "requeueAfterSeconds")), 90);
+    ck_assert_int_eq(json_integer_value(json_object_get(item, "retryCount")), 2);
+    json_decref(list);
+
+    list = ctrl__checks_reset_list(&w, 1800000060);
+    ck_assert_uint_eq(json_array_size(list), 3);
+    item = json_array_get(list, 0); /* Pending: kept whole */
+    ck_assert_str_eq(json_string_value(json_object_get(item, "lastTransitionTime")),
+                     "2023-11-14T22:13:20Z");
+    ck_assert_uint_eq(json_array_size(json_object_get(item, "podSetUpdates")), 1);
+    item = json_array_get(list, 1); /* Ready: reset, its retryCount gone */
+    ck_assert_str_eq(json_string_value(json_object_get(item, "state")), "Pending");
+    ck_assert_ptr_null(json_object_get(item, "podSetUpdates"));
+    ck_assert_ptr_null(json_object_get(item, "retryCount"));
+    item = json_array_get(list, 2); /* Retry: counted, its delay kept */
+    ck_assert_str_eq(json_string_value(json_object_get(item, "state")), "Pending");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "message")),
+                     "Reset to Pending after eviction. Previously: Retry");
+    ck_assert_str_eq(json_string_value(json_object_get(item, "lastTransitionTime")),
+                     "2027-01-15T08:01:00Z");
+    ck_assert_ptr_null(json_object_get(item, "podSetUpdates"));
+    ck_assert_int_eq(json_integer_value(json_object_get(item, "retryCount")), 3);
+    ck_assert_int_eq(json_integer_value(json_object_get(item, "requeueAfterSeconds")), 90);
+    json_decref(list);
+    st[2].has_retry_count = false; /* a first Retry: retryCount 1 */
+    list = ctrl__checks_reset_list(&w, 1800000060);
+    ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(list, 2), "retryCount")), 1);
+    json_decref(list);
+}
+END_TEST
+
+/* A Retry check's requeueAfterSeconds: the latest lastTransitionTime + delay of the checks in
+ * Retry (GetMaxRetryTime); the release then leaves Requeued=False AdmissionCheck until
+ * requeueState.requeueAt, and that backoff holds the Workload as a PodsReady one does. */
+START_TEST(check_retry_delay)
+{
+    admission_check_state_t st[3];
+    workload_t w;
+    json_t *wl, *p;
+
+    memset(st, 0, sizeof(st));
+    memset(&w, 0, sizeof(w));
+    st[0].name = (char *)"a";
+    st[0].state = CHECK_STATE_RETRY;
+    st[0].transition_time = 1000;
+    st[0].has_requeue_after = true;
+    st[0].requeue_after_s = 60;
+    st[1].name = (char *)"b";
+    st[1].state = CHECK_STATE_RETRY;
+    st[1].transition_time = 1030;
+    st[1].has_requeue_after = true;
+    st[1].requeue_after_s = 45;
+    st[2].name = (char *)"c"; /* not Retry: its delay does not count */
+    st[2].state = CHECK_STATE_PENDING;
+    st[2].transition_time = 1000;
+    st[2].has_requeue_after = true;
+    st[2].requeue_after_s = 600;
+    w.check_states = st;
+    w.ncheck_states = 3;
+    ck_assert_int_eq(ctrl__checks_retry_at(&w), 1075);
+    st[1].has_requeue_after = false;
+    ck_assert_int_eq(ctrl__checks_retry_at(&w), 1060);
+    st[0].state = CHECK_STATE_READY;
+    ck_assert_int_eq(ctrl__checks_retry_at(&w), 0);
+
+    wl = load("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"},\"status\":{"
+              "\"requeueState\":{\"requeueAt\":\"2027-01-15T08:01:40Z\"},\"conditions\":[{"
+              "\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"AdmissionCheck\","
+              "\"message\":\"Evicted due to AdmissionCheck in Retry state: \\\"a\\\"\","
+              "\"lastTransitionTime\":\"2027-01-15T08:00:00Z\"}]}}");
+    p = wlstatus_release_patch(wl, 1800000000);
+    ck_assert_str_eq(cs(p, "Requeued", "status"), "False");
+    ck_assert_str_eq(cs(p, "Requeued", "reason"), "AdmissionCheck");
+    ck_assert_str_eq(cs(p, "Requeued", "message"),
+                     "Evicted due to AdmissionCheck in Retry state: \"a\"");
+    json_object_set(json_object_get(wl, "status"), "conditions",
+                    json_object_get(json_object_get(p, "status"), "conditions"));
+    ck_assert(podsready_held(wl));
+    json_decref(p);
+    p = wlstatus_release_patch(wl, 1800000100); /* the delay is over: requeued at once */
+    ck_assert_str_eq(cs(p, "Requeued", "status"), "True");
+    ck_assert_str_eq(cs(p, "Requeued", "reason"), "BackoffFinished");
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
 START_TEST(admit_patch)
 {
     json_t *wl = load(wl_text), *p, *adm;
@@ -381,6 +526,8 @@ int main(void)
     tcase_add_test(tc, admit_patch);
     tcase_add_test(tc, reserve_patch_with_checks);
     tcase_add_test(tc, check_podset_updates);
+    tcase_add_test(tc, check_entries_kept_and_reset);
+    tcase_add_test(tc, check_retry_delay);
     tcase_add_test(tc, admit_patch_topology_assignment);
     tcase_add_test(tc, evict_release_finish);
     tcase_add_test(tc, release_accumulates_execution_time);

@@ -6,6 +6,7 @@
 #include "ctrl/cond.h"
 #include "ctrl/wlstatus.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,18 +59,106 @@ static json_t *state_json(const char *name, check_state_t st, const char *messag
                      message != NULL ? message : "");
 }
 
+static json_t *toleration_json(const toleration_t *tl)
+{
+    json_t *o = json_object();
+
+    if (o == NULL || (tl->key != NULL && json_object_set_new(o, "key", json_string(tl->key))) ||
+        json_object_set_new(o, "operator",
+                            json_string(tl->op == TOLERATION_OP_EXISTS ? "Exists" : "Equal")) ||
+        (tl->value != NULL && json_object_set_new(o, "value", json_string(tl->value))) ||
+        (tl->effect != TAINT_EFFECT_ANY &&
+         json_object_set_new(o, "effect",
+                             json_string(tl->effect == TAINT_EFFECT_NO_SCHEDULE ? "NoSchedule"
+                                         : tl->effect == TAINT_EFFECT_PREFER_NO_SCHEDULE
+                                             ? "PreferNoSchedule"
+                                             : "NoExecute"))) ||
+        (tl->has_seconds &&
+         json_object_set_new(o, "tolerationSeconds", json_integer(tl->seconds)))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* A key/value map as a JSON object; an empty map is left out (false only on out-of-memory). */
+static bool kv_put(json_t *dst, const char *field, const kv_list_t *l)
+{
+    json_t *o;
+
+    if (l->len == 0)
+        return true;
+    o = json_object();
+    for (size_t i = 0; i < l->len && o != NULL; i++)
+        if (json_object_set_new(o, l->items[i].key, json_string(l->items[i].value)) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    return o != NULL && json_object_set_new(dst, field, o) == 0;
+}
+
+static json_t *updates_json(const admission_check_state_t *s)
+{
+    json_t *out = json_array();
+
+    for (size_t u = 0; u < s->nupdates && out != NULL; u++) {
+        const pod_set_update_t *up = &s->updates[u];
+        json_t *o = json_pack("{s:s}", "name", up->name != NULL ? up->name : "");
+        json_t *tols = up->ntolerations > 0 ? json_array() : NULL;
+        bool ok = o != NULL && kv_put(o, "labels", &up->labels) &&
+                  kv_put(o, "annotations", &up->annotations) &&
+                  kv_put(o, "nodeSelector", &up->node_selector) &&
+                  (up->ntolerations == 0 || tols != NULL);
+        for (size_t t = 0; ok && t < up->ntolerations; t++)
+            ok = json_array_append_new(tols, toleration_json(&up->tolerations[t])) == 0;
+        if (ok && tols != NULL) {
+            ok = json_object_set_new(o, "tolerations", tols) == 0;
+            tols = NULL;
+        }
+        json_decref(tols);
+        if (!ok || json_array_append_new(out, o) != 0) {
+            if (!ok)
+                json_decref(o);
+            json_decref(out);
+            out = NULL;
+        }
+    }
+    return out;
+}
+
+/* Check state `s` as a whole status.admissionChecks entry: Kueue keeps an entry as its controller
+ * wrote it (podSetUpdates, requeueAfterSeconds, retryCount) until an eviction resets it. */
+static json_t *entry_json(const admission_check_state_t *s, int64_t default_t_s)
+{
+    json_t *o = state_json(s->name, s->state, s->message,
+                           s->transition_time > 0 ? s->transition_time : default_t_s);
+
+    if (o != NULL && s->nupdates > 0 &&
+        json_object_set_new(o, "podSetUpdates", updates_json(s)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o != NULL &&
+        ((s->has_requeue_after &&
+          json_object_set_new(o, "requeueAfterSeconds", json_integer(s->requeue_after_s))) ||
+         (s->has_retry_count &&
+          json_object_set_new(o, "retryCount", json_integer(s->retry_count))))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 json_t *ctrl__checks_reserve_list(const workload_t *wl, char *const *names, size_t n, int64_t now_s)
 {
     json_t *out = json_array();
 
     /* Kueue's syncAdmissionCheckConditions: the checks that apply, sorted by name (the engine
-     * gives them so), a known one kept, a new one Pending. */
+     * gives them so), a known one kept whole, a new one Pending. */
     for (size_t i = 0; i < n && out != NULL; i++) {
         const admission_check_state_t *cur = find_state(wl, names[i]);
-        json_t *item = cur != NULL
-                           ? state_json(names[i], cur->state, cur->message,
-                                        cur->transition_time > 0 ? cur->transition_time : now_s)
-                           : state_json(names[i], CHECK_STATE_PENDING, "", now_s);
+        json_t *item = cur != NULL ? entry_json(cur, now_s)
+                                   : state_json(names[i], CHECK_STATE_PENDING, "", now_s);
         if (json_array_append_new(out, item) != 0) {
             json_decref(out);
             out = NULL;
@@ -89,16 +178,32 @@ json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s)
     if (!changed)
         return NULL;
     out = json_array();
-    /* Kueue's resetChecksOnEviction: every check back to Pending, saying what it was. */
+    /* Kueue's resetChecksOnEviction: a Pending check is kept whole; every other one goes back to
+     * Pending saying what it was, its podSetUpdates dropped, its requeueAfterSeconds kept, and
+     * its retryCount one higher when it was Retry (gone otherwise). */
     for (size_t i = 0; i < wl->ncheck_states && out != NULL; i++) {
         const admission_check_state_t *s = &wl->check_states[i];
         json_t *item;
         if (s->state == CHECK_STATE_PENDING) {
-            item = state_json(s->name, s->state, s->message, s->transition_time);
+            item = entry_json(s, now_s);
         } else {
+            admission_check_state_t r = {0};
             snprintf(msg, sizeof(msg), "Reset to Pending after eviction. Previously: %s",
                      state_name(s->state));
-            item = state_json(s->name, CHECK_STATE_PENDING, msg, now_s);
+            r.name = s->name;
+            r.state = CHECK_STATE_PENDING;
+            r.message = msg;
+            r.transition_time = now_s;
+            r.has_requeue_after = s->has_requeue_after;
+            r.requeue_after_s = s->requeue_after_s;
+            if (s->state == CHECK_STATE_RETRY) {
+                r.has_retry_count = true;
+                r.retry_count = s->has_retry_count && s->retry_count < INT32_MAX
+                                    ? s->retry_count + 1
+                                : s->has_retry_count ? INT32_MAX
+                                                     : 1;
+            }
+            item = entry_json(&r, now_s);
         }
         if (json_array_append_new(out, item) != 0) {
             json_decref(out);
@@ -106,6 +211,22 @@ json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s)
         }
     }
     return out;
+}
+
+int64_t ctrl__checks_retry_at(const workload_t *wl)
+{
+    int64_t max = 0;
+
+    /* Kueue's GetMaxRetryTime: the latest lastTransitionTime + requeueAfterSeconds of the checks
+     * in Retry that set a delay; 0 when none. */
+    for (size_t i = 0; i < wl->ncheck_states; i++) {
+        const admission_check_state_t *s = &wl->check_states[i];
+        if (s->state != CHECK_STATE_RETRY || !s->has_requeue_after || s->transition_time <= 0)
+            continue;
+        if (s->transition_time + s->requeue_after_s > max)
+            max = s->transition_time + s->requeue_after_s;
+    }
+    return max;
 }
 
 /* Kueue's buildAdmissionChecksMessage: `AdmissionCheck(s) in <State> state: "a" (msg); "b"`,
@@ -172,6 +293,7 @@ void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w)
     if (retry) {
         char full[1100];
         json_t *e;
+        int64_t retry_at;
         verdict_message(&w->wl, info.checks, info.nchecks, CHECK_STATE_RETRY, msg, sizeof(msg));
         snprintf(full, sizeof(full), "Evicted due to %s", msg);
         if (info.awaiting_checks)
@@ -179,6 +301,20 @@ void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w)
         else
             sched_workload_evict(c->sched, key, NULL); /* Kueue evicts an admitted one too */
         e = json_pack("{s:s,s:s,s:s}", "reason", "AdmissionCheck", "preempt", "", "message", full);
+        /* Kueue's NeedsRequeueAtUpdate: a delay a Retry check asks for (requeueAfterSeconds from
+         * its lastTransitionTime) becomes status.requeueState.requeueAt when it is later than
+         * now and than the one set; the count is not touched. Written with the eviction, and
+         * the release then leaves the Workload Requeued=False until that time. */
+        retry_at = ctrl__checks_retry_at(&w->wl);
+        if (e != NULL && retry_at * 1000 > now && retry_at > w->requeue_at) {
+            char ts[32];
+            if (json_object_set_new(e, "requeueState",
+                                    json_pack("{s:s}", "requeueAt",
+                                              cond_time_str(retry_at, ts, sizeof(ts)))) != 0) {
+                json_decref(e);
+                e = NULL;
+            }
+        }
         if (ctrl__eviction_set(c, key, e) != ERR_OK)
             ctrl__log(c, CTRL_LOG_ERROR, "out of memory recording the eviction of %s", key);
         ctrl__log(c, CTRL_LOG_INFO, "workload %s: AdmissionCheck: %s", key, full);
@@ -235,27 +371,9 @@ err_t ctrl__checks_podset_updates(const workload_t *wl, const char *podset, json
                 }
             }
             for (size_t t = 0; t < up->ntolerations; t++) {
-                const toleration_t *tl = &up->tolerations[t];
-                json_t *o = json_object();
-                if (o == NULL ||
-                    (tl->key != NULL && json_object_set_new(o, "key", json_string(tl->key))) ||
-                    json_object_set_new(
-                        o, "operator",
-                        json_string(tl->op == TOLERATION_OP_EXISTS ? "Exists" : "Equal")) ||
-                    (tl->value != NULL &&
-                     json_object_set_new(o, "value", json_string(tl->value))) ||
-                    (tl->effect != TAINT_EFFECT_ANY &&
-                     json_object_set_new(o, "effect",
-                                         json_string(tl->effect == TAINT_EFFECT_NO_SCHEDULE
-                                                         ? "NoSchedule"
-                                                     : tl->effect == TAINT_EFFECT_PREFER_NO_SCHEDULE
-                                                         ? "PreferNoSchedule"
-                                                         : "NoExecute"))) ||
-                    (tl->has_seconds &&
-                     json_object_set_new(o, "tolerationSeconds", json_integer(tl->seconds)))) {
-                    json_decref(o);
+                json_t *o = toleration_json(&up->tolerations[t]);
+                if (o == NULL)
                     return err_set(msg, ERR_NOMEM, "out of memory");
-                }
                 bool dup = false;
                 size_t x;
                 json_t *h;

@@ -489,6 +489,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     sched_wl_opts_t opts = {0};
     bool known, reserved;
     json_t *view_json = NULL;
+    const condition_t *rq;
     err_t rc;
 
     if (w == NULL) {
@@ -528,12 +529,15 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         goto out;
     opts.created = w->wl.meta.creation_time * 1000;
     opts.admitted_at = w->wl.conditions.admitted_time * 1000;
-    if (c->cfg->pods_ready.enabled) {
-        /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp),
-         * and held out of the queue until the backoff is over (Requeued=False). */
+    rq = ctrl_wl_cond(w, "Requeued");
+    if (c->cfg->pods_ready.enabled || (rq != NULL && strcmp(rq->status, "False") == 0)) {
+        /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp);
+         * after it or a Retry admission check with a delay, held out of the queue until the
+         * backoff is over (Requeued=False). */
         view_json = ctrl_wl_json(w);
         if (view_json != NULL) {
-            opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
+            if (c->cfg->pods_ready.enabled)
+                opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
             opts.hold = podsready_held(view_json);
         }
     }

@@ -418,6 +418,9 @@ json_t *ctrl__checks_reserve_list(const workload_t *wl, char *const *names, size
 /* status.admissionChecks after an eviction: every check Pending ("Reset to Pending after
  * eviction. Previously: <state>"); NULL when all already are (or on OOM). */
 json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s);
+/* Kueue's GetMaxRetryTime: the latest lastTransitionTime + requeueAfterSeconds (seconds since the
+ * epoch) over the checks of `wl` in Retry that set a delay; 0 when none does. */
+int64_t ctrl__checks_retry_at(const workload_t *wl);
 /* Act on the check states of Workload `key` (`w`, reserved in the API) the engine holds quota
  * for: Rejected deactivates, Retry evicts, all Ready admits (Admitted=True written). */
 void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w);

@@ -153,7 +153,8 @@ json_t *podsready_next_requeue_state(const ctrl_pods_ready_t *cfg, const json_t 
 
 bool podsready_held(const json_t *wl)
 {
-    return cond_is(wl, "Requeued", "False", "PodsReadyTimeout");
+    return cond_is(wl, "Requeued", "False", "PodsReadyTimeout") ||
+           cond_is(wl, "Requeued", "False", "AdmissionCheck");
 }
 
 int64_t podsready_requeue_at(const json_t *wl)

@@ -74,7 +74,8 @@ bool podsready_limit_exceeded(const ctrl_pods_ready_t *cfg, const json_t *wl);
  * now + backoff(n+1)}. A new reference, NULL on out-of-memory. */
 json_t *podsready_next_requeue_state(const ctrl_pods_ready_t *cfg, const json_t *wl, int64_t now_s);
 
-/* Is `wl` waiting out its requeue backoff (Requeued=False, reason PodsReadyTimeout)? */
+/* Is `wl` waiting out its requeue backoff (Requeued=False, reason PodsReadyTimeout, or
+ * AdmissionCheck: a Retry check's requeueAfterSeconds, checks.c)? */
 bool podsready_held(const json_t *wl);
 
 /* status.requeueState.requeueAt of `wl` in Unix seconds, or -1 when absent or malformed. */

@@ -28,7 +28,7 @@
  */
 
 /* Is the typed record `w` a candidate for a timeout or the end of a backoff? */
-static bool candidate(const ctrl_wl_t *w)
+static bool candidate(const ctrl_wl_t *w, bool enabled)
 {
     const condition_t *rq;
 
@@ -37,7 +37,8 @@ static bool candidate(const ctrl_wl_t *w)
     rq = ctrl_wl_cond(w, "Requeued");
     if (rq != NULL && strcmp(rq->status, "False") == 0)
         return true;
-    return w->wl.admission != NULL && ctrl_wl_is(w, "Admitted") && !ctrl_wl_is(w, "PodsReady");
+    return enabled && w->wl.admission != NULL && ctrl_wl_is(w, "Admitted") &&
+           !ctrl_wl_is(w, "PodsReady");
 }
 
 static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
@@ -60,6 +61,8 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
         }
         return;
     }
+    if (!cfg->enabled)
+        return;
     cause = podsready_deadline(cfg, wl, &deadline);
     if (cause == PODSREADY_NONE || now_ms < deadline || ctrl__eviction(c, key) != NULL)
         return;
@@ -102,13 +105,15 @@ void ctrl__pods_ready_tick(ctrl_t *c)
     const char *key;
     ctrl_wl_t *rec;
 
-    if (!c->cfg->pods_ready.enabled || !c->fed || !c->leader || c->writes_stopped || c->closing)
+    /* Also without waitForPodsReady: the end of a Retry admission check's delay. */
+    if (!c->fed || !c->leader || c->writes_stopped || c->closing)
         return;
     CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec)
     {
         const ctrl_wl_t *w = ctrl__wl(c, key);
         json_t *view;
-        if (w == NULL || !candidate(w) || ctrl__busy(c, CTRL_WORKLOAD, key))
+        if (w == NULL || !candidate(w, c->cfg->pods_ready.enabled) ||
+            ctrl__busy(c, CTRL_WORKLOAD, key))
             continue;
         view = ctrl_wl_json(w);
         if (view != NULL)

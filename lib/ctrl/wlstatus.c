@@ -362,9 +362,18 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
     json_t *conds = NULL, *p = patch_start(wl, &conds), *ev;
     int64_t gen = generation(wl);
     const char *reason = "Preempted", *message = "";
+    bool retry_later;
 
     if (p == NULL)
         return NULL;
+    /* A Retry check's delay (requeueState.requeueAt, checks.c) still to come: Requeued=False
+     * AdmissionCheck until then (the backoff's end is written by readiness.c). */
+    {
+        const char *at = json_string_value(json_object_get(
+            json_object_get(json_object_get(wl, "status"), "requeueState"), "requeueAt"));
+        int64_t at_s;
+        retry_later = at != NULL && jsonx_parse_time(at, &at_s) && at_s > now_s;
+    }
     ev = cond_find(conds, "Evicted");
     if (ev != NULL) {
         const char *r = json_string_value(json_object_get(ev, "reason"));
@@ -387,7 +396,7 @@ json_t *wlstatus_release_patch(const json_t *wl, int64_t now_s)
             ERR_OK ||
         cond_set(conds, "Admitted", "False", "NoReservation", "The workload has no reservation",
                  gen, now_s, NULL) != ERR_OK ||
-        (strcmp(reason, "AdmissionCheck") == 0
+        (strcmp(reason, "AdmissionCheck") == 0 && !retry_later
              /* Kueue: Requeued=False AdmissionCheck, then at once (no requeueAt) True */
              ? cond_set(conds, "Requeued", "True", "BackoffFinished",
                         "The workload backoff was finished", gen, now_s, NULL)

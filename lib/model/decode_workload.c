@@ -353,7 +353,6 @@ static void decode_check_state(decode_t *d, const json_t *v, void *item, void *c
     static const char *const states[] = {"Pending", "Ready", "Retry", "Rejected", NULL};
     admission_check_state_t *cs = item;
     jsonx_t *jx = &d->jx;
-    int32_t ignored;
     int e;
 
     (void)ctx;
@@ -368,8 +367,10 @@ static void decode_check_state(decode_t *d, const json_t *v, void *item, void *c
             jsonx_time(jx, val, &cs->transition_time);
         } else if (DECODE_IS(key, "message")) {
             jsonx_string(jx, val, &cs->message);
-        } else if (DECODE_IS(key, "requeueAfterSeconds") || DECODE_IS(key, "retryCount")) {
-            decode_count(d, val, &ignored);
+        } else if (DECODE_IS(key, "requeueAfterSeconds")) {
+            cs->has_requeue_after = decode_count(d, val, &cs->requeue_after_s);
+        } else if (DECODE_IS(key, "retryCount")) {
+            cs->has_retry_count = decode_count(d, val, &cs->retry_count);
         } else if (DECODE_IS(key, "podSetUpdates")) {
             cs->updates = decode__list(d, val, DEC_MAX_POD_SETS, false, sizeof(*cs->updates),
                                        decode_pod_set_update, NULL, &cs->nupdates);

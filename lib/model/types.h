@@ -399,6 +399,10 @@ typedef struct admission_check_state_s {
     int64_t transition_time;   /* lastTransitionTime, seconds since the epoch, 0 when absent */
     pod_set_update_t *updates; /* owned: podSetUpdates */
     size_t nupdates;
+    bool has_requeue_after;  /* requeueAfterSeconds set (Kueue's Retry delay) */
+    int32_t requeue_after_s; /* requeueAfterSeconds, >= 0 */
+    bool has_retry_count;    /* retryCount set */
+    int32_t retry_count;     /* retryCount: Kueue adds one at every reset from Retry */
 } admission_check_state_t;
 
 typedef struct workload_s {

@@ -56,10 +56,10 @@ until_ 20 "second's explanation" '[ -n "$(wmsg "$w2" QuotaReserved)" ]'
 say "train reserved ($ac Pending), suspended; second waits: $(wmsg "$w2" QuotaReserved)"
 
 # The check's controller says Ready, with podSetUpdates.
-setcheck() { # setcheck WORKLOAD STATE MESSAGE [PODSETUPDATES-JSON]
+setcheck() { # setcheck WORKLOAD STATE MESSAGE [PODSETUPDATES-JSON [MORE-FIELDS]]
     t=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     k patch workloads.kueue.x-k8s.io -n "$ns" "$1" --subresource=status --type merge -p \
-        "{\"status\":{\"admissionChecks\":[{\"name\":\"$ac\",\"state\":\"$2\",\"message\":\"$3\",\"lastTransitionTime\":\"$t\"${4:+,\"podSetUpdates\":$4}}]}}" >/dev/null ||
+        "{\"status\":{\"admissionChecks\":[{\"name\":\"$ac\",\"state\":\"$2\",\"message\":\"$3\",\"lastTransitionTime\":\"$t\"${4:+,\"podSetUpdates\":$4}${5:+,$5}}]}}" >/dev/null ||
         fail "set $ac to $2 on $1"
 }
 setcheck "$w" Ready "nodes provisioned" '[{"name":"main","nodeSelector":{"provisioned":"yes"},"labels":{"checked":"yes"},"annotations":{"check/note":"ok"}}]'
@@ -82,7 +82,31 @@ until_ 30 "second evicted and reserved again" \
 grep -q "workload $ns/$w2: AdmissionCheck: Evicted due to AdmissionCheck in Retry state: \"$ac\" (no capacity in the zone)" "$tmp/op.log" ||
     fail "no Retry eviction in the log"
 [ "$(jget second '{.spec.suspend}')" = true ] || fail "second started"
-say "second: $ac Retry -> evicted, check reset to Pending, reserved again"
+[ "$(wget_ "$w2" "{.status.admissionChecks[0].retryCount}")" = 1 ] ||
+    fail "retryCount after one Retry: $(wget_ "$w2" "{.status.admissionChecks[0]}")"
+say "second: $ac Retry -> evicted, check reset to Pending (retryCount 1), reserved again"
+
+# Retry with a delay (requeueAfterSeconds): evicted, Requeued=False AdmissionCheck until
+# requeueState.requeueAt = the check's lastTransitionTime + 20 s, reserved only after it; the
+# reset keeps the delay and counts the retry; the reservation keeps the entry whole.
+# (a check controller keeps retryCount as Kueue's SetAdmissionCheckState does)
+setcheck "$w2" Retry "busy, come back later" "" '"requeueAfterSeconds":20,"retryCount":1'
+retry_t=$t # the lastTransitionTime setcheck wrote (the reset rewrites it)
+until_ 60 "second held in backoff" '[ "$(wreason "$w2" Requeued)" = AdmissionCheck ] && [ "$(wcond "$w2" Requeued)" = False ]'
+want=$(date -u -d "@$(($(date -u -d "$retry_t" +%s) + 20))" +%Y-%m-%dT%H:%M:%SZ)
+[ "$(wget_ "$w2" "{.status.requeueState.requeueAt}")" = "$want" ] ||
+    fail "requeueAt $(wget_ "$w2" "{.status.requeueState.requeueAt}"), want $want"
+[ "$(wcond "$w2" QuotaReserved)" != True ] || fail "reserved while in backoff"
+[ "$(wget_ "$w2" "{.status.admissionChecks[0].retryCount}")" = 2 ] ||
+    fail "retryCount after two Retries: $(wget_ "$w2" "{.status.admissionChecks[0]}")"
+[ "$(wget_ "$w2" "{.status.admissionChecks[0].requeueAfterSeconds}")" = 20 ] ||
+    fail "requeueAfterSeconds not kept: $(wget_ "$w2" "{.status.admissionChecks[0]}")"
+say "second: Retry after 20 s -> Requeued=False AdmissionCheck, requeueAt $want"
+until_ 90 "second reserved after its backoff" '[ "$(wcond "$w2" QuotaReserved)" = True ]'
+[ "$(wreason "$w2" Requeued)" = BackoffFinished ] || fail "Requeued reason $(wreason "$w2" Requeued)"
+rt=$(wtime "$w2" QuotaReserved)
+[ "$(date -u -d "$rt" +%s)" -ge "$(date -u -d "$want" +%s)" ] || fail "reserved at $rt, before requeueAt $want"
+say "second: BackoffFinished, reserved again at $rt"
 
 # Rejected: deactivated, quota freed.
 setcheck "$w2" Rejected "the region cannot host it"
