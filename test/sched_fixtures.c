@@ -394,6 +394,8 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
         ps->min_count = o->min_count;
     }
     requests_parse(a, requests, &ps->pod_requests);
+    if (o->template_annotations)
+        kv_parse(a, o->template_annotations, &ps->template_annotations);
     if (o->node_selector)
         kv_parse(a, o->node_selector, &ps->spec.node_selector);
     if (o->tolerations) {

@@ -62,11 +62,12 @@ typedef struct fx_wl_opts_s {
     int32_t min_count; /* 0 = no minCount */
     const char *wpc;   /* WorkloadPriorityClass reference */
     int32_t max_exec_seconds;
-    const char *tolerations;   /* "k=v:NoSchedule,k2:NoSchedule" */
-    const char *node_selector; /* "k=v,..." */
-    const char *podsets;       /* extra podsets: "name:count:requests;..." */
-    const char *annotations;   /* metadata.annotations "k=v,..." */
-    const char *reclaimable;   /* status.reclaimablePods "podset:count,..." */
+    const char *tolerations;          /* "k=v:NoSchedule,k2:NoSchedule" */
+    const char *node_selector;        /* "k=v,..." */
+    const char *podsets;              /* extra podsets: "name:count:requests;..." */
+    const char *annotations;          /* metadata.annotations "k=v,..." */
+    const char *reclaimable;          /* status.reclaimablePods "podset:count,..." */
+    const char *template_annotations; /* the main podset's template annotations "k=v,..." */
 } fx_wl_opts_t;
 
 /* A pending workload "ns/name" in LocalQueue `lq`, priority `prio`, per-pod requests

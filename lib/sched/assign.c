@@ -203,6 +203,8 @@ static void ps_assign_fini(ps_assign_t *p)
     free(p->fr);
     free(p->mode);
     free(p->tried);
+    topology_assignment_fini(p->topo);
+    free(p->topo);
 }
 
 void sched__assignment_fini(assignment_t *a)
@@ -277,6 +279,134 @@ static int next_flavor(const wl_t *w, const cq_t *cq, size_t ps, size_t g)
     return t < 0 ? 0 : t + 1;
 }
 
+/* ---- topology-aware scheduling (Kueue's tas_flavorassigner.go) ------------------------------- */
+
+/* Every flavor of cq is a TAS flavor (Kueue's IsTASOnly). */
+static bool cq_tas_only(const sched_t *s, const cq_t *cq)
+{
+    bool any = false;
+    for (size_t g = 0; g < cq->ngroups; g++)
+        for (size_t k = 0; k < cq->groups[g].nflavors; k++) {
+            if (s->flavors[cq->groups[g].flavors[k]]->topology == NULL)
+                return false;
+            any = true;
+        }
+    return any;
+}
+
+bool sched__tas_requested(const sched_t *s, const cq_t *cq, const wps_t *ps)
+{
+    return ps->tas_mode != TASREQ_MODE_NONE || cq_tas_only(s, cq);
+}
+
+int sched__tas_flavor(const sched_t *s, const ps_assign_t *p)
+{
+    for (size_t k = 0; k < p->nreqs; k++)
+        if (p->flavor[k] != SCHED__NONE && s->flavors[p->flavor[k]]->topology != NULL)
+            return p->flavor[k];
+    return SCHED__NONE;
+}
+
+/* Does the level the pod set asks for exist in the flavor's Topology (Kueue's HasLevel; a
+ * request without a level, unconstrained or slices only, always matches)? */
+static bool topo_has_level(const topo_rec_t *t, const wps_t *ps)
+{
+    const char *want = ps->tas_mode == TASREQ_MODE_REQUIRED || ps->tas_mode == TASREQ_MODE_PREFERRED
+                           ? ps->tas_level
+                           : NULL;
+    if (want == NULL)
+        return true;
+    for (size_t l = 0; l < t->nlevels; l++)
+        if (strcmp(t->levels[l], want) == 0)
+            return true;
+    return false;
+}
+
+/* Kueue's checkPodSetAndFlavorMatchForTAS: a pod set asking for TAS takes only TAS flavors
+ * whose Topology exists and has its level (a TAS-only ClusterQueue implies the request); one not
+ * asking never takes a TAS flavor. A non-TAS flavor serving none of the pod's resources (quota
+ * for a transformed resource only) still matches. */
+static bool tas_flavor_matches(const sched_t *s, const cq_t *cq, const wps_t *ps,
+                               const flavor_rec_t *f, const rgroup_t *rg, reasons_t *why)
+{
+    if (!sched__tas_requested(s, cq, ps)) {
+        if (f->topology == NULL)
+            return true;
+        reasons_add(why,
+                    util_asprintf("Flavor \"%s\" supports only TopologyAwareScheduling", f->name));
+        return false;
+    }
+    if (ps->tas_mode == TASREQ_MODE_NONE)
+        return true; /* implied: every flavor of the queue is a TAS flavor */
+    if (f->topology == NULL) {
+        for (size_t r = 0; r < ps->nreqs; r++)
+            for (size_t k = 0; k < rg->nres; k++)
+                if (rg->res[k] == ps->reqs[r].res) {
+                    reasons_add(why, util_asprintf("Flavor \"%s\" does not support "
+                                                   "TopologyAwareScheduling",
+                                                   f->name));
+                    return false;
+                }
+        return true;
+    }
+    const topo_rec_t *t = sched__topo_find(s, f->topology);
+    if (t == NULL) {
+        reasons_add(why, util_asprintf("Flavor \"%s\" information missing in TAS cache", f->name));
+        return false;
+    }
+    if (!topo_has_level(t, ps)) {
+        reasons_add(why,
+                    util_asprintf("Flavor \"%s\" does not contain the requested level", f->name));
+        return false;
+    }
+    return true;
+}
+
+static bool wl_asks_tas(const wl_t *w)
+{
+    for (size_t i = 0; i < w->nps; i++)
+        if (w->ps[i].tas_mode != TASREQ_MODE_NONE)
+            return true;
+    return false;
+}
+
+/* Kueue's FindTopologyAssignmentsForWorkload after the quota part of the assignment: each pod
+ * set asking for TAS is placed on its TAS flavor's nodes. An assignment that fits by quota is
+ * placed on the free capacity; one that needs preemptions on the nodes as if empty (Kueue's
+ * simulate-empty pass: if even that fails, preempting cannot help). A pod set that does not fit
+ * makes the assignment NoFit with Kueue's message (ours: Kueue would try topology-aware
+ * preemption first for a fitting quota; the engine waits for capacity to free). */
+static err_t assign_topology(sched_t *s, cq_t *cq, wl_t *w, assignment_t *out, reasons_t *per_ps,
+                             sched_reason_t *overall)
+{
+    for (size_t i = 0; i < out->nps; i++) {
+        ps_assign_t *p = &out->ps[i];
+        const wps_t *ps = &w->ps[i];
+        char *why = NULL;
+        int f;
+        if (p->count == 0 || !sched__tas_requested(s, cq, ps))
+            continue;
+        f = sched__tas_flavor(s, p);
+        if (f == SCHED__NONE) {
+            /* Kueue's ErrNoTASFlavorAssigned: the pod set's resources got no TAS flavor */
+            reasons_add(&per_ps[i], util_asprintf("no topology-aware flavor assigned"));
+        } else {
+            err_t rc = sched__tas_place(s, w, i, p, f, out->mode == AM_PREEMPT, &p->topo, &why);
+            if (rc == ERR_NOMEM)
+                return ERR_NOMEM;
+            if (rc == ERR_OK)
+                continue;
+            reasons_add(&per_ps[i], why);
+        }
+        if (per_ps[i].oom)
+            return ERR_NOMEM;
+        out->mode = AM_NOFIT;
+        if (*overall == SCHED_REASON_NONE)
+            *overall = SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED;
+    }
+    return ERR_OK;
+}
+
 /* Assign one group of podset `pi`. Returns false when the podset cannot be assigned. */
 static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *p, size_t g,
                          int force, const use_t *assigned, size_t nassigned, reasons_t *why,
@@ -324,6 +454,9 @@ static bool assign_group(sched_t *s, cq_t *cq, wl_t *w, size_t pi, ps_assign_t *
                 fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
             } else if (!sched__affinity_matches(f, src)) {
                 reasons_add(why, util_asprintf("flavor %s doesn't match node affinity", f->name));
+                fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
+            } else if ((f->topology != NULL || src->tas_mode != TASREQ_MODE_NONE) &&
+                       !tas_flavor_matches(s, cq, src, f, rg, why)) {
                 fr_reason = SCHED_REASON_NO_MATCHING_FLAVOR;
             }
         }
@@ -504,6 +637,9 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
                 out->mode = AM_PREEMPT;
         }
     }
+    /* TAS: only when a Topology exists or a pod set asks for one (no cost otherwise) */
+    if (rc == ERR_OK && out->mode != AM_NOFIT && (s->ntopos > 0 || wl_asks_tas(w)))
+        rc = assign_topology(s, cq, w, out, per_ps, &overall);
     if (rc == ERR_OK) {
         for (size_t i = 0; i < out->nps; i++)
             for (size_t g = 0; g < cq->ngroups; g++)

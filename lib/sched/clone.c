@@ -72,6 +72,8 @@ static err_t clone_interning(sched_t *d, const sched_t *s)
         if (memdup((void **)&c->fr_by_res, f->fr_by_res, f->nfr_by_res, sizeof(int)) != ERR_OK)
             return ERR_NOMEM;
         c->nfr_by_res = f->nfr_by_res;
+        if (util_strdup(f->topology, &c->topology) != ERR_OK)
+            return ERR_NOMEM;
     }
     if (memdup((void **)&d->frs, s->frs, s->nfr, sizeof(fr_rec_t)) != ERR_OK)
         return ERR_NOMEM;
@@ -247,6 +249,10 @@ static err_t clone_wps(wps_t *c, const wps_t *s)
     c->ntolerations = 0;
     c->terms = NULL;
     c->nterms = 0;
+    c->tas_level = c->tas_slice_level = NULL;
+    if (util_strdup(s->tas_level, &c->tas_level) != ERR_OK ||
+        util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK)
+        return ERR_NOMEM;
     if (util_strdup(s->name, &c->name) != ERR_OK ||
         memdup((void **)&c->reqs, s->reqs, s->nreqs, sizeof(req_t)) != ERR_OK ||
         sched__kv_copy(&c->node_selector, &s->node_selector) != ERR_OK ||
@@ -386,6 +392,12 @@ sched_t *sched_clone(const sched_t *s, unsigned flags)
     for (size_t i = 0; i < s->nchecks; i++)
         if (sched_check_upsert(d, s->checks[i]->name, s->checks[i]->active, NULL) != ERR_OK)
             goto fail;
+    for (size_t i = 0; i < s->ntopos; i++) {
+        topology_t t = {.levels = s->topos[i]->levels, .nlevels = s->topos[i]->nlevels};
+        t.meta.name = s->topos[i]->name;
+        if (sched_topology_upsert(d, &t, NULL) != ERR_OK)
+            goto fail;
+    }
     for (size_t i = 0; i < s->nwls; i++)
         if (clone_wl(d, s->wls[i], flags) != ERR_OK)
             goto fail;

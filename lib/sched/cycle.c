@@ -597,6 +597,8 @@ static err_t admit(cyc_t *c, entry_t *e)
             if (kv->key == NULL || kv->value == NULL)
                 goto nomem;
         }
+        if (p->topo != NULL && topology_assignment_dup(p->topo, &d->topology) != ERR_OK)
+            goto nomem;
     }
     if (decision_room(c->out) != ERR_OK ||
         decision_make(&dec, SCHED_DECISION_ADMIT, w, cq->name, c->now) != ERR_OK ||
@@ -800,6 +802,30 @@ static err_t process(cyc_t *c, entry_t *e)
             (c->s->cfg.loop_guards & SCHED_GUARD_STRICT_FIFO_STICKY))
             e->cq->sticky = w;
         return requeue_entry(c, e, true, false);
+    }
+    for (size_t i = 0; i < e->a.nps; i++) {
+        /* A TAS placement was found at nomination; workloads admitted earlier in this cycle
+         * may have taken its nodes since (Kueue checks the cycle's TAS usage the same way and
+         * requeues: "Workload no longer fits after processing another workload"). */
+        ps_assign_t *p = &e->a.ps[i];
+        topology_assignment_t *topo = NULL;
+        char *why = NULL;
+        err_t rc;
+        if (p->topo == NULL)
+            continue;
+        rc = sched__tas_place(c->s, w, i, p, sched__tas_flavor(c->s, p), false, &topo, &why);
+        if (rc == ERR_NOMEM)
+            return ERR_NOMEM;
+        if (rc != ERR_OK) {
+            sched__wl_set_reason(w, SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED,
+                                 "couldn't assign flavors to pod set %s: %s", w->ps[i].name,
+                                 why ? why : "");
+            free(why);
+            return requeue_entry(c, e, true, false);
+        }
+        topology_assignment_fini(p->topo);
+        free(p->topo);
+        p->topo = topo;
     }
     if (sched__nodes_known(c->s)) {
         /* Where its pods go: with fragmentation-aware admission all must fit free node capacity

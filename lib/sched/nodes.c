@@ -1,6 +1,7 @@
 /* sched nodes -- Nodes, the capacity used on each, and where admitted workloads' pods go. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched/sched_int.h"
+#include "sched/tas.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,8 +209,8 @@ static snode_t *node_rec(sched_t *s, const char *name)
  * on, workloads parked for want of a node may fit now, whatever their cohort. */
 static void nodes_changed(sched_t *s)
 {
-    if (s->cfg.node_fit)
-        s->requeue_all = true;
+    if (s->cfg.node_fit || s->ntopos > 0)
+        s->requeue_all = true; /* TAS placements read node capacity too */
 }
 
 err_t sched_node_upsert(sched_t *s, const sched_node_spec_t *spec, err_msg_t *msg)
@@ -459,6 +460,8 @@ static void place_apply(sched_t *s, const wl_t *w, const wplace_t *pl, int sign)
 
 void sched__nodes_unplace(sched_t *s, wl_t *w)
 {
+    if (w->nplace > 0 && s->ntopos > 0)
+        s->requeue_all = true; /* node capacity freed: a TAS placement may fit now */
     for (size_t i = 0; i < w->nplace; i++)
         place_apply(s, w, &w->place[i], -1);
     free(w->place);
@@ -474,6 +477,25 @@ static err_t place_push(wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t cou
     w->place[w->nplace++] = (wplace_t){n, (uint32_t)ps, count};
     return ERR_OK;
 }
+
+/* Count `count` pods of podset ps of w on n (room made first, so that applying cannot fail). */
+static err_t place_one(sched_t *s, wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t count)
+{
+    const wps_t *p = &w->ps[ps];
+
+    if (pod_reserve(s, n, NULL, 0) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t r = 0; r < p->nreqs; r++)
+        if (!nq_has(n->used, n->nused, p->reqs[r].res) && used_add(n, p->reqs[r].res, 0) != ERR_OK)
+            return ERR_NOMEM;
+    if (place_push(w, cap, n, ps, count) != ERR_OK)
+        return ERR_NOMEM;
+    place_apply(s, w, &w->place[w->nplace - 1], +1);
+    return ERR_OK;
+}
+
+static err_t place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,
+                            const topology_assignment_t *ta, size_t *cap);
 
 /* "nvidia.com/gpu 8, cpu 32" into buf. */
 static const char *per_pod_text(const sched_t *s, const wps_t *ps, char *buf, size_t size)
@@ -537,6 +559,19 @@ err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, b
         const ps_assign_t *p = &a->ps[i];
         const wps_t *ps = &w->ps[i];
         int64_t left = p->count, eligible = 0, room = 0;
+        if (p->topo != NULL) {
+            /* a TAS placement: its pods go to the domains it names, nothing else */
+            if ((rc = place_topology(s, w, i, p, p->topo, &cap)) == ERR_CONFLICT) {
+                rc = ERR_OK;
+                *placed = false;
+                if (why != NULL && (*why = util_asprintf("couldn't place pod set %s on the "
+                                                         "nodes of its topology assignment",
+                                                         ps->name)) == NULL)
+                    rc = ERR_NOMEM;
+                break;
+            }
+            continue;
+        }
         for (size_t k = 0; k < ns->nlive && rc == ERR_OK; k++) {
             snode_t *n = ns->live[k];
             int64_t fit;
@@ -591,6 +626,224 @@ err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, b
     if (rc != ERR_OK || !*placed)
         sched__nodes_unplace(s, w);
     return rc;
+}
+
+/* ---- topology-aware scheduling ----------------------------------------------------------------
+ *
+ * A TAS flavor's pod sets are placed by Kueue's algorithm (tas.c) over the nodes the flavor and
+ * the pod set select (node labels, taints, the pod's selector and required affinity, Ready and
+ * schedulable, as Kueue's TAS cache keeps them), each with its free capacity for the pod's
+ * requested resources and for "pods" (a node that lists no pod capacity limits nothing). The
+ * result is Kueue's topologyAssignment; the pods then count on the nodes of its domains (on the
+ * lowest level's nodes in name order, first fit: with kubernetes.io/hostname as the lowest level
+ * that is exactly one node per domain).
+ */
+
+/* The value of label `key` on n, NULL when absent. */
+static const char *label_of(const snode_t *n, const char *key)
+{
+    return kv_list_get(&n->labels, key);
+}
+
+err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assign_t *p, int flavor,
+                       bool empty, topology_assignment_t **out, char **why)
+{
+    const wps_t *ps = &w->ps[pi];
+    const flavor_rec_t *f = s->flavors[flavor];
+    const topo_rec_t *t = sched__topo_find(s, f->topology);
+    const sched_nodes_t *ns = s->nodes;
+    int pods = sched__find_res(s, "pods");
+    size_t nres = 0, nn = 0, nl;
+    const char **res = NULL, **vals = NULL;
+    qnano_t *per = NULL, *free_ = NULL;
+    int *rid = NULL;
+    tas_node_t *nodes = NULL;
+    topology_assignment_t *a = NULL;
+    err_msg_t msg = {{0}};
+    err_t rc = ERR_NOMEM;
+
+    *out = NULL;
+    *why = NULL;
+    if (t == NULL) {
+        *why = util_asprintf("there is no Topology \"%s\" for TAS flavor \"%s\"",
+                             f->topology ? f->topology : "", f->name);
+        return *why == NULL ? ERR_NOMEM : ERR_INVALID;
+    }
+    nl = t->nlevels;
+    /* resources: the pod's non-zero requests (sorted by name), then "pods" */
+    res = calloc(ps->nreqs + 1, sizeof(*res));
+    rid = calloc(ps->nreqs + 1, sizeof(*rid));
+    per = calloc(ps->nreqs + 1, sizeof(*per));
+    if (res == NULL || rid == NULL || per == NULL)
+        goto out;
+    for (size_t r = 0; r < ps->nreqs; r++) {
+        if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
+            continue;
+        res[nres] = s->res_names[ps->reqs[r].res];
+        rid[nres] = ps->reqs[r].res;
+        per[nres++] = ps->reqs[r].per_pod;
+    }
+    res[nres] = "pods";
+    rid[nres] = pods;
+    per[nres++] = (qnano_t)1000000000;
+    if (ns != NULL && ns->nlive > 0) {
+        nodes = calloc(ns->nlive, sizeof(*nodes));
+        vals = calloc(ns->nlive * nl, sizeof(*vals));
+        free_ = calloc(ns->nlive * nres, sizeof(*free_));
+        if (nodes == NULL || vals == NULL || free_ == NULL)
+            goto out;
+        for (size_t k = 0; k < ns->nlive; k++) {
+            const snode_t *n = ns->live[k];
+            qnano_t *fv = &free_[nn * nres];
+            if (!node_for(s, n, ps, p))
+                continue;
+            for (size_t l = 0; l < nl; l++)
+                vals[nn * nl + l] = label_of(n, t->levels[l]);
+            for (size_t r = 0; r < nres; r++) {
+                bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
+                qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
+                qnano_t used =
+                    empty || rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
+                if (rid[r] == pods && !listed)
+                    fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
+                else
+                    fv[r] = alloc > used ? alloc - used : 0;
+            }
+            nodes[nn].values = &vals[nn * nl];
+            nodes[nn].free = fv;
+            nn++;
+        }
+    }
+    tas_input_t in = {.topology = t->name,
+                      .levels = (const char *const *)t->levels,
+                      .nlevels = nl,
+                      .resources = res,
+                      .nres = nres,
+                      .nodes = nodes,
+                      .nnodes = nn};
+    tas_request_t req = {.count = p->count, .per_pod = per, .slice_size = 1};
+    switch (ps->tas_mode) {
+    case TASREQ_MODE_REQUIRED:
+        req.mode = TAS_MODE_REQUIRED;
+        req.level = ps->tas_level;
+        break;
+    case TASREQ_MODE_PREFERRED:
+        req.mode = TAS_MODE_PREFERRED;
+        req.level = ps->tas_level;
+        break;
+    default: /* unconstrained, slices only, or implied by a TAS-only ClusterQueue */
+        req.mode = TAS_MODE_UNCONSTRAINED;
+        break;
+    }
+    if (ps->tas_slice_level != NULL) {
+        req.slice_level = ps->tas_slice_level;
+        req.slice_size = ps->tas_slice_size;
+    }
+    if ((a = calloc(1, sizeof(*a))) == NULL)
+        goto out;
+    rc = tas_place(&in, &req, a, &msg);
+    if (rc == ERR_OK) {
+        *out = a;
+        a = NULL;
+    } else if (rc != ERR_NOMEM && (*why = strdup(msg.text)) == NULL) {
+        rc = ERR_NOMEM;
+    }
+out:
+    free(a);
+    free(res);
+    free(rid);
+    free(per);
+    free(nodes);
+    free(vals);
+    free(free_);
+    return rc;
+}
+
+/* Does n sit in the domain `vals` (one value per level) of topology assignment `ta`? */
+static bool in_domain(const snode_t *n, const topology_assignment_t *ta, size_t d)
+{
+    for (size_t l = 0; l < ta->nlevels; l++) {
+        const char *v = label_of(n, ta->levels[l]);
+        if (v == NULL || strcmp(v, ta->values[d * ta->nlevels + l]) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Count the pods of podset pi on the nodes of ta's domains (first fit inside a domain; a pod
+ * that fits no node of its domain goes on its first node, as the assignment says it runs
+ * there). ERR_CONFLICT when a domain has no node of the pod set at all. */
+static err_t place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,
+                            const topology_assignment_t *ta, size_t *cap)
+{
+    sched_nodes_t *ns = s->nodes;
+    const wps_t *ps = &w->ps[pi];
+
+    for (size_t d = 0; d < ta->ndomains; d++) {
+        int64_t left = ta->counts[d];
+        snode_t *first = NULL;
+        for (size_t k = 0; ns != NULL && k < ns->nlive && left > 0; k++) {
+            snode_t *n = ns->live[k];
+            int64_t fit;
+            if (!in_domain(n, ta, d) || !node_for(s, n, ps, p))
+                continue;
+            if (first == NULL)
+                first = n;
+            fit = fit_count(s, n, ps);
+            if (fit <= 0)
+                continue;
+            if (fit > left)
+                fit = left;
+            if (place_one(s, w, cap, n, pi, (int32_t)fit) != ERR_OK)
+                return ERR_NOMEM;
+            left -= fit;
+        }
+        if (left > 0 && first == NULL && ta->nlevels > 0 &&
+            strcmp(ta->levels[ta->nlevels - 1], TAS_HOSTNAME_LABEL) == 0) {
+            /* a node not known (yet): named by its hostname, counted when it comes (an
+             * operator restart may read Workloads before Nodes) */
+            first = node_rec(s, ta->values[d * ta->nlevels + ta->nlevels - 1]);
+            if (first == NULL)
+                return ERR_NOMEM;
+        }
+        if (left > 0 && first == NULL)
+            return ERR_CONFLICT;
+        if (left > 0 && place_one(s, w, cap, first, pi, (int32_t)left) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
+err_t sched__nodes_place_admission(sched_t *s, wl_t *w)
+{
+    size_t cap = 0;
+    const admission_t *adm = &w->adm;
+
+    for (size_t i = 0; i < adm->nassignments; i++) {
+        const pod_set_assignment_t *pa = &adm->assignments[i];
+        int ids[64];
+        ps_assign_t p = {.flavor = ids};
+        size_t pi = 0;
+        err_t rc;
+        if (pa->topology == NULL || pa->name == NULL)
+            continue;
+        while (pi < w->nps && strcmp(w->ps[pi].name, pa->name) != 0)
+            pi++;
+        if (pi == w->nps)
+            continue;
+        for (size_t k = 0; k < pa->flavors.len && p.nreqs < 64; k++) {
+            const flavor_rec_t *f = util_hmap_get(&s->flavor_map, pa->flavors.items[k].value);
+            if (f != NULL)
+                ids[p.nreqs++] = f->id;
+        }
+        if (nodes_get(s) == NULL)
+            return ERR_NOMEM;
+        rc = place_topology(s, w, pi, &p, pa->topology, &cap);
+        if (rc == ERR_NOMEM)
+            return ERR_NOMEM;
+        /* ERR_CONFLICT: a domain above the hostname level with no node known: not counted */
+    }
+    return ERR_OK;
 }
 
 bool sched__nodes_known(const sched_t *s)

@@ -184,7 +184,19 @@ static void flavor_free(flavor_rec_t *f)
     sched__taints_fini(f->taints, f->ntaints);
     sched__tolerations_fini(f->tolerations, f->ntolerations);
     free(f->fr_by_res);
+    free(f->topology);
     free(f);
+}
+
+static void topo_free(topo_rec_t *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->nlevels; i++)
+        free(t->levels[i]);
+    free(t->levels);
+    free(t->name);
+    free(t);
 }
 
 void sched_free(sched_t *s)
@@ -241,6 +253,9 @@ void sched_free(sched_t *s)
     }
     free(s->checks);
     util_hmap_fini(&s->check_map);
+    for (size_t i = 0; i < s->ntopos; i++)
+        topo_free(s->topos[i]);
+    free(s->topos);
     for (size_t i = 0; i < s->nflavors; i++)
         flavor_free(s->flavors[i]);
     free(s->flavors);
@@ -281,14 +296,22 @@ err_t sched_flavor_upsert(sched_t *s, const flavor_t *f, err_msg_t *msg)
     kv_list_t labels;
     taint_t *taints = NULL;
     toleration_t *tols = NULL;
-    if (sched__kv_copy(&labels, &f->node_labels) != ERR_OK)
+    char *topology = NULL;
+    if (s->cfg.tas && util_strdup(f->topology_name, &topology) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    if (sched__kv_copy(&labels, &f->node_labels) != ERR_OK) {
+        free(topology);
+        return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
+    }
     if (sched__taints_copy(&taints, f->taints, f->ntaints) != ERR_OK ||
         sched__tolerations_copy(&tols, f->tolerations, f->ntolerations) != ERR_OK) {
         kv_list_fini(&labels);
         sched__taints_fini(taints, f->ntaints);
+        free(topology);
         return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", f->meta.name);
     }
+    free(rec->topology);
+    rec->topology = topology;
     kv_list_fini(&rec->node_labels);
     sched__taints_fini(rec->taints, rec->ntaints);
     sched__tolerations_fini(rec->tolerations, rec->ntolerations);
@@ -315,6 +338,8 @@ err_t sched_flavor_delete(sched_t *s, const char *name, err_msg_t *msg)
     rec->taints = NULL;
     rec->tolerations = NULL;
     rec->ntaints = rec->ntolerations = 0;
+    free(rec->topology);
+    rec->topology = NULL;
     if (objects_changed(s, false) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "ResourceFlavor %s: out of memory", name);
     return ERR_OK;
@@ -670,6 +695,74 @@ err_t sched_check_delete(sched_t *s, const char *name, err_msg_t *msg)
     free(c);
     if (objects_changed(s, false) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "AdmissionCheck %s: out of memory", name);
+    return ERR_OK;
+}
+
+/* ---- Topology ------------------------------------------------------------------------------ */
+
+const topo_rec_t *sched__topo_find(const sched_t *s, const char *name)
+{
+    size_t lo = 0, hi = s->ntopos;
+    while (name != NULL && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(s->topos[mid]->name, name);
+        if (r == 0)
+            return s->topos[mid];
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+err_t sched_topology_upsert(sched_t *s, const topology_t *t, err_msg_t *msg)
+{
+    const char *name = t->meta.name;
+    if (name == NULL || name[0] == '\0')
+        return err_set(msg, ERR_INVALID, "Topology: metadata.name: required");
+    if (t->nlevels == 0 || t->nlevels > 16)
+        return err_set(msg, ERR_INVALID, "Topology %s: spec.levels: 1 to 16 levels", name);
+    topo_rec_t *n = calloc(1, sizeof(*n));
+    if (n == NULL || util_strdup(name, &n->name) != ERR_OK ||
+        (n->levels = calloc(t->nlevels, sizeof(char *))) == NULL)
+        goto nomem;
+    for (; n->nlevels < t->nlevels; n->nlevels++)
+        if (util_strdup(t->levels[n->nlevels], &n->levels[n->nlevels]) != ERR_OK)
+            goto nomem;
+    size_t at = 0;
+    while (at < s->ntopos && strcmp(s->topos[at]->name, name) < 0)
+        at++;
+    if (at < s->ntopos && strcmp(s->topos[at]->name, name) == 0) {
+        topo_free(s->topos[at]);
+        s->topos[at] = n;
+    } else {
+        if (util_grow((void **)&s->topos, &s->ctopos, s->ntopos + 1, sizeof(void *)) != ERR_OK)
+            goto nomem;
+        memmove(&s->topos[at + 1], &s->topos[at], (s->ntopos - at) * sizeof(void *));
+        s->topos[at] = n;
+        s->ntopos++;
+    }
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Topology %s: out of memory", name);
+    return ERR_OK;
+nomem:
+    topo_free(n);
+    return err_set(msg, ERR_NOMEM, "Topology %s: out of memory", name);
+}
+
+err_t sched_topology_delete(sched_t *s, const char *name, err_msg_t *msg)
+{
+    size_t at = 0;
+    while (at < s->ntopos && strcmp(s->topos[at]->name, name) != 0)
+        at++;
+    if (at == s->ntopos)
+        return err_set(msg, ERR_NOT_FOUND, "Topology %s not found", name);
+    topo_free(s->topos[at]);
+    memmove(&s->topos[at], &s->topos[at + 1], (s->ntopos - at - 1) * sizeof(void *));
+    s->ntopos--;
+    if (objects_changed(s, false) != ERR_OK)
+        return err_set(msg, ERR_NOMEM, "Topology %s: out of memory", name);
     return ERR_OK;
 }
 

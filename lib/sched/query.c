@@ -21,6 +21,7 @@ const char *sched_reason_str(sched_reason_t r)
         [SCHED_REASON_INADMISSIBLE] = "Inadmissible",
         [SCHED_REASON_DEACTIVATED] = "Deactivated",
         [SCHED_REASON_NO_FITTING_NODE] = "NoFittingNode",
+        [SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED] = "TopologyPlacementFailed",
     };
     if ((size_t)r >= sizeof(names) / sizeof(names[0]))
         return "";
@@ -46,6 +47,8 @@ const char *sched_cq_reason_str(sched_cq_reason_t r)
         return "AdmissionCheckNotFound";
     case SCHED_CQ_CHECK_INACTIVE:
         return "AdmissionCheckInactive";
+    case SCHED_CQ_TOPOLOGY_NOT_FOUND:
+        return "TopologyNotFound";
     }
     return "Unknown";
 }

@@ -63,6 +63,11 @@ typedef struct sched_config_s {
      * known (sched_node_upsert), a workload is admitted only when all its pods fit the free
      * capacity of nodes its assigned flavors select; otherwise it waits (reason NoFittingNode). */
     bool node_fit;
+    /* Topology-aware scheduling: the driver feeds Topology objects (sched_topology_upsert), so
+     * a ResourceFlavor's topologyName makes it a TAS flavor. Off, topologyName is ignored (quota
+     * alone, as before: a driver that does not read Topologies would otherwise see every
+     * ClusterQueue with a TAS flavor TopologyNotFound). Read when a flavor is upserted. */
+    bool tas;
     /* Configuration `admissionFairSharing` (docs/engine.md, "Admission fair sharing"): on when
      * `afs`; a ClusterQueue with admissionScope UsageBasedAdmissionFairSharing then orders its
      * pending workloads by their LocalQueue's decayed usage / weight first. */
@@ -175,6 +180,15 @@ err_t sched_pc_delete(sched_t *s, const char *name, err_msg_t *msg);
 err_t sched_check_upsert(sched_t *s, const char *name, bool active, err_msg_t *msg);
 /* Delete an AdmissionCheck; ERR_NOT_FOUND when unknown. */
 err_t sched_check_delete(sched_t *s, const char *name, err_msg_t *msg);
+
+/* Create or update a Topology (copied: its levels' node labels). A ResourceFlavor with
+ * spec.topologyName is a TAS flavor: pod sets assigned to it are placed over the Nodes
+ * (sched_node_upsert) as Kueue's topology-aware scheduling does, and a ClusterQueue using one
+ * whose Topology is missing is inactive (TopologyNotFound), as in Kueue (docs/engine.md,
+ * "Topology-aware scheduling"). ERR_INVALID (no name, 0 or more than 16 levels), ERR_NOMEM. */
+err_t sched_topology_upsert(sched_t *s, const topology_t *t, err_msg_t *msg);
+/* Delete a Topology; ERR_NOT_FOUND when unknown. */
+err_t sched_topology_delete(sched_t *s, const char *name, err_msg_t *msg);
 
 /* ---- workloads ---------------------------------------------------------------------------- */
 
@@ -349,6 +363,8 @@ typedef enum {
     SCHED_REASON_INADMISSIBLE,          /* "Inadmissible" (legacy generic) */
     SCHED_REASON_DEACTIVATED,           /* "Deactivated" */
     SCHED_REASON_NO_FITTING_NODE,       /* "NoFittingNode" (ours: fragmentation-aware admission) */
+    SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED, /* "TopologyPlacementFailed": a TAS flavor's nodes
+                                               cannot hold the pod set as its topology asks */
 } sched_reason_t;
 
 /* Kueue's name for a reason ("WaitingForQuota", ...; "" for NONE). */
@@ -427,14 +443,15 @@ void sched_usage_list_fini(sched_usage_list_t *l);
 
 /* Active reasons of a ClusterQueue (status condition Active). */
 typedef enum {
-    SCHED_CQ_READY = 0,        /* "Ready" */
-    SCHED_CQ_STOPPED,          /* "Stopped" */
-    SCHED_CQ_FLAVOR_NOT_FOUND, /* "FlavorNotFound" */
-    SCHED_CQ_TERMINATING,      /* "Terminating" */
-    SCHED_CQ_COHORT_CYCLE,     /* "CohortCycle" (ours: Kueue only disables it) */
-    SCHED_CQ_NOT_FOUND,        /* "NotFound" (referenced but no object) */
-    SCHED_CQ_CHECK_NOT_FOUND,  /* "AdmissionCheckNotFound" */
-    SCHED_CQ_CHECK_INACTIVE,   /* "AdmissionCheckInactive" */
+    SCHED_CQ_READY = 0,          /* "Ready" */
+    SCHED_CQ_STOPPED,            /* "Stopped" */
+    SCHED_CQ_FLAVOR_NOT_FOUND,   /* "FlavorNotFound" */
+    SCHED_CQ_TERMINATING,        /* "Terminating" */
+    SCHED_CQ_COHORT_CYCLE,       /* "CohortCycle" (ours: Kueue only disables it) */
+    SCHED_CQ_NOT_FOUND,          /* "NotFound" (referenced but no object) */
+    SCHED_CQ_CHECK_NOT_FOUND,    /* "AdmissionCheckNotFound" */
+    SCHED_CQ_CHECK_INACTIVE,     /* "AdmissionCheckInactive" */
+    SCHED_CQ_TOPOLOGY_NOT_FOUND, /* "TopologyNotFound": a TAS flavor names a missing Topology */
 } sched_cq_reason_t;
 
 /* Kueue's name for an Active condition reason. */

@@ -5,6 +5,7 @@
 
 #include "model/requests.h"
 #include "model/selector.h"
+#include "model/tasreq.h"
 #include "model/types.h"
 #include "sched/sched.h"
 #include "util/grow.h"
@@ -55,7 +56,15 @@ typedef struct flavor_rec_s {
     size_t ntolerations;
     int *fr_by_res; /* res id -> fr id or -1 */
     size_t nfr_by_res;
+    char *topology; /* owned: spec.topologyName (a TAS flavor), NULL = none */
 } flavor_rec_t;
+
+/* A Topology object (topology-aware scheduling): its levels' node labels, highest first. */
+typedef struct topo_rec_s {
+    char *name;    /* owned */
+    char **levels; /* owned */
+    size_t nlevels;
+} topo_rec_t;
 
 typedef struct fr_rec_s {
     int flavor;
@@ -288,6 +297,11 @@ typedef struct wps_s {
     size_t ntolerations;
     node_selector_term_t *terms;
     size_t nterms;
+    /* topology request (Kueue's podset-*-topology annotations; tas_mode NONE = none) */
+    tasreq_mode_t tas_mode;
+    char *tas_level;       /* owned: required / preferred level, NULL otherwise */
+    char *tas_slice_level; /* owned: podset-slice-required-topology, NULL = no slices */
+    int32_t tas_slice_size;
 } wps_t;
 
 typedef struct use_s {
@@ -407,6 +421,8 @@ struct sched_s {
     check_rec_t **checks; /* sorted by name */
     size_t nchecks, cchecks;
     util_hmap_t check_map;
+    topo_rec_t **topos; /* Topology objects, in name order */
+    size_t ntopos, ctopos;
     wl_t **wls;
     size_t nwls, cwls;
     util_hmap_t wl_map; /* wls sorted by key */
@@ -562,6 +578,7 @@ typedef struct ps_assign_s {
     int *fr;        /* fr id or -1 */
     pmode_t *mode;  /* per request: the resource's own mode in the chosen flavor */
     int *tried;     /* per resource group: TriedFlavorIdx (-1 = start over) */
+    topology_assignment_t *topo; /* owned: where its pods go (a TAS flavor), NULL = none */
 } ps_assign_t;
 
 typedef struct assignment_s {
@@ -598,6 +615,24 @@ bool sched__node_selectable(const snode_t *n);
  * that fit are placed and the rest counted in w->unplaced. ERR_NOMEM places nothing. */
 err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, bool *placed,
                          char **why);
+/* Topology-aware placement of podset `pi` of w under p (its TAS flavor `flavor`) over the nodes
+ * the flavor and the podset select: Kueue's algorithm (tas.c) on their free capacity, or on
+ * their whole allocatable when `empty` (Kueue's simulate-empty pass for a preempting
+ * assignment). ERR_OK: *out (owned) is the assignment; ERR_CONFLICT / ERR_INVALID: it does not
+ * fit, *why (owned) says why in Kueue's words; ERR_NOMEM. */
+err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assign_t *p, int flavor,
+                       bool empty, topology_assignment_t **out, char **why);
+/* An admitted workload read back (sched_workload_upsert of an admission): its pods counted on
+ * the nodes its admission's topologyAssignment names (nodes not known yet by their hostname,
+ * counted when they come). ERR_NOMEM. */
+err_t sched__nodes_place_admission(sched_t *s, wl_t *w);
+/* The Topology object `name`, NULL when it does not exist. */
+const topo_rec_t *sched__topo_find(const sched_t *s, const char *name);
+/* Does podset ps of a workload in cq ask for topology-aware scheduling (explicitly, or implied
+ * because every flavor of cq is a TAS flavor: Kueue's isTASImplied)? */
+bool sched__tas_requested(const sched_t *s, const cq_t *cq, const wps_t *ps);
+/* The TAS flavor among p's flavors, SCHED__NONE when none. */
+int sched__tas_flavor(const sched_t *s, const ps_assign_t *p);
 /* Release w's placement (never fails). */
 void sched__nodes_unplace(sched_t *s, wl_t *w);
 

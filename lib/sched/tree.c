@@ -392,15 +392,46 @@ static bool checks_listed(const sched_t *s, const cq_t *cq, bool inactive, char 
     return any;
 }
 
+/* The TAS flavors of cq (existing ResourceFlavors with a topologyName) whose Topology does not
+ * exist, as Kueue words them ("there is no Topology \"t\" for TAS flavor \"f\"", joined by ", "),
+ * in the order of cq's resource groups. */
+static bool topologies_missing(const sched_t *s, const cq_t *cq, char *buf, size_t cap)
+{
+    size_t off = 0;
+    bool any = false;
+    buf[0] = '\0';
+    for (size_t g = 0; g < cq->ngroups; g++) {
+        for (size_t k = 0; k < cq->groups[g].nflavors; k++) {
+            const flavor_rec_t *f = s->flavors[cq->groups[g].flavors[k]];
+            bool seen = false;
+            if (!f->exists || f->topology == NULL || sched__topo_find(s, f->topology) != NULL)
+                continue;
+            for (size_t h = 0; h <= g && !seen; h++)
+                for (size_t j = 0; j < (h < g ? cq->groups[h].nflavors : k) && !seen; j++)
+                    seen = cq->groups[h].flavors[j] == f->id;
+            if (seen)
+                continue;
+            int n = snprintf(buf + off, cap - off,
+                             "%sthere is no Topology \"%s\" for TAS flavor \"%s\"", any ? ", " : "",
+                             f->topology, f->name);
+            if (n > 0 && (size_t)n < cap - off)
+                off += (size_t)n;
+            any = true;
+        }
+    }
+    return any;
+}
+
 /*
  * Kueue's inactiveReason (pkg/cache/scheduler/clusterqueue.go): terminating first; otherwise the
- * reason of the first problem among stopped, missing flavors, missing admission checks and
- * inactive admission checks, with every problem's message joined ("Can't admit new workloads:
- * is stopped, references missing AdmissionCheck(s): a."). A cohort cycle is ours.
+ * reason of the first problem among stopped, missing flavors, missing admission checks,
+ * inactive admission checks and TAS flavors without their Topology, with every problem's message
+ * joined ("Can't admit new workloads: is stopped, references missing AdmissionCheck(s): a."). A
+ * cohort cycle is ours.
  */
 static void cq_status(sched_t *s, cq_t *cq)
 {
-    char missing[256], checks_missing[256], checks_inactive[256], msg[1024];
+    char missing[256], checks_missing[256], checks_inactive[256], topos[512], msg[1536];
     free(cq->inactive_msg);
     cq->inactive_msg = NULL;
     cq->active = false;
@@ -418,18 +449,20 @@ static void cq_status(sched_t *s, cq_t *cq)
     bool fl = flavors_missing(s, cq, missing, sizeof(missing));
     bool cm = checks_listed(s, cq, false, checks_missing, sizeof(checks_missing));
     bool ci = checks_listed(s, cq, true, checks_inactive, sizeof(checks_inactive));
-    if (stopped || fl || cm || ci) {
+    bool tn = topologies_missing(s, cq, topos, sizeof(topos));
+    if (stopped || fl || cm || ci || tn) {
         cq->reason = stopped ? SCHED_CQ_STOPPED
                      : fl    ? SCHED_CQ_FLAVOR_NOT_FOUND
                      : cm    ? SCHED_CQ_CHECK_NOT_FOUND
-                             : SCHED_CQ_CHECK_INACTIVE;
-        snprintf(msg, sizeof(msg), "Can't admit new workloads: %s%s%s%s%s%s%s%s%s%s%s.",
-                 stopped ? "is stopped" : "", stopped && (fl || cm || ci) ? ", " : "",
+                     : ci    ? SCHED_CQ_CHECK_INACTIVE
+                             : SCHED_CQ_TOPOLOGY_NOT_FOUND;
+        snprintf(msg, sizeof(msg), "Can't admit new workloads: %s%s%s%s%s%s%s%s%s%s%s%s.",
+                 stopped ? "is stopped" : "", stopped && (fl || cm || ci || tn) ? ", " : "",
                  fl ? "references missing ResourceFlavor(s): " : "", fl ? missing : "",
-                 fl && (cm || ci) ? ", " : "", cm ? "references missing AdmissionCheck(s): " : "",
-                 cm ? checks_missing : "", cm && ci ? ", " : "",
-                 ci ? "references inactive AdmissionCheck(s): " : "", ci ? checks_inactive : "",
-                 "");
+                 fl && (cm || ci || tn) ? ", " : "",
+                 cm ? "references missing AdmissionCheck(s): " : "", cm ? checks_missing : "",
+                 cm && (ci || tn) ? ", " : "", ci ? "references inactive AdmissionCheck(s): " : "",
+                 ci ? checks_inactive : "", ci && tn ? ", " : "", tn ? topos : "");
         cq->inactive_msg = strdup(msg);
     } else if (cq->node.disabled) {
         cq->reason = SCHED_CQ_COHORT_CYCLE;

@@ -184,6 +184,8 @@ static void wps_fini(wps_t *p)
     kv_list_fini(&p->node_selector);
     sched__tolerations_fini(p->tolerations, p->ntolerations);
     sched__terms_fini(p->terms, p->nterms);
+    free(p->tas_level);
+    free(p->tas_slice_level);
 }
 
 static void wl_spec_fini(wl_t *w)
@@ -257,6 +259,12 @@ static uint64_t shape_hash(const wl_t *w)
             h = fnv_str(h, p->tolerations[k].value);
             h = fnv(h, &p->tolerations[k].op, sizeof(int));
             h = fnv(h, &p->tolerations[k].effect, sizeof(int));
+        }
+        if (p->tas_mode != TASREQ_MODE_NONE) {
+            h = fnv(h, &p->tas_mode, sizeof(p->tas_mode));
+            h = fnv_str(h, p->tas_level);
+            h = fnv_str(h, p->tas_slice_level);
+            h = fnv(h, &p->tas_slice_size, sizeof(p->tas_slice_size));
         }
         for (size_t t = 0; t < p->nterms; t++)
             for (size_t e = 0; e < p->terms[t].nexprs; e++) {
@@ -366,6 +374,15 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
             p->reqs[j] = nr;
         }
         resource_list_fini(&eff);
+        /* topology request: Kueue's annotations of the pod template (tasreq.c) */
+        tasreq_t tr = {0};
+        if (s->cfg.tas) /* a driver that feeds no Topologies: the annotations mean nothing */
+            tasreq_from_annotations(&src->template_annotations, &tr);
+        p->tas_mode = tr.mode;
+        p->tas_slice_size = tr.slice_level != NULL ? tr.slice_size : 0;
+        if (util_strdup(tr.level, &p->tas_level) != ERR_OK ||
+            util_strdup(tr.slice_level, &p->tas_slice_level) != ERR_OK)
+            return ERR_NOMEM;
         p->ntolerations = src->spec.ntolerations;
         p->nterms = src->spec.naffinity_terms;
         if (sched__kv_copy(&p->node_selector, &src->spec.node_selector) != ERR_OK ||
@@ -735,6 +752,9 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         if (sched__checks_for(s, cq, &w->adm, &w->checks, &w->nchecks) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         w->awaiting_checks = w->nchecks > 0 && !in->conditions.admitted;
+        /* topology-aware scheduling: its pods count on the nodes its admission names */
+        if (sched__nodes_place_admission(s, w) != ERR_OK)
+            return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         if (rebuild && sched__tree_rebuild(s) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         for (size_t i = 0; i < nuse; i++)

@@ -565,7 +565,10 @@ static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool
             ERR_OK)
             return ERR_NOMEM;
         break;
-    case KIND_TOPOLOGY: /* nothing to apply yet: topology-aware scheduling is absent */
+    case KIND_TOPOLOGY:
+        rc = del ? sched_topology_delete(r->s, m->name, msg)
+                 : sched_topology_upsert(r->s, &o->u.topology, msg);
+        break;
     case KIND_CONFIGURATION:
     case KIND_UNKNOWN:
         break;

@@ -534,6 +534,7 @@ err_t sim_run(const sim_scenario_t *sc, const sim_options_t *opts, sim_rec_t *re
     util_hmap_init(&r.ac_live, 0);
     sched_decisions_init(&r.dec);
     sched_config_from(&cfg, sc->config);
+    cfg.tas = true; /* the simulator applies Topology objects (apply.c) */
     if (sc->config != NULL)
         r.pr = sc->config->pods_ready;
     else

@@ -399,8 +399,6 @@ static err_t check_sim_rules(load_t *ld)
             k != KIND_UNKNOWN)
             diags_error(d, "metadata.annotations[" SIM_ANN_RUNTIME "]",
                         "only a Job or a Workload runs; a %s has no runtime", kind_name(k));
-        if (k == KIND_TOPOLOGY)
-            diags_warn(d, "", "has no effect: the simulator does not place pods by topology yet");
         const object_meta_t *vm = object_meta_const(&doc->obj);
         const char *verdict = vm != NULL ? kv_list_get(&vm->annotations, SIM_ANN_VERDICT) : NULL;
         const char *verdicts = vm != NULL ? kv_list_get(&vm->annotations, SIM_ANN_VERDICTS) : NULL;
