@@ -291,6 +291,14 @@ START_TEST(test_golden_pods_ready)
 }
 END_TEST
 
+/* Issue 17: topology-aware scheduling -- the rack example end to end (a Topology, Nodes, a TAS
+ * flavor): 5 pods that fit no rack wait with Kueue's reason, 4 go to rack-2. */
+START_TEST(test_golden_tas)
+{
+    golden("test/data/sim", "issue17-tas", "issue17-tas", -1, true);
+}
+END_TEST
+
 START_TEST(test_golden_until)
 {
     golden("test/data/sim", "lifecycle", "lifecycle-until", 600000, false);
@@ -310,6 +318,7 @@ int main(void)
     tcase_add_test(tc, test_golden_cohort);
     tcase_add_test(tc, test_golden_lifecycle);
     tcase_add_test(tc, test_golden_until);
+    tcase_add_test(tc, test_golden_tas);
     tcase_add_test(tc, test_golden_serving);
     tcase_add_test(tc, test_golden_examples);
     tcase_add_test(tc, test_golden_unlabelled_jobs);
