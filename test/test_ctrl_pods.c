@@ -333,6 +333,65 @@ START_TEST(pod_group_one_workload_admitted_together)
 }
 END_TEST
 
+static bool g_reclaims_one(fx_t *fx)
+{
+    json_t *rp =
+        json_object_get(json_object_get(group_workload(fx, "g"), "status"), "reclaimablePods");
+    return json_array_size(rp) == 1 &&
+           json_integer_value(json_object_get(json_array_get(rp, 0), "count")) == 1;
+}
+
+/* pod() with the role-hash annotation the pod webhook writes (Kueue's pod sets of a group are
+ * its roles; without the annotation the role is the hash of the spec, which the flavor's node
+ * selector changes at the start). */
+static void role_pod(fx_t *fx, const char *name, const char *group, int total)
+{
+    json_t *p;
+
+    pod(fx, name, 1, group, total, NULL);
+    p = json_deep_copy(get_pod(fx, name));
+    json_object_set_new(json_object_get(json_object_get(p, "metadata"), "annotations"),
+                        "kueue.x-k8s.io/role-hash", json_string("main"));
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, p, NULL, NULL), ERR_OK);
+    json_decref(p);
+}
+
+/* Kueue's ReclaimablePods for a pod group: a Pod of the group that succeeded while the rest
+ * runs is written into status.reclaimablePods, and its quota goes to another group. */
+START_TEST(pod_group_reclaimable_pods_release_quota)
+{
+    fx_t fx;
+    json_t *w, *ps;
+
+    fx_start(&fx, 4);
+    role_pod(&fx, "g-0", "g", 3);
+    role_pod(&fx, "g-1", "g", 3);
+    role_pod(&fx, "g-2", "g", 3);
+    fx_run_until(&fx, g_running, 10, "pod group g admitted");
+    for (int i = 0; i < 3; i++) {
+        char n[8];
+        snprintf(n, sizeof(n), "g-%d", i);
+        set_phase(&fx, n, "Running");
+    }
+    pod(&fx, "h-0", 1, "h", 2, NULL);
+    pod(&fx, "h-1", 1, "h", 2, NULL);
+    fx_run_until(&fx, h_waits, 10, "pod group h waiting: insufficient quota");
+    /* One of g's Pods succeeds: it is reclaimable, g holds 2 cpus, h (2) fits. */
+    set_phase(&fx, "g-0", "Succeeded");
+    fx_run_until(&fx, g_reclaims_one, 10, "g's succeeded Pod in status.reclaimablePods");
+    w = group_workload(&fx, "g");
+    ps = json_object_get(json_object_get(w, "spec"), "podSets");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(w, "status"), "reclaimablePods"), 0),
+            "name")),
+        json_string_value(json_object_get(json_array_get(ps, 0), "name")));
+    fx_run_until(&fx, h_running, 10, "pod group h admitted in g's reclaimed quota");
+    ck_assert(!cond_is(group_workload(&fx, "g"), "Finished", "True"));
+    fx_stop(&fx);
+}
+END_TEST
+
 /* Disabled unless configured (Kueue's default frameworks: batch/job): a gated Pod is left
  * alone. */
 START_TEST(pods_left_alone_unless_enabled)
@@ -1097,6 +1156,7 @@ int main(void)
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     tcase_add_test(tc, statefulset_pods_form_one_group);
+    tcase_add_test(tc, pod_group_reclaimable_pods_release_quota);
     tcase_add_test(tc, statefulset_without_queue_name_managed);
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
