@@ -95,6 +95,39 @@ START_TEST(evict_by_driver)
 }
 END_TEST
 
+/* Kueue's nominate: a pending workload with a Retry or Rejected check is inadmissible,
+ * "The workload has failed admission checks" (before the ClusterQueue's own state), kept out of
+ * capacity requeues, and queued again once its checks are no longer failed. */
+START_TEST(failed_checks_inadmissible)
+{
+    sched_wl_opts_t failed = {.created = 1, .failed_checks = true}, ok = {.created = 1};
+    sched_wl_info_t i;
+
+    fx_cq(s, "cq", "cpu|f:4", NULL);
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    upsert("a", 1, &failed);
+    sched_decisions_clear(&out);
+    fx_run(s, 10, &out, false);
+    ck_assert_uint_eq(out.len, 0);
+    ck_assert_int_eq(sched_workload_info(s, "ns/a", &i, NULL), ERR_OK);
+    ck_assert_int_eq(i.state, SCHED_WL_PENDING);
+    ck_assert_int_eq(i.reason, SCHED_REASON_PENDING_EVALUATION);
+    ck_assert_str_eq(i.message, "The workload has failed admission checks");
+    ck_assert_uint_eq(pending_in("cq"), 1);
+    fx_wl(s, "ns/b", "q", 0, 2, "cpu=4", NULL);
+    fx_run(s, 11, &out, false);
+    ck_assert_int_eq(sched_workload_finish(s, "ns/b", 12, NULL), ERR_OK);
+    fx_run(s, 12, &out, false);
+    ck_assert_int_eq(fx_state(s, "ns/a"), SCHED_WL_PENDING);
+    upsert("a", 1, &ok);
+    ck_assert_int_eq(sched_workload_info(s, "ns/a", &i, NULL), ERR_OK);
+    ck_assert_str_ne(i.message, "The workload has failed admission checks");
+    sched_decisions_clear(&out);
+    fx_run(s, 13, &out, false);
+    ck_assert_int_ge(fx_find(&out, SCHED_DECISION_ADMIT, "ns/a"), 0);
+}
+END_TEST
+
 START_TEST(hold_until_released)
 {
     sched_wl_opts_t held = {.created = 1, .hold = true}, free_ = {.created = 1};
@@ -197,6 +230,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, evict_by_driver);
     tcase_add_test(tc, hold_until_released);
+    tcase_add_test(tc, failed_checks_inadmissible);
     tcase_add_test(tc, hold_released_in_a_clone);
     tcase_add_test(tc, hold_in_strict_fifo_does_not_block);
     tcase_add_test(tc, queue_timestamp_moves);

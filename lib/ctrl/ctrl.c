@@ -529,6 +529,12 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         goto out;
     opts.created = w->wl.meta.creation_time * 1000;
     opts.admitted_at = w->wl.conditions.admitted_time * 1000;
+    /* A check in Retry or Rejected on a Workload holding no quota (its controller wrote it
+     * after an eviction's reset): Kueue's scheduler leaves it inadmissible. */
+    for (size_t i = 0; !reserved && i < w->wl.ncheck_states; i++)
+        opts.failed_checks = opts.failed_checks ||
+                             w->wl.check_states[i].state == CHECK_STATE_RETRY ||
+                             w->wl.check_states[i].state == CHECK_STATE_REJECTED;
     rq = ctrl_wl_cond(w, "Requeued");
     if (c->cfg->pods_ready.enabled || (rq != NULL && strcmp(rq->status, "False") == 0)) {
         /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp);

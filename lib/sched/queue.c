@@ -180,7 +180,7 @@ err_t sched__queue_requeue_all(cq_t *cq)
         return ERR_NOMEM;
     for (size_t i = 0; i < cq->inadm.len; i++) {
         wl_t *w = cq->inadm.items[i];
-        if (w->held) {
+        if (w->held || w->failed_checks) {
             w->qidx = kept;
             cq->inadm.items[kept++] = w;
             continue;
@@ -249,10 +249,18 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
                              lq->cq);
         return ERR_OK;
     }
+    if (w->failed_checks) {
+        /* Kueue's nominate tests this before the ClusterQueue's activity. */
+        sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
+                             "The workload has failed admission checks");
+        w->afs_score = lq->afs.score;
+        return sched__queue_park(cq, w);
+    }
     if (!cq->active)
         sched__wl_set_reason(w, SCHED_REASON_SUSPENDED, "ClusterQueue %s is inactive", cq->name);
     else if (w->reason == SCHED_REASON_NONE || w->reason == SCHED_REASON_MISCONFIGURED ||
-             w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED)
+             w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED ||
+             w->reason == SCHED_REASON_PENDING_EVALUATION) /* e.g. after failed checks */
         sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
                              "Workload is pending evaluation in the scheduling queue");
     w->afs_score = lq->afs.score;

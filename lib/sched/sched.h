@@ -203,6 +203,10 @@ typedef struct sched_wl_opts_s {
                             parked with the inadmissible ones, counted as pending, never
                             nominated, not requeued by capacity events, until upserted again
                             with hold=false. The driver owns the clock of the backoff. */
+    bool failed_checks;  /* pending: one of its admission checks is Retry or Rejected (written by
+                            the check's controller while it holds no quota): Kueue's scheduler
+                            leaves it inadmissible, PendingEvaluation "The workload has failed
+                            admission checks"; parked as `hold` until upserted with false */
 } sched_wl_opts_t;
 
 /*

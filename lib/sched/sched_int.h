@@ -335,6 +335,7 @@ struct wl_s {
     sched_wl_state_t state;
     bool deact_by_engine; /* deactivated by max exec time; stays so until spec.active flips */
     bool held;            /* pending in requeue backoff (sched_wl_opts_t.hold): parked */
+    bool failed_checks;   /* pending with a Retry/Rejected check (sched_wl_opts_t): parked */
     bool seen_inactive;
     share_t afs_score; /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
     /* queue membership */

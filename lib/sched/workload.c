@@ -672,6 +672,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
             if (opts != NULL)
                 w->created = opts->created; /* the queue-order timestamp may move on requeue */
             w->held = opts != NULL && opts->hold;
+            w->failed_checks = opts != NULL && opts->failed_checks;
             w->state = SCHED_WL_PENDING;
             w->deact_by_engine = false;
             w->seen_inactive = false;
@@ -711,6 +712,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     w->created = opts ? opts->created : in->meta.creation_time * 1000;
     w->seq = opts ? opts->seq : 0;
     w->held = opts != NULL && opts->hold;
+    w->failed_checks = opts != NULL && opts->failed_checks;
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
     err_t lrc = w->ns == NULL ? ERR_NOMEM : wl_load_spec(s, w, in, msg);
     if (lrc != ERR_OK || wls_add(s, w) != ERR_OK) {

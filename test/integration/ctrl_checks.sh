@@ -108,6 +108,14 @@ rt=$(wtime "$w2" QuotaReserved)
 [ "$(date -u -d "$rt" +%s)" -ge "$(date -u -d "$want" +%s)" ] || fail "reserved at $rt, before requeueAt $want"
 say "second: BackoffFinished, reserved again at $rt"
 
+# A pending Workload whose check a controller sets to Retry (it holds no quota): inadmissible,
+# "The workload has failed admission checks" (Kueue's scheduler), even once quota is free.
+tjob third 2 3600
+w3=$(wl_await third)
+setcheck "$w3" Retry "not yet"
+until_ 30 "third's failed-checks message" '[ "$(wmsg "$w3" QuotaReserved)" = "The workload has failed admission checks" ]'
+say "third: $ac Retry while pending -> $(wreason "$w3" QuotaReserved): $(wmsg "$w3" QuotaReserved)"
+
 # Rejected: deactivated, quota freed.
 setcheck "$w2" Rejected "the region cannot host it"
 until_ 30 "second deactivated" '[ "$(wget_ "$w2" "{.spec.active}")" = false ]'
@@ -115,6 +123,12 @@ until_ 30 "second released" '[ "$(wcond "$w2" QuotaReserved)" != True ]'
 [ "$(wreason "$w2" Evicted)" = DeactivatedDueToAdmissionCheck ] || fail "Evicted reason $(wreason "$w2" Evicted)"
 ctrl_events_have AdmissionCheckRejected QuotaReserved Admitted
 say "second: $ac Rejected -> deactivated ($(wmsg "$w2" Evicted))"
+[ "$(wcond "$w3" QuotaReserved)" != True ] || fail "third reserved with a failed check"
+[ "$(wmsg "$w3" QuotaReserved)" = "The workload has failed admission checks" ] ||
+    fail "third: $(wmsg "$w3" QuotaReserved)"
+setcheck "$w3" Pending "again"
+until_ 60 "third reserved once its check is Pending" '[ "$(wcond "$w3" QuotaReserved)" = True ]'
+say "third: $ac Pending again -> reserved"
 
 ctrl_verify "$cq"
 ctrl_stop op
