@@ -533,7 +533,7 @@ static err_t requeue_entry(cyc_t *c, entry_t *e, bool immediate, bool equivalenc
                 sched__queue_remove(o);
                 if (sched__queue_park(cq, o) != ERR_OK)
                     return ERR_NOMEM;
-                sched__wl_set_reason(o, w->reason, "%s", w->message ? w->message : "");
+                sched__wl_set_reason_str(o, w->reason, w->message);
                 i = 0;
                 continue;
             }
@@ -750,12 +750,11 @@ static err_t process(cyc_t *c, entry_t *e)
     if (!e->nominated)
         return requeue_entry(c, e, false, false);
     if (e->a.mode == AM_NOFIT) {
-        sched__wl_set_reason(w, e->a.reason, "%s", e->a.message ? e->a.message : "");
+        sched__wl_set_reason_str(w, e->a.reason, e->a.message);
         return requeue_entry(c, e, false, true);
     }
     if (e->a.mode == AM_PREEMPT && e->t.len == 0) {
-        sched__wl_set_reason(w, SCHED_REASON_WAITING_FOR_QUOTA, "%s",
-                             e->a.message ? e->a.message : "");
+        sched__wl_set_reason_str(w, SCHED_REASON_WAITING_FOR_QUOTA, e->a.message);
         if (reserve_for(c, e) != ERR_OK)
             return ERR_NOMEM;
         return requeue_entry(c, e, false, true);

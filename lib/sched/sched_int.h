@@ -518,6 +518,10 @@ lq_t *sched__lq_of(const sched_t *s, const wl_t *w);
 cq_t *sched__cq_of(const sched_t *s, const wl_t *w);
 void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* sched__wl_set_reason(w, r, "%s", msg) without the formatting (msg NULL: ""): the same
+ * result, cut at the same length; for the cycle's hot paths (the equivalence parking sets one
+ * message on every look-alike of a failed head). */
+void sched__wl_set_reason_str(wl_t *w, sched_reason_t r, const char *msg);
 int32_t sched__priority_boost(const kv_list_t *annotations);
 int32_t sched__resolve_priority(const sched_t *s, const wl_t *w);
 /* Free quota of an admitted/evicting workload (does not change state). */

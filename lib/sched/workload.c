@@ -42,6 +42,22 @@ void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
     w->message = m;
 }
 
+void sched__wl_set_reason_str(wl_t *w, sched_reason_t r, const char *msg)
+{
+    const char *t = msg != NULL ? msg : "";
+    size_t n = strnlen(t, 1023); /* sched__wl_set_reason's buffer keeps 1,023 bytes */
+    char *m;
+
+    w->reason = r;
+    if (w->message != NULL && strncmp(w->message, t, n) == 0 && w->message[n] == '\0')
+        return;
+    m = strndup(t, n);
+    if (m == NULL)
+        return; /* keep the previous explanation rather than fail an admission decision */
+    free(w->message);
+    w->message = m;
+}
+
 /* Reference §3.3: a referenced class that exists gives its value (and follows its changes);
  * else spec.priority; else, with no class referenced, the lowest globalDefault PriorityClass;
  * else 0. */
