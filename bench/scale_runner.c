@@ -328,7 +328,7 @@ int main(int argc, char **argv)
 {
     const char *shape_name = "baseline", *prefix = NULL, *kubeconfig = NULL, *trace_path = NULL;
     const char *check_path = NULL, *sim_path = NULL, *out_path = NULL, *label = NULL;
-    double qps = 5000, burst = 5000, timeout = 3600, settle = 10, release = 2000, pid;
+    double qps = 5000, burst = 5000, timeout = 3600, settle = 10, release = 2000, pid = 0;
     double inflight = 250;
     bool sim_only = false, cleanup = false, quiet = false;
     run_t run = {.metrics = true};

@@ -108,6 +108,13 @@ START_TEST(test_errors_name_the_field)
     ck_assert_str_eq(msg.text,
                      "clusters[0].cluster.server: \"ftp://x\" must start with https:// or http://");
     json_decref(root);
+    /* found by fuzz_kubeconfig: "https:///" lost its slashes and became "https:" */
+    root = json_pack("{s:s, s:[{s:s, s:{s:s}}], s:[{s:s, s:{s:s}}]}", "current-context", "a",
+                     "contexts", "name", "a", "context", "cluster", "c", "clusters", "name", "c",
+                     "cluster", "server", "https:///");
+    ck_assert_int_eq(kube_config_from_json(root, NULL, NULL, &cfg, &msg), ERR_INVALID);
+    ck_assert_str_eq(msg.text, "clusters[0].cluster.server: \"https:///\" has no host");
+    json_decref(root);
 }
 END_TEST
 

@@ -245,14 +245,18 @@ static err_t dup_str(const char *s, char **out, err_msg_t *msg)
     return ERR_OK;
 }
 
-/* Normalise a server URL: require a scheme, strip trailing slashes. */
+/* Normalise a server URL: require a scheme and a host, strip trailing slashes. */
 static err_t set_server(kube_config_t *cfg, const char *server, const char *path, err_msg_t *msg)
 {
-    size_t n;
+    size_t n, scheme = strncmp(server, "https://", 8) == 0  ? 8
+                       : strncmp(server, "http://", 7) == 0 ? 7
+                                                            : 0;
 
-    if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+    if (scheme == 0)
         return err_set(msg, ERR_INVALID, "%s.server: \"%s\" must start with https:// or http://",
                        path, server);
+    if (server[scheme] == '\0' || server[scheme] == '/')
+        return err_set(msg, ERR_INVALID, "%s.server: \"%s\" has no host", path, server);
     cfg->server = strdup(server);
     if (cfg->server == NULL)
         return err_set(msg, ERR_NOMEM, "out of memory");

@@ -171,10 +171,10 @@ ctrl_kill() {
 ctrl_log() { cat "$tmp/$1.log"; }
 
 # A free TCP port on loopback: random in 20000..39999, retried while something listens there.
-ctrl_free_port() {
-    for _ in 1 2 3 4 5 6 7 8; do
+ctrl_free_port() { # the port after it is free too: tests put the health probes there
+    for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
         fp=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
-        ss -ltn 2>/dev/null | grep -q ":$fp " || break
+        ss -ltn 2>/dev/null | grep -q ":$fp \|:$((fp + 1)) " || break
     done
     echo "$fp"
 }
