@@ -187,7 +187,7 @@ port_free() {
 }
 hport=0
 for _ in 1 2 3 4 5 6 7 8 9 10; do
-    p=$(( ($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 30000) + 20000 ))
+    p=$(( ($(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000) + 20000 ))
     if port_free "$p"; then hport=$p; break; fi
 done
 [ "$hport" != 0 ] || { log "no free port for sluice's health probes"; exit 3; }

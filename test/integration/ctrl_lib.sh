@@ -170,10 +170,13 @@ ctrl_kill() {
 
 ctrl_log() { cat "$tmp/$1.log"; }
 
-# A free TCP port on loopback: random in 20000..39999, retried while something listens there.
+# A free TCP port on loopback: random in 20000..31999, retried while something listens there --
+# below Linux's ephemeral range (32768-60999), which the kernel hands to
+# port-0 listeners and outgoing connections of tests running alongside (a unit test's listener
+# once took an integration test's chosen port between the check and the bind).
 ctrl_free_port() { # the port after it is free too: tests put the health probes there
     for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do
-        fp=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000))
+        fp=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 12000))
         ss -ltn 2>/dev/null | grep -q ":$fp \|:$((fp + 1)) " || break
     done
     echo "$fp"
