@@ -322,6 +322,10 @@ err_t ctrl__resolve_priority(ctrl_t *c, const json_t *obj, workload_t *wl, err_m
 void ctrl__create_workload(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key);
 void ctrl__wl_remove_finalizer(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 void ctrl__wl_status(ctrl_t *c, ctrl_op_kind_t kind, const char *key, json_t *patch);
+/* Write status.reclaimablePods from one count per pod set of `w` (capped at each pod set's count)
+ * unless the Workload already says so (reconcile.c). True when a write went out. */
+bool ctrl__write_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w,
+                             const int32_t *counts);
 /* waitForPodsReady: Workload `wkey`'s PodsReady condition from `pods_ready`; true when a write
  * went out. */
 bool ctrl__sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, bool pods_ready);

@@ -716,43 +716,16 @@ static void sync_queue(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
 static bool group_reclaimable(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
 {
     jobs_reclaimable_t rec[JOBS_PODSETS_MAX];
-    size_t n = 0, have = 0;
-    bool same = true;
-    json_t *want, *patch;
+    int32_t counts[JOBS_PODSETS_MAX] = {0};
+    size_t n = 0;
 
     if (!u->group || !u->have_g || jobs_pod_group_reclaimable(&u->g, rec, &n, NULL) != ERR_OK)
         return false;
-    want = json_array();
-    if (want == NULL)
-        return false;
-    for (size_t i = 0; i < w->wl.npod_sets; i++) {
-        const pod_set_t *ps = &w->wl.pod_sets[i];
-        int32_t cnt = 0;
-        bool found = false;
-        for (size_t r = 0; ps->name != NULL && r < n; r++)
-            if (strcmp(rec[r].name, ps->name) == 0)
-                cnt = rec[r].count < ps->count ? rec[r].count : ps->count;
-        if (cnt <= 0)
-            continue;
-        have++;
-        for (size_t r = 0; r < w->wl.nreclaimable_pods && !found; r++) {
-            const reclaimable_pod_t *rp = &w->wl.reclaimable_pods[r];
-            found = rp->name != NULL && strcmp(rp->name, ps->name) == 0 && rp->count == cnt;
-        }
-        same = same && found;
-        if (json_array_append_new(want, json_pack("{s:s,s:i}", "name", ps->name, "count", cnt))) {
-            json_decref(want);
-            return false;
-        }
-    }
-    if (same && have == w->wl.nreclaimable_pods) {
-        json_decref(want);
-        return false;
-    }
-    patch = json_pack("{s:{s:o}}", "status", "reclaimablePods", want);
-    ctrl__log(c, CTRL_LOG_INFO, "workload %s: %zu pod set(s) with reclaimable pods", u->wkey, have);
-    ctrl__wl_status(c, CTRL_OP_WL_RECLAIM, u->wkey, patch);
-    return true;
+    for (size_t i = 0; i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++)
+        for (size_t r = 0; w->wl.pod_sets[i].name != NULL && r < n; r++)
+            if (strcmp(rec[r].name, w->wl.pod_sets[i].name) == 0)
+                counts[i] = rec[r].count;
+    return ctrl__write_reclaimable(c, u->wkey, w, counts);
 }
 
 /* Is the Workload of the group of Pod `j` made by its owner (a StatefulSet's, a LeaderWorkerSet

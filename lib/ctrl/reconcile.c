@@ -737,11 +737,10 @@ static bool sync_pods_ready(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, con
     return true;
 }
 
-/* Kueue's reconciler step 4: the Workload's status.reclaimablePods follow the job's pods done
- * for good (its kind's reclaimable(), each count capped at its pod set's count, as Kueue's
- * LimitReclaimablePodsToPodSetSizes), so that the engine releases their quota while the rest
- * runs (sched_workload_upsert). True when a write went out. */
-static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const ctrl_job_t *j)
+/* Write status.reclaimablePods from `counts` (JOBS_PODSETS_MAX, one per pod set of the Workload,
+ * each capped at its pod set's count, as Kueue's LimitReclaimablePodsToPodSetSizes) unless the
+ * Workload already says so. True when a write went out. */
+bool ctrl__write_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const int32_t *counts)
 {
     json_t *want = json_array(), *patch;
     size_t have = 0, i;
@@ -749,9 +748,9 @@ static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, co
 
     if (want == NULL)
         return false;
-    for (i = 0; j->reclaim != NULL && i < j->npod_sets && i < w->wl.npod_sets; i++) {
+    for (i = 0; i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++) {
         const pod_set_t *ps = &w->wl.pod_sets[i];
-        int32_t n = j->reclaim[i] < ps->count ? j->reclaim[i] : ps->count;
+        int32_t n = counts[i] < ps->count ? counts[i] : ps->count;
         bool found = false;
         if (n <= 0 || ps->name == NULL)
             continue;
@@ -774,6 +773,19 @@ static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, co
     ctrl__log(c, CTRL_LOG_INFO, "workload %s: %zu pod set(s) with reclaimable pods", wkey, have);
     wl_status(c, CTRL_OP_WL_RECLAIM, wkey, patch);
     return true;
+}
+
+/* Kueue's reconciler step 4: the Workload's status.reclaimablePods follow the job's pods done
+ * for good (its kind's reclaimable()), so that the engine releases their quota while the rest
+ * runs (sched_workload_upsert). True when a write went out. */
+static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, const ctrl_job_t *j)
+{
+    int32_t counts[JOBS_PODSETS_MAX] = {0};
+
+    for (size_t i = 0;
+         j->reclaim != NULL && i < j->npod_sets && i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++)
+        counts[i] = j->reclaim[i];
+    return ctrl__write_reclaimable(c, wkey, w, counts);
 }
 
 /* A held job's kueue.x-k8s.io/priority-class label changed: its not-reserved Workload follows
