@@ -303,6 +303,58 @@ typedef struct op_s {
     char why[256]; /* op_start()'s error */
 } op_t;
 
+/* SLUICE_OOM_CURL=only: libcurl's allocations alone are counted and failed (its own counter), the
+ * rest allocate freely -- a pass makes a few hundred of them instead of ~10,000 in all. */
+static bool curl_only;
+static _Thread_local long curl_count, curl_fail_at;
+
+static bool curl_fails(void)
+{
+    if (++curl_count != curl_fail_at)
+        return false;
+    if (oom_on_fail != NULL)
+        oom_on_fail();
+    return true;
+}
+
+static void *curl_malloc(size_t n)
+{
+    return curl_fails() ? NULL : __real_malloc(n);
+}
+
+static void *curl_calloc(size_t n, size_t size)
+{
+    return curl_fails() ? NULL : __real_calloc(n, size);
+}
+
+static void *curl_realloc(void *p, size_t n)
+{
+    return curl_fails() ? NULL : __real_realloc(p, n);
+}
+
+static char *curl_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = curl_malloc(n);
+
+    return d == NULL ? NULL : memcpy(d, s, n);
+}
+
+/* Arm the failure of allocation n (0: none) of what this run counts; how many were made since. */
+static void arm(long n)
+{
+    if (curl_only) {
+        curl_count = 0;
+        curl_fail_at = n;
+    } else
+        oom_fail_at(n);
+}
+
+static long armed_count(void)
+{
+    return curl_only ? curl_count : oom_count();
+}
+
 /* SLUICE_OOM_BACKTRACE=1: where the failing allocation was made (symbols need -rdynamic or
  * addr2line). */
 static void print_backtrace(void)
@@ -429,11 +481,11 @@ static long pass(long fail_at, summary_t *out, int *over_quota, bool *restarted)
     uv_timer_start(&op.tick, on_tick, 5, 5);
     snprintf(url, sizeof(url), "%s", fakeapi_url(s.fa));
     *restarted = false;
-    oom_fail_at(fail_at);
+    arm(fail_at);
     rc = op_start(&op, url);
     if (rc != ERR_OK) {
-        made = oom_count();
-        oom_fail_at(0);
+        made = armed_count();
+        arm(0);
         ck_assert_msg(rc == ERR_NOMEM, "start: %s (%s)", err_str(rc), op.why);
         *restarted = true;
         ck_assert_int_eq(op_start(&op, url), ERR_OK);
@@ -441,8 +493,8 @@ static long pass(long fail_at, summary_t *out, int *over_quota, bool *restarted)
     } else {
         /* armed through the pass: until it settled, whatever failed meanwhile */
         ok = op_settle(&op, &s, out, settle_ms);
-        made = oom_count();
-        oom_fail_at(0);
+        made = armed_count();
+        arm(0);
     }
     ck_assert_msg(ok, "allocation %ld failed: the cluster did not settle in %llu ms:\n%s", fail_at,
                   (unsigned long long)settle_ms, out->detail);
@@ -503,6 +555,7 @@ int main(void)
     Suite *s = suite_create("ctrl_oom");
     TCase *tc = tcase_create("oom");
     SRunner *sr;
+    const char *env;
     int failed;
 
     /* The controller closes connections mid-answer when a failure ends a request: the API
@@ -517,7 +570,12 @@ int main(void)
      * request that neither completes nor fails, and the pass does not settle
      * (docs/reliability.md). */
     uv_replace_allocator(util_malloc, util_realloc, util_calloc, util_free);
-    if (getenv("SLUICE_OOM_CURL") != NULL)
+    env = getenv("SLUICE_OOM_CURL");
+    curl_only = env != NULL && strcmp(env, "only") == 0;
+    if (curl_only)
+        curl_global_init_mem(CURL_GLOBAL_DEFAULT, curl_malloc, free, curl_realloc, curl_strdup,
+                             curl_calloc);
+    else if (env != NULL)
         curl_global_init_mem(CURL_GLOBAL_DEFAULT, util_malloc, util_free, util_realloc,
                              util_alloc_strdup, util_calloc);
     tcase_set_timeout(tc, 3600);

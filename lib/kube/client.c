@@ -37,6 +37,7 @@
 #define DEFAULT_QPS_MILLI  50000u
 #define DEFAULT_BURST      100u
 #define DEFAULT_TIMEOUT_MS 30000u
+#define RESYNC_MS          50u /* after curl could not register a socket for memory */
 #define DEFAULT_RETRIES    10u
 /* The FIFO's bound. The operator's writes are windowed before they reach the client (64 in
  * flight, lib/ctrl/writer.h), the informers hold one LIST or WATCH per kind, the webhooks' audit
@@ -106,6 +107,7 @@ struct kube_client_s {
     unsigned in_write;    /* inside a curl write callback (watch events): no handle removal */
     bool deferred_cancel; /* some request has cancel_requested set */
     bool deferred_oom;    /* some request has sock_oom set */
+    bool resync;          /* curl ran out of memory registering a socket: re-register all */
     bool closing;
     bool multi_done; /* curl_multi_cleanup has run */
     void (*on_closed)(void *data);
@@ -336,6 +338,9 @@ static int on_curl_socket(CURL *e, curl_socket_t s, int what, void *userp, void 
 static int on_curl_timer(CURLM *m, long timeout_ms, void *userp);
 static void pump(kube_client_t *c);
 static void finish_close(kube_client_t *c);
+static void drain(kube_client_t *c);
+static void sweep_cancels(kube_client_t *c);
+static void sweep_ooms(kube_client_t *c);
 
 uv_loop_t *kube_client_loop(kube_client_t *c)
 {
@@ -863,13 +868,51 @@ static void pump(kube_client_t *c)
             finish_close(c);
         return;
     }
+    if (c->resync && (wake == 0 || wake > RESYNC_MS))
+        wake = RESYNC_MS;
     if (wake > 0)
         uv_timer_start(&c->pump_timer, on_pump, wake, 0);
 }
 
+/*
+ * libcurl 7.88 answers CURLM_OUT_OF_MEMORY from curl_multi_socket_action() when it cannot add a
+ * transfer's new socket to its socket hash, and then never reports that socket to
+ * on_curl_socket(): nothing polls it and the transfer waits for its timeout (minutes for a
+ * watch). curl_multi_socket_all() runs every transfer and reports every socket again; it is
+ * deprecated in favour of socket_action, which has no such "check all" form. Retried every
+ * RESYNC_MS until it succeeds.
+ */
+static void resync_sockets(kube_client_t *c)
+{
+    int running = 0;
+    CURLMcode rc;
+
+    c->resync = false;
+    c->busy++;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    rc = curl_multi_socket_all(c->multi, &running);
+#pragma GCC diagnostic pop
+    if (rc == CURLM_OUT_OF_MEMORY)
+        c->resync = true;
+    drain(c);
+    sweep_cancels(c);
+    sweep_ooms(c);
+    c->busy--;
+}
+
 static void on_pump(uv_timer_t *t)
 {
-    pump(container_of(t, kube_client_t, pump_timer));
+    kube_client_t *c = container_of(t, kube_client_t, pump_timer);
+
+    if (c->resync)
+        resync_sockets(c);
+    if (c->closing) {
+        if (c->busy == 0)
+            finish_close(c);
+        return;
+    }
+    pump(c);
 }
 
 /* Translate a finished transfer into a result, a retry, or a callback. */
@@ -1024,7 +1067,8 @@ static void socket_action(kube_client_t *c, curl_socket_t fd, int flags)
     int running = 0;
 
     c->busy++;
-    curl_multi_socket_action(c->multi, fd, flags, &running);
+    if (curl_multi_socket_action(c->multi, fd, flags, &running) == CURLM_OUT_OF_MEMORY)
+        c->resync = true; /* pump() arms the resync */
     drain(c);
     sweep_cancels(c);
     sweep_ooms(c);
