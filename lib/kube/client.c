@@ -37,7 +37,7 @@
 #define DEFAULT_QPS_MILLI  50000u
 #define DEFAULT_BURST      100u
 #define DEFAULT_TIMEOUT_MS 30000u
-#define RESYNC_MS          50u /* after curl could not register a socket for memory */
+#define RESET_MS           50u /* from curl running out of memory to reset_transport() */
 #define DEFAULT_RETRIES    10u
 /* The FIFO's bound. The operator's writes are windowed before they reach the client (64 in
  * flight, lib/ctrl/writer.h), the informers hold one LIST or WATCH per kind, the webhooks' audit
@@ -83,6 +83,7 @@ struct kube_req_s {
     bool watch;
     bool stream_oom;       /* a watch line could not be buffered or decoded for memory */
     bool sock_oom;         /* its socket could not be watched for memory: fail it (sweep_ooms) */
+    bool reset;            /* active when reset_transport() replaced the multi handle */
     bool cancel_requested; /* canceled while inside a curl callback: finish after it */
     kube_lines_t lines;
     kube_event_cb on_event;
@@ -107,7 +108,7 @@ struct kube_client_s {
     unsigned in_write;    /* inside a curl write callback (watch events): no handle removal */
     bool deferred_cancel; /* some request has cancel_requested set */
     bool deferred_oom;    /* some request has sock_oom set */
-    bool resync;          /* curl ran out of memory registering a socket: re-register all */
+    bool reset;           /* curl ran out of memory: replace its multi handle (reset_transport) */
     bool closing;
     bool multi_done; /* curl_multi_cleanup has run */
     void (*on_closed)(void *data);
@@ -341,6 +342,25 @@ static void finish_close(kube_client_t *c);
 static void drain(kube_client_t *c);
 static void sweep_cancels(kube_client_t *c);
 static void sweep_ooms(kube_client_t *c);
+static void sock_close(kube_sock_t *ks);
+static CURLM *multi_new(kube_client_t *c);
+
+/* A multi handle that reports its sockets and timer to `c`; NULL when out of memory. */
+static CURLM *multi_new(kube_client_t *c)
+{
+    CURLM *m = curl_multi_init();
+
+    if (m != NULL &&
+        (curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, on_curl_socket) != CURLM_OK ||
+         curl_multi_setopt(m, CURLMOPT_SOCKETDATA, c) != CURLM_OK ||
+         curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, on_curl_timer) != CURLM_OK ||
+         curl_multi_setopt(m, CURLMOPT_TIMERDATA, c) != CURLM_OK ||
+         curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX) != CURLM_OK)) {
+        curl_multi_cleanup(m);
+        m = NULL;
+    }
+    return m;
+}
 
 uv_loop_t *kube_client_loop(kube_client_t *c)
 {
@@ -402,16 +422,11 @@ err_t kube_client_new(uv_loop_t *loop, kube_config_t *cfg, const kube_client_opt
         c->opts.max_requests = DEFAULT_MAX_REQUESTS;
     kube_bucket_init(&c->bucket, c->opts.qps_milli, c->opts.burst, uv_now(loop));
 
-    c->multi = curl_multi_init();
+    c->multi = multi_new(c);
     if (c->multi == NULL) {
         free(c);
         return err_set(msg, ERR_NOMEM, "kube client: curl_multi_init failed");
     }
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 
     /* Both timers are infallible to init for a valid loop, but check anyway: nothing is
      * registered with the loop before both succeed. */
@@ -868,36 +883,59 @@ static void pump(kube_client_t *c)
             finish_close(c);
         return;
     }
-    if (c->resync && (wake == 0 || wake > RESYNC_MS))
-        wake = RESYNC_MS;
+    if (c->reset && (wake == 0 || wake > RESET_MS))
+        wake = RESET_MS;
     if (wake > 0)
         uv_timer_start(&c->pump_timer, on_pump, wake, 0);
 }
 
 /*
- * libcurl 7.88 answers CURLM_OUT_OF_MEMORY from curl_multi_socket_action() when it cannot add a
- * transfer's new socket to its socket hash, and then never reports that socket to
- * on_curl_socket(): nothing polls it and the transfer waits for its timeout (minutes for a
- * watch). curl_multi_socket_all() runs every transfer and reports every socket again; it is
- * deprecated in favour of socket_action, which has no such "check all" form. Retried every
- * RESYNC_MS until it succeeds.
+ * libcurl 7.88's state after CURLM_OUT_OF_MEMORY from curl_multi_socket_action() cannot be
+ * trusted: when it cannot add a transfer's new socket to its socket hash it never reports that
+ * socket to on_curl_socket() (nothing polls it: the transfer waits for its timeout, minutes for
+ * a watch), and when it cannot add the transfer to the socket's entry it destroys that entry's
+ * table and keeps the entry, so the next transfer on the socket divides by zero in its hash
+ * (SIGFPE; multi.c singlesocket(), found by test_ctrl_oom SLUICE_OOM_CURL=only). So the client
+ * replaces the multi handle: every connection is closed and every active request fails as a
+ * connection reset (no answer: the owners treat its outcome as unknown and retry); queued ones
+ * start on the new handle. Retried every RESET_MS while even a new handle cannot be made.
  */
-static void resync_sockets(kube_client_t *c)
+static void reset_transport(kube_client_t *c)
 {
-    int running = 0;
-    CURLMcode rc;
+    CURLM *old = c->multi, *fresh = multi_new(c);
+    kube_req_t *req;
 
-    c->resync = false;
+    if (fresh == NULL)
+        return; /* c->reset stays set: pump() retries */
+    c->reset = false;
     c->busy++;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    rc = curl_multi_socket_all(c->multi, &running);
-#pragma GCC diagnostic pop
-    if (rc == CURLM_OUT_OF_MEMORY)
-        c->resync = true;
-    drain(c);
-    sweep_cancels(c);
-    sweep_ooms(c);
+    c->multi = NULL; /* the socket callback: cleanup in progress */
+    for (req = c->reqs; req != NULL; req = req->next)
+        if (req->state == REQ_ACTIVE) {
+            curl_multi_remove_handle(old, req->easy);
+            req->state = REQ_QUEUED;
+            req->reset = true;
+        }
+    curl_multi_cleanup(old);
+    while (c->socks != NULL)
+        sock_close(c->socks);
+    uv_timer_stop(&c->curl_timer);
+    c->multi = fresh;
+    kube_client_log(c, "libcurl ran out of memory: every connection reset");
+    for (req = c->reqs; req != NULL;) {
+        kube_result_t res;
+
+        if (!req->reset) {
+            req = req->next;
+            continue;
+        }
+        memset(&res, 0, sizeof(res));
+        res.reason = "";
+        res.err = err_set(&res.msg, ERR_IO, "%s %s: connection reset: libcurl ran out of memory",
+                          req->method, req->path);
+        req_complete(req, &res);
+        req = c->reqs; /* its callback may have changed the list: rescan */
+    }
     c->busy--;
 }
 
@@ -905,8 +943,8 @@ static void on_pump(uv_timer_t *t)
 {
     kube_client_t *c = container_of(t, kube_client_t, pump_timer);
 
-    if (c->resync)
-        resync_sockets(c);
+    if (c->reset && !c->closing)
+        reset_transport(c);
     if (c->closing) {
         if (c->busy == 0)
             finish_close(c);
@@ -1068,7 +1106,7 @@ static void socket_action(kube_client_t *c, curl_socket_t fd, int flags)
 
     c->busy++;
     if (curl_multi_socket_action(c->multi, fd, flags, &running) == CURLM_OUT_OF_MEMORY)
-        c->resync = true; /* pump() arms the resync */
+        c->reset = true; /* pump() arms reset_transport() */
     drain(c);
     sweep_cancels(c);
     sweep_ooms(c);
