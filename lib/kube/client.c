@@ -37,7 +37,7 @@
 #define DEFAULT_QPS_MILLI  50000u
 #define DEFAULT_BURST      100u
 #define DEFAULT_TIMEOUT_MS 30000u
-#define RESET_MS           50u /* from curl running out of memory to reset_transport() */
+#define RESET_MS           50u /* retry of reset_transport() that could not make a new handle */
 #define DEFAULT_RETRIES    10u
 /* The FIFO's bound. The operator's writes are windowed before they reach the client (64 in
  * flight, lib/ctrl/writer.h), the informers hold one LIST or WATCH per kind, the webhooks' audit
@@ -83,7 +83,7 @@ struct kube_req_s {
     bool watch;
     bool stream_oom;       /* a watch line could not be buffered or decoded for memory */
     bool sock_oom;         /* its socket could not be watched for memory: fail it (sweep_ooms) */
-    bool reset;            /* active when reset_transport() replaced the multi handle */
+    bool reset;            /* was active when reset_transport() dropped the multi handle */
     bool cancel_requested; /* canceled while inside a curl callback: finish after it */
     kube_lines_t lines;
     kube_event_cb on_event;
@@ -108,7 +108,7 @@ struct kube_client_s {
     unsigned in_write;    /* inside a curl write callback (watch events): no handle removal */
     bool deferred_cancel; /* some request has cancel_requested set */
     bool deferred_oom;    /* some request has sock_oom set */
-    bool reset;           /* curl ran out of memory: replace its multi handle (reset_transport) */
+    bool reset;           /* reset_transport() could not make a new multi handle: retry */
     bool closing;
     bool multi_done; /* curl_multi_cleanup has run */
     void (*on_closed)(void *data);
@@ -865,6 +865,8 @@ static void pump(kube_client_t *c)
                 wake = req->not_before - now;
             continue;
         }
+        if (c->multi == NULL)
+            break; /* reset_transport() retries first (RESET_MS) */
         wait = kube_bucket_take(&c->bucket, now);
         if (wait > 0) {
             /* FIFO: later requests wait for the same token. */
@@ -894,34 +896,36 @@ static void pump(kube_client_t *c)
  * trusted: when it cannot add a transfer's new socket to its socket hash it never reports that
  * socket to on_curl_socket() (nothing polls it: the transfer waits for its timeout, minutes for
  * a watch), and when it cannot add the transfer to the socket's entry it destroys that entry's
- * table and keeps the entry, so the next transfer on the socket divides by zero in its hash
+ * table and keeps the entry, so the next run of the transfer divides by zero in that table
  * (SIGFPE; multi.c singlesocket(), found by test_ctrl_oom SLUICE_OOM_CURL=only). So the client
- * replaces the multi handle: every connection is closed and every active request fails as a
- * connection reset (no answer: the owners treat its outcome as unknown and retry); queued ones
- * start on the new handle. Retried every RESET_MS while even a new handle cannot be made.
+ * drops the multi handle at once, before curl runs anything else: every connection is closed
+ * and every active request fails as a connection reset (no answer: the owners treat its outcome
+ * as unknown and retry); queued ones start on a new handle. While even a new handle cannot be
+ * made, c->multi stays NULL and pump() tries again every RESET_MS.
  */
 static void reset_transport(kube_client_t *c)
 {
-    CURLM *old = c->multi, *fresh = multi_new(c);
+    CURLM *old = c->multi;
     kube_req_t *req;
 
-    if (fresh == NULL)
-        return; /* c->reset stays set: pump() retries */
-    c->reset = false;
     c->busy++;
-    c->multi = NULL; /* the socket callback: cleanup in progress */
-    for (req = c->reqs; req != NULL; req = req->next)
-        if (req->state == REQ_ACTIVE) {
-            curl_multi_remove_handle(old, req->easy);
-            req->state = REQ_QUEUED;
-            req->reset = true;
-        }
-    curl_multi_cleanup(old);
-    while (c->socks != NULL)
-        sock_close(c->socks);
-    uv_timer_stop(&c->curl_timer);
-    c->multi = fresh;
-    kube_client_log(c, "libcurl ran out of memory: every connection reset");
+    if (old != NULL) {
+        c->multi = NULL; /* the socket callback: cleanup in progress */
+        for (req = c->reqs; req != NULL; req = req->next)
+            if (req->state == REQ_ACTIVE) {
+                /* safe on the broken state: removal only deletes from the tables */
+                curl_multi_remove_handle(old, req->easy);
+                req->state = REQ_QUEUED;
+                req->reset = true;
+            }
+        curl_multi_cleanup(old);
+        while (c->socks != NULL)
+            sock_close(c->socks);
+        uv_timer_stop(&c->curl_timer);
+        kube_client_log(c, "libcurl ran out of memory: every connection reset");
+    }
+    c->multi = multi_new(c);
+    c->reset = c->multi == NULL;
     for (req = c->reqs; req != NULL;) {
         kube_result_t res;
 
@@ -1104,10 +1108,13 @@ static void socket_action(kube_client_t *c, curl_socket_t fd, int flags)
 {
     int running = 0;
 
+    if (c->multi == NULL)
+        return; /* reset_transport() could not make a new handle yet */
     c->busy++;
     if (curl_multi_socket_action(c->multi, fd, flags, &running) == CURLM_OUT_OF_MEMORY)
-        c->reset = true; /* pump() arms reset_transport() */
-    drain(c);
+        reset_transport(c); /* before curl runs anything else */
+    else
+        drain(c);
     sweep_cancels(c);
     sweep_ooms(c);
     c->busy--;
