@@ -65,7 +65,8 @@ typedef struct fa_call_s {
 typedef struct fa_route_s {
     fa_type_t *type; /* NULL when not routed */
     char ns[256], name[256], sub[64];
-    const char *verb; /* "" when not routed */
+    const char *verb; /* "" when not routed; "discover" for GET /api/v1, /apis/GROUP/VERSION */
+    char gv[320];     /* discover: "v1" or "GROUP/VERSION" */
     int err;          /* non-zero: answer this status (404, 405) instead of serving */
     char err_msg[256];
 } fa_route_t;
@@ -206,7 +207,8 @@ static bool query_true(const char *query, const char *name)
 /*
  * /api/v1/[namespaces/NS/]PLURAL[/NAME[/SUB]] and /apis/GROUP/VERSION/... ("namespaces/NS" is
  * a namespace prefix only when the segment after NS is a namespaced type of that group/version;
- * otherwise it is the namespaces resource itself).
+ * otherwise it is the namespaces resource itself). A GET of /api/v1 or /apis/GROUP/VERSION is
+ * API discovery (verb "discover").
  */
 static void route(fakeapi_t *fa, const fa_call_t *c, fa_route_t *rt)
 {
@@ -239,6 +241,12 @@ static void route(fakeapi_t *fa, const fa_call_t *c, fa_route_t *rt)
         snprintf(version, sizeof(version), "%s", seg[2]);
         i = 3;
     } else {
+        return;
+    }
+    if (nseg == i && strcmp(c->method, "GET") == 0) {
+        snprintf(rt->gv, sizeof(rt->gv), "%s%s%s", group, group[0] ? "/" : "", version);
+        rt->verb = "discover";
+        rt->err = 0;
         return;
     }
     if (nseg - i >= 3 && strcmp(seg[i], "namespaces") == 0) {
@@ -440,6 +448,44 @@ static void fault_answer(const fa_route_t *rt, const fakeapi_fault_t *f, fa_answ
         fa__status(a, f->status, NULL, "injected fault (HTTP %d)", f->status);
     if (rt->type != NULL && f->status != 429 && f->status != 503 && f->status != 504)
         fa__status_details(a, rt->type, name);
+}
+
+/* The APIResourceList of the types registered in rt->gv (404 when none), as the API server
+ * answers discovery: each type with its scope and kind, its status subresource after it. */
+static void discover(fakeapi_t *fa, const fa_route_t *rt, fa_answer_t *a)
+{
+    json_t *list = json_array(), *r;
+    char sub[512];
+
+    FA_NN(list);
+    for (size_t i = 0; i < fa->ntypes; i++) {
+        const fa_type_t *t = fa->types[i];
+
+        if (strcmp(t->api_version, rt->gv) != 0)
+            continue;
+        r = json_pack("{s:s,s:s,s:b,s:s,s:[s,s,s,s,s,s,s]}", "name", t->plural, "singularName", "",
+                      "namespaced", t->namespaced, "kind", t->kind, "verbs", "create", "delete",
+                      "get", "list", "patch", "update", "watch");
+        FA_NN(r);
+        ck_assert_int_eq(json_array_append_new(list, r), 0);
+        if (t->status_sub) {
+            snprintf(sub, sizeof(sub), "%s/status", t->plural);
+            r = json_pack("{s:s,s:s,s:b,s:s,s:[s,s,s]}", "name", sub, "singularName", "",
+                          "namespaced", t->namespaced, "kind", t->kind, "verbs", "get", "patch",
+                          "update");
+            FA_NN(r);
+            ck_assert_int_eq(json_array_append_new(list, r), 0);
+        }
+    }
+    if (json_array_size(list) == 0) {
+        json_decref(list);
+        fa__status(a, 404, NULL, "the server could not find the requested resource");
+        return;
+    }
+    a->code = 200;
+    a->body = json_pack("{s:s,s:s,s:s,s:o}", "kind", "APIResourceList", "apiVersion", "v1",
+                        "groupVersion", rt->gv, "resources", list);
+    FA_NN(a->body);
 }
 
 /* Apply a routed, non-watch request to the store. */
@@ -815,6 +861,8 @@ static void act(fakeapi_t *fa, testsrv_conn_t *conn, const fa_call_t *c, const f
     }
     if (rt->err != 0) {
         fa__status(&a, rt->err, NULL, "%s", rt->err_msg);
+    } else if (strcmp(rt->verb, "discover") == 0) {
+        discover(fa, rt, &a);
     } else if (strcmp(rt->verb, "watch") == 0) {
         if (f->action == FAKEAPI_DROP)
             hang_up(conn, f->reset);

@@ -21,7 +21,8 @@
  *   the status subresource, finalizers and deletionTimestamp, generateName, label and field
  *   (metadata.name, metadata.namespace) selectors, paged LISTs, watches resumed from a
  *   resourceVersion with a replayed history, 410 Gone after fakeapi_compact(), bookmarks,
- *   timeoutSeconds, Status bodies as the real server writes them.
+ *   timeoutSeconds, Status bodies as the real server writes them, and API discovery (GET
+ *   /api/v1, /apis/G/V: an APIResourceList of the registered types, their status subresources).
  *
  * Tests also read and write the store directly (no HTTP), assert on a request log, and inject
  * faults per request (fail with a status, apply but drop the response, lose the request, delay
@@ -124,7 +125,8 @@ typedef struct fakeapi_logent_s {
     char *method;      /* "GET", "PATCH", ... */
     char *path;        /* without the query */
     char *query;       /* "" when none */
-    const char *verb;  /* get list watch create update patch delete, "" when not routed */
+    const char *verb;  /* get list watch create update patch delete discover, "" when not
+                          routed */
     char *resource;    /* "workloads" or "workloads/status", "" when not routed */
     int status;        /* HTTP status answered; 0 while pending or when no answer was sent */
     const char *fault; /* "" or the injected fault: fail, fail-applied, drop, lose, cut */

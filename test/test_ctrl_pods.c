@@ -618,6 +618,108 @@ START_TEST(external_framework_children)
 }
 END_TEST
 
+/* Job `name` owned by the `kind` (of marine.example.com/v1, stored as `plural`) `owner`,
+ * running. */
+static void sea_child(fx_t *fx, const char *name, const char *kind, const char *plural,
+                      const char *owner, const char *uid)
+{
+    char j[2048];
+
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"},"
+             "\"ownerReferences\":[{\"apiVersion\":\"marine.example.com/v1\",\"kind\":\"%s\","
+             "\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true}]},\"spec\":{\"suspend\":false,"
+             "\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{\"restartPolicy\":"
+             "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"1\"}}}]}}}}",
+             name, kind, owner, uid ? uid : (plural ? uid_of(fx, plural, owner) : "u-1"));
+    fx_put(fx, j);
+}
+
+static bool o1_suspended(fx_t *fx)
+{
+    return job_suspended(fx, "o1");
+}
+
+static bool o2_suspended(fx_t *fx)
+{
+    return job_suspended(fx, "o2");
+}
+
+static bool a1_suspended(fx_t *fx)
+{
+    return job_suspended(fx, "a1");
+}
+
+/* A request in the log whose path is `path`. */
+static size_t log_paths(fx_t *fx, const char *path)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < fakeapi_log_len(fx->fa); i++)
+        n += strcmp(fakeapi_log_at(fx->fa, i)->path, path) == 0;
+    return n;
+}
+
+/* integrations.externalFrameworks owners are read at the resource API discovery names, as
+ * Kueue's RESTMapper finds it: an Octopus is served as "octopodes" (not the guessed
+ * "octopuses"), discovered once per group/version for every owner of it; a kind the
+ * group/version does not list is not found (its child left alone) and discovery is not asked
+ * again within its refresh bound; when discovery fails the plural is guessed. */
+START_TEST(external_framework_discovery)
+{
+    fx_kind_t kinds[] = {{"marine.example.com", "v1", "octopodes", "Octopus"},
+                         {"workload.codeflare.dev", "v1beta2", "appwrappers", "AppWrapper"}};
+    fakeapi_fault_t fail = {.action = FAKEAPI_FAIL, .status = 500};
+    fx_t fx;
+
+    fx_serve(&fx, kinds, 2);
+    fx_queues(&fx, 4);
+    fx_operate(&fx, "integrations",
+               "{\"frameworks\":[\"batch/job\"],\"externalFrameworks\":["
+               "\"Octopus.v1.marine.example.com\",\"Squid.v1.marine.example.com\","
+               "\"AppWrapper.v1beta2.workload.codeflare.dev\"]}");
+    fx_put(&fx, "{\"apiVersion\":\"marine.example.com/v1\",\"kind\":\"Octopus\",\"metadata\":{"
+                "\"name\":\"oc\",\"namespace\":\"ns\",\"labels\":{"
+                "\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}");
+    fx_put(&fx, "{\"apiVersion\":\"marine.example.com/v1\",\"kind\":\"Octopus\",\"metadata\":{"
+                "\"name\":\"oc2\",\"namespace\":\"ns\",\"labels\":{"
+                "\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}");
+    sea_child(&fx, "o1", "Octopus", "octopodes", "oc", NULL);
+    fx_run_until(&fx, o1_suspended, 10, "the Octopus's child suspended (its owner read)");
+    ck_assert_uint_eq(log_paths(&fx, "/apis/marine.example.com/v1"), 1);
+    ck_assert_uint_gt(fakeapi_count(fx.fa, "get", "octopodes"), 0);
+    ck_assert_uint_eq(log_paths(&fx, "/apis/marine.example.com/v1/namespaces/ns/octopuses/oc"), 0);
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 0);
+
+    /* Another owner of the group/version: discovery is not asked again. */
+    sea_child(&fx, "o2", "Octopus", "octopodes", "oc2", NULL);
+    fx_run_until(&fx, o2_suspended, 10, "the second Octopus's child suspended");
+    ck_assert_uint_eq(log_paths(&fx, "/apis/marine.example.com/v1"), 1);
+
+    /* A kind the group/version does not serve: not found, the child left alone (running, no
+     * Workload), discovery not asked again within its refresh bound. */
+    sea_child(&fx, "s1", "Squid", NULL, "sq", "u-squid");
+    run_for(&fx, 2000);
+    ck_assert_msg(!job_suspended(&fx, "s1"), "the child of an unserved kind was suspended");
+    ck_assert_uint_eq(fakeapi_object_count(fx.fa, "workloads"), 0);
+    ck_assert_uint_eq(log_paths(&fx, "/apis/marine.example.com/v1"), 1);
+    ck_assert_uint_eq(log_paths(&fx, "/apis/marine.example.com/v1/namespaces/ns/squids/sq"), 0);
+
+    /* Discovery fails (HTTP 500): the plural is guessed, "appwrappers", and the owner found. */
+    fakeapi_fault_next(fx.fa, "discover", NULL, &fail, 1);
+    fx_put(&fx, "{\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
+                "\"metadata\":{\"name\":\"aw\",\"namespace\":\"ns\",\"labels\":{"
+                "\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":{}}");
+    aw_child(&fx, "a1", "aw", false, false);
+    fx_run_until(&fx, a1_suspended, 10, "the AppWrapper's child suspended (plural guessed)");
+    ck_assert_uint_eq(log_paths(&fx, "/apis/workload.codeflare.dev/v1beta2"), 1);
+    ck_assert_uint_gt(fakeapi_count(fx.fa, "get", "appwrappers"), 0);
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- StatefulSet: its Pods form one group ------------------------------------------------- */
 
 /* A StatefulSet's Pod `name` as the pod webhook leaves it: gated, role hash, marked by its
@@ -1162,6 +1264,7 @@ int main(void)
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
     tcase_add_test(tc, held_group_follows_its_queue_name);
     tcase_add_test(tc, external_framework_children);
+    tcase_add_test(tc, external_framework_discovery);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1303,6 +1303,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
     util_hmap_init(&c->busy, 0);
     podindex_init(&c->pod_groups);
     util_hmap_init(&c->ext_owners, 0);
+    util_hmap_init(&c->ext_disc, 0);
     podindex_init(&c->ext_wls);
     util_hmap_init(&c->evictions, 0);
     util_hmap_init(&c->status_checked, 0);
