@@ -313,8 +313,10 @@ static res_t resolve(ctrl_t *c, ext_entry_t *e, const char *kind, ctrl_kind_t ck
         }
         if (plural != NULL) {
             if (e->plural == NULL || strcmp(e->plural, plural) != 0) {
-                if ((copy = strdup(plural)) == NULL)
+                if ((copy = strdup(plural)) == NULL) {
+                    c->refeed = true; /* out of memory: everything is reconciled again */
                     return RES_WAIT;
+                }
                 free(e->plural);
                 e->plural = copy;
             }
@@ -324,15 +326,13 @@ static res_t resolve(ctrl_t *c, ext_entry_t *e, const char *kind, ctrl_kind_t ck
         }
     }
     op = ctrl__op_new(c, CTRL_OP_EXT_OWNER, ckind, key, ckind, key);
-    if (op == NULL)
-        return RES_WAIT;
-    op->data = json_string(gv);
-    op->verb = "get";
-    op->send = send_disc;
-    if (op->data == NULL) {
+    if (op == NULL || (op->data = json_string(gv)) == NULL) {
         ctrl__op_free(op);
+        c->refeed = true;
         return RES_WAIT;
     }
+    op->verb = "get";
+    op->send = send_disc;
     d->inflight = true;
     if (!ctrl__submit(c, op))
         d->inflight = false;
@@ -372,6 +372,7 @@ ctrl_ext_t ctrl__extowner(ctrl_t *c, const char *ns, const ctrl_owner_t *ref, ct
             util_hmap_put(&c->ext_owners, ekey, e, NULL) != ERR_OK) {
             entry_free(e);
             ctrl__log(c, CTRL_LOG_ERROR, "out of memory reading %s", ekey);
+            c->refeed = true;
             return CTRL_EXT_PENDING;
         }
         e->res.group = e->group;
@@ -392,16 +393,14 @@ ctrl_ext_t ctrl__extowner(ctrl_t *c, const char *ns, const ctrl_owner_t *ref, ct
         break;
     }
     op = ctrl__op_new(c, CTRL_OP_EXT_OWNER, kind, key, kind, key);
-    if (op == NULL)
-        return CTRL_EXT_PENDING;
-    op->data = json_string(ekey);
-    op->body = json_pack("{s:s,s:s}", "namespace", ns, "name", ref->name);
-    op->verb = "get";
-    op->send = send_get;
-    if (op->data == NULL || op->body == NULL) {
+    if (op == NULL || (op->data = json_string(ekey)) == NULL ||
+        (op->body = json_pack("{s:s,s:s}", "namespace", ns, "name", ref->name)) == NULL) {
         ctrl__op_free(op);
+        c->refeed = true; /* out of memory: everything is reconciled again */
         return CTRL_EXT_PENDING;
     }
+    op->verb = "get";
+    op->send = send_get;
     e->inflight = true;
     if (!ctrl__submit(c, op))
         e->inflight = false; /* not sent: asked again at the refeed */
