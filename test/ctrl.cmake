@@ -93,6 +93,10 @@ sluice_add_test(ctrl_race LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEA
 sluice_add_test(ctrl_oom LIBS sluice_ctrl SOURCES ${SLUICE_FAKEAPI_SOURCES})
 target_link_options(test_ctrl_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
                     -Wl,--wrap=strdup)
+# The same pass failing libcurl's allocations alone (~2,900 of them), every 17th.
+add_test(NAME ctrl_oom_curl COMMAND test_ctrl_oom)
+set_tests_properties(ctrl_oom_curl PROPERTIES LABELS "unit"
+  ENVIRONMENT "SLUICE_OOM_CURL=only;SLUICE_OOM_STRIDE=17")
 sluice_add_test(ctrl_pods LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 # The accounting log written by the operator (lib/ctrl/acctlog.c).
 sluice_add_test(ctrl_acct LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
