@@ -650,14 +650,116 @@ START_TEST(test_close_cancels_everything)
 }
 END_TEST
 
+/* libcurl's allocations, counted and failed by the test (curl_global_init_mem in main()). */
+static long curl_allocs, curl_fail_at;
+
+static bool curl_fails(void)
+{
+    return ++curl_allocs == curl_fail_at;
+}
+
+static void *curl_malloc(size_t n)
+{
+    return curl_fails() ? NULL : malloc(n);
+}
+
+static void *curl_calloc(size_t n, size_t size)
+{
+    return curl_fails() ? NULL : calloc(n, size);
+}
+
+static void *curl_realloc(void *p, size_t n)
+{
+    return curl_fails() ? NULL : realloc(p, n);
+}
+
+static char *curl_strdup(const char *str)
+{
+    size_t n = strlen(str) + 1;
+    char *d = curl_malloc(n);
+
+    return d == NULL ? NULL : memcpy(d, str, n);
+}
+
+static void on_done_any(const kube_result_t *res, void *data)
+{
+    fx_t *fx = data;
+
+    fx->last.err = res->err;
+    fx->done++;
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* Run until `n` requests of fx are done, at most 5 s (the requests' own timeout is 30 s). */
+static bool run_until_done(fx_t *fx, int n)
+{
+    uint64_t end = uv_now(&fx->loop) + 5000;
+
+    while (fx->done < n && uv_now(&fx->loop) < end)
+        uv_run(&fx->loop, UV_RUN_ONCE);
+    return fx->done >= n;
+}
+
+/*
+ * Each of libcurl's allocations while two GETs run fails in turn: both complete at once (an
+ * answer or an error, never a wait for their timeout) and the client then serves a third.
+ * libcurl 7.88 strands a socket, or keeps a table that divides by zero on its next use, when
+ * some of them fail inside curl_multi_socket_action(); the client replaces its multi handle
+ * (reset_transport, docs/reliability.md).
+ */
+START_TEST(test_curl_allocation_failures_never_hang)
+{
+    uv_timer_t tick;
+    long n, made;
+
+    for (n = 1;; n++) {
+        fx_t fx;
+        err_msg_t msg;
+
+        fx_init(&fx, NULL);
+        uv_timer_init(&fx.loop, &tick);
+        uv_timer_start(&tick, on_tick, 10, 10);
+        curl_allocs = 0;
+        curl_fail_at = n;
+        ck_assert_int_eq(
+            kube_get(fx.client, &configmaps, "ns1", "a", NULL, on_done_any, &fx, NULL, &msg),
+            ERR_OK);
+        ck_assert_int_eq(
+            kube_get(fx.client, &configmaps, "ns1", "b", NULL, on_done_any, &fx, NULL, &msg),
+            ERR_OK);
+        ck_assert_msg(run_until_done(&fx, 2), "allocation %ld of libcurl failed: %d of 2 done", n,
+                      fx.done);
+        made = curl_allocs;
+        curl_fail_at = 0;
+        ck_assert_int_eq(
+            kube_get(fx.client, &configmaps, "ns1", "c", NULL, on_done_any, &fx, NULL, &msg),
+            ERR_OK);
+        ck_assert_msg(run_until_done(&fx, 3), "allocation %ld: the next request hangs", n);
+        ck_assert_msg(fx.last.err == ERR_OK, "allocation %ld: the next request failed", n);
+        uv_close((uv_handle_t *)&tick, NULL);
+        kube_client_close(fx.client, on_closed, &fx);
+        testsrv_stop(&fx.srv);
+        fx_run(&fx);
+        if (made < n)
+            break; /* nothing failed: every allocation has been failed once */
+    }
+    ck_assert_int_gt(n, 50);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kube_client");
-    TCase *pure = tcase_create("pure"), *net = tcase_create("loopback");
+    TCase *pure = tcase_create("pure"), *net = tcase_create("loopback"), *oom = tcase_create("oom");
     SRunner *sr;
     int failed;
 
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    curl_global_init_mem(CURL_GLOBAL_DEFAULT, curl_malloc, free, curl_realloc, curl_strdup,
+                         curl_calloc);
     tcase_add_test(pure, test_paths);
     tcase_add_test(pure, test_str_escape_and_ceiling);
     tcase_add_test(pure, test_retry_after);
@@ -676,6 +778,9 @@ int main(void)
     tcase_add_test(net, test_watch_cancel_from_event);
     tcase_add_test(net, test_close_cancels_everything);
     tcase_add_test(net, test_update_retry_rereads_on_conflict);
+    tcase_add_test(oom, test_curl_allocation_failures_never_hang);
+    tcase_set_timeout(oom, 300);
+    suite_add_tcase(s, oom);
     suite_add_tcase(s, pure);
     suite_add_tcase(s, net);
     sr = srunner_create(s);
