@@ -141,6 +141,8 @@ START_TEST(test_crds_one_file_per_kind)
         {"workloads", "Workload", "Namespaced", "kwl,kueueworkload,kueueworkloads",
          "v1beta2,v1beta1", true},
         {"topologies", "Topology", "Cluster", "topo", "v1beta2,v1beta1", false},
+        {"provisioningrequestconfigs", "ProvisioningRequestConfig", "Cluster", "prc",
+         "v1beta2,v1beta1", false},
     };
     crd_set_t set;
 

@@ -30,7 +30,7 @@ for f in $files; do
     [ "$st" = "$want" ] || fail "$crd: scope and status subresource: '$st', want '$want'"
     n=$((n + 1))
 done
-[ $n -eq 13 ] || fail "expected 13 CRDs in $dir, found $n"
+[ $n -eq 14 ] || fail "expected 14 CRDs in $dir, found $n"
 say "$n CRDs Established (namespaced, status subresource)"
 
 it_namespace
