@@ -19,6 +19,7 @@ sluice_add_test(ctrl_podindex LIBS sluice_ctrl)
 target_link_options(test_ctrl_podindex PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
                     -Wl,--wrap=realloc -Wl,--wrap=strdup)
 sluice_add_test(ctrl_records LIBS sluice_ctrl)
+sluice_add_test(ctrl_provreq LIBS sluice_ctrl)
 
 if(SLUICE_INTEGRATION AND TARGET sluice)
   # sluice_add_ctrl_e2e(<name>): test/integration/ctrl_<name>.sh, one `sluice run` (or two).
@@ -47,6 +48,7 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
   sluice_add_ctrl_e2e(lws)
   sluice_add_ctrl_e2e(transform) # issue 17: resources.transformations, excludeResourcePrefixes
   sluice_add_ctrl_e2e(checks) # issue 17: admission checks, the test playing the check controller
+  sluice_add_ctrl_e2e(provreq) # issue 17: the ProvisioningRequest check, the test as autoscaler
   sluice_add_ctrl_e2e(reclaim) # issue 14: reclaimable pods of a Job give their quota back
   sluice_add_ctrl_e2e(acct) # issue 18: the accounting log of sluice run, read by sluice report
   # issue 15's API faults: sluice run through test/faultproxy.c (5 % of the requests faulted)

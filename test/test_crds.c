@@ -109,7 +109,7 @@ START_TEST(test_crds_are_accepted_and_structural)
     size_t i;
 
     load_crds(&set);
-    ck_assert_uint_eq(json_array_size(set.crds), 8);
+    ck_assert_uint_eq(json_array_size(set.crds), 9);
     json_array_foreach(set.crds, i, crd)
     {
         diags_t d;

@@ -149,6 +149,11 @@ static json_t *entry_json(const admission_check_state_t *s, int64_t default_t_s)
     return o;
 }
 
+json_t *ctrl__checks_entry(const admission_check_state_t *s, int64_t default_t_s)
+{
+    return entry_json(s, default_t_s);
+}
+
 json_t *ctrl__checks_reserve_list(const workload_t *wl, char *const *names, size_t n, int64_t now_s)
 {
     json_t *out = json_array();

@@ -912,6 +912,7 @@ static void on_periodic(uv_timer_t *t)
         return;
     ctrl__pods_ready_tick(c);
     ctrl__idle_tick(c);
+    ctrl__prov_tick(c);
     pass(c);
     ctrl__statuses(c);
 }
@@ -955,6 +956,7 @@ static void state_free(ctrl_t *c)
     ctrl__estimate_fini(c);
     ctrl__metrics_free(c);
     ctrl__acct_close(c);
+    ctrl__prov_free(c);
 }
 
 /* ---- writes ------------------------------------------------------------------------------ */
@@ -1074,7 +1076,10 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     ctrl__metrics_write(c, op, res);
     if (op->verb != NULL && !c->closing)
         ctrl_note_result(c, res, op->verb,
-                         op->op == CTRL_OP_EVENT ? &events_res : &c->res[op->kind], op->sub);
+                         op->op == CTRL_OP_EVENT ? &events_res
+                         : op->res != NULL       ? op->res
+                                                 : &c->res[op->kind],
+                         op->sub);
     if (res->err != ERR_OK && !res->canceled && op->op != CTRL_OP_EVENT) {
         c->stats.write_errors++;
         if (res->err == ERR_CONFLICT || res->err == ERR_EXISTS)
@@ -1088,7 +1093,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
     }
     if (res->err == ERR_OK && json_is_object(res->body) &&
         (op->kind == CTRL_WORKLOAD || ctrl__is_job(c, op->kind)) && op->op != CTRL_OP_EVENT &&
-        op->op != CTRL_OP_WL_DELETE && !c->closing) {
+        op->op != CTRL_OP_PROV && op->op != CTRL_OP_WL_DELETE && !c->closing) {
         /* The answer is the object as written: ours to read until the cache catches up. */
         void *rec = ctrl_record_decode(&c->rkind[op->kind], res->body);
         char key[CTRL_KEY_MAX];
@@ -1112,6 +1117,7 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_EVENT:
         case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
         case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
+        case CTRL_OP_PROV:      /* provctl.c's callbacks did their part */
             break;
         case CTRL_OP_WL_CHECKS:
             /* Admitted=True written: its Job starts now. The Workload's watch event may have come
@@ -1330,7 +1336,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         if (c->inf[k] == NULL)
             goto oom;
     }
-    if (ctrl__deps_new(c) != ERR_OK)
+    if (ctrl__deps_new(c) != ERR_OK || ctrl__prov_new(c) != ERR_OK)
         goto oom;
     if (ctrl__acct_open(c, msg) != ERR_OK || ctrl__idle_new(c, msg) != ERR_OK ||
         ctrl__nodes_new(c, msg) != ERR_OK) {
@@ -1339,6 +1345,7 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         for (int k = 0; k < c->nkinds; k++)
             kube_informer_close(c->inf[k], NULL, NULL);
         ctrl__deps_close(c, NULL, NULL);
+        ctrl__prov_close(c, NULL, NULL);
         state_free(c); /* closes the accounting log */
         free(c);
         return ERR_IO;
@@ -1353,6 +1360,7 @@ oom:
     for (int k = 0; k < c->nkinds; k++)
         kube_informer_close(c->inf[k], NULL, NULL); /* never started: their caches are empty */
     ctrl__deps_close(c, NULL, NULL);
+    ctrl__prov_close(c, NULL, NULL);
     state_free(c);
     free(c);
     return err_set(msg, ERR_NOMEM, "controller: out of memory");
@@ -1373,6 +1381,8 @@ err_t ctrl_start(ctrl_t *c, err_msg_t *msg)
     if (ctrl__nodes_start(c, msg) != ERR_OK)
         return err_prefix(msg, ERR_IO, "informer nodes/pods: ");
     err_t rc = ctrl__deps_start(c, msg);
+    if (rc == ERR_OK)
+        rc = ctrl__prov_start(c, msg);
     if (rc != ERR_OK)
         return rc;
     uv_timer_start(&c->periodic, on_periodic, 1000, 1000);
@@ -1501,6 +1511,8 @@ void ctrl_close(ctrl_t *c, void (*on_closed)(void *data), void *data)
     }
     c->open_handles += (size_t)c->ndeps;
     ctrl__deps_close(c, on_inf_closed, c);
+    c->open_handles += 2;
+    c->open_handles -= 2 - ctrl__prov_close(c, on_inf_closed, c);
     uv_close((uv_handle_t *)&c->tick, on_timer_closed);
     uv_close((uv_handle_t *)&c->periodic, on_timer_closed);
 }

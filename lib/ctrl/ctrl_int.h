@@ -64,6 +64,8 @@ typedef enum {
     CTRL_OP_EXT_OWNER,       /* GET an externalFrameworks owner's metadata (extowner.c) */
     CTRL_OP_WL_RECLAIM,      /* status.reclaimablePods from the job's pods done for good */
     CTRL_OP_WL_HOLD,         /* QuotaReserved=False OnHold / out of it (a StatefulSet at 0) */
+    CTRL_OP_PROV,            /* ProvisioningRequest check: GET a Workload, create a request or a
+                                PodTemplate, delete a request (provctl.c, op->res) */
 } ctrl_op_kind_t;
 
 typedef struct ctrl_op_s ctrl_op_t;
@@ -87,6 +89,7 @@ typedef struct ctrl_metrics_s ctrl_metrics_t; /* metrics.c */
 typedef struct acct_log_s acct_log_t;         /* acct/acct.h */
 typedef struct ctrl_idle_s ctrl_idle_t;       /* idlectl.c */
 typedef struct ctrl_nodes_s ctrl_nodes_t;     /* nodewatch.c */
+typedef struct ctrl_prov_s ctrl_prov_t;       /* provctl.c */
 
 /* Send the request of `op` (its fields below); false when it could not be submitted. */
 typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
@@ -94,21 +97,22 @@ typedef bool (*ctrl_send_fn)(ctrl_op_t *op);
 struct ctrl_op_s {
     ctrl_t *c;
     ctrl_op_kind_t op;
-    ctrl_write_class_t cls; /* the writer's class (writer.h); ADMISSION unless set */
-    ctrl_send_fn send;      /* how to send it (set by the ctrl__patch/... helpers) */
-    json_t *body;           /* owned: the patch or object to send */
-    bool started;           /* the writer counted it in flight */
-    ctrl_op_t *next;        /* in the backlog */
-    ctrl_kind_t kind;       /* the kind written */
-    char *key;              /* owned: the object written ("ns/name" or "name") */
-    char *busy;             /* owned: busy-set key released when done, or NULL */
-    json_t *data;           /* owned: op-specific (admission info, podset, eviction...) */
-    json_t *nodes;          /* owned: JOB_START node selector */
-    json_t *tols;           /* owned: JOB_START tolerations */
-    bool mutate_failed;     /* the mutate function refused (e.g. nodeSelector conflict) */
-    bool changed;           /* the mutate function changed the object */
-    const char *verb;       /* static: "patch", "create", "update", "delete" (for problems) */
-    const char *sub;        /* static: subresource written, or NULL */
+    ctrl_write_class_t cls;     /* the writer's class (writer.h); ADMISSION unless set */
+    ctrl_send_fn send;          /* how to send it (set by the ctrl__patch/... helpers) */
+    json_t *body;               /* owned: the patch or object to send */
+    bool started;               /* the writer counted it in flight */
+    ctrl_op_t *next;            /* in the backlog */
+    ctrl_kind_t kind;           /* the kind written */
+    char *key;                  /* owned: the object written ("ns/name" or "name") */
+    char *busy;                 /* owned: busy-set key released when done, or NULL */
+    json_t *data;               /* owned: op-specific (admission info, podset, eviction...) */
+    json_t *nodes;              /* owned: JOB_START node selector */
+    json_t *tols;               /* owned: JOB_START tolerations */
+    bool mutate_failed;         /* the mutate function refused (e.g. nodeSelector conflict) */
+    bool changed;               /* the mutate function changed the object */
+    const char *verb;           /* static: "patch", "create", "update", "delete" (for problems) */
+    const char *sub;            /* static: subresource written, or NULL */
+    const kube_resource_t *res; /* the resource written when not c->res[kind] (provctl.c) */
     err_msg_t mutate_msg;
 };
 
@@ -175,6 +179,7 @@ struct ctrl_s {
     acct_log_t *acct;     /* owned: the accounting log (acctlog.c), NULL when not configured */
     ctrl_idle_t *idle;    /* owned: idle reclaim (idlectl.c), NULL when not configured */
     ctrl_nodes_t *nodes;  /* owned: Nodes and bound Pods (nodewatch.c), NULL when not watched */
+    ctrl_prov_t *prov;    /* owned: the ProvisioningRequest admission check (provctl.c) */
     ctrl_writer_t writer; /* the write budget (writer.h) */
     ctrl_estimate_t est;  /* start-time estimates (estimate.c) */
     ctrl_op_t *backlog;   /* owned: ADMISSION writes waiting for the writer's window, FIFO */
@@ -435,6 +440,28 @@ void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 err_t ctrl__checks_podset_updates(const workload_t *wl, const char *podset, json_t *nodes,
                                   json_t *tols, json_t *labels, json_t *annotations,
                                   err_msg_t *msg);
+
+/* Check state `s` as a whole status.admissionChecks entry (podSetUpdates, requeueAfterSeconds,
+ * retryCount kept); `default_t_s` when it has no lastTransitionTime. NULL on OOM. */
+json_t *ctrl__checks_entry(const admission_check_state_t *s, int64_t default_t_s);
+
+/* ---- the ProvisioningRequest admission check (provctl.c) ---------------------------------- */
+
+/* Create c->prov with its informers (ProvisioningRequestConfigs, ProvisioningRequests), not
+ * started; ERR_NOMEM. */
+err_t ctrl__prov_new(ctrl_t *c);
+/* Start its informers (a kind not served is said by ctrl__prov_tick, never fatal). */
+err_t ctrl__prov_start(ctrl_t *c, err_msg_t *msg);
+/* Close its informers; on_closed(data) fires once per informer. Returns how many will fire. */
+size_t ctrl__prov_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
+/* Free c->prov (after its informers are closed); NULL-safe. */
+void ctrl__prov_free(ctrl_t *c);
+/* Once a second (leader, fed): the Active condition of each AdmissionCheck of controllerName
+ * kueue.x-k8s.io/provisioning-request, and the missing-CRD problem. */
+void ctrl__prov_tick(ctrl_t *c);
+/* Reconcile the provisioning checks of Workload `key` (`w`, leader): requests created and
+ * deleted, their conditions written as check states. */
+void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 
 /* ---- waitForPodsReady (readiness.c) ------------------------------------------------------ */
 

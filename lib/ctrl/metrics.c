@@ -291,10 +291,12 @@ void ctrl__metrics_write(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *re
                          : res->err == ERR_CONFLICT || res->err == ERR_EXISTS ? "conflict"
                          : res->err == ERR_NOT_FOUND                          ? "not_found"
                                                                               : "error";
-    const char *resource = op->op == CTRL_OP_EVENT ? "events" : c->res[op->kind].resource;
+    const char *resource = op->op == CTRL_OP_EVENT ? "events"
+                           : op->res != NULL       ? op->res->resource
+                                                   : c->res[op->kind].resource;
 
     if (res->canceled || op->op == CTRL_OP_WL_VERIFY || op->op == CTRL_OP_POD_OWNER ||
-        op->op == CTRL_OP_EXT_OWNER)
+        op->op == CTRL_OP_EXT_OWNER || (op->op == CTRL_OP_PROV && op->verb == NULL))
         return; /* a verification, a serving owner's or an external owner's GET are reads */
     count(c, FAM_WRITES, (const char *const[]){resource ? resource : "", result}, 1);
 }

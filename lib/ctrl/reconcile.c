@@ -1065,6 +1065,7 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
 
     if (w == NULL || ctrl__busy(c, CTRL_WORKLOAD, key))
         return;
+    ctrl__prov_wl(c, key, w); /* the ProvisioningRequest checks (provctl.c) */
     if (ctrl__owner_job(c, w, &kind, owner, sizeof(owner), &uid) != NULL) {
         j = ctrl__job(c, kind, owner);
         if (j != NULL && (uid == NULL || (j->meta.uid != NULL && strcmp(uid, j->meta.uid) == 0))) {
