@@ -208,6 +208,24 @@ START_TEST(request_built_for_the_managed_pod_sets)
             json_string_value(json_object_get(json_object_get(pt, "metadata"), "name")),
             "ppt-wl-prov-2-workers");
         ck_assert_ptr_nonnull(json_object_get(json_object_get(pt, "template"), "spec"));
+        /* A limit without a request is the request too (Kueue's UseLimitsAsMissingRequests). */
+        s = json_dumps(json_object_get(json_object_get(pt, "template"), "spec"),
+                       JSON_SORT_KEYS | JSON_COMPACT);
+        ck_assert_str_eq(s,
+                         "{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+                         "\"nvidia.com/gpu\":\"1\"},\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}");
+        free(s);
+        /* the Workload itself is left as it was */
+        {
+            const json_t *ws =
+                json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 1);
+            const json_t *c0 = json_array_get(
+                json_object_get(json_object_get(json_object_get(ws, "template"), "spec"),
+                                "containers"),
+                0);
+            ck_assert_ptr_null(json_object_get(
+                json_object_get(json_object_get(c0, "resources"), "requests"), "nvidia.com/gpu"));
+        }
     }
     json_decref(pr);
     json_decref(tmpls);

@@ -396,6 +396,32 @@ json_t *provreq_updates(const json_t *pr, char *const *podsets, size_t npodsets,
     return out;
 }
 
+/* Kueue's UseLimitsAsMissingRequestsInPod: a limit without a request becomes the request too, in
+ * every container and init container of template `tmpl` (modified). False on out-of-memory. */
+static bool limits_as_requests(json_t *tmpl)
+{
+    static const char *const lists[] = {"initContainers", "containers"};
+    json_t *spec = json_object_get(tmpl, "spec"), *c, *lim, *req, *v;
+    const char *k;
+    size_t i;
+
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(json_object_get(spec, lists[l]), i, c)
+        {
+            json_t *res = json_object_get(c, "resources");
+            lim = json_object_get(res, "limits");
+            if (json_object_size(lim) == 0)
+                continue;
+            req = json_object_get(res, "requests");
+            if (!json_is_object(req) &&
+                json_object_set_new(res, "requests", req = json_object()) != 0)
+                return false;
+            json_object_foreach(lim, k, v) if (json_object_get(req, k) == NULL &&
+                                               json_object_set(req, k, v) != 0) return false;
+        }
+    return true;
+}
+
 /* The admission's pod set assignment named `name`, or NULL. */
 static const json_t *assignment(const json_t *wl, const char *name)
 {
@@ -471,6 +497,10 @@ err_t provreq_build(const json_t *wl, const char *check, int32_t attempt,
         if ((rc = provreq_template_name(name, psname, tn, sizeof(tn), msg)) != ERR_OK)
             goto fail;
         tcopy = tmpl != NULL ? json_deep_copy(tmpl) : json_object();
+        if (tcopy != NULL && !limits_as_requests(tcopy)) {
+            json_decref(tcopy);
+            tcopy = NULL;
+        }
         pt = json_pack("{s:s,s:s,s:{s:s,s:s,s:O,s:{s:s}},s:o}", "apiVersion", "v1", "kind",
                        "PodTemplate", "metadata", "name", tn, "namespace", ns, "ownerReferences",
                        owner, "labels", "app.kubernetes.io/managed-by", "kueue", "template", tcopy);

@@ -37,6 +37,7 @@ ctrl_cq "$cq" "f-$sfx cpu=4 nvidia.com/gpu=2" "admissionChecksStrategy: {admissi
 ctrl_lq lq "$cq"
 
 ctrl_start op
+it_on_fail "grep -i -e provisioning -e podtemplate -e 'write:' -e error \"$tmp/op.log\" | tail -20"
 runner_start
 
 acget() { k get admissioncheck "$ac" -o jsonpath="{.status.conditions[?(@.type==\"Active\")].$1}"; }
@@ -82,8 +83,33 @@ if ! k patch --help 2>/dev/null | grep -q -- '--subresource'; then
     }
 fi
 
+# A Job with GPU limits (a PodTemplate needs the limit of an extended resource; Kueue's copy of
+# the pod set's template into it, and sluice's, adds no limit).
+gjob() {
+    cat <<EOT | k apply -f - >/dev/null || fail "create Job $1"
+apiVersion: batch.test.sluice.dev/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: $ns
+  labels: {kueue.x-k8s.io/queue-name: lq}
+  annotations: {test.sluice.dev/runtime-seconds: "3600"}
+spec:
+  suspend: true
+  parallelism: 1
+  completions: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {cpu: 100m}, limits: {nvidia.com/gpu: $2}}
+EOT
+}
+
 # One GPU Job: quota reserved, the check Pending, a request with its pod set.
-tjob train 2 3600
+gjob train 2
 w=$(wl_await train)
 until_ 30 "QuotaReserved" '[ "$(wcond "$w" QuotaReserved)" = True ]'
 [ "$(wcond "$w" Admitted)" = False ] || fail "Admitted before the nodes exist"
@@ -97,7 +123,7 @@ pt=$(prget "$pr" '{.spec.podSets[0].podTemplateRef.name}')
 [ "$(prget "$pr" '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" = "Workload/$w" ] ||
     fail "request owner: $(prget "$pr" '{.metadata.ownerReferences}')"
 until_ 30 "PodTemplate $pt" 'k get podtemplate -n "$ns" "$pt" >/dev/null 2>&1'
-[ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.template.spec.containers[0].resources.requests.nvidia\.com/gpu}')" = 2 ] ||
+[ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.template.spec.containers[0].resources.requests.nvidia\.com/gpu}/{.template.spec.containers[0].resources.limits.nvidia\.com/gpu}')" = 2/2 ] ||
     fail "PodTemplate $pt: $(k get podtemplate -n "$ns" "$pt" -o json)"
 [ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.template.spec.nodeSelector.pool}')" = "f-$sfx" ] ||
     fail "PodTemplate $pt lacks the flavor's node selector"
@@ -122,7 +148,7 @@ say "train: $pr Provisioned -> $ac Ready, Admitted, started with consume-provisi
 
 # A second Job: its request Failed -> Retry (evicted, back after 5 s), attempt 2, Failed -> Rejected.
 jcomplete train
-tjob second 2 3600
+gjob second 2
 w2=$(wl_await second)
 until_ 60 "second reserved" '[ "$(wcond "$w2" QuotaReserved)" = True ]'
 pr1=$w2-$ac-1
