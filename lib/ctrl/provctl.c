@@ -746,6 +746,13 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
     }
     if (!ctrl_wl_reserved(w) || w->wl.conditions.evicted || !w->wl.active)
         return;
+    /* The Workload's watch event for a check state written here usually arrives while that
+     * write still holds the Workload busy, and the engine feed then leaves the verdict alone:
+     * act on it now (level-based: admit, evict or deactivate once). */
+    if (util_hmap_get(&c->evictions, key) == NULL)
+        ctrl__checks_sync(c, key, w);
+    if (ctrl__busy(c, CTRL_WORKLOAD, key) || util_hmap_get(&c->evictions, key) != NULL)
+        return;
     list = current_list(w);
     for (size_t i = 0; list != NULL && i < w->wl.ncheck_states; i++) {
         const admission_check_state_t *cs = &w->wl.check_states[i];
@@ -788,6 +795,9 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
                 if (apply_verdict(list, i, cs, &v, updates)) {
                     changed = true;
                     now = v.state;
+                    ctrl__log(c, CTRL_LOG_INFO, "workload %s: check %s: %s -> %s (%s: %s)", key,
+                              cs->name, state_str(cs->state), state_str(v.state), pr_name(pr),
+                              v.message);
                     if (v.state != cs->state)
                         ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal",
                                     "AdmissionCheckUpdated",

@@ -415,6 +415,15 @@ static err_t check_sim_rules(load_t *ld)
         else if (verdict != NULL &&
                  sim_verdict_step(verdict, strlen(verdict), 0, &vst, &vdl, &vmsg) != ERR_OK)
             diags_error(d, "metadata.annotations[" SIM_ANN_VERDICT "]", "%s", vmsg.text);
+        /* The ProvisioningRequest check has no autoscaler here: its verdict is the scenario's
+         * (its ProvisioningRequestConfig is not read); without one it is Ready at once, which a
+         * scenario author expecting the nodes' delay must hear about. */
+        if (k == KIND_ADMISSION_CHECK && verdict == NULL && doc->obj.u.ac.controller_name != NULL &&
+            strcmp(doc->obj.u.ac.controller_name, "kueue.x-k8s.io/provisioning-request") == 0)
+            diags_warn(d, "spec.controllerName",
+                       "the simulator plays the ProvisioningRequest check from "
+                       "sim.sluice.dev/verdict (its ProvisioningRequestConfig is not read); "
+                       "without it the check is Ready as soon as quota is reserved");
         if (verdicts != NULL && k != KIND_JOB && k != KIND_WORKLOAD && k != KIND_INTEGRATION)
             diags_error(d, "metadata.annotations[" SIM_ANN_VERDICTS "]",
                         "only a Job or a Workload waits for admission checks; a %s has no "

@@ -37,7 +37,7 @@ ctrl_cq "$cq" "f-$sfx cpu=4 nvidia.com/gpu=2" "admissionChecksStrategy: {admissi
 ctrl_lq lq "$cq"
 
 ctrl_start op
-it_on_fail "grep -i -e provisioning -e podtemplate -e 'write:' -e error \"$tmp/op.log\" | tail -20"
+it_on_fail "tail -n 40 \"$tmp/op.log\"" "k get provisioningrequests.autoscaling.x-k8s.io -n \"$ns\" -o yaml | tail -n 40"
 runner_start
 
 acget() { k get admissioncheck "$ac" -o jsonpath="{.status.conditions[?(@.type==\"Active\")].$1}"; }
