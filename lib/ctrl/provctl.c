@@ -30,6 +30,8 @@
 
 /* A failed create is tried again after this long. */
 #define PROV_RETRY_MS 10000
+/* A request just created is not created again for this long (its watch event comes first). */
+#define PROV_SETTLE_MS 2000
 
 struct ctrl_prov_s {
     kube_informer_t *prc_inf;   /* owned: ProvisioningRequestConfigs (raw JSON) */
@@ -246,6 +248,18 @@ void ctrl__prov_tick(ctrl_t *c)
 
     if (p == NULL || !c->fed)
         return;
+    /* Forget the creations whose pause is over (the map would keep one entry per Workload). */
+    if (util_hmap_len(&p->creating) > 0) {
+        json_t *done = json_array();
+        size_t pos = 0, i;
+        void *v;
+        json_t *k;
+        while (done != NULL && util_hmap_next(&p->creating, &pos, &key, &v))
+            if ((size_t)(uintptr_t)v - 1 != 1 && (size_t)(uintptr_t)v - 1 <= uv_now(c->loop))
+                json_array_append_new(done, json_string(key));
+        json_array_foreach(done, i, k) util_hmap_del(&p->creating, json_string_value(k));
+        json_decref(done);
+    }
     CTRL_FOREACH(c, CTRL_AC, key, q)
     {
         const admission_check_t *ac = q->valid ? our_check(&q->obj) : NULL;
@@ -503,15 +517,14 @@ static void create_key(const char *wkey, const char *check, char *buf, size_t n)
     snprintf(buf, n, "%s|%s", wkey, check);
 }
 
-/* Creation of `ckey` ended: tried again at once (ok) or after PROV_RETRY_MS. */
+/* Creation of `ckey` ended: not tried again for PROV_SETTLE_MS (ok: until the informer has
+ * the new request) or PROV_RETRY_MS (failed). */
 static void create_end(ctrl_t *c, const char *ckey, bool ok)
 {
     if (c->prov == NULL)
         return;
-    if (ok)
-        util_hmap_del(&c->prov->creating, ckey);
-    else
-        util_hmap_put_index(&c->prov->creating, ckey, (size_t)uv_now(c->loop) + PROV_RETRY_MS);
+    util_hmap_put_index(&c->prov->creating, ckey,
+                        (size_t)uv_now(c->loop) + (ok ? PROV_SETTLE_MS : PROV_RETRY_MS));
 }
 
 static void on_created(const kube_result_t *res, void *data)
