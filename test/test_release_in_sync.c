@@ -343,7 +343,7 @@ START_TEST(release_is_installable)
             cm = str_at(d, "metadata", "name");
     }
     ck_assert_uint_eq(webhooks, 2);
-    ck_assert_uint_eq(crds, 8);
+    ck_assert_uint_eq(crds, 9);
     /* the image carries the project version; the generated ConfigMap is the one mounted */
     dep = find_doc(rel, "Deployment", "sluice-controller-manager");
     ck_assert_ptr_nonnull(dep);

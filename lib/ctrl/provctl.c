@@ -32,6 +32,8 @@
 #define PROV_RETRY_MS 10000
 /* A request just created is not created again for this long (its watch event comes first). */
 #define PROV_SETTLE_MS 2000
+/* Reserved Workloads waiting for a provisioning check are looked at again this often. */
+#define PROV_RESYNC_MS 5000
 
 struct ctrl_prov_s {
     kube_informer_t *prc_inf;   /* owned: ProvisioningRequestConfigs (raw JSON) */
@@ -39,6 +41,7 @@ struct ctrl_prov_s {
     bool prc_absent, pr_absent; /* their LIST answered 404: CRD not installed */
     bool marked;                /* every Workload queued once both informers synced */
     bool problem;               /* the missing-CRD problem is open */
+    uint64_t next_resync;       /* loop ms of the next look at every waiting Workload */
     util_hmap_t creating;       /* "<wl key>|<check>" -> 1 while its creation runs, else the
                                    loop ms before which it is not tried again */
     util_hmap_t deleting;       /* "<ns>/<pr>" -> 1 while its DELETE runs */
@@ -259,6 +262,25 @@ void ctrl__prov_tick(ctrl_t *c)
                 json_array_append_new(done, json_string(key));
         json_array_foreach(done, i, k) util_hmap_del(&p->creating, json_string_value(k));
         json_decref(done);
+    }
+    /* A safety net under the events: a Workload whose reconcile was skipped while a write held
+     * it busy gets no second event from a request that no longer changes. Every few seconds each
+     * reserved Workload with a provisioning check not yet Ready is looked at again. */
+    if (uv_now(c->loop) >= p->next_resync) {
+        ctrl_wl_t *w;
+        p->next_resync = uv_now(c->loop) + PROV_RESYNC_MS;
+        CTRL_FOREACH(c, CTRL_WORKLOAD, key, w)
+        {
+            bool waiting = false;
+            if (w->wl.ncheck_states == 0 || !ctrl_wl_reserved(w) || w->wl.conditions.finished)
+                continue;
+            for (size_t i = 0; i < w->wl.ncheck_states; i++)
+                waiting =
+                    waiting || (w->wl.check_states[i].state != CHECK_STATE_READY &&
+                                our_check(ctrl__q(c, CTRL_AC, w->wl.check_states[i].name)) != NULL);
+            if (waiting)
+                ctrl__mark_wl(c, key);
+        }
     }
     CTRL_FOREACH(c, CTRL_AC, key, q)
     {
