@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /*
  * Usage: estimate_accuracy [-v] [--sample N] SCENARIO.yaml...   (docs/observability.md has the
@@ -82,6 +85,19 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* --cost: bytes of heap in use (glibc's count of allocated chunks, their headers included), 0
+ * where the C library does not say. */
+static size_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2();
+
+    return mi.uordblks + mi.hblkhd;
+#else
+    return 0;
+#endif
+}
+
 /* --cost: the estimator's cost over the whole engine as the first instant left it. */
 static void cost_run(obs_t *o, int64_t now, const sched_t *s)
 {
@@ -94,6 +110,7 @@ static void cost_run(obs_t *o, int64_t now, const sched_t *s)
     err_msg_t msg = {{0}};
     size_t admitted = 0, total = 0;
     double t0 = cpu_now(), t1, t2;
+    size_t h0 = heap_in_use(), h1, h2;
 
     for (size_t i = 0; i < sched_cq_names(s, NULL, 0); i++)
         ;
@@ -102,11 +119,13 @@ static void cost_run(obs_t *o, int64_t now, const sched_t *s)
         exit(1);
     }
     t1 = cpu_now();
+    h1 = heap_in_use();
     if (estimate_job_run(j, &msg) != ERR_OK) {
         fprintf(stderr, "estimate: %s\n", msg.text);
         exit(1);
     }
     t2 = cpu_now();
+    h2 = heap_in_use();
     e = estimate_job_take(j);
     estimate_job_free(j);
     {
@@ -126,6 +145,9 @@ static void cost_run(obs_t *o, int64_t now, const sched_t *s)
     printf("CPU: copy and runtimes %.0f ms, forward run %.0f ms (%.3f ms per cycle)\n",
            (t1 - t0) * 1000, (t2 - t1) * 1000,
            e->stats.cycles ? (t2 - t1) * 1000 / (double)e->stats.cycles : 0.0);
+    if (h0 > 0) /* the copy: what the job holds once prepared, and after its run */
+        printf("heap: engine copy %zu bytes (%zu per pending workload), %zu after the run\n",
+               h1 - h0, e->stats.pending ? (h1 - h0) / e->stats.pending : 0, h2 - h0);
     estimate_free(e);
 }
 

@@ -1,6 +1,8 @@
-/* test_sched_clone -- sched_clone(): the copy decides as the original would, owns all it holds,
- * and out of memory gives NULL without a leak. */
+/* test_sched_clone -- sched_clone(): the copy decides as the original would, owns all it holds
+ * (sharing the immutable strings), and out of memory gives NULL without a leak; the engine's
+ * shared strings (explanations, keys, queue names). */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "sched/sched_int.h"
 #include "sched_fixtures.h"
 
 #define OOM_WRAP_STRDUP
@@ -163,6 +165,90 @@ START_TEST(independent)
 }
 END_TEST
 
+/* The copy takes references to the original's immutable strings instead of copies, and they
+ * outlive the original (ASan: a string freed with it would be read after free below). */
+START_TEST(copy_shares_strings)
+{
+    sched_t *s = build(), *c = sched_clone(s, 0);
+    sched_wl_info_t a, b;
+    char want[NKEYS][4][512];
+
+    ck_assert_ptr_nonnull(c);
+    for (size_t k = 0; k < NKEYS; k++) {
+        ck_assert_int_eq(sched_workload_info(s, keys[k], &a, NULL), ERR_OK);
+        ck_assert_int_eq(sched_workload_info(c, keys[k], &b, NULL), ERR_OK);
+        ck_assert_ptr_eq(a.key, b.key);
+        ck_assert_ptr_eq(a.local_queue, b.local_queue);
+        ck_assert_ptr_eq(a.local_queue_key, b.local_queue_key);
+        ck_assert_ptr_eq(a.priority_class, b.priority_class);
+        if (a.message[0] != '\0')
+            ck_assert_ptr_eq(a.message, b.message);
+        snprintf(want[k][0], sizeof(want[k][0]), "%s", a.key);
+        snprintf(want[k][1], sizeof(want[k][1]), "%s", a.local_queue_key);
+        snprintf(want[k][2], sizeof(want[k][2]), "%s", a.priority_class ? a.priority_class : "-");
+        snprintf(want[k][3], sizeof(want[k][3]), "%s", a.message);
+    }
+    ck_assert_str_ne(want[3][3], ""); /* ns/a4 waits with an explanation */
+    sched_free(s);
+    for (size_t k = 0; k < NKEYS; k++) {
+        ck_assert_int_eq(sched_workload_info(c, keys[k], &b, NULL), ERR_OK);
+        ck_assert_str_eq(b.key, want[k][0]);
+        ck_assert_str_eq(b.local_queue_key, want[k][1]);
+        ck_assert_str_eq(b.local_queue, strchr(want[k][1], '/') + 1);
+        ck_assert_str_eq(b.priority_class ? b.priority_class : "-", want[k][2]);
+        ck_assert_str_eq(b.message, want[k][3]);
+    }
+    sched_free(c);
+}
+END_TEST
+
+/* Look-alikes parked behind a head that does not fit share its explanation (one string, not a
+ * copy each); workloads of one LocalQueue share its key; the strings of queues nobody uses any
+ * more are let go as the engine's table grows (ASan: no leak, nothing freed in use). */
+START_TEST(workloads_share_strings)
+{
+    sched_t *s = sched_new(NULL);
+    sched_decisions_t d;
+    sched_wl_info_t h, o, p;
+    char key[64], lq[32];
+
+    ck_assert_ptr_nonnull(s);
+    sched_decisions_init(&d);
+    fx_flavor(s, "f", NULL, NULL);
+    fx_cq(s, "cq", "cpu|f:2", NULL);
+    fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+    for (int i = 0; i < 4; i++) {
+        snprintf(key, sizeof(key), "ns/w%d", i);
+        fx_wl(s, key, "q", 0, i, "cpu=2", NULL);
+    }
+    fx_run(s, 0, &d, true); /* w0 admitted; w1 does not fit, w2 and w3 parked behind it */
+    ck_assert_int_eq(fx_state(s, "ns/w0"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(sched_workload_info(s, "ns/w1", &h, NULL), ERR_OK);
+    ck_assert_int_eq(sched_workload_info(s, "ns/w2", &o, NULL), ERR_OK);
+    ck_assert_int_eq(sched_workload_info(s, "ns/w3", &p, NULL), ERR_OK);
+    ck_assert_str_ne(h.message, "");
+    ck_assert_ptr_eq(o.message, h.message);
+    ck_assert_ptr_eq(p.message, h.message);
+    ck_assert_ptr_eq(o.local_queue_key, h.local_queue_key);
+    ck_assert_str_eq(o.local_queue, "q");
+    /* churn: 300 workloads in queues of their own, each deleted again */
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "ns/c%d", i);
+        snprintf(lq, sizeof(lq), "q%d", i);
+        fx_wl(s, key, lq, 0, 100 + i, "cpu=1", NULL);
+        ck_assert_int_eq(sched_workload_delete(s, key, 200, NULL), ERR_OK);
+    }
+    ck_assert_uint_lt(util_hmap_len(&s->interned), 200); /* swept as it grew */
+    ck_assert_int_eq(sched_workload_info(s, "ns/w3", &p, NULL), ERR_OK);
+    ck_assert_str_eq(p.local_queue_key, "ns/q");
+    ck_assert_int_eq(sched_workload_finish(s, "ns/w0", 300, NULL), ERR_OK);
+    fx_run(s, 300, &d, true);
+    ck_assert_int_eq(fx_state(s, "ns/w1"), SCHED_WL_ADMITTED);
+    sched_decisions_fini(&d);
+    sched_free(s);
+}
+END_TEST
+
 /* Each allocation of the copy fails in turn: NULL, and (under ASan) no leak. */
 START_TEST(out_of_memory)
 {
@@ -193,6 +279,8 @@ static Suite *suite(void)
     tcase_add_test(tc, drop_finished_decides_the_same);
     tcase_add_test(tc, independent);
     tcase_add_test(tc, out_of_memory);
+    tcase_add_test(tc, copy_shares_strings);
+    tcase_add_test(tc, workloads_share_strings);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -129,6 +129,46 @@ START_TEST(keys_are_copied)
 }
 END_TEST
 
+/* Borrowed keys: the map stores the caller's pointer (no copy), a replacing put keeps the new
+ * key (the old one may be freed with the old value), and deletes and fini free no key. Under
+ * ASan a freed key still read, or a key freed twice, fails the test. */
+START_TEST(borrowed_keys_are_the_callers)
+{
+    util_hmap_t m;
+    char *k1 = strdup("team-a"), *k2 = strdup("team-a"), *k3 = strdup("team-b");
+    const char *got = NULL;
+    void *old = NULL, *v = NULL;
+    size_t pos = 0;
+    int a = 1, b = 2, c = 3;
+
+    ck_assert(k1 != NULL && k2 != NULL && k3 != NULL);
+    util_hmap_init_borrowed(&m, 5);
+    ck_assert_int_eq(util_hmap_put(&m, k1, &a, NULL), ERR_OK);
+    ck_assert(util_hmap_next(&m, &pos, &got, &v));
+    ck_assert_ptr_eq(got, k1); /* the caller's pointer */
+    ck_assert_int_eq(util_hmap_put(&m, k2, &b, &old), ERR_OK);
+    ck_assert_ptr_eq(old, &a);
+    free(k1); /* went with the replaced value */
+    pos = 0;
+    ck_assert(util_hmap_next(&m, &pos, &got, &v));
+    ck_assert_ptr_eq(got, k2);
+    ck_assert_ptr_eq(util_hmap_get(&m, "team-a"), &b);
+    for (int i = 0; i < 100; i++) { /* growth moves slots, not keys */
+        static char names[100][8];
+        snprintf(names[i], sizeof(names[i]), "n%d", i);
+        ck_assert_int_eq(util_hmap_put(&m, names[i], &c, NULL), ERR_OK);
+    }
+    ck_assert_int_eq(util_hmap_put(&m, k3, &c, NULL), ERR_OK);
+    ck_assert_ptr_eq(util_hmap_del(&m, "team-b"), &c);
+    free(k3);
+    ck_assert_ptr_null(util_hmap_get(&m, "team-b"));
+    ck_assert_ptr_eq(util_hmap_get(&m, "team-a"), &b);
+    ck_assert_uint_eq(util_hmap_len(&m), 101);
+    util_hmap_fini(&m);
+    free(k2);
+}
+END_TEST
+
 /* Each allocation of a put fails in turn: ERR_NOMEM, and every entry stays as it was. */
 START_TEST(put_failures_leave_the_map)
 {
@@ -174,6 +214,7 @@ int main(void)
     tcase_add_test(tc, grows_survives_churn_and_iterates);
     tcase_add_test(tc, index_values);
     tcase_add_test(tc, keys_are_copied);
+    tcase_add_test(tc, borrowed_keys_are_the_callers);
     tcase_add_test(tc, put_failures_leave_the_map);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

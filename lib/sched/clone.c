@@ -301,13 +301,15 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
         sched__wl_free(c);
         return ERR_NOMEM;
     }
-    if (util_strdup(s->key, &c->key) != ERR_OK ||
-        util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK ||
-        util_strdup(s->ns, &c->ns) != ERR_OK || util_strdup(s->lq_key, &c->lq_key) != ERR_OK ||
-        util_strdup(s->lq_name, &c->lq_name) != ERR_OK ||
-        util_strdup(s->prio_class, &c->prio_class) != ERR_OK ||
-        util_strdup(s->preemptor, &c->preemptor) != ERR_OK ||
-        util_strdup(s->message, &c->message) != ERR_OK)
+    /* the shared strings are immutable: the copy takes references, not copies */
+    c->key = sched__str_ref(s->key);
+    c->ns = sched__str_ref(s->ns);
+    c->lq_key = sched__str_ref(s->lq_key);
+    c->lq_name = s->lq_name; /* inside lq_key */
+    c->prio_class = sched__str_ref(s->prio_class);
+    c->message = sched__str_ref(s->message);
+    if (util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK ||
+        util_strdup(s->preemptor, &c->preemptor) != ERR_OK)
         return ERR_NOMEM;
     if (s->nps > 0) {
         c->ps = calloc(s->nps, sizeof(*c->ps));

@@ -533,7 +533,7 @@ static err_t requeue_entry(cyc_t *c, entry_t *e, bool immediate, bool equivalenc
                 sched__queue_remove(o);
                 if (sched__queue_park(cq, o) != ERR_OK)
                     return ERR_NOMEM;
-                sched__wl_set_reason_str(o, w->reason, w->message);
+                sched__wl_share_reason(o, w->reason, w->message);
                 i = 0;
                 continue;
             }
@@ -632,7 +632,7 @@ static err_t admit(cyc_t *c, entry_t *e)
     w->borrowing = e->a.borrow > 0;
     w->state = SCHED_WL_ADMITTED;
     w->reason = SCHED_REASON_NONE;
-    free(w->message);
+    sched__str_unref(w->message);
     w->message = NULL;
     if (cq->sticky == w)
         cq->sticky = NULL;

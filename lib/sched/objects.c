@@ -91,7 +91,8 @@ sched_t *sched_new(const sched_config_t *cfg)
     util_hmap_init(&s->wpc_map, 0);
     util_hmap_init(&s->pc_map, 0);
     util_hmap_init(&s->check_map, 0);
-    util_hmap_init(&s->wl_map, 0);
+    util_hmap_init_borrowed(&s->wl_map, 0);
+    util_hmap_init_borrowed(&s->interned, 0);
     s->cfg.resources = &s->rules;
     s->cfg.afs_weights = &s->afs_weights;
     if (cfg != NULL && sched_set_config(s, cfg) != ERR_OK) {
@@ -210,6 +211,7 @@ void sched_free(sched_t *s)
         sched__wl_free(s->wls[i]);
     free(s->wls);
     util_hmap_fini(&s->wl_map);
+    sched__intern_fini(s);
     for (size_t i = 0; i < s->ncqs; i++)
         cq_free(s->cqs[i]);
     free(s->cqs);

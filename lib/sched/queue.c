@@ -261,8 +261,7 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
     else if (w->reason == SCHED_REASON_NONE || w->reason == SCHED_REASON_MISCONFIGURED ||
              w->reason == SCHED_REASON_ON_HOLD || w->reason == SCHED_REASON_SUSPENDED ||
              w->reason == SCHED_REASON_PENDING_EVALUATION) /* e.g. after failed checks */
-        sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
-                             "Workload is pending evaluation in the scheduling queue");
+        sched__wl_set_pending_evaluation(w);
     w->afs_score = lq->afs.score;
     if (w->held)
         return sched__queue_park(cq, w); /* requeue backoff: pending, never a head */

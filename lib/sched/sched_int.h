@@ -43,6 +43,42 @@
 typedef int (*sched_cmp_fn)(const void *a, const void *b, const void *ctx);
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx);
 
+/*
+ * Shared strings: immutable text behind a reference count, for what many workload records of an
+ * engine and of its copies (sched_clone) carry alike -- the pending explanation (every look-alike
+ * parked behind a failed head has the head's), the key and the queue names. A field holding one
+ * points at the text, so readers see a plain string; it is released with sched__str_unref, never
+ * free. The count is atomic: a copy driven forward on another thread (the operator's start-time
+ * estimate) drops the references it took while the engine goes on with its own.
+ */
+
+/* A new shared string of the first `n` bytes of `s` (NUL-terminated), one reference; NULL on
+ * out-of-memory. */
+char *sched__str_new(const char *s, size_t n);
+
+/* One more reference to shared string `p` (NULL-safe); returns `p`. */
+char *sched__str_ref(char *p);
+
+/* Drop a reference to shared string `p` (NULL-safe), freeing it with the last. */
+void sched__str_unref(char *p);
+
+/* A shared string in static storage, never freed (its count is ignored): `SCHED_STR_STATIC(x,
+ * "text")` defines `x`, and `x.text` is the string. */
+/* The engine's shared copy of `text` (one reference for the caller): workloads of one namespace,
+ * LocalQueue or priority class share one string. The engine's table keeps a reference of its own
+ * and lets strings nobody else holds go as it grows. NULL on out-of-memory. */
+char *sched__intern(struct sched_s *s, const char *text);
+
+/* Release the intern table of `s` (sched_free). */
+void sched__intern_fini(struct sched_s *s);
+
+#define SCHED_STR_IMMORTAL UINT32_MAX
+#define SCHED_STR_STATIC(var, lit) \
+    static struct {                \
+        uint32_t refs;             \
+        char text[sizeof(lit)];    \
+    } var = {SCHED_STR_IMMORTAL, lit}
+
 /* ---- interning -------------------------------------------------------------------------- */
 
 typedef struct flavor_rec_s {
@@ -317,12 +353,12 @@ typedef enum {
 
 /* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there. */
 struct wl_s {
-    char *key;     /* owned ns/name */
-    char *ns;      /* owned */
-    char *lq_key;  /* owned ns/queueName, NULL when no queue */
-    char *lq_name; /* owned queueName */
+    char *key;     /* shared (sched__str_*) ns/name */
+    char *ns;      /* shared, interned */
+    char *lq_key;  /* shared, interned: ns/queueName, NULL when no queue */
+    char *lq_name; /* queueName: points into lq_key */
     priority_source_t prio_source;
-    char *prio_class; /* owned */
+    char *prio_class; /* shared, interned */
     bool has_explicit_prio;
     int32_t explicit_prio;
     int32_t boost; /* kueue.x-k8s.io/priority-boost (0 when absent or malformed) */
@@ -377,7 +413,7 @@ struct wl_s {
     int32_t unplaced; /* pods that fit no node when admitted without node_fit */
     /* explanation */
     sched_reason_t reason;
-    char *message; /* owned */
+    char *message; /* shared (sched__str_*), NULL when none */
     /* scratch */
     int mark;
     size_t sorted_idx;
@@ -426,7 +462,9 @@ struct sched_s {
     size_t ntopos, ctopos;
     wl_t **wls;
     size_t nwls, cwls;
-    util_hmap_t wl_map; /* wls sorted by key */
+    util_hmap_t wl_map;    /* wls sorted by key; keys borrowed (each workload's own key) */
+    util_hmap_t interned;  /* text -> shared string (sched__intern), keys borrowed */
+    size_t interned_swept; /* entries left by the last sweep of the table */
     bool wls_sorted;
     node_t **roots;
     size_t nroots, croots;
@@ -522,6 +560,11 @@ void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
  * result, cut at the same length; for the cycle's hot paths (the equivalence parking sets one
  * message on every look-alike of a failed head). */
 void sched__wl_set_reason_str(wl_t *w, sched_reason_t r, const char *msg);
+/* The same for a shared string (sched__str_*, e.g. another workload's explanation or a
+ * SCHED_STR_STATIC's text): `w` takes a reference to it rather than a copy (NULL: ""). */
+void sched__wl_share_reason(wl_t *w, sched_reason_t r, char *shared);
+/* Pending evaluation: "Workload is pending evaluation in the scheduling queue" (shared). */
+void sched__wl_set_pending_evaluation(wl_t *w);
 int32_t sched__priority_boost(const kv_list_t *annotations);
 int32_t sched__resolve_priority(const sched_t *s, const wl_t *w);
 /* Free quota of an admitted/evicting workload (does not change state). */

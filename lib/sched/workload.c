@@ -25,21 +25,29 @@ cq_t *sched__cq_of(const sched_t *s, const wl_t *w)
     return cq != NULL && cq->exists ? cq : NULL;
 }
 
+/* Make `m` (one reference, the caller's) `w`'s explanation, replacing the one it had. */
+static void wl_take_message(wl_t *w, char *m)
+{
+    sched__str_unref(w->message);
+    w->message = m;
+}
+
 void sched__wl_set_reason(wl_t *w, sched_reason_t r, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     w->reason = r;
     if (w->message != NULL && strcmp(w->message, buf) == 0)
         return;
-    char *m = strdup(buf);
+    char *m = sched__str_new(buf, n < 0                     ? 0
+                                  : (size_t)n < sizeof(buf) ? (size_t)n
+                                                            : sizeof(buf) - 1);
     if (m == NULL)
         return; /* keep the previous explanation rather than fail an admission decision */
-    free(w->message);
-    w->message = m;
+    wl_take_message(w, m);
 }
 
 void sched__wl_set_reason_str(wl_t *w, sched_reason_t r, const char *msg)
@@ -51,16 +59,38 @@ void sched__wl_set_reason_str(wl_t *w, sched_reason_t r, const char *msg)
     w->reason = r;
     if (w->message != NULL && strncmp(w->message, t, n) == 0 && w->message[n] == '\0')
         return;
-    m = strndup(t, n);
+    m = sched__str_new(t, n);
     if (m == NULL)
         return; /* keep the previous explanation rather than fail an admission decision */
-    free(w->message);
-    w->message = m;
+    wl_take_message(w, m);
 }
 
-/* Reference §3.3: a referenced class that exists gives its value (and follows its changes);
- * else spec.priority; else, with no class referenced, the lowest globalDefault PriorityClass;
- * else 0. */
+/* The two explanations nearly every workload has at some point, kept once for all. */
+SCHED_STR_STATIC(msg_pending_evaluation, "Workload is pending evaluation in the scheduling queue");
+SCHED_STR_STATIC(msg_deactivated, "The workload is deactivated");
+
+void sched__wl_set_pending_evaluation(wl_t *w)
+{
+    sched__wl_share_reason(w, SCHED_REASON_PENDING_EVALUATION, msg_pending_evaluation.text);
+}
+
+static void set_reason_deactivated(wl_t *w)
+{
+    sched__wl_share_reason(w, SCHED_REASON_DEACTIVATED, msg_deactivated.text);
+}
+
+void sched__wl_share_reason(wl_t *w, sched_reason_t r, char *shared)
+{
+    if (shared == NULL) {
+        sched__wl_set_reason_str(w, r, "");
+        return;
+    }
+    w->reason = r;
+    if (w->message == shared)
+        return;
+    wl_take_message(w, sched__str_ref(shared));
+}
+
 static int32_t base_priority(const sched_t *s, const wl_t *w);
 
 /* The effective priority: the base priority plus the workload's priority boost, saturated to the
@@ -211,9 +241,8 @@ static void wl_spec_fini(wl_t *w)
     free(w->ps);
     w->ps = NULL;
     w->nps = 0;
-    free(w->lq_key);
-    free(w->lq_name);
-    free(w->prio_class);
+    sched__str_unref(w->lq_key);
+    sched__str_unref(w->prio_class);
     w->lq_key = w->lq_name = w->prio_class = NULL;
     free(w->last_tried);
     w->last_tried = NULL;
@@ -226,13 +255,13 @@ void sched__wl_free(wl_t *w)
     if (w == NULL)
         return;
     wl_spec_fini(w);
-    free(w->key);
-    free(w->ns);
+    sched__str_unref(w->key);
+    sched__str_unref(w->ns);
     sched__admission_fini(&w->adm);
     free(w->use);
     free(w->place); /* only at sched_free or a delete, which unplaced it first */
     free(w->preemptor);
-    free(w->message);
+    sched__str_unref(w->message);
     strv_free(w->checks, w->nchecks);
     free(w);
 }
@@ -316,14 +345,16 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
 {
     wl_spec_fini(w);
     if (in->queue_name != NULL && in->queue_name[0] != '\0') {
-        w->lq_name = strdup(in->queue_name);
-        w->lq_key = util_asprintf("%s/%s", w->ns, in->queue_name);
-        if (w->lq_name == NULL || w->lq_key == NULL)
+        char *lq_key = util_asprintf("%s/%s", w->ns, in->queue_name);
+        w->lq_key = lq_key != NULL ? sched__intern(s, lq_key) : NULL;
+        free(lq_key);
+        if (w->lq_key == NULL)
             return ERR_NOMEM;
+        w->lq_name = w->lq_key + strlen(w->ns) + 1;
     }
     w->prio_source = in->priority_source;
     if (in->priority_class != NULL && in->priority_source != PRIORITY_SOURCE_NONE) {
-        w->prio_class = strdup(in->priority_class);
+        w->prio_class = sched__intern(s, in->priority_class);
         if (w->prio_class == NULL)
             return ERR_NOMEM;
     }
@@ -650,7 +681,7 @@ static void set_deactivated(sched_t *s, wl_t *w, int64_t now)
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
     w->state = SCHED_WL_DEACTIVATED;
-    sched__wl_set_reason(w, SCHED_REASON_DEACTIVATED, "The workload is deactivated");
+    set_reason_deactivated(w);
 }
 
 err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opts_t *opts,
@@ -693,8 +724,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
             w->deact_by_engine = false;
             w->seen_inactive = false;
             if (was_deact)
-                sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
-                                     "Workload is pending evaluation in the scheduling queue");
+                sched__wl_set_pending_evaluation(w);
             if (sched__wl_enqueue(s, w) != ERR_OK)
                 return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
             return ERR_OK;
@@ -703,9 +733,9 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         if (w->state == SCHED_WL_ADMITTED && wl_reclaim(s, w, in) != ERR_OK)
             return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
         w->prio_source = in->priority_source;
-        free(w->prio_class);
+        sched__str_unref(w->prio_class);
         w->prio_class = in->priority_class && in->priority_source != PRIORITY_SOURCE_NONE
-                            ? strdup(in->priority_class)
+                            ? sched__intern(s, in->priority_class)
                             : NULL;
         w->has_explicit_prio = in->has_priority;
         w->explicit_prio = in->priority;
@@ -723,8 +753,9 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         free(key);
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", in->meta.name);
     }
-    w->key = key;
-    w->ns = strdup(ns);
+    w->key = sched__str_new(key, strlen(key));
+    free(key);
+    w->ns = w->key != NULL ? sched__intern(s, ns) : NULL;
     w->created = opts ? opts->created : in->meta.creation_time * 1000;
     w->seq = opts ? opts->seq : 0;
     w->held = opts != NULL && opts->hold;
@@ -732,7 +763,8 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     w->accumulated_ms = (int64_t)in->accumulated_exec_seconds * 1000;
     err_t lrc = w->ns == NULL ? ERR_NOMEM : wl_load_spec(s, w, in, msg);
     if (lrc != ERR_OK || wls_add(s, w) != ERR_OK) {
-        util_hmap_del(&s->wl_map, w->key);
+        if (w->key != NULL && util_hmap_get(&s->wl_map, w->key) == w)
+            util_hmap_del(&s->wl_map, w->key);
         sched__wl_free(w);
         return lrc != ERR_OK && lrc != ERR_NOMEM
                    ? lrc
@@ -745,7 +777,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     if (!in->active) {
         w->state = SCHED_WL_DEACTIVATED;
         w->seen_inactive = true;
-        sched__wl_set_reason(w, SCHED_REASON_DEACTIVATED, "The workload is deactivated");
+        set_reason_deactivated(w);
         return ERR_OK;
     }
     if (in->admission != NULL && in->conditions.quota_reserved &&
@@ -781,8 +813,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
         return ERR_OK;
     }
     w->state = SCHED_WL_PENDING;
-    sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
-                         "Workload is pending evaluation in the scheduling queue");
+    sched__wl_set_pending_evaluation(w);
     if (sched__wl_enqueue(s, w) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", w->key);
     return ERR_OK;
@@ -830,8 +861,7 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
     w->check_retry = false;
     if (retry)
         w->created = now; /* Kueue's queue-order timestamp: Evicted(AdmissionCheck) time */
-    sched__wl_set_reason(w, SCHED_REASON_PENDING_EVALUATION,
-                         "Workload is pending evaluation in the scheduling queue");
+    sched__wl_set_pending_evaluation(w);
     if (sched__wl_enqueue(s, w) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", key);
     return ERR_OK;

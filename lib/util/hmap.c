@@ -103,9 +103,15 @@ void util_hmap_init(util_hmap_t *m, uint64_t seed)
     m->k1 = mix(&seed);
 }
 
+void util_hmap_init_borrowed(util_hmap_t *m, uint64_t seed)
+{
+    util_hmap_init(m, seed);
+    m->borrowed = true;
+}
+
 void util_hmap_fini(util_hmap_t *m)
 {
-    for (size_t i = 0; i < m->cap; i++)
+    for (size_t i = 0; i < m->cap && !m->borrowed; i++)
         if (m->slots[i].key != NULL && m->slots[i].key != TOMBSTONE)
             free(m->slots[i].key);
     free(m->slots);
@@ -177,6 +183,8 @@ err_t util_hmap_put(util_hmap_t *m, const char *key, void *value, void **old)
         if (old != NULL)
             *old = s->value;
         s->value = value;
+        if (m->borrowed)
+            s->key = (char *)key; /* the old key may go with the old value */
         return ERR_OK;
     }
     /* Keep the table at most 3/4 full, tombstones included. */
@@ -187,7 +195,9 @@ err_t util_hmap_put(util_hmap_t *m, const char *key, void *value, void **old)
         if (rehash(m, cap) != ERR_OK)
             return ERR_NOMEM;
     }
-    if (util_strdup(key, &copy) != ERR_OK)
+    if (m->borrowed)
+        copy = (char *)key;
+    else if (util_strdup(key, &copy) != ERR_OK)
         return ERR_NOMEM;
     mask = m->cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
@@ -213,7 +223,8 @@ void *util_hmap_del(util_hmap_t *m, const char *key)
     if (s == NULL)
         return NULL;
     v = s->value;
-    free(s->key);
+    if (!m->borrowed)
+        free(s->key);
     s->key = TOMBSTONE;
     s->value = NULL;
     m->len--;

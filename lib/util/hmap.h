@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 /*
- * Open addressing with linear probing and tombstones; keys are copied, values are the caller's.
+ * Open addressing with linear probing and tombstones; keys are copied (or borrowed, see
+ * util_hmap_init_borrowed), values are the caller's.
  * Keys come from the API server (object names chosen by users), so the hash is SipHash-1-3 with
  * a per-map key: nobody can pick names that collide on purpose. Iteration order is the table's,
  * not insertion order; deleting the current entry while iterating is allowed, putting is not.
@@ -29,10 +30,16 @@ typedef struct util_hmap_s {
     size_t len;              /* live entries */
     size_t used;             /* live entries + tombstones */
     uint64_t k0, k1;         /* SipHash key */
+    bool borrowed;           /* keys are the caller's (util_hmap_init_borrowed) */
 } util_hmap_t;
 
 /* An empty map whose hash key comes from `seed` (0: from the clock and the map's address). */
 void util_hmap_init(util_hmap_t *m, uint64_t seed);
+
+/* An empty map like util_hmap_init's whose keys are borrowed, not copied: each key put must stay
+ * valid and unchanged until its entry is deleted or replaced (a replacing put keeps the new key),
+ * e.g. a key held by the value itself. Saves a copy of every key. */
+void util_hmap_init_borrowed(util_hmap_t *m, uint64_t seed);
 
 /* Release the keys and the table (not the values); the map is empty and usable afterwards. */
 void util_hmap_fini(util_hmap_t *m);
