@@ -76,6 +76,8 @@ START_TEST(engine_run_forward)
     ck_assert(!e->stats.truncated);
     ck_assert_str_eq(e->entries[0].key, "ns/r10-d"); /* key order */
     ck_assert_str_eq(e->entries[0].cq, "cq");
+    ck_assert_ptr_eq(e->entries[1].cq, e->entries[0].cq); /* one copy per ClusterQueue */
+    ck_assert_ptr_eq(e->entries[2].cq, e->entries[0].cq);
     ck_assert_int_eq(estimate_start(e, "ns/r10-d"), 100000);
     ck_assert_int_eq(estimate_start(e, "ns/r10-e"), 300000);
     ck_assert_int_eq(estimate_start(e, "ns/r50-c"), 310000);

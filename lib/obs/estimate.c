@@ -39,7 +39,7 @@ struct estimate_job_s {
     int64_t now, horizon_ms;
     size_t max_cycles;
     estimate_t *e;       /* owned until taken */
-    util_hmap_t slot_of; /* key -> index into slots */
+    util_hmap_t slot_of; /* key -> index into slots (keys borrowed from slot_keys) */
     slot_t *slots;
     size_t nslots, capslots;
     char **slot_keys; /* owned: each slot's key (the copy's own strings move with its changes) */
@@ -146,6 +146,27 @@ typedef struct seed_s {
     err_t rc;
 } seed_t;
 
+/* The result's one copy of ClusterQueue name `name` (NULL: none) into *out: thousands of entries
+ * name the same few queues. */
+static err_t cq_name(estimate_t *e, const char *name, char **out)
+{
+    char *c;
+
+    *out = NULL;
+    if (name == NULL)
+        return ERR_OK;
+    if ((c = util_hmap_get(&e->cqs, name)) == NULL) {
+        if (util_strdup(name, &c) != ERR_OK)
+            return ERR_NOMEM;
+        if (util_hmap_put(&e->cqs, c, c, NULL) != ERR_OK) {
+            free(c);
+            return ERR_NOMEM;
+        }
+    }
+    *out = c;
+    return ERR_OK;
+}
+
 /* First pass over the copy: an entry per pending workload, a slot per workload that can run. */
 static bool on_seed(const sched_wl_info_t *info, void *ud)
 {
@@ -163,14 +184,13 @@ static bool on_seed(const sched_wl_info_t *info, void *ud)
         estimate_entry_t *en = &e->entries[e->len];
         en->start = -1;
         if (util_strdup(info->key, &en->key) != ERR_OK ||
-            util_strdup(info->cluster_queue, &en->cq) != ERR_OK) {
+            cq_name(e, info->cluster_queue, &en->cq) != ERR_OK) {
             free(en->key);
             sd->rc = ERR_NOMEM;
             return false;
         }
         if (util_hmap_put_index(&e->index, en->key, e->len) != ERR_OK) {
             free(en->key);
-            free(en->cq);
             sd->rc = ERR_NOMEM;
             return false;
         }
@@ -353,7 +373,7 @@ err_t estimate_prepare(const sched_t *s, int64_t now, const estimate_opts_t *opt
 
     if (r == NULL)
         return err_set(msg, ERR_NOMEM, "start-time estimate: out of memory");
-    util_hmap_init(&r->slot_of, 0);
+    util_hmap_init_borrowed(&r->slot_of, 0); /* keys: slot_keys */
     sched_decisions_init(&r->dec);
     r->now = now;
     r->horizon_ms = opts->horizon_ms > 0 ? opts->horizon_ms : ESTIMATE_DEFAULT_HORIZON_MS;
@@ -361,7 +381,8 @@ err_t estimate_prepare(const sched_t *s, int64_t now, const estimate_opts_t *opt
     e = r->e = calloc(1, sizeof(*e));
     if (e == NULL)
         goto nomem;
-    util_hmap_init(&e->index, 0);
+    util_hmap_init_borrowed(&e->index, 0); /* keys: the entries' */
+    util_hmap_init_borrowed(&e->cqs, 0);   /* keys: the values */
     e->now = now;
     r->s = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
     if (r->s == NULL)
@@ -431,11 +452,15 @@ void estimate_free(estimate_t *e)
 {
     if (e == NULL)
         return;
-    for (size_t i = 0; i < e->len; i++) {
+    size_t pos = 0;
+    void *cq;
+
+    for (size_t i = 0; i < e->len; i++)
         free(e->entries[i].key);
-        free(e->entries[i].cq);
-    }
     free(e->entries);
     util_hmap_fini(&e->index);
+    while (util_hmap_next(&e->cqs, &pos, NULL, &cq))
+        free(cq);
+    util_hmap_fini(&e->cqs);
     free(e);
 }

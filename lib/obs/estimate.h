@@ -58,7 +58,7 @@ typedef struct estimate_stats_s {
 
 typedef struct estimate_entry_s {
     char *key;     /* owned: "namespace/name" */
-    char *cq;      /* owned: its ClusterQueue at `now`, NULL when none */
+    char *cq;      /* its ClusterQueue at `now` (owned by the result's `cqs`), NULL when none */
     int64_t start; /* estimated start (ms, the scale of `now`), -1 when none */
 } estimate_entry_t;
 
@@ -67,7 +67,8 @@ typedef struct estimate_s {
     int64_t now;               /* when it was made (ms) */
     estimate_entry_t *entries; /* owned: the pending workloads, in key order */
     size_t len;
-    util_hmap_t index; /* key -> index into entries */
+    util_hmap_t index; /* key -> index into entries (keys borrowed from the entries) */
+    util_hmap_t cqs;   /* ClusterQueue name -> the one copy the entries point at (owned) */
     estimate_stats_t stats;
 } estimate_t;
 

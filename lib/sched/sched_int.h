@@ -353,13 +353,12 @@ typedef enum {
 
 /* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there. */
 struct wl_s {
-    char *key;     /* shared (sched__str_*) ns/name */
-    char *ns;      /* shared, interned */
-    char *lq_key;  /* shared, interned: ns/queueName, NULL when no queue */
-    char *lq_name; /* queueName: points into lq_key */
-    priority_source_t prio_source;
+    char *key;        /* shared (sched__str_*) ns/name */
+    char *ns;         /* shared, interned */
+    char *lq_key;     /* shared, interned: ns/queueName, NULL when no queue */
+    char *lq_name;    /* queueName: points into lq_key */
     char *prio_class; /* shared, interned */
-    bool has_explicit_prio;
+    priority_source_t prio_source;
     int32_t explicit_prio;
     int32_t boost; /* kueue.x-k8s.io/priority-boost (0 when absent or malformed) */
     int32_t priority;
@@ -373,10 +372,15 @@ struct wl_s {
     bool held;            /* pending in requeue backoff (sched_wl_opts_t.hold): parked */
     bool failed_checks;   /* pending with a Retry/Rejected check (sched_wl_opts_t): parked */
     bool seen_inactive;
-    share_t afs_score; /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
+    /* (the flags are kept together: no padding between them) */
+    bool has_explicit_prio;
+    bool borrowing;
+    bool has_max_exec;    /* max execution time */
+    bool awaiting_checks; /* admission checks that apply are not all Ready yet */
+    bool check_retry;     /* EVICTING by a Retry verdict: requeued at the eviction time */
+    share_t afs_score;    /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
     /* queue membership */
     cq_t *qcq;
-    wq_where_t where;
     size_t qidx;
     /* quota */
     cq_t *acq; /* CQ holding its quota */
@@ -385,17 +389,13 @@ struct wl_s {
     use_t *use;
     size_t nuse;
     int64_t admitted_at; /* quota reservation time (preemption orders by it, as Kueue) */
-    bool borrowing;
-    char *preemptor; /* owned, EVICTING by preemption */
+    char *preemptor;     /* owned, EVICTING by preemption */
     /* admission checks: those that apply to the admission (name order), whether they are all
      * Ready yet, and when the workload was Admitted (its execution time runs from there) */
     char **checks; /* owned */
     size_t nchecks;
-    bool awaiting_checks;
-    bool check_retry; /* EVICTING by a Retry verdict: requeued at the eviction time */
     int64_t exec_since;
     /* max execution time */
-    bool has_max_exec;
     int64_t max_exec_ms;
     int64_t accumulated_ms;
     /* flavor assignment progress: per podset per group, last tried index (-1 = none) */
@@ -416,6 +416,7 @@ struct wl_s {
     char *message; /* shared (sched__str_*), NULL when none */
     /* scratch */
     int mark;
+    wq_where_t where; /* queue membership (with qcq, qidx) */
     size_t sorted_idx;
 };
 
