@@ -146,8 +146,9 @@ static void cost_run(obs_t *o, int64_t now, const sched_t *s)
            (t1 - t0) * 1000, (t2 - t1) * 1000,
            e->stats.cycles ? (t2 - t1) * 1000 / (double)e->stats.cycles : 0.0);
     if (h0 > 0) /* the copy: what the job holds once prepared, and after its run */
-        printf("heap: engine copy %zu bytes (%zu per pending workload), %zu after the run\n",
-               h1 - h0, e->stats.pending ? (h1 - h0) / e->stats.pending : 0, h2 - h0);
+        printf("heap: engine copy %zu bytes (%zu per pending workload), %zu after the run; in use "
+               "before the copy (the simulator and its engine) %zu\n",
+               h1 - h0, e->stats.pending ? (h1 - h0) / e->stats.pending : 0, h2 - h0, h0);
     estimate_free(e);
 }
 
