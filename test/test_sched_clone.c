@@ -249,6 +249,41 @@ START_TEST(workloads_share_strings)
 }
 END_TEST
 
+static void count_request(void *ud, const char *resource, qnano_t total)
+{
+    (void)resource;
+    (void)total;
+    (*(int *)ud)++;
+}
+
+/* A finished workload keeps its identity, queue and priority class but not its pod sets: its
+ * requests are gone, an update of it is ignored, and it is deleted as any other (ASan: no leak,
+ * nothing freed twice). */
+START_TEST(finished_keeps_identity_only)
+{
+    sched_t *s = build();
+    sched_wl_info_t info;
+    int n = 0;
+
+    ck_assert_int_eq(sched_workload_requests(s, "ns/a3", count_request, &n, NULL), ERR_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(sched_workload_finish(s, "ns/a3", 2000, NULL), ERR_OK);
+    ck_assert_int_eq(sched_workload_info(s, "ns/a3", &info, NULL), ERR_OK);
+    ck_assert_int_eq(info.state, SCHED_WL_FINISHED);
+    ck_assert_str_eq(info.key, "ns/a3");
+    ck_assert_str_eq(info.local_queue, "qa");
+    ck_assert_str_eq(info.priority_class, "hi");
+    n = 0;
+    ck_assert_int_eq(sched_workload_requests(s, "ns/a3", count_request, &n, NULL), ERR_OK);
+    ck_assert_int_eq(n, 0);
+    fx_wl(s, "ns/a3", "qa", 5, 10, "cpu=2", &(fx_wl_opts_t){.wpc = "hi"}); /* ignored */
+    ck_assert_int_eq(fx_state(s, "ns/a3"), SCHED_WL_FINISHED);
+    ck_assert_int_eq(sched_workload_delete(s, "ns/a3", 3000, NULL), ERR_OK);
+    ck_assert_int_eq(fx_state(s, "ns/a3"), -1);
+    sched_free(s);
+}
+END_TEST
+
 /* Each allocation of the copy fails in turn: NULL, and (under ASan) no leak. */
 START_TEST(out_of_memory)
 {
@@ -281,6 +316,7 @@ static Suite *suite(void)
     tcase_add_test(tc, out_of_memory);
     tcase_add_test(tc, copy_shares_strings);
     tcase_add_test(tc, workloads_share_strings);
+    tcase_add_test(tc, finished_keeps_identity_only);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -401,7 +401,8 @@ typedef struct sched_wl_info_s {
 err_t sched_workload_info(const sched_t *s, const char *key, sched_wl_info_t *out, err_msg_t *msg);
 
 /* The requests of workload `key` summed over all its pods: `cb` once per resource, in name
- * order, with the total in nano-units (qnano_t). ERR_NOT_FOUND when unknown. */
+ * order, with the total in nano-units (qnano_t); never called for a finished workload (the
+ * engine drops its pod sets). ERR_NOT_FOUND when unknown. */
 typedef void (*sched_request_cb)(void *ud, const char *resource, qnano_t total);
 err_t sched_workload_requests(const sched_t *s, const char *key, sched_request_cb cb, void *ud,
                               err_msg_t *msg);

@@ -250,6 +250,25 @@ static void wl_spec_fini(wl_t *w)
     sched__wl_pin_clear(w);
 }
 
+/* A finished workload is never queued, admitted or reloaded again (an update of it is ignored):
+ * it keeps its identity, queue and priority class for sched_workload_info() until deleted, and
+ * lets go of its pod sets, flavor-assignment progress, pin and explanation -- the engine keeps
+ * every finished workload until its object is deleted, which is most of them at scale. */
+static void wl_finished_trim(wl_t *w)
+{
+    for (size_t i = 0; i < w->nps; i++)
+        wps_fini(&w->ps[i]);
+    free(w->ps);
+    w->ps = NULL;
+    w->nps = 0;
+    free(w->last_tried);
+    w->last_tried = NULL;
+    w->nlast_tried = 0;
+    sched__wl_pin_clear(w);
+    sched__str_unref(w->message);
+    w->message = NULL;
+}
+
 void sched__wl_free(wl_t *w)
 {
     if (w == NULL)
@@ -772,6 +791,7 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     }
     if (in->conditions.finished) {
         w->state = SCHED_WL_FINISHED;
+        wl_finished_trim(w);
         return ERR_OK;
     }
     if (!in->active) {
@@ -844,6 +864,7 @@ err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t 
     sched__wl_release(s, w, now);
     w->state = SCHED_WL_FINISHED;
     w->reason = SCHED_REASON_NONE;
+    wl_finished_trim(w);
     return ERR_OK;
 }
 
