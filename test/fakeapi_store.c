@@ -344,6 +344,7 @@ err_t fakeapi_register_sluice(fakeapi_t *fa)
          false},
         {"kueue.x-k8s.io", "v1beta2", "workloads", "Workload", true, true},
         {"kueue.x-k8s.io", "v1beta2", "admissionchecks", "AdmissionCheck", false, true},
+        {"kueue.x-k8s.io", "v1beta2", "topologies", "Topology", false, false},
         {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
          false, true},
         {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",

@@ -16,6 +16,8 @@ static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQue
 static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", NULL, NULL,
                                            NULL};
 static const ctrl_record_kind_t ns_kind = {"v1", "Namespace", NULL, NULL, NULL};
+static const ctrl_record_kind_t topo_kind = {"kueue.x-k8s.io/v1beta2", "Topology", NULL, NULL,
+                                             NULL};
 
 /* A Workload as a LIST item sends it (no apiVersion or kind), admitted, with managedFields. */
 static const char wl_json[] =
@@ -167,16 +169,26 @@ START_TEST(queue_side_keeps_what_is_written_back)
 }
 END_TEST
 
-/* Settings sluice does not act on are carried with the record, for sluice run's log. */
+/* Settings sluice does not act on are carried with the record, for sluice run's log; a
+ * flavor's topologyName is acted on (topology-aware scheduling) and not among them. */
 START_TEST(queue_side_records_no_effect_settings)
 {
-    json_t *obj = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "a100", "spec", "topologyName",
-                            "default");
-    ctrl_qobj_t *q = ctrl_record_decode(&rf_kind, obj);
+    json_t *obj = json_pack("{s:{s:s},s:{s:[],s:{}}}", "metadata", "name", "cq", "spec",
+                            "resourceGroups", "concurrentAdmissionPolicy");
+    ctrl_qobj_t *q = ctrl_record_decode(&cq_kind, obj);
 
     ck_assert(q->valid);
-    ck_assert_str_eq(q->no_effect, "spec.topologyName: field \"topologyName\" is accepted but not "
-                                   "supported by sluice; it has no effect");
+    ck_assert_str_eq(q->no_effect,
+                     "spec.concurrentAdmissionPolicy: field \"concurrentAdmissionPolicy\" is "
+                     "accepted but not supported by sluice; it has no effect");
+    ctrl_record_free(&cq_kind, q);
+    json_decref(obj);
+    obj = json_pack("{s:{s:s},s:{s:{s:s},s:s}}", "metadata", "name", "a100", "spec", "nodeLabels",
+                    "pool", "gpu", "topologyName", "default");
+    q = ctrl_record_decode(&rf_kind, obj);
+    ck_assert(q->valid);
+    ck_assert_ptr_null(q->no_effect);
+    ck_assert_str_eq(q->obj.u.flavor.topology_name, "default");
     ctrl_record_free(&rf_kind, q);
     json_decref(obj);
     obj = json_pack("{s:{s:s}}", "metadata", "name", "plain");
@@ -184,6 +196,35 @@ START_TEST(queue_side_records_no_effect_settings)
     ck_assert(q->valid);
     ck_assert_ptr_null(q->no_effect);
     ctrl_record_free(&rf_kind, q);
+    json_decref(obj);
+}
+END_TEST
+
+/* The operator's Topology records (CTRL_TOPOLOGY): the levels decoded as the simulator's, a
+ * Topology that does not decode kept invalid with the field named (logged, not fed). */
+START_TEST(topology_records)
+{
+    json_t *obj =
+        json_pack("{s:{s:s},s:{s:[{s:s},{s:s}]}}", "metadata", "name", "dc", "spec", "levels",
+                  "nodeLabel", "cloud.example.com/rack", "nodeLabel", "kubernetes.io/hostname");
+    ctrl_qobj_t *q = ctrl_record_decode(&topo_kind, obj);
+
+    ck_assert(q->valid);
+    ck_assert_int_eq(q->obj.kind, KIND_TOPOLOGY);
+    ck_assert_str_eq(q->obj.u.topology.meta.name, "dc");
+    ck_assert_uint_eq(q->obj.u.topology.nlevels, 2);
+    ck_assert_str_eq(q->obj.u.topology.levels[0], "cloud.example.com/rack");
+    ck_assert_str_eq(q->obj.u.topology.levels[1], "kubernetes.io/hostname");
+    ck_assert_ptr_null(q->no_effect);
+    ck_assert(ctrl_qobj_feeds_engine(NULL, q));
+    ctrl_record_free(&topo_kind, q);
+    json_decref(obj);
+    /* levels of the wrong type (the CRD's schema refuses it; a record never trusts it) */
+    obj = json_pack("{s:{s:s},s:{s:s}}", "metadata", "name", "bad", "spec", "levels", "rack");
+    q = ctrl_record_decode(&topo_kind, obj);
+    ck_assert(!q->valid);
+    ck_assert_ptr_nonnull(strstr(q->invalid, "spec.levels"));
+    ctrl_record_free(&topo_kind, q);
     json_decref(obj);
 }
 END_TEST
@@ -285,10 +326,12 @@ END_TEST
  * object's are. */
 START_TEST(jobs_and_workloads_record_no_effect_settings)
 {
-    json_t *obj = job_with("{\"metadata\":{\"annotations\":{\"kueue.x-k8s.io/"
-                           "podset-required-topology\":\"rack\",\"x\":\"y\"}},"
-                           "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
-                           true);
+    json_t *obj =
+        job_with("{\"metadata\":{\"annotations\":{\"kueue.x-k8s.io/"
+                 "podset-required-topology\":\"rack\",\"kueue.x-k8s.io/podset-group-name\":\"g\","
+                 "\"x\":\"y\"}},"
+                 "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
+                 true);
     ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job"), NULL, NULL};
     ctrl_job_t *j = ctrl_record_decode(&rk, obj);
     json_t *wl;
@@ -297,8 +340,9 @@ START_TEST(jobs_and_workloads_record_no_effect_settings)
     ck_assert_ptr_nonnull(j);
     ck_assert(j->valid);
     ck_assert_str_eq(j->no_effect, "spec: pod set main: annotation "
-                                   "kueue.x-k8s.io/podset-required-topology has no effect: "
-                                   "topology-aware scheduling is not supported by sluice");
+                                   "kueue.x-k8s.io/podset-group-name has no effect: "
+                                   "topology-aware pod-set groups (podset-group-name) are not "
+                                   "supported by sluice");
     ctrl_record_free(&rk, j);
     json_decref(obj);
     obj = job_with("{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}", true);
@@ -319,14 +363,16 @@ START_TEST(jobs_and_workloads_record_no_effect_settings)
                     json_array_get(json_object_get(json_object_get(wl, "spec"), "podSets"), 0),
                     "template"),
                 "metadata"),
-            "annotations", json_pack("{s:s}", "kueue.x-k8s.io/podset-slice-size", "4")),
+            "annotations",
+            json_pack("{s:s,s:s}", "kueue.x-k8s.io/podset-preferred-topology", "rack",
+                      "kueue.x-k8s.io/podset-group-name", "g")),
         0);
     w = ctrl_record_decode(&wl_kind, wl);
     ck_assert(w->valid);
     ck_assert_str_eq(w->no_effect,
                      "spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
-                     "podset-slice-size]: has no effect: topology-aware scheduling is not "
-                     "supported by sluice");
+                     "podset-group-name]: has no effect: topology-aware pod-set groups "
+                     "(podset-group-name) are not supported by sluice");
     ctrl_record_free(&wl_kind, w);
     json_decref(wl);
 }
@@ -431,6 +477,7 @@ int main(void)
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
     tcase_add_test(tc, queue_side_records_no_effect_settings);
+    tcase_add_test(tc, topology_records);
     tcase_add_test(tc, status_only_updates_do_not_feed_the_engine);
     tcase_add_test(tc, job_decoded_without_its_template);
     tcase_add_test(tc, jobset_decoded_through_its_kind);

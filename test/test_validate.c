@@ -1327,8 +1327,10 @@ static const char *tas_job(const char *ann, int parallelism)
                parallelism, ann);
 }
 
-#define TAS_ANN       "spec.template.metadata.annotations"
-#define TAS_NO_EFFECT "has no effect: topology-aware scheduling is not supported by sluice\n"
+#define TAS_ANN "spec.template.metadata.annotations"
+#define TAS_NO_EFFECT                                                                        \
+    "has no effect: topology-aware pod-set groups (podset-group-name) are not supported by " \
+    "sluice\n"
 
 START_TEST(topology_annotations_validated)
 {
@@ -1340,18 +1342,12 @@ START_TEST(topology_annotations_validated)
                    "\"kueue.x-k8s.io/podset-preferred-topology\", "
                    "\"kueue.x-k8s.io/podset-unconstrained-topology\"]\n" TAS_ANN
                    "[kueue.x-k8s.io/podset-unconstrained-topology]: Invalid value: \"maybe\": "
-                   "must be a boolean value\n"
-                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-required-topology]: " TAS_NO_EFFECT
-                   "warning: " TAS_ANN
-                   "[kueue.x-k8s.io/podset-unconstrained-topology]: " TAS_NO_EFFECT);
+                   "must be a boolean value\n");
     EXPECT(tas_job("kueue.x-k8s.io/podset-slice-required-topology: rack, "
                    "kueue.x-k8s.io/podset-slice-size: \"3\"",
                    2),
            TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"3\": must not be greater "
-                   "than pod set count 2\n"
-                   "warning: " TAS_ANN
-                   "[kueue.x-k8s.io/podset-slice-required-topology]: " TAS_NO_EFFECT
-                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: " TAS_NO_EFFECT);
+                   "than pod set count 2\n");
     EXPECT(tas_job("kueue.x-k8s.io/podset-slice-size: \"0\", kueue.x-k8s.io/podset-group-name: "
                    "\"12\"",
                    2),
@@ -1365,33 +1361,27 @@ START_TEST(topology_annotations_validated)
                    "or equal to 1\n" TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: Forbidden: may "
                    "not be set when 'kueue.x-k8s.io/podset-slice-required-topology' is not "
                    "specified\n"
-                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: " TAS_NO_EFFECT
                    "warning: " TAS_ANN "[kueue.x-k8s.io/podset-group-name]: " TAS_NO_EFFECT);
-    EXPECT(tas_job("kueue.x-k8s.io/podset-preferred-topology: \"bad key!\"", 1), TAS_ANN
-           "[kueue.x-k8s.io/podset-preferred-topology]: name part " NAME_RE "\n"
-           "warning: " TAS_ANN "[kueue.x-k8s.io/podset-preferred-topology]: " TAS_NO_EFFECT);
+    EXPECT(tas_job("kueue.x-k8s.io/podset-preferred-topology: \"bad key!\"", 1),
+           TAS_ANN "[kueue.x-k8s.io/podset-preferred-topology]: name part " NAME_RE "\n");
 }
 END_TEST
 
-/* Topology-aware scheduling is absent: its pod-template annotations are warned, never dropped
- * silently (issue 17, "settings that have no effect"). */
+/* Topology-aware scheduling acts on its pod-template annotations (lib/sched/tas.c): no
+ * warning; the leader/worker pod-set groups it lacks are warned, never dropped silently (issue 17,
+ * "settings that have no effect"). */
 START_TEST(topology_annotations_warned)
 {
     EXPECT("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n"
            "spec: {template: {metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: "
            "rack}}, spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}}\n",
-           "warning: spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]: "
-           "has no effect: topology-aware scheduling is not supported by sluice\n");
+           "");
     EXPECT(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n"
               "  - name: main\n    count: 1\n    template: {metadata: {annotations: "
-              "{kueue.x-k8s.io/podset-preferred-topology: block, kueue.x-k8s.io/podset-slice-size: "
-              "\"2\"}}, spec: {containers: [{name: c, image: i}]}}\n",
+              "{kueue.x-k8s.io/podset-preferred-topology: block, kueue.x-k8s.io/podset-group-name: "
+              "g}}, spec: {containers: [{name: c, image: i}]}}\n",
            "warning: spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
-           "podset-preferred-topology]: has no effect: topology-aware scheduling is not "
-           "supported by sluice\n"
-           "warning: spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
-           "podset-slice-size]: has no effect: topology-aware scheduling is not supported by "
-           "sluice\n");
+           "podset-group-name]: " TAS_NO_EFFECT);
 }
 END_TEST
 

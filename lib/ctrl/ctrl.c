@@ -40,6 +40,7 @@
 
 static const char *const kind_api[CTRL__KINDS][2] = {
     [CTRL_NAMESPACE] = {"v1", "Namespace"},
+    [CTRL_TOPOLOGY] = {"kueue.x-k8s.io/v1beta2", "Topology"},
     [CTRL_FLAVOR] = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor"},
     [CTRL_COHORT] = {"kueue.x-k8s.io/v1beta2", "Cohort"},
     [CTRL_CQ] = {"kueue.x-k8s.io/v1beta2", "ClusterQueue"},
@@ -54,6 +55,7 @@ static const kube_resource_t events_res = {"", "v1", "events", true};
 
 static const kube_resource_t kind_res[CTRL__KINDS] = {
     [CTRL_NAMESPACE] = {"", "v1", "namespaces", false},
+    [CTRL_TOPOLOGY] = {"kueue.x-k8s.io", "v1beta2", "topologies", false},
     [CTRL_FLAVOR] = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false},
     [CTRL_COHORT] = {"kueue.x-k8s.io", "v1beta2", "cohorts", false},
     [CTRL_CQ] = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false},
@@ -360,6 +362,11 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
         case CTRL_NAMESPACE:
             rc = sched_namespace_delete(c->sched, name, &msg);
             break;
+        case CTRL_TOPOLOGY:
+            if (!c->tas)
+                return;
+            rc = sched_topology_delete(c->sched, name, &msg);
+            break;
         case CTRL_FLAVOR:
             rc = sched_flavor_delete(c->sched, name, &msg);
             break;
@@ -412,9 +419,25 @@ static void feed_obj(ctrl_t *c, ctrl_kind_t kind, const char *ns, const char *na
                   "Configuration has no admissionFairSharing)",
                   kind_api[kind][1], ns ? ns : "", ns ? "/" : "", name,
                   kind == CTRL_CQ ? "spec.admissionScope" : "spec.fairSharing");
+    if (!c->tas &&
+        ((kind == CTRL_FLAVOR && q->obj.u.flavor.topology_name != NULL) || kind == CTRL_TOPOLOGY))
+        ctrl__log(c, CTRL_LOG_INFO,
+                  "%s %s: %s: has no effect: topology-aware scheduling is off (the API server "
+                  "served no %s/%s topologies when sluice started)",
+                  kind_api[kind][1], name,
+                  kind == CTRL_TOPOLOGY ? "spec.levels" : "spec.topologyName",
+                  c->res[CTRL_TOPOLOGY].group, c->res[CTRL_TOPOLOGY].version);
     switch (kind) {
     case CTRL_NAMESPACE:
         rc = sched_namespace_upsert(c->sched, &q->obj.u.ns, &msg);
+        break;
+    case CTRL_TOPOLOGY:
+        if (!c->tas)
+            return;
+        rc = sched_topology_upsert(c->sched, &q->obj.u.topology, &msg);
+        /* TAS places pods on Nodes: watch them (and the bound Pods) from the first Topology */
+        if (rc == ERR_OK && ctrl__nodes_for_tas(c, &msg) != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR, "Topology %s: watching Nodes: %s", name, msg.text);
         break;
     case CTRL_FLAVOR:
         rc = sched_flavor_upsert(c->sched, &q->obj.u.flavor, &msg);
@@ -601,6 +624,21 @@ static void feed_queues(ctrl_t *c)
     const ctrl_qobj_t *q;
     err_msg_t msg = {{0}};
 
+    /* Topology-aware scheduling is on when the server serves Topologies (their CRD installed);
+     * decided once, before any flavor or Workload reaches the engine (it reads the setting when
+     * they are upserted). A CRD installed later takes a restart, as in Kueue. */
+    c->tas = c->synced[CTRL_TOPOLOGY];
+    if (c->tas) {
+        sched_config_t sc;
+        sched_config_from(&sc, &c->cfg->kueue);
+        sc.tas = true;
+        if (sched_set_config(c->sched, &sc) != ERR_OK) {
+            ctrl__log(c, CTRL_LOG_ERROR,
+                      "engine: out of memory turning on topology-aware "
+                      "scheduling: it stays off");
+            c->tas = false;
+        }
+    }
     for (int k = 0; k < CTRL_WORKLOAD; k++) {
         CTRL_FOREACH(c, k, key, q)
         {
@@ -818,7 +856,10 @@ static void on_synced(kube_informer_t *inf, void *data)
     c->synced_kinds++;
     if (c->skipped[k]) {
         c->skipped[k] = false;
-        ctrl__log(c, CTRL_LOG_INFO, "%s: served now: its objects are managed", c->res[k].resource);
+        ctrl__log(c, CTRL_LOG_INFO, "%s: served now: %s", c->res[k].resource,
+                  k == CTRL_TOPOLOGY && !c->tas
+                      ? "topology-aware scheduling stays off until sluice restarts"
+                      : "its objects are managed");
     }
     synced_step(c);
 }

@@ -37,6 +37,8 @@ typedef struct ctrl_s ctrl_t;
 /* Kinds the controller watches, in the order the engine is fed after the initial LISTs. */
 typedef enum {
     CTRL_NAMESPACE = 0,
+    CTRL_TOPOLOGY, /* Topologies (topology-aware scheduling); optional: a server without the
+                      CRD runs with TAS off (ctrl.c feed_queues()) */
     CTRL_FLAVOR,
     CTRL_COHORT,
     CTRL_CQ,

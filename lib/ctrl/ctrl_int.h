@@ -157,6 +157,7 @@ struct ctrl_s {
     bool queues_fed; /* the queue-side kinds are listed and in the engine; Workloads and Jobs
                         are being listed */
     bool fed;        /* everything listed and in the engine: reconciles and cycles may run */
+    bool tas;        /* topology-aware scheduling on: Topologies served at the first LIST */
     bool refeed;     /* an object could not go into the engine for memory: the periodic timer
                         feeds the caches' objects again (ctrl.c, refeed()) */
     bool leader;
@@ -513,6 +514,9 @@ bool ctrl__nodes_wanted(const ctrl_config_t *cfg);
 err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg);
 /* Start them. */
 err_t ctrl__nodes_start(ctrl_t *c, err_msg_t *msg);
+/* Topology-aware scheduling needs the Nodes: create and start c->nodes now when not watched yet
+ * (the first Topology fed); ERR_NOMEM, or the informers' start error. */
+err_t ctrl__nodes_for_tas(ctrl_t *c, err_msg_t *msg);
 /* Close c->nodes (NULL: nothing); `on_closed` fires once both informers are closed. */
 void ctrl__nodes_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
 /* Feed every cached Node and Pod to the engine again (after an engine feed failed). */

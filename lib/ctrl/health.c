@@ -100,6 +100,8 @@ static bool optional_kind(const ctrl_t *c, int k)
 {
     const jobs_kind_t *jk = ctrl__jobs_kind(c, (ctrl_kind_t)k);
 
+    if (k == CTRL_TOPOLOGY) /* without it topology-aware scheduling is off (ctrl.c) */
+        return true;
     return jk != NULL && strcmp(jk->framework, "batch/job") != 0;
 }
 
@@ -121,7 +123,17 @@ static void kind_not_served(ctrl_t *c, int k, const kube_result_t *res)
         return;
     }
     if (c->skipped[k])
-        return; /* said once */
+        return;       /* said once */
+    if (jk == NULL) { /* CTRL_TOPOLOGY */
+        problems_set(c->problems, key, now,
+                     "topology-aware scheduling off: the API server does not serve %s/%s %s (its "
+                     "CustomResourceDefinition is not installed); ResourceFlavors' topologyName "
+                     "and the podset topology annotations have no effect until it is installed "
+                     "and sluice restarted",
+                     c->res[k].group, c->res[k].version, c->res[k].resource);
+        ctrl__kind_skipped(c, (ctrl_kind_t)k, res);
+        return;
+    }
     problems_set(c->problems, key, now,
                  "integration %s skipped: the API server does not serve %s/%s %s (its "
                  "CustomResourceDefinition is not installed); the other kinds are managed, and "

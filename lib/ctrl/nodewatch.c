@@ -258,7 +258,8 @@ bool ctrl__nodes_wanted(const ctrl_config_t *cfg)
     return v != NULL && strcmp(v, "true") == 0;
 }
 
-err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg)
+/* Create c->nodes (its informers, not started). */
+static err_t nodes_create(ctrl_t *c, err_msg_t *msg)
 {
     kube_codec_t ncodec = {node_dec, node_free_rec, NULL}, pcodec = {pod_dec, pod_free_rec, NULL};
     kube_informer_typed_handlers_t nh = {on_node_add, on_node_update, on_node_delete, NULL,
@@ -266,11 +267,7 @@ err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg)
     kube_informer_typed_handlers_t ph = {on_pod_add, on_pod_update, on_pod_delete, NULL, on_error};
     kube_informer_opts_t popts = {
         .field_selector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"};
-    ctrl_nodes_t *nw;
-
-    if (!ctrl__nodes_wanted(c->cfg))
-        return ERR_OK;
-    nw = calloc(1, sizeof(*nw));
+    ctrl_nodes_t *nw = calloc(1, sizeof(*nw));
     if (nw == NULL)
         return err_set(msg, ERR_NOMEM, "nodes: out of memory");
     nw->c = c;
@@ -285,6 +282,24 @@ err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg)
     nw->open = 2;
     c->nodes = nw;
     return ERR_OK;
+}
+
+err_t ctrl__nodes_new(ctrl_t *c, err_msg_t *msg)
+{
+    return ctrl__nodes_wanted(c->cfg) ? nodes_create(c, msg) : ERR_OK;
+}
+
+err_t ctrl__nodes_for_tas(ctrl_t *c, err_msg_t *msg)
+{
+    err_t rc;
+
+    if (c->nodes != NULL || c->closing)
+        return ERR_OK;
+    rc = nodes_create(c, msg);
+    if (rc != ERR_OK)
+        return rc;
+    ctrl__log(c, CTRL_LOG_INFO, "topology-aware scheduling: watching Nodes and bound Pods");
+    return ctrl__nodes_start(c, msg);
 }
 
 err_t ctrl__nodes_start(ctrl_t *c, err_msg_t *msg)

@@ -16,6 +16,37 @@ static const jobs_kind_t *job_kind(void)
     return jobs_kind_named("batch/job");
 }
 
+err_t podset_topology_selector(const topology_assignment_t *a, json_t *nodes, size_t *nlevels,
+                               err_msg_t *msg)
+{
+    size_t n = 0;
+
+    if (nlevels != NULL)
+        *nlevels = 0;
+    if (a == NULL || a->ndomains == 0)
+        return ERR_OK;
+    for (; n < a->nlevels; n++) {
+        const char *v = a->values[n];
+        bool same = true;
+        for (size_t d = 1; d < a->ndomains && same; d++)
+            same = strcmp(a->values[d * a->nlevels + n], v) == 0;
+        if (!same)
+            break;
+    }
+    for (size_t l = 0; l < n; l++) {
+        const char *have = json_string_value(json_object_get(nodes, a->levels[l]));
+        if (have != NULL && strcmp(have, a->values[l]) != 0)
+            return err_set(msg, ERR_CONFLICT,
+                           "invalid nodeSelector: conflict for key=%s, value1=%s, value2=%s",
+                           a->levels[l], have, a->values[l]);
+        if (json_object_set_new(nodes, a->levels[l], json_string(a->values[l])) != 0)
+            return err_set(msg, ERR_NOMEM, "out of memory");
+    }
+    if (nlevels != NULL)
+        *nlevels = n;
+    return ERR_OK;
+}
+
 err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, const char *name),
                          void *ctx, json_t **nodes, json_t **tols, err_msg_t *msg)
 {

@@ -4,6 +4,7 @@
 #define SLUICE_CTRL_PODSET_H
 
 #include "jobs/framework.h"
+#include "model/types.h"
 #include "util/err.h"
 
 #include <jansson.h>
@@ -15,6 +16,8 @@
 #define PODSET_LABEL_CLUSTER_QUEUE JOBS_LABEL_CLUSTER_QUEUE
 #define PODSET_ANNOTATION_WORKLOAD JOBS_ANNOTATION_WORKLOAD
 #define PODSET_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
+/* Kueue's TASLabel: on the pod template of a pod set admitted with a topologyAssignment. */
+#define PODSET_LABEL_TAS "kueue.x-k8s.io/tas"
 
 /* What an admission adds to the pod template of a podset: the framework's, for the Job kind. */
 typedef jobs_start_info_t podset_info_t;
@@ -27,6 +30,20 @@ typedef jobs_start_info_t podset_info_t;
  */
 err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, const char *name),
                          void *ctx, json_t **nodes, json_t **tols, err_msg_t *msg);
+
+/*
+ * The node selector a topology assignment `a` (a pod set's admission) can give a whole pod
+ * template, merged into `nodes` (an object: the flavors' node labels): every level, highest
+ * first, on which all of its domains have the same value, up to the first level where they
+ * differ. One domain: every level (a hostname level pins the node). Kueue gates each pod and
+ * ungates it with its own domain's selector; a template cannot say "one pod per domain", so
+ * sluice constrains the pods to what the domains share (the required domain and above) and
+ * leaves the rest to kube-scheduler (docs/operator.md, "Topology-aware scheduling"). *nlevels
+ * (may be NULL) receives how many levels were pinned. A flavor label with another value is
+ * ERR_CONFLICT; ERR_NOMEM.
+ */
+err_t podset_topology_selector(const topology_assignment_t *a, json_t *nodes, size_t *nlevels,
+                               err_msg_t *msg);
 
 /*
  * Start `job` (a Job object, modified in place): spec.suspend=false, the pod template gets the

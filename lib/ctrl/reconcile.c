@@ -616,9 +616,20 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
             if (psa->name != NULL && strcmp(w->wl.pod_sets[p].name, psa->name) == 0)
                 ps = &w->wl.pod_sets[p];
         rc = flavor_info(c, psa, &n, &t, &msg);
+        if (rc == ERR_OK && psa->topology != NULL &&
+            (rc = podset_topology_selector(psa->topology, n, NULL, &msg)) != ERR_OK) {
+            json_decref(n);
+            json_decref(t);
+        }
         if (rc != ERR_OK)
             break;
         item = json_pack("{s:s}", "name", psa->name ? psa->name : "main");
+        /* Kueue's TASLabel on the template of a pod set placed by topology */
+        if (item != NULL && psa->topology != NULL &&
+            json_object_set_new(item, "labels", json_pack("{s:s}", PODSET_LABEL_TAS, "true"))) {
+            json_decref(item);
+            item = NULL;
+        }
         if (item != NULL && w->wl.ncheck_states > 0) {
             /* The admission checks' podSetUpdates go into the template with the flavors'. */
             json_t *labels = json_object(), *annotations = json_object();
@@ -626,7 +637,10 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
                      ? ctrl__checks_podset_updates(&w->wl, psa->name ? psa->name : "main", n, t,
                                                    labels, annotations, &msg)
                      : err_set(&msg, ERR_NOMEM, "out of memory");
-            if ((json_object_size(labels) > 0 && json_object_set(item, "labels", labels)) ||
+            json_t *have = json_object_get(item, "labels"); /* the TAS label */
+            if ((json_object_size(labels) > 0 &&
+                 (have != NULL ? json_object_update_missing(have, labels)
+                               : json_object_set(item, "labels", labels))) ||
                 (json_object_size(annotations) > 0 &&
                  json_object_set(item, "annotations", annotations)))
                 rc = err_set(&msg, ERR_NOMEM, "out of memory");

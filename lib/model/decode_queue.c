@@ -144,8 +144,7 @@ static void decode_flavor_spec(decode_t *d, const json_t *v, void *out)
             decode__tolerations(d, val, DEC_MAX_TOLERATIONS, true, &f->tolerations,
                                 &f->ntolerations);
         } else if (DECODE_IS(key, "topologyName")) {
-            if (jsonx_string(jx, val, &f->topology_name))
-                jsonx_unused(jx, key);
+            jsonx_string(jx, val, &f->topology_name); /* a TAS flavor (lib/sched/tas.c) */
         } else {
             jsonx_unknown(jx, key);
         }

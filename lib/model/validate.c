@@ -23,22 +23,20 @@
 
 /* ---- settings with no effect --------------------------------------------------------------- */
 
-/* Kueue's topology-aware scheduling annotations of a pod template (constants.go): sluice places
- * no pod by topology, so each is accepted with a warning rather than silently. */
+/* Kueue's topology-aware scheduling annotations of a pod template (constants.go) that sluice does
+ * not act on: the engine places pod sets by topology (lib/sched/tas.c) but has no leader/worker
+ * pod-set groups, so that one is accepted with a warning rather than silently. */
 static const char *const tas_annotations[] = {
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
-    "kueue.x-k8s.io/podset-slice-size",
     "kueue.x-k8s.io/podset-group-name",
     NULL,
 };
 
-/* Warn each topology annotation of `ann`, the annotations at `path` ("...metadata.annotations");
- * with `podset` (a kind whose templates have kind-specific paths) the warning is at "spec" and
- * names the pod set. */
+#define TAS_GROUPS_NO_EFFECT \
+    "has no effect: topology-aware pod-set groups (podset-group-name) are not supported by sluice"
+
+/* Warn each unsupported topology annotation of `ann`, the annotations at `path`
+ * ("...metadata.annotations"); with `podset` (a kind whose templates have kind-specific paths)
+ * the warning is at "spec" and names the pod set. */
 static void warn_topology(diags_t *d, const char *path, const char *podset, const kv_list_t *ann)
 {
     char p[VPATH];
@@ -47,14 +45,12 @@ static void warn_topology(diags_t *d, const char *path, const char *podset, cons
         if (kv_list_get(ann, tas_annotations[i]) == NULL)
             continue;
         if (podset != NULL) {
-            diags_warn(d, "spec",
-                       "pod set %s: annotation %s has no effect: topology-aware scheduling is not "
-                       "supported by sluice",
-                       podset, tas_annotations[i]);
+            diags_warn(d, "spec", "pod set %s: annotation %s " TAS_GROUPS_NO_EFFECT, podset,
+                       tas_annotations[i]);
             continue;
         }
         validate__pathf(p, "%s[%s]", path, tas_annotations[i]);
-        diags_warn(d, p, "has no effect: topology-aware scheduling is not supported by sluice");
+        diags_warn(d, p, TAS_GROUPS_NO_EFFECT);
     }
 }
 
