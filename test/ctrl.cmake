@@ -74,6 +74,7 @@ if(SLUICE_INTEGRATION AND TARGET sluice)
                "SLUICE_PROMCANNED=$<TARGET_FILE:promcanned>")
   # issue 18: Nodes and bound Pods watched; NoFittingNode, QuotaExceedsCapacity, capacity metrics
   sluice_add_ctrl_e2e(nodes)
+  sluice_add_ctrl_e2e(tas)
   # test/integration/ctrl_kinds.sh KIND: the same live story for each object kind not covered
   # above (integration_ctrl_kinds_<kind>).
   foreach(kind tfjob xgboostjob paddlejob jaxjob mpijob rayjob raycluster)

@@ -190,6 +190,75 @@ START_TEST(flavor_info)
 }
 END_TEST
 
+/* Two racks of four nodes r<rack>-n<i>; only the hostname is in the assignment (Kueue's shape
+ * when the lowest level is kubernetes.io/hostname), the rack comes from the Nodes' labels. */
+static const char *rack_label(void *ctx, const char *node, const char *key)
+{
+    (void)ctx;
+    if (strcmp(key, "cloud.example.com/rack") != 0 || strlen(node) < 2)
+        return NULL;
+    return node[1] == '1' ? "rack-1" : node[1] == '2' ? "rack-2" : NULL;
+}
+
+START_TEST(topology_selector)
+{
+    char rack[] = "cloud.example.com/rack", host[] = "kubernetes.io/hostname";
+    char n1[] = "r2-n1", n2[] = "r2-n2", n3[] = "r2-n3", n4[] = "r2-n4", o4[] = "r1-n4";
+    char *levels[] = {rack, host}, *hl[] = {host};
+    char *four[] = {n1, n2, n3, n4}, *split[] = {o4, n1};
+    int32_t ones[] = {1, 1, 1, 1};
+    topology_assignment_t a = {hl, 1, four, ones, 4};
+    json_t *n = load("{\"pool\":\"gpu\"}");
+    err_msg_t msg = {{0}};
+    size_t pinned = 9;
+
+    /* four nodes of rack-2: the rack is pinned, the node is left to kube-scheduler */
+    ck_assert_int_eq(podset_topology_selector(&a, levels, 2, rack_label, NULL, n, &pinned, &msg),
+                     ERR_OK);
+    ck_assert_uint_eq(pinned, 1);
+    ck_assert_uint_eq(json_object_size(n), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(n, rack)), "rack-2");
+    /* one domain: every level, the node too */
+    a.ndomains = 1;
+    ck_assert_int_eq(podset_topology_selector(&a, levels, 2, rack_label, NULL, n, &pinned, &msg),
+                     ERR_OK);
+    ck_assert_uint_eq(pinned, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(n, host)), "r2-n1");
+    json_decref(n);
+    /* domains in two racks: nothing in common, nothing added */
+    n = json_object();
+    a.values = split;
+    a.ndomains = 2;
+    ck_assert_int_eq(podset_topology_selector(&a, levels, 2, rack_label, NULL, n, &pinned, &msg),
+                     ERR_OK);
+    ck_assert_uint_eq(pinned, 0);
+    ck_assert_uint_eq(json_object_size(n), 0);
+    /* no Node labels known: the upper level cannot be told, the selector stops there */
+    a.values = four;
+    a.ndomains = 4;
+    ck_assert_int_eq(podset_topology_selector(&a, levels, 2, NULL, NULL, n, &pinned, &msg), ERR_OK);
+    ck_assert_uint_eq(pinned, 0);
+    /* the Topology unknown: the assignment's own levels (one domain) */
+    a.ndomains = 1;
+    ck_assert_int_eq(podset_topology_selector(&a, NULL, 0, NULL, NULL, n, &pinned, &msg), ERR_OK);
+    ck_assert_uint_eq(pinned, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(n, host)), "r2-n1");
+    json_decref(n);
+    /* a flavor label that contradicts the assigned rack: Kueue's conflict message */
+    n = load("{\"cloud.example.com/rack\":\"rack-1\"}");
+    a.ndomains = 4;
+    ck_assert_int_eq(podset_topology_selector(&a, levels, 2, rack_label, NULL, n, NULL, &msg),
+                     ERR_CONFLICT);
+    ck_assert_str_eq(msg.text, "invalid nodeSelector: conflict for key=cloud.example.com/rack, "
+                               "value1=rack-1, value2=rack-2");
+    json_decref(n);
+    /* no assignment: nothing */
+    ck_assert_int_eq(podset_topology_selector(NULL, levels, 2, NULL, NULL, NULL, &pinned, &msg),
+                     ERR_OK);
+    ck_assert_uint_eq(pinned, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_podset");
@@ -203,6 +272,7 @@ int main(void)
     tcase_add_test(tc, stop_restores_template);
     tcase_add_test(tc, stop_without_template_metadata);
     tcase_add_test(tc, flavor_info);
+    tcase_add_test(tc, topology_selector);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

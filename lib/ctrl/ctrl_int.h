@@ -521,6 +521,9 @@ err_t ctrl__nodes_for_tas(ctrl_t *c, err_msg_t *msg);
 void ctrl__nodes_close(ctrl_t *c, void (*on_closed)(void *data), void *data);
 /* Feed every cached Node and Pod to the engine again (after an engine feed failed). */
 void ctrl__nodes_refeed(ctrl_t *c);
+/* Label `key` of the cached Node whose kubernetes.io/hostname is `hostname` (borrowed), NULL
+ * when none or Nodes are not watched. */
+const char *ctrl__node_label(ctrl_t *c, const char *hostname, const char *key);
 /* Cached Nodes (returned) and bound Pods (*pods); 0 when not watched. */
 size_t ctrl__nodes_len(const ctrl_t *c, size_t *pods);
 

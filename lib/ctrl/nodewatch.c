@@ -4,6 +4,7 @@
 #include "ctrl/ctrl_int.h"
 
 #include "ctrl/cond.h"
+#include "ctrl/podset.h"
 #include "inventory/capacity.h"
 #include "jobs/framework.h"
 #include "model/fragment.h"
@@ -351,6 +352,33 @@ void ctrl__nodes_refeed(ctrl_t *c)
         feed_node(c, key, v);
     for (size_t pos = 0; kube_informer_next(c->nodes->pods, &pos, &key, &v);)
         feed_pod(c, key, v);
+}
+
+/* Is `r` the valid Node whose kubernetes.io/hostname label is `hostname`? */
+static bool is_host(const nw_node_t *r, const char *hostname)
+{
+    const char *h =
+        r != NULL && r->valid ? kv_list_get(&r->n.meta.labels, PODSET_LABEL_HOSTNAME) : NULL;
+
+    return h != NULL && strcmp(h, hostname) == 0;
+}
+
+const char *ctrl__node_label(ctrl_t *c, const char *hostname, const char *key)
+{
+    const nw_node_t *r;
+    const char *k;
+    void *v;
+
+    if (c->nodes == NULL)
+        return NULL;
+    r = kube_informer_value(c->nodes->nodes, hostname); /* usually the node's name */
+    if (is_host(r, hostname))
+        return kv_list_get(&r->n.meta.labels, key);
+    for (size_t pos = 0; kube_informer_next(c->nodes->nodes, &pos, &k, &v);) {
+        if (is_host(v, hostname))
+            return kv_list_get(&((const nw_node_t *)v)->n.meta.labels, key);
+    }
+    return NULL;
 }
 
 size_t ctrl__nodes_len(const ctrl_t *c, size_t *pods)

@@ -16,34 +16,53 @@ static const jobs_kind_t *job_kind(void)
     return jobs_kind_named("batch/job");
 }
 
-err_t podset_topology_selector(const topology_assignment_t *a, json_t *nodes, size_t *nlevels,
+/* The value of level `key` for domain `d` of `a`: its own, or its node's label (the assignment's
+ * lowest level is the hostname); NULL when unknown. */
+static const char *domain_value(const topology_assignment_t *a, size_t d, const char *key,
+                                podset_node_label_fn label, void *ctx)
+{
+    for (size_t l = 0; l < a->nlevels; l++)
+        if (strcmp(a->levels[l], key) == 0)
+            return a->values[d * a->nlevels + l];
+    if (label == NULL || a->nlevels == 0 ||
+        strcmp(a->levels[a->nlevels - 1], PODSET_LABEL_HOSTNAME) != 0)
+        return NULL;
+    return label(ctx, a->values[d * a->nlevels + a->nlevels - 1], key);
+}
+
+err_t podset_topology_selector(const topology_assignment_t *a, char *const *levels, size_t nlevels,
+                               podset_node_label_fn label, void *ctx, json_t *nodes, size_t *pinned,
                                err_msg_t *msg)
 {
     size_t n = 0;
 
-    if (nlevels != NULL)
-        *nlevels = 0;
+    if (pinned != NULL)
+        *pinned = 0;
     if (a == NULL || a->ndomains == 0)
         return ERR_OK;
-    for (; n < a->nlevels; n++) {
-        const char *v = a->values[n];
-        bool same = true;
-        for (size_t d = 1; d < a->ndomains && same; d++)
-            same = strcmp(a->values[d * a->nlevels + n], v) == 0;
-        if (!same)
-            break;
+    if (levels == NULL) { /* the Topology unknown: the assignment's own levels */
+        levels = a->levels;
+        nlevels = a->nlevels;
     }
-    for (size_t l = 0; l < n; l++) {
-        const char *have = json_string_value(json_object_get(nodes, a->levels[l]));
-        if (have != NULL && strcmp(have, a->values[l]) != 0)
+    for (; n < nlevels; n++) {
+        const char *v = domain_value(a, 0, levels[n], label, ctx), *have;
+        for (size_t d = 1; d < a->ndomains && v != NULL; d++) {
+            const char *o = domain_value(a, d, levels[n], label, ctx);
+            if (o == NULL || strcmp(o, v) != 0)
+                v = NULL;
+        }
+        if (v == NULL)
+            break;
+        have = json_string_value(json_object_get(nodes, levels[n]));
+        if (have != NULL && strcmp(have, v) != 0)
             return err_set(msg, ERR_CONFLICT,
                            "invalid nodeSelector: conflict for key=%s, value1=%s, value2=%s",
-                           a->levels[l], have, a->values[l]);
-        if (json_object_set_new(nodes, a->levels[l], json_string(a->values[l])) != 0)
+                           levels[n], have, v);
+        if (json_object_set_new(nodes, levels[n], json_string(v)) != 0)
             return err_set(msg, ERR_NOMEM, "out of memory");
     }
-    if (nlevels != NULL)
-        *nlevels = n;
+    if (pinned != NULL)
+        *pinned = n;
     return ERR_OK;
 }
 

@@ -18,6 +18,8 @@
 #define PODSET_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
 /* Kueue's TASLabel: on the pod template of a pod set admitted with a topologyAssignment. */
 #define PODSET_LABEL_TAS "kueue.x-k8s.io/tas"
+/* The node label a Topology's lowest level may be (one node per domain). */
+#define PODSET_LABEL_HOSTNAME "kubernetes.io/hostname"
 
 /* What an admission adds to the pod template of a podset: the framework's, for the Job kind. */
 typedef jobs_start_info_t podset_info_t;
@@ -31,18 +33,24 @@ typedef jobs_start_info_t podset_info_t;
 err_t podset_flavor_info(const json_t *assignment, json_t *(*flavor)(void *ctx, const char *name),
                          void *ctx, json_t **nodes, json_t **tols, err_msg_t *msg);
 
+/* A Node's label (`node` a hostname, `key` a label key) as the caller knows it, or NULL. */
+typedef const char *(*podset_node_label_fn)(void *ctx, const char *node, const char *key);
+
 /*
  * The node selector a topology assignment `a` (a pod set's admission) can give a whole pod
- * template, merged into `nodes` (an object: the flavors' node labels): every level, highest
- * first, on which all of its domains have the same value, up to the first level where they
- * differ. One domain: every level (a hostname level pins the node). Kueue gates each pod and
- * ungates it with its own domain's selector; a template cannot say "one pod per domain", so
- * sluice constrains the pods to what the domains share (the required domain and above) and
- * leaves the rest to kube-scheduler (docs/operator.md, "Topology-aware scheduling"). *nlevels
- * (may be NULL) receives how many levels were pinned. A flavor label with another value is
- * ERR_CONFLICT; ERR_NOMEM.
+ * template, merged into `nodes` (an object: the flavors' node labels): every level of the
+ * Topology (`levels`, `nlevels`, highest first), down to the first where the assignment's domains
+ * differ, on which all of them have the same value. A level the assignment does not carry (Kueue
+ * keeps only the hostname level when the lowest level is kubernetes.io/hostname) is read from
+ * the assigned Nodes' labels through `label` (may be NULL: then it ends the selector). One domain:
+ * every level (a hostname level pins the node). Kueue gates each pod and ungates it with its own
+ * domain's selector; a template cannot say "this pod on that node", so sluice constrains the pods
+ * to what the domains share (the required domain and above) and leaves the rest to
+ * kube-scheduler (docs/operator.md, "Topology-aware scheduling"). *pinned (may be NULL) receives
+ * how many levels were added. A flavor label with another value is ERR_CONFLICT; ERR_NOMEM.
  */
-err_t podset_topology_selector(const topology_assignment_t *a, json_t *nodes, size_t *nlevels,
+err_t podset_topology_selector(const topology_assignment_t *a, char *const *levels, size_t nlevels,
+                               podset_node_label_fn label, void *ctx, json_t *nodes, size_t *pinned,
                                err_msg_t *msg);
 
 /*

@@ -595,6 +595,28 @@ out:
     return ERR_OK;
 }
 
+static const char *node_label(void *ctx, const char *node, const char *key)
+{
+    return ctrl__node_label(ctx, node, key);
+}
+
+/* The node selector of pod set assignment `psa`'s topology assignment (podset.h) into `nodes`,
+ * over the levels of its TAS flavor's Topology and the cached Nodes' labels. */
+static err_t topology_selector(ctrl_t *c, const pod_set_assignment_t *psa, json_t *nodes,
+                               err_msg_t *msg)
+{
+    const topology_t *t = NULL;
+
+    for (size_t i = 0; i < psa->flavors.len && t == NULL; i++) {
+        const object_t *f = ctrl__q(c, CTRL_FLAVOR, psa->flavors.items[i].value), *o;
+        if (f != NULL && f->u.flavor.topology_name != NULL &&
+            (o = ctrl__q(c, CTRL_TOPOLOGY, f->u.flavor.topology_name)) != NULL)
+            t = &o->u.topology;
+    }
+    return podset_topology_selector(psa->topology, t ? t->levels : NULL, t ? t->nlevels : 0,
+                                    node_label, c, nodes, NULL, msg);
+}
+
 /* Start job `job_key` of `kind` for the admitted Workload `w` (key `wl_key`): every pod set
  * gets the node labels and tolerations of its own assigned flavors. */
 static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const char *wl_key,
@@ -617,7 +639,7 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
                 ps = &w->wl.pod_sets[p];
         rc = flavor_info(c, psa, &n, &t, &msg);
         if (rc == ERR_OK && psa->topology != NULL &&
-            (rc = podset_topology_selector(psa->topology, n, NULL, &msg)) != ERR_OK) {
+            (rc = topology_selector(c, psa, n, &msg)) != ERR_OK) {
             json_decref(n);
             json_decref(t);
         }

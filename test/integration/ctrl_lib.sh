@@ -17,7 +17,7 @@ TJ=jobs.batch.test.sluice.dev
 ctrl_install_crds() {
     k apply --validate=false -f "$src/crds/" >/dev/null || fail "kubectl apply -f crds/"
     k apply -f "$src/test/testdata/job-crd.yaml" >/dev/null || fail "apply the test Job CRD"
-    for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses admissionchecks; do
+    for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses admissionchecks topologies; do
         k wait --for condition=Established --timeout=60s "crd/$n.kueue.x-k8s.io" >/dev/null ||
             fail "CRD $n not Established"
     done

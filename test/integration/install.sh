@@ -85,7 +85,7 @@ say "applied $(grep -c . "$tmp/apply.log") objects in one kubectl apply (namespa
 # The other tests' way of installing the CRDs on top of this one, and the test Job CRD.
 ctrl_install_crds
 big=0
-for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses admissionchecks; do
+for n in clusterqueues resourceflavors localqueues workloads cohorts workloadpriorityclasses admissionchecks topologies; do
     s=$(k get crd "$n.kueue.x-k8s.io" -o jsonpath='{.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}' | wc -c)
     [ "$s" -le "$big" ] || big=$s
 done
