@@ -84,4 +84,11 @@ err_t convert_object(const json_t *in, const char *to, const convert_opts_t *opt
  * ERR_NOMEM. */
 err_t convert_topology_assignment(const topology_assignment_t *a, json_t **out, err_msg_t *msg);
 
+/* Read a stored topologyAssignment `ta` (borrowed) into a new typed assignment *out (v1beta1's
+ * domains; free with topology_assignment_fini() + free()): v1beta2's {levels, slices} when
+ * `v1beta2`, else v1beta1's {levels, domains}. At most CONVERT_MAX_DOMAINS domains. ERR_INVALID
+ * (the field named in `msg`) for a shape Kueue would not write, ERR_NOMEM. */
+err_t convert_topology_assignment_read(const json_t *ta, bool v1beta2, topology_assignment_t **out,
+                                       err_msg_t *msg);
+
 #endif

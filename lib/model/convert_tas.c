@@ -767,3 +767,93 @@ out:
     json_decref(ta);
     return rc;
 }
+
+err_t convert_topology_assignment_read(const json_t *ta, bool v1beta2, topology_assignment_t **out,
+                                       err_msg_t *msg)
+{
+    static const convert_opts_t no_opts = {0};
+    convert__cur_t c = {.opts = &no_opts, .msg = msg};
+    json_t *copy = json_deep_copy(ta), *levels, *domains, *d;
+    topology_assignment_t *a = calloc(1, sizeof(*a));
+    size_t nl, nd, i;
+    err_t rc = ERR_NOMEM;
+
+    snprintf(c.who, sizeof(c.who), "topologyAssignment");
+    c.own_budget = CONVERT_MAX_DOMAINS;
+    c.budget = &c.own_budget;
+    if (copy == NULL || a == NULL)
+        goto out;
+    if (!json_is_object(copy)) {
+        rc = err_set(msg, ERR_INVALID, "topologyAssignment: must be an object");
+        goto out;
+    }
+    if (v1beta2 && (rc = convert__tas_to_v1(&c, copy)) != ERR_OK)
+        goto out;
+    rc = ERR_INVALID;
+    levels = json_object_get(copy, "levels");
+    domains = json_object_get(copy, "domains");
+    if (!json_is_array(levels) || json_array_size(levels) == 0 || !json_is_array(domains)) {
+        err_set(msg, rc, "topologyAssignment: levels and %s are required",
+                v1beta2 ? "slices" : "domains");
+        goto out;
+    }
+    nl = json_array_size(levels);
+    nd = json_array_size(domains);
+    if (nd > CONVERT_MAX_DOMAINS) {
+        err_set(msg, rc, "topologyAssignment.domains: more than %d", CONVERT_MAX_DOMAINS);
+        goto out;
+    }
+    a->levels = calloc(nl, sizeof(*a->levels));
+    a->values = calloc(nl * (nd ? nd : 1), sizeof(*a->values));
+    a->counts = calloc(nd ? nd : 1, sizeof(*a->counts));
+    if (a->levels == NULL || a->values == NULL || a->counts == NULL) {
+        rc = err_set(msg, ERR_NOMEM, "topologyAssignment: out of memory");
+        goto out;
+    }
+    /* counts set as filled, so that topology_assignment_fini() frees only what exists */
+    for (i = 0; i < nl; i++) {
+        const char *l = json_string_value(json_array_get(levels, i));
+        if (l == NULL) {
+            err_set(msg, rc, "topologyAssignment.levels[%zu]: must be a string", i);
+            goto out;
+        }
+        if ((a->levels[i] = strdup(l)) == NULL) {
+            rc = err_set(msg, ERR_NOMEM, "topologyAssignment: out of memory");
+            goto out;
+        }
+        a->nlevels = i + 1;
+    }
+    json_array_foreach(domains, i, d)
+    {
+        const json_t *vals = json_object_get(d, "values"), *cnt = json_object_get(d, "count");
+        if (json_array_size(vals) != nl || !int32_of(cnt, 0, &a->counts[i])) {
+            err_set(msg, rc,
+                    "topologyAssignment.domains[%zu]: want %zu values and a count (0..2^31-1)", i,
+                    nl);
+            goto out;
+        }
+        a->ndomains = i + 1;
+        for (size_t l = 0; l < nl; l++) {
+            const char *v = json_string_value(json_array_get(vals, l));
+            if (v == NULL) {
+                err_set(msg, rc, "topologyAssignment.domains[%zu].values[%zu]: must be a string", i,
+                        l);
+                goto out;
+            }
+            if ((a->values[i * nl + l] = strdup(v)) == NULL) {
+                rc = err_set(msg, ERR_NOMEM, "topologyAssignment: out of memory");
+                goto out;
+            }
+        }
+    }
+    *out = a;
+    a = NULL;
+    rc = ERR_OK;
+out:
+    if (a != NULL) {
+        topology_assignment_fini(a);
+        free(a);
+    }
+    json_decref(copy);
+    return rc;
+}

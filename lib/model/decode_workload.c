@@ -1,5 +1,6 @@
 /* decode_workload -- Workload (kueue.x-k8s.io) and batch/v1 Job. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "model/convert.h"
 #include "model/decode_int.h"
 
 #include <stdlib.h>
@@ -130,6 +131,26 @@ static void decode_wl_spec(decode_t *d, const json_t *v, workload_t *wl)
 /* ---- Workload status
  * ------------------------------------------------------------------------------ */
 
+/* Where topology-aware scheduling put the pod set (the engine counts its pods on those nodes
+ * when the Workload is read back after a restart): v1beta2 slices or v1beta1 domains. */
+static void decode_topology_assignment(decode_t *d, const char *key, const json_t *val,
+                                       pod_set_assignment_t *a)
+{
+    err_msg_t msg = {{0}};
+    err_t rc;
+
+    if (json_is_null(val))
+        return;
+    topology_assignment_fini(a->topology);
+    free(a->topology);
+    a->topology = NULL;
+    rc = convert_topology_assignment_read(val, !d->v1beta1, &a->topology, &msg);
+    if (rc == ERR_NOMEM)
+        jsonx_oom(&d->jx);
+    else if (rc != ERR_OK)
+        jsonx_error_at(&d->jx, key, "%s", msg.text);
+}
+
 static void decode_assignment(decode_t *d, const json_t *v, void *item, void *ctx)
 {
     pod_set_assignment_t *a = item;
@@ -146,7 +167,9 @@ static void decode_assignment(decode_t *d, const json_t *v, void *item, void *ct
             jsonx_resource_list(jx, val, &a->usage);
         else if (DECODE_IS(key, "count"))
             a->has_count = jsonx_int32(jx, val, &a->count);
-        else if (DECODE_IS(key, "topologyAssignment") || DECODE_IS(key, "delayedTopologyRequest"))
+        else if (DECODE_IS(key, "topologyAssignment"))
+            decode_topology_assignment(d, key, val, a);
+        else if (DECODE_IS(key, "delayedTopologyRequest"))
             jsonx_unused(jx, key);
         else
             jsonx_unknown(jx, key);
