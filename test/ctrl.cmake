@@ -88,6 +88,7 @@ endif()
 
 # The reconcilers against the in-memory API server (test/fakeapi.h): no kube-apiserver needed.
 sluice_add_test(ctrl_reconcile LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
+sluice_add_test(ctrl_tas LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 # /metrics of the operator (lib/ctrl/metrics.c) against the in-memory API server.
 sluice_add_test(ctrl_metrics LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})
 sluice_add_test(ctrl_race LIBS sluice_ctrl SOURCES ctrl_fixture.c ${SLUICE_FAKEAPI_SOURCES})

@@ -50,10 +50,15 @@ const char *fakeapi_url(const fakeapi_t *fa);
 err_t fakeapi_register(fakeapi_t *fa, const char *group, const char *version, const char *plural,
                        const char *kind, bool namespaced, bool has_status_subresource);
 
+/* Stop serving `plural` of `group` (as a cluster without that CRD), before any of its objects
+ * was stored: ERR_NOT_FOUND when not registered, ERR_CONFLICT when it has history. */
+err_t fakeapi_unregister(fakeapi_t *fa, const char *group, const char *plural);
+
 /* Register every type `sluice run` reads or writes, scoped and with status subresources as on a
  * cluster with Kueue's CRDs: namespaces, events, secrets (core/v1), batch/v1 jobs, leases,
  * priorityclasses, the kueue.x-k8s.io/v1beta2 kinds (resourceflavors, cohorts, clusterqueues,
- * localqueues, workloadpriorityclasses, workloads), customresourcedefinitions and the two
+ * localqueues, workloadpriorityclasses, workloads, admissionchecks, topologies),
+ * customresourcedefinitions and the two
  * webhook configurations. ERR_EXISTS when one of them is registered already. */
 err_t fakeapi_register_sluice(fakeapi_t *fa);
 

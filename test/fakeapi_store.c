@@ -363,6 +363,30 @@ err_t fakeapi_register_sluice(fakeapi_t *fa)
     return ERR_OK;
 }
 
+err_t fakeapi_unregister(fakeapi_t *fa, const char *group, const char *plural)
+{
+    for (size_t i = 0; i < fa->ntypes; i++) {
+        fa_type_t *t = fa->types[i];
+        if (strcmp(t->group, group) != 0 || strcmp(t->plural, plural) != 0)
+            continue;
+        for (size_t h = 0; h < fa->nhist; h++)
+            if (fa->hist[h].type == t)
+                return ERR_CONFLICT;
+        json_decref(t->objs);
+        free(t->group);
+        free(t->version);
+        free(t->plural);
+        free(t->kind);
+        free(t->api_version);
+        free(t->qualified);
+        free(t);
+        memmove(&fa->types[i], &fa->types[i + 1], (fa->ntypes - i - 1) * sizeof(*fa->types));
+        fa->ntypes--;
+        return ERR_OK;
+    }
+    return ERR_NOT_FOUND;
+}
+
 void fa__store_fini(fakeapi_t *fa)
 {
     for (size_t i = 0; i < fa->nhist; i++) {

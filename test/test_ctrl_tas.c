@@ -1,0 +1,218 @@
+/* test_ctrl_tas -- the operator's topology-aware scheduling against the in-memory API server:
+ * Topologies watched and fed to the engine, Nodes watched from the first Topology, a Job placed
+ * on a rack with its topologyAssignment written and its template pinned; a server without the
+ * Topology CRD runs with TAS off, said once, quota alone. */
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ctrl/ctrl.h"
+#include "ctrl/problems.h"
+
+#include "ctrl_fixture.h"
+#include "fakeapi.h"
+#include "jobs/job_workload.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RACK "cloud.example.com/rack"
+#define HOST "kubernetes.io/hostname"
+#define REQ  "kueue.x-k8s.io/podset-required-topology"
+
+/* A suspended Job `name` in ns/lq of `pods` pods of `cpu` cpus, asking for one rack. */
+static void tas_job(fx_t *fx, const char *name, int pods, int cpu)
+{
+    char j[1024];
+
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+             "{\"suspend\":true,\"parallelism\":%d,\"completions\":%d,\"template\":{\"metadata\":"
+             "{\"annotations\":{\"" REQ "\":\"" RACK "\"}},\"spec\":{\"restartPolicy\":\"Never\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"%d\"}}}]}}}}",
+             name, pods, pods, cpu);
+    fx_put(fx, j);
+}
+
+/* Node `name` in `rack` with 4 cpus, selected by flavor "default" (pool p1). */
+static void node(fx_t *fx, const char *name, const char *rack)
+{
+    char n[1024];
+
+    snprintf(n, sizeof(n),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+             "{\"pool\":\"p1\",\"" RACK "\":\"%s\",\"" HOST "\":\"%s\"}},\"status\":{"
+             "\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\"},\"conditions\":[{\"type\":"
+             "\"Ready\",\"status\":\"True\"}]}}",
+             name, rack, name);
+    fx_put(fx, n);
+}
+
+static json_t *workload_for(fx_t *fx, const char *job_name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", job_name);
+    const char *uid = json_string_value(json_object_get(json_object_get(j, "metadata"), "uid"));
+    char name[JOB_WORKLOAD_NAME_MAX + 1];
+
+    if (uid == NULL ||
+        job_workload_name(job_name, uid, JOB_WORKLOAD_NAME_MAX, name, sizeof(name), NULL) != ERR_OK)
+        return NULL;
+    return fakeapi_get_object(fx->fa, "workloads", "ns", name);
+}
+
+static json_t *admission_of(fx_t *fx, const char *job_name)
+{
+    return json_object_get(json_object_get(workload_for(fx, job_name), "status"), "admission");
+}
+
+static json_t *template_of(fx_t *fx, const char *job_name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", job_name);
+    return json_object_get(json_object_get(j, "spec"), "template");
+}
+
+static bool running(fx_t *fx, const char *job_name)
+{
+    json_t *j = fakeapi_get_object(fx->fa, "jobs", "ns", job_name);
+    return admission_of(fx, job_name) != NULL &&
+           json_is_false(json_object_get(json_object_get(j, "spec"), "suspend"));
+}
+
+/* The message of the Workload's QuotaReserved condition, or "". */
+static const char *reserved_message(fx_t *fx, const char *job_name)
+{
+    json_t *c, *conds = json_object_get(json_object_get(workload_for(fx, job_name), "status"),
+                                        "conditions");
+    size_t i;
+
+    json_array_foreach(conds, i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t != NULL && strcmp(t, "QuotaReserved") == 0)
+            return json_string_value(json_object_get(c, "message"));
+    }
+    return "";
+}
+
+static bool wide_explained(fx_t *fx)
+{
+    return strstr(reserved_message(fx, "wide"), "allows to fit only 1 out of 2 pod(s)") != NULL;
+}
+
+static bool one_running(fx_t *fx)
+{
+    return running(fx, "one");
+}
+
+static bool plain_running(fx_t *fx)
+{
+    return running(fx, "plain");
+}
+
+/* Issue 17 in small: racks r1 and r2 of one 4-cpu node each; a 2-pod x 3-cpu Job asking for a
+ * rack fits the quota but no rack: it waits with Kueue's message. A 1-pod Job is admitted onto
+ * one node: the admission carries the topologyAssignment (v1beta2 slices), the Job starts
+ * pinned to that rack and node (one domain: every level) with Kueue's TAS label. */
+START_TEST(tas_places_and_pins)
+{
+    fx_t fx;
+    json_t *ta, *tmpl, *sel, *labels;
+    const char *host, *rack;
+
+    fx_serve(&fx, NULL, 0);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    fx_queues(&fx, 16);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
+                "\"topologyName\":\"dc\"}}");
+    node(&fx, "n1", "r1");
+    node(&fx, "n2", "r2");
+    fx_operate(&fx, NULL, NULL);
+    /* The Topology arrives after the start: fed, and the Nodes watched from then on. */
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
+                "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
+                "{\"nodeLabel\":\"" HOST "\"}]}}");
+    tas_job(&fx, "wide", 2, 3);
+    fx_run_until(&fx, wide_explained, 10, "wide pending with Kueue's TAS message");
+    ck_assert_ptr_null(admission_of(&fx, "wide"));
+    ck_assert_ptr_nonnull(strstr(reserved_message(&fx, "wide"),
+                                 "couldn't assign flavors to pod set main: "
+                                 "topology \"dc\" allows to fit only 1 out of 2"));
+
+    tas_job(&fx, "one", 1, 3);
+    fx_run_until(&fx, one_running, 10, "one admitted and started");
+    ta = json_object_get(
+        json_array_get(json_object_get(admission_of(&fx, "one"), "podSetAssignments"), 0),
+        "topologyAssignment");
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(ta, "levels"), 0)), HOST);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(ta, "slices"), 0), "domainCount")),
+                     1);
+    tmpl = template_of(&fx, "one");
+    sel = json_object_get(json_object_get(tmpl, "spec"), "nodeSelector");
+    labels = json_object_get(json_object_get(tmpl, "metadata"), "labels");
+    host = json_string_value(json_object_get(sel, HOST));
+    rack = json_string_value(json_object_get(sel, RACK));
+    ck_assert_ptr_nonnull(host);
+    ck_assert_ptr_nonnull(rack);
+    ck_assert_str_eq(rack, strcmp(host, "n1") == 0 ? "r1" : "r2");
+    ck_assert_str_eq(json_string_value(json_object_get(sel, "pool")), "p1");
+    ck_assert_str_eq(json_string_value(json_object_get(labels, "kueue.x-k8s.io/tas")), "true");
+    ck_assert_ptr_null(admission_of(&fx, "wide"));
+    fx_stop(&fx);
+}
+END_TEST
+
+/* No Topology CRD on the server: reported once as a problem, the rest syncs, and TAS is off --
+ * a flavor naming a Topology is quota alone (with TAS on, its missing Topology would make the
+ * ClusterQueue inactive and nothing would be admitted). */
+START_TEST(tas_off_without_the_crd)
+{
+    fx_t fx;
+    char text[2048];
+
+    fx_serve(&fx, NULL, 0);
+    ck_assert_int_eq(fakeapi_unregister(fx.fa, "kueue.x-k8s.io", "topologies"), ERR_OK);
+    fx_queues(&fx, 16);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
+                "\"topologyName\":\"dc\"}}");
+    fx_operate(&fx, NULL, NULL);
+    ck_assert_uint_eq(problems_describe(ctrl_problems(fx.ctrl), "", text, sizeof(text)), 1);
+    ck_assert_msg(strstr(text, "topology-aware scheduling off: the API server does not serve "
+                               "kueue.x-k8s.io/v1beta2 topologies") != NULL,
+                  "%s", text);
+    fx_put(&fx, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"plain\","
+                "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+                "{\"suspend\":true,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+                "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}");
+    fx_run_until(&fx, plain_running, 10, "plain admitted by quota alone");
+    ck_assert_ptr_null(json_object_get(
+        json_array_get(json_object_get(admission_of(&fx, "plain"), "podSetAssignments"), 0),
+        "topologyAssignment"));
+    ck_assert_uint_eq(problems_count(ctrl_problems(fx.ctrl)), 1);
+    fx_stop(&fx);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ctrl_tas");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, tas_places_and_pins);
+    tcase_add_test(tc, tas_off_without_the_crd);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
