@@ -339,8 +339,8 @@ static const flavor_quotas_t *find_flavor(const cluster_queue_t *cq, const char 
 }
 
 /* Settings Kueue acts on and sluice does not (a ClusterQueue's concurrentAdmissionPolicy, a
- * pod template's podset-group-name) are accepted, and the person applying them is told, as `sluice check`
- * tells: one AdmissionReview warning "path: message" per decode warning saying so. */
+ * pod template's podset-group-name) are accepted, and the person applying them is told, as `sluice
+ * check` tells: one AdmissionReview warning "path: message" per decode warning saying so. */
 static err_t no_effect_warnings(const diags_t *d, json_t *warnings)
 {
     char text[700];
