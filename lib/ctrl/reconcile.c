@@ -683,7 +683,7 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
             item = NULL;
         }
         /* The _new appends take their value even when they fail: no leak on any path. */
-        if (json_array_append_new(nodes, n) | json_array_append_new(tols, t) ||
+        if (json_array_append_new(nodes, n) | json_array_append_new(tols, t) |
             json_array_append_new(sets, item))
             rc = err_set(&msg, ERR_NOMEM, "out of memory");
     }
