@@ -209,6 +209,14 @@ START_TEST(test_golden_ray_pod)
 }
 END_TEST
 
+/* Pod groups: a driver and 3 workers admitted as one workload (a pod set per role) when the
+ * last Pod arrives; an incomplete group never runs; a plain Pod waits for the quota. */
+START_TEST(test_golden_pod_group)
+{
+    golden("test/data/sim", "pod-group", "pod-group", -1, false);
+}
+END_TEST
+
 /* TrainJobs: pod sets from the training runtime each names (a ClusterTrainingRuntime given
  * after it, a TrainingRuntime of its namespace), Trainer's numNodes and resourcesPerNode. */
 START_TEST(test_golden_trainjob)
@@ -325,6 +333,7 @@ int main(void)
     tcase_add_test(tc, test_golden_integrations);
     tcase_add_test(tc, test_golden_trainjob);
     tcase_add_test(tc, test_golden_ray_pod);
+    tcase_add_test(tc, test_golden_pod_group);
     tcase_add_test(tc, test_golden_issue17_mig);
     tcase_add_test(tc, test_golden_issue17_afs);
     tcase_add_test(tc, test_golden_admission_checks);

@@ -488,6 +488,7 @@ START_TEST(test_load_pods)
               "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: member\n"
               "  namespace: team-a\n  labels: {kueue.x-k8s.io/queue-name: lq, "
               "kueue.x-k8s.io/pod-group-name: g}\n"
+              "  annotations: {kueue.x-k8s.io/pod-group-total-count: \"1\"}\n"
               "spec:\n  containers: [{name: c, image: i}]\n"
               "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n"
               "  namespace: team-a\nspec:\n  template:\n    spec:\n"
@@ -512,15 +513,11 @@ START_TEST(test_load_pods)
 
     ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
     dump(&sc);
-    ck_assert_uint_eq(sc.nerrors, 3);
-    ck_assert_str_eq(sc.errors[2], "doc 10 (Deployment team-a/huge): spec.replicas: the "
+    ck_assert_uint_eq(sc.nerrors, 2);
+    ck_assert_str_eq(sc.errors[1], "doc 10 (Deployment team-a/huge): spec.replicas: the "
                                    "simulator runs at most 100000 workloads per object (one per "
                                    "replica), got 100001");
-    ck_assert_str_eq(sc.errors[0],
-                     "doc 5 (Pod team-a/member): metadata.labels[kueue.x-k8s.io/pod-group-name]: "
-                     "a Pod of a pod group is admitted with its group, which the simulator does "
-                     "not model (a Pod without this label runs as a workload of its own)");
-    ck_assert_str_eq(sc.errors[1], "doc 9 (Job team-a/web-0): metadata.name: workload "
+    ck_assert_str_eq(sc.errors[0], "doc 9 (Job team-a/web-0): metadata.name: workload "
                                    "team-a/web-0 is already the workload of doc 6 (Deployment "
                                    "team-a/web) (a Deployment's workload is named after the "
                                    "Deployment)");
@@ -531,6 +528,13 @@ START_TEST(test_load_pods)
     ck_assert(!it->per_replica);
     ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_str_eq(it->wl.pod_sets[0].name, "main");
+    ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
+    ck_assert_ptr_null(sc.docs[3].group);
+    /* A pod group of one: its workload is the group's, named after it. */
+    it = &sc.docs[4].obj.u.integ;
+    ck_assert(it->built);
+    ck_assert_str_eq(sc.docs[4].group, "g");
+    ck_assert_uint_eq(it->wl.npod_sets, 1);
     ck_assert_int_eq(it->wl.pod_sets[0].count, 1);
     /* A Deployment: one workload per replica (default 1), each one Pod. */
     it = &sc.docs[5].obj.u.integ;
@@ -559,6 +563,86 @@ START_TEST(test_load_pods)
     ck_assert_str_eq(it->wl.pod_sets[1].name, "worker");
     ck_assert_int_eq(it->wl.pod_sets[1].count, 3);
     sim_scenario_fini(&sc);
+}
+END_TEST
+
+/* ---- pod groups: one Workload per group, when its last Pod arrives ------------------------ */
+
+#define GPOD(name, group, total, at, cpu)                                                         \
+    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " name "\n  namespace: team-a\n"          \
+    "  labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/pod-group-name: " group "}\n"       \
+    "  annotations: {kueue.x-k8s.io/pod-group-total-count: \"" total "\", sim.sluice.dev/at: " at \
+    "}\nspec:\n  containers: [{name: c, image: i, resources: {requests: {cpu: " cpu "}}}]\n"
+
+#define GROUPS                                                                      \
+    FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ GPOD("w0", "train", "4", "1s", "2")  \
+        GPOD("driver", "train", "4", "0s", "1") GPOD("w2", "train", "4", "5s", "2") \
+            GPOD("w1", "train", "4", "3s", "2") GPOD("w1", "train", "4", "4s", "2") \
+                GPOD("h0", "half", "3", "0s", "1") GPOD("h1", "half", "3", "0s", "1")
+
+START_TEST(test_load_pod_groups)
+{
+    sim_scenario_t sc;
+    const integration_t *it;
+
+    ck_assert_int_eq(load(GROUPS, &sc), ERR_OK);
+    /* train: driver, w0, w1 (its second document is an update), w2: complete with w2 at 5s
+     * (doc 6), which carries the group's one workload. */
+    for (size_t i = 3; i < sc.ndocs; i++) {
+        if (i == 5)
+            continue;
+        ck_assert_msg(!sc.docs[i].obj.u.integ.built && sc.docs[i].group == NULL, "doc %zu", i + 1);
+    }
+    ck_assert_str_eq(sc.docs[5].group, "train");
+    it = &sc.docs[5].obj.u.integ;
+    ck_assert(it->built);
+    ck_assert_str_eq(it->wl.queue_name, "lq");
+    ck_assert_str_eq(kv_list_get(&it->wl.meta.annotations, "kueue.x-k8s.io/is-group-workload"),
+                     "true");
+    /* Two roles (Kueue's role hashes), sorted by name: the driver (1 cpu) and 3 workers. */
+    ck_assert_uint_eq(it->wl.npod_sets, 2);
+    int32_t c0 = it->wl.pod_sets[0].count, c1 = it->wl.pod_sets[1].count;
+    ck_assert(strcmp(it->wl.pod_sets[0].name, it->wl.pod_sets[1].name) < 0);
+    ck_assert((c0 == 1 && c1 == 3) || (c0 == 3 && c1 == 1));
+    /* half: 2 of 3 Pods, no workload, and a warning saying why. */
+    ck_assert_uint_eq(sc.nwarnings, 1);
+    ck_assert_str_eq(sc.warnings[0],
+                     "doc 10 (Pod team-a/h1): metadata.labels[kueue.x-k8s.io/pod-group-name]: "
+                     "'half' group has fewer runnable pods than expected (2 of 3 pods in the "
+                     "scenario): Kueue creates no Workload for an incomplete group, so it never "
+                     "runs");
+    sim_scenario_fini(&sc);
+
+    /* Pods that disagree on the total count: an error, on the document that completes it. */
+    const char *bad = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ GPOD("a", "g", "2", "0s", "1")
+        GPOD("b", "g", "3", "0s", "1");
+    ck_assert_int_eq(load(bad, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 1);
+    ck_assert_ptr_nonnull(strstr(sc.errors[0], "doc 5 (Pod team-a/b): metadata.labels["
+                                               "kueue.x-k8s.io/pod-group-name]: pod group 'g': "));
+    sim_scenario_fini(&sc);
+
+    /* A group's workload takes its name: a Job of that name is another workload. */
+    const char *clash = FLAVOR "---\n" CQ("cq-a", "10") "---\n" LQ GPOD(
+        "a", "web", "1", "0s", "1") "---\n" JOB("  name: web\n", "");
+    ck_assert_int_eq(load(clash, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 1);
+    ck_assert_ptr_nonnull(strstr(sc.errors[0], "doc 5 (Job team-a/web): metadata.name: workload "
+                                               "team-a/web is already the workload of doc 4 (Pod "
+                                               "team-a/a) (a pod group's workload is named after "
+                                               "the group)"));
+    sim_scenario_fini(&sc);
+}
+END_TEST
+
+START_TEST(test_load_pod_groups_allocation_failures)
+{
+    /* Small (every allocation fails once under ASan too): a group of 2, an incomplete one. */
+    load_failing_each_allocation(FLAVOR "---\n" LQ GPOD("a", "g", "2", "0s", "1")
+                                     GPOD("b", "g", "2", "1s", "1") GPOD("h", "h", "2", "0s", "1"),
+                                 ERR_INVALID, 1);
 }
 END_TEST
 
@@ -681,6 +765,8 @@ int main(void)
     tcase_add_test(tc, test_load_jobset_errors);
     tcase_add_test(tc, test_load_pytorchjob);
     tcase_add_test(tc, test_load_pods);
+    tcase_add_test(tc, test_load_pod_groups);
+    tcase_add_test(tc, test_load_pod_groups_allocation_failures);
     tcase_add_test(tc, test_load_no_effect_warnings);
     tcase_add_test(tc, test_load_jobset_allocation_failures);
     tcase_add_test(tc, test_load_trainjob);

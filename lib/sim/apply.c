@@ -172,8 +172,11 @@ static err_t build_workload(sim_run_t *r, const sim_doc_t *doc, const char *rnam
     if (o->kind == KIND_INTEGRATION) {
         if (!o->u.integ.built)
             return ERR_NOT_FOUND; /* one Kueue leaves alone (kindobj_decode()) */
-        return build_integration_workload(r, &o->u.integ,
-                                          rname != NULL ? rname : o->u.integ.meta.name, out, msg);
+        /* A pod group's workload is named after the group (doc->group). */
+        const char *name = rname != NULL        ? rname
+                           : doc->group != NULL ? doc->group
+                                                : o->u.integ.meta.name;
+        return build_integration_workload(r, &o->u.integ, name, out, msg);
     }
     if (o->kind == KIND_WORKLOAD) {
         /* Shallow copy: the engine copies what it keeps, and nothing here is freed. */
@@ -411,7 +414,8 @@ static err_t workload_delete(sim_run_t *r, size_t di, sim_ms_t now, err_msg_t *m
     char key[600];
 
     if (!per_replica(doc)) {
-        snprintf(key, sizeof(key), "%s/%s", ns_or_default(m->namespace), m->name);
+        snprintf(key, sizeof(key), "%s/%s", ns_or_default(m->namespace),
+                 doc->group != NULL ? doc->group : m->name);
         return workload_delete_key(r, di, key, now, msg);
     }
     /* Replicas 0.. up to the most the object ever had: a scale-down left the rest deleted. */

@@ -50,6 +50,17 @@ typedef struct load_s {
         json_t *root; /* owned reference */
     } * deferred;     /* owned: TrainJobs, decoded by decode_deferred() once all are read */
     size_t ndeferred, capdeferred;
+    /* The Pods of pod groups, grouped by "namespace/group name" (groups[i] is util_hmap index
+     * i of group_index), assembled into one Workload each by resolve_groups(). */
+    util_hmap_t group_index;
+    struct {
+        size_t *docs;  /* owned: indices in sc->docs, file order */
+        json_t **pods; /* owned references, parallel to docs */
+        size_t n, cap, capp;
+    } * groups;
+    size_t ngroups, capgroups;
+    bool *grouped; /* owned: per document below ngrouped, a Pod of a pod group */
+    size_t ngrouped, capgrouped;
 } load_t;
 
 /* ---- small helpers ------------------------------------------------------------------------- */
@@ -106,6 +117,7 @@ void sim_scenario_fini(sim_scenario_t *sc)
         node_fini(sc->docs[i].node);
         free(sc->docs[i].node);
         free(sc->docs[i].label);
+        free(sc->docs[i].group);
     }
     free(sc->docs);
     for (size_t i = 0; i < sc->nerrors; i++)
@@ -290,6 +302,44 @@ static err_t on_doc(void *ctx, size_t index, int line, json_t *root)
     return decode_doc(ld, sc->ndocs - 1, root, jk);
 }
 
+/* Note document `i` (`root`, a Pod in namespace `ns` of pod group `group`) as a member of its
+ * group. ERR_NOMEM only. */
+static err_t group_add(load_t *ld, size_t i, json_t *root, const char *ns, const char *group)
+{
+    char *key = util_asprintf("%s/%s", ns != NULL ? ns : "default", group != NULL ? group : "");
+    size_t gi;
+    err_t rc = ERR_NOMEM;
+
+    if (key == NULL)
+        return ERR_NOMEM;
+    if (util_grow((void **)&ld->grouped, &ld->capgrouped, i + 1, sizeof(*ld->grouped)) != ERR_OK)
+        goto out;
+    while (ld->ngrouped <= i)
+        ld->grouped[ld->ngrouped++] = false;
+    ld->grouped[i] = true;
+    if (!util_hmap_get_index(&ld->group_index, key, &gi)) {
+        if (util_grow((void **)&ld->groups, &ld->capgroups, ld->ngroups + 1, sizeof(*ld->groups)) !=
+            ERR_OK)
+            goto out;
+        gi = ld->ngroups;
+        memset(&ld->groups[gi], 0, sizeof(ld->groups[gi]));
+        if (util_hmap_put_index(&ld->group_index, key, gi) != ERR_OK)
+            goto out;
+        ld->ngroups++;
+    }
+    if (util_grow((void **)&ld->groups[gi].docs, &ld->groups[gi].cap, ld->groups[gi].n + 1,
+                  sizeof(size_t)) != ERR_OK ||
+        util_grow((void **)&ld->groups[gi].pods, &ld->groups[gi].capp, ld->groups[gi].n + 1,
+                  sizeof(json_t *)) != ERR_OK)
+        goto out;
+    ld->groups[gi].docs[ld->groups[gi].n] = i;
+    ld->groups[gi].pods[ld->groups[gi].n++] = json_incref(root);
+    rc = ERR_OK;
+out:
+    free(key);
+    return rc;
+}
+
 /* Decode document `i` (`root`, of integration kind `jk` or NULL) into its typed object. */
 static err_t decode_doc(load_t *ld, size_t i, json_t *root, const jobs_kind_t *jk)
 {
@@ -301,13 +351,18 @@ static err_t decode_doc(load_t *ld, size_t i, json_t *root, const jobs_kind_t *j
     const char *name = json_str(meta, "name");
     err_t rc;
 
-    if (jk != NULL && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
-        diags_error(d, "metadata.labels[" JOBS_POD_GROUP_NAME "]",
-                    "a Pod of a pod group is admitted with its group, which the simulator does "
-                    "not model (a Pod without this label runs as a workload of its own)");
-        rc = ERR_INVALID;
-    } else if (jk != NULL) {
+    if (jk != NULL) {
         rc = kindobj_decode_with(jk, root, kindobj_deps_find, &ld->deps, true, &doc->obj, d);
+        if (rc == ERR_OK && jk->admit == JOBS_ADMIT_POD && in_pod_group(meta)) {
+            /* Not a workload of its own: its group is (resolve_groups()). */
+            if (doc->obj.u.integ.built)
+                workload_fini(&doc->obj.u.integ.wl);
+            memset(&doc->obj.u.integ.wl, 0, sizeof(doc->obj.u.integ.wl));
+            doc->obj.u.integ.built = false;
+            if (group_add(ld, i, root, ns,
+                          json_str(json_object_get(meta, "labels"), JOBS_POD_GROUP_NAME)) != ERR_OK)
+                return ERR_NOMEM;
+        }
     } else {
         rc = object_decode(root, &doc->obj, d);
     }
@@ -347,6 +402,135 @@ static err_t decode_deferred(load_t *ld)
     return rc;
 }
 
+/* Arrival order of a group's members: `at`, then file order. */
+static const sim_doc_t *cmp_docs;
+static int cmp_arrival(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (cmp_docs[x].at != cmp_docs[y].at)
+        return cmp_docs[x].at < cmp_docs[y].at ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Each pod group becomes one Workload, as Kueue's pod integration builds it (lib/jobs,
+ * jobs_pod_group_read() and jobs_pod_group_workload(): one pod set per role). Kueue creates it
+ * once the group is complete: the document whose Pod arrives (`at`, then file order) as the
+ * total-count-th distinct Pod (the first with fast admission) carries it, named after the group,
+ * with the group's runtime (its own, else the first arrived Pod's that has one). A later
+ * document of a Pod name already met updates that Pod and adds no member. A group that never
+ * completes gets no Workload and a warning saying why (Kueue's words); one whose Pods disagree
+ * (total count, queue name, too many roles) an error on its completing (else last) document;
+ * nothing more when a member has an error already (Kueue's rules for one Pod, check_all()).
+ */
+static err_t resolve_group(load_t *ld, size_t gi)
+{
+    sim_scenario_t *sc = ld->sc;
+    size_t n = ld->groups[gi].n, m = 0, *order = malloc((n + 1) * sizeof(size_t));
+    json_t **pods = malloc((n + 1) * sizeof(json_t *));
+    jobs_pod_group_t g;
+    err_msg_t msg = {{0}};
+    err_t rc = ERR_NOMEM;
+    size_t k;
+
+    memset(&g, 0, sizeof(g));
+    if (order == NULL || pods == NULL)
+        goto out;
+    for (size_t j = 0; j < n; j++)
+        order[j] = ld->groups[gi].docs[j];
+    cmp_docs = sc->docs;
+    qsort(order, n, sizeof(size_t), cmp_arrival);
+    /* A member with an error (Kueue's pod rules: validate_object()) is said already. */
+    for (size_t j = 0; j < n; j++) {
+        const diags_t *d = &ld->diags[order[j]];
+        for (size_t q = 0; q < d->len; q++) {
+            if (!d->items[q].warning) {
+                rc = ERR_OK;
+                goto out;
+            }
+        }
+    }
+    /* Distinct Pods, in arrival order; a partial document (decode failed) is said already. */
+    for (size_t j = 0; j < n; j++) {
+        const object_meta_t *om = object_meta_const(&sc->docs[order[j]].obj);
+        bool seen = ld->partial[order[j]];
+        for (size_t q = 0; q < m && !seen && om->name != NULL; q++) {
+            const object_meta_t *qm = object_meta_const(&sc->docs[order[q]].obj);
+            seen = qm->name != NULL && strcmp(qm->name, om->name) == 0;
+        }
+        if (!seen)
+            order[m++] = order[j];
+    }
+    if (m == 0) {
+        rc = ERR_OK;
+        goto out;
+    }
+    for (size_t j = 0; j < n; j++)
+        for (size_t q = 0; q < m; q++)
+            if (ld->groups[gi].docs[j] == order[q])
+                pods[q] = ld->groups[gi].pods[j];
+    /* All of them first: complete at all, and with fast admission? */
+    rc = jobs_pod_group_read(pods, m, &g, &msg);
+    k = m;
+    if (rc == ERR_OK && g.complete)
+        k = g.fast_admission ? 1 : (size_t)g.total_count;
+    if (rc == ERR_OK && !g.complete) {
+        diags_warn(&ld->diags[order[m - 1]], "metadata.labels[" JOBS_POD_GROUP_NAME "]",
+                   "%s (%zu of %d pods in the scenario): Kueue creates no Workload for an "
+                   "incomplete group, so it never runs",
+                   g.why, m, (int)g.total_count);
+        goto out;
+    }
+    if (rc == ERR_OK && k < m) {
+        /* The group as it stood when it became complete. */
+        jobs_pod_group_fini(&g);
+        memset(&g, 0, sizeof(g));
+        rc = jobs_pod_group_read(pods, k, &g, &msg);
+    }
+    sim_doc_t *doc = &sc->docs[order[k - 1]];
+    integration_t *it = &doc->obj.u.integ;
+    workload_t wl;
+    memset(&wl, 0, sizeof(wl));
+    if (rc == ERR_OK)
+        rc = jobs_pod_group_workload(&g, NULL, &wl, &msg);
+    if (rc == ERR_NOMEM)
+        goto out;
+    if (rc != ERR_OK) {
+        diags_error(&ld->diags[order[k - 1]], "metadata.labels[" JOBS_POD_GROUP_NAME "]",
+                    "pod group '%s': %s", g.name != NULL ? g.name : "", msg.text);
+        rc = ERR_OK;
+        goto out;
+    }
+    doc->group = strdup(g.name);
+    if (doc->group == NULL) {
+        workload_fini(&wl);
+        rc = ERR_NOMEM;
+        goto out;
+    }
+    it->wl = wl;
+    it->built = true;
+    for (size_t q = 0; q < k && !doc->has_runtime; q++) {
+        if (sc->docs[order[q]].has_runtime) {
+            doc->has_runtime = true;
+            doc->runtime = sc->docs[order[q]].runtime;
+        }
+    }
+out:
+    jobs_pod_group_fini(&g);
+    free(order);
+    free(pods);
+    return rc;
+}
+
+static err_t resolve_groups(load_t *ld)
+{
+    err_t rc = ERR_OK;
+
+    for (size_t gi = 0; gi < ld->ngroups && rc == ERR_OK; gi++)
+        rc = resolve_group(ld, gi);
+    return rc;
+}
+
 /* ---- pass 2: checks over the whole set ------------------------------------------------------ */
 
 /* Workload `name` in `ns` is document i's: an error on i when another document's workload has
@@ -368,7 +552,12 @@ static err_t claim_name(load_t *ld, util_hmap_t *wl_names, size_t i, const char 
         const char *named = o->kind == KIND_INTEGRATION ? object_kind_name(o)
                             : k == KIND_INTEGRATION     ? object_kind_name(&doc->obj)
                                                         : "Job";
-        if (o->kind != k || strcmp(object_kind_name(o), object_kind_name(&doc->obj)) != 0)
+        if (sc->docs[other].group != NULL || doc->group != NULL)
+            diags_error(&ld->diags[i], "metadata.name",
+                        "workload %s is already the workload of %s (a pod group's workload is "
+                        "named after the group)",
+                        key, sc->docs[other].label);
+        else if (o->kind != k || strcmp(object_kind_name(o), object_kind_name(&doc->obj)) != 0)
             diags_error(&ld->diags[i], "metadata.name",
                         "workload %s is already the workload of %s (a %s's workload is "
                         "named after the %s)",
@@ -478,6 +667,8 @@ static err_t check_sim_rules(load_t *ld)
             const object_meta_t *m = object_meta_const(&doc->obj);
             if (m->name == NULL)
                 continue;
+            if (i < ld->ngrouped && ld->grouped[i] && doc->group == NULL)
+                continue; /* a Pod of a group without the group's workload: none of its own */
             if (k == KIND_INTEGRATION && doc->obj.u.integ.per_replica &&
                 doc->obj.u.integ.replicas > SIM_REPLICAS_MAX) {
                 continue; /* said below */
@@ -491,7 +682,8 @@ static err_t check_sim_rules(load_t *ld)
                         return ERR_NOMEM;
                     }
                 }
-            } else if (claim_name(ld, &wl_names, i, m->namespace, m->name) != ERR_OK) {
+            } else if (claim_name(ld, &wl_names, i, m->namespace,
+                                  doc->group != NULL ? doc->group : m->name) != ERR_OK) {
                 util_hmap_fini(&wl_names);
                 return ERR_NOMEM;
             }
@@ -575,6 +767,8 @@ static err_t check_all(load_t *ld)
     }
     rc = crosscheck_run(objs, n, &opts, ld->diags);
     if (rc == ERR_OK)
+        rc = resolve_groups(ld);
+    if (rc == ERR_OK)
         rc = check_sim_rules(ld);
 out:
     free(objs);
@@ -608,6 +802,7 @@ static err_t load(load_fn fn, void *src, size_t len, sim_scenario_t *sc, err_msg
     ld.sc = sc;
     util_hmap_init(&ld.gen_counts, 0);
     util_hmap_init(&ld.warned, 0);
+    util_hmap_init(&ld.group_index, 0);
     rc = fn(src, len, on_doc, &ld, &ymsg);
     if (rc == ERR_PARSE) {
         /* A syntax error ends the stream: report it against the document it is in. */
@@ -651,6 +846,15 @@ out:
     for (size_t i = 0; i < ld.ndeferred; i++)
         json_decref(ld.deferred[i].root);
     free(ld.deferred);
+    for (size_t i = 0; i < ld.ngroups; i++) {
+        for (size_t j = 0; j < ld.groups[i].n; j++)
+            json_decref(ld.groups[i].pods[j]);
+        free(ld.groups[i].pods);
+        free(ld.groups[i].docs);
+    }
+    free(ld.groups);
+    free(ld.grouped);
+    util_hmap_fini(&ld.group_index);
     return rc;
 }
 

@@ -45,6 +45,10 @@ typedef struct sim_doc_s {
     sim_ms_t pods_ready_after, pods_unready_after, pods_recover_after;
     size_t prev;  /* index of the earlier document this one updates, SIM_DOC_NONE when none */
     node_t *node; /* owned: a v1 Node (obj.kind is then KIND_UNKNOWN), else NULL */
+    /* owned: a Pod of a pod group whose arrival completes the group carries the group's one
+     * Workload (obj.u.integ.wl, named after the group: this name), else NULL. The group's other
+     * Pods have no workload of their own (obj.u.integ.built false). */
+    char *group;
 } sim_doc_t;
 
 #define SIM_DOC_NONE ((size_t)-1)
