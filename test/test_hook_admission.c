@@ -1,6 +1,7 @@
 /* test_hook_admission -- AdmissionReview handling: validation, mutation patches, warnings. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "hook/admission.h"
+#include "jobs/kind_serving.h"
 #include "oom_wrap.h"
 
 #include <check.h>
@@ -692,6 +693,77 @@ START_TEST(test_statefulset_scale_up_waits_for_its_workload)
 }
 END_TEST
 
+/* Kueue's pod webhook keeps a Pod's group name fixed once set (validate--v1-pod on UPDATE). The
+ * operator joins a StatefulSet's gated Pod to its pod group after creation, by an update that
+ * adds the group name (jobs_serving_pod_default(), the operator's own marking): that update is
+ * allowed; changing a group name the Pod already has is refused. */
+START_TEST(test_pod_group_name_added_by_update_allowed)
+{
+    static const char sts[] =
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
+        "\"namespace\":\"ns1\",\"uid\":\"u-1\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},"
+        "\"spec\":{\"replicas\":3,\"selector\":{\"matchLabels\":{\"app\":\"web\"}},"
+        "\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"},\"annotations\":{"
+        "\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"}},\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"image\":\"i\"}]}}}}";
+    static const char pod[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\",\"namespace\":"
+        "\"ns1\",\"uid\":\"p-1\",\"labels\":{\"app\":\"web\",\"apps.kubernetes.io/pod-index\":"
+        "\"0\"},\"annotations\":{\"kueue.x-k8s.io/pod-suspending-parent\":\"statefulset\"},"
+        "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":"
+        "\"web\",\"uid\":\"u-1\",\"controller\":true}]},\"spec\":{\"schedulingGates\":[{\"name\":"
+        "\"kueue.x-k8s.io/admission\"}],\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}";
+    json_t *owner = json_loads(sts, 0, NULL), *old = json_loads(pod, 0, NULL), *marked, *root;
+    json_t *resp, *labels;
+    char *olds, *news, body[16384];
+    const char *group;
+    bool changed = false;
+    err_msg_t msg;
+
+    ck_assert_ptr_nonnull(owner);
+    ck_assert_ptr_nonnull(old);
+    marked = json_deep_copy(old);
+    ck_assert_int_eq(
+        jobs_serving_pod_default(&jobs_kind_statefulset, owner, marked, false, &changed, &msg),
+        ERR_OK);
+    ck_assert(changed);
+    labels = json_object_get(json_object_get(marked, "metadata"), "labels");
+    group = json_string_value(json_object_get(labels, "kueue.x-k8s.io/pod-group-name"));
+    ck_assert_ptr_nonnull(group);
+    olds = json_dumps(old, JSON_COMPACT);
+    news = json_dumps(marked, JSON_COMPACT);
+    review(body, sizeof(body), "UPDATE", "Pod", news, olds);
+    root = run("/validate--v1-pod", body, &resp);
+    ck_assert_msg(json_is_true(json_object_get(resp, "allowed")), "%s",
+                  json_string_value(json_object_get(json_object_get(resp, "status"), "message")));
+    json_decref(root);
+    free(olds);
+    free(news);
+
+    /* A Pod of a group moved to another group (and its prebuilt workload with it): refused. */
+    json_t *moved = json_deep_copy(marked);
+    json_t *mlabels = json_object_get(json_object_get(moved, "metadata"), "labels");
+    json_object_set_new(mlabels, "kueue.x-k8s.io/pod-group-name", json_string("other"));
+    json_object_set_new(mlabels, "kueue.x-k8s.io/prebuilt-workload-name", json_string("other"));
+    olds = json_dumps(marked, JSON_COMPACT);
+    news = json_dumps(moved, JSON_COMPACT);
+    review(body, sizeof(body), "UPDATE", "Pod", news, olds);
+    root = run("/validate--v1-pod", body, &resp);
+    ck_assert(json_is_false(json_object_get(resp, "allowed")));
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(json_object_get(resp, "status"), "message")),
+               "metadata.labels[kueue.x-k8s.io/pod-group-name]: field "
+               "is immutable"));
+    json_decref(root);
+    free(olds);
+    free(news);
+    json_decref(moved);
+    json_decref(marked);
+    json_decref(old);
+    json_decref(owner);
+}
+END_TEST
+
 START_TEST(test_jobset_queue_and_priority_rules)
 {
     char js_old[2048], js_new[2048], body[8192];
@@ -1166,6 +1238,7 @@ int main(void)
     tcase_add_test(tc, test_pod_gated_and_marked);
     tcase_add_test(tc, test_deployment_template_marked);
     tcase_add_test(tc, test_statefulset_scale_up_waits_for_its_workload);
+    tcase_add_test(tc, test_pod_group_name_added_by_update_allowed);
     tcase_add_test(tc, test_rayjob_unlabelled_rules);
     tcase_add_test(tc, test_http_handler_method_and_content_type);
     tcase_add_test(tc, test_allocation_failures_answer_500_or_the_same);
