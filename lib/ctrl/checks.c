@@ -27,7 +27,7 @@
  *                     podSetUpdates merged into its pod templates
  */
 
-static const char *state_name(check_state_t s)
+const char *ctrl__check_state_name(check_state_t s)
 {
     switch (s) {
     case CHECK_STATE_READY:
@@ -54,7 +54,7 @@ static json_t *state_json(const char *name, check_state_t st, const char *messag
 {
     char ts[32];
 
-    return json_pack("{s:s,s:s,s:s,s:s}", "name", name, "state", state_name(st),
+    return json_pack("{s:s,s:s,s:s,s:s}", "name", name, "state", ctrl__check_state_name(st),
                      "lastTransitionTime", cond_time_str(t_s, ts, sizeof(ts)), "message",
                      message != NULL ? message : "");
 }
@@ -194,7 +194,7 @@ json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s)
         } else {
             admission_check_state_t r = {0};
             snprintf(msg, sizeof(msg), "Reset to Pending after eviction. Previously: %s",
-                     state_name(s->state));
+                     ctrl__check_state_name(s->state));
             r.name = s->name;
             r.state = CHECK_STATE_PENDING;
             r.message = msg;
@@ -247,7 +247,7 @@ static void verdict_message(const workload_t *wl, char *const *names, size_t n, 
     }
     off = (size_t)snprintf(buf, cap,
                            "%s in %s state: ", count > 1 ? "AdmissionChecks" : "AdmissionCheck",
-                           state_name(st));
+                           ctrl__check_state_name(st));
     for (size_t i = 0, k = 0; i < n && off < cap; i++) {
         const admission_check_state_t *s = find_state(wl, names[i]);
         int w;

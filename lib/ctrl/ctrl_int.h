@@ -435,6 +435,8 @@ int64_t ctrl__checks_retry_at(const workload_t *wl);
 /* Act on the check states of Workload `key` (`w`, reserved in the API) the engine holds quota
  * for: Rejected deactivates, Retry evicts, all Ready admits (Admitted=True written). */
 void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w);
+/* A check state's name as the API writes it ("Pending", "Ready", "Retry", "Rejected"). */
+const char *ctrl__check_state_name(check_state_t s);
 /* Merge the podSetUpdates of every check of `wl` for pod set `podset` into the node selector
  * `nodes`, tolerations `tols`, `labels` and `annotations` (objects/array, modified); a key set
  * to two values is ERR_CONFLICT. */

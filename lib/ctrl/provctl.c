@@ -475,14 +475,6 @@ static void delete_unused(ctrl_t *c, const ctrl_wl_t *w, const json_t *const *ke
 
 /* ---- check states ------------------------------------------------------------------------- */
 
-static const char *state_str(check_state_t s)
-{
-    return s == CHECK_STATE_READY      ? "Ready"
-           : s == CHECK_STATE_RETRY    ? "Retry"
-           : s == CHECK_STATE_REJECTED ? "Rejected"
-                                       : "Pending";
-}
-
 /* Set check `i`'s entry of `list` (status.admissionChecks as written) to verdict `v`. */
 static bool apply_verdict(json_t *list, size_t i, const admission_check_state_t *cur,
                           const provreq_verdict_t *v, json_t *updates)
@@ -496,7 +488,7 @@ static bool apply_verdict(json_t *list, size_t i, const admission_check_state_t 
         json_object_set_new(e, "lastTransitionTime",
                             json_string(cond_time_str(ctrl__now_ms() / 1000, ts, sizeof(ts)))))
         return false;
-    if (json_object_set_new(e, "state", json_string(state_str(v->state))) ||
+    if (json_object_set_new(e, "state", json_string(ctrl__check_state_name(v->state))) ||
         json_object_set_new(e, "message", json_string(v->message)))
         return false;
     if (v->set_requeue &&
@@ -831,14 +823,14 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
                     changed = true;
                     now = v.state;
                     ctrl__log(c, CTRL_LOG_INFO, "workload %s: check %s: %s -> %s (%s: %s)", key,
-                              cs->name, state_str(cs->state), state_str(v.state), pr_name(pr),
-                              v.message);
+                              cs->name, ctrl__check_state_name(cs->state),
+                              ctrl__check_state_name(v.state), pr_name(pr), v.message);
                     if (v.state != cs->state)
-                        ctrl__event(c, CTRL_WORKLOAD, &w->wl.meta, "Normal",
-                                    "AdmissionCheckUpdated",
-                                    "Admission check %s updated state from %s to %s%s%s", cs->name,
-                                    state_str(cs->state), state_str(v.state),
-                                    v.message[0] ? " with message: " : "", v.message);
+                        ctrl__event(
+                            c, CTRL_WORKLOAD, &w->wl.meta, "Normal", "AdmissionCheckUpdated",
+                            "Admission check %s updated state from %s to %s%s%s", cs->name,
+                            ctrl__check_state_name(cs->state), ctrl__check_state_name(v.state),
+                            v.message[0] ? " with message: " : "", v.message);
                 }
                 json_decref(updates);
             }

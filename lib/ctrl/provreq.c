@@ -2,6 +2,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/provreq.h"
 
+#include "ctrl/cond.h"
+
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,16 +258,7 @@ bool provreq_podset_uses(const provreq_config_t *cfg, const json_t *tmpl)
 /* Condition `type` of the request's status.conditions, or NULL. */
 static const json_t *find_cond(const json_t *pr, const char *type)
 {
-    const json_t *c;
-    size_t i;
-
-    json_array_foreach(json_object_get(json_object_get(pr, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        if (t != NULL && strcmp(t, type) == 0)
-            return c;
-    }
-    return NULL;
+    return cond_find(json_object_get(json_object_get(pr, "status"), "conditions"), type);
 }
 
 bool provreq_cond(const json_t *pr, const char *type, const char **msg)
