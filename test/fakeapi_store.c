@@ -363,6 +363,18 @@ err_t fakeapi_register_sluice(fakeapi_t *fa)
     return ERR_OK;
 }
 
+static void type_free(fa_type_t *t)
+{
+    json_decref(t->objs);
+    free(t->group);
+    free(t->version);
+    free(t->plural);
+    free(t->kind);
+    free(t->api_version);
+    free(t->qualified);
+    free(t);
+}
+
 err_t fakeapi_unregister(fakeapi_t *fa, const char *group, const char *plural)
 {
     for (size_t i = 0; i < fa->ntypes; i++) {
@@ -372,14 +384,7 @@ err_t fakeapi_unregister(fakeapi_t *fa, const char *group, const char *plural)
         for (size_t h = 0; h < fa->nhist; h++)
             if (fa->hist[h].type == t)
                 return ERR_CONFLICT;
-        json_decref(t->objs);
-        free(t->group);
-        free(t->version);
-        free(t->plural);
-        free(t->kind);
-        free(t->api_version);
-        free(t->qualified);
-        free(t);
+        type_free(t);
         memmove(&fa->types[i], &fa->types[i + 1], (fa->ntypes - i - 1) * sizeof(*fa->types));
         fa->ntypes--;
         return ERR_OK;
@@ -396,16 +401,7 @@ void fa__store_fini(fakeapi_t *fa)
     free(fa->hist);
     free(fa->held);
     for (size_t i = 0; i < fa->ntypes; i++) {
-        fa_type_t *t = fa->types[i];
-
-        json_decref(t->objs);
-        free(t->group);
-        free(t->version);
-        free(t->plural);
-        free(t->kind);
-        free(t->api_version);
-        free(t->qualified);
-        free(t);
+        type_free(fa->types[i]);
     }
     free(fa->types);
 }
