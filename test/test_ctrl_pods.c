@@ -1130,6 +1130,35 @@ START_TEST(leaderworkerset_workload_per_replica)
 }
 END_TEST
 
+/* A scale-down that comes while the operator is still looking at the LeaderWorkerSet (its GET
+ * answered with 3 replicas, the LIST of its Pods slow) is not lost: the look, once done, sees
+ * the owner changed since it was read and looks again (the event itself was skipped while the
+ * look held the owner busy; a CI run of integration_ctrl_lws waited 30 s for the deletion). */
+START_TEST(leaderworkerset_scale_down_during_a_look)
+{
+    fx_kind_t kinds[] = {{"", "v1", "pods", "Pod"},
+                         {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"}};
+    fakeapi_fault_t slow = {.action = FAKEAPI_SERVE, .delay_ms = 400};
+    fx_t fx;
+
+    fx_serve(&fx, kinds, 2);
+    fx_queues(&fx, 4);
+    fx_operate(&fx, "integrations",
+               "{\"frameworks\":[\"batch/job\",\"pod\","
+               "\"leaderworkerset.x-k8s.io/leaderworkerset\"]}");
+    lws_put(&fx, 3, "", "lq");
+    fx_run_until(&fx, lws2_waits, 10, "replica 2 waiting: insufficient quota");
+    run_for(&fx, 300); /* settled: no look under way */
+    fakeapi_fault_next(fx.fa, "list", "pods", &slow, 1);
+    lws_put(&fx, 3, ",\"status\":{\"replicas\":3}", "lq"); /* an event: a look starts */
+    run_for(&fx, 150);
+    ck_assert_uint_gt(fakeapi_count(fx.fa, "list", "pods"), 0);
+    lws_put(&fx, 2, ",\"status\":{\"replicas\":3}", "lq"); /* scaled down during the look */
+    fx_run_until(&fx, lws2_gone, 10, "replica 2's Workload removed after the look");
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- a held unit's queue-name change ------------------------------------------------------- */
 
 static bool q_waits(fx_t *fx)
@@ -1262,6 +1291,7 @@ int main(void)
     tcase_add_test(tc, statefulset_without_queue_name_managed);
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
+    tcase_add_test(tc, leaderworkerset_scale_down_during_a_look);
     tcase_add_test(tc, held_group_follows_its_queue_name);
     tcase_add_test(tc, external_framework_children);
     tcase_add_test(tc, external_framework_discovery);

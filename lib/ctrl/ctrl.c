@@ -1156,9 +1156,11 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_QUEUE_STATUS:
         case CTRL_OP_QUEUE_FINALIZER:
         case CTRL_OP_EVENT:
-        case CTRL_OP_WL_IDLE:   /* its next step reads the Workload again */
-        case CTRL_OP_POD_OWNER: /* a serving owner's Pods looked at: its next event comes back */
-        case CTRL_OP_PROV:      /* provctl.c's callbacks did their part */
+        case CTRL_OP_WL_IDLE: /* its next step reads the Workload again */
+        case CTRL_OP_PROV:    /* provctl.c's callbacks did their part */
+            break;
+        case CTRL_OP_POD_OWNER:
+            ctrl__pods_owner_done(c, op);
             break;
         case CTRL_OP_WL_CHECKS:
             /* Admitted=True written: its Job starts now. The Workload's watch event may have come

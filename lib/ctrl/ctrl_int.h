@@ -357,6 +357,9 @@ const json_t *ctrl__deps_find(void *data, const jobs_ref_t *ref);
 /* Reconcile the Pod `key` of `kind` (a JOBS_ADMIT_POD kind), or the pod group "@ns/name"
  * (leader only). */
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* A serving owner's look at its Workloads and Pods (`op`, CTRL_OP_POD_OWNER) is done: when the
+ * owner changed after it was read, look again (its event was skipped while `op` held it busy). */
+void ctrl__pods_owner_done(ctrl_t *c, const ctrl_op_t *op);
 /* A Pod of `kind` changed (`rec`, or the deleted `old`): queue its group, if any. */
 void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, const ctrl_job_t *old);
 /* The cache of Pod `key` changed from `old` to `rec` (either NULL: added, deleted): keep the

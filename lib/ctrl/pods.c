@@ -1357,6 +1357,20 @@ static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
     ctrl__submit(c, op);
 }
 
+void ctrl__pods_owner_done(ctrl_t *c, const ctrl_op_t *op)
+{
+    /* op->data: the owner as read (on_owner_got), NULL when the read failed (retried after
+     * its backoff). A scale-down that came while the look was under way was lost before
+     * (integration_ctrl_lws waited 30 s for the replica's Workload to go in a CI run). */
+    const char *read = json_string_value(
+        json_object_get(json_object_get(op->data, "metadata"), "resourceVersion"));
+    const ctrl_job_t *j = ctrl__job(c, op->kind, op->key);
+
+    if (read != NULL && j != NULL && j->meta.resource_version != NULL &&
+        strcmp(read, j->meta.resource_version) != 0)
+        ctrl__mark_job(c, op->kind, op->key);
+}
+
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     unit_t u;
