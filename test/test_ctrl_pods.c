@@ -7,6 +7,7 @@
  * scheduling gates, so this is where the gate logic is tested (docs/testing.md). */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
+#include "ctrl/ctrl_int.h" /* ext_owners: the owners read, swept once stale */
 
 #include "ctrl_fixture.h"
 #include "fakeapi.h"
@@ -614,6 +615,15 @@ START_TEST(external_framework_children)
                 "\"metadata\":{\"name\":\"plain\",\"namespace\":\"ns\"},\"spec\":{}}");
     aw_child(&fx, "c2", "plain", true, true);
     fx_run_until(&fx, c2_has_workload, 10, "the queued child of an unqueued AppWrapper queued");
+
+    /* The owners read stay only while fresh (10 s): the next read sweeps the stale ones. */
+    ck_assert_uint_eq(util_hmap_len(&fx.ctrl->ext_owners), 2);
+    run_for(&fx, 10500);
+    fx_put(&fx, "{\"apiVersion\":\"workload.codeflare.dev/v1beta2\",\"kind\":\"AppWrapper\","
+                "\"metadata\":{\"name\":\"third\",\"namespace\":\"ns\"},\"spec\":{}}");
+    aw_child(&fx, "c3", "third", true, true);
+    run_for(&fx, 500);
+    ck_assert_uint_eq(util_hmap_len(&fx.ctrl->ext_owners), 1);
     fx_stop(&fx);
 }
 END_TEST

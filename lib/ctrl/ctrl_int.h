@@ -140,6 +140,7 @@ struct ctrl_s {
     podindex_t pod_groups;                 /* the cached Pods of each pod group (pods.c) */
     util_hmap_t ext_owners;                /* externalFrameworks owners read (extowner.c) */
     util_hmap_t ext_disc;                  /* their group/versions' API discovery (extowner.c) */
+    uint64_t ext_swept;                    /* loop ms of the last sweep of ext_owners */
     podindex_t ext_wls;         /* their Workloads: owner uid -> Workload keys (extowner.c) */
     util_hmap_t busy;           /* "<kind>:<key>" -> index 0 while a write is in flight */
     ctrl_wq_t jobs_q;           /* jobs to reconcile, "<kind>:<key>" (workqueue.h) */

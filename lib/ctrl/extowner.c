@@ -341,6 +341,27 @@ static res_t resolve(ctrl_t *c, ext_entry_t *e, const char *kind, ctrl_kind_t ck
 
 /* ---- reading an owner ---------------------------------------------------------------------- */
 
+/* Forget the owners read more than EXT_TTL_MS ago (at most once per EXT_TTL_MS): a read is
+ * reused only while fresh, so a stale entry is dead weight, and owners come and go (an
+ * AppWrapper per training run) -- the map stays bounded by the owners read in one interval. */
+static void sweep(ctrl_t *c, uint64_t now)
+{
+    const char *k;
+    void *v;
+
+    if (now - c->ext_swept < EXT_TTL_MS)
+        return;
+    c->ext_swept = now;
+    for (size_t pos = 0; util_hmap_next(&c->ext_owners, &pos, &k, &v);) {
+        ext_entry_t *e = v;
+        if (!e->inflight && e->waiters == NULL && e->fetched != 0 &&
+            now - e->fetched >= EXT_TTL_MS) {
+            util_hmap_del(&c->ext_owners, k);
+            entry_free(e);
+        }
+    }
+}
+
 ctrl_ext_t ctrl__extowner(ctrl_t *c, const char *ns, const ctrl_owner_t *ref, ctrl_kind_t kind,
                           const char *key, const ctrl_extowner_t **out)
 {
@@ -352,6 +373,7 @@ ctrl_ext_t ctrl__extowner(ctrl_t *c, const char *ns, const ctrl_owner_t *ref, ct
 
     if (slash == NULL || ref->kind == NULL || ref->name == NULL)
         return CTRL_EXT_GONE;
+    sweep(c, now);
     snprintf(ekey, sizeof(ekey), "%s/%s/%s/%s", ns, ref->api_version, ref->kind, ref->name);
     e = util_hmap_get(&c->ext_owners, ekey);
     if (e != NULL && e->fetched != 0 && now - e->fetched < EXT_TTL_MS) {
