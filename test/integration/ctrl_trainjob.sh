@@ -171,11 +171,11 @@ EOT
 }
 
 # ---- the first: held on create, one Workload, admitted, released into runtimePatches -----------
-# Every state of the TrainJobs, as a watch sees them: "<name> <suspend> <patched replicated Jobs>".
-k get "$RES" -n "$ns" -w -o jsonpath="{.metadata.name} {.spec.suspend} {$KP.trainingRuntimeSpec.template.spec.replicatedJobs[*].name}{\"\\n\"}" \
-    >"$tmp/tj.trace" 2>"$tmp/tj.trace.err" &
-tw=$!
-it_on_exit "kill $tw 2>/dev/null || true"
+# Every state of first, as a watch sees them: replayed afterwards from the collection's
+# resourceVersion taken here (a `kubectl get -w` started in the background could list first only
+# after its release when kubectl started slowly: a run under load saw no held state at all).
+rv0=$(k get --raw "/apis/$API/namespaces/$ns/trainjobs?limit=1" | jq -r .metadata.resourceVersion) ||
+    fail "the TrainJobs' resourceVersion"
 [ "$(create first)" = "true kueue.x-k8s.io/manager" ] ||
     fail "first: the webhook did not hold it and add Kueue's runtimePatches entry: $(oget first '{.spec}')"
 say "TrainJob first created running: held by the webhook, Kueue's runtimePatches entry added"
@@ -194,10 +194,15 @@ until_ 20 "TrainJob first released" '[ "$(suspended first)" = false ]'
 say "first: Workload $w1 (node x 2, 2 GPUs each) admitted to $cq, released with pool=$fl, the toleration and Kueue's labels in its runtimePatches"
 # Two writes, as Kueue (Trainer's webhook lets runtimePatches change only while suspended): the
 # watch saw it held with the patch before it saw it released, and never released without it.
-until_ 10 "the watch to see first released" 'grep -q "^first false node$" "$tmp/tj.trace"'
+# The states of first since rv0, one line each: "<suspend> <patched replicated Jobs>".
+k get --raw "/apis/$API/namespaces/$ns/trainjobs?watch=1&resourceVersion=$rv0&timeoutSeconds=3" |
+    jq -r 'select(.object.metadata.name == "first") | .object.spec as $s |
+        "first \($s.suspend) \([$s.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager") |
+        .trainingRuntimeSpec.template.spec.replicatedJobs[]?.name] | join(" "))"' >"$tmp/tj.trace" ||
+    fail "replaying first's states from resourceVersion $rv0"
 held=$(grep -n "^first true node$" "$tmp/tj.trace" | head -1 | cut -d: -f1)
 run=$(grep -n "^first false" "$tmp/tj.trace" | head -1 | cut -d: -f1)
-[ -n "$held" ] && [ "$held" -lt "$run" ] ||
+[ -n "$held" ] && [ -n "$run" ] && [ "$held" -lt "$run" ] ||
     fail "first: not patched while held before its release: $(cat "$tmp/tj.trace")"
 ! grep -q "^first false *$" "$tmp/tj.trace" || fail "first: released without its patch: $(cat "$tmp/tj.trace")"
 say "first: runtimePatches written while held, released in a second write"
