@@ -21,7 +21,7 @@ ctrl_config config <<EOT
 integrations: {frameworks: [batch/job, jobset.x-k8s.io/jobset]}
 waitForPodsReady:
   timeout: 5s
-  recoveryTimeout: 3s
+  recoveryTimeout: 30s
   requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 2, backoffBaseSeconds: 20, backoffMaxSeconds: 20}
 EOT
 # A test Job with the job runner's readiness annotation: pjob NAME GPUS READY [PRIORITY_CLASS]
@@ -88,6 +88,8 @@ until_ 20 "stuck stopped and released" '[ "$(jget stuck "{.spec.suspend}")" = tr
 say "stuck: second timeout requeued (#2), third deactivated (RequeuingLimitExceeded), stopped"
 
 # ---- a running Job loses its pods: WaitForRecovery, then Recovered -----------------------------
+# (recoveryTimeout 30 s: the two polls and the annotation between them took more than 3 s at load
+# 16, and the Job was evicted before it could recover.)
 k annotate $TJ -n "$ns" good test.sluice.dev/ready=false --overwrite >/dev/null
 until_ 20 "good WaitForRecovery" '[ "$(wreason "$wg" PodsReady)" = WaitForRecovery ]'
 k annotate $TJ -n "$ns" good test.sluice.dev/ready=true --overwrite >/dev/null
