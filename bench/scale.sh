@@ -234,6 +234,23 @@ supervise() {
         exit "$st"
     done
 }
+# The process that runs sluice itself, given the pid the supervisor started: `--sluice` may be a
+# wrapper (a script running heaptrack, valgrind or perf with sluice below it) whose own RSS and
+# CPU are not sluice's. Follows children whose command line has sluice run's --kubeconfig down to
+# the deepest; the pid itself when it has none (sluice, or a wrapper that exec'd it).
+sluice_proc() {
+    p=$1 depth=0
+    while [ "$depth" -lt 8 ]; do
+        c=""
+        for k in $(awk -v p="$p" '{l = $0; sub(/.*\) /, "", l); split(l, f, " "); if (f[2] == p) print $1}' \
+            /proc/[0-9]*/stat 2>/dev/null); do
+            if tr '\0' ' ' <"/proc/$k/cmdline" 2>/dev/null | grep -q -- '--kubeconfig'; then c=$k; break; fi
+        done
+        [ -n "$c" ] || break
+        p=$c depth=$((depth + 1))
+    done
+    echo "$p"
+}
 : >"$out/sluice.log"
 supervise &
 sluice_pid=$!
@@ -244,7 +261,8 @@ until curl -fsS "http://127.0.0.1:$hport/readyz" >/dev/null 2>&1; do
     [ $i -lt 300 ] || { tail -n 30 "$out/sluice.log" >&2; log "sluice not ready after 60 s"; exit 5; }
     sleep 0.2
 done
-log "sluice run ready (pid $(cat "$out/sluice.pid")${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}$([ "$kills" = 0 ] || echo ", kill -9 up to $kills times every ~$kill_every s")); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+sluice_real=$(sluice_proc "$(cat "$out/sluice.pid")")
+log "sluice run ready (pid $sluice_real${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}$([ "$kills" = 0 ] || echo ", kill -9 up to $kills times every ~$kill_every s")); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- memory over time: what the peak RSS coincides with ----
 # Every 5 s: seconds since the runner started, sluice's VmRSS and VmHWM (MiB), the objects in its
@@ -255,6 +273,7 @@ sample_memory() {
     printf 'seconds\trss_mib\thwm_mib\tcached_objects\tapi_requests_queued\n'
     while :; do
         p=$(cat "$out/sluice.pid" 2>/dev/null || true)
+        [ -z "$p" ] || p=$(sluice_proc "$p") # sluice's own, not a wrapper's (--sluice)
         if [ -n "$p" ] && [ -r "/proc/$p/status" ]; then
             mem=$(awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {printf "%.0f\t%.0f", r / 1024, h / 1024}' \
                 "/proc/$p/status" 2>/dev/null || true)
@@ -273,7 +292,7 @@ sampler_pid=$!
 set +e
 # shellcheck disable=SC2086
 "$runner" --shape "$shape" ${prefix:+--prefix "$prefix"} \
-    --sluice-pid "$([ "$kills" -gt 0 ] && echo 0 || cat "$out/sluice.pid")" \
+    --sluice-pid "$([ "$kills" -gt 0 ] && echo 0 || echo "$sluice_real")" \
     --apiserver-pid "${SLUICE_KUBE_APISERVER_PID:-0}" --etcd-pid "${SLUICE_KUBE_ETCD_PID:-0}" \
     --out "$out/result.json" --label "$label" $sim_flag $cleanup \
     ${trace:+--trace "$out/trace.jsonl"} $runner_args >"$out/report.txt" 2>"$out/runner.log"

@@ -5,6 +5,7 @@
 
 #include "ctrl/podset.h"
 #include "ctrl/wlstatus.h"
+#include "util/intern.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -106,6 +107,51 @@ START_TEST(workload_decoded_then_stripped)
     json_decref(view);
     ctrl_record_free(&wl_kind, w);
     json_decref(obj);
+}
+END_TEST
+
+/* Two Workloads of one queue hold one copy of what they repeat -- namespace, queue, the
+ * admission's names, the conditions' texts, the owner's kind -- and nothing of it outlives the
+ * last record; their own names stay their own. */
+START_TEST(workloads_share_repeated_strings)
+{
+    json_t *o1 = json_loads(wl_json, 0, NULL), *o2 = json_loads(wl_json, 0, NULL);
+    ctrl_wl_t *a, *b;
+
+    json_object_set_new(json_object_get(o2, "metadata"), "name", json_string("job-train-9z8y7"));
+    json_object_set_new(json_object_get(o2, "metadata"), "uid", json_string("u-2"));
+    ck_assert_uint_eq(util_intern_count(), 0);
+    a = ctrl_record_decode(&wl_kind, o1);
+    b = ctrl_record_decode(&wl_kind, o2);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert(a->interned && b->interned);
+    ck_assert_ptr_eq(a->wl.meta.namespace, b->wl.meta.namespace);
+    ck_assert_ptr_eq(a->wl.queue_name, b->wl.queue_name);
+    ck_assert_ptr_eq(a->wl.meta.finalizers[0], b->wl.meta.finalizers[0]);
+    ck_assert_ptr_eq(a->wl.pod_sets[0].name, b->wl.pod_sets[0].name);
+    ck_assert_ptr_eq(a->wl.admission->cluster_queue, b->wl.admission->cluster_queue);
+    ck_assert_ptr_eq(a->wl.admission->assignments[0].flavors.items[0].value,
+                     b->wl.admission->assignments[0].flavors.items[0].value);
+    ck_assert_ptr_eq(ctrl_wl_cond(a, "QuotaReserved")->message,
+                     ctrl_wl_cond(b, "QuotaReserved")->message);
+    ck_assert_ptr_eq(ctrl_wl_cond(a, "Admitted")->status, ctrl_wl_cond(b, "QuotaReserved")->status);
+    ck_assert_ptr_eq(a->owner.kind, b->owner.kind);
+    ck_assert_ptr_ne(a->wl.meta.name, b->wl.meta.name);
+    ck_assert_str_eq(b->wl.meta.name, "job-train-9z8y7");
+    ck_assert_str_eq(a->wl.admission->assignments[0].usage.items[0].name, "cpu");
+    ck_assert_str_eq(a->owner.api_version, "batch/v1");
+    ctrl_wl_strip(a);
+    ck_assert_str_eq(a->wl.pod_sets[0].name, "main");
+    ck_assert_str_eq(ctrl_wl_cond(a, "QuotaReserved")->reason, "QuotaReserved");
+    ctrl_record_free(&wl_kind, a);
+    ck_assert_str_eq(ctrl_wl_cond(b, "QuotaReserved")->message,
+                     "Quota reserved in ClusterQueue cq");
+    ck_assert_str_eq(b->wl.meta.namespace, "team-a");
+    ctrl_record_free(&wl_kind, b);
+    ck_assert_uint_eq(util_intern_count(), 0);
+    json_decref(o1);
+    json_decref(o2);
 }
 END_TEST
 
@@ -474,6 +520,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, workload_decoded_then_stripped);
+    tcase_add_test(tc, workloads_share_repeated_strings);
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
     tcase_add_test(tc, queue_side_records_no_effect_settings);

@@ -188,6 +188,55 @@ START_TEST(test_watch_events_deduplicated)
 }
 END_TEST
 
+/* resourceVersions are compared as the server wrote them: etcd's decimal revisions are kept as
+ * numbers, anything else (leading zeros, letters, past 64 bits) as text, and never equal to a
+ * number of the same value. */
+START_TEST(test_resource_version_forms)
+{
+    static const char *seq[][2] = {
+        {"7", "add:ns/a=a@7 "},
+        {"7", ""},
+        {"007", "upd:ns/a=a@007 "}, /* not the number 7 */
+        {"007", ""},
+        {"7", "upd:ns/a=a@7 "},
+        {"18446744073709551615", "upd:ns/a=a@18446744073709551615 "},
+        {"18446744073709551615", ""},
+        {"18446744073709551616", "upd:ns/a=a@18446744073709551616 "}, /* past 64 bits: text */
+        {"18446744073709551616", ""},
+        {"abc", "upd:ns/a=a@abc "},
+        {"abc", ""},
+        {"", "upd:ns/a=a@ "},
+        {"", ""},
+        {"0", "upd:ns/a=a@0 "},
+        {"0", ""},
+    };
+    kube__cache_t cache;
+    tcodec_t t = {0, 0, ""};
+    kube_codec_t codec = {t_decode, t_free, &t};
+    err_msg_t msg;
+
+    ck_assert_int_eq(kube__cache_init(&cache, &codec, &thandlers, NULL, &t), ERR_OK);
+    for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+        json_t *o = obj("ns", "a", seq[i][0], "x");
+        t.log[0] = '\0';
+        ck_assert_int_eq(kube__cache_apply(&cache, KUBE_EVENT_MODIFIED, o, &msg), ERR_OK);
+        ck_assert_msg(strcmp(t.log, seq[i][1]) == 0, "step %zu (%s): %s", i, seq[i][0], t.log);
+        json_decref(o);
+    }
+    {
+        size_t pos = 0;
+        const char *key = NULL;
+        void *e = NULL;
+        ck_assert(util_hmap_next(&cache.items, &pos, &key, &e));
+        ck_assert_str_eq(key, "ns/a");
+        ck_assert_ptr_eq(key, ((kube__entry_t *)e)->key); /* the entry holds its own key */
+        ck_assert_str_eq(((kube__entry_t *)e)->value, "a@0");
+    }
+    kube__cache_fini(&cache);
+    ck_assert_int_eq(t.freed, t.decoded);
+}
+END_TEST
+
 START_TEST(test_relist_diff)
 {
     kube__cache_t cache;
@@ -538,6 +587,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     tcase_add_test(tc, test_object_key);
     tcase_add_test(tc, test_watch_events_deduplicated);
+    tcase_add_test(tc, test_resource_version_forms);
     tcase_add_test(tc, test_relist_diff);
     tcase_set_timeout(net, 20);
     tcase_add_test(net, test_informer_pages_watches_and_relists_on_410);

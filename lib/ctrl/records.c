@@ -10,6 +10,7 @@
 #include "model/diag.h"
 #include "model/jsonx.h"
 #include "model/validate.h"
+#include "util/intern.h"
 #include "util/jcopy.h"
 
 #include <stdio.h>
@@ -227,6 +228,8 @@ static void qobj_free(ctrl_qobj_t *q)
 
 /* ---- Workloads --------------------------------------------------------------------------- */
 
+static void wl_intern(ctrl_wl_t *w);
+
 static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
     ctrl_wl_t *w = calloc(1, sizeof(*w));
@@ -270,7 +273,115 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
         ctrl_record_free(rk, w);
         return NULL;
     }
+    if (w->valid)
+        wl_intern(w);
     return w;
+}
+
+/*
+ * The strings of a Workload record that many Workloads repeat -- namespace, finalizers, queue,
+ * priority class, pod-set names, the admission's ClusterQueue, pod-set and flavor names, the
+ * conditions' type, status, reason and message (Kueue's messages name the ClusterQueue, not the
+ * Workload), the owner's apiVersion and kind -- into `out` (room for `cap`): their count, which
+ * may exceed `cap` (then only the first `cap` are stored).
+ */
+static size_t wl_shared(ctrl_wl_t *w, char ***out, size_t cap)
+{
+    workload_t *wl = &w->wl;
+    size_t n = 0;
+
+#define SHARED(field)              \
+    do {                           \
+        if ((field) != NULL) {     \
+            if (n < cap)           \
+                out[n] = &(field); \
+            n++;                   \
+        }                          \
+    } while (0)
+    SHARED(wl->meta.namespace);
+    for (size_t i = 0; i < wl->meta.nfinalizers; i++)
+        SHARED(wl->meta.finalizers[i]);
+    SHARED(wl->queue_name);
+    SHARED(wl->priority_class);
+    for (size_t i = 0; i < wl->npod_sets; i++)
+        SHARED(wl->pod_sets[i].name);
+    if (wl->admission != NULL) {
+        SHARED(wl->admission->cluster_queue);
+        for (size_t i = 0; i < wl->admission->nassignments; i++) {
+            pod_set_assignment_t *a = &wl->admission->assignments[i];
+            SHARED(a->name);
+            for (size_t k = 0; k < a->flavors.len; k++) {
+                SHARED(a->flavors.items[k].key);
+                SHARED(a->flavors.items[k].value);
+            }
+            for (size_t k = 0; k < a->usage.len; k++)
+                SHARED(a->usage.items[k].name);
+        }
+    }
+    for (size_t i = 0; i < wl->nstatus_conditions; i++) {
+        condition_t *c = &wl->status_conditions[i];
+        SHARED(c->type);
+        SHARED(c->status);
+        SHARED(c->reason);
+        SHARED(c->message);
+    }
+    SHARED(w->owner.api_version);
+    SHARED(w->owner.kind);
+#undef SHARED
+    return n;
+}
+
+/* Replace the repeated strings of `w` (wl_shared()) by shared copies (util/intern.h). All or
+ * nothing: out of memory leaves `w` with its own copies, which is only less compact. */
+static void wl_intern(ctrl_wl_t *w)
+{
+    char **small[64], ***fields = small;
+    const char *copies[64], **shared = copies;
+    size_t n = wl_shared(w, small, 64), got = 0;
+
+    if (n == 0)
+        return;
+    if (n > 64) {
+        fields = malloc(n * sizeof(*fields));
+        shared = malloc(n * sizeof(*shared));
+        if (fields == NULL || shared == NULL)
+            goto out;
+        wl_shared(w, fields, n);
+    }
+    for (; got < n; got++)
+        if ((shared[got] = util_intern(*fields[got])) == NULL)
+            goto out;
+    for (size_t i = 0; i < n; i++) {
+        free(*fields[i]);
+        *fields[i] = (char *)shared[i];
+    }
+    w->interned = true;
+    got = 0;
+out:
+    for (size_t i = 0; i < got; i++)
+        util_intern_drop(shared[i]);
+    if (fields != small) {
+        free(fields);
+        free(shared);
+    }
+}
+
+/* Give back the shared strings of `w` (wl_intern()), leaving those fields NULL. */
+static void wl_unintern(ctrl_wl_t *w)
+{
+    char **fields[64];
+    size_t n;
+
+    if (!w->interned)
+        return;
+    /* 64 at a time: each round drops what it lists, so the count shrinks to 0. */
+    while ((n = wl_shared(w, fields, 64)) > 0) {
+        for (size_t i = 0; i < n && i < 64; i++) {
+            util_intern_drop(*fields[i]);
+            *fields[i] = NULL;
+        }
+    }
+    w->interned = false;
 }
 
 void ctrl_wl_strip(ctrl_wl_t *w)
@@ -623,6 +734,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j);
     } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;
+        wl_unintern(w);
         workload_fini(&w->wl);
         free(w->invalid);
         ctrl_owner_fini(&w->owner);

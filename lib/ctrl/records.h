@@ -56,6 +56,8 @@ typedef struct ctrl_wl_s {
     workload_t wl; /* complete until ctrl_wl_strip(); then pod sets keep name and counts
                       only, and meta drops labels and annotations */
     bool stripped;
+    bool interned;      /* the strings many Workloads repeat (namespace, queue, conditions, flavors,
+                           ...) are shared (util/intern.h): read them, never free or change them */
     bool valid;         /* decoded (else only wl.meta's name/namespace/uid/rv are set) */
     char *invalid;      /* owned: why not, or NULL */
     ctrl_owner_t owner; /* controlling owner (a Job) */

@@ -9,6 +9,7 @@
 #include "util/str.h"
 #include "util/util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ err_t kube__cache_init(kube__cache_t *cache, const kube_codec_t *codec,
                        void *data)
 {
     memset(cache, 0, sizeof(*cache));
-    util_hmap_init(&cache->items, 0);
+    util_hmap_init_borrowed(&cache->items, 0);
     cache->codec = *codec;
     if (handlers != NULL)
         cache->handlers = *handlers;
@@ -126,8 +127,49 @@ static void entry_free(kube__cache_t *cache, kube__entry_t *e)
         return;
     if (e->value != NULL)
         cache->codec.free(e->value, cache->codec.data);
-    free(e->rv);
+    free(e->rv_text);
     free(e);
+}
+
+/* `rv` as etcd writes it -- a decimal number without leading zeros that fits 64 bits -- into
+ * *out; false for anything else (kept as text). */
+static bool rv_number(const char *rv, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t i;
+
+    if (rv[0] == '\0' || (rv[0] == '0' && rv[1] != '\0'))
+        return false;
+    for (i = 0; rv[i] != '\0'; i++) {
+        if (rv[i] < '0' || rv[i] > '9' || v > (UINT64_MAX - (uint64_t)(rv[i] - '0')) / 10)
+            return false;
+        v = v * 10 + (uint64_t)(rv[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+bool kube__entry_rv_is(const kube__entry_t *e, const char *rv)
+{
+    uint64_t v;
+
+    if (e->rv_text != NULL)
+        return strcmp(e->rv_text, rv) == 0;
+    return rv_number(rv, &v) && v == e->rv;
+}
+
+/* Set entry `e`'s resourceVersion to `rv`: ERR_NOMEM leaves it unchanged. */
+static err_t rv_set(kube__entry_t *e, const char *rv)
+{
+    uint64_t v;
+    char *text = NULL;
+
+    if (!rv_number(rv, &v) && (text = strdup(rv)) == NULL)
+        return ERR_NOMEM;
+    free(e->rv_text);
+    e->rv_text = text;
+    e->rv = text == NULL ? v : 0;
+    return ERR_OK;
 }
 
 void kube__cache_fini(kube__cache_t *cache)
@@ -146,41 +188,39 @@ static err_t cache_upsert(kube__cache_t *cache, const char *key, json_t *obj, er
     kube__entry_t *e = util_hmap_get(&cache->items, key);
     const char *rv = kube_object_rv(obj);
     void *value, *old;
-    char *rv_copy;
+    size_t klen;
 
     if (e != NULL) {
         e->gen = cache->gen;
-        if (strcmp(e->rv, rv) == 0)
+        if (kube__entry_rv_is(e, rv))
             return ERR_OK; /* a relist or a replayed event: nothing changed, nothing decoded */
-    }
-    rv_copy = strdup(rv);
-    value = rv_copy != NULL ? cache->codec.decode(obj, cache->codec.data) : NULL;
-    if (value == NULL) {
-        free(rv_copy);
-        return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
-    }
-    if (e != NULL) {
+        value = cache->codec.decode(obj, cache->codec.data);
+        if (value == NULL || rv_set(e, rv) != ERR_OK) {
+            if (value != NULL)
+                cache->codec.free(value, cache->codec.data);
+            return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
+        }
         old = e->value;
         e->value = value;
-        free(e->rv);
-        e->rv = rv_copy;
         if (cache->handlers.on_update)
             cache->handlers.on_update(cache->owner, key, old, value, obj, cache->data);
         cache->codec.free(old, cache->codec.data);
         return ERR_OK;
     }
-    e = calloc(1, sizeof(*e));
-    if (e == NULL || util_hmap_put(&cache->items, key, e, NULL) != ERR_OK) {
-        free(e);
-        free(rv_copy);
-        cache->codec.free(value, cache->codec.data);
+    klen = strlen(key);
+    e = calloc(1, sizeof(*e) + klen + 1);
+    if (e == NULL)
+        return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
+    memcpy(e->key, key, klen + 1);
+    e->gen = cache->gen;
+    if (rv_set(e, rv) != ERR_OK ||
+        (e->value = cache->codec.decode(obj, cache->codec.data)) == NULL ||
+        util_hmap_put(&cache->items, e->key, e, NULL) != ERR_OK) {
+        entry_free(cache, e);
         return err_set(msg, ERR_NOMEM, "cache %s: out of memory", key);
     }
-    e->value = value;
-    e->rv = rv_copy;
-    e->gen = cache->gen;
     if (cache->handlers.on_add)
-        cache->handlers.on_add(cache->owner, key, value, obj, cache->data);
+        cache->handlers.on_add(cache->owner, e->key, e->value, obj, cache->data);
     return ERR_OK;
 }
 
@@ -190,7 +230,7 @@ static void cache_remove(kube__cache_t *cache, const char *key, json_t *final)
     char copy[KEY_MAX];
     kube__entry_t *e;
 
-    /* `key` may be the map's own copy, which the delete frees. */
+    /* `key` may be the entry's own, which entry_free() frees. */
     snprintf(copy, sizeof(copy), "%s", key);
     e = util_hmap_del(&cache->items, copy);
     if (e == NULL)

@@ -6,16 +6,22 @@
 #include "kube/informer.h"
 #include "util/hmap.h"
 
-/* One cached object. */
+/* One cached object, its key and resourceVersion in one allocation: the map borrows `key`. A
+ * resourceVersion in etcd's form (a decimal revision) is kept as its number, any other as text. */
 typedef struct kube__entry_s {
-    void *value;  /* owned through the codec */
-    char *rv;     /* owned: its resourceVersion */
-    uint64_t gen; /* the LIST that saw it last */
+    void *value;   /* owned through the codec */
+    uint64_t gen;  /* the LIST that saw it last */
+    uint64_t rv;   /* the resourceVersion when rv_text is NULL */
+    char *rv_text; /* owned: a resourceVersion that is not a canonical decimal number, or NULL */
+    char key[];    /* "namespace/name" or "name" */
 } kube__entry_t;
+
+/* Does entry `e` hold resourceVersion `rv` (compared as the server wrote it)? */
+bool kube__entry_rv_is(const kube__entry_t *e, const char *rv);
 
 /* The local cache: decoded objects by key, and who to tell about changes. */
 typedef struct kube__cache_s {
-    util_hmap_t items; /* key -> kube__entry_t * (owned) */
+    util_hmap_t items; /* key (borrowed from the entry) -> kube__entry_t * (owned) */
     kube_codec_t codec;
     kube_informer_typed_handlers_t handlers;
     kube_informer_t *owner; /* passed to handlers (may be NULL in tests) */

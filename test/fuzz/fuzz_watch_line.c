@@ -49,7 +49,7 @@ static int on_line(void *p, const char *line, size_t len, bool too_long)
             char k[512];
 
             CHECK(kube_object_key(e->value, k, sizeof(k)) == ERR_OK && strcmp(k, key) == 0);
-            CHECK(strcmp(e->rv, kube_object_rv(e->value)) == 0);
+            CHECK(key == e->key && kube__entry_rv_is(e, kube_object_rv(e->value)));
         }
     }
     json_decref(obj);
