@@ -51,7 +51,7 @@ typedef enum { ST_PENDING, ST_ADMITTED, ST_FINISHED } state_t;
 /* Workload `i` of the shape in state `st`, as a LIST item or watch event carries it. */
 static json_t *workload(size_t i, state_t st)
 {
-    char name[64], ns[32], uid[40], rv[24];
+    char name[64], ns[32], uid[64], rv[24];
     const char *cls = i % 3 == 0 ? "small" : i % 3 == 1 ? "medium" : "large";
     json_t *o, *conds;
 
