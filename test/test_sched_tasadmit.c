@@ -185,7 +185,10 @@ START_TEST(freed_nodes_requeue_other_queues)
         (fx_state(s, "ns/b1") == SCHED_WL_ADMITTED) + (fx_state(s, "ns/a3") == SCHED_WL_ADMITTED);
     ck_assert_int_eq(admitted, 1);
     const char *waiting = fx_state(s, "ns/b1") == SCHED_WL_ADMITTED ? "ns/a3" : "ns/b1";
-    ck_assert_int_eq(fx_reason(s, waiting), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
+    /* it would fit on empty nodes, so it needs preemption, and no policy allows any: Kueue's
+     * WaitingForQuota with the topology's reason ("workload with equal priority awaits for
+     * other workloads to complete", scheduler_tas_test.go) */
+    ck_assert_int_eq(fx_reason(s, waiting), SCHED_REASON_WAITING_FOR_QUOTA);
     ck_assert_msg(strstr(fx_message(s, waiting), "doesn't allow to fit any of 4 pod(s)") != NULL,
                   "%s", fx_message(s, waiting));
     /* a1 finishes in queue a: the waiting one is admitted whichever queue it is in */
@@ -358,6 +361,307 @@ START_TEST(clone_keeps_topology)
 }
 END_TEST
 
+/* ---- topology-aware preemption (Kueue: preemption.go workloadFits with the TAS requests) ---- */
+
+/* `nracks` racks of `per` 8-GPU nodes: rX-nY. */
+static void cluster(int nracks, int per)
+{
+    for (int r = 1; r <= nracks; r++)
+        for (int n = 1; n <= per; n++) {
+            char name[16], labels[128];
+            snprintf(name, sizeof(name), "r%d-n%d", r, n);
+            snprintf(labels, sizeof(labels), RACK "=rack-%d," HOST "=%s,pool=gpu", r, name);
+            fx_node(s, name, labels, NULL, "cpu=64,nvidia.com/gpu=8,pods=110");
+        }
+}
+
+/* A TAS-only ClusterQueue `name` (cpu 1000, GPUs `gpus`) with LocalQueue ns/`name`. */
+static void tas_queue(const char *name, int gpus, const fx_cq_opts_t *o)
+{
+    char q[64];
+    snprintf(q, sizeof(q), "cpu,nvidia.com/gpu|tas-gpu:1000,%d", gpus);
+    fx_cq(s, name, q, o);
+    fx_lq(s, "ns", name, name, STOP_POLICY_NONE);
+}
+
+/* A 1-pod x 8-GPU job of priority `prio` in queue `lq`, pinned to `node` by its nodeSelector,
+ * admitted at `t`. */
+static void running_on(const char *key, const char *lq, int prio, const char *node, int64_t t)
+{
+    char sel[64];
+    snprintf(sel, sizeof(sel), HOST "=%s", node);
+    fx_wl(s, key, lq, prio, t, "cpu=1,nvidia.com/gpu=8",
+          &(fx_wl_opts_t){.count = 1, .node_selector = sel});
+    fx_run(s, t, &out, true);
+    ck_assert_int_eq(fx_state(s, key), SCHED_WL_ADMITTED);
+}
+
+/* A `pods` x 8-GPU job asking for one rack, priority `prio`, created at `t`. */
+static void rack_job(const char *key, const char *lq, int prio, int pods, int64_t t)
+{
+    fx_wl(s, key, lq, prio, t, "cpu=1,nvidia.com/gpu=8",
+          &(fx_wl_opts_t){.count = pods, .template_annotations = REQ_RACK});
+}
+
+/* The PREEMPT decisions in out from index `from`: "victim<preemptor:reason victim<...". */
+static const char *preemptions(size_t from)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    for (size_t i = from; i < out.len; i++) {
+        const sched_decision_t *d = &out.items[i];
+        size_t len = strlen(buf);
+        if (d->kind != SCHED_DECISION_PREEMPT)
+            continue;
+        snprintf(buf + len, sizeof(buf) - len, "%s%s<%s:%s", len ? " " : "", d->workload,
+                 d->preemptor, sched_preempt_reason_str(d->reason));
+    }
+    return buf;
+}
+
+static void expect_message(const char *key, const char *part)
+{
+    ck_assert_msg(strstr(fx_message(s, key), part) != NULL, "%s: %s", key, fx_message(s, key));
+}
+
+/* It fits the quota but not the nodes; on empty nodes it would: the minimal set of victims in
+ * Kueue's order is preempted (candidates lowest priority first, removed until the job is
+ * placed, then put back in reverse while it still is), and the job is admitted on the nodes
+ * they free once they are gone. */
+START_TEST(tas_preempts_minimal_victims)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(2, 2);
+    running_on("ns/a", "q", 1, "r1-n1", 1);
+    running_on("ns/b", "q", 2, "r2-n1", 2);
+    running_on("ns/c", "q", 0, "r2-n2", 3);
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, false);
+    /* c (lowest) first frees half of rack-2, then a frees rack-1: placed; c goes back */
+    ck_assert_str_eq(preemptions(from), "ns/a<ns/high:InClusterQueue");
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_PREEMPTED);
+    ck_assert_msg(strstr(fx_message(s, "ns/high"),
+                         "couldn't assign flavors to pod set main: topology \"dc\" allows to fit "
+                         "only 1 out of 2 pod(s)") == fx_message(s, "ns/high"),
+                  "%s", fx_message(s, "ns/high"));
+    expect_message("ns/high", ". Pending the preemption of 1 workload(s)");
+    /* the victim stops: the preemptor takes rack-1 */
+    err_msg_t m;
+    ck_assert_msg(sched_evicted(s, "ns/a", 11, &m) == ERR_OK, "%s", m.text);
+    fx_run(s, 11, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(topo_of("ns/high"), "r1-n1=1 r1-n2=1");
+    ck_assert_int_eq(gpus_free("r1-n1"), 0);
+    ck_assert_int_eq(fx_state(s, "ns/b"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/c"), SCHED_WL_ADMITTED);
+    /* a waits for its node: nothing it may preempt frees r1-n1 */
+    ck_assert_int_eq(fx_state(s, "ns/a"), SCHED_WL_PENDING);
+    ck_assert_str_eq(preemptions(from + 1), "");
+}
+END_TEST
+
+/* withinClusterQueue Never: nothing is preempted; the job waits with Kueue's WaitingForQuota
+ * and the topology's reason. */
+START_TEST(tas_preempt_policy_never)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, NULL);
+    cluster(1, 2);
+    running_on("ns/low", "q", 0, "r1-n1", 1);
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_str_eq(preemptions(from), "");
+    ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_QUOTA);
+    expect_message("ns/high", "topology \"dc\" allows to fit only 1 out of 2 pod(s)");
+}
+END_TEST
+
+/* Removing every candidate would still not place it (a node is taken by a pod of no workload):
+ * nothing is preempted. A job that does not fit even on empty nodes never looks for victims. */
+START_TEST(tas_preempt_useless_is_not_done)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    tas_queue("q2", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(1, 2);
+    fx_pod(s, "other/p", "r1-n2", NULL, "nvidia.com/gpu=8");
+    running_on("ns/low", "q", 0, "r1-n1", 1);
+    rack_job("ns/high", "q", 10, 2, 10);
+    rack_job("ns/wide", "q2", 10, 3, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_str_eq(preemptions(from), "");
+    ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_QUOTA);
+    expect_message("ns/high", "topology \"dc\" doesn't allow to fit any of 2 pod(s)");
+    /* 3 pods on a 2-node rack: NoFit, as before topology-aware preemption */
+    ck_assert_int_eq(fx_reason(s, "ns/wide"), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
+    expect_message("ns/wide", "doesn't allow to fit any of 3 pod(s)");
+}
+END_TEST
+
+/* A workload of higher priority than the preemptor is never a victim, even when it alone stands
+ * between the preemptor and its rack. */
+START_TEST(tas_preempt_spares_higher_priority)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(1, 2);
+    running_on("ns/low", "q", 0, "r1-n1", 1);
+    running_on("ns/vip", "q", 20, "r1-n2", 2);
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_str_eq(preemptions(from), "");
+    ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/vip"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_QUOTA);
+}
+END_TEST
+
+/* Quota and nodes together: the quota alone would take the two lowest (a, b), which leave no
+ * rack free; the search goes on to x, and b goes back. */
+START_TEST(tas_preempt_quota_and_nodes)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 32, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(2, 2);
+    running_on("ns/a", "q", 0, "r1-n1", 1);
+    running_on("ns/b", "q", 1, "r2-n1", 2);
+    running_on("ns/y", "q", 5, "r2-n2", 3);
+    running_on("ns/x", "q", 5, "r1-n2", 4); /* admitted last: before y among equals */
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_str_eq(preemptions(from), "ns/a<ns/high:InClusterQueue ns/x<ns/high:InClusterQueue");
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(topo_of("ns/high"), "r1-n1=1 r1-n2=1");
+    ck_assert_int_eq(fx_state(s, "ns/b"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/y"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_usage(s, "q", "tas-gpu", "nvidia.com/gpu"), 32);
+}
+END_TEST
+
+/* reclaimWithinCohort: a workload of another ClusterQueue is a victim only while that queue
+ * borrows (the same rule as quota reclaim); `b_gpus` is b's nominal quota, a's is 32: a's job
+ * fits the quota either way, not the nodes. Returns the preemptions. */
+static const char *reclaim_case(int b_gpus)
+{
+    static char got[512];
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("a", 32, &(fx_cq_opts_t){.cohort = "co", .reclaim = PREEMPT_LOWER_PRIORITY});
+    tas_queue("b", b_gpus, &(fx_cq_opts_t){.cohort = "co"});
+    cluster(1, 2);
+    running_on("ns/lender", "b", 0, "r1-n1", 1);
+    rack_job("ns/high", "a", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    snprintf(got, sizeof(got), "%s", preemptions(from));
+    return got;
+}
+
+START_TEST(tas_preempt_reclaims_borrowed)
+{
+    ck_assert_str_eq(reclaim_case(0), "ns/lender<ns/high:InCohortReclamation");
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(topo_of("ns/high"), "r1-n1=1 r1-n2=1");
+}
+END_TEST
+
+START_TEST(tas_preempt_keeps_nominal)
+{
+    /* b runs within its nominal quota of 8: not a candidate */
+    ck_assert_str_eq(reclaim_case(8), "");
+    ck_assert_int_eq(fx_state(s, "ns/lender"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_QUOTA);
+}
+END_TEST
+
+/* Nominated in one cycle: x (higher priority, another queue) fits on r1-n2, y needs r1-n1's
+ * victim and r1-n2. x is admitted first; y's victims would no longer make room, so y preempts
+ * nothing (checked again at its turn, as a fit with the cycle's admissions). */
+START_TEST(tas_preempt_rechecked_in_cycle)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("a", 64, NULL);
+    tas_queue("b", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(1, 2);
+    running_on("ns/low", "b", 0, "r1-n1", 1);
+    fx_wl(s, "ns/x", "a", 20, 10, "cpu=1,nvidia.com/gpu=8",
+          &(fx_wl_opts_t){.count = 1, .node_selector = HOST "=r1-n2"});
+    rack_job("ns/y", "b", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/x"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(preemptions(from), "");
+    ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/y"), SCHED_WL_PENDING);
+}
+END_TEST
+
+/* Fair sharing looks for victims the same way (the fit check is shared). */
+START_TEST(tas_preempt_fair_sharing)
+{
+    sched_free(s);
+    sched_config_t cfg = {.tas = true, .fair_sharing = true};
+    s = sched_new(&cfg);
+    ck_assert_ptr_nonnull(s);
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(1, 2);
+    running_on("ns/low", "q", 0, "r1-n1", 1);
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_str_eq(preemptions(from), "ns/low<ns/high:InClusterQueue");
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+/* The victim's pods were reported bound (the operator): their node usage is its bound Pods, not
+ * the engine's placement, and those are what the search takes off the nodes. */
+START_TEST(tas_preempt_bound_pods)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    cluster(1, 2);
+    running_on("ns/low", "q", 0, "r1-n1", 1);
+    fx_pod(s, "ns/low-0", "r1-n1", "ns/low", "cpu=1,nvidia.com/gpu=8");
+    ck_assert_int_eq(gpus_free("r1-n1"), 0);
+    rack_job("ns/high", "q", 10, 2, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, false);
+    ck_assert_str_eq(preemptions(from), "ns/low<ns/high:InClusterQueue");
+    ck_assert_int_eq(gpus_free("r1-n1"), 0); /* the search put the pod back */
+    err_msg_t m;
+    ck_assert_msg(sched_evicted(s, "ns/low", 11, &m) == ERR_OK, "%s", m.text);
+    fx_run(s, 11, &out, true);
+    /* its pod still runs: the preemptor waits for it */
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_PENDING);
+    ck_assert_int_eq(sched_pod_unbound(s, "ns/low-0", &m), ERR_OK);
+    fx_run(s, 12, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/high"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(preemptions(from + 1), "");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_tasadmit");
@@ -370,6 +674,16 @@ static Suite *suite(void)
     tcase_add_test(tc, admitted_read_back);
     tcase_add_test(tc, clone_keeps_topology);
     tcase_add_test(tc, tas_off_ignores_topology_name);
+    tcase_add_test(tc, tas_preempts_minimal_victims);
+    tcase_add_test(tc, tas_preempt_policy_never);
+    tcase_add_test(tc, tas_preempt_useless_is_not_done);
+    tcase_add_test(tc, tas_preempt_spares_higher_priority);
+    tcase_add_test(tc, tas_preempt_quota_and_nodes);
+    tcase_add_test(tc, tas_preempt_reclaims_borrowed);
+    tcase_add_test(tc, tas_preempt_keeps_nominal);
+    tcase_add_test(tc, tas_preempt_rechecked_in_cycle);
+    tcase_add_test(tc, tas_preempt_fair_sharing);
+    tcase_add_test(tc, tas_preempt_bound_pods);
     suite_add_tcase(su, tc);
     return su;
 }

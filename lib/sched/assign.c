@@ -370,39 +370,99 @@ static bool wl_asks_tas(const wl_t *w)
     return false;
 }
 
-/* Kueue's FindTopologyAssignmentsForWorkload after the quota part of the assignment: each pod
- * set asking for TAS is placed on its TAS flavor's nodes. An assignment that fits by quota is
- * placed on the free capacity; one that needs preemptions on the nodes as if empty (Kueue's
- * simulate-empty pass: if even that fails, preempting cannot help). A pod set that does not fit
- * makes the assignment NoFit with Kueue's message (ours: Kueue would try topology-aware
- * preemption first for a fitting quota; the engine waits for capacity to free). */
-static err_t assign_topology(sched_t *s, cq_t *cq, wl_t *w, assignment_t *out, reasons_t *per_ps,
-                             sched_reason_t *overall)
+/* Kueue's updateModeForTASRequests(Preempt): every resource of every TAS pod set needs
+ * preemption, so its flavor-resources are the contested ones of the targets search. */
+static void tas_modes_preempt(const sched_t *s, const cq_t *cq, const wl_t *w, assignment_t *out)
 {
     for (size_t i = 0; i < out->nps; i++) {
         ps_assign_t *p = &out->ps[i];
-        const wps_t *ps = &w->ps[i];
-        char *why = NULL;
-        int f;
-        if (p->count == 0 || !sched__tas_requested(s, cq, ps))
+        if (p->count == 0 || !sched__tas_requested(s, cq, &w->ps[i]))
             continue;
-        f = sched__tas_flavor(s, p);
-        if (f == SCHED__NONE) {
-            /* Kueue's ErrNoTASFlavorAssigned: the pod set's resources got no TAS flavor */
-            reasons_add(&per_ps[i], util_asprintf("no topology-aware flavor assigned"));
-        } else {
-            err_t rc = sched__tas_place(s, w, i, p, f, out->mode == AM_PREEMPT, &p->topo, &why);
-            if (rc == ERR_NOMEM)
-                return ERR_NOMEM;
-            if (rc == ERR_OK)
+        for (size_t k = 0; k < p->nreqs; k++)
+            if (p->fr[k] != SCHED__NONE)
+                p->mode[k] = PM_PREEMPT;
+    }
+}
+
+/*
+ * Kueue's FindTopologyAssignmentsForWorkload after the quota part of the assignment
+ * (flavorassigner.go, TAS): each pod set asking for TAS is placed on its TAS flavor's nodes.
+ *
+ *   fits by quota --(placed on free capacity)--> fits
+ *        |  a pod set does not fit on the nodes: its reason, and the workload needs preemption
+ *        v
+ *   preempts by quota --(placed on the nodes as if empty)--> preempts (topology-aware)
+ *        |  does not fit even on empty nodes: preempting cannot help
+ *        v
+ *   NoFit, TopologyPlacementFailed
+ *
+ * A preempting assignment marks every TAS pod set's resources as needing preemption and sets
+ * out->tas: its targets search then also places the pod sets on the nodes its candidates free
+ * (nodes.c sched__tas_fits_after), so a workload that fits the quota but not the nodes preempts
+ * lower-priority workloads on them, as Kueue does. The simulate-empty placement it keeps in
+ * p->topo is only the proof that one exists: the real one is made at admission.
+ */
+static err_t assign_topology(sched_t *s, cq_t *cq, wl_t *w, assignment_t *out, reasons_t *per_ps,
+                             sched_reason_t *overall)
+{
+    bool empty = out->mode == AM_PREEMPT, any = false;
+    size_t free_failed = SIZE_MAX; /* the pod set that did not fit on free capacity */
+
+    for (;;) {
+        bool retry = false;
+        for (size_t i = 0; i < out->nps; i++) {
+            ps_assign_t *p = &out->ps[i];
+            const wps_t *ps = &w->ps[i];
+            topology_assignment_t *topo = NULL;
+            char *why = NULL;
+            int f;
+            if (p->count == 0 || !sched__tas_requested(s, cq, ps))
                 continue;
-            reasons_add(&per_ps[i], why);
+            any = true;
+            f = sched__tas_flavor(s, p);
+            if (f == SCHED__NONE) {
+                /* Kueue's ErrNoTASFlavorAssigned: the pod set's resources got no TAS flavor */
+                reasons_add(&per_ps[i], util_asprintf("no topology-aware flavor assigned"));
+            } else {
+                err_t rc = sched__tas_place(s, w, i, p, f, empty, &topo, &why);
+                if (rc == ERR_NOMEM)
+                    return ERR_NOMEM;
+                if (rc == ERR_OK) {
+                    topology_assignment_fini(p->topo);
+                    free(p->topo);
+                    p->topo = topo;
+                    continue;
+                }
+                if (!empty) {
+                    /* Kueue: this pod set's reason, mode Preempt, then the simulate-empty pass */
+                    reasons_add(&per_ps[i], why);
+                    if (per_ps[i].oom)
+                        return ERR_NOMEM;
+                    free_failed = i;
+                    retry = true;
+                    break;
+                }
+                if (i == free_failed)
+                    free(why); /* its reason is in already (the free-capacity one, as Kueue) */
+                else
+                    reasons_add(&per_ps[i], why);
+            }
+            if (per_ps[i].oom)
+                return ERR_NOMEM;
+            out->mode = AM_NOFIT;
+            out->tas = false;
+            if (*overall == SCHED_REASON_NONE)
+                *overall = SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED;
+            return ERR_OK;
         }
-        if (per_ps[i].oom)
-            return ERR_NOMEM;
-        out->mode = AM_NOFIT;
-        if (*overall == SCHED_REASON_NONE)
-            *overall = SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED;
+        if (!retry)
+            break;
+        empty = true;
+    }
+    if (empty && any) {
+        out->mode = AM_PREEMPT;
+        out->tas = true;
+        tas_modes_preempt(s, cq, w, out);
     }
     return ERR_OK;
 }

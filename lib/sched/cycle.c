@@ -299,6 +299,18 @@ static err_t targets_for(sched_t *s, cq_t *cq, wl_t *w, const assignment_t *a, t
         return ERR_OK;
     if (frs_needing(a, &frs, &n) != ERR_OK)
         return ERR_NOMEM;
+    if (a->tas) {
+        /* topology-aware: every fit check of the search also places the TAS pod sets (the
+         * oracle's memo answered for the quota alone) */
+        tas_pre_t tp = {.cq = cq, .w = w, .a = a};
+        sched__memo_drop(s);
+        s->tas_pre = &tp;
+        err_t rc = sched__get_targets(s, cq, w, a->use, a->nuse, frs, n, t);
+        s->tas_pre = NULL;
+        sched__tas_pre_fini(&tp);
+        free(frs);
+        return rc;
+    }
     if (sched__memo_take(s, cq, w, a->use, a->nuse, frs, n, t)) {
         free(frs);
         return ERR_OK;
@@ -764,10 +776,22 @@ static err_t process(cyc_t *c, entry_t *e)
                              "Workload has overlapping preemption targets with another workload");
         return requeue_entry(c, e, true, false);
     }
-    /* fits re-check with this entry's targets gone */
+    /* fits re-check with this entry's targets gone (topology-aware: on the nodes too, which
+     * the cycle's earlier admissions may have taken) */
     for (size_t i = 0; i < e->t.len; i++)
         sched__wl_usage_apply(e->t.items[i].w, -1);
-    if (!sched__quota_fits(e->cq, e->a.use, e->a.nuse, true)) {
+    bool fits = sched__quota_fits(e->cq, e->a.use, e->a.nuse, true);
+    if (fits && e->a.tas && e->t.len > 0) {
+        tas_pre_t tp = {.cq = e->cq, .w = w, .a = &e->a};
+        err_t rc = sched__tas_fits_after(c->s, &tp, &e->t, &fits);
+        sched__tas_pre_fini(&tp);
+        if (rc != ERR_OK) {
+            for (size_t i = 0; i < e->t.len; i++)
+                sched__wl_usage_apply(e->t.items[i].w, +1);
+            return ERR_NOMEM;
+        }
+    }
+    if (!fits) {
         for (size_t i = 0; i < e->t.len; i++)
             sched__wl_usage_apply(e->t.items[i].w, +1);
         sched__wl_set_reason(w, SCHED_REASON_WAITING_FOR_QUOTA,

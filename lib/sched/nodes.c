@@ -759,6 +759,114 @@ out:
     return rc;
 }
 
+/* ---- topology-aware preemption ---------------------------------------------------------------
+ *
+ * Kueue's preemption search removes each candidate from its snapshot, TAS usage included, and
+ * asks whether the preemptor is placed then (preemption.go workloadFits, with the TAS requests).
+ * Here a candidate's use of the nodes is the engine's placement of its pods (the simulator, and
+ * the operator until the pods bind) and its bound pods (the operator's Pods, by workload key):
+ * both are taken off the nodes for one check and put back, exactly (integer sums), so the nodes
+ * are as before. The bound pods of admitted workloads are indexed by workload once per search.
+ */
+
+static int bound_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const tas_bound_t *)a)->w,
+              y = (uintptr_t)((const tas_bound_t *)b)->w;
+
+    return x < y ? -1 : x > y;
+}
+
+static err_t bound_index(const sched_t *s, tas_pre_t *tp)
+{
+    const sched_nodes_t *ns = s->nodes;
+    size_t n = 0;
+
+    tp->indexed = true;
+    if (ns == NULL || ns->npods == 0)
+        return ERR_OK;
+    tp->bound = malloc(ns->npods * sizeof(*tp->bound));
+    if (tp->bound == NULL) {
+        tp->indexed = false;
+        return ERR_NOMEM;
+    }
+    for (size_t i = 0; i < ns->npods; i++) {
+        const wl_t *w = ns->pods[i]->wl != NULL ? util_hmap_get(&s->wl_map, ns->pods[i]->wl) : NULL;
+        if (w != NULL && w->acq != NULL)
+            tp->bound[n++] = (tas_bound_t){w, ns->pods[i]};
+    }
+    tp->nbound = n;
+    /* grouped by workload; the order inside a group does not matter (sums) */
+    qsort(tp->bound, n, sizeof(*tp->bound), bound_cmp);
+    return ERR_OK;
+}
+
+/* Take w's node usage off the nodes (sign -1) or put it back (+1); never fails (the entries
+ * exist: they hold the usage being moved). */
+static void wl_nodes_apply(sched_t *s, const tas_pre_t *tp, const wl_t *w, int sign)
+{
+    size_t lo = 0, hi = tp->nbound;
+
+    for (size_t i = 0; i < w->nplace; i++)
+        place_apply(s, w, &w->place[i], sign);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)tp->bound[mid].w < (uintptr_t)w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < tp->nbound && tp->bound[lo].w == w; lo++)
+        pod_apply(s, tp->bound[lo].p, sign);
+}
+
+err_t sched__tas_fits_after(sched_t *s, tas_pre_t *tp, const targets_t *removed, bool *fits)
+{
+    const assignment_t *a = tp->a;
+    const wl_t *w = tp->w;
+    bool ok = true;
+    err_t rc = ERR_OK;
+
+    if (!tp->indexed && bound_index(s, tp) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < removed->len; i++)
+        wl_nodes_apply(s, tp, removed->items[i].w, -1);
+    for (size_t i = 0; i < a->nps && i < w->nps && ok; i++) {
+        const ps_assign_t *p = &a->ps[i];
+        topology_assignment_t *topo = NULL;
+        char *why = NULL;
+        int f;
+        if (p->count == 0 || !sched__tas_requested(s, tp->cq, &w->ps[i]))
+            continue;
+        f = sched__tas_flavor(s, p);
+        if (f == SCHED__NONE) {
+            ok = false;
+            break;
+        }
+        rc = sched__tas_place(s, w, i, p, f, false, &topo, &why);
+        topology_assignment_fini(topo);
+        free(topo);
+        free(why);
+        if (rc == ERR_NOMEM)
+            break;
+        ok = rc == ERR_OK;
+        rc = ERR_OK;
+    }
+    for (size_t i = removed->len; i-- > 0;)
+        wl_nodes_apply(s, tp, removed->items[i].w, +1);
+    if (rc == ERR_OK)
+        *fits = ok;
+    return rc;
+}
+
+void sched__tas_pre_fini(tas_pre_t *tp)
+{
+    free(tp->bound);
+    tp->bound = NULL;
+    tp->nbound = 0;
+    tp->indexed = false;
+}
+
 /* Does n sit in the domain `vals` (one value per level) of topology assignment `ta`? */
 static bool in_domain(const snode_t *n, const topology_assignment_t *ta, size_t d)
 {

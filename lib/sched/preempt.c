@@ -288,8 +288,9 @@ static bool own_borrowing_grows(const cq_t *cq, const use_t *use, size_t nuse, c
     return false;
 }
 
-err_t sched__fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
-                        const targets_t *tmp, bool allow_borrowing, bool *fits_out)
+/* The quota part of sched__fits_after. */
+static err_t quota_fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+                              const targets_t *tmp, bool allow_borrowing, bool *fits_out)
 {
     if ((s->cfg.loop_guards & SCHED_GUARD_OWN_QUEUE_BORROWING) &&
         own_borrowing_grows(cq, use, nuse, tmp)) {
@@ -331,6 +332,20 @@ err_t sched__fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size
     free(held);
     *fits_out = fits;
     return ERR_OK;
+}
+
+err_t sched__fits_after(sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+                        const targets_t *tmp, bool allow_borrowing, bool *fits_out)
+{
+    bool fits = false;
+    err_t rc = quota_fits_after(s, cq, use, nuse, tmp, allow_borrowing, &fits);
+
+    /* topology-aware preemption: the quota first (cheap), then the nodes */
+    if (rc == ERR_OK && fits && s->tas_pre != NULL && s->tas_pre->cq == cq)
+        rc = sched__tas_fits_after(s, s->tas_pre, tmp, &fits);
+    if (rc == ERR_OK)
+        *fits_out = fits;
+    return rc;
 }
 
 /* sched__fits_after() for the search; OOM reads as "does not fit" and ends the search. */

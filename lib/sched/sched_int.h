@@ -490,6 +490,9 @@ struct sched_s {
         struct target_s *items; /* owned: a targets_t's items, len, cap */
         size_t len, cap;
     } memo;
+    /* The topology-aware preemption search under way (cycle.c targets_for), NULL otherwise:
+     * sched__fits_after then also asks whether its TAS pod sets are placed (nodes.c). */
+    struct tas_pre_s *tas_pre;
 };
 
 /* ---- tree.c: structure and quota math ------------------------------------------------------- */
@@ -640,6 +643,9 @@ typedef struct assignment_s {
     sched_reason_t reason;
     char *message; /* owned; NULL when it fits */
     bool pending_flavors;
+    /* It preempts (AM_PREEMPT) and has TAS pod sets: its victims must also make room on the
+     * nodes (Kueue's workloadFits with the TAS requests; nodes.c sched__tas_fits_after). */
+    bool tas;
 } assignment_t;
 
 /* Flavor assignment of w in cq. counts: per podset, NULL = full counts. force: per podset x
@@ -722,14 +728,44 @@ void sched__memo_drop(sched_t *s);
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing);
 /* Does `use` fit in cq once `removed` (already taken out of the tree) are gone, holding back the
  * nominal quota their ClusterQueues would reclaim (see preempt.c), and, with s's loop guard
- * own-queue-borrowing, without growing cq's borrowing through victims of its own? The answer
- * into *fits; ERR_NOMEM leaves it untouched. */
-err_t sched__fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+ * own-queue-borrowing, without growing cq's borrowing through victims of its own? During a
+ * topology-aware search (s->tas_pre for cq) the preemptor's TAS pod sets must also be placed on
+ * the nodes without `removed` (sched__tas_fits_after). The answer into *fits; ERR_NOMEM leaves
+ * it untouched. */
+err_t sched__fits_after(sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
                         const targets_t *removed, bool allow_borrowing, bool *fits);
 void sched__wl_usage_apply(wl_t *w, int sign);
 /* Fair sharing variant (fairshare.c). */
 err_t sched__fair_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t nuse,
                           const int *frs_need, size_t nfrs_need, targets_t *out);
+
+/* ---- nodes.c: topology-aware preemption -------------------------------------------------------
+ * Kueue removes each candidate's TAS usage from its snapshot and places the preemptor again
+ * (preemption.go workloadFits with the TAS requests). Here a candidate's node usage is its
+ * placement and its bound pods; they are taken off the nodes for the check and put back. */
+
+typedef struct tas_bound_s {
+    const wl_t *w;
+    spod_t *p;
+} tas_bound_t;
+
+/* One search: the preemptor `w` in `cq` with assignment `a` (AM_PREEMPT, a->tas). */
+typedef struct tas_pre_s {
+    const cq_t *cq;
+    const wl_t *w;
+    const assignment_t *a;
+    tas_bound_t
+        *bound; /* owned: bound pods of admitted workloads by workload, built on first use */
+    size_t nbound;
+    bool indexed;
+} tas_pre_t;
+
+/* With the node usage of `removed` taken off the nodes, is every TAS pod set of tp->a placed on
+ * free capacity (Kueue's algorithm, tas.c)? The nodes are as before on return. The answer into
+ * *fits; ERR_NOMEM leaves it untouched. */
+err_t sched__tas_fits_after(sched_t *s, tas_pre_t *tp, const targets_t *removed, bool *fits);
+/* Release what tp owns (its index); the struct itself is the caller's. */
+void sched__tas_pre_fini(tas_pre_t *tp);
 
 /* ---- preemption rules shared by classical (preempt.c) and fair sharing (fairshare.c) ----------
  * Inline: both call them per candidate, for every workload admitted in the cohort. */
