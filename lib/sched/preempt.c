@@ -288,9 +288,19 @@ static bool own_borrowing_grows(const cq_t *cq, const use_t *use, size_t nuse, c
     return false;
 }
 
-/* The quota part of sched__fits_after. */
-static err_t quota_fits_after(const sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
-                              const targets_t *tmp, bool allow_borrowing, bool *fits_out)
+/* Topology-aware preemption (s->tas_pre for cq): once the quota fits, the nodes must too. Out of
+ * line: the quota-only search never comes here. */
+static err_t nodes_fit_after(sched_t *s, const cq_t *cq, const targets_t *tmp, bool *fits_out)
+{
+    if (s->tas_pre->cq != cq) {
+        *fits_out = true;
+        return ERR_OK;
+    }
+    return sched__tas_fits_after(s, s->tas_pre, tmp, fits_out);
+}
+
+err_t sched__fits_after(sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
+                        const targets_t *tmp, bool allow_borrowing, bool *fits_out)
 {
     if ((s->cfg.loop_guards & SCHED_GUARD_OWN_QUEUE_BORROWING) &&
         own_borrowing_grows(cq, use, nuse, tmp)) {
@@ -299,7 +309,10 @@ static err_t quota_fits_after(const sched_t *s, const cq_t *cq, const use_t *use
     }
     size_t nhold = tmp->nhold;
     if (nhold == 0 || nuse == 0) {
-        *fits_out = sched__quota_fits(cq, use, nuse, allow_borrowing);
+        bool fits = sched__quota_fits(cq, use, nuse, allow_borrowing);
+        if (fits && s->tas_pre != NULL)
+            return nodes_fit_after(s, cq, tmp, fits_out);
+        *fits_out = fits;
         return ERR_OK;
     }
     struct held_s {
@@ -330,22 +343,10 @@ static err_t quota_fits_after(const sched_t *s, const cq_t *cq, const use_t *use
     for (size_t i = nheld; i-- > 0;)
         sched__usage_remove(&held[i].cq->node, held[i].u.fr, held[i].u.v);
     free(held);
+    if (fits && s->tas_pre != NULL)
+        return nodes_fit_after(s, cq, tmp, fits_out);
     *fits_out = fits;
     return ERR_OK;
-}
-
-err_t sched__fits_after(sched_t *s, const cq_t *cq, const use_t *use, size_t nuse,
-                        const targets_t *tmp, bool allow_borrowing, bool *fits_out)
-{
-    bool fits = false;
-    err_t rc = quota_fits_after(s, cq, use, nuse, tmp, allow_borrowing, &fits);
-
-    /* topology-aware preemption: the quota first (cheap), then the nodes */
-    if (rc == ERR_OK && fits && s->tas_pre != NULL && s->tas_pre->cq == cq)
-        rc = sched__tas_fits_after(s, s->tas_pre, tmp, &fits);
-    if (rc == ERR_OK)
-        *fits_out = fits;
-    return rc;
 }
 
 /* sched__fits_after() for the search; OOM reads as "does not fit" and ends the search. */
