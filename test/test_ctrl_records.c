@@ -11,14 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const ctrl_record_kind_t wl_kind = {"kueue.x-k8s.io/v1beta2", "Workload", NULL, NULL, NULL};
-static const ctrl_record_kind_t cq_kind = {"kueue.x-k8s.io/v1beta2", "ClusterQueue", NULL, NULL,
-                                           NULL};
-static const ctrl_record_kind_t rf_kind = {"kueue.x-k8s.io/v1beta2", "ResourceFlavor", NULL, NULL,
-                                           NULL};
-static const ctrl_record_kind_t ns_kind = {"v1", "Namespace", NULL, NULL, NULL};
-static const ctrl_record_kind_t topo_kind = {"kueue.x-k8s.io/v1beta2", "Topology", NULL, NULL,
-                                             NULL};
+static const ctrl_record_kind_t wl_kind = {.api_version = "kueue.x-k8s.io/v1beta2",
+                                           .kind = "Workload"};
+static const ctrl_record_kind_t cq_kind = {.api_version = "kueue.x-k8s.io/v1beta2",
+                                           .kind = "ClusterQueue"};
+static const ctrl_record_kind_t rf_kind = {.api_version = "kueue.x-k8s.io/v1beta2",
+                                           .kind = "ResourceFlavor"};
+static const ctrl_record_kind_t ns_kind = {.api_version = "v1", .kind = "Namespace"};
+static const ctrl_record_kind_t topo_kind = {.api_version = "kueue.x-k8s.io/v1beta2",
+                                             .kind = "Topology"};
 
 /* A Workload as a LIST item sends it (no apiVersion or kind), admitted, with managedFields. */
 static const char wl_json[] =
@@ -116,13 +117,20 @@ END_TEST
 START_TEST(workloads_share_repeated_strings)
 {
     json_t *o1 = json_loads(wl_json, 0, NULL), *o2 = json_loads(wl_json, 0, NULL);
-    ctrl_wl_t *a, *b;
+    ctrl_record_kind_t rk = wl_kind;
+    util_intern_t strings;
+    ctrl_wl_t *a, *b, *plain;
 
+    util_intern_init(&strings);
+    rk.strings = &strings;
     json_object_set_new(json_object_get(o2, "metadata"), "name", json_string("job-train-9z8y7"));
     json_object_set_new(json_object_get(o2, "metadata"), "uid", json_string("u-2"));
-    ck_assert_uint_eq(util_intern_count(), 0);
-    a = ctrl_record_decode(&wl_kind, o1);
-    b = ctrl_record_decode(&wl_kind, o2);
+    a = ctrl_record_decode(&rk, o1);
+    b = ctrl_record_decode(&rk, o2);
+    plain = ctrl_record_decode(&wl_kind, o1); /* no table: its own copies */
+    ck_assert(plain != NULL && !plain->interned);
+    ck_assert_ptr_ne(plain->wl.meta.namespace, a->wl.meta.namespace);
+    ctrl_record_free(&wl_kind, plain);
     ck_assert_ptr_nonnull(a);
     ck_assert_ptr_nonnull(b);
     ck_assert(a->interned && b->interned);
@@ -144,12 +152,13 @@ START_TEST(workloads_share_repeated_strings)
     ctrl_wl_strip(a);
     ck_assert_str_eq(a->wl.pod_sets[0].name, "main");
     ck_assert_str_eq(ctrl_wl_cond(a, "QuotaReserved")->reason, "QuotaReserved");
-    ctrl_record_free(&wl_kind, a);
+    ctrl_record_free(&rk, a);
     ck_assert_str_eq(ctrl_wl_cond(b, "QuotaReserved")->message,
                      "Quota reserved in ClusterQueue cq");
     ck_assert_str_eq(b->wl.meta.namespace, "team-a");
-    ctrl_record_free(&wl_kind, b);
-    ck_assert_uint_eq(util_intern_count(), 0);
+    ctrl_record_free(&rk, b);
+    ck_assert_uint_eq(util_intern_count(&strings), 0);
+    util_intern_fini(&strings);
     json_decref(o1);
     json_decref(o2);
 }
@@ -337,7 +346,8 @@ START_TEST(job_decoded_without_its_template)
     json_t *obj = job_with("{\"metadata\":{\"labels\":{\"job-name\":\"train\",\"app\":\"x\"}},"
                            "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
                            true);
-    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job"), NULL, NULL};
+    ctrl_record_kind_t rk = {
+        .api_version = "batch/v1", .kind = "Job", .job = jobs_kind_named("batch/job")};
     ctrl_job_t *j;
 
     ck_assert_ptr_nonnull(rk.job);
@@ -378,7 +388,8 @@ START_TEST(jobs_and_workloads_record_no_effect_settings)
                  "\"x\":\"y\"}},"
                  "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\"}]}}",
                  true);
-    ctrl_record_kind_t rk = {"batch/v1", "Job", jobs_kind_named("batch/job"), NULL, NULL};
+    ctrl_record_kind_t rk = {
+        .api_version = "batch/v1", .kind = "Job", .job = jobs_kind_named("batch/job")};
     ctrl_job_t *j = ctrl_record_decode(&rk, obj);
     json_t *wl;
     ctrl_wl_t *w;
@@ -447,8 +458,9 @@ START_TEST(jobset_decoded_through_its_kind)
     json_t *bad = json_loads("{\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\"},"
                              "\"spec\":{\"suspend\":true}}",
                              0, NULL);
-    ctrl_record_kind_t rk = {"jobset.x-k8s.io/v1alpha2", "JobSet",
-                             jobs_kind_named("jobset.x-k8s.io/jobset"), NULL, NULL};
+    ctrl_record_kind_t rk = {.api_version = "jobset.x-k8s.io/v1alpha2",
+                             .kind = "JobSet",
+                             .job = jobs_kind_named("jobset.x-k8s.io/jobset")};
     ctrl_job_t *j;
 
     ck_assert_ptr_nonnull(rk.job);

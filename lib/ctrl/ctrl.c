@@ -982,6 +982,7 @@ static void state_free(ctrl_t *c)
 {
     for (int k = 0; k < CTRL__KINDS; k++)
         overlay_fini(c, k);
+    util_intern_fini(&c->strings); /* after every record (the informers' are gone already) */
     sched_free(c->sched);
     util_hmap_fini(&c->busy);
     podindex_fini(&c->pod_groups);
@@ -1364,6 +1365,8 @@ err_t ctrl_new(kube_client_t *client, const ctrl_config_t *cfg, ctrl_log_fn log,
         goto oom;
     for (int k = 0; k < CTRL__KINDS; k++)
         util_hmap_init(&c->overlay[k], 0);
+    util_intern_init(&c->strings);
+    c->rkind[CTRL_WORKLOAD].strings = &c->strings;
     for (int k = 0; k < c->nkinds; k++) {
         kube_codec_t codec = {codec_decode, codec_free, &c->rkind[k]};
         if (k < CTRL_JOB) {

@@ -126,6 +126,7 @@ struct ctrl_s {
     int nkinds;                        /* CTRL_JOB + the enabled job kinds sluice has */
     kube_informer_t *inf[CTRL__KINDS]; /* owned */
     kube_resource_t res[CTRL__KINDS];
+    util_intern_t strings;                 /* the Workload records' shared strings (records.h) */
     ctrl_record_kind_t rkind[CTRL__KINDS]; /* what each informer's codec decodes (rkind[k].job:
                                               the job kinds' table entries) */
     char api_version[CTRL__KINDS][128];    /* job kinds: "batch/v1" or the configured

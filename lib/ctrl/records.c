@@ -228,7 +228,7 @@ static void qobj_free(ctrl_qobj_t *q)
 
 /* ---- Workloads --------------------------------------------------------------------------- */
 
-static void wl_intern(ctrl_wl_t *w);
+static void wl_intern(util_intern_t *t, ctrl_wl_t *w);
 
 static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
@@ -273,8 +273,8 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
         ctrl_record_free(rk, w);
         return NULL;
     }
-    if (w->valid)
-        wl_intern(w);
+    if (w->valid && rk->strings != NULL)
+        wl_intern(rk->strings, w);
     return w;
 }
 
@@ -333,7 +333,7 @@ static size_t wl_shared(ctrl_wl_t *w, char ***out, size_t cap)
 
 /* Replace the repeated strings of `w` (wl_shared()) by shared copies (util/intern.h). All or
  * nothing: out of memory leaves `w` with its own copies, which is only less compact. */
-static void wl_intern(ctrl_wl_t *w)
+static void wl_intern(util_intern_t *t, ctrl_wl_t *w)
 {
     char **small[64], ***fields = small;
     const char *copies[64], **shared = copies;
@@ -349,7 +349,7 @@ static void wl_intern(ctrl_wl_t *w)
         wl_shared(w, fields, n);
     }
     for (; got < n; got++)
-        if ((shared[got] = util_intern(*fields[got])) == NULL)
+        if ((shared[got] = util_intern(t, *fields[got])) == NULL)
             goto out;
     for (size_t i = 0; i < n; i++) {
         free(*fields[i]);
@@ -359,7 +359,7 @@ static void wl_intern(ctrl_wl_t *w)
     got = 0;
 out:
     for (size_t i = 0; i < got; i++)
-        util_intern_drop(shared[i]);
+        util_intern_drop(t, shared[i]);
     if (fields != small) {
         free(fields);
         free(shared);
@@ -367,7 +367,7 @@ out:
 }
 
 /* Give back the shared strings of `w` (wl_intern()), leaving those fields NULL. */
-static void wl_unintern(ctrl_wl_t *w)
+static void wl_unintern(util_intern_t *t, ctrl_wl_t *w)
 {
     char **fields[64];
     size_t n;
@@ -377,7 +377,7 @@ static void wl_unintern(ctrl_wl_t *w)
     /* 64 at a time: each round drops what it lists, so the count shrinks to 0. */
     while ((n = wl_shared(w, fields, 64)) > 0) {
         for (size_t i = 0; i < n && i < 64; i++) {
-            util_intern_drop(*fields[i]);
+            util_intern_drop(t, *fields[i]);
             *fields[i] = NULL;
         }
     }
@@ -734,7 +734,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j);
     } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;
-        wl_unintern(w);
+        wl_unintern(rk->strings, w);
         workload_fini(&w->wl);
         free(w->invalid);
         ctrl_owner_fini(&w->owner);

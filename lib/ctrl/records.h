@@ -6,6 +6,7 @@
 #include "jobs/framework.h"
 #include "model/object.h"
 #include "util/err.h"
+#include "util/intern.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -116,6 +117,8 @@ typedef struct ctrl_record_kind_s {
     jobs_find_fn find;      /* a job kind with resolve(): where the object it names is found
                                (the controller's caches), with find_data; NULL: nowhere */
     void *find_data;
+    util_intern_t *strings; /* borrowed: the table a Workload's repeated strings are shared in
+                               (the controller's; outlives every record), NULL: not shared */
 } ctrl_record_kind_t;
 
 /* What job `j` of kind rk->job reads from its pod sets -- valid / invalid, counts, pods_ready,

@@ -2,9 +2,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "util/intern.h"
 
-#include "util/hmap.h"
-
-#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,72 +11,64 @@ typedef struct intern_s {
     char s[]; /* the text; the map's key borrows it */
 } intern_t;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static util_hmap_t table;
-static int table_ready;
-
 static intern_t *of(const char *s)
 {
     return (intern_t *)(void *)(s - offsetof(intern_t, s));
 }
 
-const char *util_intern(const char *s)
+void util_intern_init(util_intern_t *t)
+{
+    util_hmap_init_borrowed(&t->map, 0);
+}
+
+void util_intern_fini(util_intern_t *t)
+{
+    void *e;
+
+    for (size_t pos = 0; util_hmap_next(&t->map, &pos, NULL, &e);)
+        free(e);
+    util_hmap_fini(&t->map);
+}
+
+const char *util_intern(util_intern_t *t, const char *s)
 {
     intern_t *e;
     size_t n;
 
     if (s == NULL)
         return NULL;
-    pthread_mutex_lock(&lock);
-    if (!table_ready) {
-        util_hmap_init_borrowed(&table, 0);
-        table_ready = 1;
-    }
-    e = util_hmap_get(&table, s);
+    e = util_hmap_get(&t->map, s);
     if (e != NULL) {
         e->refs++;
-        pthread_mutex_unlock(&lock);
         return e->s;
     }
     n = strlen(s);
     e = malloc(sizeof(*e) + n + 1);
-    if (e != NULL) {
-        e->refs = 1;
-        memcpy(e->s, s, n + 1);
-        if (util_hmap_put(&table, e->s, e, NULL) != ERR_OK) {
-            free(e);
-            e = NULL;
-        }
+    if (e == NULL)
+        return NULL;
+    e->refs = 1;
+    memcpy(e->s, s, n + 1);
+    if (util_hmap_put(&t->map, e->s, e, NULL) != ERR_OK) {
+        free(e);
+        return NULL;
     }
-    pthread_mutex_unlock(&lock);
-    return e != NULL ? e->s : NULL;
+    return e->s;
 }
 
-void util_intern_drop(const char *s)
+void util_intern_drop(util_intern_t *t, const char *s)
 {
     intern_t *e;
 
     if (s == NULL)
         return;
     e = of(s);
-    pthread_mutex_lock(&lock);
     if (--e->refs == 0) {
-        util_hmap_del(&table, e->s);
+        util_hmap_del(&t->map, e->s);
         free(e);
-        if (util_hmap_len(&table) == 0) {
-            util_hmap_fini(&table); /* nothing left behind when every user is gone */
-            table_ready = 0;
-        }
     }
-    pthread_mutex_unlock(&lock);
 }
 
-size_t util_intern_count(void)
+size_t util_intern_count(const util_intern_t *t)
 {
-    size_t n;
-
-    pthread_mutex_lock(&lock);
-    n = table_ready ? util_hmap_len(&table) : 0;
-    pthread_mutex_unlock(&lock);
-    return n;
+    return util_hmap_len(&t->map);
 }
