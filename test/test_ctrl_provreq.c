@@ -301,7 +301,7 @@ START_TEST(conditions_to_check_states)
     ck_assert_str_eq(v.message, "capacity is ready");
     {
         char *names[] = {main_ps};
-        json_t *u = provreq_updates(pr, names, 1, &cfg);
+        json_t *u = provreq_updates(pr, names, NULL, 1, &cfg);
         char *s = json_dumps(u, JSON_SORT_KEYS | JSON_COMPACT);
         ck_assert_str_eq(s, "[{\"annotations\":{\"autoscaling.x-k8s.io/consume-provisioning-"
                             "request\":\"wl-prov-1\",\"autoscaling.x-k8s.io/provisioning-class-"
@@ -378,6 +378,158 @@ START_TEST(managed_resources_in_any_container)
 }
 END_TEST
 
+/* A Workload of three GPU pod sets: "leader" and "workers" alike but for the command, "other"
+ * asking for two GPUs. */
+static const char *WL3 =
+    "{\"metadata\":{\"name\":\"wl\",\"namespace\":\"ns\",\"uid\":\"u-1\"},\"spec\":{\"podSets\":["
+    "{\"name\":\"leader\",\"count\":1,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"command\":[\"lead\"],\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1\"}}}]}}},"
+    "{\"name\":\"workers\",\"count\":3,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"command\":[\"work\"],\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"1000m\"}}}],"
+    "\"tolerations\":[]}}},"
+    "{\"name\":\"other\",\"count\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"command\":[\"lead\"],\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"2\"}}}]}}}]},"
+    "\"status\":{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":["
+    "{\"name\":\"leader\",\"flavors\":{\"nvidia.com/gpu\":\"f\"}},"
+    "{\"name\":\"workers\",\"flavors\":{\"nvidia.com/gpu\":\"f\"}},"
+    "{\"name\":\"other\",\"flavors\":{\"nvidia.com/gpu\":\"f\"}}]}}}";
+
+/* The request pod sets built for WL3 under `spec` (a config), as compact JSON (freed by the
+ * caller), and how many PodTemplates. */
+static char *merged_sets(const char *spec, size_t *ntemplates)
+{
+    provreq_config_t cfg;
+    json_t *wl = parse(WL3), *pr, *tmpls;
+    err_msg_t msg = {{0}};
+    char *s;
+
+    config(spec, &cfg);
+    ck_assert_int_eq(provreq_build(wl, "prov", 1, &cfg, &pr, &tmpls, &msg), ERR_OK);
+    s = json_dumps(json_object_get(json_object_get(pr, "spec"), "podSets"), JSON_COMPACT);
+    *ntemplates = json_array_size(tmpls);
+    json_decref(pr);
+    json_decref(tmpls);
+    json_decref(wl);
+    provreq_config_fini(&cfg);
+    return s;
+}
+
+START_TEST(pod_sets_merged_by_policy)
+{
+    size_t n;
+    char *s;
+
+    /* No policy: one request pod set per pod set. */
+    s = merged_sets("{\"provisioningClassName\":\"c\"}", &n);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_str_eq(s, "[{\"podTemplateRef\":{\"name\":\"ppt-wl-prov-1-leader\"},\"count\":1},"
+                        "{\"podTemplateRef\":{\"name\":\"ppt-wl-prov-1-workers\"},\"count\":3},"
+                        "{\"podTemplateRef\":{\"name\":\"ppt-wl-prov-1-other\"},\"count\":2}]");
+    free(s);
+    /* IdenticalPodTemplates: the commands differ, nothing merges. */
+    s = merged_sets("{\"provisioningClassName\":\"c\",\"podSetMergePolicy\":"
+                    "\"IdenticalPodTemplates\"}",
+                    &n);
+    ck_assert_uint_eq(n, 3);
+    free(s);
+    /* IdenticalWorkloadSchedulingRequirements: leader and workers ask for the same (1 and
+     * 1000m; an empty toleration list is none), their counts add up under the leader's
+     * template; other asks for more. */
+    s = merged_sets("{\"provisioningClassName\":\"c\",\"podSetMergePolicy\":"
+                    "\"IdenticalWorkloadSchedulingRequirements\"}",
+                    &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(s, "[{\"podTemplateRef\":{\"name\":\"ppt-wl-prov-1-leader\"},\"count\":4},"
+                        "{\"podTemplateRef\":{\"name\":\"ppt-wl-prov-1-other\"},\"count\":2}]");
+    free(s);
+}
+END_TEST
+
+/* Set the CPU request of the first container of template `t` to `v`. */
+static void set_cpu(json_t *t, const char *v)
+{
+    json_t *c0 = json_array_get(json_object_get(json_object_get(t, "spec"), "containers"), 0);
+
+    json_object_set_new(json_object_get(json_object_get(c0, "resources"), "requests"), "cpu",
+                        json_string(v));
+}
+
+START_TEST(merge_policies_compare_as_kueue)
+{
+    static const char *const pol = "IdenticalWorkloadSchedulingRequirements";
+    json_t *a = parse("{\"metadata\":{\"labels\":{\"x\":\"1\"}},\"spec\":{\"containers\":["
+                      "{\"name\":\"a\",\"image\":\"i1\",\"resources\":{\"requests\":{\"cpu\":"
+                      "\"500m\"}}}],\"nodeSelector\":{\"pool\":\"p\"}}}");
+    json_t *b = parse("{\"spec\":{\"containers\":[{\"name\":\"b\",\"image\":\"i2\",\"resources\":"
+                      "{\"requests\":{\"cpu\":\"0.5\"},\"limits\":{\"cpu\":\"1\"}}}],"
+                      "\"nodeSelector\":{\"pool\":\"p\"}}}");
+    json_t *c = json_deep_copy(a);
+
+    /* Scheduling requirements: requests, not names, images, limits or labels. */
+    ck_assert(provreq_can_merge(pol, a, b));
+    ck_assert(!provreq_can_merge("IdenticalPodTemplates", a, b));
+    ck_assert(provreq_can_merge("IdenticalPodTemplates", a, c));
+    ck_assert(!provreq_can_merge(NULL, a, c));
+    /* A node selector, a toleration, an affinity or another container tells them apart. */
+    json_object_set_new(json_object_get(json_object_get(b, "spec"), "nodeSelector"), "zone",
+                        json_string("z"));
+    ck_assert(!provreq_can_merge(pol, a, b));
+    json_object_del(json_object_get(json_object_get(b, "spec"), "nodeSelector"), "zone");
+    json_object_set_new(json_object_get(b, "spec"), "tolerations",
+                        parse("[{\"key\":\"gpu\",\"operator\":\"Exists\"}]"));
+    ck_assert(!provreq_can_merge(pol, a, b));
+    json_object_del(json_object_get(b, "spec"), "tolerations");
+    json_object_set_new(json_object_get(b, "spec"), "affinity", parse("{\"nodeAffinity\":{}}"));
+    ck_assert(!provreq_can_merge(pol, a, b));
+    json_object_del(json_object_get(b, "spec"), "affinity");
+    ck_assert(provreq_can_merge(pol, a, b));
+    json_array_append_new(json_object_get(json_object_get(b, "spec"), "containers"),
+                          parse("{\"name\":\"side\"}"));
+    ck_assert(!provreq_can_merge(pol, a, b));
+    /* Quantities equal by value, not by text; a different one differs. */
+    set_cpu(c, "0.5");
+    ck_assert(provreq_can_merge("IdenticalPodTemplates", a, c));
+    set_cpu(c, "600m");
+    ck_assert(!provreq_can_merge("IdenticalPodTemplates", a, c));
+    ck_assert(!provreq_can_merge(pol, a, c));
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+}
+END_TEST
+
+START_TEST(merged_pod_sets_get_the_update)
+{
+    provreq_config_t cfg;
+    json_t *pr = parse("{\"metadata\":{\"name\":\"wl-prov-1\"},\"spec\":{"
+                       "\"provisioningClassName\":\"cls\",\"podSets\":[{\"podTemplateRef\":{"
+                       "\"name\":\"ppt-wl-prov-1-leader\"},\"count\":4}]}}");
+    char leader[] = "leader", workers[] = "workers", driver[] = "driver";
+    char *names[] = {leader, workers, driver};
+    bool in[] = {true, true, false};
+    json_t *u;
+    char *s;
+
+    config("{\"provisioningClassName\":\"cls\"}", &cfg);
+    u = provreq_updates(pr, names, in, 3, &cfg);
+    s = json_dumps(u, JSON_COMPACT);
+    /* workers was merged into leader's request pod set; driver was not in the request. */
+    ck_assert_str_eq(s, "[{\"name\":\"leader\",\"annotations\":{\"autoscaling.x-k8s.io/consume-"
+                        "provisioning-request\":\"wl-prov-1\",\"autoscaling.x-k8s.io/provisioning-"
+                        "class-name\":\"cls\"}},{\"name\":\"workers\",\"annotations\":{"
+                        "\"autoscaling.x-k8s.io/consume-provisioning-request\":\"wl-prov-1\","
+                        "\"autoscaling.x-k8s.io/provisioning-class-name\":\"cls\"}}]");
+    free(s);
+    json_decref(u);
+    /* Without the list (no merge policy), only the named ones. */
+    u = provreq_updates(pr, names, NULL, 3, &cfg);
+    ck_assert_uint_eq(json_array_size(u), 1);
+    json_decref(u);
+    json_decref(pr);
+    provreq_config_fini(&cfg);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_provreq");
@@ -391,6 +543,9 @@ int main(void)
     tcase_add_test(tc, request_built_for_the_managed_pod_sets);
     tcase_add_test(tc, conditions_to_check_states);
     tcase_add_test(tc, managed_resources_in_any_container);
+    tcase_add_test(tc, pod_sets_merged_by_policy);
+    tcase_add_test(tc, merge_policies_compare_as_kueue);
+    tcase_add_test(tc, merged_pod_sets_get_the_update);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -310,11 +310,6 @@ void ctrl__prov_tick(ctrl_t *c)
             reason = "BadParametersRef";
             message = why.text;
         } else {
-            if (cfg.merge_policy != NULL)
-                ctrl__log(c, CTRL_LOG_DEBUG,
-                          "ProvisioningRequestConfig %s: spec.podSetMergePolicy %s has no effect "
-                          "in sluice (every pod set is its own request pod set)",
-                          ac->param_name, cfg.merge_policy);
             provreq_config_fini(&cfg);
         }
         /* Kueue writes the condition when its status changes, not for a new reason alone. */
@@ -474,6 +469,30 @@ static void delete_unused(ctrl_t *c, const ctrl_wl_t *w, const json_t *const *ke
 }
 
 /* ---- check states ------------------------------------------------------------------------- */
+
+/* Was pod set `k` of reserved Workload `w` part of its requests under `cfg` (a positive count
+ * admitted, and a managed resource among those its assignment gives a flavor)? The cache keeps
+ * no pod templates: the assignment's resources stand for the pod set's requests. */
+static bool in_request(const ctrl_wl_t *w, size_t k, const provreq_config_t *cfg)
+{
+    const admission_t *a = w->wl.admission;
+    const pod_set_t *ps = &w->wl.pod_sets[k];
+
+    for (size_t i = 0; a != NULL && i < a->nassignments; i++) {
+        const pod_set_assignment_t *psa = &a->assignments[i];
+        if (psa->name == NULL || strcmp(psa->name, ps->name) != 0)
+            continue;
+        if ((psa->has_count ? psa->count : ps->count) <= 0)
+            return false;
+        if (cfg->nmanaged == 0)
+            return true;
+        for (size_t m = 0; m < cfg->nmanaged; m++)
+            if (kv_list_get(&psa->flavors, cfg->managed[m]) != NULL)
+                return true;
+        return false;
+    }
+    return false;
+}
 
 /* Set check `i`'s entry of `list` (status.admissionChecks as written) to verdict `v`. */
 static bool apply_verdict(json_t *list, size_t i, const admission_check_state_t *cur,
@@ -771,15 +790,23 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
         delete_unused(c, w, NULL, 0); /* Kueue deletes a finished Workload's requests */
         return;
     }
-    if (!ctrl_wl_reserved(w) || w->wl.conditions.evicted || !w->wl.active)
+    if (!ctrl_wl_reserved(w) || w->wl.conditions.evicted || !w->wl.active) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: provisioning: skipped (%s)", key,
+                  !ctrl_wl_reserved(w)       ? "no quota reserved"
+                  : w->wl.conditions.evicted ? "evicted"
+                                             : "inactive");
         return;
+    }
     /* The Workload's watch event for a check state written here usually arrives while that
      * write still holds the Workload busy, and the engine feed then leaves the verdict alone:
      * act on it now (level-based: admit, evict or deactivate once). */
     if (util_hmap_get(&c->evictions, key) == NULL)
         ctrl__checks_sync(c, key, w);
-    if (ctrl__busy(c, CTRL_WORKLOAD, key) || util_hmap_get(&c->evictions, key) != NULL)
+    if (ctrl__busy(c, CTRL_WORKLOAD, key) || util_hmap_get(&c->evictions, key) != NULL) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: provisioning: skipped (%s)", key,
+                  ctrl__busy(c, CTRL_WORKLOAD, key) ? "a write in flight" : "an eviction to write");
         return;
+    }
     list = current_list(w);
     for (size_t i = 0; list != NULL && i < w->wl.ncheck_states; i++) {
         const admission_check_state_t *cs = &w->wl.check_states[i];
@@ -814,11 +841,16 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
                            w->wl.active && !w->wl.conditions.finished, &v);
             if (v.change) {
                 char **names = calloc(w->wl.npod_sets + 1, sizeof(char *));
-                for (size_t k = 0; names != NULL && k < w->wl.npod_sets; k++)
+                bool *in = calloc(w->wl.npod_sets + 1, sizeof(bool));
+                for (size_t k = 0; names != NULL && in != NULL && k < w->wl.npod_sets; k++) {
                     names[k] = w->wl.pod_sets[k].name;
-                if (v.podset_updates && names != NULL)
-                    updates = provreq_updates(pr, names, w->wl.npod_sets, &cfg);
+                    in[k] = in_request(w, k, &cfg);
+                }
+                if (v.podset_updates && names != NULL && in != NULL)
+                    updates = provreq_updates(pr, names, cfg.merge_policy != NULL ? in : NULL,
+                                              w->wl.npod_sets, &cfg);
                 free(names);
+                free(in);
                 if (apply_verdict(list, i, cs, &v, updates)) {
                     changed = true;
                     now = v.state;
@@ -833,7 +865,15 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
                             v.message[0] ? " with message: " : "", v.message);
                 }
                 json_decref(updates);
+            } else {
+                ctrl__log(c, CTRL_LOG_DEBUG,
+                          "workload %s: check %s: %s (attempt %d) leaves it %s (retries %d)", key,
+                          cs->name, pr_name(pr), (int)attempt, ctrl__check_state_name(cs->state),
+                          cs->has_retry_count ? (int)cs->retry_count : 0);
             }
+        } else {
+            ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: check %s: no request yet (%s)", key,
+                      cs->name, ctrl__check_state_name(cs->state));
         }
         /* Kueue's syncOwnedProvisionRequest: a new request when there is none, or when the last
          * one failed (or its booking expired before admission) and the check is Pending again

@@ -3,6 +3,7 @@
 #include "ctrl/provreq.h"
 
 #include "ctrl/cond.h"
+#include "model/quantity.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -338,8 +339,8 @@ void provreq_decide(const json_t *pr, int32_t attempt, const admission_check_sta
     }
 }
 
-json_t *provreq_updates(const json_t *pr, char *const *podsets, size_t npodsets,
-                        const provreq_config_t *cfg)
+json_t *provreq_updates(const json_t *pr, char *const *podsets, const bool *included,
+                        size_t npodsets, const provreq_config_t *cfg)
 {
     const char *name = json_string_value(json_object_get(json_object_get(pr, "metadata"), "name"));
     const json_t *spec = json_object_get(pr, "spec"), *ps;
@@ -386,6 +387,27 @@ json_t *provreq_updates(const json_t *pr, char *const *podsets, size_t npodsets,
             return NULL;
         }
     }
+    /* The pod sets merged into another one's request pod set (podSetMergePolicy) get the same
+     * update under their own name: what it says (the request, its class, the nodes' selector)
+     * is the request's, whatever pod set it is for. Kueue's podSetUpdates leaves them out (their
+     * pods then ignore the capacity; kubernetes-sigs/kueue#14408). */
+    for (size_t p = 0; included != NULL && json_array_size(out) > 0 && p < npodsets; p++) {
+        bool named = false;
+        json_t *u;
+        json_array_foreach(out, i, u)
+        {
+            const char *n = json_string_value(json_object_get(u, "name"));
+            named = named || (n != NULL && strcmp(n, podsets[p]) == 0);
+        }
+        if (!included[p] || named)
+            continue;
+        u = json_deep_copy(json_array_get(out, 0));
+        if (u == NULL || json_object_set_new(u, "name", json_string(podsets[p])) != 0 ||
+            json_array_append_new(out, u) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
     return out;
 }
 
@@ -412,6 +434,96 @@ static bool limits_as_requests(json_t *tmpl)
             json_object_foreach(lim, k, v) if (json_object_get(req, k) == NULL &&
                                                json_object_set(req, k, v) != 0) return false;
         }
+    return true;
+}
+
+/* Is `v` what Go leaves out of JSON: absent, null, "", 0, false, {} or [] (Kubernetes'
+ * semantic equality treats a nil and an empty map or slice alike)? */
+static bool empty_value(const json_t *v)
+{
+    return v == NULL || json_is_null(v) || json_is_false(v) ||
+           (json_is_string(v) && json_string_length(v) == 0) ||
+           (json_is_integer(v) && json_integer_value(v) == 0) ||
+           (json_is_object(v) && json_object_size(v) == 0) ||
+           (json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* Kueue's equality.Semantic.DeepEqual on the JSON of two API values: a field left out equals its
+ * zero value, and inside `requests`, `limits` and `overhead` maps (or everywhere below when
+ * `quantities`) two quantities are equal by value ("1" and "1000m"). */
+static bool sem_equal(const json_t *a, const json_t *b, bool quantities)
+{
+    const char *k;
+    const json_t *v;
+    size_t i;
+
+    if (empty_value(a) || empty_value(b))
+        return empty_value(a) && empty_value(b);
+    if (json_is_object(a) && json_is_object(b)) {
+        json_object_foreach((json_t *)a, k, v)
+        {
+            bool q = quantities || strcmp(k, "requests") == 0 || strcmp(k, "limits") == 0 ||
+                     strcmp(k, "overhead") == 0;
+            if (!sem_equal(v, json_object_get(b, k), q))
+                return false;
+        }
+        json_object_foreach((json_t *)b, k,
+                            v) if (json_object_get(a, k) == NULL && !empty_value(v)) return false;
+        return true;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        if (json_array_size(a) != json_array_size(b))
+            return false;
+        json_array_foreach(a, i, v) if (!sem_equal(v, json_array_get(b, i), false)) return false;
+        return true;
+    }
+    if (quantities && json_is_string(a) && json_is_string(b)) {
+        quantity_t qa, qb;
+        if (quantity_parse(json_string_value(a), json_string_length(a), &qa, NULL) == ERR_OK &&
+            quantity_parse(json_string_value(b), json_string_length(b), &qb, NULL) == ERR_OK)
+            return quantity_cmp(qa, qb) == 0;
+    }
+    return json_equal((json_t *)a, (json_t *)b);
+}
+
+/* Kueue's areContainersEqual: as many containers in list `field` of pod specs `a` and `b`, each
+ * pair with equal resource requests. */
+static bool same_requests(const json_t *a, const json_t *b, const char *field)
+{
+    const json_t *la = json_object_get(a, field), *lb = json_object_get(b, field), *c;
+    size_t i;
+
+    if (json_array_size(la) != json_array_size(lb))
+        return false;
+    json_array_foreach(la, i, c)
+    {
+        if (!sem_equal(
+                json_object_get(json_object_get(c, "resources"), "requests"),
+                json_object_get(json_object_get(json_array_get(lb, i), "resources"), "requests"),
+                true))
+            return false;
+    }
+    return true;
+}
+
+bool provreq_can_merge(const char *policy, const json_t *t1, const json_t *t2)
+{
+    static const char *const fields[] = {"resources", "nodeSelector", "tolerations", "affinity",
+                                         "resourceClaims"};
+    const json_t *s1 = json_object_get(t1, "spec"), *s2 = json_object_get(t2, "spec");
+
+    if (policy == NULL)
+        return false;
+    if (strcmp(policy, "IdenticalPodTemplates") == 0)
+        return sem_equal(t1, t2, false);
+    if (strcmp(policy, "IdenticalWorkloadSchedulingRequirements") != 0)
+        return false;
+    if (!same_requests(s1, s2, "containers") || !same_requests(s1, s2, "initContainers"))
+        return false;
+    for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+        if (!sem_equal(json_object_get(s1, fields[f]), json_object_get(s2, fields[f]),
+                       f == 0 /* spec.resources: pod-level requests and limits */))
+            return false;
     return true;
 }
 
@@ -443,7 +555,8 @@ err_t provreq_build(const json_t *wl, const char *check, int32_t attempt,
     const char *k;
     char name[PROVREQ_NAME_MAX + 1], tn[PROVREQ_NAME_MAX + 1];
     json_t *params = NULL, *owner = NULL, *sets = NULL, *tmpls = NULL;
-    size_t i;
+    const json_t *firsts[64]; /* the template of each request pod set's first pod set */
+    size_t i, nfirst = 0;
     err_t rc;
 
     *pr = *templates = NULL;
@@ -487,6 +600,24 @@ err_t provreq_build(const json_t *wl, const char *check, int32_t attempt,
             count = json_integer_value(json_object_get(a, "count"));
         if (count <= 0)
             continue;
+        /* Kueue's mergePodSets: under a podSetMergePolicy, a pod set that can merge with the
+         * first pod set of a request pod set adds its count there (the first one's template and
+         * name stay). */
+        {
+            size_t m = 0;
+            while (m < nfirst && !provreq_can_merge(cfg->merge_policy, firsts[m], tmpl))
+                m++;
+            if (m < nfirst) {
+                json_t *e = json_array_get(sets, m);
+                if (json_object_set_new(
+                        e, "count",
+                        json_integer(json_integer_value(json_object_get(e, "count")) + count)) != 0)
+                    goto oom;
+                continue;
+            }
+            if (nfirst < sizeof(firsts) / sizeof(firsts[0]))
+                firsts[nfirst++] = tmpl;
+        }
         if ((rc = provreq_template_name(name, psname, tn, sizeof(tn), msg)) != ERR_OK)
             goto fail;
         tcopy = tmpl != NULL ? json_deep_copy(tmpl) : json_object();

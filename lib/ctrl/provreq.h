@@ -36,7 +36,7 @@ typedef struct provreq_config_s {
     int32_t backoff_base_s; /* retryStrategy.backoffBaseSeconds, default 60 */
     int32_t backoff_max_s;  /* retryStrategy.backoffMaxSeconds, default 1800 */
     json_t *node_selector;  /* owned: podSetUpdates.nodeSelector ([{key, valueFrom...}]), or NULL */
-    char *merge_policy;     /* owned: spec.podSetMergePolicy (no effect in sluice), or NULL */
+    char *merge_policy;     /* owned: spec.podSetMergePolicy, or NULL */
 } provreq_config_t;
 
 /* Decode ProvisioningRequestConfig `obj` (the server's JSON) into `out` (zeroed first). A bad
@@ -90,17 +90,28 @@ void provreq_decide(const json_t *pr, int32_t attempt, const admission_check_sta
                     const provreq_config_t *cfg, bool admitted, bool running,
                     provreq_verdict_t *out);
 
-/* The podSetUpdates of a provisioned request `pr` for Workload `wl_name`'s pod sets
- * `podsets` (names): one per request pod set, named after the pod set whose template it names,
- * with the two annotations and the config's node selectors from the request's
- * provisioningClassDetails. New array, NULL on out-of-memory. */
-json_t *provreq_updates(const json_t *pr, char *const *podsets, size_t npodsets,
-                        const provreq_config_t *cfg);
+/* The podSetUpdates of a provisioned request `pr` for a Workload's pod sets `podsets` (names):
+ * one per request pod set, named after the pod set whose template it names, with the two
+ * annotations and the config's node selectors from the request's provisioningClassDetails; then
+ * the same for every pod set with `included[i]` (may be NULL) that no request pod set names (one
+ * merged into another's by podSetMergePolicy). New array, NULL on out-of-memory. */
+json_t *provreq_updates(const json_t *pr, char *const *podsets, const bool *included,
+                        size_t npodsets, const provreq_config_t *cfg);
+
+/* Kueue's canMergePodSets: may pod templates `t1` and `t2` (core/v1 PodTemplateSpecs) share one
+ * request pod set under podSetMergePolicy `policy` (NULL: never)? IdenticalPodTemplates: equal
+ * templates; IdenticalWorkloadSchedulingRequirements: containers and init containers pairwise
+ * with equal requests, and equal pod resources, nodeSelector, tolerations, affinity and
+ * resourceClaims. Equal as Kubernetes' semantic equality: an omitted field equals its zero
+ * value, quantities compare by value. */
+bool provreq_can_merge(const char *policy, const json_t *t1, const json_t *t2);
 
 /* The request's spec (provisioningClassName, parameters, podSets) and its pod templates for
  * Workload `wl` (the server's JSON: spec.podSets[].template, status.admission), check `check`,
  * attempt `attempt`: the pod sets with a positive count (the admission's count first) that use a
- * managed resource. `*pr` is the whole ProvisioningRequest object (owner: the Workload), and
+ * managed resource, those `cfg`'s podSetMergePolicy lets merge in one request pod set (named after
+ * the first, counts added). `*pr` is the whole ProvisioningRequest object (owner: the Workload),
+ * and
  * `*templates` an array of {podset, object} with each PodTemplate (owner: the Workload, template
  * as the pod set's). Both NULL (ERR_OK) when no pod set needs provisioning. ERR_INVALID when the
  * admission lacks a pod set, ERR_NOMEM. */
