@@ -5,6 +5,7 @@
 #include "ctrl/provreq.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,11 +98,31 @@ START_TEST(config_defaults_and_fields)
     ck_assert_uint_eq(json_object_size(cfg.parameters), 0);
     ck_assert_uint_eq(cfg.nmanaged, 0);
     /* Backoff: 60, 120, 240, ..., capped at 1800. */
-    ck_assert_int_eq(provreq_backoff_s(&cfg, 0), 60);
-    ck_assert_int_eq(provreq_backoff_s(&cfg, 1), 120);
-    ck_assert_int_eq(provreq_backoff_s(&cfg, 4), 960);
-    ck_assert_int_eq(provreq_backoff_s(&cfg, 5), 1800);
-    ck_assert_int_eq(provreq_backoff_s(&cfg, 40), 1800);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, 0), 60);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 1, 0), 120);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 4, 0), 960);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 5, 0), 1800);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 40, 0), 1800);
+    /* Kueue's jitter (0.0001 of the delay) never makes a whole second below 10000 s. */
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 40, UINT32_MAX), 1800);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, UINT32_MAX), 60);
+    provreq_config_fini(&cfg);
+    /* Above that it does, by up to a second per 10000 s; the first delay is the base even over
+     * the cap (client-go's Backoff caps from the second step on). */
+    config("{\"provisioningClassName\":\"c\",\"retryStrategy\":{\"backoffBaseSeconds\":"
+           "20000,\"backoffMaxSeconds\":30000}}",
+           &cfg);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, 0), 20000);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, UINT32_MAX), 20001);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, UINT32_MAX / 2), 20000);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 1, 0), 30000);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 1, UINT32_MAX), 30002);
+    provreq_config_fini(&cfg);
+    config("{\"provisioningClassName\":\"c\",\"retryStrategy\":{\"backoffBaseSeconds\":"
+           "60,\"backoffMaxSeconds\":30}}",
+           &cfg);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 0, 0), 60);
+    ck_assert_int_eq(provreq_backoff_s(&cfg, 1, 0), 30);
     provreq_config_fini(&cfg);
 
     config("{\"provisioningClassName\":\"queued-provisioning.gke.io\",\"parameters\":{\"a\":\"1\"},"
@@ -288,14 +309,14 @@ START_TEST(conditions_to_check_states)
 
     /* No answer yet: Pending, no message. */
     pr = request(NULL, NULL);
-    provreq_decide(pr, 1, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 1, &cur, &cfg, false, true, 0, &v);
     ck_assert(!v.change);
     ck_assert_int_eq(v.state, CHECK_STATE_PENDING);
     json_decref(pr);
 
     /* Provisioned: Ready, with the annotations and the class detail's node selector. */
     pr = request("Provisioned", "capacity is ready");
-    provreq_decide(pr, 1, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 1, &cur, &cfg, false, true, 0, &v);
     ck_assert(v.change && v.podset_updates);
     ck_assert_int_eq(v.state, CHECK_STATE_READY);
     ck_assert_str_eq(v.message, "capacity is ready");
@@ -314,7 +335,7 @@ START_TEST(conditions_to_check_states)
 
     /* Failed, attempt 1 of backoffLimitCount 1: Retry after 5 s; attempt 2: Rejected. */
     pr = request("Failed", "out of stock");
-    provreq_decide(pr, 1, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 1, &cur, &cfg, false, true, 0, &v);
     ck_assert(v.change && v.set_requeue);
     ck_assert_int_eq(v.state, CHECK_STATE_RETRY);
     ck_assert_int_eq(v.requeue_after_s, 5);
@@ -323,11 +344,11 @@ START_TEST(conditions_to_check_states)
     cur.has_retry_count = true;
     cur.retry_count = 1;
     cur.message = reset;
-    provreq_decide(pr, 1, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 1, &cur, &cfg, false, true, 0, &v);
     ck_assert_int_eq(v.state, CHECK_STATE_PENDING);
     ck_assert(!v.set_requeue);
     ck_assert_str_eq(v.message, "Retrying after failure: out of stock");
-    provreq_decide(pr, 2, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 2, &cur, &cfg, false, true, 0, &v);
     ck_assert(v.change);
     ck_assert_int_eq(v.state, CHECK_STATE_REJECTED);
     ck_assert_str_eq(v.message, "out of stock");
@@ -336,24 +357,24 @@ START_TEST(conditions_to_check_states)
     /* The backoff doubles with the retries, capped (retryCount 1: 10 s -> 8 s). */
     cfg.backoff_limit = 5;
     pr = request("BookingExpired", "booking gone");
-    provreq_decide(pr, 2, &cur, &cfg, false, true, &v);
+    provreq_decide(pr, 2, &cur, &cfg, false, true, 0, &v);
     ck_assert_int_eq(v.state, CHECK_STATE_RETRY);
     ck_assert_int_eq(v.requeue_after_s, 8);
     ck_assert_str_eq(v.message, "Retrying after booking expired: booking gone");
     /* Once admitted an expired booking changes nothing (the pods consumed it). */
     cur.state = CHECK_STATE_READY;
     cur.message = ready;
-    provreq_decide(pr, 2, &cur, &cfg, true, true, &v);
+    provreq_decide(pr, 2, &cur, &cfg, true, true, 0, &v);
     ck_assert(!v.change);
     json_decref(pr);
 
     /* CapacityRevoked: Rejected while the Workload runs. */
     pr = request("CapacityRevoked", "nodes deleted");
-    provreq_decide(pr, 2, &cur, &cfg, true, true, &v);
+    provreq_decide(pr, 2, &cur, &cfg, true, true, 0, &v);
     ck_assert(v.change);
     ck_assert_int_eq(v.state, CHECK_STATE_REJECTED);
     ck_assert_str_eq(v.message, "nodes deleted");
-    provreq_decide(pr, 2, &cur, &cfg, true, false, &v);
+    provreq_decide(pr, 2, &cur, &cfg, true, false, 0, &v);
     ck_assert(!v.change);
     json_decref(pr);
     provreq_config_fini(&cfg);

@@ -45,6 +45,7 @@ struct ctrl_prov_s {
     util_hmap_t creating;       /* "<wl key>|<check>" -> 1 while its creation runs, else the
                                    loop ms before which it is not tried again */
     util_hmap_t deleting;       /* "<ns>/<pr>" -> 1 while its DELETE runs */
+    uint64_t rng;               /* xorshift64 state: the backoff jitter's draws */
 };
 
 static const kube_resource_t prc_res = {"kueue.x-k8s.io", "v1beta2", "provisioningrequestconfigs",
@@ -144,6 +145,7 @@ err_t ctrl__prov_new(ctrl_t *c)
         return ERR_NOMEM;
     util_hmap_init(&p->creating, 0);
     util_hmap_init(&p->deleting, 0);
+    p->rng = (uv_hrtime() ^ (uint64_t)(uintptr_t)p) | 1;
     c->prov = p;
     p->prc_inf = kube_informer_new(c->client, &prc_res, NULL, &h, c);
     p->pr_inf = kube_informer_new(c->client, &pr_res, NULL, &h, c);
@@ -469,6 +471,15 @@ static void delete_unused(ctrl_t *c, const ctrl_wl_t *w, const json_t *const *ke
 }
 
 /* ---- check states ------------------------------------------------------------------------- */
+
+/* The next 32 random bits (xorshift64), for the backoff jitter. */
+static uint32_t draw(ctrl_prov_t *p)
+{
+    p->rng ^= p->rng << 13;
+    p->rng ^= p->rng >> 7;
+    p->rng ^= p->rng << 17;
+    return (uint32_t)(p->rng >> 32);
+}
 
 /* Was pod set `k` of reserved Workload `w` part of its requests under `cfg` (a positive count
  * admitted, and a managed resource among those its assignment gives a flavor)? The cache keeps
@@ -838,7 +849,7 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
             if (nkeep < sizeof(keep) / sizeof(keep[0]))
                 keep[nkeep++] = pr;
             provreq_decide(pr, attempt, cs, &cfg, w->wl.conditions.admitted,
-                           w->wl.active && !w->wl.conditions.finished, &v);
+                           w->wl.active && !w->wl.conditions.finished, draw(p), &v);
             if (v.change) {
                 char **names = calloc(w->wl.npod_sets + 1, sizeof(char *));
                 bool *in = calloc(w->wl.npod_sets + 1, sizeof(bool));

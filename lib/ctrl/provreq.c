@@ -224,13 +224,20 @@ int32_t provreq_attempt(const char *pr, const char *wl, const char *check)
     return (int32_t)v;
 }
 
-int32_t provreq_backoff_s(const provreq_config_t *cfg, int32_t retry_count)
+int32_t provreq_backoff_s(const provreq_config_t *cfg, int32_t retry_count, uint32_t rnd)
 {
     int64_t d = cfg->backoff_base_s;
+    uint64_t extra;
 
+    /* client-go's Backoff.Step, as Kueue's WaitTime steps it: the first wait is the base as
+     * it is, each later one doubles, and the cap applies from the second on. */
     for (int32_t i = 0; i < retry_count && d < cfg->backoff_max_s; i++)
         d *= 2;
-    return d > cfg->backoff_max_s ? cfg->backoff_max_s : (int32_t)d;
+    if (retry_count > 0 && d > cfg->backoff_max_s)
+        d = cfg->backoff_max_s;
+    /* Jitter 0.0001: d * (1 + r / 10000), r = rnd / 2^32 in [0, 1), whole seconds. */
+    extra = (uint64_t)rnd * (uint64_t)d / (10000ull << 32);
+    return d + (int64_t)extra > INT32_MAX ? INT32_MAX : (int32_t)(d + (int64_t)extra);
 }
 
 static bool resources_use(const provreq_config_t *cfg, const json_t *res)
@@ -286,7 +293,7 @@ static void set(provreq_verdict_t *v, const admission_check_state_t *cur, check_
 }
 
 void provreq_decide(const json_t *pr, int32_t attempt, const admission_check_state_t *cur,
-                    const provreq_config_t *cfg, bool admitted, bool running,
+                    const provreq_config_t *cfg, bool admitted, bool running, uint32_t rnd,
                     provreq_verdict_t *out)
 {
     int32_t retries = cur->has_retry_count ? cur->retry_count : 0;
@@ -309,7 +316,7 @@ void provreq_decide(const json_t *pr, int32_t attempt, const admission_check_sta
             if (attempt > retries && cur->state != CHECK_STATE_RETRY) {
                 set(out, cur, CHECK_STATE_RETRY, buf);
                 out->set_requeue = true;
-                out->requeue_after_s = provreq_backoff_s(cfg, retries);
+                out->requeue_after_s = provreq_backoff_s(cfg, retries, rnd);
             } else {
                 set(out, cur, cur->state, buf);
             }

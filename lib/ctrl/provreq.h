@@ -66,8 +66,11 @@ err_t provreq_template_name(const char *pr, const char *podset, char *buf, size_
 int32_t provreq_attempt(const char *pr, const char *wl, const char *check);
 
 /* Kueue's UpdateAdmissionCheckRequeueState: the delay before retry number `retry_count` + 1,
- * backoffBaseSeconds * 2^retry_count capped at backoffMaxSeconds, in whole seconds. */
-int32_t provreq_backoff_s(const provreq_config_t *cfg, int32_t retry_count);
+ * backoffBaseSeconds * 2^retry_count capped at backoffMaxSeconds (the first one the base
+ * uncapped, as client-go's Backoff), plus Kueue's jitter of 0.0001 times that drawn from `rnd`
+ * (uniform in 0..2^32-1), truncated to whole seconds: the jitter adds a second or more only to
+ * delays of 10000 s and more. */
+int32_t provreq_backoff_s(const provreq_config_t *cfg, int32_t retry_count, uint32_t rnd);
 
 /* Does pod template `tmpl` (a core/v1 PodTemplateSpec) request or limit one of `cfg`'s managed
  * resources in a container or init container? True when the config manages every resource. */
@@ -85,9 +88,9 @@ typedef struct provreq_verdict_s {
 
 /* The next state of check `cur` whose last request is `pr` (the server's JSON; its attempt
  * `attempt`) under `cfg`; `admitted`: the Workload is Admitted; `running`: active and not
- * finished. */
+ * finished; `rnd`: the random draw for a Retry's backoff jitter (provreq_backoff_s). */
 void provreq_decide(const json_t *pr, int32_t attempt, const admission_check_state_t *cur,
-                    const provreq_config_t *cfg, bool admitted, bool running,
+                    const provreq_config_t *cfg, bool admitted, bool running, uint32_t rnd,
                     provreq_verdict_t *out);
 
 /* The podSetUpdates of a provisioned request `pr` for a Workload's pod sets `podsets` (names):
