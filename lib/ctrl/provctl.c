@@ -46,7 +46,16 @@ struct ctrl_prov_s {
                                    loop ms before which it is not tried again */
     util_hmap_t deleting;       /* "<ns>/<pr>" -> 1 while its DELETE runs */
     uint64_t rng;               /* xorshift64 state: the backoff jitter's draws */
+    util_hmap_t handed;         /* "<ns>/<pr>" -> hand_t *: its PodTemplates' owner moved to it */
 };
+
+/* The handover of one request's PodTemplates (Kueue's syncProvisionRequestsPodTemplates). */
+typedef struct hand_s {
+    uint32_t pending;    /* PATCHes in flight */
+    bool failed;         /* one of them failed: tried again after not_before */
+    bool done;           /* every template is owned by the request */
+    uint64_t not_before; /* loop ms */
+} hand_t;
 
 static const kube_resource_t prc_res = {"kueue.x-k8s.io", "v1beta2", "provisioningrequestconfigs",
                                         false};
@@ -99,6 +108,25 @@ static void on_obj(kube_informer_t *inf, json_t *obj, void *data)
         mark_all(c);
 }
 
+/* A request is gone: so is the record of its templates' handover. */
+static void on_delete(kube_informer_t *inf, json_t *obj, void *data)
+{
+    ctrl_t *c = data;
+    const json_t *md = json_object_get(obj, "metadata");
+    const char *ns = json_string_value(json_object_get(md, "namespace"));
+    const char *name = json_string_value(json_object_get(md, "name"));
+    char key[CTRL_KEY_MAX];
+    hand_t *h;
+
+    if (!c->closing && c->prov != NULL && inf == c->prov->pr_inf && ns != NULL && name != NULL) {
+        snprintf(key, sizeof(key), "%s/%s", ns, name);
+        h = util_hmap_get(&c->prov->handed, key);
+        if (h != NULL && h->pending == 0) /* else on_handed forgets it */
+            free(util_hmap_del(&c->prov->handed, key));
+    }
+    on_obj(inf, obj, data);
+}
+
 static void on_update(kube_informer_t *inf, json_t *old, json_t *obj, void *data)
 {
     (void)old;
@@ -138,13 +166,14 @@ static void on_error(kube_informer_t *inf, const kube_result_t *res, const char 
 
 err_t ctrl__prov_new(ctrl_t *c)
 {
-    kube_informer_handlers_t h = {on_obj, on_update, on_obj, on_synced, on_error};
+    kube_informer_handlers_t h = {on_obj, on_update, on_delete, on_synced, on_error};
     ctrl_prov_t *p = calloc(1, sizeof(*p));
 
     if (p == NULL)
         return ERR_NOMEM;
     util_hmap_init(&p->creating, 0);
     util_hmap_init(&p->deleting, 0);
+    util_hmap_init(&p->handed, 0);
     p->rng = (uv_hrtime() ^ (uint64_t)(uintptr_t)p) | 1;
     c->prov = p;
     p->prc_inf = kube_informer_new(c->client, &prc_res, NULL, &h, c);
@@ -190,6 +219,12 @@ void ctrl__prov_free(ctrl_t *c)
         return;
     util_hmap_fini(&c->prov->creating);
     util_hmap_fini(&c->prov->deleting);
+    {
+        void *h;
+        for (size_t pos = 0; util_hmap_next(&c->prov->handed, &pos, NULL, &h);)
+            free(h);
+        util_hmap_fini(&c->prov->handed);
+    }
     free(c->prov);
     c->prov = NULL;
 }
@@ -780,6 +815,112 @@ static void start_create(ctrl_t *c, const char *key, const char *check, int32_t 
         util_hmap_del(&c->prov->creating, ckey);
 }
 
+/* ---- PodTemplates handed to their request ------------------------------------------------- */
+
+static void on_handed(const kube_result_t *res, void *data)
+{
+    ctrl_op_t *op = data;
+    ctrl_t *c = op->c;
+    const char *pkey = json_string_value(json_object_get(op->data, "pr"));
+    hand_t *h = c->prov != NULL && pkey != NULL ? util_hmap_get(&c->prov->handed, pkey) : NULL;
+
+    if (h != NULL) {
+        h->pending--;
+        h->failed = h->failed || res->err != ERR_OK;
+        if (h->pending == 0) {
+            h->done = !h->failed;
+            h->not_before = uv_now(c->loop) + PROV_RETRY_MS;
+            if (h->done)
+                ctrl__log(c, CTRL_LOG_DEBUG,
+                          "provisioningrequest %s: its PodTemplates are owned by it", pkey);
+            if (!c->closing && kube_informer_get(c->prov->pr_inf,
+                                                 json_string_value(json_object_get(op->data, "ns")),
+                                                 strchr(pkey, '/') + 1) == NULL)
+                free(util_hmap_del(&c->prov->handed, pkey)); /* deleted meanwhile */
+        }
+    }
+    ctrl__on_done(res, op);
+}
+
+static bool send_hand(ctrl_op_t *op)
+{
+    const char *slash = strchr(op->key, '/');
+    char ns[256];
+
+    if (slash == NULL)
+        return false;
+    snprintf(ns, sizeof(ns), "%.*s", (int)(slash - op->key), op->key);
+    return kube_patch(op->c->client, &pt_res, ns, slash + 1, NULL, KUBE_PATCH_MERGE, op->body,
+                      on_handed, op, NULL, NULL) == ERR_OK;
+}
+
+/* Kueue's syncProvisionRequestsPodTemplates: the PodTemplates of request `pr` (created owned by
+ * Workload `w`, so that a request never created leaves none behind) are owned by the request
+ * once it exists, and go with it when it is superseded and deleted. Each template is patched
+ * once per request (again after a failure, PROV_RETRY_MS later); the templates are sluice's own,
+ * created with the Workload as their only owner, so the list is replaced whole. */
+static void hand_templates(ctrl_t *c, const ctrl_wl_t *w, const json_t *pr)
+{
+    ctrl_prov_t *p = c->prov;
+    const json_t *md = json_object_get(pr, "metadata"), *ps;
+    const char *uid = json_string_value(json_object_get(md, "uid"));
+    char pkey[CTRL_KEY_MAX], tkey[CTRL_KEY_MAX];
+    hand_t *h;
+    size_t i;
+
+    if (uid == NULL || pr_name(pr) == NULL)
+        return;
+    snprintf(pkey, sizeof(pkey), "%s/%s", w->wl.meta.namespace, pr_name(pr));
+    h = util_hmap_get(&p->handed, pkey);
+    if (h != NULL && (h->done || h->pending > 0 || uv_now(c->loop) < h->not_before))
+        return;
+    if (h == NULL) {
+        if ((h = calloc(1, sizeof(*h))) == NULL)
+            return;
+        if (util_hmap_put(&p->handed, pkey, h, NULL) != ERR_OK) {
+            free(h);
+            return;
+        }
+    }
+    h->failed = false;
+    json_array_foreach(json_object_get(json_object_get(pr, "spec"), "podSets"), i, ps)
+    {
+        const char *tn =
+            json_string_value(json_object_get(json_object_get(ps, "podTemplateRef"), "name"));
+        ctrl_op_t *op;
+        if (tn == NULL)
+            continue;
+        snprintf(tkey, sizeof(tkey), "%s/%s", w->wl.meta.namespace, tn);
+        op = ctrl__op_new(c, CTRL_OP_PROV, CTRL_WORKLOAD, tkey, 0, NULL);
+        if (op == NULL) {
+            h->failed = true;
+            break;
+        }
+        op->res = &pt_res;
+        op->verb = "patch";
+        op->send = send_hand;
+        op->body =
+            json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:b,s:b}]}}", "metadata", "ownerReferences",
+                      "apiVersion", "autoscaling.x-k8s.io/v1", "kind", "ProvisioningRequest",
+                      "name", pr_name(pr), "uid", uid, "controller", 1, "blockOwnerDeletion", 1);
+        op->data = json_pack("{s:s,s:s}", "pr", pkey, "ns", w->wl.meta.namespace);
+        if (op->body == NULL || op->data == NULL) {
+            ctrl__op_free(op);
+            h->failed = true;
+            break;
+        }
+        h->pending++;
+        if (!ctrl__submit(c, op)) {
+            h->pending--;
+            h->failed = true;
+        }
+    }
+    if (h->pending == 0) {
+        h->done = !h->failed;
+        h->not_before = uv_now(c->loop) + PROV_RETRY_MS;
+    }
+}
+
 /* ---- the Workload reconcile --------------------------------------------------------------- */
 
 void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
@@ -848,6 +989,7 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
         if (pr != NULL) {
             if (nkeep < sizeof(keep) / sizeof(keep[0]))
                 keep[nkeep++] = pr;
+            hand_templates(c, w, pr);
             provreq_decide(pr, attempt, cs, &cfg, w->wl.conditions.admitted,
                            w->wl.active && !w->wl.conditions.finished, draw(p), &v);
             if (v.change) {

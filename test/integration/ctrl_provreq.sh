@@ -3,7 +3,8 @@
 # AdmissionCheck of controllerName kueue.x-k8s.io/provisioning-request is inactive while its
 # ProvisioningRequestConfig is missing (BadParametersRef) and Active once it exists; a Job in its
 # ClusterQueue gets quota reserved and stays suspended with the check Pending while sluice creates
-# the ProvisioningRequest (class, parameters, one PodTemplate per pod set, owned by the Workload).
+# the ProvisioningRequest (class, parameters, one PodTemplate per pod set, created owned by the
+# Workload and then handed to the request).
 # The test plays the cluster autoscaler: Provisioned=True -> the check Ready, the Job admitted and
 # started with the consume-provisioning-request annotations on its pod template; Failed -> Retry
 # (evicted, requeued after the config's backoff), a second request created, the first deleted;
@@ -128,8 +129,11 @@ until_ 30 "PodTemplate $pt" 'k get podtemplate -n "$ns" "$pt" >/dev/null 2>&1'
     fail "PodTemplate $pt: $(k get podtemplate -n "$ns" "$pt" -o json)"
 [ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.template.spec.nodeSelector.pool}')" = "f-$sfx" ] ||
     fail "PodTemplate $pt lacks the flavor's node selector"
-[ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.metadata.ownerReferences[0].name}')" = "$w" ] ||
-    fail "PodTemplate owner"
+# Created owned by the Workload, then handed to the request (Kueue's ownership transfer).
+until_ 30 "PodTemplate $pt owned by $pr" \
+    '[ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath="{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}")" = "ProvisioningRequest/$pr" ]'
+[ "$(k get podtemplate -n "$ns" "$pt" -o jsonpath='{.metadata.ownerReferences[0].uid}')" = "$(prget "$pr" '{.metadata.uid}')" ] ||
+    fail "PodTemplate owner uid"
 [ "$(wget_ "$w" '{.status.admissionChecks[0].state}')" = Pending ] || fail "check: $(wget_ "$w" '{.status.admissionChecks}')"
 sleep 2
 [ "$(jget train '{.spec.suspend}')" = true ] || fail "Job started before the nodes exist"
