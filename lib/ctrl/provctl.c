@@ -315,8 +315,10 @@ void ctrl__prov_tick(ctrl_t *c)
                 waiting =
                     waiting || (w->wl.check_states[i].state != CHECK_STATE_READY &&
                                 our_check(ctrl__q(c, CTRL_AC, w->wl.check_states[i].name)) != NULL);
-            if (waiting)
+            if (waiting) {
+                ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: provisioning: looked at again", key);
                 ctrl__mark_wl(c, key);
+            }
         }
     }
     CTRL_FOREACH(c, CTRL_AC, key, q)
@@ -931,9 +933,14 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
     json_t *list = NULL;
     bool changed = false, ours = false;
 
-    if (p == NULL || !w->valid || w->wl.ncheck_states == 0 || p->pr_absent ||
-        !kube_informer_synced(p->pr_inf) || (!p->prc_absent && !kube_informer_synced(p->prc_inf)))
+    if (p == NULL || !w->valid || w->wl.ncheck_states == 0)
         return;
+    if (p->pr_absent || !kube_informer_synced(p->pr_inf) ||
+        (!p->prc_absent && !kube_informer_synced(p->prc_inf))) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: provisioning: skipped (%s)", key,
+                  p->pr_absent ? "no ProvisioningRequest CRD" : "caches not synced");
+        return;
+    }
     for (size_t i = 0; i < w->wl.ncheck_states; i++)
         ours = ours || our_check(ctrl__q(c, CTRL_AC, w->wl.check_states[i].name)) != NULL;
     if (!ours)

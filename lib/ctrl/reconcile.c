@@ -1099,8 +1099,12 @@ void ctrl__reconcile_wl(ctrl_t *c, const char *key)
     const char *uid = NULL;
     ctrl_kind_t kind;
 
-    if (w == NULL || ctrl__busy(c, CTRL_WORKLOAD, key))
+    if (w == NULL)
         return;
+    if (ctrl__busy(c, CTRL_WORKLOAD, key)) {
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: reconcile skipped (a write in flight)", key);
+        return;
+    }
     ctrl__prov_wl(c, key, w); /* the ProvisioningRequest checks (provctl.c) */
     if (ctrl__owner_job(c, w, &kind, owner, sizeof(owner), &uid) != NULL) {
         j = ctrl__job(c, kind, owner);
