@@ -108,6 +108,11 @@ START_TEST(index_values)
     ck_assert(util_hmap_get_index(&m, "cq/a", &idx));
     ck_assert_uint_eq(idx, 5);
     ck_assert_uint_eq(util_hmap_len(&m), 2);
+    /* Presence alone (no index wanted): provctl asked so with NULL for a request whose DELETE
+     * was in flight, and the write through NULL killed `sluice run` (integration_ctrl_provreq's
+     * silent minute after attempt 2). */
+    ck_assert(util_hmap_get_index(&m, "cq/a", NULL));
+    ck_assert(!util_hmap_get_index(&m, "cq/b", NULL));
     util_hmap_fini(&m);
 }
 END_TEST

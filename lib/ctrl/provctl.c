@@ -489,7 +489,8 @@ static void delete_unused(ctrl_t *c, const ctrl_wl_t *w, const json_t *const *ke
             !owned_by(pr, w->wl.meta.uid))
             continue;
         snprintf(pkey, sizeof(pkey), "%s/%s", ns, pr_name(pr));
-        if (util_hmap_get_index(&c->prov->deleting, pkey, NULL) ||
+        /* Its DELETE already runs (each reconcile until the watch shows it gone comes here). */
+        if (util_hmap_get(&c->prov->deleting, pkey) != NULL ||
             util_hmap_put_index(&c->prov->deleting, pkey, 1) != ERR_OK)
             continue;
         op = ctrl__op_new(c, CTRL_OP_PROV, CTRL_WORKLOAD, pkey, 0, NULL);

@@ -68,15 +68,16 @@ static inline err_t util_hmap_put_index(util_hmap_t *m, const char *key, size_t 
     return util_hmap_put(m, key, (void *)(uintptr_t)(index + 1), NULL);
 }
 
-/* Whether `key` is present; its index (util_hmap_put_index) into *out when it is, *out untouched
- * otherwise. */
+/* Whether `key` is present; its index (util_hmap_put_index) into *out when it is and `out` is
+ * not NULL, *out untouched otherwise. */
 static inline bool util_hmap_get_index(const util_hmap_t *m, const char *key, size_t *out)
 {
     void *v = util_hmap_get(m, key);
 
     if (v == NULL)
         return false;
-    *out = (size_t)(uintptr_t)v - 1;
+    if (out != NULL)
+        *out = (size_t)(uintptr_t)v - 1;
     return true;
 }
 
