@@ -149,6 +149,9 @@ ctrl_start() {
         --namespace sluice-system --health-probe-bind-address 0 --webhook-port 0 "$@" >"$tmp/$name.log" 2>&1 &
     eval "pid_$name=$!"
     it_on_exit "kill \$pid_$name 2>/dev/null || true; wait \$pid_$name 2>/dev/null || true"
+    # A failure says when the operator is gone (a crash looked like a silent operator once:
+    # integration_ctrl_provreq waited a minute on a process that had segfaulted).
+    it_on_fail "kill -0 \$pid_$name 2>/dev/null || { st=0; wait \$pid_$name || st=\$?; echo \"sluice $name is not running (exit status \$st; 139: SIGSEGV); its log ends:\"; tail -n 15 \"$tmp/$name.log\"; }"
     wait_for 30 "sluice $name to sync its caches" grep -q "caches synced" "$tmp/$name.log"
 }
 
