@@ -272,11 +272,14 @@ START_TEST(test_golden_issue17_afs)
 END_TEST
 
 /* Issue 17: admission checks -- a missing check holds the queue, QuotaReserved then Admitted
- * after the check's verdict delay, onFlavors, Retry (evicted, requeued), Rejected (deactivated),
- * a reserved workload preempted. */
+ * after the check's verdict delay, onFlavors, Retry (evicted, requeued; with a requeue delay,
+ * held until then), Rejected (deactivated), a reserved workload preempted. */
 START_TEST(test_golden_admission_checks)
 {
     golden("test/data/sim", "admission-checks", "admission-checks", -1, true);
+    /* a Retry with a requeue delay (requeueAfterSeconds): held, then Requeued BackoffFinished;
+     * two checks in Retry at once: the later requeueAt */
+    golden("test/data/sim", "check-retry-delay", "check-retry-delay", -1, true);
 }
 END_TEST
 

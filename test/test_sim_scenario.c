@@ -1,6 +1,7 @@
 /* test_sim_scenario -- loading scenarios: timing annotations, generateName, updates, and every
  * error reported as "doc N (Kind name): path: message" with nothing loaded half-way. */
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "sim/annot.h"
 #include "sim/scenario.h"
 
 #include "oom_wrap.h"
@@ -191,13 +192,57 @@ START_TEST(test_load_verdicts)
     ck_assert_uint_eq(sc.nerrors, 3);
     ck_assert_str_eq(sc.errors[0], "doc 1 (AdmissionCheck prov): metadata.annotations[sim.sluice."
                                    "dev/verdict]: verdict \"Maybe:1s\": want Ready, Retry or "
-                                   "Rejected, then optionally :DURATION (e.g. Ready:30s)");
+                                   "Rejected, then optionally :DURATION (e.g. Ready:30s; "
+                                   "Retry:30s:2m also delays the requeue by 2m)");
     ck_assert_str_eq(sc.errors[1], "doc 3 (ResourceFlavor f): metadata.annotations[sim.sluice.dev/"
                                    "verdicts]: only a Job or a Workload waits for admission "
                                    "checks; a ResourceFlavor has no verdicts");
     ck_assert_ptr_nonnull(strstr(sc.errors[2], "doc 4 (Workload ns/w): metadata.annotations[sim."
                                                "sluice.dev/verdicts]: "));
     sim_scenario_fini(&sc);
+}
+END_TEST
+
+/* A Retry verdict's requeue delay (Kueue's requeueAfterSeconds): whole seconds, on Retry only;
+ * every step of a sequence is checked, and a valid one parses into the step's delay. */
+START_TEST(test_load_verdict_requeue)
+{
+    sim_scenario_t sc;
+    const char *yaml =
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: a\n"
+        "  annotations: {sim.sluice.dev/verdict: \"Ready:1m:30s\"}\nspec: {controllerName: c}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: b\n"
+        "  annotations: {sim.sluice.dev/verdict: \"Retry:1s:2m,Retry:1s:1500ms\"}\n"
+        "spec: {controllerName: c}\n"
+        "---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata:\n  name: c\n"
+        "  annotations: {sim.sluice.dev/verdict: \"Retry:0s:2m,Ready\"}\n"
+        "spec: {controllerName: c}\n";
+    check_state_t st;
+    int64_t dl, rq;
+
+    ck_assert_int_eq(load(yaml, &sc), ERR_INVALID);
+    dump(&sc);
+    ck_assert_uint_eq(sc.nerrors, 2);
+    ck_assert_str_eq(sc.errors[0], "doc 1 (AdmissionCheck a): metadata.annotations[sim.sluice."
+                                   "dev/verdict]: verdict \"Ready:1m:30s\": only Retry takes a "
+                                   "requeue delay (Retry:DURATION:REQUEUE_AFTER)");
+    ck_assert_str_eq(sc.errors[1], "doc 2 (AdmissionCheck b): metadata.annotations[sim.sluice."
+                                   "dev/verdict]: verdict \"Retry:1s:1500ms\": requeue delay: "
+                                   "want whole seconds (Kueue's requeueAfterSeconds)");
+    sim_scenario_fini(&sc);
+
+    ck_assert_int_eq(sim_verdict_step("Retry:0s:2m,Ready", 17, 0, &st, &dl, &rq, NULL), ERR_OK);
+    ck_assert_int_eq(st, CHECK_STATE_RETRY);
+    ck_assert_int_eq(dl, 0);
+    ck_assert_int_eq(rq, 120);
+    ck_assert_int_eq(sim_verdict_step("Retry:0s:2m,Ready", 17, 1, &st, &dl, &rq, NULL), ERR_OK);
+    ck_assert_int_eq(st, CHECK_STATE_READY);
+    ck_assert_int_eq(rq, -1);
+    ck_assert_int_eq(sim_verdict_step("Retry:5s", 8, 0, &st, &dl, &rq, NULL), ERR_OK);
+    ck_assert_int_eq(dl, 5000);
+    ck_assert_int_eq(rq, -1);
 }
 END_TEST
 
@@ -757,6 +802,7 @@ int main(void)
     tcase_add_test(tc, test_load_simulator_rules);
     tcase_add_test(tc, test_load_syntax_error_and_non_objects);
     tcase_add_test(tc, test_load_verdicts);
+    tcase_add_test(tc, test_load_verdict_requeue);
     tcase_add_test(tc, test_load_dangling_reference_and_duplicate);
     tcase_add_test(tc, test_load_warnings_once);
     tcase_add_test(tc, test_load_empty);

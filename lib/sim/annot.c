@@ -72,9 +72,9 @@ err_t sim_annot_check(const json_t *annotations, diags_t *d, size_t *nsim)
 
 /* ---- admission check verdicts ---------------------------------------------------------------- */
 
-/* One STEP "State[:DURATION]" of [p, p + n). */
+/* One STEP "State[:DURATION[:REQUEUE_AFTER]]" of [p, p + n); *requeue_s -1 without a delay. */
 static err_t verdict_step(const char *p, size_t n, check_state_t *state, int64_t *delay,
-                          err_msg_t *msg)
+                          int64_t *requeue_s, err_msg_t *msg)
 {
     static const struct {
         const char *name;
@@ -90,40 +90,64 @@ static err_t verdict_step(const char *p, size_t n, check_state_t *state, int64_t
     while (name_len < n && p[name_len] != ':')
         name_len++;
     *delay = 0;
+    *requeue_s = -1;
     for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++) {
         if (strlen(states[i].name) != name_len || strncmp(p, states[i].name, name_len) != 0)
             continue;
         *state = states[i].state;
         if (name_len == n)
             return ERR_OK;
-        if (duration_parse_ms(p + name_len + 1, n - name_len - 1, SIM_MS_MAX, delay, msg) != ERR_OK)
+        const char *d = p + name_len + 1, *end = p + n;
+        const char *colon = memchr(d, ':', (size_t)(end - d));
+        if (duration_parse_ms(d, (size_t)((colon != NULL ? colon : end) - d), SIM_MS_MAX, delay,
+                              msg) != ERR_OK)
             return ERR_INVALID;
+        if (colon == NULL)
+            return ERR_OK;
+        /* Kueue's requeueAfterSeconds: how long a Retry keeps the workload out of its queue */
+        int64_t ra = 0;
+        if (states[i].state != CHECK_STATE_RETRY)
+            return err_set(msg, ERR_INVALID,
+                           "verdict \"%.*s\": only Retry takes a requeue delay "
+                           "(Retry:DURATION:REQUEUE_AFTER)",
+                           (int)(n > 64 ? 64 : n), p);
+        if (duration_parse_ms(colon + 1, (size_t)(end - colon - 1), (int64_t)INT32_MAX * 1000, &ra,
+                              msg) != ERR_OK)
+            return err_prefix(msg, ERR_INVALID,
+                              "verdict \"%.*s\": requeue delay: ", (int)(n > 64 ? 64 : n), p);
+        if (ra % 1000 != 0)
+            return err_set(msg, ERR_INVALID,
+                           "verdict \"%.*s\": requeue delay: want whole seconds (Kueue's "
+                           "requeueAfterSeconds)",
+                           (int)(n > 64 ? 64 : n), p);
+        *requeue_s = ra / 1000;
         return ERR_OK;
     }
     return err_set(msg, ERR_INVALID,
                    "verdict \"%.*s\": want Ready, Retry or Rejected, then optionally :DURATION "
-                   "(e.g. Ready:30s)",
+                   "(e.g. Ready:30s; Retry:30s:2m also delays the requeue by 2m)",
                    (int)(n > 64 ? 64 : n), p);
 }
 
 err_t sim_verdict_step(const char *seq, size_t len, size_t k, check_state_t *state, int64_t *delay,
-                       err_msg_t *msg)
+                       int64_t *requeue_s, err_msg_t *msg)
 {
     size_t i = 0, start = 0;
     check_state_t st = CHECK_STATE_READY;
-    int64_t dl = 0;
+    int64_t dl = 0, rq = -1;
     bool any = false;
 
     for (size_t pos = 0; pos <= len; pos++) {
         if (pos < len && seq[pos] != ',')
             continue;
         check_state_t s1 = CHECK_STATE_READY;
-        int64_t d1 = 0;
-        if (verdict_step(seq + start, pos - start, &s1, &d1, msg) != ERR_OK)
+        int64_t d1 = 0, r1 = -1;
+        if (verdict_step(seq + start, pos - start, &s1, &d1, &r1, msg) != ERR_OK)
             return ERR_INVALID;
         if (!any || i <= k) {
             st = s1;
             dl = d1;
+            rq = r1;
         }
         any = true;
         i++;
@@ -131,6 +155,8 @@ err_t sim_verdict_step(const char *seq, size_t len, size_t k, check_state_t *sta
     }
     *state = st;
     *delay = dl;
+    if (requeue_s != NULL)
+        *requeue_s = rq;
     return ERR_OK;
 }
 
@@ -161,7 +187,8 @@ err_t sim_verdicts_find(const char *list, const char *check, const char **seq, s
         } else if (check == NULL) {
             check_state_t st = CHECK_STATE_READY;
             int64_t dl = 0;
-            if (sim_verdict_step(eq + 1, n - (size_t)(eq + 1 - p), 0, &st, &dl, msg) != ERR_OK)
+            if (sim_verdict_step(eq + 1, n - (size_t)(eq + 1 - p), 0, &st, &dl, NULL, msg) !=
+                ERR_OK)
                 return ERR_INVALID;
         }
         p += n;

@@ -31,11 +31,13 @@ err_t sim_annot_check(const json_t *annotations, diags_t *d, size_t *nsim);
 /*
  * Admission check verdicts (docs/simulator.md, "Admission checks"). A sequence is
  * "STEP[,STEP...]", a STEP "Ready|Retry|Rejected[:DURATION]" (the delay after quota is
- * reserved; 0 when absent). The k-th quota reservation of a workload (0-based) takes step k, the
- * last step repeating. Into *state and *delay (ms); ERR_INVALID (msg) on a malformed sequence.
+ * reserved; 0 when absent), a Retry optionally "Retry:DURATION:REQUEUE_AFTER" (whole seconds:
+ * Kueue's requeueAfterSeconds). The k-th quota reservation of a workload (0-based) takes step
+ * k, the last step repeating. Into *state, *delay (ms) and *requeue_s (seconds, -1 when the
+ * step gives none; `requeue_s` may be NULL); ERR_INVALID (msg) on a malformed sequence.
  */
 err_t sim_verdict_step(const char *seq, size_t len, size_t k, check_state_t *state, int64_t *delay,
-                       err_msg_t *msg);
+                       int64_t *requeue_s, err_msg_t *msg);
 
 /* In a workload's "CHECK=SEQ[; CHECK=SEQ...]" list, the sequence of `check` into *seq and *len
  * (NULL when the list does not name it); `check` NULL: only validate every entry. ERR_INVALID

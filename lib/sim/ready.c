@@ -21,6 +21,10 @@
  *                                      : Evicted PodsReadyTimeout, held (sched opts.hold)
  *                                        -- REQUEUE at now + backoff --> Requeued BackoffFinished
  *
+ * A Retry admission check with a requeue delay (run.c) holds the workload the same way, with a
+ * REQUEUE timer at the eviction + the delay (Kueue's requeueState.requeueAt); its PodsReady
+ * requeue count does not move.
+ *
  * Timers are (time, kind, workload, generation): the generation is the workload's sim_wlrun_t
  * gen, bumped on every admission and stop, so a timer of an earlier admission is dropped. At one
  * instant they fire after the finishes (a job that completes at its timeout has completed) and
@@ -175,6 +179,10 @@ sim_ms_t sim__ready_queue_ts(const sim_run_t *r, size_t w)
 {
     const sim_wlrun_t *wr = &r->wr[w];
 
+    /* Kueue's GetQueueOrderTimestamp reads the Evicted condition, which the last eviction
+     * wrote: a Retry admission check's eviction orders by its time */
+    if (wr->check_evicted && (wr->requeues == 0 || wr->check_evicted_at >= wr->evicted_at))
+        return wr->check_evicted_at;
     return wr->requeues > 0 ? waitready_queue_ts(&r->pr, wr->evicted_at, r->rec->wls[w].submit)
                             : r->rec->wls[w].submit;
 }
@@ -217,6 +225,7 @@ static err_t timed_out(sim_run_t *r, size_t w, sim_ms_t t, err_msg_t *msg)
     wr->gen++;
     wr->requeues++;
     wr->evicted_at = t;
+    wr->check_evicted = false;
     wr->held = true;
     rc = sim__run_wl_reupsert(r, w, sim__ready_queue_ts(r, w), true, true, msg);
     if (rc != ERR_OK)
@@ -225,6 +234,19 @@ static err_t timed_out(sim_run_t *r, size_t w, sim_ms_t t, err_msg_t *msg)
                    w) != ERR_OK)
         return ERR_NOMEM;
     return sim__run_sample_later(r, w);
+}
+
+err_t sim__ready_check_backoff(sim_run_t *r, size_t w, sim_ms_t t, sim_ms_t requeue_ms,
+                               err_msg_t *msg)
+{
+    sim_wlrun_t *wr = &r->wr[w];
+    err_t rc;
+
+    wr->held = true;
+    rc = sim__run_wl_reupsert(r, w, sim__ready_queue_ts(r, w), true, true, msg);
+    if (rc != ERR_OK)
+        return err_prefix(msg, rc, "holding %s: ", r->rec->wls[w].name);
+    return timer_push(r, after(t, requeue_ms), TIMER_REQUEUE, w);
 }
 
 /* The backoff of held workload `w` ended at `t`: queued again (Requeued=True BackoffFinished). */

@@ -185,7 +185,7 @@ err_t sim__run_touch(sim_run_t *r, const char *cq)
 
 err_t sim__run_finish_at(sim_run_t *r, size_t w, sim_ms_t end)
 {
-    return fin_push(r, (sim_finish_t){end, w, r->wr[w].gen, false, CHECK_STATE_PENDING});
+    return fin_push(r, (sim_finish_t){end, w, r->wr[w].gen, false, CHECK_STATE_PENDING, -1});
 }
 
 err_t sim__run_holder(sim_run_t *r, const char *cq, size_t *out)
@@ -222,15 +222,18 @@ err_t sim__run_sample_later(sim_run_t *r, size_t w)
  * gives a step (the workload's own sim.sluice.dev/verdicts entry for it, else the
  * AdmissionCheck's sim.sluice.dev/verdict, else Ready at once). If every check is Ready, the
  * workload is Admitted when the last one is; otherwise the first check that fails decides
- * (Rejected before Retry at the same delay, as Kueue deactivates before it evicts).
+ * (Rejected before Retry at the same delay, as Kueue deactivates before it evicts). A Retry's
+ * requeue delay is the longest one of the checks in Retry at that time (Kueue's
+ * GetMaxRetryTime: their lastTransitionTimes are the same), -1 when none gives one.
  */
 static void checks_verdict(sim_run_t *r, size_t w, char *const *checks, size_t n, size_t k,
-                           check_state_t *verdict, sim_ms_t *delay)
+                           check_state_t *verdict, sim_ms_t *delay, int64_t *requeue_s)
 {
     const object_meta_t *wm = object_meta_const(&r->sc->docs[r->wr[w].doc].obj);
     const char *list = wm != NULL ? kv_list_get(&wm->annotations, SIM_ANN_VERDICTS) : NULL;
     sim_ms_t ready = 0, fail = SIM_MS_MAX;
     check_state_t failed = CHECK_STATE_READY;
+    int64_t requeue = -1;
 
     for (size_t i = 0; i < n; i++) {
         const char *seq = NULL;
@@ -243,19 +246,27 @@ static void checks_verdict(sim_run_t *r, size_t w, char *const *checks, size_t n
             len = seq != NULL ? strlen(seq) : 0;
         }
         check_state_t st = CHECK_STATE_READY;
-        int64_t dl = 0;
+        int64_t dl = 0, rq = -1;
         if (seq != NULL)
-            sim_verdict_step(seq, len, k, &st, &dl, NULL); /* validated at load */
+            sim_verdict_step(seq, len, k, &st, &dl, &rq, NULL); /* validated at load */
         if (st == CHECK_STATE_READY) {
             if (dl > ready)
                 ready = dl;
-        } else if (dl < fail || (dl == fail && st == CHECK_STATE_REJECTED)) {
+            continue;
+        }
+        if (dl < fail) {
+            requeue = -1; /* an earlier failure: the later ones never happen */
             fail = dl;
             failed = st;
+        } else if (dl == fail && st == CHECK_STATE_REJECTED) {
+            failed = st;
         }
+        if (dl == fail && st == CHECK_STATE_RETRY && rq > requeue)
+            requeue = rq;
     }
     *verdict = failed != CHECK_STATE_READY ? failed : CHECK_STATE_READY;
     *delay = failed != CHECK_STATE_READY ? fail : ready;
+    *requeue_s = requeue;
 }
 
 /* The verdict of finish entry `f` is due: admit, evict for a retry, or deactivate. */
@@ -287,9 +298,15 @@ static err_t apply_verdict(sim_run_t *r, const sim_finish_t *f, sim_ms_t t, err_
         if (sim_rec_wl_evict(r->rec, f->wl, "AdmissionCheck", t) != ERR_OK)
             return ERR_NOMEM;
         r->wr[f->wl].gen++;
+        r->wr[f->wl].check_evicted = true; /* queued by this eviction's time (Kueue's) */
+        r->wr[f->wl].check_evicted_at = t;
         rc = sched_evicted(r->s, w->name, t, msg);
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "evicting %s: ", w->name);
+        /* A requeueAfterSeconds: held until requeueAt (Requeued=False AdmissionCheck). */
+        if (f->requeue_s > 0 &&
+            (rc = sim__ready_check_backoff(r, f->wl, t, f->requeue_s * 1000, msg)) != ERR_OK)
+            return rc;
         return sim__run_sample_later(r, f->wl);
     default: /* Rejected */
         rc = verify_release(r->verify, t, w->name, false, msg);
@@ -361,11 +378,13 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
             /* Quota reserved: Admitted (and running) only once its checks are Ready. */
             check_state_t verdict;
             sim_ms_t delay;
-            checks_verdict(r, w, d->checks, d->nchecks, r->wr[w].reservations++, &verdict, &delay);
+            int64_t requeue_s;
+            checks_verdict(r, w, d->checks, d->nchecks, r->wr[w].reservations++, &verdict, &delay,
+                           &requeue_s);
             sim_events_quota_reserved(&r->ev, t, d->workload, d->cluster_queue, &d->admission,
                                       d->borrowing, d->checks, d->nchecks);
             sim_ms_t at = delay > SIM_MS_MAX - t ? SIM_MS_MAX : t + delay;
-            return fin_push(r, (sim_finish_t){at, w, r->wr[w].gen, true, verdict});
+            return fin_push(r, (sim_finish_t){at, w, r->wr[w].gen, true, verdict, requeue_s});
         }
         sim_events_admitted(&r->ev, t, d->workload, d->cluster_queue, &d->admission, d->borrowing);
         /* The runtime starts when the pods are ready: at once unless the workload says

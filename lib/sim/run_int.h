@@ -30,6 +30,7 @@ typedef struct sim_finish_s {
      * "Admission checks"), due at `t` after its quota reservation */
     bool is_verdict;
     check_state_t verdict;
+    int64_t requeue_s; /* a Retry verdict: its checks' requeueAfterSeconds, -1 for none */
 } sim_finish_t;
 
 /* A waitForPodsReady timer of workload `wl` (ready.c); valid while its generation is `gen`. */
@@ -54,6 +55,10 @@ typedef struct sim_wlrun_s {
     sim_ms_t admitted_at, unready_at, evicted_at;
     int32_t requeues;
     bool held;
+    /* the last eviction was by a Retry admission check, at check_evicted_at: Kueue's
+     * queue-order timestamp is then that eviction's time */
+    bool check_evicted;
+    sim_ms_t check_evicted_at;
     /* quota reserved, its admission checks' verdict not yet due: not admitted, so no
      * waitForPodsReady timers and not counted by blockAdmission */
     bool awaiting_checks;
@@ -127,6 +132,10 @@ err_t sim__ready_admitted(sim_run_t *r, size_t w, sim_ms_t t);
 err_t sim__ready_due(sim_run_t *r, sim_ms_t t, err_msg_t *msg);
 /* The time of the next live timer, INT64_MAX when none. */
 sim_ms_t sim__ready_next(sim_run_t *r);
+/* Workload `w`, evicted at `t` by a Retry check that asked for `requeue_ms`, waits that long
+ * out of its queue (held) before a Requeued BackoffFinished event queues it again. */
+err_t sim__ready_check_backoff(sim_run_t *r, size_t w, sim_ms_t t, sim_ms_t requeue_ms,
+                               err_msg_t *msg);
 /* blockAdmission: is some admitted workload's pods not ready? Then no cycle runs. */
 bool sim__ready_blocked(const sim_run_t *r);
 /* The queue-order timestamp of workload `w`: its submission, or after a PodsReady timeout the

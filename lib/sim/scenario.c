@@ -602,7 +602,7 @@ static err_t check_sim_rules(load_t *ld)
                         "in " SIM_ANN_VERDICTS,
                         kind_name(k));
         else if (verdict != NULL &&
-                 sim_verdict_step(verdict, strlen(verdict), 0, &vst, &vdl, &vmsg) != ERR_OK)
+                 sim_verdict_step(verdict, strlen(verdict), 0, &vst, &vdl, NULL, &vmsg) != ERR_OK)
             diags_error(d, "metadata.annotations[" SIM_ANN_VERDICT "]", "%s", vmsg.text);
         /* The ProvisioningRequest check has no autoscaler here: its verdict is the scenario's
          * (its ProvisioningRequestConfig is not read); without one it is Ready at once, which a
