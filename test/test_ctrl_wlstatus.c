@@ -352,6 +352,65 @@ START_TEST(check_retry_delay)
 }
 END_TEST
 
+/* Kueue's NeedsRequeueAtUpdate: a check set to Retry on a Workload already evicted (or
+ * requeued) moves requeueState.requeueAt to its lastTransitionTime + requeueAfterSeconds when
+ * that is later than the current one and still to come; never earlier. At that time the
+ * backoff ends even when Requeued is already True: only requeueAt goes. */
+START_TEST(check_retry_moves_requeue_at)
+{
+    admission_check_state_t st[2];
+    workload_t w;
+    json_t *wl, *p, *rs;
+
+    memset(st, 0, sizeof(st));
+    memset(&w, 0, sizeof(w));
+    st[0].name = (char *)"a";
+    st[0].state = CHECK_STATE_RETRY;
+    st[0].transition_time = 1000;
+    st[0].has_requeue_after = true;
+    st[0].requeue_after_s = 60;
+    st[1].name = (char *)"b";
+    st[1].state = CHECK_STATE_PENDING;
+    w.check_states = st;
+    w.ncheck_states = 2;
+    /* no requeueAt yet: 1060 */
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 0, 1000 * 1000), 1060);
+    /* an earlier one moves later */
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 1030, 1000 * 1000), 1060);
+    /* the same or a later one stays */
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 1060, 1000 * 1000), 0);
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 1200, 1000 * 1000), 0);
+    /* already past: nothing to wait for */
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 0, 1060 * 1000), 0);
+    /* a second check in Retry later, with a longer delay: the latest wins */
+    st[1].state = CHECK_STATE_RETRY;
+    st[1].transition_time = 1050;
+    st[1].has_requeue_after = true;
+    st[1].requeue_after_s = 120;
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 1060, 1055 * 1000), 1170);
+    /* no delay asked: nothing */
+    st[0].has_requeue_after = false;
+    st[1].has_requeue_after = false;
+    ck_assert_int_eq(ctrl__checks_requeue_at_update(&w, 0, 1000 * 1000), 0);
+
+    wl = load("{\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\",\"resourceVersion\":\"7\"},"
+              "\"status\":{\"requeueState\":{\"count\":1,\"requeueAt\":\"2027-01-15T08:01:40Z\"},"
+              "\"conditions\":[{\"type\":\"Requeued\",\"status\":\"True\","
+              "\"reason\":\"BackoffFinished\",\"message\":\"The workload backoff was finished\","
+              "\"lastTransitionTime\":\"2027-01-15T08:00:00Z\"}]}}");
+    p = podsready_backoff_done_patch(wl, 1800000000);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(p, "metadata"), "resourceVersion")), "7");
+    rs = json_object_get(json_object_get(p, "status"), "requeueState");
+    ck_assert(json_is_null(json_object_get(rs, "requeueAt")));
+    ck_assert_ptr_null(json_object_get(rs, "count"));
+    ck_assert_ptr_null(json_object_get(json_object_get(p, "status"), "conditions"));
+    json_decref(p);
+    json_decref(wl);
+}
+END_TEST
+
 START_TEST(admit_patch)
 {
     json_t *wl = load(wl_text), *p, *adm;
@@ -528,6 +587,7 @@ int main(void)
     tcase_add_test(tc, check_podset_updates);
     tcase_add_test(tc, check_entries_kept_and_reset);
     tcase_add_test(tc, check_retry_delay);
+    tcase_add_test(tc, check_retry_moves_requeue_at);
     tcase_add_test(tc, admit_patch_topology_assignment);
     tcase_add_test(tc, evict_release_finish);
     tcase_add_test(tc, release_accumulates_execution_time);

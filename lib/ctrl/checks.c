@@ -234,6 +234,34 @@ int64_t ctrl__checks_retry_at(const workload_t *wl)
     return max;
 }
 
+int64_t ctrl__checks_requeue_at_update(const workload_t *wl, int64_t requeue_at_s, int64_t now_ms)
+{
+    int64_t max = ctrl__checks_retry_at(wl);
+
+    /* Kueue's NeedsRequeueAtUpdate: only a later time, and only one still to come */
+    if (max <= 0 || max * 1000 <= now_ms || max <= requeue_at_s)
+        return 0;
+    return max;
+}
+
+void ctrl__checks_requeue_at(ctrl_t *c, const char *key, const ctrl_wl_t *w)
+{
+    int64_t at = ctrl__checks_requeue_at_update(&w->wl, w->requeue_at, ctrl__now_ms());
+    const char *rv = w->wl.meta.resource_version;
+    char ts[32];
+    json_t *p;
+
+    if (at == 0)
+        return;
+    /* A merge patch: the count stays; at the version read, so a newer one is seen first. */
+    p = json_pack("{s:{s:s*},s:{s:{s:s}}}", "metadata", "resourceVersion", rv, "status",
+                  "requeueState", "requeueAt", cond_time_str(at, ts, sizeof(ts)));
+    ctrl__log(c, CTRL_LOG_INFO,
+              "workload %s: an admission check in Retry moves requeueState.requeueAt to %s", key,
+              ts);
+    ctrl__wl_status(c, CTRL_OP_WL_CHECKS, key, p);
+}
+
 /* Kueue's buildAdmissionChecksMessage: `AdmissionCheck(s) in <State> state: "a" (msg); "b"`,
  * the checks in `names` (name order) that are in state `st`. */
 static void verdict_message(const workload_t *wl, char *const *names, size_t n, check_state_t st,

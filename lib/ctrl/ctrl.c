@@ -510,7 +510,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     err_msg_t msg = {{0}};
     sched_wl_info_t info;
     sched_wl_opts_t opts = {0};
-    bool known, reserved;
+    bool known, reserved, backoff_at;
     json_t *view_json = NULL;
     const condition_t *rq;
     err_t rc;
@@ -559,7 +559,11 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
                              w->wl.check_states[i].state == CHECK_STATE_RETRY ||
                              w->wl.check_states[i].state == CHECK_STATE_REJECTED;
     rq = ctrl_wl_cond(w, "Requeued");
-    if (c->cfg->pods_ready.enabled || (rq != NULL && strcmp(rq->status, "False") == 0)) {
+    /* Kueue's queue waits for requeueState.requeueAt too, when a Retry check moved it later on
+     * a Workload already requeued (backoffWaitingTimeExpired): held until readiness.c ends it. */
+    backoff_at = !reserved && w->requeue_at * 1000 > ctrl__now_ms();
+    if (c->cfg->pods_ready.enabled || backoff_at ||
+        (rq != NULL && strcmp(rq->status, "False") == 0)) {
         /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp);
          * after it or a Retry admission check with a delay, held out of the queue until the
          * backoff is over (Requeued=False). */
@@ -567,7 +571,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         if (view_json != NULL) {
             if (c->cfg->pods_ready.enabled)
                 opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
-            opts.hold = podsready_held(view_json);
+            opts.hold = podsready_held(view_json) || backoff_at;
         }
     }
     if (known && reserved &&
@@ -609,6 +613,12 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
          * the quota stays until the Job has stopped and the release is written, then
          * sched_evicted() requeues it. */
         sched_workload_evict(c->sched, key, NULL);
+    if (rc == ERR_OK && w->wl.ncheck_states > 0 && !w->wl.conditions.finished &&
+        (!reserved || w->wl.conditions.evicted) && !ctrl__busy(c, CTRL_WORKLOAD, key) &&
+        util_hmap_get(&c->evictions, key) == NULL)
+        /* A check set to Retry after the eviction: requeueAt moves later (an eviction of ours
+         * in flight carries its own; its answer comes back here). */
+        ctrl__checks_requeue_at(c, key, w);
     c->queue_dirty = true;
 out:
     json_decref(view_json);

@@ -437,6 +437,13 @@ json_t *ctrl__checks_reset_list(const workload_t *wl, int64_t now_s);
 /* Kueue's GetMaxRetryTime: the latest lastTransitionTime + requeueAfterSeconds (seconds since the
  * epoch) over the checks of `wl` in Retry that set a delay; 0 when none does. */
 int64_t ctrl__checks_retry_at(const workload_t *wl);
+/* Kueue's NeedsRequeueAtUpdate: the time (seconds) status.requeueState.requeueAt should move
+ * to -- the checks' ctrl__checks_retry_at() when it is after `now_ms` and after `requeue_at_s`
+ * (the current one, 0 when none) -- or 0 when it stays. */
+int64_t ctrl__checks_requeue_at_update(const workload_t *wl, int64_t requeue_at_s, int64_t now_ms);
+/* A check set to Retry (with requeueAfterSeconds) on Workload `key` (`w`) that is already
+ * evicted or holds no quota: write requeueState.requeueAt later when Kueue would. */
+void ctrl__checks_requeue_at(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 /* Act on the check states of Workload `key` (`w`, reserved in the API) the engine holds quota
  * for: Rejected deactivates, Retry evicts, all Ready admits (Admitted=True written). */
 void ctrl__checks_sync(ctrl_t *c, const char *key, const ctrl_wl_t *w);

@@ -172,6 +172,11 @@ json_t *podsready_backoff_done_patch(const json_t *wl, int64_t now_s)
     json_t *p = wlstatus_cond_patch(wl, "Requeued", "True", "BackoffFinished",
                                     "The workload backoff was finished", now_s, &changed);
 
+    if (p == NULL && !changed) /* already True: only requeueAt goes (a Retry check's, checks.c) */
+        p = json_pack(
+            "{s:{s:s*},s:{}}", "metadata", "resourceVersion",
+            json_string_value(json_object_get(json_object_get(wl, "metadata"), "resourceVersion")),
+            "status");
     if (p == NULL)
         return NULL;
     /* A merge patch: null removes requeueAt and keeps count. */

@@ -37,6 +37,8 @@ static bool candidate(const ctrl_wl_t *w, bool enabled)
     rq = ctrl_wl_cond(w, "Requeued");
     if (rq != NULL && strcmp(rq->status, "False") == 0)
         return true;
+    if (w->requeue_at > 0 && !ctrl_wl_reserved(w))
+        return true; /* a requeueAt a Retry check moved (checks.c): cleared when it passes */
     return enabled && w->wl.admission != NULL && ctrl_wl_is(w, "Admitted") &&
            !ctrl_wl_is(w, "PodsReady");
 }
@@ -48,7 +50,7 @@ static void on_workload(ctrl_t *c, const char *key, json_t *wl, int64_t now_ms)
     podsready_cause_t cause;
     err_msg_t msg = {{0}};
 
-    if (podsready_held(wl) && !wlstatus_reserved(wl)) {
+    if ((podsready_held(wl) || podsready_requeue_at(wl) >= 0) && !wlstatus_reserved(wl)) {
         at = podsready_requeue_at(wl);
         if (at < 0 || at * 1000 <= now_ms) {
             json_t *patch = podsready_backoff_done_patch(wl, now_ms / 1000);
