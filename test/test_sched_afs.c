@@ -316,6 +316,94 @@ START_TEST(preemption_victim_without_afs)
 }
 END_TEST
 
+/* A ClusterQueue of `cpu` cpu using admission fair sharing with admission check prov. */
+static void checked_queue(const char *cpu)
+{
+    char quota[32];
+    engine(true, 10 * MIN, 5 * MIN, NULL);
+    ck_assert_int_eq(sched_check_upsert(s, "prov", true, NULL), ERR_OK);
+    snprintf(quota, sizeof(quota), "cpu|f:%s", cpu);
+    fx_cq(s, "cq", quota, &(fx_cq_opts_t){.afs = true, .checks = "prov"});
+    fx_lq(s, "t", "a", "cq", STOP_POLICY_NONE);
+    fx_lq(s, "t", "b", "cq", STOP_POLICY_NONE);
+}
+
+static void verdict(const char *key, check_state_t v, int64_t now)
+{
+    err_msg_t m;
+    ck_assert_msg(sched_workload_checks(s, key, v, now, &m) == ERR_OK, "%s", m.text);
+}
+
+/*
+ * Kueue pushes the entry penalty when quota is reserved and settles it into the consumed usage
+ * at the Admitted transition (workload_controller updateAfsConsumedUsage): with an admission
+ * check the two differ in time. Until Admitted the LocalQueue's consumed usage (its status)
+ * holds nothing, and a reserved workload is not in its admitted usage; at Admitted (5m) the
+ * usage decays to then and the penalty 4 x (1 - 0.5^(5/10)) is added; the sample at 10m then
+ * sees it running: the numbers of decay_arithmetic, 5 minutes later.
+ */
+START_TEST(entry_penalty_settles_at_admitted)
+{
+    int64_t last = -1;
+    checked_queue("8");
+    fx_wl(s, "t/w", "a", 0, 0, "cpu=4", NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_int_ge(admitted_at_index("t/w"), 0);
+    ck_assert(consumed("t/a", 0, "cpu", &last) == 0); /* pending, not consumed */
+    ck_assert_int_eq(last, 0);
+    ck_assert(consumed("t/a", 5 * MIN, "cpu", &last) == 0); /* reserved is not admitted */
+    verdict("t/w", CHECK_STATE_READY, 5 * MIN);
+    ck_assert(consumed("t/a", 5 * MIN, "cpu", &last) == 1171572875);
+    ck_assert_int_eq(last, 5 * MIN);
+    ck_assert(consumed("t/a", 10 * MIN, "cpu", &last) == 1999999999);
+    ck_assert_int_eq(last, 10 * MIN);
+    /* settled once: a later cycle and the finish add nothing more */
+    fx_run(s, 10 * MIN, &out, true);
+    finish("t/w", 10 * MIN);
+    ck_assert(consumed("t/a", 10 * MIN, "cpu", &last) == 1999999999);
+}
+END_TEST
+
+/*
+ * A pending penalty counts in the queue order (Kueue's usage = consumed + pending penalty). A
+ * workload evicted by a Retry check keeps its record (it stays active on its LocalQueue), so
+ * b1 goes before the older a2; one deactivated by a Rejected check drops it, and a2 (older)
+ * goes first. a1 holds 4 of 8 cpu; a2 and b1 need 8.
+ */
+static const char *after_verdict(check_state_t v)
+{
+    checked_queue("8");
+    fx_wl(s, "t/a1", "a", 0, 0, "cpu=4", NULL);
+    fx_run(s, 0, &out, true);
+    fx_wl(s, "t/a2", "a", 0, 1, "cpu=8", NULL);
+    fx_wl(s, "t/b1", "b", 0, 2, "cpu=8", NULL);
+    fx_run(s, 2, &out, true);
+    ck_assert_int_eq(admitted_at_index("t/a2"), -1);
+    ck_assert_int_eq(admitted_at_index("t/b1"), -1);
+    verdict("t/a1", v, 3);
+    if (v == CHECK_STATE_RETRY) {
+        err_msg_t m;
+        ck_assert_msg(sched_evicted(s, "t/a1", 3, &m) == ERR_OK, "%s", m.text);
+    }
+    size_t before = out.len;
+    fx_run(s, 3, &out, true);
+    ck_assert_uint_ge(out.len, before + 1);
+    ck_assert_int_eq(out.items[before].kind, SCHED_DECISION_ADMIT);
+    return out.items[before].workload;
+}
+
+START_TEST(entry_penalty_pending_counts_in_order)
+{
+    ck_assert_str_eq(after_verdict(CHECK_STATE_RETRY), "t/b1");
+}
+END_TEST
+
+START_TEST(entry_penalty_dropped_when_deactivated)
+{
+    ck_assert_str_eq(after_verdict(CHECK_STATE_REJECTED), "t/a2");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_afs");
@@ -332,6 +420,9 @@ static Suite *suite(void)
     tcase_add_test(tc, status_off_and_clone);
     tcase_add_test(tc, preemption_victim_by_usage);
     tcase_add_test(tc, preemption_victim_without_afs);
+    tcase_add_test(tc, entry_penalty_settles_at_admitted);
+    tcase_add_test(tc, entry_penalty_pending_counts_in_order);
+    tcase_add_test(tc, entry_penalty_dropped_when_deactivated);
     suite_add_tcase(su, tc);
     return su;
 }

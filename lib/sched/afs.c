@@ -15,13 +15,17 @@
  *   sample, every usageSamplingInterval after the last update (the LocalQueue reconciler):
  *       consumed = consumed * (1 - a) + admittedUsage * a,   a = 1 - 0.5^(elapsed / halfLife)
  *       (halfLife 0: consumed = 0)
- *   admission into a UsageBasedAdmissionFairSharing ClusterQueue (the entry penalty, pushed when
- *   the scheduler assumes the workload and settled when it becomes Admitted -- at once here, as
- *   QuotaReserved and Admitted coincide):
- *       consumed = consumed * (1 - a) + admittedUsage * a + requests * aS,  lastUpdate = now
- *       with aS = 1 - 0.5^(sampling / halfLife) (0 when halfLife is 0)
- *   order: usage = sum over resources of resourceWeight * consumed, divided by the LocalQueue's
- *       weight (weight 0: +Inf); lower usage first, then the usual queue order.
+ *   quota reservation in a UsageBasedAdmissionFairSharing ClusterQueue: the entry penalty
+ *       requests * aS, aS = 1 - 0.5^(sampling / halfLife) (0 when halfLife is 0), is pushed as
+ *       pending (one record per workload, replacing an earlier one of it);
+ *   the Admitted transition (at once without admission checks, when they are all Ready with):
+ *       consumed = consumed * (1 - a) + admittedUsage * a + its pending penalty,  lastUpdate = now
+ *       (admittedUsage: the LocalQueue's Admitted workloads, this one included; a workload whose
+ *       quota is reserved but whose checks are not Ready does not count, as in Kueue's cache);
+ *   the record is dropped unsettled when the workload is deleted, finished, deactivated or
+ *   moved to another LocalQueue; an evicted one keeps it until its next reservation replaces it;
+ *   order: usage = sum over resources of resourceWeight * (consumed + pending penalties),
+ *       divided by the LocalQueue's weight (weight 0: +Inf); lower first, then the usual order.
  *
  * Kueue multiplies by a float64 factor and rounds each product DOWN to nano units
  * (util/resource MulByFloat, scale 9); it compares float64 usages. Here quantities are the same
@@ -175,7 +179,7 @@ static void admitted_usage(const sched_t *s, const lq_t *lq, qnano_t *u)
         return;
     for (size_t i = 0; i < cq->admitted.len; i++) {
         const wl_t *w = cq->admitted.items[i];
-        if (w->lq_key == NULL || strcmp(w->lq_key, lq->key) != 0)
+        if (w->awaiting_checks || w->lq_key == NULL || strcmp(w->lq_key, lq->key) != 0)
             continue;
         for (size_t k = 0; k < w->nuse; k++) {
             int r = s->frs[w->use[k].fr].res;
@@ -208,8 +212,10 @@ static share_t score_of(const sched_t *s, const lq_t *lq)
         return sh;
     }
     qnano_t sum = 0;
-    for (size_t r = 0; r < lq->afs.n; r++) {
-        qnano_t c = lq->afs.consumed[r];
+    size_t n = lq->afs.n > lq->afs.npen ? lq->afs.n : lq->afs.npen;
+    for (size_t r = 0; r < n; r++) {
+        qnano_t c =
+            sat_add(r < lq->afs.n ? lq->afs.consumed[r] : 0, r < lq->afs.npen ? lq->afs.pen[r] : 0);
         if (c <= 0)
             continue;
         qnano_t w = r < s->afs_wlen ? s->afs_w[r] : 1000000000;
@@ -299,11 +305,91 @@ void sched__afs_before(sched_t *s, const wl_t *w, int64_t now)
     (void)advance(s, lq, now);
 }
 
-err_t sched__afs_admitted(sched_t *s, const wl_t *w, const cq_t *cq, int64_t now)
+/* The ledger record `p` was pushed to, when that LocalQueue still exists. */
+static lq_t *pen_lq(const sched_t *s, const afs_pen_t *p)
 {
-    lq_t *lq;
-    if (!sched__afs_on(s, cq) || (lq = lq_of_key(s, w)) == NULL)
-        return ERR_OK;
+    lq_t *lq = util_hmap_get(&s->lq_map, p->lq);
+    return lq != NULL && lq->afs.id == p->id ? lq : NULL;
+}
+
+void sched__afs_pen_free(afs_pen_t *p)
+{
+    if (p == NULL)
+        return;
+    sched__str_unref(p->lq);
+    free(p);
+}
+
+afs_pen_t *sched__afs_pen_copy(const afs_pen_t *p, bool *oom)
+{
+    if (p == NULL)
+        return NULL;
+    afs_pen_t *c = malloc(sizeof(*c) + p->n * sizeof(qnano_t));
+    if (c == NULL) {
+        *oom = true;
+        return NULL;
+    }
+    memcpy(c, p, sizeof(*c) + p->n * sizeof(qnano_t));
+    c->lq = sched__str_ref(p->lq);
+    return c;
+}
+
+void sched__afs_drop(sched_t *s, wl_t *w)
+{
+    afs_pen_t *p = w->afs_pen;
+    if (p == NULL)
+        return;
+    lq_t *lq = pen_lq(s, p);
+    if (lq != NULL) {
+        for (size_t r = 0; r < p->n && r < lq->afs.npen; r++)
+            lq->afs.pen[r] = lq->afs.pen[r] > p->v[r] ? lq->afs.pen[r] - p->v[r] : 0;
+        rescore(s, lq);
+    }
+    sched__afs_pen_free(p);
+    w->afs_pen = NULL;
+}
+
+/* Push w's entry penalty requests x (1 - 0.5^(sampling / halfLife)) as pending in lq (Kueue's
+ * PushPenalty at assume time), replacing a record w still has. */
+static err_t pen_push(sched_t *s, wl_t *w, lq_t *lq)
+{
+    sched__afs_drop(s, w);
+    if (s->cfg.afs_half_life_ms <= 0)
+        return ERR_OK; /* no penalty: nothing pending */
+    size_t n = s->nres;
+    afs_pen_t *p = calloc(1, sizeof(*p) + (n ? n : 1) * sizeof(qnano_t));
+    if (p == NULL)
+        return ERR_NOMEM;
+    if (lq->afs.npen < n) {
+        qnano_t *q = realloc(lq->afs.pen, n * sizeof(*q));
+        if (q == NULL) {
+            free(p);
+            return ERR_NOMEM;
+        }
+        memset(q + lq->afs.npen, 0, (n - lq->afs.npen) * sizeof(*q));
+        lq->afs.pen = q;
+        lq->afs.npen = n;
+    }
+    if (lq->afs.id == 0)
+        lq->afs.id = ++s->afs_ids;
+    p->lq = sched__str_ref(w->lq_key);
+    p->id = lq->afs.id;
+    p->n = n;
+    uint64_t alpha = Q62_ONE - half_pow(sampling(s), s->cfg.afs_half_life_ms);
+    for (size_t k = 0; k < w->nuse; k++) {
+        int r = s->frs[w->use[k].fr].res;
+        p->v[r] = sat_add(p->v[r], mul_q62(w->use[k].v, alpha));
+    }
+    for (size_t r = 0; r < n; r++)
+        lq->afs.pen[r] = sat_add(lq->afs.pen[r], p->v[r]);
+    w->afs_pen = p;
+    return ERR_OK;
+}
+
+/* Settle into lq at `now`: decay up to now with the admitted usage (w counted), then fold w's
+ * pending penalty (Kueue's updateAfsConsumedUsage at the Admitted transition). */
+static err_t settle(sched_t *s, wl_t *w, lq_t *lq, int64_t now)
+{
     lq_afs_t *a = &lq->afs;
     if (!a->started) {
         a->started = true;
@@ -318,18 +404,50 @@ err_t sched__afs_admitted(sched_t *s, const wl_t *w, const cq_t *cq, int64_t now
         admitted_usage(s, lq, u); /* with w: Kueue settles after the cache counts it */
         decay(s, a, u, now > a->last ? now - a->last : 0);
         free(u);
-        /* the entry penalty: requests x (1 - 0.5^(sampling / halfLife)) */
-        uint64_t alpha = Q62_ONE - half_pow(sampling(s), s->cfg.afs_half_life_ms);
-        for (size_t k = 0; k < w->nuse; k++) {
-            int r = s->frs[w->use[k].fr].res;
-            a->consumed[r] = sat_add(a->consumed[r], mul_q62(w->use[k].v, alpha));
-        }
+    }
+    afs_pen_t *p = w->afs_pen;
+    if (p != NULL && pen_lq(s, p) == lq) {
+        for (size_t r = 0; r < p->n && r < a->n; r++)
+            a->consumed[r] = sat_add(a->consumed[r], p->v[r]);
+        for (size_t r = 0; r < p->n && r < a->npen; r++)
+            a->pen[r] = a->pen[r] > p->v[r] ? a->pen[r] - p->v[r] : 0;
+        sched__afs_pen_free(p);
+        w->afs_pen = NULL;
     }
     if (now > a->last)
         a->last = now;
     a->history = true;
     rescore(s, lq);
     return ERR_OK;
+}
+
+err_t sched__afs_admitted(sched_t *s, wl_t *w, const cq_t *cq, int64_t now)
+{
+    lq_t *lq;
+    if (!sched__afs_on(s, cq) || (lq = lq_of_key(s, w)) == NULL)
+        return ERR_OK;
+    lq_afs_t *a = &lq->afs;
+    if (!a->started) {
+        a->started = true; /* Kueue: a new ledger entry is stamped with the push's time */
+        a->last = now;
+    }
+    a->history = true;
+    err_t rc = pen_push(s, w, lq);
+    rescore(s, lq);
+    if (rc != ERR_OK || w->awaiting_checks)
+        return rc;                /* pending until its checks are Ready (sched__afs_settle) */
+    return settle(s, w, lq, now); /* no checks: Admitted at once */
+}
+
+void sched__afs_settle(sched_t *s, wl_t *w, int64_t now)
+{
+    lq_t *lq;
+    /* Kueue settles only for a ClusterQueue that uses admission fair sharing; a record left
+     * otherwise goes when the workload finishes or is deleted */
+    if (w->acq == NULL || !sched__afs_on(s, w->acq) || (lq = lq_of_key(s, w)) == NULL)
+        return;
+    /* out of memory: the decay is replayed at the next sample; the penalty stays pending */
+    (void)settle(s, w, lq, now);
 }
 
 /* The pending (and admitted: preemption candidates) workloads of cq take their LocalQueue's
@@ -392,6 +510,7 @@ err_t sched__afs_prepare(sched_t *s, int64_t now)
 void sched__afs_fini(lq_afs_t *a)
 {
     free(a->consumed);
+    free(a->pen);
     memset(a, 0, sizeof(*a));
 }
 
@@ -400,10 +519,23 @@ err_t sched__afs_copy(lq_afs_t *dst, const lq_afs_t *src)
     *dst = *src;
     dst->consumed = NULL;
     dst->n = 0;
+    dst->pen = NULL;
+    dst->npen = 0;
     if (reserve(dst, src->n) != ERR_OK)
         return ERR_NOMEM;
     if (src->n > 0)
         memcpy(dst->consumed, src->consumed, src->n * sizeof(qnano_t));
+    if (src->npen > 0) {
+        dst->pen = malloc(src->npen * sizeof(qnano_t));
+        if (dst->pen == NULL) {
+            free(dst->consumed);
+            dst->consumed = NULL;
+            dst->n = 0;
+            return ERR_NOMEM;
+        }
+        memcpy(dst->pen, src->pen, src->npen * sizeof(qnano_t));
+        dst->npen = src->npen;
+    }
     return ERR_OK;
 }
 

@@ -287,6 +287,7 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     c->use = NULL;
     c->checks = NULL;
     c->nchecks = 0;
+    c->afs_pen = NULL;
     c->last_tried = NULL;
     c->pin_counts = NULL;
     c->pin_flavors = NULL;
@@ -334,6 +335,10 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
             if (util_strdup(s->checks[i], &c->checks[i]) != ERR_OK)
                 return ERR_NOMEM;
     }
+    bool oom = false;
+    c->afs_pen = sched__afs_pen_copy(s->afs_pen, &oom);
+    if (oom)
+        return ERR_NOMEM;
     if (memdup((void **)&c->use, s->use, s->nuse, sizeof(use_t)) != ERR_OK ||
         memdup((void **)&c->last_tried, s->last_tried, s->nlast_tried, sizeof(int)) != ERR_OK)
         return ERR_NOMEM;

@@ -283,14 +283,27 @@ typedef struct cq_s {
     size_t sorted_idx;
 } cq_t;
 
+/* A workload's entry penalty, pushed at its quota reservation and pending until its admission
+ * checks are Ready (Kueue's penaltyRecords): in ledger `id` of LocalQueue `lq`. */
+typedef struct afs_pen_s {
+    char *lq;    /* shared (sched__intern) LocalQueue key */
+    uint64_t id; /* lq_afs_t.id of that LocalQueue when pushed */
+    size_t n;
+    qnano_t v[]; /* by resource id */
+} afs_pen_t;
+
 /* Admission fair sharing state of a LocalQueue (afs.c): Kueue's AfsUsageLedger entry. */
 typedef struct lq_afs_s {
     qnano_t *consumed; /* owned: decayed consumed resources by resource id, length n */
     size_t n;
-    int64_t last;        /* last sample or settlement (ms); valid once started */
-    bool started;        /* the decay clock runs (set at the first time seen) */
-    bool history;        /* sampled, admitted or seeded: a seed from status no longer applies */
-    share_t score;       /* weighted consumed / LocalQueue weight: lower is admitted first */
+    int64_t last;  /* last sample or settlement (ms); valid once started */
+    bool started;  /* the decay clock runs (set at the first time seen) */
+    bool history;  /* sampled, admitted or seeded: a seed from status no longer applies */
+    share_t score; /* weighted (consumed + pen) / LocalQueue weight: lower first */
+    qnano_t *pen;  /* owned: entry penalties not settled yet (the sum of the workloads'
+                      afs_pen records), by resource id, length npen */
+    size_t npen;
+    uint64_t id;         /* this ledger (LocalQueue object), for the records; 0 = none yet */
     qnano_t weight_seen; /* the weight `score` was computed with */
 } lq_afs_t;
 
@@ -418,6 +431,7 @@ struct wl_s {
     int mark;
     wq_where_t where; /* queue membership (with qcq, qidx) */
     size_t sorted_idx;
+    afs_pen_t *afs_pen; /* owned: its entry penalty not settled yet (afs.c), NULL when none */
 };
 
 /* ---- the engine ----------------------------------------------------------------------------- */
@@ -428,6 +442,7 @@ struct sched_s {
     resource_list_t afs_weights; /* owned: admissionFairSharing.resourceWeights */
     qnano_t *afs_w;              /* owned: those weights by resource id (afs.c), length afs_wlen */
     size_t afs_wlen;
+    uint64_t afs_ids; /* the last lq_afs_t.id given */
     /* interning */
     char **res_names;
     size_t nres, cres;
@@ -548,7 +563,17 @@ bool sched__afs_on(const sched_t *s, const cq_t *cq);
 /* Before w's LocalQueue's admitted usage changes at `now`: replay the samples due. */
 void sched__afs_before(sched_t *s, const wl_t *w, int64_t now);
 /* w was admitted into cq at `now`: settle its LocalQueue's usage and entry penalty. */
-err_t sched__afs_admitted(sched_t *s, const wl_t *w, const cq_t *cq, int64_t now);
+err_t sched__afs_admitted(sched_t *s, wl_t *w, const cq_t *cq, int64_t now);
+/* Workload w (its checks just Ready) is Admitted at `now`: its LocalQueue's usage decays up to
+ * now and its pending entry penalty settles into consumed (Kueue's updateAfsConsumedUsage). */
+void sched__afs_settle(sched_t *s, wl_t *w, int64_t now);
+/* Drop w's pending entry penalty, if any (deleted, finished, deactivated, moved to another
+ * LocalQueue: it can no longer settle). */
+void sched__afs_drop(sched_t *s, wl_t *w);
+/* A copy of record `p` (NULL for NULL), or NULL on OOM with *oom set. */
+afs_pen_t *sched__afs_pen_copy(const afs_pen_t *p, bool *oom);
+/* Free record `p` (NULL-safe). */
+void sched__afs_pen_free(afs_pen_t *p);
 /* Before a cycle's heads are taken: samples due, scores, heaps of the queues whose order moved. */
 err_t sched__afs_prepare(sched_t *s, int64_t now);
 void sched__afs_fini(lq_afs_t *a);

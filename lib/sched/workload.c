@@ -282,6 +282,7 @@ void sched__wl_free(wl_t *w)
     free(w->preemptor);
     sched__str_unref(w->message);
     strv_free(w->checks, w->nchecks);
+    sched__afs_pen_free(w->afs_pen);
     free(w);
 }
 
@@ -699,6 +700,7 @@ static void set_deactivated(sched_t *s, wl_t *w, int64_t now)
 {
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
+    sched__afs_drop(s, w); /* inactive without quota: its entry penalty never settles */
     w->state = SCHED_WL_DEACTIVATED;
     set_reason_deactivated(w);
 }
@@ -733,6 +735,8 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
                 set_deactivated(s, w, now);
                 return ERR_OK;
             }
+            if (w->afs_pen != NULL && (w->lq_key == NULL || strcmp(w->lq_key, w->afs_pen->lq) != 0))
+                sched__afs_drop(s, w); /* moved to another LocalQueue: never settles there */
             if (was_deact && w->deact_by_engine && !w->seen_inactive)
                 return ERR_OK; /* our DEACTIVATE has not reached the object yet */
             if (opts != NULL)
@@ -846,6 +850,7 @@ err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t 
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
+    sched__afs_drop(s, w);
     /* a preemptor waiting for this workload no longer waits for it */
     for (size_t i = 0; i < s->ncqs; i++)
         if (s->cqs[i]->sticky == w)
@@ -862,6 +867,7 @@ err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t 
         return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
+    sched__afs_drop(s, w);
     w->state = SCHED_WL_FINISHED;
     w->reason = SCHED_REASON_NONE;
     wl_finished_trim(w);
@@ -913,8 +919,10 @@ err_t sched_workload_checks(sched_t *s, const char *key, check_state_t verdict, 
         return err_set(msg, ERR_INVALID, "Workload %s is not waiting for admission checks", key);
     switch (verdict) {
     case CHECK_STATE_READY:
+        sched__afs_before(s, w, now); /* the samples due, without it */
         w->awaiting_checks = false;
         w->exec_since = now;
+        sched__afs_settle(s, w, now); /* Admitted: its entry penalty settles */
         return ERR_OK;
     case CHECK_STATE_RETRY:
         /* As Kueue's eviction by AdmissionCheck: the quota stays counted until the driver has
