@@ -245,6 +245,18 @@ START_TEST(held_and_requeued)
     ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), (T0 + 30) * 1000);
     cfg.timestamp = REQUEUE_TS_CREATION;
     ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), 5);
+    /* a Retry admission check's eviction orders by its time, with any strategy or none */
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(wl, "status"), "conditions"), 0), "reason",
+        json_string("AdmissionCheck"));
+    ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), (T0 + 30) * 1000);
+    cfg.enabled = false;
+    ck_assert_int_eq(podsready_queue_ts(&cfg, wl, 5), (T0 + 30) * 1000);
+    cfg.enabled = true;
+    cfg.timestamp = REQUEUE_TS_EVICTION;
+    json_object_set_new(
+        json_array_get(json_object_get(json_object_get(wl, "status"), "conditions"), 0), "reason",
+        json_string("PodsReadyTimeout"));
 
     p = podsready_backoff_done_patch(wl, T0 + 61);
     ck_assert_ptr_nonnull(p);

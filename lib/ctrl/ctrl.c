@@ -562,15 +562,14 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     /* Kueue's queue waits for requeueState.requeueAt too, when a Retry check moved it later on
      * a Workload already requeued (backoffWaitingTimeExpired): held until readiness.c ends it. */
     backoff_at = !reserved && w->requeue_at * 1000 > ctrl__now_ms();
-    if (c->cfg->pods_ready.enabled || backoff_at ||
+    if (c->cfg->pods_ready.enabled || backoff_at || w->wl.conditions.evicted ||
         (rq != NULL && strcmp(rq->status, "False") == 0)) {
         /* After a PodsReady timeout: queued by eviction time (requeuingStrategy.timestamp);
          * after it or a Retry admission check with a delay, held out of the queue until the
          * backoff is over (Requeued=False). */
         view_json = ctrl_wl_json(w);
         if (view_json != NULL) {
-            if (c->cfg->pods_ready.enabled)
-                opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
+            opts.created = podsready_queue_ts(&c->cfg->pods_ready, view_json, opts.created);
             opts.hold = podsready_held(view_json) || backoff_at;
         }
     }

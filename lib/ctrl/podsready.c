@@ -190,10 +190,15 @@ json_t *podsready_backoff_done_patch(const json_t *wl, int64_t now_s)
 
 int64_t podsready_queue_ts(const ctrl_pods_ready_t *cfg, const json_t *wl, int64_t created_ms)
 {
-    int64_t t;
+    int64_t t = cond_time(wl, "Evicted");
 
-    if (!cond_is(wl, "Evicted", "True", "PodsReadyTimeout"))
+    if (t < 0)
         return created_ms;
-    t = cond_time(wl, "Evicted");
-    return t < 0 ? created_ms : waitready_queue_ts(cfg, t * 1000, created_ms);
+    /* Kueue orders a Workload evicted by a Retry admission check by that eviction, whatever
+     * the requeuing strategy (Ordering.GetQueueOrderTimestamp) */
+    if (cond_is(wl, "Evicted", "True", "AdmissionCheck"))
+        return t * 1000;
+    if (!cfg->enabled || !cond_is(wl, "Evicted", "True", "PodsReadyTimeout"))
+        return created_ms;
+    return waitready_queue_ts(cfg, t * 1000, created_ms);
 }

@@ -85,9 +85,10 @@ int64_t podsready_requeue_at(const json_t *wl);
  * requeueState.requeueAt removed (count kept), at the resourceVersion of `wl`. NULL on OOM. */
 json_t *podsready_backoff_done_patch(const json_t *wl, int64_t now_s);
 
-/* The queue-order timestamp of pending `wl` in ms (Kueue's GetQueueOrderTimestamp): with the
- * Eviction strategy, the lastTransitionTime of Evicted=True reason PodsReadyTimeout; else
- * `created_ms`. */
+/* The queue-order timestamp of pending `wl` in ms (Kueue's GetQueueOrderTimestamp): the
+ * lastTransitionTime of Evicted=True reason AdmissionCheck (a Retry check); with
+ * waitForPodsReady on and the Eviction strategy, that of Evicted=True reason PodsReadyTimeout;
+ * else `created_ms`. */
 int64_t podsready_queue_ts(const ctrl_pods_ready_t *cfg, const json_t *wl, int64_t created_ms);
 
 #endif
