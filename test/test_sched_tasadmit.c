@@ -76,17 +76,17 @@ static int64_t gpus_free(const char *node)
     return (int64_t)(r.free / NANO);
 }
 
-/* The admission's topology assignment of podset 0: "v/v=count v/v=count", "" when none. */
-static const char *topo_of(const char *key)
+/* The admission's topology assignment of podset `ps`: "v/v=count v/v=count", "" when none. */
+static const char *topo_of_ps(const char *key, size_t ps)
 {
     static char buf[512];
     sched_wl_info_t info;
     buf[0] = '\0';
     ck_assert_int_eq(sched_workload_info(s, key, &info, NULL), ERR_OK);
-    if (info.admission == NULL || info.admission->nassignments == 0 ||
-        info.admission->assignments[0].topology == NULL)
+    if (info.admission == NULL || info.admission->nassignments <= ps ||
+        info.admission->assignments[ps].topology == NULL)
         return buf;
-    const topology_assignment_t *t = info.admission->assignments[0].topology;
+    const topology_assignment_t *t = info.admission->assignments[ps].topology;
     for (size_t d = 0; d < t->ndomains; d++) {
         size_t len = strlen(buf);
         snprintf(buf + len, sizeof(buf) - len, "%s", d ? " " : "");
@@ -99,6 +99,11 @@ static const char *topo_of(const char *key)
         snprintf(buf + len, sizeof(buf) - len, "=%d", t->counts[d]);
     }
     return buf;
+}
+
+static const char *topo_of(const char *key)
+{
+    return topo_of_ps(key, 0);
 }
 
 static void gpu_job(const char *key, const char *lq, int64_t at, int pods, const char *ann)
@@ -424,6 +429,45 @@ static void expect_message(const char *key, const char *part)
     ck_assert_msg(strstr(fx_message(s, key), part) != NULL, "%s: %s", key, fx_message(s, key));
 }
 
+/* The pod sets of one workload are placed one after another, each after the earlier ones'
+ * pods are counted on their domains (Kueue's assumedUsage): a leader and its workers never get
+ * the same node capacity twice. One rack of two 8-GPU nodes: a leader (1 x 8 GPUs, one rack)
+ * plus one worker fits, one node each; a leader plus two workers does not, although each pod
+ * set alone fits the rack. */
+START_TEST(pod_sets_count_earlier_ones)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, NULL);
+    cluster(1, 2);
+    fx_wl(s, "ns/pair", "q", 0, 1, "cpu=1,nvidia.com/gpu=8",
+          &(fx_wl_opts_t){.count = 1,
+                          .template_annotations = REQ_RACK,
+                          .podsets = "workers:1:cpu=1,nvidia.com/gpu=8"});
+    fx_wl(s, "ns/trio", "q", 0, 2, "cpu=1,nvidia.com/gpu=8",
+          &(fx_wl_opts_t){.count = 1,
+                          .template_annotations = REQ_RACK,
+                          .podsets = "workers:2:cpu=1,nvidia.com/gpu=8"});
+    fx_run(s, 2, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/pair"), SCHED_WL_ADMITTED);
+    char leader[64];
+    snprintf(leader, sizeof(leader), "%s", topo_of_ps("ns/pair", 0));
+    ck_assert_str_ne(leader, topo_of_ps("ns/pair", 1));
+    ck_assert_int_eq(gpus_free("r1-n1"), 0);
+    ck_assert_int_eq(gpus_free("r1-n2"), 0);
+    /* the trio fits the quota and each of its pod sets fits the empty rack alone */
+    ck_assert_int_eq(fx_state(s, "ns/trio"), SCHED_WL_PENDING);
+    ck_assert_int_eq(sched_workload_finish(s, "ns/pair", 10, NULL), ERR_OK);
+    fx_run(s, 20, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/trio"), SCHED_WL_PENDING);
+    ck_assert_int_eq(fx_reason(s, "ns/trio"), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
+    expect_message("ns/trio", "couldn't assign flavors to pod set workers: topology \"dc\" "
+                              "allows to fit only 1 out of 2 pod(s)");
+    ck_assert_int_eq(gpus_free("r1-n1"), 8);
+    ck_assert_int_eq(gpus_free("r1-n2"), 8);
+}
+END_TEST
+
 /* It fits the quota but not the nodes; on empty nodes it would: the minimal set of victims in
  * Kueue's order is preempted (candidates lowest priority first, removed until the job is
  * placed, then put back in reverse while it still is), and the job is admitted on the nodes
@@ -484,8 +528,41 @@ START_TEST(tas_preempt_policy_never)
 }
 END_TEST
 
-/* Removing every candidate would still not place it (a node is taken by a pod of no workload):
- * nothing is preempted. A job that does not fit even on empty nodes never looks for victims. */
+/* Simulate-empty keeps what is not topology-aware: a workload admitted through a plain flavor
+ * on the same nodes is placed first fit, and its pods count as Kueue's non-TAS usage; the TAS
+ * workloads' placements and bound pods do not. */
+START_TEST(simulate_empty_keeps_non_tas_usage)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    flavor("plain-gpu", NULL);
+    tas_queue("q", 64, &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+    fx_cq(s, "plain", "cpu,nvidia.com/gpu|plain-gpu:1000,64", NULL);
+    fx_lq(s, "ns", "plain", "plain", STOP_POLICY_NONE);
+    cluster(1, 3);
+    fx_wl(s, "ns/plain", "plain", 0, 1, "cpu=1,nvidia.com/gpu=8", NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/plain"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(gpus_free("r1-n1"), 0); /* first fit */
+    running_on("ns/low", "q", 0, "r1-n2", 2);
+    running_on("ns/low2", "q", 0, "r1-n3", 3);
+    fx_pod(s, "ns/low2-0", "r1-n3", "ns/low2", "cpu=1,nvidia.com/gpu=8");
+    /* two nodes can be freed (one placed, one with a bound pod): two pods fit, three never */
+    rack_job("ns/two", "q", 10, 2, 10);
+    rack_job("ns/three", "q", 10, 3, 10);
+    size_t from = out.len;
+    fx_run(s, 10, &out, false);
+    ck_assert_int_eq(fx_reason(s, "ns/three"), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
+    ck_assert_str_eq(preemptions(from),
+                     "ns/low2<ns/two:InClusterQueue ns/low<ns/two:InClusterQueue");
+    ck_assert_int_eq(fx_state(s, "ns/plain"), SCHED_WL_ADMITTED);
+}
+END_TEST
+
+/* A node is taken by a pod of no workload (Kueue's non-TAS usage, which its simulate-empty pass
+ * keeps): the job does not fit even with every TAS workload gone, so it is NoFit with Kueue's
+ * TopologyPlacementFailed and nothing is preempted. The same for a job that does not fit even on
+ * empty nodes. */
 START_TEST(tas_preempt_useless_is_not_done)
 {
     topology("dc");
@@ -501,7 +578,7 @@ START_TEST(tas_preempt_useless_is_not_done)
     fx_run(s, 10, &out, true);
     ck_assert_str_eq(preemptions(from), "");
     ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
-    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_WAITING_FOR_QUOTA);
+    ck_assert_int_eq(fx_reason(s, "ns/high"), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
     expect_message("ns/high", "topology \"dc\" doesn't allow to fit any of 2 pod(s)");
     /* 3 pods on a 2-node rack: NoFit, as before topology-aware preemption */
     ck_assert_int_eq(fx_reason(s, "ns/wide"), SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED);
@@ -684,6 +761,8 @@ static Suite *suite(void)
     tcase_add_test(tc, tas_preempt_rechecked_in_cycle);
     tcase_add_test(tc, tas_preempt_fair_sharing);
     tcase_add_test(tc, tas_preempt_bound_pods);
+    tcase_add_test(tc, pod_sets_count_earlier_ones);
+    tcase_add_test(tc, simulate_empty_keeps_non_tas_usage);
     suite_add_tcase(su, tc);
     return su;
 }

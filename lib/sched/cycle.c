@@ -756,6 +756,48 @@ static err_t reserve_for(cyc_t *c, entry_t *e)
     return rc;
 }
 
+/* A TAS placement was found at nomination; workloads admitted earlier in this cycle may have
+ * taken its nodes since (Kueue checks the cycle's TAS usage the same way and requeues: "Workload
+ * no longer fits after processing another workload"). Places e's TAS pod sets again on the
+ * nodes as they are now and keeps the new assignments; ERR_CONFLICT (e's reason set) when one
+ * does not fit any more; ERR_NOMEM. Nothing to do for a workload without TAS pod sets. */
+static err_t recheck_topology(cyc_t *c, entry_t *e)
+{
+    assignment_t *a = &e->a;
+    topology_assignment_t **topo;
+    size_t failed;
+    char *why = NULL;
+    bool any = false;
+    err_t rc;
+
+    for (size_t i = 0; i < a->nps && !any; i++)
+        any = a->ps[i].topo != NULL;
+    if (!any)
+        return ERR_OK;
+    if ((topo = calloc(a->nps, sizeof(*topo))) == NULL)
+        return ERR_NOMEM;
+    rc = sched__tas_place_all(c->s, e->cq, e->w, a, false, topo, &failed, &why);
+    if (rc == ERR_OK) {
+        for (size_t i = 0; i < a->nps; i++) {
+            if (topo[i] == NULL)
+                continue;
+            topology_assignment_fini(a->ps[i].topo);
+            free(a->ps[i].topo);
+            a->ps[i].topo = topo[i];
+            topo[i] = NULL;
+        }
+    } else if (rc != ERR_NOMEM) {
+        sched__wl_set_reason(e->w, SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED,
+                             "couldn't assign flavors to pod set %s: %s", e->w->ps[failed].name,
+                             why ? why : "");
+        rc = ERR_CONFLICT;
+    }
+    sched__tas_topos_clear(topo, a->nps);
+    free(topo);
+    free(why);
+    return rc;
+}
+
 static err_t process(cyc_t *c, entry_t *e)
 {
     wl_t *w = e->w;
@@ -826,29 +868,13 @@ static err_t process(cyc_t *c, entry_t *e)
             e->cq->sticky = w;
         return requeue_entry(c, e, true, false);
     }
-    for (size_t i = 0; i < e->a.nps; i++) {
-        /* A TAS placement was found at nomination; workloads admitted earlier in this cycle
-         * may have taken its nodes since (Kueue checks the cycle's TAS usage the same way and
-         * requeues: "Workload no longer fits after processing another workload"). */
-        ps_assign_t *p = &e->a.ps[i];
-        topology_assignment_t *topo = NULL;
-        char *why = NULL;
-        err_t rc;
-        if (p->topo == NULL)
-            continue;
-        rc = sched__tas_place(c->s, w, i, p, sched__tas_flavor(c->s, p), false, &topo, &why);
-        if (rc == ERR_NOMEM)
-            return ERR_NOMEM;
-        if (rc != ERR_OK) {
-            sched__wl_set_reason(w, SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED,
-                                 "couldn't assign flavors to pod set %s: %s", w->ps[i].name,
-                                 why ? why : "");
-            free(why);
-            return requeue_entry(c, e, true, false);
-        }
-        topology_assignment_fini(p->topo);
-        free(p->topo);
-        p->topo = topo;
+    switch (recheck_topology(c, e)) {
+    case ERR_OK:
+        break;
+    case ERR_CONFLICT:
+        return requeue_entry(c, e, true, false);
+    default:
+        return ERR_NOMEM;
     }
     if (sched__nodes_known(c->s)) {
         /* Where its pods go: with fragmentation-aware admission all must fit free node capacity

@@ -46,6 +46,7 @@ static void snode_free(snode_t *n)
     sched__taints_fini(n->taints, n->ntaints);
     free(n->alloc);
     free(n->used);
+    free(n->tas_used);
     free(n);
 }
 
@@ -104,24 +105,36 @@ static bool nq_has(const nq_t *v, size_t n, int res)
     return false;
 }
 
-/* Add `d` (may be negative) to the node's use of `res`; ERR_NOMEM only when a new entry is
- * needed, which a removal never needs. */
-static err_t used_add(snode_t *n, int res, qnano_t d)
+/* Add `d` (may be negative) to the entry of `res` in the sorted vector v (*nv entries, room
+ * for *cv); ERR_NOMEM only when a new entry is needed, which a removal never needs. */
+static err_t nq_add(nq_t **v, size_t *nv, size_t *cv, int res, qnano_t d)
 {
     size_t at = 0;
 
-    while (at < n->nused && n->used[at].res < res)
+    while (at < *nv && (*v)[at].res < res)
         at++;
-    if (at < n->nused && n->used[at].res == res) {
-        n->used[at].v += d;
+    if (at < *nv && (*v)[at].res == res) {
+        (*v)[at].v += d;
         return ERR_OK;
     }
-    if (util_grow((void **)&n->used, &n->cused, n->nused + 1, sizeof(*n->used)) != ERR_OK)
+    if (util_grow((void **)v, cv, *nv + 1, sizeof(**v)) != ERR_OK)
         return ERR_NOMEM;
-    memmove(&n->used[at + 1], &n->used[at], (n->nused - at) * sizeof(*n->used));
-    n->used[at] = (nq_t){res, d};
-    n->nused++;
+    memmove(&(*v)[at + 1], &(*v)[at], (*nv - at) * sizeof(**v));
+    (*v)[at] = (nq_t){res, d};
+    (*nv)++;
     return ERR_OK;
+}
+
+/* The node's use of `res` (see nq_add). */
+static err_t used_add(snode_t *n, int res, qnano_t d)
+{
+    return nq_add(&n->used, &n->nused, &n->cused, res, d);
+}
+
+/* The TAS placements' part of it. */
+static err_t tas_used_add(snode_t *n, int res, qnano_t d)
+{
+    return nq_add(&n->tas_used, &n->ntas_used, &n->ctas_used, res, d);
 }
 
 /* Interned copy of a ResourceList, sorted by id. */
@@ -450,11 +463,20 @@ static void place_apply(sched_t *s, const wl_t *w, const wplace_t *pl, int sign)
     const wps_t *ps = &w->ps[pl->ps];
     int pods = sched__find_res(s, "pods");
 
-    for (size_t r = 0; r < ps->nreqs; r++)
-        if (ps->reqs[r].res != pods)
-            (void)used_add(pl->node, ps->reqs[r].res, sign * ps->reqs[r].per_pod * pl->count);
-    if (pods != SCHED__NONE)
+    /* the entries exist: place_one / the plain placement made room before the first apply */
+    for (size_t r = 0; r < ps->nreqs; r++) {
+        qnano_t d = sign * ps->reqs[r].per_pod * pl->count;
+        if (ps->reqs[r].res == pods)
+            continue;
+        (void)used_add(pl->node, ps->reqs[r].res, d);
+        if (pl->tas)
+            (void)tas_used_add(pl->node, ps->reqs[r].res, d);
+    }
+    if (pods != SCHED__NONE) {
         (void)used_add(pl->node, pods, sign * (qnano_t)pl->count * 1000000000);
+        if (pl->tas)
+            (void)tas_used_add(pl->node, pods, sign * (qnano_t)pl->count * 1000000000);
+    }
     pl->node->npods = (size_t)((int64_t)pl->node->npods + sign * (int64_t)pl->count);
 }
 
@@ -470,25 +492,32 @@ void sched__nodes_unplace(sched_t *s, wl_t *w)
     w->unplaced = 0;
 }
 
-static err_t place_push(wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t count)
+static err_t place_push(wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t count, bool tas)
 {
     if (util_grow((void **)&w->place, cap, w->nplace + 1, sizeof(*w->place)) != ERR_OK)
         return ERR_NOMEM;
-    w->place[w->nplace++] = (wplace_t){n, (uint32_t)ps, count};
+    w->place[w->nplace++] = (wplace_t){.node = n, .ps = (uint32_t)ps, .tas = tas, .count = count};
     return ERR_OK;
 }
 
-/* Count `count` pods of podset ps of w on n (room made first, so that applying cannot fail). */
+/* Count `count` pods of podset ps of w on n from a topology assignment (room made first, so
+ * that applying cannot fail). */
 static err_t place_one(sched_t *s, wl_t *w, size_t *cap, snode_t *n, size_t ps, int32_t count)
 {
     const wps_t *p = &w->ps[ps];
+    int pods;
 
     if (pod_reserve(s, n, NULL, 0) != ERR_OK)
         return ERR_NOMEM;
+    pods = sched__find_res(s, "pods");
+    if (tas_used_add(n, pods, 0) != ERR_OK)
+        return ERR_NOMEM;
     for (size_t r = 0; r < p->nreqs; r++)
-        if (!nq_has(n->used, n->nused, p->reqs[r].res) && used_add(n, p->reqs[r].res, 0) != ERR_OK)
+        if ((!nq_has(n->used, n->nused, p->reqs[r].res) &&
+             used_add(n, p->reqs[r].res, 0) != ERR_OK) ||
+            tas_used_add(n, p->reqs[r].res, 0) != ERR_OK)
             return ERR_NOMEM;
-    if (place_push(w, cap, n, ps, count) != ERR_OK)
+    if (place_push(w, cap, n, ps, count, true) != ERR_OK)
         return ERR_NOMEM;
     place_apply(s, w, &w->place[w->nplace - 1], +1);
     return ERR_OK;
@@ -585,7 +614,7 @@ err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, b
             if (fit > left)
                 fit = left;
             if ((rc = pod_reserve(s, n, NULL, 0)) != ERR_OK ||
-                (rc = place_push(w, &cap, n, i, (int32_t)fit)) != ERR_OK)
+                (rc = place_push(w, &cap, n, i, (int32_t)fit, false)) != ERR_OK)
                 break;
             for (size_t r = 0; r < ps->nreqs && rc == ERR_OK; r++)
                 if (!nq_has(n->used, n->nused, ps->reqs[r].res))
@@ -645,9 +674,130 @@ static const char *label_of(const snode_t *n, const char *key)
     return kv_list_get(&n->labels, key);
 }
 
-err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assign_t *p, int flavor,
-                       bool empty, topology_assignment_t **out, char **why)
+/* Does n sit in the domain `vals` (one value per level) of topology assignment `ta`? */
+static bool in_domain(const snode_t *n, const topology_assignment_t *ta, size_t d)
 {
+    for (size_t l = 0; l < ta->nlevels; l++) {
+        const char *v = label_of(n, ta->levels[l]);
+        if (v == NULL || strcmp(v, ta->values[d * ta->nlevels + l]) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Per-pod request of pod set ps for resource `res` ("pods": one pod). */
+static qnano_t per_pod_of(const wps_t *ps, int res, int pods)
+{
+    if (res == pods)
+        return (qnano_t)1000000000;
+    for (size_t r = 0; r < ps->nreqs; r++)
+        if (ps->reqs[r].res == res)
+            return ps->reqs[r].per_pod;
+    return 0;
+}
+
+/*
+ * Kueue's assumedUsage: the pods of pod set j (an earlier one of the same workload on the same
+ * TAS flavor) in the domains of its assignment ta are taken off the free capacity of the nodes
+ * offered to the pod set being placed (src[k] is node k, its free capacity free_[k * nres ..]). A
+ * domain's usage goes on its first such node: the algorithm sums the free capacity of a leaf's
+ * nodes (tas.c), and every node of one domain of ta is in the same leaf, so which node carries it
+ * does not matter. A domain with no such node offers nothing to this pod set anyway.
+ */
+static void assumed_sub(const sched_t *s, const wps_t *ps, const topology_assignment_t *ta,
+                        const snode_t *const *src, qnano_t *free_, size_t nn, const int *rid,
+                        size_t nres)
+{
+    int pods = sched__find_res(s, "pods");
+
+    for (size_t d = 0; d < ta->ndomains; d++) {
+        size_t k = 0;
+        while (k < nn && !in_domain(src[k], ta, d))
+            k++;
+        if (k == nn)
+            continue;
+        for (size_t r = 0; r < nres; r++)
+            if (rid[r] != SCHED__NONE)
+                free_[k * nres + r] -= per_pod_of(ps, rid[r], pods) * ta->counts[d];
+    }
+}
+
+/*
+ * Kueue's simulate-empty pass takes the TAS usage off the nodes and keeps the rest (pods that are
+ * not topology-aware, Kueue's non-TAS usage). Here TAS usage is the engine's placements from
+ * topology assignments (snode_t.tas_used) and the bound pods of workloads admitted with one,
+ * found when needed by their workload (no state to keep right when pods are reported before
+ * their workload's admission, as after a restart), indexed by node for one placement.
+ */
+typedef struct tas_pods_s {
+    const spod_t **v; /* owned array: bound pods of TAS-admitted workloads, by node */
+    size_t n;
+} tas_pods_t;
+
+static bool wl_topology_admitted(const wl_t *w)
+{
+    if (w == NULL || w->acq == NULL)
+        return false;
+    for (size_t i = 0; i < w->adm.nassignments; i++)
+        if (w->adm.assignments[i].topology != NULL)
+            return true;
+    return false;
+}
+
+static int pod_node_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)(*(const spod_t *const *)a)->node,
+              y = (uintptr_t)(*(const spod_t *const *)b)->node;
+
+    return x < y ? -1 : x > y;
+}
+
+static err_t tas_pods_index(const sched_t *s, tas_pods_t *tp)
+{
+    const sched_nodes_t *ns = s->nodes;
+
+    tp->v = NULL;
+    tp->n = 0;
+    if (ns == NULL || ns->npods == 0)
+        return ERR_OK;
+    if ((tp->v = malloc(ns->npods * sizeof(*tp->v))) == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < ns->npods; i++) {
+        const spod_t *p = ns->pods[i];
+        if (p->wl != NULL && wl_topology_admitted(util_hmap_get(&s->wl_map, p->wl)))
+            tp->v[tp->n++] = p;
+    }
+    qsort(tp->v, tp->n, sizeof(*tp->v), pod_node_cmp);
+    return ERR_OK;
+}
+
+/* What the bound TAS pods on n use of `res`. */
+static qnano_t tas_pods_use(const tas_pods_t *tp, const snode_t *n, int res, int pods)
+{
+    size_t lo = 0, hi = tp->n;
+    qnano_t sum = 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)tp->v[mid]->node < (uintptr_t)n)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < tp->n && tp->v[lo]->node == n; lo++)
+        sum += res == pods ? (qnano_t)1000000000 : nq_get(tp->v[lo]->req, tp->v[lo]->nreq, res);
+    return sum;
+}
+
+/* One pod set (pi, its TAS flavor `flavor`) of a placement by sched__tas_place_all: earlier[j]
+ * is pod set j's assignment for j < pi (NULL when it has none); `empty` the TAS pods of a
+ * simulate-empty pass, NULL for free capacity. */
+static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *as, size_t pi,
+                           int flavor, const tas_pods_t *empty,
+                           topology_assignment_t *const *earlier, topology_assignment_t **out,
+                           char **why)
+{
+    const ps_assign_t *p = &as->ps[pi];
     const wps_t *ps = &w->ps[pi];
     const flavor_rec_t *f = s->flavors[flavor];
     const topo_rec_t *t = sched__topo_find(s, f->topology);
@@ -658,6 +808,7 @@ err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assi
     qnano_t *per = NULL, *free_ = NULL;
     int *rid = NULL;
     tas_node_t *nodes = NULL;
+    const snode_t **src = NULL;
     topology_assignment_t *a = NULL;
     err_msg_t msg = {{0}};
     err_t rc = ERR_NOMEM;
@@ -690,7 +841,8 @@ err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assi
         nodes = calloc(ns->nlive, sizeof(*nodes));
         vals = calloc(ns->nlive * nl, sizeof(*vals));
         free_ = calloc(ns->nlive * nres, sizeof(*free_));
-        if (nodes == NULL || vals == NULL || free_ == NULL)
+        src = calloc(ns->nlive, sizeof(*src));
+        if (nodes == NULL || vals == NULL || free_ == NULL || src == NULL)
             goto out;
         for (size_t k = 0; k < ns->nlive; k++) {
             const snode_t *n = ns->live[k];
@@ -702,8 +854,10 @@ err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assi
             for (size_t r = 0; r < nres; r++) {
                 bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
                 qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
-                qnano_t used =
-                    empty || rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
+                qnano_t used = rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
+                if (empty != NULL && rid[r] != SCHED__NONE)
+                    used -= nq_get(n->tas_used, n->ntas_used, rid[r]) +
+                            tas_pods_use(empty, n, rid[r], pods);
                 if (rid[r] == pods && !listed)
                     fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
                 else
@@ -711,8 +865,11 @@ err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assi
             }
             nodes[nn].values = &vals[nn * nl];
             nodes[nn].free = fv;
-            nn++;
+            src[nn++] = n;
         }
+        for (size_t j = 0; j < pi; j++)
+            if (earlier[j] != NULL && sched__tas_flavor(s, &as->ps[j]) == flavor)
+                assumed_sub(s, &w->ps[j], earlier[j], src, free_, nn, rid, nres);
     }
     tas_input_t in = {.topology = t->name,
                       .levels = (const char *const *)t->levels,
@@ -756,6 +913,49 @@ out:
     free(nodes);
     free(vals);
     free(free_);
+    free(src);
+    return rc;
+}
+
+void sched__tas_topos_clear(topology_assignment_t **topo, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        topology_assignment_fini(topo[i]);
+        free(topo[i]);
+        topo[i] = NULL;
+    }
+}
+
+err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                           bool empty, topology_assignment_t **topo, size_t *failed, char **why)
+{
+    tas_pods_t tp = {NULL, 0};
+    err_t rc = ERR_OK;
+
+    *failed = SIZE_MAX;
+    *why = NULL;
+    if (empty && tas_pods_index(s, &tp) != ERR_OK)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < a->nps && i < w->nps && rc == ERR_OK; i++) {
+        const ps_assign_t *p = &a->ps[i];
+        int f;
+        if (p->count == 0 || !sched__tas_requested(s, cq, &w->ps[i]))
+            continue;
+        *failed = i;
+        f = sched__tas_flavor(s, p);
+        if (f == SCHED__NONE) {
+            /* Kueue's ErrNoTASFlavorAssigned: the pod set's resources got no TAS flavor */
+            *why = util_asprintf("no topology-aware flavor assigned");
+            rc = *why == NULL ? ERR_NOMEM : ERR_NOT_FOUND;
+            break;
+        }
+        rc = tas_place_one(s, w, a, i, f, empty ? &tp : NULL, topo, &topo[i], why);
+        if (rc == ERR_OK)
+            *failed = SIZE_MAX;
+        else if (rc != ERR_NOMEM)
+            rc = ERR_CONFLICT;
+    }
+    free(tp.v);
     return rc;
 }
 
@@ -823,40 +1023,27 @@ static void wl_nodes_apply(sched_t *s, const tas_pre_t *tp, const wl_t *w, int s
 err_t sched__tas_fits_after(sched_t *s, tas_pre_t *tp, const targets_t *removed, bool *fits)
 {
     const assignment_t *a = tp->a;
-    const wl_t *w = tp->w;
-    bool ok = true;
-    err_t rc = ERR_OK;
+    topology_assignment_t **topo;
+    size_t failed;
+    char *why = NULL;
+    err_t rc;
 
     if (!tp->indexed && bound_index(s, tp) != ERR_OK)
         return ERR_NOMEM;
+    if ((topo = calloc(a->nps ? a->nps : 1, sizeof(*topo))) == NULL)
+        return ERR_NOMEM;
     for (size_t i = 0; i < removed->len; i++)
         wl_nodes_apply(s, tp, removed->items[i].w, -1);
-    for (size_t i = 0; i < a->nps && i < w->nps && ok; i++) {
-        const ps_assign_t *p = &a->ps[i];
-        topology_assignment_t *topo = NULL;
-        char *why = NULL;
-        int f;
-        if (p->count == 0 || !sched__tas_requested(s, tp->cq, &w->ps[i]))
-            continue;
-        f = sched__tas_flavor(s, p);
-        if (f == SCHED__NONE) {
-            ok = false;
-            break;
-        }
-        rc = sched__tas_place(s, w, i, p, f, false, &topo, &why);
-        topology_assignment_fini(topo);
-        free(topo);
-        free(why);
-        if (rc == ERR_NOMEM)
-            break;
-        ok = rc == ERR_OK;
-        rc = ERR_OK;
-    }
+    rc = sched__tas_place_all(s, tp->cq, tp->w, a, false, topo, &failed, &why);
     for (size_t i = removed->len; i-- > 0;)
         wl_nodes_apply(s, tp, removed->items[i].w, +1);
-    if (rc == ERR_OK)
-        *fits = ok;
-    return rc;
+    sched__tas_topos_clear(topo, a->nps);
+    free(topo);
+    free(why);
+    if (rc == ERR_NOMEM)
+        return ERR_NOMEM;
+    *fits = rc == ERR_OK;
+    return ERR_OK;
 }
 
 void sched__tas_pre_fini(tas_pre_t *tp)
@@ -865,17 +1052,6 @@ void sched__tas_pre_fini(tas_pre_t *tp)
     tp->bound = NULL;
     tp->nbound = 0;
     tp->indexed = false;
-}
-
-/* Does n sit in the domain `vals` (one value per level) of topology assignment `ta`? */
-static bool in_domain(const snode_t *n, const topology_assignment_t *ta, size_t d)
-{
-    for (size_t l = 0; l < ta->nlevels; l++) {
-        const char *v = label_of(n, ta->levels[l]);
-        if (v == NULL || strcmp(v, ta->values[d * ta->nlevels + l]) != 0)
-            return false;
-    }
-    return true;
 }
 
 /* Count the pods of podset pi on the nodes of ta's domains (first fit inside a domain; a pod
@@ -985,6 +1161,11 @@ err_t sched__nodes_clone(sched_t *d, const sched_t *s)
         if (o->nused > 0)
             memcpy(n->used, o->used, o->nused * sizeof(nq_t));
         n->nused = n->cused = o->nused;
+        if (o->ntas_used > 0 && (n->tas_used = malloc(o->ntas_used * sizeof(nq_t))) == NULL)
+            return ERR_NOMEM;
+        if (o->ntas_used > 0)
+            memcpy(n->tas_used, o->tas_used, o->ntas_used * sizeof(nq_t));
+        n->ntas_used = n->ctas_used = o->ntas_used;
         n->npods = o->npods;
         n->unschedulable = o->unschedulable;
         n->ready = o->ready;

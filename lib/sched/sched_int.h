@@ -191,6 +191,8 @@ typedef struct snode_s {
     size_t nalloc;
     nq_t *used; /* owned: bound pods + placements, "pods" counted in units */
     size_t nused, cused;
+    nq_t *tas_used; /* owned: the part of `used` held by TAS placements (wplace_t.tas) */
+    size_t ntas_used, ctas_used;
     size_t npods;
 } snode_t;
 
@@ -217,7 +219,8 @@ typedef struct sched_nodes_s {
 /* Pods of podset `ps` the engine placed on `node`. */
 typedef struct wplace_s {
     snode_t *node;
-    uint32_t ps;
+    uint32_t ps : 31;
+    uint32_t tas : 1; /* made from a topology assignment (counted in node->tas_used too) */
     int32_t count;
 } wplace_t;
 
@@ -695,13 +698,19 @@ bool sched__node_selectable(const snode_t *n);
  * that fit are placed and the rest counted in w->unplaced. ERR_NOMEM places nothing. */
 err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, bool *placed,
                          char **why);
-/* Topology-aware placement of podset `pi` of w under p (its TAS flavor `flavor`) over the nodes
- * the flavor and the podset select: Kueue's algorithm (tas.c) on their free capacity, or on
- * their whole allocatable when `empty` (Kueue's simulate-empty pass for a preempting
- * assignment). ERR_OK: *out (owned) is the assignment; ERR_CONFLICT / ERR_INVALID: it does not
- * fit, *why (owned) says why in Kueue's words; ERR_NOMEM. */
-err_t sched__tas_place(const sched_t *s, const wl_t *w, size_t pi, const ps_assign_t *p, int flavor,
-                       bool empty, topology_assignment_t **out, char **why);
+/* Kueue's FindTopologyAssignmentsForWorkload: every pod set of w asking for topology-aware
+ * scheduling in cq (with pods in assignment a) placed by Kueue's algorithm (tas.c) on the nodes
+ * its TAS flavor and the pod set select, in pod-set order, each after the pods of the earlier
+ * ones on the same flavor are counted on their domains (Kueue's assumedUsage), on the nodes'
+ * free capacity or, `empty`, on their whole allocatable (Kueue's simulate-empty pass for a
+ * preempting assignment). topo[] (a->nps entries, NULL on entry) gets each placed pod set's
+ * assignment, owned by the caller (sched__tas_topos_clear). ERR_OK: all placed; ERR_CONFLICT:
+ * pod set *failed does not fit, *why (owned) says why in Kueue's words; ERR_NOT_FOUND: pod set
+ * *failed got no TAS flavor (*why says so); ERR_NOMEM. */
+err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                           bool empty, topology_assignment_t **topo, size_t *failed, char **why);
+/* Free the n assignments of topo[] and set them NULL. */
+void sched__tas_topos_clear(topology_assignment_t **topo, size_t n);
 /* An admitted workload read back (sched_workload_upsert of an admission): its pods counted on
  * the nodes its admission's topologyAssignment names (nodes not known yet by their hostname,
  * counted when they come). ERR_NOMEM. */
