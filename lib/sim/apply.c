@@ -317,8 +317,10 @@ static err_t workload_apply_one(sim_run_t *r, size_t di, const char *rname, int3
         rc = ERR_NOMEM;
         goto out;
     }
-    r->wr[w] = (sim_wlrun_t){
-        .doc = di, .runtime = doc->has_runtime ? doc->runtime : -1, .seq = doc_seq(di, ri)};
+    r->wr[w] = (sim_wlrun_t){.doc = di,
+                             .runtime = doc->has_runtime ? doc->runtime : -1,
+                             .seq = doc_seq(di, ri),
+                             .check_evicted_at = -1};
     if (info.state == SCHED_WL_DEACTIVATED) {
         /* Created with spec.active: false -- it never queues. */
         r->done++;

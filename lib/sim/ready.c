@@ -181,7 +181,7 @@ sim_ms_t sim__ready_queue_ts(const sim_run_t *r, size_t w)
 
     /* Kueue's GetQueueOrderTimestamp reads the Evicted condition, which the last eviction
      * wrote: a Retry admission check's eviction orders by its time */
-    if (wr->check_evicted && (wr->requeues == 0 || wr->check_evicted_at >= wr->evicted_at))
+    if (wr->check_evicted_at >= 0)
         return wr->check_evicted_at;
     return wr->requeues > 0 ? waitready_queue_ts(&r->pr, wr->evicted_at, r->rec->wls[w].submit)
                             : r->rec->wls[w].submit;
@@ -225,7 +225,7 @@ static err_t timed_out(sim_run_t *r, size_t w, sim_ms_t t, err_msg_t *msg)
     wr->gen++;
     wr->requeues++;
     wr->evicted_at = t;
-    wr->check_evicted = false;
+    wr->check_evicted_at = -1;
     wr->held = true;
     rc = sim__run_wl_reupsert(r, w, sim__ready_queue_ts(r, w), true, true, msg);
     if (rc != ERR_OK)

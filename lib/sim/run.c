@@ -298,8 +298,7 @@ static err_t apply_verdict(sim_run_t *r, const sim_finish_t *f, sim_ms_t t, err_
         if (sim_rec_wl_evict(r->rec, f->wl, "AdmissionCheck", t) != ERR_OK)
             return ERR_NOMEM;
         r->wr[f->wl].gen++;
-        r->wr[f->wl].check_evicted = true; /* queued by this eviction's time (Kueue's) */
-        r->wr[f->wl].check_evicted_at = t;
+        r->wr[f->wl].check_evicted_at = t; /* queued by this eviction's time (Kueue's) */
         rc = sched_evicted(r->s, w->name, t, msg);
         if (rc != ERR_OK)
             return err_prefix(msg, rc, "evicting %s: ", w->name);

@@ -55,9 +55,8 @@ typedef struct sim_wlrun_s {
     sim_ms_t admitted_at, unready_at, evicted_at;
     int32_t requeues;
     bool held;
-    /* the last eviction was by a Retry admission check, at check_evicted_at: Kueue's
+    /* when the last eviction was by a Retry admission check (-1: it was not): Kueue's
      * queue-order timestamp is then that eviction's time */
-    bool check_evicted;
     sim_ms_t check_evicted_at;
     /* quota reserved, its admission checks' verdict not yet due: not admitted, so no
      * waitForPodsReady timers and not counted by blockAdmission */
