@@ -407,63 +407,46 @@ static err_t assign_topology(sched_t *s, cq_t *cq, wl_t *w, assignment_t *out, r
 {
     bool empty = out->mode == AM_PREEMPT, any = false;
     size_t free_failed = SIZE_MAX; /* the pod set that did not fit on free capacity */
-    topology_assignment_t **topo;
-    err_t rc;
 
     for (size_t i = 0; i < out->nps && !any; i++)
         any = out->ps[i].count > 0 && sched__tas_requested(s, cq, &w->ps[i]);
     if (!any)
         return ERR_OK;
-    if ((topo = calloc(out->nps, sizeof(*topo))) == NULL)
-        return ERR_NOMEM;
     for (;;) {
         size_t failed;
         char *why = NULL;
-        rc = sched__tas_place_all(s, cq, w, out, empty, topo, &failed, &why);
+        err_t rc = sched__tas_place_all(s, cq, w, out, empty, out, &failed, &why);
         if (rc == ERR_NOMEM)
+            return ERR_NOMEM;
+        if (rc == ERR_OK)
             break;
-        if (rc == ERR_OK) {
-            for (size_t i = 0; i < out->nps; i++) {
-                if (topo[i] == NULL)
-                    continue;
-                topology_assignment_fini(out->ps[i].topo);
-                free(out->ps[i].topo);
-                out->ps[i].topo = topo[i];
-                topo[i] = NULL;
-            }
-            if (empty) {
-                out->mode = AM_PREEMPT;
-                out->tas = true;
-                tas_modes_preempt(s, cq, w, out);
-            }
-            break;
-        }
-        sched__tas_topos_clear(topo, out->nps);
         if (rc == ERR_CONFLICT && !empty) {
             /* Kueue: this pod set's reason, mode Preempt, then the simulate-empty pass */
             reasons_add(&per_ps[failed], why);
+            if (per_ps[failed].oom)
+                return ERR_NOMEM;
             free_failed = failed;
             empty = true;
-            if (per_ps[failed].oom) {
-                rc = ERR_NOMEM;
-                break;
-            }
             continue;
         }
         if (failed == free_failed)
             free(why); /* its reason is in already (the free-capacity one, as Kueue) */
         else
             reasons_add(&per_ps[failed], why);
-        rc = per_ps[failed].oom ? ERR_NOMEM : ERR_OK;
+        if (per_ps[failed].oom)
+            return ERR_NOMEM;
         out->mode = AM_NOFIT;
         out->tas = false;
         if (*overall == SCHED_REASON_NONE)
             *overall = SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED;
-        break;
+        return ERR_OK;
     }
-    sched__tas_topos_clear(topo, out->nps);
-    free(topo);
-    return rc;
+    if (empty) {
+        out->mode = AM_PREEMPT;
+        out->tas = true;
+        tas_modes_preempt(s, cq, w, out);
+    }
+    return ERR_OK;
 }
 
 /* Assign one group of podset `pi`. Returns false when the podset cannot be assigned. */

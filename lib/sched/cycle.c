@@ -763,37 +763,22 @@ static err_t reserve_for(cyc_t *c, entry_t *e)
  * does not fit any more; ERR_NOMEM. Nothing to do for a workload without TAS pod sets. */
 static err_t recheck_topology(cyc_t *c, entry_t *e)
 {
-    assignment_t *a = &e->a;
-    topology_assignment_t **topo;
     size_t failed;
     char *why = NULL;
     bool any = false;
     err_t rc;
 
-    for (size_t i = 0; i < a->nps && !any; i++)
-        any = a->ps[i].topo != NULL;
+    for (size_t i = 0; i < e->a.nps && !any; i++)
+        any = e->a.ps[i].topo != NULL;
     if (!any)
         return ERR_OK;
-    if ((topo = calloc(a->nps, sizeof(*topo))) == NULL)
-        return ERR_NOMEM;
-    rc = sched__tas_place_all(c->s, e->cq, e->w, a, false, topo, &failed, &why);
-    if (rc == ERR_OK) {
-        for (size_t i = 0; i < a->nps; i++) {
-            if (topo[i] == NULL)
-                continue;
-            topology_assignment_fini(a->ps[i].topo);
-            free(a->ps[i].topo);
-            a->ps[i].topo = topo[i];
-            topo[i] = NULL;
-        }
-    } else if (rc != ERR_NOMEM) {
+    rc = sched__tas_place_all(c->s, e->cq, e->w, &e->a, false, &e->a, &failed, &why);
+    if (rc != ERR_OK && rc != ERR_NOMEM) {
         sched__wl_set_reason(e->w, SCHED_REASON_TOPOLOGY_PLACEMENT_FAILED,
                              "couldn't assign flavors to pod set %s: %s", e->w->ps[failed].name,
                              why ? why : "");
         rc = ERR_CONFLICT;
     }
-    sched__tas_topos_clear(topo, a->nps);
-    free(topo);
     free(why);
     return rc;
 }

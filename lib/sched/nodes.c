@@ -917,7 +917,8 @@ out:
     return rc;
 }
 
-void sched__tas_topos_clear(topology_assignment_t **topo, size_t n)
+/* Free the n assignments of topo[] and set them NULL. */
+static void topos_clear(topology_assignment_t **topo, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         topology_assignment_fini(topo[i]);
@@ -926,14 +927,13 @@ void sched__tas_topos_clear(topology_assignment_t **topo, size_t n)
     }
 }
 
-err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
-                           bool empty, topology_assignment_t **topo, size_t *failed, char **why)
+/* Place every TAS pod set of w under a into topo[] (sched__tas_place_all's search). */
+static err_t place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                       bool empty, topology_assignment_t **topo, size_t *failed, char **why)
 {
     tas_pods_t tp = {NULL, 0};
     err_t rc = ERR_OK;
 
-    *failed = SIZE_MAX;
-    *why = NULL;
     if (empty && tas_pods_index(s, &tp) != ERR_OK)
         return ERR_NOMEM;
     for (size_t i = 0; i < a->nps && i < w->nps && rc == ERR_OK; i++) {
@@ -956,6 +956,30 @@ err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, cons
             rc = ERR_CONFLICT;
     }
     free(tp.v);
+    return rc;
+}
+
+err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                           bool empty, assignment_t *keep, size_t *failed, char **why)
+{
+    topology_assignment_t **topo = calloc(a->nps ? a->nps : 1, sizeof(*topo));
+    err_t rc;
+
+    *failed = SIZE_MAX;
+    *why = NULL;
+    if (topo == NULL)
+        return ERR_NOMEM;
+    rc = place_all(s, cq, w, a, empty, topo, failed, why);
+    for (size_t i = 0; rc == ERR_OK && keep != NULL && i < a->nps; i++) {
+        if (topo[i] == NULL)
+            continue;
+        topology_assignment_fini(keep->ps[i].topo);
+        free(keep->ps[i].topo);
+        keep->ps[i].topo = topo[i];
+        topo[i] = NULL;
+    }
+    topos_clear(topo, a->nps);
+    free(topo);
     return rc;
 }
 
@@ -1022,23 +1046,17 @@ static void wl_nodes_apply(sched_t *s, const tas_pre_t *tp, const wl_t *w, int s
 
 err_t sched__tas_fits_after(sched_t *s, tas_pre_t *tp, const targets_t *removed, bool *fits)
 {
-    const assignment_t *a = tp->a;
-    topology_assignment_t **topo;
     size_t failed;
     char *why = NULL;
     err_t rc;
 
     if (!tp->indexed && bound_index(s, tp) != ERR_OK)
         return ERR_NOMEM;
-    if ((topo = calloc(a->nps ? a->nps : 1, sizeof(*topo))) == NULL)
-        return ERR_NOMEM;
     for (size_t i = 0; i < removed->len; i++)
         wl_nodes_apply(s, tp, removed->items[i].w, -1);
-    rc = sched__tas_place_all(s, tp->cq, tp->w, a, false, topo, &failed, &why);
+    rc = sched__tas_place_all(s, tp->cq, tp->w, tp->a, false, NULL, &failed, &why);
     for (size_t i = removed->len; i-- > 0;)
         wl_nodes_apply(s, tp, removed->items[i].w, +1);
-    sched__tas_topos_clear(topo, a->nps);
-    free(topo);
     free(why);
     if (rc == ERR_NOMEM)
         return ERR_NOMEM;

@@ -702,15 +702,13 @@ err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, b
  * scheduling in cq (with pods in assignment a) placed by Kueue's algorithm (tas.c) on the nodes
  * its TAS flavor and the pod set select, in pod-set order, each after the pods of the earlier
  * ones on the same flavor are counted on their domains (Kueue's assumedUsage), on the nodes'
- * free capacity or, `empty`, on their whole allocatable (Kueue's simulate-empty pass for a
- * preempting assignment). topo[] (a->nps entries, NULL on entry) gets each placed pod set's
- * assignment, owned by the caller (sched__tas_topos_clear). ERR_OK: all placed; ERR_CONFLICT:
- * pod set *failed does not fit, *why (owned) says why in Kueue's words; ERR_NOT_FOUND: pod set
- * *failed got no TAS flavor (*why says so); ERR_NOMEM. */
+ * free capacity or, `empty`, without their topology-aware usage (Kueue's simulate-empty pass for
+ * a preempting assignment). ERR_OK: all placed, and when `keep` is not NULL (a itself, as a
+ * rule) each placed pod set's assignment replaces keep->ps[i].topo; ERR_CONFLICT: pod set *failed
+ * does not fit, *why (owned) says why in Kueue's words; ERR_NOT_FOUND: pod set *failed got no
+ * TAS flavor (*why says so); ERR_NOMEM. */
 err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
-                           bool empty, topology_assignment_t **topo, size_t *failed, char **why);
-/* Free the n assignments of topo[] and set them NULL. */
-void sched__tas_topos_clear(topology_assignment_t **topo, size_t n);
+                           bool empty, assignment_t *keep, size_t *failed, char **why);
 /* An admitted workload read back (sched_workload_upsert of an admission): its pods counted on
  * the nodes its admission's topologyAssignment names (nodes not known yet by their hostname,
  * counted when they come). ERR_NOMEM. */
