@@ -6,9 +6,10 @@
  * Decodes N (default 20,000) Workloads of bench/scale.sh's shape -- as the API server sends them,
  * managedFields included -- pending, admitted and finished, each through an informer cache whose
  * codec is the operator's (decode, then ctrl_wl_strip() as the change handler does once the
- * engine is fed), and prints the heap bytes per object (glibc mallinfo2(): the allocator's own
- * chunk sizes, so malloc's overhead and rounding are counted) and the share of the record and
- * of the cache's entry, key and map. docs/performance.md (stop 28). */
+ * engine is fed, and ctrl_wl_retire() of a finished one), and prints the heap bytes per object
+ * (glibc mallinfo2(): the allocator's own chunk sizes, so malloc's overhead and rounding are
+ * counted) and the share of the record and of the cache's entry, key and map. docs/performance.md
+ * (stops 28 and 29). */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/records.h"
 #include "kube/informer_int.h"
@@ -27,13 +28,15 @@ static size_t heap_used(void)
 }
 
 /* The codec of the operator's Workload informer, stripped at once (the change handler strips
- * every record once it has fed the engine). */
+ * every record once it has fed the engine, and retires a finished one: ctrl_wl_retire()). */
 static void *codec_decode(json_t *obj, void *data)
 {
     ctrl_wl_t *w = ctrl_record_decode(data, obj);
 
-    if (w != NULL)
+    if (w != NULL) {
         ctrl_wl_strip(w);
+        ctrl_wl_retire(data, w);
+    }
     return w;
 }
 

@@ -4,6 +4,7 @@
  * says what the API has. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/ctrl.h"
+#include "ctrl/ctrl_int.h" /* ctrl__wl(): the record a finished Workload keeps */
 
 #include "ctrl_fixture.h"
 #include "fakeapi.h"
@@ -767,6 +768,157 @@ START_TEST(trainjob_runtime_crd_absent_said_once)
 }
 END_TEST
 
+/* ---- a finished Workload's record: retired, and every reader still right ------------------- */
+
+/* Job `name` (1 cpu) as it is after a restart: started and complete, and its Workload admitted
+ * and Finished in the API with the finalizer still on (the operator died in between). */
+static void finished_before_restart(fx_t *fx, const char *name)
+{
+    char j[1024], wname[JOB_WORKLOAD_NAME_MAX + 1];
+    const char *uid;
+    json_t *w;
+
+    snprintf(j, sizeof(j),
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"ns\",\"labels\":{\"kueue.x-k8s.io/queue-name\":\"lq\"}},\"spec\":"
+             "{\"suspend\":false,\"parallelism\":1,\"completions\":1,\"template\":{\"spec\":{"
+             "\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}},\"status\":{\"succeeded\":1,"
+             "\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}",
+             name);
+    fx_put(fx, j);
+    uid = json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx->fa, "jobs", "ns", name), "metadata"), "uid"));
+    ck_assert_ptr_nonnull(uid);
+    ck_assert_int_eq(
+        job_workload_name(name, uid, JOB_WORKLOAD_NAME_MAX, wname, sizeof(wname), NULL), ERR_OK);
+    w = json_pack(
+        "{s:s,s:s,s:{s:s,s:s,s:[s],s:[{s:s,s:s,s:s,s:s,s:b}]},"
+        "s:{s:s,s:[{s:s,s:i,s:{s:{s:[{s:s,s:s,s:{s:{s:s}}}]}}}]},"
+        "s:{s:{s:s,s:[{s:s,s:{s:s},s:{s:s},s:i}]},s:[{s:s,s:s,s:s,s:s,s:s},{s:s,s:s,s:s,s:s,s:s},"
+        "{s:s,s:s,s:s,s:s,s:s}]}}",
+        "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", "name", wname,
+        "namespace", "ns", "finalizers", "kueue.x-k8s.io/resource-in-use", "ownerReferences",
+        "apiVersion", "batch/v1", "kind", "Job", "name", name, "uid", uid, "controller", 1, "spec",
+        "queueName", "lq", "podSets", "name", "main", "count", 1, "template", "spec", "containers",
+        "name", "c", "image", "i", "resources", "requests", "cpu", "1", "status", "admission",
+        "clusterQueue", "cq", "podSetAssignments", "name", "main", "flavors", "cpu", "default",
+        "resourceUsage", "cpu", "1", "count", 1, "conditions", "type", "QuotaReserved", "status",
+        "True", "reason", "QuotaReserved", "message", "Quota reserved in ClusterQueue cq",
+        "lastTransitionTime", "2026-01-01T00:00:00Z", "type", "Admitted", "status", "True",
+        "reason", "Admitted", "message", "The workload is admitted", "lastTransitionTime",
+        "2026-01-01T00:00:00Z", "type", "Finished", "status", "True", "reason", "Succeeded",
+        "message", "done", "lastTransitionTime", "2026-01-01T00:01:00Z");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(fakeapi_put_object(fx->fa, w, NULL, NULL), ERR_OK);
+    json_decref(w);
+}
+
+/* The operator's record of Job `job_name`'s Workload (borrowed), or NULL. */
+static const ctrl_wl_t *record_of(fx_t *fx, const char *job_name)
+{
+    json_t *w = workload_for(fx, job_name);
+    char key[CTRL_KEY_MAX];
+
+    if (w == NULL)
+        return NULL;
+    snprintf(key, sizeof(key), "ns/%s",
+             json_string_value(json_object_get(json_object_get(w, "metadata"), "name")));
+    return ctrl__wl(fx->ctrl, key);
+}
+
+/* The record is retired (ctrl_wl_retire()) and says what the readers of a finished Workload
+ * read: Finished, the quota it held (as before), its owner and name; no status is built from it. */
+static void assert_retired(fx_t *fx, const char *job_name, bool finalizer)
+{
+    const ctrl_wl_t *r = record_of(fx, job_name);
+
+    ck_assert_ptr_nonnull(r);
+    ck_assert(r->retired && r->stripped && r->valid);
+    ck_assert(r->wl.conditions.finished);
+    ck_assert(ctrl_wl_is(r, "Finished"));
+    ck_assert_ptr_null(ctrl_wl_cond(r, "Admitted"));
+    ck_assert_ptr_null(r->wl.admission);
+    ck_assert_uint_eq(r->wl.npod_sets, 0);
+    ck_assert_uint_eq(r->wl.nstatus_conditions, 1);
+    ck_assert(ctrl_wl_reserved(r)); /* admission + QuotaReserved=True when it finished */
+    ck_assert(!ctrl_wl_on_hold(r));
+    ck_assert_ptr_null(ctrl_wl_json(r));
+    ck_assert_str_eq(r->owner.kind, "Job");
+    ck_assert_str_eq(r->owner.name, job_name);
+    ck_assert_str_eq(r->wl.queue_name, "lq");
+    ck_assert(r->finalizer == finalizer);
+}
+
+static bool c_let_go_d_running(fx_t *fx)
+{
+    const ctrl_wl_t *r = record_of(fx, "c");
+    json_t *w = workload_for(fx, "c");
+
+    return w != NULL &&
+           json_array_size(json_object_get(json_object_get(w, "metadata"), "finalizers")) == 0 &&
+           r != NULL && r->retired && !r->finalizer && admitted(fx, "d") && !suspended(fx, "d");
+}
+
+static bool c_workload_deleted(fx_t *fx)
+{
+    return fakeapi_object_count(fx->fa, "workloads") == 1 && record_of(fx, "d") != NULL;
+}
+
+static bool d_running(fx_t *fx)
+{
+    return admitted(fx, "d") && !suspended(fx, "d");
+}
+
+static bool d_let_go(fx_t *fx)
+{
+    const ctrl_wl_t *r = record_of(fx, "d");
+    json_t *w = workload_for(fx, "d");
+
+    return w != NULL &&
+           json_array_size(json_object_get(json_object_get(w, "metadata"), "finalizers")) == 0 &&
+           r != NULL && r->retired && !r->finalizer;
+}
+
+/* Restart recovery, the finish path and the delete path with retired records: a Workload found
+ * Finished at the start (the LIST) holds no quota -- Job d of the ClusterQueue's whole 2 cpus is
+ * admitted -- and its finalizer is removed; once its Job is gone, the orphan is deleted; Job d
+ * completes, its Workload is finished by the operator and let go. Each retired record keeps what
+ * those paths read. */
+START_TEST(finished_workloads_retired_let_go_and_deleted)
+{
+    fx_t fx;
+    json_t *j;
+
+    fx_serve(&fx, NULL, 0);
+    fx_queues(&fx, 2);
+    finished_before_restart(&fx, "c");
+    job(&fx, "d", 2);
+    fx_operate(&fx, NULL, NULL);
+    fx_run_until(&fx, c_let_go_d_running, 10, "c's finalizer removed, d admitted and started");
+    assert_retired(&fx, "c", false);
+    /* The delete path: c's Job is gone, its finished Workload is deleted by the operator. */
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "jobs", "ns", "c", NULL), ERR_OK);
+    fx_run_until(&fx, c_workload_deleted, 10, "c's orphaned Workload deleted");
+    ck_assert_uint_ge(fakeapi_count(fx.fa, "delete", "workloads"), 1);
+    /* The finish path: d completes, is Finished by the operator, then let go. */
+    fx_run_until(&fx, d_running, 10, "d running");
+    j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "d"));
+    json_object_set_new(j, "status",
+                        json_pack("{s:i,s:[{s:s,s:s,s:s}]}", "succeeded", 1, "conditions", "type",
+                                  "Complete", "status", "True", "message", "done"));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
+    json_decref(j);
+    fx_run_until(&fx, d_let_go, 10, "d finished and let go");
+    assert_retired(&fx, "d", false);
+    ck_assert_str_eq(wl_cond(&fx, "d", "Finished"), "True");
+    ck_assert_str_eq(wl_cond(&fx, "d", "QuotaReserved"), "True"); /* the API keeps them */
+    ck_assert_ptr_nonnull(
+        json_object_get(json_object_get(workload_for(&fx, "d"), "status"), "admission"));
+    fx_stop(&fx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ctrl_reconcile");
@@ -788,6 +940,7 @@ int main(void)
     tcase_add_test(tc, trainjob_patched_while_held_then_released);
     tcase_add_test(tc, job_reclaimable_pods_release_quota);
     tcase_add_test(tc, trainjob_runtime_crd_absent_said_once);
+    tcase_add_test(tc, finished_workloads_retired_let_go_and_deleted);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

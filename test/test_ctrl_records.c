@@ -1,5 +1,6 @@
 /* test_ctrl_records -- the typed records the operator's cache keeps: what is decoded, what is
- * dropped, the JSON view the status writers read, template digests. */
+ * dropped (stripped once fed; a finished one retired), the JSON view the status writers read,
+ * template digests. */
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ctrl/records.h"
 
@@ -161,6 +162,135 @@ START_TEST(workloads_share_repeated_strings)
     util_intern_fini(&strings);
     json_decref(o1);
     json_decref(o2);
+}
+END_TEST
+
+/* wl_json, Finished, with an admission check and reclaimable pods. */
+static json_t *finished_json(const char *name, const char *uid)
+{
+    json_t *o = json_loads(wl_json, 0, NULL), *st = json_object_get(o, "status");
+
+    json_object_set_new(json_object_get(o, "metadata"), "name", json_string(name));
+    json_object_set_new(json_object_get(o, "metadata"), "uid", json_string(uid));
+    json_array_append_new(json_object_get(st, "conditions"),
+                          json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "Finished", "status", "True",
+                                    "reason", "Succeeded", "message", "done", "lastTransitionTime",
+                                    "2026-01-01T00:09:00Z"));
+    json_object_set_new(st, "admissionChecks",
+                        json_pack("[{s:s,s:s,s:s,s:s}]", "name", "prov", "state", "Ready",
+                                  "message", "", "lastTransitionTime", "2026-01-01T00:01:00Z"));
+    json_object_set_new(st, "reclaimablePods",
+                        json_pack("[{s:s,s:i}]", "name", "main", "count", 1));
+    return o;
+}
+
+/* A finished record, once fed, keeps what the readers of a finished Workload read and nothing
+ * else: ctrl_wl_reserved() and ctrl_wl_on_hold() answer as before, ctrl_wl_json() refuses, the
+ * shared strings it gave back are gone with the last reference (a sibling keeps its own). */
+START_TEST(finished_workload_retired)
+{
+    json_t *o1 = finished_json("job-train-1a2b3", "u-1"), *o2 = finished_json("job-b", "u-2");
+    json_t *live = json_loads(wl_json, 0, NULL);
+    ctrl_record_kind_t rk = wl_kind;
+    util_intern_t strings;
+    ctrl_wl_t *a, *b, *l, *plain;
+
+    util_intern_init(&strings);
+    rk.strings = &strings;
+    a = ctrl_record_decode(&rk, o1);
+    b = ctrl_record_decode(&rk, o2);
+    l = ctrl_record_decode(&rk, live);
+    plain = ctrl_record_decode(&wl_kind, o1); /* its own copies */
+    ck_assert(a != NULL && b != NULL && l != NULL && plain != NULL);
+    ck_assert(a->interned && !plain->interned);
+    ck_assert(ctrl_wl_reserved(a) && !ctrl_wl_on_hold(a));
+    /* Not finished: a no-op (stripping stays ctrl_wl_strip()'s). */
+    ctrl_wl_retire(&rk, l);
+    ck_assert(!l->retired && !l->stripped);
+    ck_assert_ptr_nonnull(l->wl.admission);
+    ctrl_wl_retire(&rk, a);
+    ctrl_wl_retire(&rk, a); /* idempotent */
+    ctrl_wl_retire(&wl_kind, plain);
+    for (int k = 0; k < 2; k++) {
+        const ctrl_wl_t *r = k == 0 ? a : plain;
+        ck_assert(r->retired && r->stripped && r->valid);
+        ck_assert_uint_eq(r->wl.npod_sets, 0);
+        ck_assert_ptr_null(r->wl.pod_sets);
+        ck_assert_ptr_null(r->wl.admission);
+        ck_assert_uint_eq(r->wl.nreclaimable_pods, 0);
+        ck_assert_uint_eq(r->wl.nstatus_conditions, 1);
+        ck_assert_str_eq(ctrl_wl_cond(r, "Finished")->reason, "Succeeded");
+        ck_assert(ctrl_wl_is(r, "Finished"));
+        ck_assert_ptr_null(ctrl_wl_cond(r, "QuotaReserved"));
+        ck_assert(ctrl_wl_reserved(r)); /* as before the retire */
+        ck_assert(!ctrl_wl_on_hold(r));
+        ck_assert_ptr_null(ctrl_wl_json(r)); /* no status is built from it */
+        /* What the finish, delete, restart and ProvisioningRequest paths read stays. */
+        ck_assert(r->wl.conditions.finished && r->wl.conditions.admitted);
+        ck_assert_str_eq(r->wl.meta.name, "job-train-1a2b3");
+        ck_assert_str_eq(r->wl.meta.namespace, "team-a");
+        ck_assert_str_eq(r->wl.meta.uid, "u-1");
+        ck_assert_str_eq(r->wl.meta.resource_version, "42");
+        ck_assert_int_eq(r->wl.meta.generation, 2);
+        ck_assert_uint_eq(r->wl.meta.nfinalizers, 1);
+        ck_assert(r->finalizer);
+        ck_assert_str_eq(r->wl.queue_name, "lq");
+        ck_assert_str_eq(r->owner.kind, "Job");
+        ck_assert_str_eq(r->owner.uid, "j-1");
+        ck_assert_uint_eq(r->wl.ncheck_states, 1);
+        ck_assert_str_eq(r->wl.check_states[0].name, "prov");
+        ck_assert_int_eq(r->requeue_count, 3);
+    }
+    /* b shares what a gave back: still whole. */
+    ck_assert_str_eq(b->wl.admission->cluster_queue, "cq");
+    ck_assert_str_eq(b->wl.pod_sets[0].name, "main");
+    ck_assert_str_eq(ctrl_wl_cond(b, "QuotaReserved")->message,
+                     "Quota reserved in ClusterQueue cq");
+    ctrl_wl_retire(&rk, b);
+    ck_assert_str_eq(l->wl.admission->assignments[0].flavors.items[0].value, "default");
+    ctrl_record_free(&rk, a);
+    ctrl_record_free(&rk, b);
+    ctrl_record_free(&wl_kind, plain);
+    ck_assert_str_eq(ctrl_wl_cond(l, "Admitted")->message, "ok");
+    ctrl_record_free(&rk, l);
+    ck_assert_uint_eq(util_intern_count(&strings), 0);
+    util_intern_fini(&strings);
+    json_decref(o1);
+    json_decref(o2);
+    json_decref(live);
+}
+END_TEST
+
+/* A Workload on hold (QuotaReserved=False OnHold, no admission) that is Finished: retired, it is
+ * still on hold and holds no quota; an invalid record is never retired. */
+START_TEST(retired_on_hold_and_invalid)
+{
+    json_t *o = finished_json("held", "u-3"), *st = json_object_get(o, "status");
+    json_t *bad = json_pack("{s:{s:s,s:s,s:s},s:{s:i},s:{s:[{s:s,s:s}]}}", "metadata", "name",
+                            "bad", "namespace", "ns", "resourceVersion", "7", "spec", "podSets", 3,
+                            "status", "conditions", "type", "Finished", "status", "True");
+    ctrl_wl_t *w, *inv;
+
+    json_object_del(st, "admission");
+    json_object_set_new(json_array_get(json_object_get(st, "conditions"), 0), "status",
+                        json_string("False"));
+    json_object_set_new(json_array_get(json_object_get(st, "conditions"), 0), "reason",
+                        json_string("OnHold"));
+    w = ctrl_record_decode(&wl_kind, o);
+    inv = ctrl_record_decode(&wl_kind, bad);
+    ck_assert(w != NULL && inv != NULL && !inv->valid);
+    ck_assert(ctrl_wl_on_hold(w) && !ctrl_wl_reserved(w));
+    ctrl_wl_retire(&wl_kind, w);
+    ck_assert(w->retired);
+    ck_assert(ctrl_wl_on_hold(w) && !ctrl_wl_reserved(w));
+    ck_assert_ptr_null(ctrl_wl_cond(w, "QuotaReserved"));
+    ctrl_wl_retire(&wl_kind, inv);
+    ck_assert(!inv->retired);
+    ck_assert_str_eq(inv->wl.meta.name, "bad");
+    ctrl_record_free(&wl_kind, w);
+    ctrl_record_free(&wl_kind, inv);
+    json_decref(o);
+    json_decref(bad);
 }
 END_TEST
 
@@ -533,6 +663,8 @@ int main(void)
 
     tcase_add_test(tc, workload_decoded_then_stripped);
     tcase_add_test(tc, workloads_share_repeated_strings);
+    tcase_add_test(tc, finished_workload_retired);
+    tcase_add_test(tc, retired_on_hold_and_invalid);
     tcase_add_test(tc, undecodable_objects_keep_their_name);
     tcase_add_test(tc, queue_side_keeps_what_is_written_back);
     tcase_add_test(tc, queue_side_records_no_effect_settings);

@@ -528,6 +528,8 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         ctrl__log(c, CTRL_LOG_ERROR, "ignoring Workload %s: %s", key, w->invalid);
         goto out;
     }
+    if (w->retired)
+        goto out; /* its finish was fed before ctrl_wl_retire() kept nothing the engine reads */
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
     if (!reserved && ctrl_wl_on_hold(w) && !(known && ctrl__admitting(c, key))) {
@@ -622,6 +624,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
 out:
     json_decref(view_json);
     ctrl_wl_strip(w);
+    ctrl_wl_retire(&c->rkind[CTRL_WORKLOAD], w); /* a finished one: only what its readers read */
 }
 
 /* The queue-side kinds are listed: feed them in dependency order (flavors and cohorts before

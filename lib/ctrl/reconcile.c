@@ -1222,7 +1222,7 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             cur = ctrl__wl(c, wkey);
             ctrl__log(c, CTRL_LOG_ERROR, "%s %s: cannot start: %s", c->noun[op->kind], op->key,
                       op->mutate_msg.text);
-            if (cur != NULL && !ctrl__busy(c, CTRL_WORKLOAD, wkey))
+            if (cur != NULL && !cur->wl.conditions.finished && !ctrl__busy(c, CTRL_WORKLOAD, wkey))
                 WL_PATCH(c, CTRL_OP_WL_FINISH, wkey, cur,
                          wlstatus_finish_patch(wl, "FailedToStart", op->mutate_msg.text,
                                                ctrl__now_ms() / 1000));

@@ -400,6 +400,99 @@ void ctrl_wl_strip(ctrl_wl_t *w)
     w->stripped = true;
 }
 
+/* Give back the shared copy `*s` (an interned record's, util/intern.h) and clear the field;
+ * the caller frees what is not shared. */
+static void unshare(util_intern_t *t, bool interned, char **s)
+{
+    if (interned && *s != NULL) {
+        util_intern_drop(t, *s);
+        *s = NULL;
+    }
+}
+
+/* Keep condition Finished only, the others given back; false on out-of-memory (all kept). */
+static bool retire_conditions(util_intern_t *t, ctrl_wl_t *w)
+{
+    workload_t *wl = &w->wl;
+    condition_t *keep = NULL;
+
+    for (size_t i = 0; i < wl->nstatus_conditions; i++) {
+        if (strcmp(wl->status_conditions[i].type, "Finished") != 0)
+            continue;
+        if ((keep = malloc(sizeof(*keep))) == NULL)
+            return false;
+        *keep = wl->status_conditions[i];
+        memset(&wl->status_conditions[i], 0, sizeof(*keep)); /* moved */
+        break;
+    }
+    for (size_t i = 0; i < wl->nstatus_conditions; i++) {
+        condition_t *c = &wl->status_conditions[i];
+        unshare(t, w->interned, &c->type);
+        unshare(t, w->interned, &c->status);
+        unshare(t, w->interned, &c->reason);
+        unshare(t, w->interned, &c->message);
+        condition_fini(c);
+    }
+    free(wl->status_conditions);
+    wl->status_conditions = keep;
+    wl->nstatus_conditions = keep != NULL ? 1 : 0;
+    return true;
+}
+
+void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w)
+{
+    util_intern_t *t = rk->strings;
+    workload_t *wl = &w->wl;
+    bool reserved, on_hold;
+
+    if (w->retired || !w->valid || !wl->conditions.finished)
+        return;
+    ctrl_wl_strip(w);
+    reserved = ctrl_wl_reserved(w);
+    on_hold = ctrl_wl_on_hold(w);
+    if (!retire_conditions(t, w))
+        return; /* out of memory: kept whole, which is only less compact */
+    w->was_reserved = reserved;
+    w->was_on_hold = on_hold;
+    w->retired = true;
+    for (size_t i = 0; i < wl->npod_sets; i++) {
+        unshare(t, w->interned, &wl->pod_sets[i].name);
+        pod_set_fini(&wl->pod_sets[i]);
+    }
+    free(wl->pod_sets);
+    wl->pod_sets = NULL;
+    wl->npod_sets = 0;
+    if (wl->admission != NULL) {
+        admission_t *a = wl->admission;
+        unshare(t, w->interned, &a->cluster_queue);
+        for (size_t i = 0; i < a->nassignments; i++) {
+            pod_set_assignment_t *psa = &a->assignments[i];
+            unshare(t, w->interned, &psa->name);
+            for (size_t k = 0; k < psa->flavors.len; k++) {
+                unshare(t, w->interned, &psa->flavors.items[k].key);
+                unshare(t, w->interned, &psa->flavors.items[k].value);
+            }
+            for (size_t k = 0; k < psa->usage.len; k++)
+                unshare(t, w->interned, &psa->usage.items[k].name);
+        }
+        admission_fini(a);
+        free(a);
+        wl->admission = NULL;
+    }
+    for (size_t i = 0; i < wl->nreclaimable_pods; i++)
+        free(wl->reclaimable_pods[i].name);
+    free(wl->reclaimable_pods);
+    wl->reclaimable_pods = NULL;
+    wl->nreclaimable_pods = 0;
+    free(wl->cluster_name);
+    wl->cluster_name = NULL;
+    strv_free(wl->nominated_clusters, wl->nnominated_clusters);
+    wl->nominated_clusters = NULL;
+    wl->nnominated_clusters = 0;
+    free(wl->meta.generate_name);
+    wl->meta.generate_name = NULL;
+}
+
 const condition_t *ctrl_wl_cond(const ctrl_wl_t *w, const char *type)
 {
     for (size_t i = 0; i < w->wl.nstatus_conditions; i++)
@@ -417,6 +510,8 @@ bool ctrl_wl_is(const ctrl_wl_t *w, const char *type)
 
 bool ctrl_wl_reserved(const ctrl_wl_t *w)
 {
+    if (w->retired)
+        return w->was_reserved;
     return w->valid && w->wl.admission != NULL && ctrl_wl_is(w, "QuotaReserved");
 }
 
@@ -424,6 +519,8 @@ bool ctrl_wl_on_hold(const ctrl_wl_t *w)
 {
     const condition_t *c = ctrl_wl_cond(w, "QuotaReserved");
 
+    if (w->retired)
+        return w->was_on_hold;
     return c != NULL && strcmp(c->status, "False") == 0 && c->reason != NULL &&
            strcmp(c->reason, "OnHold") == 0;
 }
@@ -452,10 +549,12 @@ static json_t *cond_json(const condition_t *c)
 json_t *ctrl_wl_json(const ctrl_wl_t *w)
 {
     const object_meta_t *m = &w->wl.meta;
-    json_t *conds = json_array(), *status, *out;
+    json_t *conds, *status, *out;
     char ts[32];
 
-    if (conds == NULL)
+    if (w->retired)
+        return NULL; /* its admission and conditions are gone: no status is built from it */
+    if ((conds = json_array()) == NULL)
         return NULL;
     for (size_t i = 0; i < w->wl.nstatus_conditions; i++) {
         if (json_array_append_new(conds, cond_json(&w->wl.status_conditions[i]))) {

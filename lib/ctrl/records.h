@@ -21,8 +21,10 @@
  *   Namespace, ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass,
  *   PriorityClass  -> ctrl_qobj_t: lib/model's typed object, plus the few raw parts written back
  *   Workload       -> ctrl_wl_t:   a workload_t, complete until the change handler has fed the
- *                                  engine, then without pod specs, labels or annotations; plus
- *                                  owner, requeue state, the pod set's template digest
+ *                                  engine, then without pod specs, labels or annotations (and,
+ *                                  once Finished, without pod sets, admission or conditions but
+ *                                  Finished: ctrl_wl_retire()); plus owner, requeue state, the pod
+ *                                  set's template digest
  *   a job of any kind of the framework table (batch/v1 Job, JobSet, ...; jobs/framework.h)
  *                  -> ctrl_job_t:  what the kind's entry reads from it (held, phase, active,
  *                                  pods ready, pod-set counts), the queue-name and
@@ -60,6 +62,9 @@ typedef struct ctrl_wl_s {
     bool interned;      /* the strings many Workloads repeat (namespace, queue, conditions, flavors,
                            ...) are shared (util/intern.h): read them, never free or change them */
     bool valid;         /* decoded (else only wl.meta's name/namespace/uid/rv are set) */
+    bool retired;       /* finished and fed to the engine: reduced by ctrl_wl_retire() */
+    bool was_reserved;  /* retired: what ctrl_wl_reserved() answered before */
+    bool was_on_hold;   /* retired: what ctrl_wl_on_hold() answered before */
     char *invalid;      /* owned: why not, or NULL */
     ctrl_owner_t owner; /* controlling owner (a Job) */
     bool pod_owned;     /* every ownerReference (at least one) is a core/v1 Pod and none is the
@@ -158,23 +163,38 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec);
  * engine has been fed. Idempotent. */
 void ctrl_wl_strip(ctrl_wl_t *w);
 
+/*
+ * Reduce finished record `w` of `rk`'s kind (stripped first if it is not yet) to what the readers
+ * of a finished Workload read, once the engine has been fed its finish: metadata (without labels
+ * and annotations), queue and priority names, spec.active, the condition flags (wl.conditions),
+ * the Finished condition, status.admissionChecks (a finished Workload's ProvisioningRequests are
+ * deleted by them), owner, finalizer and requeue state. Gone: the pod sets, status.admission,
+ * every other condition, reclaimablePods, clusterName, nominatedClusterNames. ctrl_wl_reserved()
+ * and ctrl_wl_on_hold() answer as before; ctrl_wl_json() answers NULL (a finished Workload gets
+ * no status write). A no-op unless `w` is valid and Finished; idempotent. Out of memory keeps
+ * all its conditions (only less compact). docs/performance.md, stop 29.
+ */
+void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w);
+
 /* Condition `type` of Workload `w` (borrowed), or NULL. */
 const condition_t *ctrl_wl_cond(const ctrl_wl_t *w, const char *type);
 
 /* Is condition `type` of `w` "True"? */
 bool ctrl_wl_is(const ctrl_wl_t *w, const char *type);
 
-/* Does `w` hold quota in the API (status.admission + QuotaReserved=True)? */
+/* Does `w` hold quota in the API (status.admission + QuotaReserved=True)? For a retired record:
+ * the answer before ctrl_wl_retire() (its admission is gone). */
 bool ctrl_wl_reserved(const ctrl_wl_t *w);
 
 /* Is `w` on hold (Kueue's workload.IsOnHold: QuotaReserved=False reason OnHold, written for a
- * StatefulSet scaled to zero)? Such a Workload keeps no quota and is not queued. */
+ * StatefulSet scaled to zero)? Such a Workload keeps no quota and is not queued. For a retired
+ * record: the answer before ctrl_wl_retire(). */
 bool ctrl_wl_on_hold(const ctrl_wl_t *w);
 
 /* A small JSON view of `w` for the status-patch builders (wlstatus.h, podsready.h), which read
  * metadata (name, namespace, resourceVersion, generation), spec.active and spec.queueName,
  * status.conditions, status.admission and status.requeueState: a new reference, NULL on
- * out-of-memory. */
+ * out-of-memory and for a retired record (ctrl_wl_retire(): no status is built from it). */
 json_t *ctrl_wl_json(const ctrl_wl_t *w);
 
 /* The object's resourceVersion as an integer (etcd revision); 0 when absent or not a number. */
