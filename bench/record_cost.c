@@ -34,7 +34,7 @@ static void *codec_decode(json_t *obj, void *data)
     ctrl_wl_t *w = ctrl_record_decode(data, obj);
 
     if (w != NULL) {
-        ctrl_wl_strip(w);
+        ctrl_wl_strip(data, w);
         ctrl_wl_retire(data, w);
     }
     return w;

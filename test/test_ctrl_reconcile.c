@@ -840,6 +840,7 @@ static void assert_retired(fx_t *fx, const char *job_name, bool finalizer)
     ck_assert_ptr_null(ctrl_wl_cond(r, "Admitted"));
     ck_assert_ptr_null(r->wl.admission);
     ck_assert_uint_eq(r->wl.npod_sets, 0);
+    ck_assert_uint_eq(r->npodsets, 0);
     ck_assert_uint_eq(r->wl.nstatus_conditions, 1);
     ck_assert(ctrl_wl_reserved(r)); /* admission + QuotaReserved=True when it finished */
     ck_assert(!ctrl_wl_on_hold(r));

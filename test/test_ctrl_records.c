@@ -70,14 +70,19 @@ START_TEST(workload_decoded_then_stripped)
     /* Complete until stripped: the engine needs the pod sets' requests. */
     ck_assert_uint_eq(w->wl.npod_sets, 1);
     ck_assert_uint_eq(w->wl.pod_sets[0].spec.ncontainers, 1);
-    ctrl_wl_strip(w);
-    ctrl_wl_strip(w); /* idempotent */
+    ck_assert_uint_eq(w->npodsets, 1); /* the reconcilers' copy: name and counts */
+    ck_assert_str_eq(w->podsets[0].name, "main");
+    ctrl_wl_strip(&wl_kind, w);
+    ctrl_wl_strip(&wl_kind, w); /* idempotent */
     ck_assert(w->stripped);
-    ck_assert_uint_eq(w->wl.pod_sets[0].spec.ncontainers, 0);
+    ck_assert_uint_eq(w->wl.npod_sets, 0); /* lib/model's pod sets: the engine has them */
+    ck_assert_ptr_null(w->wl.pod_sets);
     ck_assert_uint_eq(w->wl.meta.labels.len, 0);
     ck_assert_uint_eq(w->wl.meta.annotations.len, 0);
-    ck_assert_int_eq(w->wl.pod_sets[0].count, 2);
-    ck_assert_str_eq(w->wl.pod_sets[0].name, "main");
+    ck_assert_uint_eq(w->npodsets, 1);
+    ck_assert_int_eq(w->podsets[0].count, 2);
+    ck_assert(!w->podsets[0].has_min_count);
+    ck_assert_str_eq(w->podsets[0].name, "main");
     /* The JSON view carries what the status writers read, and reads back the same. */
     view = ctrl_wl_json(w);
     ck_assert_ptr_nonnull(view);
@@ -139,6 +144,7 @@ START_TEST(workloads_share_repeated_strings)
     ck_assert_ptr_eq(a->wl.queue_name, b->wl.queue_name);
     ck_assert_ptr_eq(a->wl.meta.finalizers[0], b->wl.meta.finalizers[0]);
     ck_assert_ptr_eq(a->wl.pod_sets[0].name, b->wl.pod_sets[0].name);
+    ck_assert_ptr_eq(a->podsets[0].name, b->podsets[0].name);
     ck_assert_ptr_eq(a->wl.admission->cluster_queue, b->wl.admission->cluster_queue);
     ck_assert_ptr_eq(a->wl.admission->assignments[0].flavors.items[0].value,
                      b->wl.admission->assignments[0].flavors.items[0].value);
@@ -150,8 +156,9 @@ START_TEST(workloads_share_repeated_strings)
     ck_assert_str_eq(b->wl.meta.name, "job-train-9z8y7");
     ck_assert_str_eq(a->wl.admission->assignments[0].usage.items[0].name, "cpu");
     ck_assert_str_eq(a->owner.api_version, "batch/v1");
-    ctrl_wl_strip(a);
-    ck_assert_str_eq(a->wl.pod_sets[0].name, "main");
+    ctrl_wl_strip(&rk, a);
+    ck_assert_str_eq(a->podsets[0].name, "main");
+    ck_assert_str_eq(b->wl.pod_sets[0].name, "main"); /* the shared copy stays b's */
     ck_assert_str_eq(ctrl_wl_cond(a, "QuotaReserved")->reason, "QuotaReserved");
     ctrl_record_free(&rk, a);
     ck_assert_str_eq(ctrl_wl_cond(b, "QuotaReserved")->message,
@@ -216,6 +223,8 @@ START_TEST(finished_workload_retired)
         ck_assert(r->retired && r->stripped && r->valid);
         ck_assert_uint_eq(r->wl.npod_sets, 0);
         ck_assert_ptr_null(r->wl.pod_sets);
+        ck_assert_uint_eq(r->npodsets, 0);
+        ck_assert_ptr_null(r->podsets);
         ck_assert_ptr_null(r->wl.admission);
         ck_assert_uint_eq(r->wl.nreclaimable_pods, 0);
         ck_assert_uint_eq(r->wl.nstatus_conditions, 1);
@@ -244,6 +253,7 @@ START_TEST(finished_workload_retired)
     /* b shares what a gave back: still whole. */
     ck_assert_str_eq(b->wl.admission->cluster_queue, "cq");
     ck_assert_str_eq(b->wl.pod_sets[0].name, "main");
+    ck_assert_str_eq(b->podsets[0].name, "main");
     ck_assert_str_eq(ctrl_wl_cond(b, "QuotaReserved")->message,
                      "Quota reserved in ClusterQueue cq");
     ctrl_wl_retire(&rk, b);

@@ -623,7 +623,7 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     c->queue_dirty = true;
 out:
     json_decref(view_json);
-    ctrl_wl_strip(w);
+    ctrl_wl_strip(&c->rkind[CTRL_WORKLOAD], w);
     ctrl_wl_retire(&c->rkind[CTRL_WORKLOAD], w); /* a finished one: only what its readers read */
 }
 

@@ -721,9 +721,9 @@ static bool group_reclaimable(ctrl_t *c, unit_t *u, const ctrl_wl_t *w)
 
     if (!u->group || !u->have_g || jobs_pod_group_reclaimable(&u->g, rec, &n, NULL) != ERR_OK)
         return false;
-    for (size_t i = 0; i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++)
-        for (size_t r = 0; w->wl.pod_sets[i].name != NULL && r < n; r++)
-            if (strcmp(rec[r].name, w->wl.pod_sets[i].name) == 0)
+    for (size_t i = 0; i < w->npodsets && i < JOBS_PODSETS_MAX; i++)
+        for (size_t r = 0; w->podsets[i].name != NULL && r < n; r++)
+            if (strcmp(rec[r].name, w->podsets[i].name) == 0)
                 counts[i] = rec[r].count;
     return ctrl__write_reclaimable(c, u->wkey, w, counts);
 }

@@ -525,11 +525,11 @@ static uint32_t draw(ctrl_prov_t *p)
 static bool in_request(const ctrl_wl_t *w, size_t k, const provreq_config_t *cfg)
 {
     const admission_t *a = w->wl.admission;
-    const pod_set_t *ps = &w->wl.pod_sets[k];
+    const ctrl_podset_t *ps = &w->podsets[k];
 
     for (size_t i = 0; a != NULL && i < a->nassignments; i++) {
         const pod_set_assignment_t *psa = &a->assignments[i];
-        if (psa->name == NULL || strcmp(psa->name, ps->name) != 0)
+        if (psa->name == NULL || ps->name == NULL || strcmp(psa->name, ps->name) != 0)
             continue;
         if ((psa->has_count ? psa->count : ps->count) <= 0)
             return false;
@@ -1001,15 +1001,15 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w)
             provreq_decide(pr, attempt, cs, &cfg, w->wl.conditions.admitted,
                            w->wl.active && !w->wl.conditions.finished, draw(p), &v);
             if (v.change) {
-                char **names = calloc(w->wl.npod_sets + 1, sizeof(char *));
-                bool *in = calloc(w->wl.npod_sets + 1, sizeof(bool));
-                for (size_t k = 0; names != NULL && in != NULL && k < w->wl.npod_sets; k++) {
-                    names[k] = w->wl.pod_sets[k].name;
+                char **names = calloc(w->npodsets + 1, sizeof(char *));
+                bool *in = calloc(w->npodsets + 1, sizeof(bool));
+                for (size_t k = 0; names != NULL && in != NULL && k < w->npodsets; k++) {
+                    names[k] = w->podsets[k].name;
                     in[k] = in_request(w, k, &cfg);
                 }
                 if (v.podset_updates && names != NULL && in != NULL)
                     updates = provreq_updates(pr, names, cfg.merge_policy != NULL ? in : NULL,
-                                              w->wl.npod_sets, &cfg);
+                                              w->npodsets, &cfg);
                 free(names);
                 free(in);
                 if (apply_verdict(list, i, cs, &v, updates)) {

@@ -632,11 +632,12 @@ static void start_job(ctrl_t *c, ctrl_kind_t kind, const char *job_key, const ch
         rc = ERR_INVALID;
     for (size_t i = 0; i < a->nassignments && rc == ERR_OK; i++) {
         const pod_set_assignment_t *psa = &a->assignments[i];
-        const pod_set_t *ps = NULL;
+        const ctrl_podset_t *ps = NULL;
         json_t *n = NULL, *t = NULL, *item;
-        for (size_t p = 0; p < w->wl.npod_sets && ps == NULL; p++)
-            if (psa->name != NULL && strcmp(w->wl.pod_sets[p].name, psa->name) == 0)
-                ps = &w->wl.pod_sets[p];
+        for (size_t p = 0; p < w->npodsets && ps == NULL; p++)
+            if (psa->name != NULL && w->podsets[p].name != NULL &&
+                strcmp(w->podsets[p].name, psa->name) == 0)
+                ps = &w->podsets[p];
         rc = flavor_info(c, psa, &n, &t, &msg);
         if (rc == ERR_OK && psa->topology != NULL &&
             (rc = topology_selector(c, psa, n, &msg)) != ERR_OK) {
@@ -717,8 +718,8 @@ static bool restored(const ctrl_job_t *j, const ctrl_wl_t *w)
 {
     if (j->digest != w->podset_digest || j->stopping)
         return false;
-    for (size_t i = 0; i < w->wl.npod_sets && i < j->npod_sets; i++)
-        if (w->wl.pod_sets[i].has_min_count && j->counts[i] != w->wl.pod_sets[i].count)
+    for (size_t i = 0; i < w->npodsets && i < j->npod_sets; i++)
+        if (w->podsets[i].has_min_count && j->counts[i] != w->podsets[i].count)
             return false;
     return true;
 }
@@ -784,8 +785,8 @@ bool ctrl__write_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, co
 
     if (want == NULL)
         return false;
-    for (i = 0; i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++) {
-        const pod_set_t *ps = &w->wl.pod_sets[i];
+    for (i = 0; i < w->npodsets && i < JOBS_PODSETS_MAX; i++) {
+        const ctrl_podset_t *ps = &w->podsets[i];
         int32_t n = counts[i] < ps->count ? counts[i] : ps->count;
         bool found = false;
         if (n <= 0 || ps->name == NULL)
@@ -819,7 +820,7 @@ static bool sync_reclaimable(ctrl_t *c, const char *wkey, const ctrl_wl_t *w, co
     int32_t counts[JOBS_PODSETS_MAX] = {0};
 
     for (size_t i = 0;
-         j->reclaim != NULL && i < j->npod_sets && i < w->wl.npod_sets && i < JOBS_PODSETS_MAX; i++)
+         j->reclaim != NULL && i < j->npod_sets && i < w->npodsets && i < JOBS_PODSETS_MAX; i++)
         counts[i] = j->reclaim[i];
     return ctrl__write_reclaimable(c, wkey, w, counts);
 }

@@ -230,6 +230,27 @@ static void qobj_free(ctrl_qobj_t *q)
 
 static void wl_intern(util_intern_t *t, ctrl_wl_t *w);
 
+/* w->podsets from w->wl.pod_sets; false on out-of-memory. */
+static bool podsets_of(ctrl_wl_t *w)
+{
+    size_t n = w->wl.npod_sets < UINT16_MAX ? w->wl.npod_sets : UINT16_MAX;
+
+    if (n == 0)
+        return true;
+    w->podsets = calloc(n, sizeof(*w->podsets));
+    if (w->podsets == NULL)
+        return false;
+    w->npodsets = (uint16_t)n;
+    for (size_t i = 0; i < w->npodsets; i++) {
+        const pod_set_t *p = &w->wl.pod_sets[i];
+        w->podsets[i].count = p->count;
+        w->podsets[i].has_min_count = p->has_min_count;
+        if (p->name != NULL && (w->podsets[i].name = strdup(p->name)) == NULL)
+            return false;
+    }
+    return true;
+}
+
 static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
 {
     ctrl_wl_t *w = calloc(1, sizeof(*w));
@@ -252,6 +273,7 @@ static ctrl_wl_t *wl_decode(const ctrl_record_kind_t *rk, json_t *obj)
         w->wl = o.u.wl;
         free(o.api_version);
         w->finalizer = ctrl_meta_has_finalizer(&w->wl.meta);
+        oom = !podsets_of(w);
     } else {
         min_meta(obj, &w->wl.meta, &oom);
         w->invalid = strdup(why[0] ? why : err_str(rc));
@@ -305,6 +327,8 @@ static size_t wl_shared(ctrl_wl_t *w, char ***out, size_t cap)
     SHARED(wl->priority_class);
     for (size_t i = 0; i < wl->npod_sets; i++)
         SHARED(wl->pod_sets[i].name);
+    for (size_t i = 0; i < w->npodsets; i++)
+        SHARED(w->podsets[i].name);
     if (wl->admission != NULL) {
         SHARED(wl->admission->cluster_queue);
         for (size_t i = 0; i < wl->admission->nassignments; i++) {
@@ -384,22 +408,6 @@ static void wl_unintern(util_intern_t *t, ctrl_wl_t *w)
     w->interned = false;
 }
 
-void ctrl_wl_strip(ctrl_wl_t *w)
-{
-    if (w->stripped)
-        return;
-    for (size_t i = 0; i < w->wl.npod_sets; i++) {
-        pod_set_t *p = &w->wl.pod_sets[i];
-        pod_spec_fini(&p->spec);
-        kv_list_fini(&p->template_labels);
-        kv_list_fini(&p->template_annotations);
-        resource_list_fini(&p->pod_requests);
-    }
-    kv_list_fini(&w->wl.meta.labels);
-    kv_list_fini(&w->wl.meta.annotations);
-    w->stripped = true;
-}
-
 /* Give back the shared copy `*s` (an interned record's, util/intern.h) and clear the field;
  * the caller frees what is not shared. */
 static void unshare(util_intern_t *t, bool interned, char **s)
@@ -408,6 +416,34 @@ static void unshare(util_intern_t *t, bool interned, char **s)
         util_intern_drop(t, *s);
         *s = NULL;
     }
+}
+
+void ctrl_wl_strip(const ctrl_record_kind_t *rk, ctrl_wl_t *w)
+{
+    if (w->stripped)
+        return;
+    for (size_t i = 0; i < w->wl.npod_sets; i++) {
+        unshare(rk->strings, w->interned, &w->wl.pod_sets[i].name);
+        pod_set_fini(&w->wl.pod_sets[i]);
+    }
+    free(w->wl.pod_sets);
+    w->wl.pod_sets = NULL;
+    w->wl.npod_sets = 0;
+    kv_list_fini(&w->wl.meta.labels);
+    kv_list_fini(&w->wl.meta.annotations);
+    w->stripped = true;
+}
+
+/* Free w->podsets (their shared names given back). */
+static void podsets_free(util_intern_t *t, ctrl_wl_t *w)
+{
+    for (size_t i = 0; i < w->npodsets; i++) {
+        unshare(t, w->interned, &w->podsets[i].name);
+        free(w->podsets[i].name);
+    }
+    free(w->podsets);
+    w->podsets = NULL;
+    w->npodsets = 0;
 }
 
 /* Keep condition Finished only, the others given back; false on out-of-memory (all kept). */
@@ -447,7 +483,7 @@ void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w)
 
     if (w->retired || !w->valid || !wl->conditions.finished)
         return;
-    ctrl_wl_strip(w);
+    ctrl_wl_strip(rk, w);
     reserved = ctrl_wl_reserved(w);
     on_hold = ctrl_wl_on_hold(w);
     if (!retire_conditions(t, w))
@@ -455,13 +491,7 @@ void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w)
     w->was_reserved = reserved;
     w->was_on_hold = on_hold;
     w->retired = true;
-    for (size_t i = 0; i < wl->npod_sets; i++) {
-        unshare(t, w->interned, &wl->pod_sets[i].name);
-        pod_set_fini(&wl->pod_sets[i]);
-    }
-    free(wl->pod_sets);
-    wl->pod_sets = NULL;
-    wl->npod_sets = 0;
+    podsets_free(t, w);
     if (wl->admission != NULL) {
         admission_t *a = wl->admission;
         unshare(t, w->interned, &a->cluster_queue);
@@ -834,6 +864,7 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
     } else if (is(rk, "Workload")) {
         ctrl_wl_t *w = rec;
         wl_unintern(rk->strings, w);
+        podsets_free(rk->strings, w);
         workload_fini(&w->wl);
         free(w->invalid);
         ctrl_owner_fini(&w->owner);

@@ -21,10 +21,11 @@
  *   Namespace, ResourceFlavor, Cohort, ClusterQueue, LocalQueue, WorkloadPriorityClass,
  *   PriorityClass  -> ctrl_qobj_t: lib/model's typed object, plus the few raw parts written back
  *   Workload       -> ctrl_wl_t:   a workload_t, complete until the change handler has fed the
- *                                  engine, then without pod specs, labels or annotations (and,
- *                                  once Finished, without pod sets, admission or conditions but
- *                                  Finished: ctrl_wl_retire()); plus owner, requeue state, the pod
- *                                  set's template digest
+ *                                  engine, then without pod sets, labels or annotations (and,
+ *                                  once Finished, without its pod sets' names and counts,
+ *                                  admission or conditions but Finished: ctrl_wl_retire()); plus
+ *                                  the pod sets' names and counts, owner, requeue state, the pod
+ *                                  sets' template digest
  *   a job of any kind of the framework table (batch/v1 Job, JobSet, ...; jobs/framework.h)
  *                  -> ctrl_job_t:  what the kind's entry reads from it (held, phase, active,
  *                                  pods ready, pod-set counts), the queue-name and
@@ -54,10 +55,19 @@ typedef struct ctrl_qobj_s {
                         {nodeLabels,  tolerations} of its spec; else NULL */
 } ctrl_qobj_t;
 
+/* A pod set of a Workload as the reconcilers read it (spec.podSets[]): 16 bytes where lib/model's
+ * pod_set_t, which the engine reads, is 208. */
+typedef struct ctrl_podset_s {
+    char *name; /* owned, or shared in an interned record */
+    int32_t count;
+    bool has_min_count; /* minCount set: a partial admission may lower the count */
+} ctrl_podset_t;
+
 /* A Workload. */
 typedef struct ctrl_wl_s {
-    workload_t wl; /* complete until ctrl_wl_strip(); then pod sets keep name and counts
-                      only, and meta drops labels and annotations */
+    workload_t wl;          /* complete until ctrl_wl_strip(); then without pod sets (read podsets),
+                               and meta without labels and annotations */
+    ctrl_podset_t *podsets; /* owned: the pod sets' names and counts (valid records) */
     bool stripped;
     bool interned;      /* the strings many Workloads repeat (namespace, queue, conditions, flavors,
                            ...) are shared (util/intern.h): read them, never free or change them */
@@ -65,6 +75,7 @@ typedef struct ctrl_wl_s {
     bool retired;       /* finished and fed to the engine: reduced by ctrl_wl_retire() */
     bool was_reserved;  /* retired: what ctrl_wl_reserved() answered before */
     bool was_on_hold;   /* retired: what ctrl_wl_on_hold() answered before */
+    uint16_t npodsets;  /* in the padding: the first 65,535 (Kueue's CRD allows 8) */
     char *invalid;      /* owned: why not, or NULL */
     ctrl_owner_t owner; /* controlling owner (a Job) */
     bool pod_owned;     /* every ownerReference (at least one) is a core/v1 Pod and none is the
@@ -159,16 +170,16 @@ json_t *ctrl_pod_skeleton(const json_t *pod);
 /* Free a record of `rk`'s kind; NULL-safe. */
 void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec);
 
-/* Drop what only the engine needed from `w` (pod specs, labels, annotations): call once the
- * engine has been fed. Idempotent. */
-void ctrl_wl_strip(ctrl_wl_t *w);
+/* Drop what only the engine needed from record `w` of `rk`'s kind (wl.pod_sets, labels,
+ * annotations; its podsets stay): call once the engine has been fed. Idempotent. */
+void ctrl_wl_strip(const ctrl_record_kind_t *rk, ctrl_wl_t *w);
 
 /*
  * Reduce finished record `w` of `rk`'s kind (stripped first if it is not yet) to what the readers
  * of a finished Workload read, once the engine has been fed its finish: metadata (without labels
  * and annotations), queue and priority names, spec.active, the condition flags (wl.conditions),
  * the Finished condition, status.admissionChecks (a finished Workload's ProvisioningRequests are
- * deleted by them), owner, finalizer and requeue state. Gone: the pod sets, status.admission,
+ * deleted by them), owner, finalizer and requeue state. Gone: podsets, status.admission,
  * every other condition, reclaimablePods, clusterName, nominatedClusterNames. ctrl_wl_reserved()
  * and ctrl_wl_on_hold() answer as before; ctrl_wl_json() answers NULL (a finished Workload gets
  * no status write). A no-op unless `w` is valid and Finished; idempotent. Out of memory keeps
