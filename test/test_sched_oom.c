@@ -64,6 +64,8 @@ static int state_after(sched_decision_kind_t kind)
         return SCHED_WL_EVICTING;
     case SCHED_DECISION_DEACTIVATE:
         return SCHED_WL_DEACTIVATED;
+    case SCHED_DECISION_REPLACE:
+        return SCHED_WL_ADMITTED;
     }
     return -1;
 }

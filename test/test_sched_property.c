@@ -284,6 +284,9 @@ static void run_cycles(world_t *w, int64_t now)
                 ck_assert(w->held[k]);
                 w->held[k] = false;
                 break;
+            case SCHED_DECISION_REPLACE:
+                ck_assert(w->held[k]);
+                break;
             }
         }
         check(w);

@@ -228,6 +228,8 @@ void ctrl__cycle(ctrl_t *c)
         case SCHED_DECISION_DEACTIVATE:
             deactivate(c, d);
             break;
+        case SCHED_DECISION_REPLACE: /* the operator reports no failed node yet */
+            break;
         }
         c->queue_dirty = true;
     }

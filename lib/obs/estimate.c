@@ -279,6 +279,7 @@ static err_t apply(run_t *r, const sched_decision_t *d, int64_t t, err_msg_t *ms
         /* the job stops at once and the workload goes back to its queue, as in the simulator */
         return sched_evicted(r->s, d->workload, t, msg);
     case SCHED_DECISION_DEACTIVATE:
+    case SCHED_DECISION_REPLACE: /* the same quota, the job runs on */
         return ERR_OK;
     }
     return ERR_OK;

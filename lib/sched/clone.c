@@ -293,6 +293,8 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     c->pin_flavors = NULL;
     c->place = NULL;
     c->nplace = 0;
+    c->unhealthy = NULL;
+    c->nunhealthy = 0;
     c->qcq = map_cq(d, s->qcq);
     c->acq = map_cq(d, s->acq);
     c->pin_cq = map_cq(d, s->pin_cq);
@@ -344,7 +346,7 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
         return ERR_NOMEM;
     if (s->last_tried == NULL)
         c->nlast_tried = 0;
-    if (sched__wl_place_clone(d, c, s) != ERR_OK)
+    if (sched__wl_place_clone(d, c, s) != ERR_OK || sched__wl_unhealthy_clone(c, s) != ERR_OK)
         return ERR_NOMEM;
     if (s->pin_counts != NULL) {
         size_t nf = s->pin_cq != NULL ? s->nps * s->pin_cq->ngroups : 0;
@@ -394,7 +396,7 @@ sched_t *sched_clone(const sched_t *s, unsigned flags)
     for (size_t i = 0; i < s->npcs; i++)
         if (clone_prio(&d->pcs, &d->npcs, &d->cpcs, &d->pc_map, s->pcs[i]) != ERR_OK)
             goto fail;
-    if (sched__nodes_clone(d, s) != ERR_OK)
+    if (sched__nodes_clone(d, s) != ERR_OK || sched__repl_clone(d, s) != ERR_OK)
         goto fail;
     for (size_t i = 0; i < s->nchecks; i++)
         if (sched_check_upsert(d, s->checks[i]->name, s->checks[i]->active, NULL) != ERR_OK)

@@ -214,6 +214,53 @@ static err_t drain(sched_t *s, int64_t now, sched_decisions_t *out)
     return ERR_OK;
 }
 
+/* Kueue's second pass after a node failure (replace.c): every admitted workload with an
+ * unhealthy node gets a REPLACE decision (new topology assignment) or an EVICT one
+ * (NodeFailures), in the order the failures were reported. */
+static err_t replace_pass(sched_t *s, int64_t now, sched_decisions_t *out)
+{
+    while (s->nrepl > 0) {
+        char *key = s->repl[0];
+        wl_t *w = util_hmap_get(&s->wl_map, key);
+        sched_decision_t d = {0};
+        admission_t next;
+        size_t base;
+        bool ok;
+        char *message;
+        if (w != NULL && (w->state != SCHED_WL_ADMITTED || w->awaiting_checks))
+            sched__wl_unhealthy_clear(w); /* evicted, finished or deactivated meanwhile */
+        if (w != NULL && w->nunhealthy > 0) {
+            if (decision_room(out) != ERR_OK ||
+                sched__replace_plan(s, w, &ok, &next, &base, &message) != ERR_OK)
+                return ERR_NOMEM;
+            if (decision_make(&d, ok ? SCHED_DECISION_REPLACE : SCHED_DECISION_EVICT, w,
+                              w->acq->name, now) != ERR_OK ||
+                !decision_text(&d, strdup(ok ? "NodeReplaced" : "NodeFailures"),
+                               ok ? util_asprintf("Replaced unhealthy node %s", w->unhealthy[0])
+                                  : message) ||
+                (ok && sched__admission_copy(&d.admission, &next) != ERR_OK)) {
+                if (ok)
+                    sched__replace_undo(s, w, &next, base);
+                else if (d.message != message)
+                    free(message);
+                decision_fini(&d);
+                return ERR_NOMEM;
+            }
+            decision_push(out, &d);
+            if (ok) {
+                sched__replace_commit(s, w, &next);
+            } else {
+                w->state = SCHED_WL_EVICTING;
+                sched__wl_unhealthy_clear(w); /* Kueue resets status.unhealthyNodes on eviction */
+            }
+        }
+        memmove(&s->repl[0], &s->repl[1], (s->nrepl - 1) * sizeof(char *));
+        s->nrepl--;
+        free(key);
+    }
+    return ERR_OK;
+}
+
 static err_t requeue_tree(node_t *n)
 {
     if (n->is_cq)
@@ -965,7 +1012,8 @@ err_t sched_cycle(sched_t *s, int64_t now, sched_decisions_t *out, err_msg_t *ms
 {
     s->now = now;
     size_t before = out->len;
-    if (requeue(s) != ERR_OK || expire(s, now, out) != ERR_OK || drain(s, now, out) != ERR_OK)
+    if (requeue(s) != ERR_OK || expire(s, now, out) != ERR_OK || drain(s, now, out) != ERR_OK ||
+        replace_pass(s, now, out) != ERR_OK)
         return err_set(msg, ERR_NOMEM, "scheduling cycle: out of memory");
     if (requeue(s) != ERR_OK) /* deactivations free quota */
         return err_set(msg, ERR_NOMEM, "scheduling cycle: out of memory");

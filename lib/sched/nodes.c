@@ -1148,6 +1148,55 @@ err_t sched__nodes_place_admission(sched_t *s, wl_t *w)
     return ERR_OK;
 }
 
+/* ---- for failed-node replacement (replace.c) ------------------------------------------------ */
+
+bool sched__node_for(const sched_t *s, const snode_t *n, const wps_t *ps, const ps_assign_t *p)
+{
+    return node_for(s, n, ps, p);
+}
+
+void sched__node_tas_free(const snode_t *n, const int *rid, size_t nres, int pods, qnano_t *fv)
+{
+    for (size_t r = 0; r < nres; r++) {
+        bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
+        qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
+        qnano_t used = rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
+        if (rid[r] == pods && !listed)
+            fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
+        else
+            fv[r] = alloc > used ? alloc - used : 0;
+    }
+}
+
+err_t sched__nodes_place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,
+                                  const topology_assignment_t *ta)
+{
+    size_t cap = w->nplace; /* the array holds at least that many: util_grow reallocates */
+
+    if (nodes_get(s) == NULL)
+        return ERR_NOMEM;
+    return place_topology(s, w, pi, p, ta, &cap);
+}
+
+void sched__nodes_unplace_from(sched_t *s, wl_t *w, size_t base)
+{
+    while (w->nplace > base)
+        place_apply(s, w, &w->place[--w->nplace], -1);
+}
+
+void sched__nodes_unplace_on(sched_t *s, wl_t *w, const snode_t *n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < w->nplace; i++) {
+        if (w->place[i].node == n)
+            place_apply(s, w, &w->place[i], -1);
+        else
+            w->place[k++] = w->place[i];
+    }
+    w->nplace = k;
+}
+
 bool sched__nodes_known(const sched_t *s)
 {
     return s->nodes != NULL && s->nodes->nlive > 0;

@@ -272,6 +272,7 @@ void sched_free(sched_t *s)
     free(s->memo.items);
     sched__wlvec_fini(&s->expiring);
     sched__nodes_free(s);
+    sched__repl_free(s);
     free(s);
 }
 

@@ -264,6 +264,19 @@ err_t sched_workload_evict(sched_t *s, const char *key, err_msg_t *msg);
 err_t sched_workload_checks(sched_t *s, const char *key, check_state_t verdict, int64_t now,
                             err_msg_t *msg);
 
+/*
+ * Failed-node replacement (Kueue's TASFailedNodeReplacement, with FailFast; docs/engine.md,
+ * "Topology-aware scheduling"): node `node` of admitted workload `key`'s topology assignment
+ * failed (deleted, or not Ready with the workload's pods on it terminated: Kueue's
+ * status.unhealthyNodes). The next sched_cycle() looks for new nodes for that node's pods in the
+ * domain the pod set requires, the rest of the assignment kept: a REPLACE decision with the new
+ * admission, or, when there is none or a second node of the workload failed first, an EVICT
+ * decision with reason "NodeFailures" and Kueue's message. Again for the same node: nothing.
+ * ERR_NOT_FOUND (unknown workload; the node is not a kubernetes.io/hostname domain of its
+ * assignment), ERR_INVALID (not admitted, no node name), ERR_NOMEM.
+ */
+err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, err_msg_t *msg);
+
 /* ---- decisions ---------------------------------------------------------------------------- */
 
 typedef enum {
@@ -271,6 +284,8 @@ typedef enum {
     SCHED_DECISION_PREEMPT,    /* stop `workload` to make room for `preemptor` */
     SCHED_DECISION_EVICT,      /* stop `workload`: its ClusterQueue/LocalQueue is HoldAndDrain */
     SCHED_DECISION_DEACTIVATE, /* maximum execution time exceeded; quota already freed */
+    SCHED_DECISION_REPLACE,    /* a failed node replaced: `admission` is the workload's new
+                                  status.admission (topologyAssignment updated), same quota */
 } sched_decision_kind_t;
 
 typedef enum {
@@ -287,7 +302,8 @@ typedef struct sched_decision_s {
     char *cluster_queue; /* owned */
     int64_t time;        /* the `now` of the cycle */
     /* ADMIT */
-    admission_t admission; /* owned: status.admission (per podset flavors, usage, count) */
+    admission_t admission; /* owned: status.admission (per podset flavors, usage, count);
+                              REPLACE too */
     bool borrowing;        /* the admission uses quota borrowed from the cohort */
     char **checks;         /* owned: the admission checks that apply (name order); nchecks > 0:
                               quota reserved only, see sched_workload_checks() */
@@ -296,8 +312,8 @@ typedef struct sched_decision_s {
     char *preemptor;               /* owned: key of the workload that needs the room */
     sched_preempt_reason_t reason; /* PREEMPT only */
     /* all kinds: human text; PREEMPT: Kueue's "Preempted to accommodate ..." message;
-     * EVICT: "ClusterQueueStopped"/"LocalQueueStopped" reason text; DEACTIVATE: reason
-     * "MaximumExecutionTimeExceeded" */
+     * EVICT: "ClusterQueueStopped"/"LocalQueueStopped" or "NodeFailures" reason text;
+     * DEACTIVATE: reason "MaximumExecutionTimeExceeded"; REPLACE: "NodeReplaced" */
     char *reason_str; /* owned: Kueue's reason string for the condition/event */
     char *message;    /* owned */
 } sched_decision_t;

@@ -427,6 +427,10 @@ struct wl_s {
     wplace_t *place;
     size_t nplace;
     int32_t unplaced; /* pods that fit no node when admitted without node_fit */
+    /* Kueue's status.unhealthyNodes: failed nodes of its topology assignment, in the order the
+     * driver reported them (replace.c); owned */
+    char **unhealthy;
+    size_t nunhealthy;
     /* explanation */
     sched_reason_t reason;
     char *message; /* shared (sched__str_*), NULL when none */
@@ -511,6 +515,10 @@ struct sched_s {
     /* The topology-aware preemption search under way (cycle.c targets_for), NULL otherwise:
      * sched__fits_after then also asks whether its TAS pod sets are placed (nodes.c). */
     struct tas_pre_s *tas_pre;
+    /* keys of workloads with unhealthy nodes, for the next cycle's replacement pass (replace.c);
+     * owned */
+    char **repl;
+    size_t nrepl, crepl;
 };
 
 /* ---- tree.c: structure and quota math ------------------------------------------------------- */
@@ -713,6 +721,41 @@ err_t sched__tas_place_all(const sched_t *s, const cq_t *cq, const wl_t *w, cons
  * the nodes its admission's topologyAssignment names (nodes not known yet by their hostname,
  * counted when they come). ERR_NOMEM. */
 err_t sched__nodes_place_admission(sched_t *s, wl_t *w);
+/* Failed-node replacement (replace.c) reads the nodes through these. Is `n` a node for podset
+ * `ps` under flavors `p` (node_for)? */
+bool sched__node_for(const sched_t *s, const snode_t *n, const wps_t *ps, const ps_assign_t *p);
+/* n's free capacity of the resources rid[0..nres) (SCHED__NONE: 0) into fv, as a TAS placement
+ * reads it ("pods" not listed: no limit). */
+void sched__node_tas_free(const snode_t *n, const int *rid, size_t nres, int pods, qnano_t *fv);
+/* Count pod set pi's pods of topology assignment ta on the nodes of its domains (as at
+ * admission); ERR_CONFLICT when a domain has no node of the pod set, ERR_NOMEM. */
+err_t sched__nodes_place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,
+                                  const topology_assignment_t *ta);
+/* Drop w's placements from index `base` on (base = 0: all, without requeueing). */
+void sched__nodes_unplace_from(sched_t *s, wl_t *w, size_t base);
+/* Drop w's placements on node `n`. */
+void sched__nodes_unplace_on(sched_t *s, wl_t *w, const snode_t *n);
+
+/* ---- replace.c: failed-node replacement (Kueue's TASFailedNodeReplacement) ------------------ */
+
+/* Forget w's unhealthy nodes. */
+void sched__wl_unhealthy_clear(wl_t *w);
+/* c's unhealthy nodes from s's; d's replacement keys from s's (sched_clone). */
+err_t sched__wl_unhealthy_clone(wl_t *c, const wl_t *s);
+err_t sched__repl_clone(sched_t *d, const sched_t *s);
+void sched__repl_free(sched_t *s);
+/* Kueue's second pass after a node failure for admitted workload w with unhealthy nodes: with
+ * one, a replacement of that node's pods in the same required domain (the rest of the
+ * assignment kept). true: *next is the admission with the merged topology assignments (owned,
+ * placed already; sched__replace_commit or sched__replace_undo); false: *message (owned) is
+ * Kueue's NodeFailures eviction message. ERR_NOMEM. */
+err_t sched__replace_plan(sched_t *s, wl_t *w, bool *ok, admission_t *next, size_t *base,
+                          char **message);
+/* Make the plan w's admission (next taken) and drop its pods on the failed node. */
+void sched__replace_commit(sched_t *s, wl_t *w, admission_t *next);
+/* Drop a plan: the placements from `base` on. */
+void sched__replace_undo(sched_t *s, wl_t *w, admission_t *next, size_t base);
+
 /* The Topology object `name`, NULL when it does not exist. */
 const topo_rec_t *sched__topo_find(const sched_t *s, const char *name);
 /* Does podset ps of a workload in cq ask for topology-aware scheduling (explicitly, or implied

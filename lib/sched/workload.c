@@ -279,6 +279,7 @@ void sched__wl_free(wl_t *w)
     sched__admission_fini(&w->adm);
     free(w->use);
     free(w->place); /* only at sched_free or a delete, which unplaced it first */
+    sched__wl_unhealthy_clear(w);
     free(w->preemptor);
     sched__str_unref(w->message);
     strv_free(w->checks, w->nchecks);
@@ -883,6 +884,7 @@ err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
         return err_set(msg, ERR_INVALID, "Workload %s is not being evicted", key);
     bool retry = w->check_retry;
     sched__wl_release(s, w, now);
+    sched__wl_unhealthy_clear(w); /* Kueue resets status.unhealthyNodes on eviction */
     w->state = SCHED_WL_PENDING;
     w->last_gen = 0;
     w->check_retry = false;

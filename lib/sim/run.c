@@ -360,6 +360,8 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         return err_set(msg, ERR_INVALID, "engine decided about unknown workload %s", d->workload);
     if (touch_cq(r, d->cluster_queue) != ERR_OK)
         return ERR_NOMEM;
+    if (d->kind == SCHED_DECISION_REPLACE)
+        return ERR_OK; /* no scenario fails a node yet */
     /* The invariant checker sees every decision first: a violation ends the run. */
     rc = d->kind == SCHED_DECISION_ADMIT
              ? verify_admit(r->verify, t, d->workload, &d->admission, msg)
@@ -415,6 +417,8 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
             return ERR_NOMEM;
         r->wr[w].gen++;
         r->done++;
+        return ERR_OK;
+    case SCHED_DECISION_REPLACE:
         return ERR_OK;
     }
     /* PREEMPT and EVICT: the job stops at once and the workload goes back to its queue. */
