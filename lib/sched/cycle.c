@@ -35,6 +35,7 @@ static void decision_fini(sched_decision_t *x)
     free(x->preemptor);
     free(x->reason_str);
     free(x->message);
+    free(x->node);
     strv_free(x->checks, x->nchecks);
     memset(x, 0, sizeof(*x));
 }
@@ -238,7 +239,8 @@ static err_t replace_pass(sched_t *s, int64_t now, sched_decisions_t *out)
                 !decision_text(&d, strdup(ok ? "NodeReplaced" : "NodeFailures"),
                                ok ? util_asprintf("Replaced unhealthy node %s", w->unhealthy[0])
                                   : message) ||
-                (ok && sched__admission_copy(&d.admission, &next) != ERR_OK)) {
+                (ok && (sched__admission_copy(&d.admission, &next) != ERR_OK ||
+                        (d.node = strdup(w->unhealthy[0])) == NULL))) {
                 if (ok)
                     sched__replace_undo(s, w, &next, base);
                 else if (d.message != message)

@@ -316,6 +316,7 @@ typedef struct sched_decision_s {
      * DEACTIVATE: reason "MaximumExecutionTimeExceeded"; REPLACE: "NodeReplaced" */
     char *reason_str; /* owned: Kueue's reason string for the condition/event */
     char *message;    /* owned */
+    char *node;       /* owned: REPLACE: the failed node replaced; NULL otherwise */
 } sched_decision_t;
 
 typedef struct sched_decisions_s {

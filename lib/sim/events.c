@@ -166,6 +166,38 @@ void sim_events_evicted(sim_events_t *ev, sim_ms_t t, const char *wl, const char
     end(ev);
 }
 
+void sim_events_node_replaced(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                              const char *node, const admission_t *adm)
+{
+    bool first = true;
+
+    if (!begin(ev, t, "NodeReplaced", wl, cq))
+        return;
+    fputs(",\"node\":", ev->out);
+    sim_json_write_string(ev->out, node);
+    fputs(",\"topology\":{", ev->out);
+    for (size_t i = 0; i < adm->nassignments; i++) {
+        const topology_assignment_t *ta = adm->assignments[i].topology;
+        if (ta == NULL || ta->nlevels == 0)
+            continue;
+        if (!first)
+            putc(',', ev->out);
+        first = false;
+        sim_json_write_string(ev->out, adm->assignments[i].name);
+        putc(':', ev->out);
+        putc('{', ev->out);
+        for (size_t d = 0; d < ta->ndomains; d++) {
+            if (d > 0)
+                putc(',', ev->out);
+            sim_json_write_string(ev->out, ta->values[d * ta->nlevels + ta->nlevels - 1]);
+            fprintf(ev->out, ":%d", ta->counts[d]);
+        }
+        putc('}', ev->out);
+    }
+    putc('}', ev->out);
+    end(ev);
+}
+
 void sim_events_requeued(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
                          const char *reason)
 {

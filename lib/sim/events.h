@@ -52,6 +52,11 @@ void sim_events_deactivated(sim_events_t *ev, sim_ms_t t, const char *wl, const 
 void sim_events_evicted(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
                         const char *reason);
 
+/* `NodeReplaced` (a sluice extension, docs/simulator.md): failed node `node` of the workload's
+ * topology assignment replaced; `topology`: per TAS podset of `adm`, node -> pods. */
+void sim_events_node_replaced(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,
+                              const char *node, const admission_t *adm);
+
 /* `Requeued` with its reason: "BackoffFinished" (a PodsReady timeout's requeue backoff ended;
  * the workload is queued again). */
 void sim_events_requeued(sim_events_t *ev, sim_ms_t t, const char *wl, const char *cq,

@@ -360,8 +360,12 @@ static err_t apply_decision(sim_run_t *r, const sched_decision_t *d, sim_ms_t t,
         return err_set(msg, ERR_INVALID, "engine decided about unknown workload %s", d->workload);
     if (touch_cq(r, d->cluster_queue) != ERR_OK)
         return ERR_NOMEM;
-    if (d->kind == SCHED_DECISION_REPLACE)
-        return ERR_OK; /* no scenario fails a node yet */
+    if (d->kind == SCHED_DECISION_REPLACE) {
+        /* the same quota, the job runs on: only the event (docs/simulator.md, "Nodes") */
+        sim_events_node_replaced(&r->ev, t, d->workload, d->cluster_queue,
+                                 d->node != NULL ? d->node : "", &d->admission);
+        return ERR_OK;
+    }
     /* The invariant checker sees every decision first: a violation ends the run. */
     rc = d->kind == SCHED_DECISION_ADMIT
              ? verify_admit(r->verify, t, d->workload, &d->admission, msg)
