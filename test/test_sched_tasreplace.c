@@ -323,6 +323,30 @@ START_TEST(replacements_in_report_order)
 }
 END_TEST
 
+/* Slices of 2 pods, each in one rack: the lost pod of a slice is replaced in the rack of the rest
+ * of its slice (Kueue's findIncompleteSliceDomain), although a preferred pod set may go
+ * anywhere and the other rack is where one pod would go now (BestFit: the fuller rack). */
+START_TEST(incomplete_slice_stays_in_its_rack)
+{
+    cluster();
+    gpu_job("ns/j", 1, 6,
+            PREF_RACK ",kueue.x-k8s.io/podset-slice-required-topology=" RACK
+                      ",kueue.x-k8s.io/podset-slice-size=2",
+            NULL);
+    fx_run(s, 0, &out, true);
+    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=1 r1-n2=1 r1-n3=1 r1-n4=1 r2-n1=1 r2-n2=1");
+    /* rack-1 gets one free node, rack-2 has two */
+    fx_node(s, "r1-n5", RACK "=rack-1," HOST "=r1-n5,pool=gpu", NULL, "cpu=8,nvidia.com/gpu=8");
+    ck_assert_int_eq(sched_node_delete(s, "r2-n2", NULL), ERR_OK);
+    failed("ns/j", "r2-n2");
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_int_ge(find_since(from, SCHED_DECISION_REPLACE, "ns/j"), 0);
+    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=1 r1-n2=1 r1-n3=1 r1-n4=1 r2-n1=1 r2-n3=1");
+    ck_assert_int_eq(gpus_free("r1-n5"), 8);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_tasreplace");
@@ -334,6 +358,7 @@ static Suite *suite(void)
     tcase_add_test(tc, two_failed_nodes_evict);
     tcase_add_test(tc, node_failed_errors);
     tcase_add_test(tc, replacements_in_report_order);
+    tcase_add_test(tc, incomplete_slice_stays_in_its_rack);
     suite_add_tcase(su, tc);
     return su;
 }
