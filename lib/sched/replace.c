@@ -419,8 +419,10 @@ static err_t replace_one(sched_t *s, wl_t *w, const pod_set_assignment_t *pa, co
         rc = place_lost(s, w, pi, &p, t, failed, ta->counts[d], vals, upto, drop, &repl);
     }
     /* the replacement's pods count at once: a later pod set's replacement sees them */
+    if (rc == ERR_OK && repl->nlevels != rem->nlevels)
+        rc = ERR_CONFLICT; /* both list the hostname level alone (tas.h): not expected */
     if (rc == ERR_OK && (rc = sched__nodes_place_topology(s, w, pi, &p, repl)) == ERR_OK &&
-        (repl->nlevels != rem->nlevels || assignment_merge(rem, repl, merged) != ERR_OK))
+        assignment_merge(rem, repl, merged) != ERR_OK)
         rc = ERR_NOMEM;
     topology_assignment_fini(rem);
     free(rem);
