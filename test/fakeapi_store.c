@@ -1147,7 +1147,8 @@ static bool parse_term(const char *term, bool field, fa_selreq_t *r, char *err, 
         return false;
     }
     if (field && strcmp(r->key, "metadata.name") != 0 &&
-        strcmp(r->key, "metadata.namespace") != 0) {
+        strcmp(r->key, "metadata.namespace") != 0 && strcmp(r->key, "spec.nodeName") != 0 &&
+        strcmp(r->key, "status.phase") != 0) {
         snprintf(err, n, "field label not supported: %s", r->key);
         return false;
     }
@@ -1197,7 +1198,15 @@ static bool req_match(const fa_selreq_t *r, json_t *obj)
     const char *v;
     bool listed = false;
 
-    if (r->field)
+    if (r->field && strncmp(r->key, "metadata.", 9) != 0) {
+        /* a Pod's spec.nodeName / status.phase; absent reads as "", as in the API server */
+        const char *dot = strchr(r->key, '.');
+        char top[16];
+        snprintf(top, sizeof(top), "%.*s", (int)(dot - r->key), r->key);
+        v = json_string_value(json_object_get(json_object_get(obj, top), dot + 1));
+        if (v == NULL)
+            v = "";
+    } else if (r->field)
         v = strcmp(r->key, "metadata.name") == 0 ? mstr(obj, "name") : mstr(obj, "namespace");
     else
         v = json_string_value(json_object_get(json_object_get(meta(obj), "labels"), r->key));

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RACK "cloud.example.com/rack"
 #define HOST "kubernetes.io/hostname"
@@ -166,6 +167,128 @@ START_TEST(tas_places_and_pins)
 }
 END_TEST
 
+/* The host of the first domain of the first pod set's topologyAssignment of Job `job`'s
+ * Workload, as v1beta2 slices encode it (universal value or the first of the values), or NULL. */
+static const char *first_host(fx_t *fx, const char *job)
+{
+    json_t *ta = json_object_get(
+        json_array_get(json_object_get(admission_of(fx, job), "podSetAssignments"), 0),
+        "topologyAssignment");
+    json_t *sl = json_array_get(json_object_get(ta, "slices"), 0);
+    json_t *vals = json_array_get(json_object_get(sl, "valuesPerLevel"), 0);
+    const char *u = json_string_value(json_object_get(vals, "universal"));
+    json_t *roots = json_object_get(json_object_get(vals, "individual"), "roots");
+
+    return u != NULL ? u : json_string_value(json_array_get(roots, 0));
+}
+
+static bool one_on_a2(fx_t *fx)
+{
+    const char *h = first_host(fx, "one");
+    return h != NULL && strcmp(h, "a2") == 0;
+}
+
+static bool one_on_b1(fx_t *fx)
+{
+    const char *h = first_host(fx, "one");
+    return h != NULL && strcmp(h, "b1") == 0;
+}
+
+static struct timespec settle_until;
+
+/* A second of the loop's running has passed since settle_until was set (cycles have run). */
+static bool settled(fx_t *fx)
+{
+    struct timespec now;
+    (void)fx;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > settle_until.tv_sec ||
+           (now.tv_sec == settle_until.tv_sec && now.tv_nsec >= settle_until.tv_nsec);
+}
+
+static char one_key[256];
+
+/* The engine counts one's pod bound on a2. */
+static bool pod_on_a2(fx_t *fx)
+{
+    size_t bound = 0;
+    return sched_workload_on_node(ctrl_engine(fx->ctrl), one_key, "a2", &bound) && bound == 1;
+}
+
+/* The engine sees node a2 NotReady. */
+static bool a2_not_ready(fx_t *fx)
+{
+    sched_node_info_t info;
+    size_t i;
+    return sched_node_find(ctrl_engine(fx->ctrl), "a2", &i) == ERR_OK &&
+           sched_node_at(ctrl_engine(fx->ctrl), i, &info) == ERR_OK && !info.ready;
+}
+
+/* Failed-node replacement: racks r1 (nodes a1, a2) and r2 (b1, b2); a 1-pod Job asking for a
+ * rack runs on a1. a1 is deleted: the Workload's topologyAssignment is rewritten to a2 (BestFit:
+ * the fuller rack) and the Job runs on, not evicted. Then a2 turns NotReady with the Job's pod
+ * on it: failed only once the pod is gone, replaced on b1. */
+START_TEST(tas_failed_node_replaced)
+{
+    fx_t fx;
+
+    fx_serve(&fx, NULL, 0);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    fx_queues(&fx, 16);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
+                "\"topologyName\":\"dc\"}}");
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
+                "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
+                "{\"nodeLabel\":\"" HOST "\"}]}}");
+    node(&fx, "a1", "r1");
+    node(&fx, "a2", "r1");
+    node(&fx, "b1", "r2");
+    node(&fx, "b2", "r2");
+    fx_operate(&fx, NULL, NULL);
+    tas_job(&fx, "one", 1, 3);
+    fx_run_until(&fx, one_running, 10, "one admitted and started");
+    const char *h = first_host(&fx, "one");
+    ck_assert_ptr_nonnull(h);
+    char was[16];
+    snprintf(was, sizeof(was), "%s", h);
+    ck_assert_msg(strcmp(was, "a1") == 0, "placed on %s", was);
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "nodes", NULL, "a1", NULL), ERR_OK);
+    fx_run_until(&fx, one_on_a2, 10, "one's topologyAssignment moved to a2");
+    ck_assert(running(&fx, "one"));
+
+    /* Its pod runs on a2; a2 turns NotReady: not failed while the pod is there (Kueue's
+     * TASReplaceNodeOnPodTermination). The pod goes: failed, replaced in rack r2. */
+    char pod[1024];
+    const char *wname = json_string_value(
+        json_object_get(json_object_get(workload_for(&fx, "one"), "metadata"), "name"));
+    ck_assert_ptr_nonnull(wname);
+    snprintf(pod, sizeof(pod),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"one-0\","
+             "\"namespace\":\"ns\",\"annotations\":{\"kueue.x-k8s.io/workload\":\"%s\"}},"
+             "\"spec\":{\"nodeName\":\"a2\",\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+             "\"resources\":{\"requests\":{\"cpu\":\"3\"}}}]},\"status\":{\"phase\":\"Running\"}}",
+             wname);
+    fx_put(&fx, pod);
+    snprintf(one_key, sizeof(one_key), "ns/%s", wname);
+    fx_run_until(&fx, pod_on_a2, 10, "one's pod bound on a2");
+    fx_put(&fx, "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"a2\","
+                "\"labels\":{\"pool\":\"p1\",\"" RACK "\":\"r1\",\"" HOST "\":\"a2\"}},"
+                "\"status\":{\"allocatable\":{\"cpu\":\"4\",\"pods\":\"110\"},\"conditions\":"
+                "[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+    fx_run_until(&fx, a2_not_ready, 10, "a2 NotReady seen");
+    clock_gettime(CLOCK_MONOTONIC, &settle_until);
+    settle_until.tv_sec++;
+    fx_run_until(&fx, settled, 10, "a second of cycles");
+    ck_assert(one_on_a2(&fx));
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "one-0", NULL), ERR_OK);
+    fx_run_until(&fx, one_on_b1, 10, "one's topologyAssignment moved to b1");
+    ck_assert(running(&fx, "one"));
+    fx_stop(&fx);
+}
+END_TEST
+
 /* No Topology CRD on the server: reported once as a problem, the rest syncs, and TAS is off --
  * a flavor naming a Topology is quota alone (with TAS on, its missing Topology would make the
  * ClusterQueue inactive and nothing would be admitted). */
@@ -208,6 +331,7 @@ int main(void)
 
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tas_places_and_pins);
+    tcase_add_test(tc, tas_failed_node_replaced);
     tcase_add_test(tc, tas_off_without_the_crd);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

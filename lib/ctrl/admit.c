@@ -228,7 +228,11 @@ void ctrl__cycle(ctrl_t *c)
         case SCHED_DECISION_DEACTIVATE:
             deactivate(c, d);
             break;
-        case SCHED_DECISION_REPLACE: /* the operator reports no failed node yet */
+        case SCHED_DECISION_REPLACE:
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: %s", d->workload,
+                      d->message ? d->message : "");
+            ctrl__wl_status(c, CTRL_OP_WL_REPLACE, d->workload,
+                            wlstatus_replace_patch(&d->admission));
             break;
         }
         c->queue_dirty = true;

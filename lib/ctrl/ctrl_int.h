@@ -64,6 +64,7 @@ typedef enum {
     CTRL_OP_EXT_OWNER,       /* GET an externalFrameworks owner's metadata (extowner.c) */
     CTRL_OP_WL_RECLAIM,      /* status.reclaimablePods from the job's pods done for good */
     CTRL_OP_WL_HOLD,         /* QuotaReserved=False OnHold / out of it (a StatefulSet at 0) */
+    CTRL_OP_WL_REPLACE,      /* status.admission after a failed node's replacement */
     CTRL_OP_PROV,            /* ProvisioningRequest check: GET a Workload, create a request or a
                                 PodTemplate, delete a request (provctl.c, op->res) */
 } ctrl_op_kind_t;

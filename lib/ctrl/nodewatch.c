@@ -10,6 +10,7 @@
 #include "model/fragment.h"
 #include "model/node.h"
 #include "obs/families.h"
+#include "util/grow.h"
 #include "util/str.h"
 
 #include <stdio.h>
@@ -145,6 +146,70 @@ static void pod_free_rec(void *value, void *data)
 
 /* ---- feeding the engine ------------------------------------------------------------------- */
 
+/*
+ * Failed-node replacement (Kueue's TASReplaceNodeOnPodTermination, docs/operator.md): a Node
+ * deleted, or not Ready with none of a topology-aware workload's Pods left bound to it (they
+ * terminated), is a failed node of every admitted workload whose topologyAssignment names it;
+ * the engine's next cycle replaces it (REPLACE, written as status.admission by admit.c) or
+ * evicts the workload (NodeFailures). Checked when the Node goes and when a Pod leaves a NotReady
+ * Node.
+ */
+typedef struct on_node_s {
+    const sched_t *s;
+    const char *node;
+    bool deleted;
+    char **keys; /* owned */
+    size_t n, cap;
+    bool oom;
+} on_node_t;
+
+static bool wl_failed_on(const sched_wl_info_t *info, void *ud)
+{
+    on_node_t *o = ud;
+    size_t bound;
+
+    if (!sched_workload_on_node(o->s, info->key, o->node, &bound) || (!o->deleted && bound > 0))
+        return true;
+    if (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
+        (o->keys[o->n] = strdup(info->key)) == NULL) {
+        o->oom = true;
+        return false;
+    }
+    o->n++;
+    return true;
+}
+
+static void node_failed(ctrl_t *c, const char *node, bool deleted)
+{
+    on_node_t o = {.s = c->sched, .node = node, .deleted = deleted};
+
+    if (node == NULL)
+        return;
+    sched_workloads(c->sched, wl_failed_on, &o);
+    for (size_t i = 0; i < o.n; i++) {
+        err_msg_t msg;
+        if (sched_workload_node_failed(c->sched, o.keys[i], node, &msg) == ERR_OK)
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: node %s failed (%s)", o.keys[i], node,
+                      deleted ? "deleted" : "not Ready, its pods there gone");
+        free(o.keys[i]);
+    }
+    free(o.keys);
+    if (o.oom)
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory looking for workloads on node %s", node);
+    if (o.n > 0)
+        ctrl__kick(c);
+}
+
+/* Is node `name` known to the engine and not Ready? */
+static bool node_not_ready(const ctrl_t *c, const char *name)
+{
+    sched_node_info_t info;
+    size_t i;
+
+    return name != NULL && sched_node_find(c->sched, name, &i) == ERR_OK &&
+           sched_node_at(c->sched, i, &info) == ERR_OK && !info.ready;
+}
+
 static void feed_node(ctrl_t *c, const char *key, const nw_node_t *r)
 {
     err_msg_t msg;
@@ -166,6 +231,8 @@ static void feed_node(ctrl_t *c, const char *key, const nw_node_t *r)
     }
     if (rc == ERR_NOMEM)
         c->refeed = true;
+    if (rc == ERR_OK && (r == NULL || !r->valid || (r->n.has_ready && !r->n.ready)))
+        node_failed(c, key, r == NULL || !r->valid);
     ctrl__kick(c);
 }
 
@@ -223,11 +290,22 @@ static void on_pod_add(kube_informer_t *inf, const char *key, void *value, json_
     feed_pod(nw->c, key, value);
 }
 
+/* A Pod left node `was`: when that node is not Ready, its workloads may have no Pod left there. */
+static void pod_left(ctrl_t *c, const nw_pod_t *was, const nw_pod_t *now)
+{
+    if (was != NULL && was->node != NULL && was->wl != NULL &&
+        (now == NULL || now->node == NULL || strcmp(now->node, was->node) != 0) &&
+        node_not_ready(c, was->node))
+        node_failed(c, was->node, false);
+}
+
 static void on_pod_update(kube_informer_t *inf, const char *key, void *old, void *value,
                           json_t *raw, void *data)
 {
-    (void)old;
+    ctrl_nodes_t *nw = data;
+
     on_pod_add(inf, key, value, raw, data);
+    pod_left(nw->c, old, value);
 }
 
 static void on_pod_delete(kube_informer_t *inf, const char *key, void *old, json_t *raw, void *data)
@@ -235,9 +313,9 @@ static void on_pod_delete(kube_informer_t *inf, const char *key, void *old, json
     ctrl_nodes_t *nw = data;
 
     (void)inf;
-    (void)old;
     (void)raw;
     feed_pod(nw->c, key, NULL);
+    pod_left(nw->c, old, NULL);
 }
 
 static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)

@@ -1200,6 +1200,13 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
             ctrl__log(c, CTRL_LOG_INFO, "workload %s: finished", op->key);
         }
         break;
+    case CTRL_OP_WL_REPLACE:
+        if (res->err != ERR_OK)
+            ctrl__log(c, CTRL_LOG_ERROR,
+                      "workload %s: replaced topology assignment not written (%s): the engine "
+                      "keeps it, the API the old one until a restart",
+                      op->key, res->msg.text);
+        break;
     case CTRL_OP_WL_BACKOFF:
     case CTRL_OP_WL_PRIORITY:
     case CTRL_OP_WL_HOLD:

@@ -314,6 +314,13 @@ fail:
     return NULL;
 }
 
+json_t *wlstatus_replace_patch(const admission_t *a)
+{
+    json_t *adm = wlstatus_admission_json(a);
+
+    return adm != NULL ? json_pack("{s:{s:o}}", "status", "admission", adm) : NULL;
+}
+
 json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,
                              const char *message, int64_t now_s)
 {

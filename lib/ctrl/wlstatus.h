@@ -43,6 +43,10 @@ json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now
 json_t *wlstatus_reserve_patch(const json_t *wl, const admission_t *a, json_t *checks,
                                int64_t now_s);
 
+/* Failed-node replacement: status.admission alone (a merge patch without a resourceVersion: the
+ * conditions stay as the API has them). */
+json_t *wlstatus_replace_patch(const admission_t *a);
+
 /* Eviction: Evicted=True (`reason`, `message`) and, for a preemption, Preempted=True with
  * `preempt_reason` ("InClusterQueue", ...). QuotaReserved stays until the quota is released. */
 json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,

@@ -130,6 +130,26 @@ nomem:
     return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", key);
 }
 
+bool sched_workload_on_node(const sched_t *s, const char *key, const char *node, size_t *bound)
+{
+    const wl_t *w = key != NULL ? util_hmap_get(&s->wl_map, key) : NULL;
+    bool named = false;
+    size_t d;
+
+    *bound = 0;
+    if (w == NULL || w->state != SCHED_WL_ADMITTED || w->awaiting_checks || node == NULL)
+        return false;
+    for (size_t i = 0; i < w->adm.nassignments && !named; i++)
+        named = w->adm.assignments[i].topology != NULL &&
+                domain_of_node(w->adm.assignments[i].topology, node, &d);
+    for (size_t i = 0; named && s->nodes != NULL && i < s->nodes->npods; i++) {
+        const spod_t *p = s->nodes->pods[i];
+        if (p->wl != NULL && strcmp(p->wl, key) == 0 && strcmp(p->node->name, node) == 0)
+            (*bound)++;
+    }
+    return named;
+}
+
 /* ---- the second pass ------------------------------------------------------------------------ */
 
 static int level_index(const topo_rec_t *t, const char *label)

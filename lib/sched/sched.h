@@ -277,6 +277,12 @@ err_t sched_workload_checks(sched_t *s, const char *key, check_state_t verdict, 
  */
 err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, err_msg_t *msg);
 
+/* Does admitted workload `key` have node `node` in its topology assignment (a
+ * kubernetes.io/hostname domain), and how many of its pods are bound there (sched_pod_bound)? For
+ * a driver deciding whether a NotReady node failed for it (its pods there terminated). false
+ * for an unknown or not admitted workload. */
+bool sched_workload_on_node(const sched_t *s, const char *key, const char *node, size_t *bound);
+
 /* ---- decisions ---------------------------------------------------------------------------- */
 
 typedef enum {
