@@ -520,7 +520,8 @@ static void serve(fakeapi_t *fa, const fa_call_t *c, const fa_route_t *rt, fa_an
         char err[256];
         fa_sel_t sel;
 
-        if (!fa__sel_parse(label, field, &sel, err, sizeof(err)))
+        if (!fa__sel_parse(label, field, strcmp(rt->type->plural, "pods") == 0, &sel, err,
+                           sizeof(err)))
             fa__status(a, 400, NULL, "%s", err);
         else
             fa__list(fa, rt->type, rt->ns, &sel, limit ? (uint32_t)strtoul(limit, NULL, 10) : 0,
@@ -715,7 +716,8 @@ static void watch_start(fakeapi_t *fa, testsrv_conn_t *conn, const fa_call_t *c,
     fa_watch_t *w;
     fa_sel_t sel;
 
-    if (!fa__sel_parse(label, field, &sel, err, sizeof(err))) {
+    if (!fa__sel_parse(label, field, strcmp(rt->type->plural, "pods") == 0, &sel, err,
+                       sizeof(err))) {
         fa__status(&a, 400, NULL, "%s", err);
     } else if (!from_state) {
         from = strtoull(rv, &end, 10);

@@ -130,9 +130,11 @@ void fa__delete(fakeapi_t *fa, fa_type_t *t, const char *ns, const char *name, j
 /* RFC 7386: apply `patch` (borrowed) to `target` (consumed); returns a new reference. */
 json_t *fa__merge_patch(json_t *target, json_t *patch);
 
-/* Parse a labelSelector and a fieldSelector (either may be NULL) into `sel`. On a syntax error
- * or an unsupported field returns false with the reason in `err`. */
-bool fa__sel_parse(const char *label, const char *field, fa_sel_t *sel, char *err, size_t n);
+/* Parse a labelSelector and a fieldSelector (either may be NULL) into `sel`; `pods`: the Pod
+ * fields spec.nodeName and status.phase are supported too. On a syntax error or an unsupported
+ * field returns false with the reason in `err`. */
+bool fa__sel_parse(const char *label, const char *field, bool pods, fa_sel_t *sel, char *err,
+                   size_t n);
 
 /* Does `obj` satisfy every requirement? (An empty selector matches everything.) */
 bool fa__sel_match(const fa_sel_t *sel, json_t *obj);

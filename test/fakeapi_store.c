@@ -1100,7 +1100,7 @@ static void add_val(fa_selreq_t *r, char *v)
 }
 
 /* One requirement `term` (trimmed, no top-level commas). */
-static bool parse_term(const char *term, bool field, fa_selreq_t *r, char *err, size_t n)
+static bool parse_term(const char *term, bool field, bool pods, fa_selreq_t *r, char *err, size_t n)
 {
     const char *op;
 
@@ -1147,15 +1147,15 @@ static bool parse_term(const char *term, bool field, fa_selreq_t *r, char *err, 
         return false;
     }
     if (field && strcmp(r->key, "metadata.name") != 0 &&
-        strcmp(r->key, "metadata.namespace") != 0 && strcmp(r->key, "spec.nodeName") != 0 &&
-        strcmp(r->key, "status.phase") != 0) {
+        strcmp(r->key, "metadata.namespace") != 0 &&
+        (!pods || (strcmp(r->key, "spec.nodeName") != 0 && strcmp(r->key, "status.phase") != 0))) {
         snprintf(err, n, "field label not supported: %s", r->key);
         return false;
     }
     return true;
 }
 
-static bool parse_sel(const char *s, bool field, fa_sel_t *sel, char *err, size_t n)
+static bool parse_sel(const char *s, bool field, bool pods, fa_sel_t *sel, char *err, size_t n)
 {
     while (s != NULL && *s) {
         size_t len = 0;
@@ -1173,7 +1173,7 @@ static bool parse_sel(const char *s, bool field, fa_sel_t *sel, char *err, size_
         FA_NN(reqs);
         sel->reqs = reqs;
         memset(&sel->reqs[sel->n], 0, sizeof(sel->reqs[sel->n]));
-        ok = term[0] != '\0' && parse_term(term, field, &sel->reqs[sel->n], err, n);
+        ok = term[0] != '\0' && parse_term(term, field, pods, &sel->reqs[sel->n], err, n);
         if (term[0] == '\0')
             snprintf(err, n, "unable to parse requirement: empty term");
         sel->n++; /* even when failed: its strings are freed by fa__sel_fini */
@@ -1187,10 +1187,11 @@ static bool parse_sel(const char *s, bool field, fa_sel_t *sel, char *err, size_
     return true;
 }
 
-bool fa__sel_parse(const char *label, const char *field, fa_sel_t *sel, char *err, size_t n)
+bool fa__sel_parse(const char *label, const char *field, bool pods, fa_sel_t *sel, char *err,
+                   size_t n)
 {
     memset(sel, 0, sizeof(*sel));
-    return parse_sel(label, false, sel, err, n) && parse_sel(field, true, sel, err, n);
+    return parse_sel(label, false, false, sel, err, n) && parse_sel(field, true, pods, sel, err, n);
 }
 
 static bool req_match(const fa_selreq_t *r, json_t *obj)
