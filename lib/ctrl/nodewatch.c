@@ -183,8 +183,8 @@ static void node_failed(ctrl_t *c, const char *node, bool deleted)
 {
     on_node_t o = {.s = c->sched, .node = node, .deleted = deleted};
 
-    if (node == NULL)
-        return;
+    if (node == NULL || (!deleted && (c->nodes == NULL || !kube_informer_synced(c->nodes->pods))))
+        return; /* which pods are still there is known once the Pods are listed */
     sched_workloads(c->sched, wl_failed_on, &o);
     for (size_t i = 0; i < o.n; i++) {
         err_msg_t msg;
@@ -318,6 +318,18 @@ static void on_pod_delete(kube_informer_t *inf, const char *key, void *old, json
     pod_left(nw->c, old, NULL);
 }
 
+/* The Pods are listed: the NotReady Nodes seen before may have none of a workload's left. */
+static void on_pods_synced(kube_informer_t *inf, void *data)
+{
+    ctrl_nodes_t *nw = data;
+    sched_node_info_t info;
+
+    (void)inf;
+    for (size_t i = 0; i < sched_node_count(nw->c->sched); i++)
+        if (sched_node_at(nw->c->sched, i, &info) == ERR_OK && !info.ready)
+            node_failed(nw->c, info.name, false);
+}
+
 static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)
 {
     ctrl_nodes_t *nw = data;
@@ -343,7 +355,8 @@ static err_t nodes_create(ctrl_t *c, err_msg_t *msg)
     kube_codec_t ncodec = {node_dec, node_free_rec, NULL}, pcodec = {pod_dec, pod_free_rec, NULL};
     kube_informer_typed_handlers_t nh = {on_node_add, on_node_update, on_node_delete, NULL,
                                          on_error};
-    kube_informer_typed_handlers_t ph = {on_pod_add, on_pod_update, on_pod_delete, NULL, on_error};
+    kube_informer_typed_handlers_t ph = {on_pod_add, on_pod_update, on_pod_delete, on_pods_synced,
+                                         on_error};
     kube_informer_opts_t popts = {
         .field_selector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"};
     ctrl_nodes_t *nw = calloc(1, sizeof(*nw));
