@@ -176,7 +176,9 @@ static const char *split_key(const char *key, char *ns, size_t n)
 void ctrl__metrics_cycle(ctrl_t *c, const sched_decisions_t *ds, size_t from, uint64_t ns,
                          bool first)
 {
-    static const char *const kinds[] = {"admit", "preempt", "evict", "deactivate"};
+    static const char *const kinds[] = {"admit", "preempt", "evict", "deactivate", "replace"};
+    _Static_assert(sizeof(kinds) / sizeof(kinds[0]) == SCHED_DECISION_REPLACE + 1,
+                   "a name for every decision kind");
     sched_attempts_t now;
     uint64_t tried, ok;
     double each;
