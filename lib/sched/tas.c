@@ -19,6 +19,10 @@ typedef struct dom_s {
     size_t node0, node1;   /* range in the sorted node order */
     size_t child0, child1; /* range in the next level's domains */
     int64_t pods, slices;  /* capacity, then what the descent assigns */
+    /* with a leader (tas_place_group()): the workers' capacity once the leader is
+     * placed inside (lpods, lslices; equal to pods, slices without one), and whether the leader
+     * fits (leaders: 0 or 1), then what the descent assigns; Kueue's *WithLeader counts */
+    int64_t lpods, lslices, leaders;
 } dom_t;
 
 typedef struct tas_s {
@@ -31,6 +35,8 @@ typedef struct tas_s {
     size_t nd[TAS_MAX_LEVELS];
     size_t level, slice_level; /* requested level, slice level */
     int64_t count, slice_size;
+    const qnano_t *leader; /* borrowed: the leader's per-pod request; NULL = no leader */
+    int64_t leader_count;  /* 1 with a leader, else 0 */
     bool unconstrained, required;
     size_t *excluded; /* owned: per resource, leaves that fit no pod because of it */
 } tas_t;
@@ -75,9 +81,24 @@ static int values_cmp(const char *const *a, const char *const *b, size_t upto)
 }
 
 /* Kueue's sortedDomains: slices (descending; ascending for LeastFreeCapacity), pods ascending,
- * then label values. */
-static int dom_cmp(const dom_t *a, const dom_t *b, bool least_free)
+ * then label values. With a leader (Kueue's sortedDomainsWithLeader, used to pick the level's
+ * domains) the domains that can hold the leader come first, then the same keys with the leader
+ * counted. Without one the two orders are the same. */
+typedef enum { SORT_PLAIN, SORT_LEAST_FREE, SORT_LEADER, SORT_LEADER_LEAST_FREE } sort_t;
+
+static int dom_cmp(const dom_t *a, const dom_t *b, sort_t how)
 {
+    bool least_free = how == SORT_LEAST_FREE || how == SORT_LEADER_LEAST_FREE;
+
+    if (how >= SORT_LEADER) {
+        if (a->leaders != b->leaders)
+            return a->leaders > b->leaders ? -1 : 1;
+        if (a->lslices != b->lslices)
+            return (a->lslices < b->lslices) == least_free ? -1 : 1;
+        if (a->lpods != b->lpods)
+            return a->lpods < b->lpods ? -1 : 1;
+        return values_cmp(a->values, b->values, a->level);
+    }
     if (a->slices != b->slices)
         return (a->slices < b->slices) == least_free ? -1 : 1;
     if (a->pods != b->pods)
@@ -86,7 +107,7 @@ static int dom_cmp(const dom_t *a, const dom_t *b, bool least_free)
 }
 
 /* Stable merge sort of v[0..n) with tmp[0..n) as scratch. */
-static void dom_sort(dom_t **v, dom_t **tmp, size_t n, bool least_free)
+static void dom_sort(dom_t **v, dom_t **tmp, size_t n, sort_t least_free)
 {
     size_t mid = n / 2, i = 0, j = mid, k = 0;
 
@@ -103,13 +124,24 @@ static void dom_sort(dom_t **v, dom_t **tmp, size_t n, bool least_free)
     memcpy(v, tmp, n * sizeof(*v));
 }
 
+static err_t sorted_by(dom_t **v, size_t n, sort_t how)
+{
+    dom_t **tmp = malloc((n ? n : 1) * sizeof(*tmp));
+
+    if (tmp == NULL)
+        return ERR_NOMEM;
+    dom_sort(v, tmp, n, how);
+    free(tmp);
+    return ERR_OK;
+}
+
 static err_t sorted(dvec_t *d, bool least_free)
 {
     dom_t **tmp = malloc((d->n ? d->n : 1) * sizeof(*tmp));
 
     if (tmp == NULL)
         return ERR_NOMEM;
-    dom_sort(d->v, tmp, d->n, least_free);
+    dom_sort(d->v, tmp, d->n, least_free ? SORT_LEAST_FREE : SORT_PLAIN);
     free(tmp);
     return ERR_OK;
 }
@@ -145,14 +177,15 @@ static bool has_all_labels(const tas_node_t *n, size_t nl)
     return true;
 }
 
-/* How many pods fit in `free`; *limit = the resource that limits it most (first on ties). */
-static int64_t pods_in(const tas_t *t, const qnano_t *free, size_t *limit)
+/* How many pods of request `per_pod` fit in `free`; *limit = the resource that limits it most
+ * (first on ties). */
+static int64_t pods_in(const tas_t *t, const qnano_t *per_pod, const qnano_t *free, size_t *limit)
 {
     int64_t best = INT32_MAX;
 
     *limit = t->in->nres;
     for (size_t r = 0; r < t->in->nres; r++) {
-        qnano_t per = t->req->per_pod[r], f = free[r], n;
+        qnano_t per = per_pod[r], f = free[r], n;
         if (per <= 0)
             continue;
         n = f <= 0 ? 0 : f / per;
@@ -176,9 +209,18 @@ static err_t leaf_capacity(tas_t *t, dom_t *d)
         for (size_t r = 0; r < nres; r++)
             sum[r] += f[r];
     }
-    d->pods = pods_in(t, sum, &limit);
+    d->pods = pods_in(t, t->req->per_pod, sum, &limit);
     if (d->pods == 0 && limit < nres)
         t->excluded[limit]++;
+    d->lpods = d->pods;
+    d->leaders = 0;
+    if (t->leader_count > 0 && pods_in(t, t->leader, sum, &limit) > 0) {
+        /* Kueue's fillLeafCounts: the leader first, then the workers in what is left */
+        d->leaders = 1;
+        for (size_t r = 0; r < nres; r++)
+            sum[r] -= t->leader[r];
+        d->lpods = pods_in(t, t->req->per_pod, sum, &limit);
+    }
     free(sum);
     return ERR_OK;
 }
@@ -236,21 +278,36 @@ static err_t build(tas_t *t)
             d->child1 = c;
         }
     }
+    /* Kueue's fillInCountsHelper: with a leader, a parent's capacity with it inside is its
+     * children's total less the smallest loss among the children that can hold it (none: 0) */
     for (size_t l = nl; l-- > 0;) {
         for (size_t k = 0; k < t->nd[l]; k++) {
             dom_t *d = &t->doms[l][k];
-            int64_t slices = 0;
+            int64_t slices = 0, lslices = 0, dpods = INT64_MAX, dslices = INT64_MAX;
             if (l == nl - 1) {
                 if ((rc = leaf_capacity(t, d)) != ERR_OK)
                     goto out;
+                slices = lslices = 0;
             } else {
-                d->pods = 0;
+                d->pods = d->leaders = 0;
                 for (size_t c = d->child0; c < d->child1; c++) {
-                    d->pods += t->doms[l + 1][c].pods;
-                    slices += t->doms[l + 1][c].slices;
+                    const dom_t *ch = &t->doms[l + 1][c];
+                    d->pods += ch->pods;
+                    slices += ch->slices;
+                    if (t->leader_count == 0 || ch->leaders > 0) {
+                        if (ch->pods - ch->lpods < dpods)
+                            dpods = ch->pods - ch->lpods;
+                        if (ch->slices - ch->lslices < dslices)
+                            dslices = ch->slices - ch->lslices;
+                    }
+                    if (ch->leaders > d->leaders)
+                        d->leaders = ch->leaders;
                 }
+                d->lpods = dpods == INT64_MAX ? 0 : d->pods - dpods;
+                lslices = dslices == INT64_MAX ? 0 : slices - dslices;
             }
             d->slices = l == t->slice_level ? d->pods / t->slice_size : slices;
+            d->lslices = l == t->slice_level ? d->lpods / t->slice_size : lslices;
         }
     }
     rc = ERR_OK;
@@ -288,19 +345,26 @@ static err_t not_fit(const tas_t *t, int64_t fit, int64_t total, err_msg_t *msg)
 
 /* ---- Kueue's placement ----------------------------------------------------------------------- */
 
-static int64_t cap_of(const dom_t *d, bool by_slices)
+/* A domain's capacity in slices or pods; with `leaders` > 0 still to place, its capacity with
+ * the leader inside. */
+static int64_t cap_of(const dom_t *d, bool by_slices, int64_t leaders)
 {
+    if (leaders > 0)
+        return by_slices ? d->lslices : d->lpods;
     return by_slices ? d->slices : d->pods;
 }
 
-/* findBestFitDomain: the first domain with the smallest capacity >= need, else v[0]. */
-static dom_t *best_fit(dom_t *const *v, size_t n, int64_t need, bool by_slices)
+/* findBestFitDomain: the first domain with the smallest capacity >= need among those that can
+ * hold `leaders` leaders, else v[0]. */
+static dom_t *best_fit(dom_t *const *v, size_t n, int64_t need, bool by_slices, int64_t leaders)
 {
     dom_t *best = v[0];
     int64_t best_cap = INT64_MAX;
 
     for (size_t i = 0; i < n; i++) {
-        int64_t c = cap_of(v[i], by_slices);
+        int64_t c = cap_of(v[i], by_slices, leaders);
+        if (v[i]->leaders < leaders)
+            continue;
         if (c >= need && c < best_cap) {
             best = v[i];
             best_cap = c;
@@ -309,13 +373,37 @@ static dom_t *best_fit(dom_t *const *v, size_t n, int64_t need, bool by_slices)
     return best;
 }
 
+/* Kueue's prioritizeLeaderDomain: with a leader to place, move to the front of v the first
+ * domain that can hold it and whose loss of capacity with it inside still leaves room for the
+ * request in the whole of v (the capacity a parent reported assumed such a child). */
+static void leader_first(dom_t **v, size_t n, int64_t count, int64_t leaders, int64_t ss,
+                         bool by_slices)
+{
+    int64_t need = by_slices ? count / ss : count, avail = 0;
+
+    if (leaders == 0 || n < 2)
+        return;
+    for (size_t i = 0; i < n; i++)
+        avail += cap_of(v[i], by_slices, 0);
+    for (size_t i = 0; i < n; i++) {
+        dom_t *d = v[i];
+        if (d->leaders < leaders ||
+            avail - (cap_of(d, by_slices, 0) - cap_of(d, by_slices, leaders)) < need)
+            continue;
+        memmove(v + 1, v, i * sizeof(*v));
+        v[0] = d;
+        return;
+    }
+}
+
 /* findLevelWithFitDomains: the domains of `level` (or, preferred, a higher one) to place in. */
 static err_t find_fit(tas_t *t, size_t level, dvec_t *out, size_t *fit_level, err_msg_t *msg)
 {
     bool lfc = t->unconstrained;
-    int64_t need = t->count / t->slice_size, remaining;
+    int64_t need = t->count / t->slice_size, remaining, lead = t->leader_count;
     dvec_t all = {0};
     dom_t *top;
+    size_t i = 0;
     err_t rc = ERR_NOMEM;
 
     if (t->nd[level] == 0)
@@ -323,21 +411,23 @@ static err_t find_fit(tas_t *t, size_t level, dvec_t *out, size_t *fit_level, er
     for (size_t k = 0; k < t->nd[level]; k++)
         if (dvec_push(&all, &t->doms[level][k]) != ERR_OK)
             goto out;
-    if (sorted(&all, lfc) != ERR_OK)
+    if (sorted_by(all.v, all.n,
+                  lead > 0 ? (lfc ? SORT_LEADER_LEAST_FREE : SORT_LEADER)
+                           : (lfc ? SORT_LEAST_FREE : SORT_PLAIN)) != ERR_OK)
         goto out;
     top = all.v[0];
-    if (!lfc && top->slices >= need)
-        top = best_fit(all.v, all.n, need, true);
+    if (!lfc && top->lslices >= need && top->leaders >= lead)
+        top = best_fit(all.v, all.n, need, true, lead);
     if (lfc) {
-        for (size_t i = 0; i < all.n; i++) {
-            if (all.v[i]->slices >= need) {
+        for (i = 0; i < all.n; i++) {
+            if (all.v[i]->leaders >= lead && cap_of(all.v[i], true, lead) >= need) {
                 *fit_level = level;
                 rc = dvec_push(out, all.v[i]);
                 goto out;
             }
         }
     }
-    if (top->slices >= need) {
+    if (top->lslices >= need && top->leaders >= lead) {
         *fit_level = level;
         rc = dvec_push(out, top);
         goto out;
@@ -350,12 +440,33 @@ static err_t find_fit(tas_t *t, size_t level, dvec_t *out, size_t *fit_level, er
         rc = find_fit(t, level - 1, out, fit_level, msg);
         goto out;
     }
-    /* the highest level (preferred) or the lowest (unconstrained): as many domains as needed */
+    /* the highest level (preferred) or the lowest (unconstrained): as many domains as needed,
+     * with a leader the one to hold it first (Kueue's leader loop), then the rest for workers */
     remaining = need;
-    for (size_t i = 0; remaining > 0 && i < all.n; i++) {
+    i = 0;
+    if (lead > 0) {
+        int64_t left = lead;
+        leader_first(all.v, all.n, t->count, lead, t->slice_size, true);
+        for (i = 0; left > 0 && i < all.n && all.v[i]->leaders > 0; i++) {
+            dom_t *d = all.v[i];
+            if (!lfc && d->lslices >= remaining)
+                d = best_fit(all.v + i, all.n - i, remaining, true, left);
+            if (dvec_push(out, d) != ERR_OK)
+                goto out;
+            left -= d->leaders;
+            remaining -= d->lslices;
+        }
+        if (left > 0) {
+            rc = not_fit(t, lead - left, need, msg);
+            goto out;
+        }
+        if (sorted_by(all.v + i, all.n - i, lfc ? SORT_LEAST_FREE : SORT_PLAIN) != ERR_OK)
+            goto out;
+    }
+    for (; remaining > 0 && i < all.n; i++) {
         dom_t *d = all.v[i];
         if (!lfc && d->slices >= remaining)
-            d = best_fit(all.v + i, all.n - i, remaining, true);
+            d = best_fit(all.v + i, all.n - i, remaining, true, 0);
         if (dvec_push(out, d) != ERR_OK)
             goto out;
         remaining -= d->slices;
@@ -371,36 +482,53 @@ out:
     return rc;
 }
 
-/* updateCountsToMinimum: take from `v` (in order) until `count` pods (by_slices: count / slice
- * size slices) are covered, the last domain chosen by BestFit; each chosen domain's pods become
- * what it takes. Appends the chosen domains to `out`. */
-static err_t take(tas_t *t, dvec_t *v, int64_t count, int64_t ss, bool by_slices, dvec_t *out,
-                  err_msg_t *msg)
+/* Set d's assignment to n slices (by_slices) or pods, and its leaders to `leaders`. */
+static void assign_to(dom_t *d, int64_t n, int64_t ss, bool by_slices, int64_t leaders)
+{
+    d->pods = by_slices ? n * ss : n;
+    if (by_slices)
+        d->slices = d->lslices = n;
+    else
+        d->lpods = n;
+    d->leaders = leaders;
+}
+
+/* updateCountsToMinimum: take from `v` (in order; with `leaders` to place, the domain for the
+ * leader moved first) until `count` pods (by_slices: count / slice size slices) and the leaders
+ * are covered, the last domain chosen by BestFit; each chosen domain's pods and leaders become
+ * what it takes (while a leader is still to place, a domain takes its capacity with the leader
+ * inside). Appends the chosen domains to `out`. */
+static err_t take(tas_t *t, dvec_t *v, int64_t count, int64_t leaders, int64_t ss, bool by_slices,
+                  dvec_t *out, err_msg_t *msg)
 {
     bool lfc = t->unconstrained;
     int64_t remaining = by_slices ? count / ss : count;
 
+    leader_first(v->v, v->n, count, leaders, ss, by_slices);
     for (size_t i = 0; i < v->n; i++) {
         dom_t *d = v->v[i];
-        if (!lfc && cap_of(d, by_slices) >= remaining)
-            d = best_fit(v->v + i, v->n - i, remaining, by_slices);
+        int64_t c, l;
+        if (!lfc && cap_of(d, by_slices, leaders) >= remaining && d->leaders >= leaders)
+            d = best_fit(v->v + i, v->n - i, remaining, by_slices, leaders);
         if (dvec_push(out, d) != ERR_OK)
             return ERR_NOMEM;
-        if (cap_of(d, by_slices) >= remaining) {
-            d->pods = by_slices ? remaining * ss : remaining;
-            if (by_slices)
-                d->slices = remaining;
+        c = cap_of(d, by_slices, leaders);
+        if (c >= remaining && d->leaders >= leaders) {
+            assign_to(d, remaining, ss, by_slices, leaders);
             return ERR_OK;
         }
-        if (by_slices)
-            d->pods = d->slices * ss;
-        remaining -= cap_of(d, by_slices);
+        c = c < remaining ? c : remaining;
+        l = d->leaders < leaders ? d->leaders : leaders;
+        assign_to(d, c, ss, by_slices, l);
+        remaining -= c;
+        leaders -= l;
     }
     /* cannot happen: a parent's capacity is the sum of its children's */
-    return remaining > 0 ? err_set(msg, ERR_CONFLICT,
-                                   "topology \"%s\": %lld pod(s) left over descending the tree",
-                                   t->in->topology, (long long)remaining)
-                         : ERR_OK;
+    return remaining > 0 || leaders > 0
+               ? err_set(msg, ERR_CONFLICT,
+                         "topology \"%s\": %lld pod(s) left over descending the tree",
+                         t->in->topology, (long long)remaining)
+               : ERR_OK;
 }
 
 /* The children of every domain of `parents`, in a new list. */
@@ -422,7 +550,8 @@ static int leaf_cmp(const void *a, const void *b)
     return values_cmp(x->values, y->values, x->level);
 }
 
-static err_t assignment(tas_t *t, dvec_t *leaves, tas_assignment_t *out)
+/* The assignment of the leaves' pods (`leader`: of their leaders) into out. */
+static err_t assignment(tas_t *t, dvec_t *leaves, bool leader, tas_assignment_t *out)
 {
     size_t nl = t->nl, first = 0, n = 0;
     tas_assignment_t a = {0};
@@ -441,13 +570,14 @@ static err_t assignment(tas_t *t, dvec_t *leaves, tas_assignment_t *out)
             goto fail;
     for (size_t i = 0; i < leaves->n; i++) {
         const dom_t *d = leaves->v[i];
-        if (d->pods <= 0)
+        int64_t c = leader ? d->leaders : d->pods;
+        if (c <= 0)
             continue;
         a.ndomains = n + 1;
         for (size_t l = 0; l < a.nlevels; l++)
             if ((a.values[n * a.nlevels + l] = strdup(d->values[first + l])) == NULL)
                 goto fail;
-        a.counts[n++] = (int32_t)d->pods;
+        a.counts[n++] = (int32_t)c;
     }
     *out = a;
     return ERR_OK;
@@ -476,6 +606,7 @@ static err_t resolve(tas_t *t, err_msg_t *msg)
     if (r->count < 0)
         return err_set(msg, ERR_INVALID, "negative pod count %d", (int)r->count);
     t->count = r->count;
+    t->leader_count = t->leader != NULL ? 1 : 0;
     t->required = r->mode == TAS_MODE_REQUIRED;
     t->unconstrained = r->mode == TAS_MODE_UNCONSTRAINED;
     t->slice_size = 1;
@@ -509,7 +640,13 @@ static err_t resolve(tas_t *t, err_msg_t *msg)
 err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_t *out,
                 err_msg_t *msg)
 {
-    tas_t t = {.in = in, .req = req, .nl = in->nlevels};
+    return tas_place_group(in, req, NULL, out, NULL, msg);
+}
+
+err_t tas_place_group(const tas_input_t *in, const tas_request_t *req, const qnano_t *leader,
+                      tas_assignment_t *out, tas_assignment_t *leader_out, err_msg_t *msg)
+{
+    tas_t t = {.in = in, .req = req, .nl = in->nlevels, .leader = leader};
     dvec_t cur = {0}, next = {0}, kids = {0};
     size_t level = 0;
     err_t rc;
@@ -517,19 +654,22 @@ err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_
     if (in->nlevels == 0 || in->nlevels > TAS_MAX_LEVELS)
         return err_set(msg, ERR_INVALID, "topology \"%s\" has %zu levels (1 to %d)", in->topology,
                        in->nlevels, TAS_MAX_LEVELS);
+    if (leader != NULL && leader_out == NULL)
+        return err_set(msg, ERR_INVALID, "a leader needs an assignment to go to");
     if ((rc = resolve(&t, msg)) != ERR_OK || (rc = build(&t)) != ERR_OK)
         goto out;
     /* phase 2a: the level and domains that hold the request */
     if ((rc = find_fit(&t, t.level, &next, &level, msg)) != ERR_OK)
         goto out;
     /* phase 2b: down the tree, all at once above the slice level, per parent below it */
-    if ((rc = take(&t, &next, t.count, t.slice_size, true, &cur, msg)) != ERR_OK)
+    if ((rc = take(&t, &next, t.count, t.leader_count, t.slice_size, true, &cur, msg)) != ERR_OK)
         goto out;
     for (; level < t.nl - 1 && level < t.slice_level; level++) {
         kids.n = next.n = 0;
         if ((rc = children_of(&t, cur.v, cur.n, &kids)) != ERR_OK ||
             (rc = sorted(&kids, t.unconstrained)) != ERR_OK ||
-            (rc = take(&t, &kids, t.count, t.slice_size, true, &next, msg)) != ERR_OK)
+            (rc = take(&t, &kids, t.count, t.leader_count, t.slice_size, true, &next, msg)) !=
+                ERR_OK)
             goto out;
         SWAP_DVEC(cur, next);
     }
@@ -539,12 +679,22 @@ err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_
             kids.n = 0;
             if ((rc = children_of(&t, &cur.v[i], 1, &kids)) != ERR_OK ||
                 (rc = sorted(&kids, t.unconstrained)) != ERR_OK ||
-                (rc = take(&t, &kids, cur.v[i]->pods, 1, false, &next, msg)) != ERR_OK)
+                (rc = take(&t, &kids, cur.v[i]->pods, cur.v[i]->leaders, 1, false, &next,
+                           msg)) != ERR_OK)
                 goto out;
         }
         SWAP_DVEC(cur, next);
     }
-    rc = assignment(&t, &cur, out);
+    if (leader == NULL) {
+        rc = assignment(&t, &cur, false, out);
+    } else {
+        tas_assignment_t w = {0};
+        if ((rc = assignment(&t, &cur, false, &w)) == ERR_OK &&
+            (rc = assignment(&t, &cur, true, leader_out)) == ERR_OK)
+            *out = w;
+        else
+            tas_assignment_fini(&w);
+    }
 out:
     free(cur.v);
     free(next.v);

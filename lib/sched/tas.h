@@ -95,6 +95,16 @@ typedef topology_assignment_t tas_assignment_t;
 err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_t *out,
                 err_msg_t *msg);
 
+/* tas_place() for a pod-set group (Kueue's podset-group-name): req is the workers' pod set (its
+ * count, per-pod request and topology constraint) and `leader` the leader's per-pod request, per
+ * resource of `in` (the leader pod set has one pod; Kueue's grouping requires it);
+ * both are placed in one run, every level's domain counted with the leader inside, the leader in
+ * one of the lowest level's domains the workers' domain holds. The workers' assignment into
+ * `out`, the leader's (one domain, count 1) into `leader_out`; neither is touched unless ERR_OK.
+ * Without a leader (NULL) it is tas_place() and leader_out is unused. */
+err_t tas_place_group(const tas_input_t *in, const tas_request_t *req, const qnano_t *leader,
+                      tas_assignment_t *out, tas_assignment_t *leader_out, err_msg_t *msg);
+
 /* Release what `a` owns and zero it; NULL-safe (topology_assignment_fini()). */
 #define tas_assignment_fini topology_assignment_fini
 
