@@ -109,6 +109,63 @@ static char *place(fx_t *f, tas_mode_t mode, const char *level, int count, int g
         free(got_);                                                                  \
     } while (0)
 
+/* Render assignment a after `out`'s first `len` characters. */
+static size_t render(char *out, size_t len, const tas_assignment_t *a)
+{
+    for (size_t l = 0; l < a->nlevels; l++)
+        len += (size_t)snprintf(out + len, 4096 - len, "%s%s", l ? "," : "[", a->levels[l]);
+    len += (size_t)snprintf(out + len, 4096 - len, "]");
+    for (size_t i = 0; i < a->ndomains; i++) {
+        len += (size_t)snprintf(out + len, 4096 - len, " ");
+        for (size_t l = 0; l < a->nlevels; l++)
+            len += (size_t)snprintf(out + len, 4096 - len, "%s%s", l ? "/" : "",
+                                    a->values[i * a->nlevels + l]);
+        len += (size_t)snprintf(out + len, 4096 - len, "=%d", (int)a->counts[i]);
+    }
+    return len;
+}
+
+/* A pod-set group: `count` workers of `gpus_per_pod` and a leader of `leader_gpus`, rendered as
+ * "workers; leader <assignment>" or "NOFIT: message". */
+static char *place_group(fx_t *f, tas_mode_t mode, const char *level, int count,
+                         int gpus_per_pod, int leader_gpus)
+{
+    qnano_t per_pod[1] = {(qnano_t)gpus_per_pod * NANO}, leader[1] = {(qnano_t)leader_gpus * NANO};
+    tas_input_t in = {.topology = "dc",
+                      .levels = f->levels,
+                      .nlevels = f->nlevels,
+                      .resources = res_names,
+                      .nres = 1,
+                      .nodes = f->nodes,
+                      .nnodes = f->nnodes};
+    tas_request_t req = {.mode = mode, .level = level, .count = count, .per_pod = per_pod};
+    tas_assignment_t a, la;
+    err_msg_t msg = {{0}};
+    char *out = calloc(1, 4096);
+    size_t len;
+    err_t rc;
+
+    ck_assert_ptr_nonnull(out);
+    rc = tas_place_group(&in, &req, leader, &a, &la, &msg);
+    if (rc != ERR_OK) {
+        snprintf(out, 4096, "%s: %s", rc == ERR_CONFLICT ? "NOFIT" : err_str(rc), msg.text);
+        return out;
+    }
+    len = render(out, 0, &a);
+    len += (size_t)snprintf(out + len, 4096 - len, "; leader ");
+    render(out, len, &la);
+    tas_assignment_fini(&a);
+    tas_assignment_fini(&la);
+    return out;
+}
+
+#define EXPECT_GROUP(want, ...)                                                      \
+    do {                                                                             \
+        char *got_ = place_group(__VA_ARGS__);                                       \
+        ck_assert_msg(strcmp(got_, want) == 0, "want\n  %s\ngot\n  %s", want, got_); \
+        free(got_);                                                                  \
+    } while (0)
+
 /* Issue 17's example: 2 racks x 4 nodes x 8 GPUs, rack-1 partly used. */
 static void issue17(fx_t *f)
 {
@@ -368,6 +425,74 @@ static tasreq_t req_of(const char *k1, const char *v1, const char *k2, const cha
     return r;
 }
 
+/* Kueue's podset groups (LeaderWorkerSet: a leader pod set of 1 and its workers): both in one
+ * domain of the requested level, every domain counted with the leader inside. */
+START_TEST(group_leader_counted_in_the_domain)
+{
+    fx_t f;
+
+    fx_levels(&f, RACK, HOST, NULL);
+    fx_node(&f, "rack-1 r1-n1", 8);
+    fx_node(&f, "rack-1 r1-n2", 8);
+    fx_node(&f, "rack-2 r2-n1", 8);
+    fx_node(&f, "rack-2 r2-n2", 8);
+    fx_node(&f, "rack-2 r2-n3", 8);
+    /* alone, 2 workers of 8 GPUs go to rack-1 (BestFit: the fuller rack that holds them) */
+    EXPECT_PLACE("[" HOST "] r1-n1=1 r1-n2=1", &f, TAS_MODE_REQUIRED, RACK, 2, 8, NULL, 0);
+    /* with a 4-GPU leader rack-1 holds one worker besides it: rack-2, the leader on a node of
+     * its own and the workers on the others */
+    EXPECT_GROUP("[" HOST "] r2-n2=1 r2-n3=1; leader [" HOST "] r2-n1=1", &f, TAS_MODE_REQUIRED,
+                 RACK, 2, 8, 4);
+    /* 3 workers and the leader: no rack holds them (Kueue's message counts the workers only) */
+    EXPECT_GROUP("NOFIT: topology \"dc\" allows to fit only 3 out of 3 pod(s)", &f,
+                 TAS_MODE_REQUIRED, RACK, 3, 8, 4);
+    /* a leader that fits no node: Kueue's message names the first rack's workers' capacity */
+    EXPECT_GROUP("NOFIT: topology \"dc\" allows to fit only 2 out of 1 pod(s)", &f,
+                 TAS_MODE_REQUIRED, RACK, 1, 8, 16);
+    /* the whole group on one host when the host level is asked for */
+    fx_node(&f, "rack-2 r2-n4", 12);
+    EXPECT_GROUP("[" HOST "] r2-n4=1; leader [" HOST "] r2-n4=1", &f, TAS_MODE_REQUIRED, HOST, 1,
+                 8, 4);
+}
+END_TEST
+
+START_TEST(group_leader_where_the_workers_still_fit)
+{
+    fx_t f;
+
+    /* r1-n1 holds a worker or the leader, r1-n2 (12 GPUs) a worker and the leader: the rack
+     * holds 2 workers with the leader only if the leader goes to r1-n2 (Kueue's
+     * prioritizeLeaderDomain moves that node first though r1-n1 sorts before it) */
+    fx_levels(&f, RACK, HOST, NULL);
+    fx_node(&f, "rack-1 r1-n1", 8);
+    fx_node(&f, "rack-1 r1-n2", 12);
+    EXPECT_GROUP("[" HOST "] r1-n1=1 r1-n2=1; leader [" HOST "] r1-n2=1", &f, TAS_MODE_REQUIRED,
+                 RACK, 2, 8, 4);
+    /* a leader of 0 GPUs (one pod) fits anywhere: the first node in order */
+    EXPECT_GROUP("[" HOST "] r1-n1=1 r1-n2=1; leader [" HOST "] r1-n1=1", &f, TAS_MODE_REQUIRED,
+                 RACK, 2, 8, 0);
+}
+END_TEST
+
+START_TEST(group_preferred_over_several_domains)
+{
+    fx_t f;
+
+    fx_levels(&f, RACK, HOST, NULL);
+    fx_node(&f, "rack-1 r1-n1", 8);
+    fx_node(&f, "rack-1 r1-n2", 8);
+    fx_node(&f, "rack-2 r2-n1", 8);
+    fx_node(&f, "rack-2 r2-n2", 8);
+    /* 3 workers and a leader fit no rack: preferred takes the leader's rack first, then the
+     * rest for the workers */
+    EXPECT_GROUP("[" HOST "] r1-n2=1 r2-n1=1 r2-n2=1; leader [" HOST "] r1-n1=1", &f,
+                 TAS_MODE_PREFERRED, RACK, 3, 8, 4);
+    /* 4 workers and the leader do not fit the 4 nodes at all */
+    EXPECT_GROUP("NOFIT: topology \"dc\" allows to fit only 3 out of 4 pod(s)", &f,
+                 TAS_MODE_PREFERRED, RACK, 4, 8, 4);
+}
+END_TEST
+
 START_TEST(annotations_to_request)
 {
     tasreq_t r;
@@ -411,6 +536,9 @@ static Suite *suite(void)
     tcase_add_test(tc, nodes_without_labels_and_other_lowest_levels);
     tcase_add_test(tc, random_invariants);
     tcase_add_test(tc, annotations_to_request);
+    tcase_add_test(tc, group_leader_counted_in_the_domain);
+    tcase_add_test(tc, group_leader_where_the_workers_still_fit);
+    tcase_add_test(tc, group_preferred_over_several_domains);
     suite_add_tcase(s, tc);
     return s;
 }
