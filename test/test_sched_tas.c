@@ -127,8 +127,8 @@ static size_t render(char *out, size_t len, const tas_assignment_t *a)
 
 /* A pod-set group: `count` workers of `gpus_per_pod` and a leader of `leader_gpus`, rendered as
  * "workers; leader <assignment>" or "NOFIT: message". */
-static char *place_group(fx_t *f, tas_mode_t mode, const char *level, int count,
-                         int gpus_per_pod, int leader_gpus)
+static char *place_group(fx_t *f, tas_mode_t mode, const char *level, int count, int gpus_per_pod,
+                         int leader_gpus)
 {
     qnano_t per_pod[1] = {(qnano_t)gpus_per_pod * NANO}, leader[1] = {(qnano_t)leader_gpus * NANO};
     tas_input_t in = {.topology = "dc",
@@ -451,8 +451,8 @@ START_TEST(group_leader_counted_in_the_domain)
                  TAS_MODE_REQUIRED, RACK, 1, 8, 16);
     /* the whole group on one host when the host level is asked for */
     fx_node(&f, "rack-2 r2-n4", 12);
-    EXPECT_GROUP("[" HOST "] r2-n4=1; leader [" HOST "] r2-n4=1", &f, TAS_MODE_REQUIRED, HOST, 1,
-                 8, 4);
+    EXPECT_GROUP("[" HOST "] r2-n4=1; leader [" HOST "] r2-n4=1", &f, TAS_MODE_REQUIRED, HOST, 1, 8,
+                 4);
 }
 END_TEST
 

@@ -80,6 +80,8 @@ void tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out)
         out->slice_level = NULL;
         out->slice_size = 0;
     }
+    if (out->mode == TASREQ_MODE_REQUIRED || out->mode == TASREQ_MODE_PREFERRED)
+        out->group = kv_list_get(ann, TASREQ_GROUP_NAME);
 }
 
 /* `annotations[key]` under `path`. */

@@ -31,13 +31,14 @@ typedef struct tasreq_s {
     const char *level;       /* borrowed from the annotations: required / preferred level */
     const char *slice_level; /* borrowed: podset-slice-required-topology, NULL = no slices */
     int32_t slice_size;      /* podset-slice-size (with slice_level) */
+    const char *group;       /* borrowed: podset-group-name (only with required / preferred) */
 } tasreq_t;
 
 /* Kueue's PodSetTopologyRequest builder (jobframework NewPodSetTopologyRequest) over a pod
  * template's annotations `ann`: required, else preferred, else unconstrained (a boolean; "false"
  * is no request), else a slice constraint alone (unconstrained from the top level). Slices need
- * both the slice level and the size. Malformed values (which validation reports) read as
- * absent. */
+ * both the slice level and the size; the group name counts only with required or preferred.
+ * Malformed values (which validation reports) read as absent. */
 void tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out);
 
 /* Kueue's ValidateTASPodSetRequest over `ann`, the annotations at `path`

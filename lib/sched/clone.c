@@ -249,9 +249,10 @@ static err_t clone_wps(wps_t *c, const wps_t *s)
     c->ntolerations = 0;
     c->terms = NULL;
     c->nterms = 0;
-    c->tas_level = c->tas_slice_level = NULL;
+    c->tas_level = c->tas_slice_level = c->tas_group = NULL;
     if (util_strdup(s->tas_level, &c->tas_level) != ERR_OK ||
-        util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK)
+        util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK ||
+        util_strdup(s->tas_group, &c->tas_group) != ERR_OK)
         return ERR_NOMEM;
     if (util_strdup(s->name, &c->name) != ERR_OK ||
         memdup((void **)&c->reqs, s->reqs, s->nreqs, sizeof(req_t)) != ERR_OK ||

@@ -789,31 +789,36 @@ static qnano_t tas_pods_use(const tas_pods_t *tp, const snode_t *n, int res, int
     return sum;
 }
 
-/* One pod set (pi, its TAS flavor `flavor`) of a placement by sched__tas_place_all: earlier[j]
- * is pod set j's assignment for j < pi (NULL when it has none); `empty` the TAS pods of a
+/* One pod set (pi, its TAS flavor `flavor`) of a placement by sched__tas_place_all, with its
+ * group's leader pod set li (SIZE_MAX: none; Kueue's podset groups, tas.c tas_place_group(): the
+ * nodes are the ones pi selects, the leader's request is its own) into *lout: earlier[j] is pod
+ * set j's assignment when it is placed already (NULL when not); `empty` the TAS pods of a
  * simulate-empty pass, NULL for free capacity. */
 static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *as, size_t pi,
-                           int flavor, const tas_pods_t *empty,
+                           size_t li, int flavor, const tas_pods_t *empty,
                            topology_assignment_t *const *earlier, topology_assignment_t **out,
-                           char **why)
+                           topology_assignment_t **lout, char **why)
 {
     const ps_assign_t *p = &as->ps[pi];
-    const wps_t *ps = &w->ps[pi];
+    const wps_t *ps = &w->ps[pi], *lps = li == SIZE_MAX ? NULL : &w->ps[li];
     const flavor_rec_t *f = s->flavors[flavor];
     const topo_rec_t *t = sched__topo_find(s, f->topology);
     const sched_nodes_t *ns = s->nodes;
     int pods = sched__find_res(s, "pods");
     size_t nres = 0, nn = 0, nl;
     const char **res = NULL, **vals = NULL;
-    qnano_t *per = NULL, *free_ = NULL;
+    qnano_t *per = NULL, *free_ = NULL, *lper = NULL;
     int *rid = NULL;
     tas_node_t *nodes = NULL;
     const snode_t **src = NULL;
-    topology_assignment_t *a = NULL;
+    topology_assignment_t *a = NULL, *la = NULL;
+    size_t nmax = ps->nreqs + (lps != NULL ? lps->nreqs : 0) + 1;
     err_msg_t msg = {{0}};
     err_t rc = ERR_NOMEM;
 
     *out = NULL;
+    if (lout != NULL)
+        *lout = NULL;
     *why = NULL;
     if (t == NULL) {
         *why = util_asprintf("there is no Topology \"%s\" for TAS flavor \"%s\"",
@@ -821,11 +826,12 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
         return *why == NULL ? ERR_NOMEM : ERR_INVALID;
     }
     nl = t->nlevels;
-    /* resources: the pod's non-zero requests (sorted by name), then "pods" */
-    res = calloc(ps->nreqs + 1, sizeof(*res));
-    rid = calloc(ps->nreqs + 1, sizeof(*rid));
-    per = calloc(ps->nreqs + 1, sizeof(*per));
-    if (res == NULL || rid == NULL || per == NULL)
+    /* resources: the pod's non-zero requests (sorted by name), the leader's others, then "pods" */
+    res = calloc(nmax, sizeof(*res));
+    rid = calloc(nmax, sizeof(*rid));
+    per = calloc(nmax, sizeof(*per));
+    lper = calloc(nmax, sizeof(*lper));
+    if (res == NULL || rid == NULL || per == NULL || lper == NULL)
         goto out;
     for (size_t r = 0; r < ps->nreqs; r++) {
         if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
@@ -834,9 +840,23 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
         rid[nres] = ps->reqs[r].res;
         per[nres++] = ps->reqs[r].per_pod;
     }
+    for (size_t r = 0; lps != NULL && r < lps->nreqs; r++) {
+        size_t k = 0;
+        if (lps->reqs[r].res == pods || lps->reqs[r].per_pod <= 0)
+            continue;
+        while (k < nres && rid[k] != lps->reqs[r].res)
+            k++;
+        if (k == nres) {
+            res[nres] = s->res_names[lps->reqs[r].res];
+            rid[nres] = lps->reqs[r].res;
+            per[nres++] = 0;
+        }
+    }
     res[nres] = "pods";
     rid[nres] = pods;
     per[nres++] = (qnano_t)1000000000;
+    for (size_t r = 0; lps != NULL && r < nres; r++)
+        lper[r] = per_pod_of(lps, rid[r], pods);
     if (ns != NULL && ns->nlive > 0) {
         nodes = calloc(ns->nlive, sizeof(*nodes));
         vals = calloc(ns->nlive * nl, sizeof(*vals));
@@ -867,8 +887,9 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
             nodes[nn].free = fv;
             src[nn++] = n;
         }
-        for (size_t j = 0; j < pi; j++)
-            if (earlier[j] != NULL && sched__tas_flavor(s, &as->ps[j]) == flavor)
+        for (size_t j = 0; j < as->nps && j < w->nps; j++)
+            if (j != pi && j != li && earlier[j] != NULL &&
+                sched__tas_flavor(s, &as->ps[j]) == flavor)
                 assumed_sub(s, &w->ps[j], earlier[j], src, free_, nn, rid, nres);
     }
     tas_input_t in = {.topology = t->name,
@@ -896,20 +917,27 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
         req.slice_level = ps->tas_slice_level;
         req.slice_size = ps->tas_slice_size;
     }
-    if ((a = calloc(1, sizeof(*a))) == NULL)
+    if ((a = calloc(1, sizeof(*a))) == NULL ||
+        (lps != NULL && (la = calloc(1, sizeof(*la))) == NULL))
         goto out;
-    rc = tas_place(&in, &req, a, &msg);
+    rc = tas_place_group(&in, &req, lps != NULL ? lper : NULL, a, la, &msg);
     if (rc == ERR_OK) {
         *out = a;
         a = NULL;
+        if (lps != NULL) {
+            *lout = la;
+            la = NULL;
+        }
     } else if (rc != ERR_NOMEM && (*why = strdup(msg.text)) == NULL) {
         rc = ERR_NOMEM;
     }
 out:
     free(a);
+    free(la);
     free(res);
     free(rid);
     free(per);
+    free(lper);
     free(nodes);
     free(vals);
     free(free_);
@@ -927,6 +955,47 @@ static void topos_clear(topology_assignment_t **topo, size_t n)
     }
 }
 
+/* Is pod set i of w (with pods in a) placed topology-aware on TAS flavor f, in a group? */
+static bool tas_grouped(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                        size_t i, int f)
+{
+    return a->ps[i].count > 0 && w->ps[i].tas_group != NULL &&
+           sched__tas_requested(s, cq, &w->ps[i]) && sched__tas_flavor(s, &a->ps[i]) == f;
+}
+
+/*
+ * Kueue's podset groups (FindTopologyAssignmentsForFlavor: the TAS requests of one flavor grouped
+ * by podset-group-name, each group placed at its first pod set): pod set i's partner j, the other
+ * pod set of its group on the same TAS flavor, and which of the two is the leader (Kueue's
+ * findLeaderAndWorkers: the one with fewer pods, the second on a tie). A group is placed together
+ * only as validation allows it: exactly two pod sets, the leader of one pod; otherwise (a
+ * Workload written by hand) each is placed alone. *partner = SIZE_MAX when i is not grouped.
+ */
+static void tas_partner(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
+                        size_t i, int f, size_t *partner, size_t *leader)
+{
+    size_t n = 0, j = SIZE_MAX, first, second;
+
+    *partner = *leader = SIZE_MAX;
+    if (!tas_grouped(s, cq, w, a, i, f))
+        return;
+    for (size_t k = 0; k < a->nps && k < w->nps; k++) {
+        if (k == i || !tas_grouped(s, cq, w, a, k, f) ||
+            strcmp(w->ps[k].tas_group, w->ps[i].tas_group) != 0)
+            continue;
+        j = k;
+        n++;
+    }
+    if (n != 1)
+        return;
+    first = i < j ? i : j;
+    second = i < j ? j : i;
+    *leader = a->ps[second].count > a->ps[first].count ? first : second;
+    if (a->ps[*leader].count != 1)
+        return;
+    *partner = j;
+}
+
 /* Place every TAS pod set of w under a into topo[] (sched__tas_place_all's search). */
 static err_t place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const assignment_t *a,
                        bool empty, topology_assignment_t **topo, size_t *failed, char **why)
@@ -938,18 +1007,27 @@ static err_t place_all(const sched_t *s, const cq_t *cq, const wl_t *w, const as
         return ERR_NOMEM;
     for (size_t i = 0; i < a->nps && i < w->nps && rc == ERR_OK; i++) {
         const ps_assign_t *p = &a->ps[i];
+        size_t j, li, wi = i;
         int f;
         if (p->count == 0 || !sched__tas_requested(s, cq, &w->ps[i]))
             continue;
-        *failed = i;
         f = sched__tas_flavor(s, p);
+        tas_partner(s, cq, w, a, i, f, &j, &li);
+        if (j != SIZE_MAX && j < i)
+            continue; /* placed with its group's first pod set */
+        *failed = i;
         if (f == SCHED__NONE) {
             /* Kueue's ErrNoTASFlavorAssigned: the pod set's resources got no TAS flavor */
             *why = util_asprintf("no topology-aware flavor assigned");
             rc = *why == NULL ? ERR_NOMEM : ERR_NOT_FOUND;
             break;
         }
-        rc = tas_place_one(s, w, a, i, f, empty ? &tp : NULL, topo, &topo[i], why);
+        if (j == SIZE_MAX)
+            li = SIZE_MAX;
+        else if (li == i)
+            wi = j;
+        rc = tas_place_one(s, w, a, wi, li, f, empty ? &tp : NULL, topo, &topo[wi],
+                           li == SIZE_MAX ? NULL : &topo[li], why);
         if (rc == ERR_OK)
             *failed = SIZE_MAX;
         else if (rc != ERR_NOMEM)

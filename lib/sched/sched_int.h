@@ -354,6 +354,7 @@ typedef struct wps_s {
     char *tas_level;       /* owned: required / preferred level, NULL otherwise */
     char *tas_slice_level; /* owned: podset-slice-required-topology, NULL = no slices */
     int32_t tas_slice_size;
+    char *tas_group; /* owned: podset-group-name (with required / preferred), NULL = none */
 } wps_t;
 
 typedef struct use_s {
@@ -709,7 +710,9 @@ err_t sched__nodes_place(sched_t *s, wl_t *w, const assignment_t *a, bool all, b
 /* Kueue's FindTopologyAssignmentsForWorkload: every pod set of w asking for topology-aware
  * scheduling in cq (with pods in assignment a) placed by Kueue's algorithm (tas.c) on the nodes
  * its TAS flavor and the pod set select, in pod-set order, each after the pods of the earlier
- * ones on the same flavor are counted on their domains (Kueue's assumedUsage), on the nodes'
+ * ones on the same flavor are counted on their domains (Kueue's assumedUsage); the two pod sets
+ * of a podset-group-name group (the leader of one pod and its workers) placed in one run at the
+ * first of them (tas.c tas_place_group()), *failed then naming that first one; on the nodes'
  * free capacity or, `empty`, without their topology-aware usage (Kueue's simulate-empty pass for
  * a preempting assignment). ERR_OK: all placed, and when `keep` is not NULL (a itself, as a
  * rule) each placed pod set's assignment replaces keep->ps[i].topo; ERR_CONFLICT: pod set *failed

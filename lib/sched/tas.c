@@ -679,8 +679,8 @@ err_t tas_place_group(const tas_input_t *in, const tas_request_t *req, const qna
             kids.n = 0;
             if ((rc = children_of(&t, &cur.v[i], 1, &kids)) != ERR_OK ||
                 (rc = sorted(&kids, t.unconstrained)) != ERR_OK ||
-                (rc = take(&t, &kids, cur.v[i]->pods, cur.v[i]->leaders, 1, false, &next,
-                           msg)) != ERR_OK)
+                (rc = take(&t, &kids, cur.v[i]->pods, cur.v[i]->leaders, 1, false, &next, msg)) !=
+                    ERR_OK)
                 goto out;
         }
         SWAP_DVEC(cur, next);

@@ -232,6 +232,7 @@ static void wps_fini(wps_t *p)
     sched__terms_fini(p->terms, p->nterms);
     free(p->tas_level);
     free(p->tas_slice_level);
+    free(p->tas_group);
 }
 
 static void wl_spec_fini(wl_t *w)
@@ -331,6 +332,8 @@ static uint64_t shape_hash(const wl_t *w)
             h = fnv_str(h, p->tas_level);
             h = fnv_str(h, p->tas_slice_level);
             h = fnv(h, &p->tas_slice_size, sizeof(p->tas_slice_size));
+            if (p->tas_group != NULL)
+                h = fnv_str(h, p->tas_group);
         }
         for (size_t t = 0; t < p->nterms; t++)
             for (size_t e = 0; e < p->terms[t].nexprs; e++) {
@@ -449,7 +452,8 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
         p->tas_mode = tr.mode;
         p->tas_slice_size = tr.slice_level != NULL ? tr.slice_size : 0;
         if (util_strdup(tr.level, &p->tas_level) != ERR_OK ||
-            util_strdup(tr.slice_level, &p->tas_slice_level) != ERR_OK)
+            util_strdup(tr.slice_level, &p->tas_slice_level) != ERR_OK ||
+            util_strdup(tr.group, &p->tas_group) != ERR_OK)
             return ERR_NOMEM;
         p->ntolerations = src->spec.ntolerations;
         p->nterms = src->spec.naffinity_terms;
