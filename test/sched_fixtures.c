@@ -429,6 +429,8 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
         p->name = parts[0];
         p->count = atoi(parts[1]);
         requests_parse(a, parts[2], &p->pod_requests);
+        if (o->extra_annotations)
+            kv_parse(a, o->extra_annotations, &p->template_annotations);
     }
     if (o->reclaimable) {
         char *rs[8];

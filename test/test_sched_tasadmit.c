@@ -468,6 +468,53 @@ START_TEST(pod_sets_count_earlier_ones)
 }
 END_TEST
 
+/* Kueue's podset groups (podset-group-name, as its LeaderWorkerSet integration sets it): the
+ * leader (one pod) and its workers in one rack. rack-1 has a 4-GPU node and an 8-GPU one, rack-2
+ * three 8-GPU nodes. Placed one after the other, the 4-GPU leader would take rack-1's small node
+ * (BestFit) and the two 8-GPU workers rack-2; as a group both go to rack-2, the leader on a
+ * node of its own, since rack-1 holds only one worker besides it. */
+#define GROUP_G "kueue.x-k8s.io/podset-group-name=g," REQ_RACK /* keys sorted */
+START_TEST(podset_group_one_rack)
+{
+    topology("dc");
+    flavor("tas-gpu", "dc");
+    tas_queue("q", 64, NULL);
+    fx_node(s, "r1-n1", RACK "=rack-1," HOST "=r1-n1,pool=gpu", NULL,
+            "cpu=64,nvidia.com/gpu=4,pods=110");
+    fx_node(s, "r1-n2", RACK "=rack-1," HOST "=r1-n2,pool=gpu", NULL,
+            "cpu=64,nvidia.com/gpu=8,pods=110");
+    for (int n = 1; n <= 3; n++) {
+        char name[16], labels[128];
+        snprintf(name, sizeof(name), "r2-n%d", n);
+        snprintf(labels, sizeof(labels), RACK "=rack-2," HOST "=%s,pool=gpu", name);
+        fx_node(s, name, labels, NULL, "cpu=64,nvidia.com/gpu=8,pods=110");
+    }
+    fx_wl(s, "ns/lws", "q", 0, 1, "cpu=1,nvidia.com/gpu=4",
+          &(fx_wl_opts_t){.count = 1,
+                          .template_annotations = GROUP_G,
+                          .podsets = "workers:2:cpu=1,nvidia.com/gpu=8",
+                          .extra_annotations = GROUP_G});
+    fx_run(s, 1, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/lws"), SCHED_WL_ADMITTED);
+    ck_assert_str_eq(topo_of_ps("ns/lws", 0), "r2-n1=1");
+    ck_assert_str_eq(topo_of_ps("ns/lws", 1), "r2-n2=1 r2-n3=1");
+    ck_assert_int_eq(gpus_free("r1-n1"), 4);
+    ck_assert_int_eq(gpus_free("r2-n1"), 4);
+    ck_assert_int_eq(gpus_free("r2-n3"), 0);
+    /* the same group again: no rack holds a leader and two workers now; the reason is the
+     * group's, on its first pod set (Kueue gives it to both) */
+    fx_wl(s, "ns/lws2", "q", 0, 2, "cpu=1,nvidia.com/gpu=4",
+          &(fx_wl_opts_t){.count = 1,
+                          .template_annotations = GROUP_G,
+                          .podsets = "workers:2:cpu=1,nvidia.com/gpu=8",
+                          .extra_annotations = GROUP_G});
+    fx_run(s, 3, &out, true);
+    ck_assert_int_eq(fx_state(s, "ns/lws2"), SCHED_WL_PENDING);
+    expect_message("ns/lws2", "couldn't assign flavors to pod set main: topology \"dc\" allows "
+                              "to fit only 1 out of 2 pod(s)");
+}
+END_TEST
+
 /* It fits the quota but not the nodes; on empty nodes it would: the minimal set of victims in
  * Kueue's order is preempted (candidates lowest priority first, removed until the job is
  * placed, then put back in reverse while it still is), and the job is admitted on the nodes
@@ -762,6 +809,7 @@ static Suite *suite(void)
     tcase_add_test(tc, tas_preempt_fair_sharing);
     tcase_add_test(tc, tas_preempt_bound_pods);
     tcase_add_test(tc, pod_sets_count_earlier_ones);
+    tcase_add_test(tc, podset_group_one_rack);
     tcase_add_test(tc, simulate_empty_keeps_non_tas_usage);
     suite_add_tcase(su, tc);
     return su;
