@@ -1328,9 +1328,6 @@ static const char *tas_job(const char *ann, int parallelism)
 }
 
 #define TAS_ANN "spec.template.metadata.annotations"
-#define TAS_NO_EFFECT                                                                        \
-    "has no effect: topology-aware pod-set groups (podset-group-name) are not supported by " \
-    "sluice\n"
 
 START_TEST(topology_annotations_validated)
 {
@@ -1360,28 +1357,71 @@ START_TEST(topology_annotations_validated)
                    "[kueue.x-k8s.io/podset-slice-size]: Invalid value: \"0\": must be greater than "
                    "or equal to 1\n" TAS_ANN "[kueue.x-k8s.io/podset-slice-size]: Forbidden: may "
                    "not be set when 'kueue.x-k8s.io/podset-slice-required-topology' is not "
-                   "specified\n"
-                   "warning: " TAS_ANN "[kueue.x-k8s.io/podset-group-name]: " TAS_NO_EFFECT);
+                   "specified\n");
     EXPECT(tas_job("kueue.x-k8s.io/podset-preferred-topology: \"bad key!\"", 1),
            TAS_ANN "[kueue.x-k8s.io/podset-preferred-topology]: name part " NAME_RE "\n");
 }
 END_TEST
 
-/* Topology-aware scheduling acts on its pod-template annotations (lib/sched/tas.c): no
- * warning; the leader/worker pod-set groups it lacks are warned, never dropped silently (issue 17,
- * "settings that have no effect"). */
+/* Topology-aware scheduling acts on its pod-template annotations (lib/sched/tas.c), podset
+ * groups included: no warning. A Workload's group that breaks Kueue's grouping rules (which
+ * Kueue's Workload webhook does not check) is warned with what the engine does with it. */
+#define GWL(ps) WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n" ps
+#define GPS(name, count, ann)                                                                 \
+    "  - name: " name "\n    count: " #count "\n    template: {metadata: {annotations: {" ann \
+    "}}, spec: {containers: [{name: c, image: i}]}}\n"
+#define GRACK   "kueue.x-k8s.io/podset-required-topology: rack, kueue.x-k8s.io/podset-group-name: g"
+#define GANN(i) "spec.podSets[" #i "].template.metadata.annotations"
 START_TEST(topology_annotations_warned)
 {
     EXPECT("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\n"
            "spec: {template: {metadata: {annotations: {kueue.x-k8s.io/podset-required-topology: "
            "rack}}, spec: {restartPolicy: Never, containers: [{name: c, image: i}]}}}\n",
            "");
-    EXPECT(WL "metadata: {name: wl, namespace: ns}\nspec:\n  queueName: lq\n  podSets:\n"
-              "  - name: main\n    count: 1\n    template: {metadata: {annotations: "
-              "{kueue.x-k8s.io/podset-preferred-topology: block, kueue.x-k8s.io/podset-group-name: "
-              "g}}, spec: {containers: [{name: c, image: i}]}}\n",
-           "warning: spec.podSets[0].template.metadata.annotations[kueue.x-k8s.io/"
-           "podset-group-name]: " TAS_NO_EFFECT);
+    /* a leader of 1 and its workers asking for the same rack: a group, placed together */
+    EXPECT(GWL(GPS("leader", 1, GRACK) GPS("workers", 4, GRACK)), "");
+    /* one pod set alone in its group */
+    EXPECT(GWL(GPS("main", 1, GRACK)),
+           "warning: " GANN(
+               0) "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can "
+                  "only define groups of exactly 2 pod sets, got: 1 pod set(s); the group has no "
+                  "effect: its pod sets are placed one by one\n");
+    /* no pod set of 1, and the topologies differ */
+    EXPECT(
+        GWL(GPS("a", 2, GRACK) GPS("b", 3,
+                                   "kueue.x-k8s.io/podset-preferred-topology: rack, "
+                                   "kueue.x-k8s.io/podset-group-name: g")),
+        "warning: " GANN(
+            0) "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can "
+               "only define groups where at least one pod set has only 1 replica, got: 2 "
+               "replica(s) "
+               "and 3 replica(s) in the group; the group has no effect: its pod sets are placed "
+               "one "
+               "by one\n"
+               "warning: " GANN(
+                   1) "[kueue.x-k8s.io/podset-group-name]: Invalid value: \"g\": can "
+                      "only define groups where at least one pod set has only 1 replica, got: 2 "
+                      "replica(s) "
+                      "and 3 replica(s) in the group; the group has no effect: its pod sets are "
+                      "placed one "
+                      "by one\n"
+                      "warning: " GANN(
+                          0) ": Invalid value: must specify "
+                             "'kueue.x-k8s.io/podset-required-topology' or "
+                             "'kueue.x-k8s.io/podset-preferred-topology' topology consistent with "
+                             "'" GANN(1) "' in "
+                                         "group 'g'; the group is placed by its workers' topology "
+                                         "request\n"
+                                         "warning: " GANN(
+                                             1) ": Invalid value: must specify "
+                                                "'kueue.x-k8s.io/podset-required-topology' or "
+                                                "'kueue.x-k8s.io/podset-preferred-topology' "
+                                                "topology consistent with '" GANN(
+                                                    0) "' in "
+                                                       "group 'g'; the group is placed by its "
+                                                       "workers' topology request\n");
+    /* a group name without required / preferred is no group (Kueue's request builder) */
+    EXPECT(GWL(GPS("main", 1, "kueue.x-k8s.io/podset-group-name: g")), "");
 }
 END_TEST
 

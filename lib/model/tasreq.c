@@ -160,3 +160,95 @@ void tasreq_validate(const kv_list_t *ann, const char *path, int64_t count, diag
         diags_error(d, p,
                     "Forbidden: may not be set when '" TASREQ_SLICE_LEVEL "' is not specified");
 }
+
+/* Report `text` about pod set ps: at its annotation `key` (NULL: at its annotations), or at
+ * "spec" naming it when it has no path; a warning with `effect` appended when `warn`. */
+static void group_report(diags_t *d, const tasreq_podset_t *ps, const char *key, bool warn,
+                         const char *effect, const char *text)
+{
+    char p[512];
+    const char *at = p;
+
+    if (ps->path == NULL)
+        at = "spec";
+    else if (key != NULL)
+        key_path(p, sizeof(p), ps->path, key);
+    else
+        snprintf(p, sizeof(p), "%s", ps->path);
+    if (ps->path == NULL && warn)
+        diags_warn(d, at, "pod set %s: annotation %s: %s; %s", ps->name, TASREQ_GROUP_NAME, text,
+                   effect);
+    else if (ps->path == NULL)
+        diags_error(d, at, "pod set %s: annotation %s: %s", ps->name, TASREQ_GROUP_NAME, text);
+    else if (warn)
+        diags_warn(d, at, "%s; %s", text, effect);
+    else
+        diags_error(d, at, "%s", text);
+}
+
+#define GROUP_ALONE   "the group has no effect: its pod sets are placed one by one"
+#define GROUP_WORKERS "the group is placed by its workers' topology request"
+
+void tasreq_validate_groups(const tasreq_podset_t *ps, size_t n, bool warn, diags_t *d)
+{
+    char text[768];
+
+    for (size_t i = 0; i < n; i++) {
+        tasreq_t ti, tj;
+        size_t members = 0, other = SIZE_MAX;
+        bool first = true;
+        tasreq_from_annotations(ps[i].ann, &ti);
+        if (ti.group == NULL)
+            continue;
+        /* a group once, at its first pod set */
+        for (size_t j = 0; j < n; j++) {
+            tasreq_from_annotations(ps[j].ann, &tj);
+            if (tj.group == NULL || strcmp(tj.group, ti.group) != 0)
+                continue;
+            if (j < i)
+                first = false;
+            if (j != i)
+                other = j;
+            members++;
+        }
+        if (!first)
+            continue;
+        if (members != 2) {
+            snprintf(text, sizeof(text),
+                     "Invalid value: \"%s\": can only define groups of exactly 2 pod sets, got: "
+                     "%zu pod set(s)",
+                     ti.group, members);
+            for (size_t j = 0; j < n; j++) {
+                tasreq_from_annotations(ps[j].ann, &tj);
+                if (tj.group != NULL && strcmp(tj.group, ti.group) == 0)
+                    group_report(d, &ps[j], TASREQ_GROUP_NAME, warn, GROUP_ALONE, text);
+            }
+            continue;
+        }
+        tasreq_from_annotations(ps[other].ann, &tj);
+        if (ps[i].count != 1 && ps[other].count != 1) {
+            snprintf(text, sizeof(text),
+                     "Invalid value: \"%s\": can only define groups where at least one pod set "
+                     "has only 1 replica, got: %lld replica(s) and %lld replica(s) in the group",
+                     ti.group, (long long)ps[i].count, (long long)ps[other].count);
+            group_report(d, &ps[i], TASREQ_GROUP_NAME, warn, GROUP_ALONE, text);
+            group_report(d, &ps[other], TASREQ_GROUP_NAME, warn, GROUP_ALONE, text);
+        }
+        if (ti.mode != tj.mode || strcmp(ti.level, tj.level) != 0) {
+            const tasreq_podset_t *pair[2] = {&ps[i], &ps[other]};
+            for (int k = 0; k < 2; k++) {
+                const tasreq_podset_t *o = pair[1 - k];
+                char op[512];
+                if (o->path != NULL)
+                    snprintf(op, sizeof(op), "%s", o->path);
+                else
+                    snprintf(op, sizeof(op), "pod set %s", o->name);
+                snprintf(text, sizeof(text),
+                         "Invalid value: must specify '" TASREQ_REQUIRED "' or '" TASREQ_PREFERRED
+                         "' topology consistent with '%s' in group '%s'",
+                         op, ti.group);
+                group_report(d, pair[k], NULL, warn, GROUP_WORKERS, text);
+            }
+        }
+    }
+}

@@ -47,4 +47,22 @@ void tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out);
  * name not a number and only with required or preferred. Appended to `d`. */
 void tasreq_validate(const kv_list_t *ann, const char *path, int64_t count, diags_t *d);
 
+/* One pod set of an object, for tasreq_validate_groups(). */
+typedef struct tasreq_podset_s {
+    const char *name;     /* the pod set's name, for messages */
+    const kv_list_t *ann; /* its pod template's annotations */
+    int64_t count;        /* its pods */
+    const char *path;     /* its annotations' path; NULL: reported at "spec", naming the pod set */
+} tasreq_podset_t;
+
+/* Kueue's ValidatePodSetGroupingTopology over an object's pod sets: the pod sets with the same
+ * podset-group-name (counted only with a required or preferred topology, as the engine reads it)
+ * form a group, in order of first appearance; a group has exactly 2 pod sets, one of them with 1
+ * pod (the leader), and both ask for the same required or the same preferred level. Each broken
+ * rule is reported, in Kueue's words, at every pod set it concerns: as an error, or with `warn`
+ * (a Workload, which Kueue's webhook does not check) as a warning that says what the engine does
+ * (a group of another size or with no 1-pod pod set is placed pod set by pod set; a group whose
+ * topologies differ is placed by its workers' request). Appended to `d`. */
+void tasreq_validate_groups(const tasreq_podset_t *ps, size_t n, bool warn, diags_t *d);
+
 #endif

@@ -5,6 +5,7 @@
 #include "model/tasreq.h"
 #include "model/validate_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -21,80 +22,81 @@
  * rule, which the CRD and the webhook both state at spec.preemption) are reported once.
  */
 
-/* ---- settings with no effect --------------------------------------------------------------- */
+/* ---- pod-template settings ----------------------------------------------------------------- */
 
-/* Kueue's topology-aware scheduling annotations of a pod template (constants.go) that sluice does
- * not act on: the engine places pod sets by topology (lib/sched/tas.c) but has no leader/worker
- * pod-set groups, so that one is accepted with a warning rather than silently. */
-static const char *const tas_annotations[] = {
-    "kueue.x-k8s.io/podset-group-name",
-    NULL,
-};
+/* The job kinds whose Kueue webhook checks podset groups (ValidatePodSetGroupingTopology). */
+static const char *const group_kinds[] = {"JobSet",     "LeaderWorkerSet", "MPIJob",
+                                          "RayCluster", "RayJob",          NULL};
 
-#define TAS_GROUPS_NO_EFFECT \
-    "has no effect: topology-aware pod-set groups (podset-group-name) are not supported by sluice"
-
-/* Warn each unsupported topology annotation of `ann`, the annotations at `path`
- * ("...metadata.annotations"); with `podset` (a kind whose templates have kind-specific paths)
- * the warning is at "spec" and names the pod set. */
-static void warn_topology(diags_t *d, const char *path, const char *podset, const kv_list_t *ann)
+/* Kueue's TAS annotation rules: a Job's (ValidateTASPodSetRequest), and the podset groups of a
+ * Workload's or another job kind's pod sets (ValidatePodSetGroupingTopology; the engine places a
+ * group's leader and workers together, lib/sched/tas.c). Where Kueue's webhook does not check
+ * groups (a Workload, the other kinds) a broken group is a warning saying what the engine does
+ * with it; for the kinds it checks, an error. */
+static void check_pod_templates(const object_t *obj, diags_t *d)
 {
-    char p[VPATH];
-
-    for (size_t i = 0; tas_annotations[i] != NULL; i++) {
-        if (kv_list_get(ann, tas_annotations[i]) == NULL)
-            continue;
-        if (podset != NULL) {
-            diags_warn(d, "spec", "pod set %s: annotation %s " TAS_GROUPS_NO_EFFECT, podset,
-                       tas_annotations[i]);
-            continue;
-        }
-        validate__pathf(p, "%s[%s]", path, tas_annotations[i]);
-        diags_warn(d, p, TAS_GROUPS_NO_EFFECT);
-    }
-}
-
-static void warn_no_effect(const object_t *obj, diags_t *d)
-{
-    char p[VPATH];
+    const workload_t *wl = NULL;
+    bool warn = true;
+    tasreq_podset_t *ps;
+    char(*paths)[VPATH];
 
     if (obj->kind == KIND_JOB) {
         const job_t *j = &obj->u.job;
         int32_t count =
             j->has_completions && j->completions < j->parallelism ? j->completions : j->parallelism;
         tasreq_validate(&j->template_annotations, "spec.template.metadata.annotations", count, d);
-        warn_topology(d, "spec.template.metadata.annotations", NULL, &j->template_annotations);
-    } else if (obj->kind == KIND_WORKLOAD) {
-        for (size_t i = 0; i < obj->u.wl.npod_sets; i++) {
-            const pod_set_t *ps = &obj->u.wl.pod_sets[i];
-            validate__pathf(p, "spec.podSets[%zu].template.metadata.annotations", i);
-            warn_topology(d, p, NULL, &ps->template_annotations);
-        }
-    } else if (obj->kind == KIND_INTEGRATION && obj->u.integ.built) {
-        for (size_t i = 0; i < obj->u.integ.wl.npod_sets; i++) {
-            const pod_set_t *ps = &obj->u.integ.wl.pod_sets[i];
-            warn_topology(d, NULL, ps->name ? ps->name : "main", &ps->template_annotations);
+        return;
+    }
+    if (obj->kind == KIND_WORKLOAD)
+        wl = &obj->u.wl;
+    else if (obj->kind == KIND_INTEGRATION && obj->u.integ.built)
+        wl = &obj->u.integ.wl;
+    if (wl == NULL || wl->npod_sets == 0)
+        return;
+    for (size_t k = 0; obj->kind == KIND_INTEGRATION && group_kinds[k] != NULL; k++)
+        if (obj->u.integ.kind != NULL && strcmp(obj->u.integ.kind, group_kinds[k]) == 0)
+            warn = false;
+    ps = calloc(wl->npod_sets, sizeof(*ps));
+    paths = calloc(wl->npod_sets, sizeof(*paths));
+    if (ps == NULL || paths == NULL) {
+        d->oom = true;
+        goto out;
+    }
+    for (size_t i = 0; i < wl->npod_sets; i++) {
+        const pod_set_t *p = &wl->pod_sets[i];
+        ps[i].name = p->name ? p->name : "main";
+        ps[i].ann = &p->template_annotations;
+        ps[i].count = p->count;
+        if (obj->kind == KIND_WORKLOAD) {
+            validate__pathf(paths[i], "spec.podSets[%zu].template.metadata.annotations", i);
+            ps[i].path = paths[i];
         }
     }
+    tasreq_validate_groups(ps, wl->npod_sets, warn, d);
+out:
+    free(ps);
+    free(paths);
 }
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
 err_t validate_no_effect(const object_t *obj, diags_t *d)
 {
-    warn_no_effect(obj, d);
+    check_pod_templates(obj, d);
     return d->oom ? ERR_NOMEM : ERR_OK;
 }
 
 err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d)
 {
-    warn_topology(d, NULL, podset, ann);
+    /* nothing of one pod template is without effect since the engine places podset groups */
+    (void)podset;
+    (void)ann;
     return d->oom ? ERR_NOMEM : ERR_OK;
 }
 
 err_t validate_object(const object_t *obj, diags_t *d)
 {
-    warn_no_effect(obj, d);
+    check_pod_templates(obj, d);
     switch (obj->kind) {
     case KIND_RESOURCE_FLAVOR:
         validate__flavor(&obj->u.flavor, d);

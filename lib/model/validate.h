@@ -42,13 +42,14 @@ typedef struct validate_env_s {
  * is incomplete, so the object must not be taken as valid), ERR_OK otherwise. */
 err_t validate_object(const object_t *obj, diags_t *d);
 
-/* Only the warnings of validate_object() about settings of `obj` that have no effect (a
- * Workload's or job's pod-template annotations sluice does not act on), for a reader that takes
- * objects as stored (the operator). ERR_NOMEM as validate_object(). */
+/* Only validate_object()'s checks of `obj`'s pod templates (a Job's TAS annotations, a Workload's
+ * or job kind's podset groups, whose warnings say when a group has no effect), for a reader that
+ * takes objects as stored (the operator). ERR_NOMEM as validate_object(). */
 err_t validate_no_effect(const object_t *obj, diags_t *d);
 
 /* The same warnings for the pod-template annotations `ann` of pod set `podset` of a job of any
- * kind (read from JSON by lib/jobs), at path "spec". ERR_NOMEM as validate_object(). */
+ * kind (read from JSON by lib/jobs), at path "spec": none now (podset-group-name, the one such
+ * setting, is placed by the engine); kept for its caller. ERR_NOMEM as validate_object(). */
 err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d);
 
 /* Validate an update of `old` to `obj` (same kind). This is the whole check Kueue runs on an
