@@ -305,7 +305,9 @@ END_TEST
 /* Issue 17: topology-aware scheduling -- the rack example end to end (a Topology, Nodes, a TAS
  * flavor): 5 pods that fit no rack wait with Kueue's reason, 4 go to rack-2. Topology-aware
  * preemption: a high-priority 2-pod job that fits the quota but not the rack's two busy nodes
- * preempts the two low-priority jobs on them. Failed-node replacement. */
+ * preempts the two low-priority jobs on them. Failed-node replacement. Pod-set groups: a
+ * LeaderWorkerSet's leader and workers admitted into one rack together; a second one waits with
+ * the group's reason, on its leader pod set. */
 START_TEST(test_golden_tas)
 {
     golden("test/data/sim", "issue17-tas", "issue17-tas", -1, true);
@@ -313,6 +315,7 @@ START_TEST(test_golden_tas)
     /* failed-node replacement: a deleted node replaced inside the rack (NodeReplaced), then a
      * NotReady one with no room left evicts (Evicted NodeFailures) */
     golden("test/data/sim", "issue17-tas-replace", "issue17-tas-replace", -1, true);
+    golden("test/data/sim", "issue17-tas-group", "issue17-tas-group", -1, true);
 }
 END_TEST
 

@@ -41,10 +41,19 @@
  *      when the lowest level is kubernetes.io/hostname only that level is listed (Kueue's
  *      isLowestLevelNode), otherwise every level.
  *
+ *   5. A pod-set group (podset-group-name; tas_place_group()): the workers' request with the
+ *      leader's (one pod) beside it. Each leaf also records whether the leader fits and how
+ *      many workers fit once it is there; a parent's count with the leader is its children's
+ *      total less the smallest loss among its leader-capable children (Kueue's
+ *      podCountWithLeader / sliceCountWithLeader / leaderCount). The level's domains are
+ *      ordered leader-capable first and chosen by their counts with the leader; down the tree
+ *      the child to hold the leader goes first when its loss leaves room for every worker
+ *      (prioritizeLeaderDomain). Without a leader those counts equal the plain ones, and the
+ *      placement is the one-pod-set placement above, unchanged.
+ *
  * Not modelled here (the caller filters nodes, or it is absent): taints, node selectors and
- * affinity (the caller passes only the nodes a pod of the set may run on), leader/worker pod-set
- * groups (podset-group-name), multi-layer slice constraints, balanced placement, replacement of
- * failed nodes.
+ * affinity (the caller passes only the nodes a pod of the set may run on), multi-layer slice
+ * constraints, balanced placement, replacement of failed nodes.
  */
 
 #define TAS_HOSTNAME_LABEL "kubernetes.io/hostname"
