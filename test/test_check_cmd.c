@@ -387,6 +387,37 @@ START_TEST(integration_kinds_serving)
 }
 END_TEST
 
+/* Topology-aware podset groups: a LeaderWorkerSet's leader and workers in group g asking for the
+ * same rack pass; a group of one pod set, and one whose topologies differ, are refused in Kueue's
+ * words (ValidatePodSetGroupingTopology), naming the pod set. */
+START_TEST(integration_kinds_groups)
+{
+    sluice_result_t r =
+        CHECK_EXEC(NULL, "check", "-q", D "integrations.yaml", D "integrations-groups.yaml", NULL);
+    const char *topo = "Invalid value: must specify 'kueue.x-k8s.io/podset-required-topology' or "
+                       "'kueue.x-k8s.io/podset-preferred-topology' topology consistent with ";
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_nonnull(strstr(r.out, D "integrations-groups.yaml"));
+    ck_assert_ptr_null(strstr(r.out, "ml/good"));
+    static char want[2048];
+    ck_assert_int_lt(
+        snprintf(want, sizeof(want),
+                 D "integrations-groups.yaml: doc 2 (LeaderWorkerSet ml/alone): spec: pod set "
+                   "worker: annotation kueue.x-k8s.io/podset-group-name: Invalid value: \"g\": "
+                   "can only define groups of exactly 2 pod sets, got: 1 pod set(s)\n" D
+                   "integrations-groups.yaml: doc 3 (LeaderWorkerSet ml/mixed): spec: pod set "
+                   "leader: annotation kueue.x-k8s.io/podset-group-name: %s'pod set worker' in "
+                   "group 'g'\n" D "integrations-groups.yaml: doc 3 (LeaderWorkerSet "
+                   "ml/mixed): spec: pod set worker: annotation kueue.x-k8s.io/podset-group-name: "
+                   "%s'pod set leader' in group 'g'\n",
+                 topo, topo),
+        (int)sizeof(want));
+    ck_assert_str_eq(strstr(r.out, D "integrations-groups.yaml"), want);
+    sluice_result_fini(&r);
+}
+END_TEST
+
 /* Plain Pods: Kueue's pod webhook -- the managed label's value, the pod-group label and total
  * count go together, the total count is a positive integer; on update the group name is
  * immutable and an unretriable Pod stays so. */
@@ -829,6 +860,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, integration_kinds_kubeflow);
     tcase_add_test(tc, integration_kinds_ray);
     tcase_add_test(tc, integration_kinds_serving);
+    tcase_add_test(tc, integration_kinds_groups);
     tcase_add_test(tc, integration_kinds_documentation_examples);
     tcase_add_test(tc, integration_kinds_trainjob);
     tcase_add_test(tc, positions);
