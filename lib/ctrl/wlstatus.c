@@ -182,7 +182,12 @@ json_t *wlstatus_admission_json(const admission_t *a)
         const pod_set_assignment_t *p = &a->assignments[i];
         json_t *psa = json_pack("{s:s}", "name", p->name ? p->name : "main");
         json_t *flavors = json_object();
-        if (psa == NULL || flavors == NULL || json_array_append_new(arr, psa)) {
+        if (psa == NULL || flavors == NULL) {
+            json_decref(psa); /* not in arr yet */
+            json_decref(flavors);
+            goto fail;
+        }
+        if (json_array_append_new(arr, psa)) {
             json_decref(flavors);
             goto fail;
         }
