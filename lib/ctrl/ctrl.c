@@ -745,8 +745,8 @@ static void job_gone(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *j)
     }
 }
 
-/* Settings that have no effect never pass silently: a job's or Workload's are logged when it
- * first shows up and whenever they change (not at each status update). */
+/* Settings that have no effect never pass silently: a Workload's are logged when it first
+ * shows up and whenever they change (not at each status update). */
 static void log_no_effect(ctrl_t *c, const char *kind, const char *key, const char *now,
                           const char *before)
 {
@@ -763,10 +763,6 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     if (kind == CTRL__KINDS || c->closing)
         return;
     if (ctrl__is_job(c, kind)) {
-        if (rec != NULL)
-            log_no_effect(c, ctrl__jobs_kind(c, kind)->kind, key,
-                          ((const ctrl_job_t *)rec)->no_effect,
-                          old != NULL ? ((const ctrl_job_t *)old)->no_effect : NULL);
         if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD)
             ctrl__pods_index(c, key, rec, old);
         if (ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_POD && c->fed)
@@ -784,7 +780,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     switch (kind) {
     case CTRL_WORKLOAD: {
         ctrl_wl_t *w = rec != NULL ? rec : old;
-        /* A job's Workload carries the job's templates: the job's line said it already. */
+        /* A job's Workload carries the job's templates, which its webhook checked. */
         if (rec != NULL && w->owner.kind == NULL && !w->pod_owned)
             log_no_effect(c, "Workload", key, w->no_effect,
                           old != NULL ? ((const ctrl_wl_t *)old)->no_effect : NULL);

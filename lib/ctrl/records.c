@@ -647,37 +647,6 @@ static bool reclaim_of(const jobs_kind_t *k, const json_t *view, const jobs_pods
     return true;
 }
 
-/* The pod templates' settings that have no effect into j->no_effect (NULL when none). */
-static err_t job_no_effect(ctrl_job_t *j, const jobs_podset_t *ps, size_t n)
-{
-    diags_t diags;
-    err_t rc = ERR_OK;
-
-    diags_init(&diags);
-    for (size_t i = 0; i < n && rc == ERR_OK; i++) {
-        const json_t *ann = json_object_get(json_object_get(ps[i].tmpl, "metadata"), "annotations");
-        kv_list_t kv = {NULL, 0};
-        const char *key;
-        json_t *v;
-        if (!json_is_object(ann))
-            continue;
-        json_object_foreach((json_t *)ann, key, v)
-        {
-            if (json_is_string(v) && kv_list_set(&kv, key, json_string_value(v)) != ERR_OK)
-                rc = ERR_NOMEM;
-        }
-        if (rc == ERR_OK)
-            rc = validate_podset_no_effect(ps[i].name, &kv, &diags);
-        kv_list_fini(&kv);
-    }
-    free(j->no_effect);
-    j->no_effect = NULL;
-    if (rc == ERR_OK)
-        rc = no_effect_text(&diags, &j->no_effect);
-    diags_fini(&diags);
-    return rc;
-}
-
 bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
 {
     const jobs_kind_t *k = rk->job;
@@ -708,10 +677,6 @@ bool ctrl_job_resolve(const ctrl_record_kind_t *rk, ctrl_job_t *j, json_t *obj)
         j->npod_sets = (uint8_t)n;
         for (size_t i = 0; i < n; i++)
             j->counts[i] = ps[i].count;
-        if (job_no_effect(j, ps, n) != ERR_OK) {
-            json_decref(view);
-            return false;
-        }
     } else {
         j->invalid = strdup(msg.text[0] ? msg.text : "no pod set");
     }
@@ -857,7 +822,6 @@ void ctrl_record_free(const ctrl_record_kind_t *rk, void *rec)
         free(j->priority);
         free(j->message);
         free(j->reclaim);
-        free(j->no_effect);
         json_decref(j->pod);
         json_decref(j->raw);
         free(j);

@@ -115,8 +115,6 @@ typedef struct ctrl_job_s {
     int32_t *reclaim; /* owned: per pod set (npod_sets), its reclaimable pods (the kind's
                          reclaimable(): pods done for good), or NULL when none has any */
     uint64_t digest;  /* jobs_digest(): what a stop restores */
-    char *no_effect;  /* owned: the pod templates' settings that have no effect
-                         (validate_podset_no_effect()), "path: message; ...", NULL when none */
     json_t *pod;      /* owned: a kind admitted through its pods' gate (JOBS_ADMIT_POD): the Pod's
                          skeleton (ctrl_pod_skeleton()), else NULL */
     json_t *raw;      /* owned: a kind whose pod sets live in another object (its resolve(): a

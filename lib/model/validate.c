@@ -86,14 +86,6 @@ err_t validate_no_effect(const object_t *obj, diags_t *d)
     return d->oom ? ERR_NOMEM : ERR_OK;
 }
 
-err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d)
-{
-    /* nothing of one pod template is without effect since the engine places podset groups */
-    (void)podset;
-    (void)ann;
-    return d->oom ? ERR_NOMEM : ERR_OK;
-}
-
 err_t validate_object(const object_t *obj, diags_t *d)
 {
     check_pod_templates(obj, d);

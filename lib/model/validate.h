@@ -47,11 +47,6 @@ err_t validate_object(const object_t *obj, diags_t *d);
  * takes objects as stored (the operator). ERR_NOMEM as validate_object(). */
 err_t validate_no_effect(const object_t *obj, diags_t *d);
 
-/* The same warnings for the pod-template annotations `ann` of pod set `podset` of a job of any
- * kind (read from JSON by lib/jobs), at path "spec": none now (podset-group-name, the one such
- * setting, is placed by the engine); kept for its caller. ERR_NOMEM as validate_object(). */
-err_t validate_podset_no_effect(const char *podset, const kv_list_t *ann, diags_t *d);
-
 /* Validate an update of `old` to `obj` (same kind). This is the whole check Kueue runs on an
  * update: the create rules on `obj`, with Kueue's update relaxations, plus the rules that compare
  * old and new (immutable fields). Call it instead of, not after, validate_object(). Returns as
