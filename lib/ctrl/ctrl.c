@@ -1116,6 +1116,21 @@ bool ctrl__submit(ctrl_t *c, ctrl_op_t *op)
     return true;
 }
 
+/* A serving owner's look (pods.c owned_workloads: create, delete, queue or hold its replicas'
+ * Workloads) passes over a Workload that a write holds busy, and no event of the owner need
+ * come again: when a write on such a Workload ends, the owner is looked at once more
+ * (integration_ctrl_lws waited 30 s for a scaled-down replica's Workload to go in a CI run). */
+static void serving_owner_again(ctrl_t *c, const char *wkey)
+{
+    char owner[CTRL_KEY_MAX];
+    ctrl_kind_t kind;
+    const ctrl_wl_t *w = ctrl__wl(c, wkey);
+
+    if (w != NULL && ctrl__owner_job(c, w, &kind, owner, sizeof(owner), NULL) != NULL &&
+        ctrl__jobs_kind(c, kind)->admit == JOBS_ADMIT_PODS)
+        ctrl__mark_job(c, kind, owner);
+}
+
 void ctrl__on_done(const kube_result_t *res, void *data)
 {
     ctrl_op_t *op = data;
@@ -1202,6 +1217,8 @@ void ctrl__on_done(const kube_result_t *res, void *data)
                  res->err != ERR_EXISTS && (res->err != ERR_NOT_FOUND || gone) &&
                  ctrl_wq_fail(q, key, uv_now(c->loop)) != ERR_OK)
             ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", key);
+        if (kind == CTRL_WORKLOAD)
+            serving_owner_again(c, key);
     }
     bool closing = c->closing;
     ctrl__op_free(op); /* may free `c` while closing */
