@@ -10,7 +10,6 @@
 #include "model/fragment.h"
 #include "model/node.h"
 #include "obs/families.h"
-#include "util/grow.h"
 #include "util/str.h"
 
 #include <stdio.h>
@@ -154,49 +153,32 @@ static void pod_free_rec(void *value, void *data)
  * evicts the workload (NodeFailures). Checked when the Node goes and when a Pod leaves a NotReady
  * Node.
  */
-typedef struct on_node_s {
-    const sched_t *s;
+typedef struct failed_log_s {
+    ctrl_t *c;
     const char *node;
     bool deleted;
-    char **keys; /* owned */
-    size_t n, cap;
-    bool oom;
-} on_node_t;
+    size_t n;
+} failed_log_t;
 
-static bool wl_failed_on(const sched_wl_info_t *info, void *ud)
+static void log_failed(void *ud, const char *key)
 {
-    on_node_t *o = ud;
-    size_t bound;
+    failed_log_t *l = ud;
 
-    if (!sched_workload_on_node(o->s, info->key, o->node, &bound) || (!o->deleted && bound > 0))
-        return true;
-    if (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
-        (o->keys[o->n] = strdup(info->key)) == NULL) {
-        o->oom = true;
-        return false;
-    }
-    o->n++;
-    return true;
+    l->n++;
+    ctrl__log(l->c, CTRL_LOG_INFO, "workload %s: node %s failed (%s)", key, l->node,
+              l->deleted ? "deleted" : "not Ready, its pods there gone");
 }
 
 static void node_failed(ctrl_t *c, const char *node, bool deleted)
 {
-    on_node_t o = {.s = c->sched, .node = node, .deleted = deleted};
+    failed_log_t l = {.c = c, .node = node, .deleted = deleted};
+    err_msg_t msg;
 
     if (node == NULL || (!deleted && (c->nodes == NULL || !kube_informer_synced(c->nodes->pods))))
         return; /* which pods are still there is known once the Pods are listed */
-    sched_workloads(c->sched, wl_failed_on, &o);
-    for (size_t i = 0; i < o.n; i++) {
-        err_msg_t msg;
-        if (sched_workload_node_failed(c->sched, o.keys[i], node, &msg) == ERR_OK)
-            ctrl__log(c, CTRL_LOG_INFO, "workload %s: node %s failed (%s)", o.keys[i], node,
-                      deleted ? "deleted" : "not Ready, its pods there gone");
-        free(o.keys[i]);
-    }
-    free(o.keys);
-    if (o.oom)
+    if (sched_node_failed(c->sched, node, !deleted, log_failed, &l, &msg) == ERR_NOMEM)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory looking for workloads on node %s", node);
-    if (o.n > 0)
+    if (l.n > 0)
         ctrl__kick(c);
 }
 

@@ -789,6 +789,26 @@ static qnano_t tas_pods_use(const tas_pods_t *tp, const snode_t *n, int res, int
     return sum;
 }
 
+/* n's free capacity of rid[0..nres) into fv as a TAS placement reads it: allocatable less what
+ * is used ("pods" not listed: no limit); with `empty` (a simulate-empty pass) less only what is
+ * not topology-aware usage. */
+static void node_free(const snode_t *n, const int *rid, size_t nres, int pods,
+                      const tas_pods_t *empty, qnano_t *fv)
+{
+    for (size_t r = 0; r < nres; r++) {
+        bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
+        qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
+        qnano_t used = rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
+        if (empty != NULL && rid[r] != SCHED__NONE)
+            used -=
+                nq_get(n->tas_used, n->ntas_used, rid[r]) + tas_pods_use(empty, n, rid[r], pods);
+        if (rid[r] == pods && !listed)
+            fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
+        else
+            fv[r] = alloc > used ? alloc - used : 0;
+    }
+}
+
 /* One pod set (pi, its TAS flavor `flavor`) of a placement by sched__tas_place_all, with its
  * group's leader pod set li (SIZE_MAX: none; Kueue's podset groups, tas.c tas_place_group(): the
  * nodes are the ones pi selects, the leader's request is its own) into *lout: earlier[j] is pod
@@ -833,28 +853,7 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
     lper = calloc(nmax, sizeof(*lper));
     if (res == NULL || rid == NULL || per == NULL || lper == NULL)
         goto out;
-    for (size_t r = 0; r < ps->nreqs; r++) {
-        if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
-            continue;
-        res[nres] = s->res_names[ps->reqs[r].res];
-        rid[nres] = ps->reqs[r].res;
-        per[nres++] = ps->reqs[r].per_pod;
-    }
-    for (size_t r = 0; lps != NULL && r < lps->nreqs; r++) {
-        size_t k = 0;
-        if (lps->reqs[r].res == pods || lps->reqs[r].per_pod <= 0)
-            continue;
-        while (k < nres && rid[k] != lps->reqs[r].res)
-            k++;
-        if (k == nres) {
-            res[nres] = s->res_names[lps->reqs[r].res];
-            rid[nres] = lps->reqs[r].res;
-            per[nres++] = 0;
-        }
-    }
-    res[nres] = "pods";
-    rid[nres] = pods;
-    per[nres++] = (qnano_t)1000000000;
+    nres = sched__tas_resources(s, ps, lps, res, rid, per);
     for (size_t r = 0; lps != NULL && r < nres; r++)
         lper[r] = per_pod_of(lps, rid[r], pods);
     if (ns != NULL && ns->nlive > 0) {
@@ -871,18 +870,7 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
                 continue;
             for (size_t l = 0; l < nl; l++)
                 vals[nn * nl + l] = label_of(n, t->levels[l]);
-            for (size_t r = 0; r < nres; r++) {
-                bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
-                qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
-                qnano_t used = rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
-                if (empty != NULL && rid[r] != SCHED__NONE)
-                    used -= nq_get(n->tas_used, n->ntas_used, rid[r]) +
-                            tas_pods_use(empty, n, rid[r], pods);
-                if (rid[r] == pods && !listed)
-                    fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
-                else
-                    fv[r] = alloc > used ? alloc - used : 0;
-            }
+            node_free(n, rid, nres, pods, empty, fv);
             nodes[nn].values = &vals[nn * nl];
             nodes[nn].free = fv;
             src[nn++] = n;
@@ -899,24 +887,7 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
                       .nres = nres,
                       .nodes = nodes,
                       .nnodes = nn};
-    tas_request_t req = {.count = p->count, .per_pod = per, .slice_size = 1};
-    switch (ps->tas_mode) {
-    case TASREQ_MODE_REQUIRED:
-        req.mode = TAS_MODE_REQUIRED;
-        req.level = ps->tas_level;
-        break;
-    case TASREQ_MODE_PREFERRED:
-        req.mode = TAS_MODE_PREFERRED;
-        req.level = ps->tas_level;
-        break;
-    default: /* unconstrained, slices only, or implied by a TAS-only ClusterQueue */
-        req.mode = TAS_MODE_UNCONSTRAINED;
-        break;
-    }
-    if (ps->tas_slice_level != NULL) {
-        req.slice_level = ps->tas_slice_level;
-        req.slice_size = ps->tas_slice_size;
-    }
+    tas_request_t req = sched__tas_request(ps, p->count, per, false);
     if ((a = calloc(1, sizeof(*a))) == NULL ||
         (lps != NULL && (la = calloc(1, sizeof(*la))) == NULL))
         goto out;
@@ -1235,15 +1206,62 @@ bool sched__node_for(const sched_t *s, const snode_t *n, const wps_t *ps, const 
 
 void sched__node_tas_free(const snode_t *n, const int *rid, size_t nres, int pods, qnano_t *fv)
 {
-    for (size_t r = 0; r < nres; r++) {
-        bool listed = rid[r] != SCHED__NONE && nq_has(n->alloc, n->nalloc, rid[r]);
-        qnano_t alloc = listed ? nq_get(n->alloc, n->nalloc, rid[r]) : 0;
-        qnano_t used = rid[r] == SCHED__NONE ? 0 : nq_get(n->used, n->nused, rid[r]);
-        if (rid[r] == pods && !listed)
-            fv[r] = (qnano_t)INT32_MAX * 1000000000; /* no pod limit listed */
-        else
-            fv[r] = alloc > used ? alloc - used : 0;
+    node_free(n, rid, nres, pods, NULL, fv);
+}
+
+size_t sched__tas_resources(const sched_t *s, const wps_t *ps, const wps_t *lps, const char **res,
+                            int *rid, qnano_t *per)
+{
+    int pods = sched__find_res(s, "pods");
+    size_t nres = 0;
+
+    for (size_t r = 0; r < ps->nreqs; r++) {
+        if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
+            continue;
+        res[nres] = s->res_names[ps->reqs[r].res];
+        rid[nres] = ps->reqs[r].res;
+        per[nres++] = ps->reqs[r].per_pod;
     }
+    for (size_t r = 0; lps != NULL && r < lps->nreqs; r++) {
+        size_t k = 0;
+        if (lps->reqs[r].res == pods || lps->reqs[r].per_pod <= 0)
+            continue;
+        while (k < nres && rid[k] != lps->reqs[r].res)
+            k++;
+        if (k == nres) {
+            res[nres] = s->res_names[lps->reqs[r].res];
+            rid[nres] = lps->reqs[r].res;
+            per[nres++] = 0;
+        }
+    }
+    res[nres] = "pods";
+    rid[nres] = pods;
+    per[nres++] = (qnano_t)1000000000;
+    return nres;
+}
+
+tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per, bool no_slices)
+{
+    tas_request_t req = {.count = count, .per_pod = per, .slice_size = 1};
+
+    switch (ps->tas_mode) {
+    case TASREQ_MODE_REQUIRED:
+        req.mode = TAS_MODE_REQUIRED;
+        req.level = ps->tas_level;
+        break;
+    case TASREQ_MODE_PREFERRED:
+        req.mode = TAS_MODE_PREFERRED;
+        req.level = ps->tas_level;
+        break;
+    default: /* unconstrained, slices only, or implied by a TAS-only ClusterQueue */
+        req.mode = TAS_MODE_UNCONSTRAINED;
+        break;
+    }
+    if (ps->tas_slice_level != NULL && !no_slices) {
+        req.slice_level = ps->tas_slice_level;
+        req.slice_size = ps->tas_slice_size;
+    }
+    return req;
 }
 
 err_t sched__nodes_place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,

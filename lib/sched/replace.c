@@ -150,6 +150,56 @@ bool sched_workload_on_node(const sched_t *s, const char *key, const char *node,
     return named;
 }
 
+typedef struct on_node_s {
+    const sched_t *s;
+    const char *node;
+    bool pods_gone;
+    char **keys; /* owned */
+    size_t n, cap;
+    bool oom;
+} on_node_t;
+
+static bool failed_on(const sched_wl_info_t *info, void *ud)
+{
+    on_node_t *o = ud;
+    size_t bound;
+
+    if (!sched_workload_on_node(o->s, info->key, o->node, &bound) || (o->pods_gone && bound > 0))
+        return true;
+    if (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
+        (o->keys[o->n] = strdup(info->key)) == NULL) {
+        o->oom = true;
+        return false;
+    }
+    o->n++;
+    return true;
+}
+
+err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
+                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg)
+{
+    on_node_t o = {.s = s, .node = node, .pods_gone = pods_gone};
+    err_t rc = ERR_OK;
+
+    if (node == NULL)
+        return err_set(msg, ERR_INVALID, "failed node: no name");
+    sched_workloads(s, failed_on, &o);
+    if (o.oom)
+        rc = err_set(msg, ERR_NOMEM, "node %s: out of memory", node);
+    for (size_t i = 0; i < o.n && rc == ERR_OK; i++) {
+        /* not admitted any more, or not on a hostname domain: nothing to replace */
+        err_t r = sched_workload_node_failed(s, o.keys[i], node, msg);
+        if (r == ERR_NOMEM)
+            rc = ERR_NOMEM;
+        else if (r == ERR_OK && each != NULL)
+            each(ud, o.keys[i]);
+    }
+    for (size_t i = 0; i < o.n; i++)
+        free(o.keys[i]);
+    free(o.keys);
+    return rc;
+}
+
 /* ---- the second pass ------------------------------------------------------------------------ */
 
 static int level_index(const topo_rec_t *t, const char *label)
@@ -331,16 +381,7 @@ static err_t place_lost(const sched_t *s, const wl_t *w, size_t pi, const ps_ass
     if (res == NULL || rid == NULL || per == NULL || nodes == NULL || nv == NULL || fv == NULL ||
         a == NULL)
         goto done;
-    for (size_t r = 0; r < ps->nreqs; r++) {
-        if (ps->reqs[r].res == pods || ps->reqs[r].per_pod <= 0)
-            continue;
-        res[nres] = s->res_names[ps->reqs[r].res];
-        rid[nres] = ps->reqs[r].res;
-        per[nres++] = ps->reqs[r].per_pod;
-    }
-    res[nres] = "pods";
-    rid[nres] = pods;
-    per[nres++] = (qnano_t)1000000000;
+    nres = sched__tas_resources(s, ps, NULL, res, rid, per);
     for (size_t k = 0; k < nlive; k++) {
         const snode_t *n = ns->live[k];
         if (strcmp(n->name, failed) == 0 || !sched__node_for(s, n, ps, p) ||
@@ -360,24 +401,7 @@ static err_t place_lost(const sched_t *s, const wl_t *w, size_t pi, const ps_ass
                       .nres = nres,
                       .nodes = nodes,
                       .nnodes = nn};
-    tas_request_t req = {.count = count, .per_pod = per, .slice_size = 1};
-    switch (ps->tas_mode) {
-    case TASREQ_MODE_REQUIRED:
-        req.mode = TAS_MODE_REQUIRED;
-        req.level = ps->tas_level;
-        break;
-    case TASREQ_MODE_PREFERRED:
-        req.mode = TAS_MODE_PREFERRED;
-        req.level = ps->tas_level;
-        break;
-    default:
-        req.mode = TAS_MODE_UNCONSTRAINED;
-        break;
-    }
-    if (ps->tas_slice_level != NULL && !drop) {
-        req.slice_level = ps->tas_slice_level;
-        req.slice_size = ps->tas_slice_size;
-    }
+    tas_request_t req = sched__tas_request(ps, count, per, drop);
     rc = tas_place(&in, &req, a, &msg);
     if (rc == ERR_OK && a->ndomains == 0)
         rc = ERR_CONFLICT;

@@ -283,6 +283,13 @@ err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, 
  * for an unknown or not admitted workload. */
 bool sched_workload_on_node(const sched_t *s, const char *key, const char *node, size_t *bound);
 
+/* Node `node` failed for every admitted workload whose topology assignment names it (with
+ * `pods_gone`, only those with no pod bound there: a NotReady node whose pods terminated,
+ * Kueue's TASReplaceNodeOnPodTermination): sched_workload_node_failed() for each, in key order;
+ * `each` (may be NULL) is told every workload so marked. ERR_NOMEM (those marked stay marked). */
+err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
+                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg);
+
 /* ---- decisions ---------------------------------------------------------------------------- */
 
 typedef enum {

@@ -8,6 +8,7 @@
 #include "model/tasreq.h"
 #include "model/types.h"
 #include "sched/sched.h"
+#include "sched/tas.h"
 #include "util/grow.h"
 #include "util/hmap.h"
 #include "util/str.h"
@@ -730,6 +731,15 @@ bool sched__node_for(const sched_t *s, const snode_t *n, const wps_t *ps, const 
 /* n's free capacity of the resources rid[0..nres) (SCHED__NONE: 0) into fv, as a TAS placement
  * reads it ("pods" not listed: no limit). */
 void sched__node_tas_free(const snode_t *n, const int *rid, size_t nres, int pods, qnano_t *fv);
+/* The resources a TAS placement of pod set ps counts, into res/rid/per (room for ps->nreqs +
+ * (lps ? lps->nreqs : 0) + 1): ps's non-zero requests, then those only leader pod set lps (may
+ * be NULL) requests (per 0), then "pods" (one per pod). Returns how many. */
+size_t sched__tas_resources(const sched_t *s, const wps_t *ps, const wps_t *lps, const char **res,
+                            int *rid, qnano_t *per);
+/* The tas.c request of `count` pods of pod set ps (per-pod requests `per`): its mode and level,
+ * and its slice constraint unless `no_slices`. */
+tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per,
+                                 bool no_slices);
 /* Count pod set pi's pods of topology assignment ta on the nodes of its domains (as at
  * admission); ERR_CONFLICT when a domain has no node of the pod set, ERR_NOMEM. */
 err_t sched__nodes_place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,

@@ -476,54 +476,12 @@ static err_t set_lq_live(sim_run_t *r, const local_queue_t *lq, bool live)
     return util_hmap_put_index(&r->lq_live, key, live ? 1 : 0);
 }
 
-/* Admitted workloads whose topology assignment names a node (failed-node replacement). */
-typedef struct on_node_s {
-    const char *node;
-    char **keys; /* owned */
-    size_t n, cap;
-    bool oom;
-} on_node_t;
-
-static bool wl_on_node(const sched_wl_info_t *info, void *ud)
-{
-    on_node_t *o = ud;
-    const admission_t *a = info->admission;
-    bool on = false;
-
-    if (info->state != SCHED_WL_ADMITTED || a == NULL)
-        return true;
-    for (size_t i = 0; i < a->nassignments && !on; i++) {
-        const topology_assignment_t *ta = a->assignments[i].topology;
-        for (size_t d = 0; ta != NULL && ta->nlevels > 0 && d < ta->ndomains && !on; d++)
-            on = strcmp(ta->values[d * ta->nlevels + ta->nlevels - 1], o->node) == 0;
-    }
-    if (on && (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
-               (o->keys[o->n] = strdup(info->key)) == NULL)) {
-        o->oom = true;
-        return false;
-    }
-    o->n += on;
-    return true;
-}
-
 /* Node `node` was deleted or is not Ready: the simulator has no pods, so the pods of the
  * workloads on it count as terminated at once (Kueue's TASReplaceNodeOnPodTermination) and the
  * node as failed for each of them, in key order (the next cycle replaces it or evicts). */
 static err_t node_failed(sim_run_t *r, const char *node)
 {
-    on_node_t o = {.node = node};
-    err_t rc = ERR_OK;
-
-    sched_workloads(r->s, wl_on_node, &o);
-    if (o.oom)
-        rc = ERR_NOMEM;
-    for (size_t i = 0; i < o.n && rc == ERR_OK; i++)
-        if (sched_workload_node_failed(r->s, o.keys[i], node, NULL) == ERR_NOMEM)
-            rc = ERR_NOMEM;
-    for (size_t i = 0; i < o.n; i++)
-        free(o.keys[i]);
-    free(o.keys);
-    return rc;
+    return sched_node_failed(r->s, node, false, NULL, NULL, NULL);
 }
 
 static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool del,
