@@ -1181,6 +1181,64 @@ START_TEST(leaderworkerset_scale_down_during_a_look)
 }
 END_TEST
 
+/* The first status write on replica 2's Workload (its pending explanation) is held 1.5 s; its
+ * name is kept for the test. */
+typedef struct {
+    char name[JOB_WORKLOAD_NAME_MAX + 1];
+    bool seen;
+} slow_status_t;
+
+static void slow_replica2_status(fakeapi_t *fa, const fakeapi_req_t *r, fakeapi_fault_t *f,
+                                 void *data)
+{
+    slow_status_t *st = data;
+
+    (void)fa;
+    if (st->seen || strcmp(r->verb, "patch") != 0 || strcmp(r->subresource, "status") != 0 ||
+        strncmp(r->name, "leaderworkerset-lws-2-", 22) != 0)
+        return;
+    snprintf(st->name, sizeof(st->name), "%s", r->name);
+    st->seen = true;
+    f->delay_ms = 1500;
+}
+
+static slow_status_t slow_status;
+
+static bool replica2_status_sent(fx_t *fx)
+{
+    (void)fx;
+    return slow_status.seen;
+}
+
+/* A scale-down that comes while a write holds the surplus replica's Workload busy (here the
+ * pending explanation of its waiting Workload, slow) is not lost: the look passes over the busy
+ * Workload, and when the write ends the owner is looked at again. The Workload's watch events
+ * are held back meanwhile: its event may come before the write's answer (and so be passed over
+ * too), and no event of the owner comes again (a CI run of integration_ctrl_lws waited 30 s for
+ * the deletion). */
+START_TEST(leaderworkerset_scale_down_during_a_write)
+{
+    fx_kind_t kinds[] = {{"", "v1", "pods", "Pod"},
+                         {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet"}};
+    fx_t fx;
+
+    memset(&slow_status, 0, sizeof(slow_status));
+    fx_serve(&fx, kinds, 2);
+    fx_queues(&fx, 4);
+    fx_operate(&fx, "integrations",
+               "{\"frameworks\":[\"batch/job\",\"pod\","
+               "\"leaderworkerset.x-k8s.io/leaderworkerset\"]}");
+    fakeapi_set_fault(fx.fa, slow_replica2_status, &slow_status);
+    lws_put(&fx, 3, "", "lq");
+    fx_run_until(&fx, replica2_status_sent, 10, "replica 2's pending explanation sent");
+    fakeapi_hold_object(fx.fa, "workloads", "ns", slow_status.name);
+    lws_put(&fx, 2, "", "lq"); /* scaled down while that write is under way */
+    fx_run_until(&fx, lws2_gone, 10, "replica 2's Workload removed after the write");
+    fakeapi_release_object(fx.fa);
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- a held unit's queue-name change ------------------------------------------------------- */
 
 static bool q_waits(fx_t *fx)
@@ -1314,6 +1372,7 @@ int main(void)
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);
     tcase_add_test(tc, leaderworkerset_workload_per_replica);
     tcase_add_test(tc, leaderworkerset_scale_down_during_a_look);
+    tcase_add_test(tc, leaderworkerset_scale_down_during_a_write);
     tcase_add_test(tc, held_group_follows_its_queue_name);
     tcase_add_test(tc, external_framework_children);
     tcase_add_test(tc, external_framework_discovery);
