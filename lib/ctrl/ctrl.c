@@ -601,6 +601,9 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
         json_decref(view_json);
         return;
     }
+    if (rc == ERR_OK && reserved && !w->wl.conditions.evicted &&
+        util_hmap_get(&c->evictions, key) == NULL && w->wl.nunhealthy_nodes > 0)
+        ctrl__nodes_unhealthy(c, key, w); /* failed nodes recorded before a restart, or by us */
     if (rc != ERR_OK)
         ctrl__log(c, CTRL_LOG_ERROR, "engine: workload %s: %s", key, msg.text);
     else if (reserved && !w->wl.conditions.evicted && util_hmap_get(&c->evictions, key) == NULL &&

@@ -65,6 +65,8 @@ typedef enum {
     CTRL_OP_WL_RECLAIM,      /* status.reclaimablePods from the job's pods done for good */
     CTRL_OP_WL_HOLD,         /* QuotaReserved=False OnHold / out of it (a StatefulSet at 0) */
     CTRL_OP_WL_REPLACE,      /* status.admission after a failed node's replacement */
+    CTRL_OP_WL_UNHEALTHY,    /* status.unhealthyNodes: a failed node recorded or one healthy
+                                again removed (nodewatch.c) */
     CTRL_OP_PROV,            /* ProvisioningRequest check: GET a Workload, create a request or a
                                 PodTemplate, delete a request (provctl.c, op->res) */
 } ctrl_op_kind_t;
@@ -539,6 +541,13 @@ void ctrl__nodes_refeed(ctrl_t *c);
 /* Label `key` of the cached Node whose kubernetes.io/hostname is `hostname` (borrowed), NULL
  * when none or Nodes are not watched. */
 const char *ctrl__node_label(ctrl_t *c, const char *hostname, const char *key);
+/* Failed-node replacement across restarts: the nodes of Workload `key`'s status.unhealthyNodes
+ * (its record `w`, reserved and not evicted) once the Nodes and Pods are listed -- a node gone,
+ * or not Ready with none of its Pods left there, reported to the engine as failed; a node healthy
+ * again (Ready, or its Pods still there) removed from the list. */
+void ctrl__nodes_unhealthy(ctrl_t *c, const char *key, const ctrl_wl_t *w);
+/* The status.unhealthyNodes write `op` has its answer `res`. */
+void ctrl__nodes_unhealthy_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res);
 /* Cached Nodes (returned) and bound Pods (*pods); 0 when not watched. */
 size_t ctrl__nodes_len(const ctrl_t *c, size_t *pods);
 

@@ -5,11 +5,13 @@
 
 #include "ctrl/cond.h"
 #include "ctrl/podset.h"
+#include "ctrl/wlstatus.h"
 #include "inventory/capacity.h"
 #include "jobs/framework.h"
 #include "model/fragment.h"
 #include "model/node.h"
 #include "obs/families.h"
+#include "util/grow.h"
 #include "util/str.h"
 
 #include <stdio.h>
@@ -148,38 +150,209 @@ static void pod_free_rec(void *value, void *data)
 /*
  * Failed-node replacement (Kueue's TASReplaceNodeOnPodTermination, docs/operator.md): a Node
  * deleted, or not Ready with none of a topology-aware workload's Pods left bound to it (they
- * terminated), is a failed node of every admitted workload whose topologyAssignment names it;
- * the engine's next cycle replaces it (REPLACE, written as status.admission by admit.c) or
- * evicts the workload (NodeFailures). Checked when the Node goes and when a Pod leaves a NotReady
- * Node.
+ * terminated), is a failed node of every admitted workload whose topologyAssignment names it.
+ * Checked when the Node goes and when a Pod leaves a NotReady Node.
+ *
+ * As Kueue's node controller, the failure is first written down: the Workload's
+ * status.unhealthyNodes = [{name}]. Only the answer of that write reports it to the engine
+ * (ctrl__nodes_unhealthy, through ctrl__engine_wl), whose next cycle replaces the node (REPLACE,
+ * written as status.admission with unhealthyNodes removed, admit.c) or evicts the workload
+ * (NodeFailures; the eviction removes the list too). So a restart between the failure and the
+ * replacement finds the failure in the API and acts on it, even for a Node deleted meanwhile,
+ * which no watch event would bring again:
+ *
+ *   node fails -> PATCH unhealthyNodes [n] -(answer)-> engine: n failed -> cycle
+ *        -> REPLACE: PATCH admission + unhealthyNodes null | EVICT NodeFailures (list removed)
+ *   restart: Workload listed with unhealthyNodes [n], Nodes and Pods listed -> engine: n failed
+ *
+ * A second failed node while one is recorded is Kueue's "multiple node failures" eviction: it is
+ * reported to the engine at once (the engine evicts a workload with two failed nodes), as is a
+ * failure while another write on the Workload is in flight, or when the write fails.
  */
-typedef struct failed_log_s {
+/* status.unhealthyNodes holds at most 8 (the CRD's maxItems; the decoder enforces it). */
+#define NW_UNHEALTHY_MAX 8
+
+typedef struct on_node_s {
     ctrl_t *c;
     const char *node;
-    bool deleted;
-    size_t n;
-} failed_log_t;
+    bool pods_gone;
+    char **keys; /* owned */
+    size_t n, cap;
+    bool oom;
+} on_node_t;
 
-static void log_failed(void *ud, const char *key)
+/* Is workload `info` admitted on node o->node (with none of its Pods there when o->pods_gone)? */
+static bool on_failed_node(const sched_wl_info_t *info, void *ud)
 {
-    failed_log_t *l = ud;
+    on_node_t *o = ud;
+    size_t bound;
 
-    l->n++;
-    ctrl__log(l->c, CTRL_LOG_INFO, "workload %s: node %s failed (%s)", key, l->node,
-              l->deleted ? "deleted" : "not Ready, its pods there gone");
+    if (!sched_workload_on_node(o->c->sched, info->key, o->node, &bound) ||
+        (o->pods_gone && bound > 0))
+        return true;
+    if (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
+        (o->keys[o->n] = strdup(info->key)) == NULL) {
+        o->oom = true;
+        return false;
+    }
+    o->n++;
+    return true;
+}
+
+/* Write `w`'s status.unhealthyNodes as nodes[0..n) (removed when n is 0); `failed`, when not
+ * NULL, is the node whose failure this records (reported to the engine at the answer). False
+ * when nothing was sent (out of memory). */
+static bool write_unhealthy(ctrl_t *c, const char *key, const char *const *nodes, size_t n,
+                            const char *failed)
+{
+    json_t *patch = wlstatus_unhealthy_patch(nodes, n);
+    ctrl_op_t *op =
+        patch != NULL
+            ? ctrl__op_new(c, CTRL_OP_WL_UNHEALTHY, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
+            : NULL;
+
+    if (op == NULL) {
+        json_decref(patch);
+        return false;
+    }
+    if (failed != NULL && (op->data = json_string(failed)) == NULL) {
+        ctrl__op_free(op);
+        json_decref(patch);
+        return false;
+    }
+    ctrl__patch(c, op, "status", patch);
+    json_decref(patch);
+    return true;
+}
+
+/* Tell the engine that node `node` of workload `key` failed (its next cycle acts). */
+static void engine_failed(ctrl_t *c, const char *key, const char *node)
+{
+    err_msg_t msg = {{0}};
+    err_t rc = sched_workload_node_failed(c->sched, key, node, &msg);
+
+    if (rc == ERR_NOMEM)
+        ctrl__log(c, CTRL_LOG_ERROR, "workload %s: node %s failed: out of memory", key, node);
+    else if (rc == ERR_OK)
+        ctrl__kick(c);
+}
+
+/* Node `node` of admitted workload `key` failed: recorded in its status.unhealthyNodes first
+ * when nothing is recorded and no write of ours is in flight, else told to the engine now. */
+static void wl_node_failed(ctrl_t *c, const char *key, const char *node, bool deleted)
+{
+    const ctrl_wl_t *w = ctrl__wl(c, key);
+
+    ctrl__log(c, CTRL_LOG_INFO, "workload %s: node %s failed (%s)", key, node,
+              deleted ? "deleted" : "not Ready, its pods there gone");
+    if (w != NULL && w->valid && !w->retired && w->wl.nunhealthy_nodes == 0 &&
+        !ctrl__busy(c, CTRL_WORKLOAD, key) &&
+        write_unhealthy(c, key, (const char *const[]){node}, 1, node))
+        return;
+    engine_failed(c, key, node);
 }
 
 static void node_failed(ctrl_t *c, const char *node, bool deleted)
 {
-    failed_log_t l = {.c = c, .node = node, .deleted = deleted};
-    err_msg_t msg;
+    on_node_t o = {.c = c, .node = node, .pods_gone = !deleted};
 
     if (node == NULL || (!deleted && (c->nodes == NULL || !kube_informer_synced(c->nodes->pods))))
         return; /* which pods are still there is known once the Pods are listed */
-    if (sched_node_failed(c->sched, node, !deleted, log_failed, &l, &msg) == ERR_NOMEM)
+    sched_workloads(c->sched, on_failed_node, &o);
+    if (o.oom)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory looking for workloads on node %s", node);
-    if (l.n > 0)
-        ctrl__kick(c);
+    for (size_t i = 0; i < o.n; i++) {
+        if (!o.oom)
+            wl_node_failed(c, o.keys[i], node, deleted);
+        free(o.keys[i]);
+    }
+    free(o.keys);
+}
+
+/* Are the Nodes and the bound Pods listed (what a failure is judged by)? */
+static bool nodes_synced(const ctrl_t *c)
+{
+    return c->nodes != NULL && kube_informer_synced(c->nodes->nodes) &&
+           kube_informer_synced(c->nodes->pods);
+}
+
+/* Is node `name` healthy for workload `key` (Kueue's node controller with
+ * TASReplaceNodeOnPodTermination): known and Ready, or not Ready with the workload's Pods still
+ * bound to it? */
+static bool node_healthy_for(const ctrl_t *c, const char *key, const char *name)
+{
+    sched_node_info_t info;
+    size_t i, bound = 0;
+
+    if (sched_node_find(c->sched, name, &i) != ERR_OK || sched_node_at(c->sched, i, &info) != ERR_OK)
+        return false; /* gone */
+    if (info.ready)
+        return true;
+    sched_workload_on_node(c->sched, key, name, &bound);
+    return bound > 0;
+}
+
+void ctrl__nodes_unhealthy(ctrl_t *c, const char *key, const ctrl_wl_t *w)
+{
+    const char *keep[NW_UNHEALTHY_MAX];
+    size_t nkeep = 0, n = w->wl.nunhealthy_nodes;
+
+    if (n == 0 || !nodes_synced(c))
+        return; /* fed again once they are (on_synced) */
+    for (size_t i = 0; i < n; i++) {
+        const char *name = w->wl.unhealthy_nodes[i];
+        size_t bound;
+        if (name == NULL)
+            continue;
+        if (node_healthy_for(c, key, name)) {
+            ctrl__log(c, CTRL_LOG_INFO, "workload %s: node %s healthy again", key, name);
+            continue;
+        }
+        if (nkeep < NW_UNHEALTHY_MAX)
+            keep[nkeep++] = name;
+        if (sched_workload_on_node(c->sched, key, name, &bound))
+            engine_failed(c, key, name); /* no-op when the engine knows it already */
+    }
+    if (nkeep < n && !ctrl__busy(c, CTRL_WORKLOAD, key) && !write_unhealthy(c, key, keep, nkeep, NULL))
+        ctrl__log(c, CTRL_LOG_ERROR, "workload %s: out of memory writing status.unhealthyNodes",
+                  key);
+}
+
+void ctrl__nodes_unhealthy_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
+{
+    const char *failed = json_string_value(op->data);
+    ctrl_wl_t *w = util_hmap_get(&c->overlay[CTRL_WORKLOAD], op->key);
+
+    if (res->err == ERR_OK && w != NULL) {
+        ctrl__engine_wl(c, op->key, w); /* reports the recorded node (ctrl__nodes_unhealthy) */
+        return;
+    }
+    if (failed == NULL)
+        return;
+    if (res->err != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR,
+                  "workload %s: node %s failed: status.unhealthyNodes not written (%s): "
+                  "replaced without the record",
+                  op->key, failed, res->msg.text);
+    engine_failed(c, op->key, failed);
+}
+
+/* Every cached Workload with status.unhealthyNodes looked at again (the Nodes and Pods are
+ * listed, or a node is Ready again). */
+static void unhealthy_sweep(ctrl_t *c)
+{
+    const char *key;
+    void *rec;
+
+    if (!nodes_synced(c))
+        return;
+    CTRL_FOREACH(c, CTRL_WORKLOAD, key, rec)
+    {
+        const ctrl_wl_t *w = ctrl__wl(c, key);
+        if (w != NULL && w->valid && !w->retired && w->wl.nunhealthy_nodes > 0 &&
+            ctrl_wl_reserved(w) && !w->wl.conditions.evicted && !w->wl.conditions.finished)
+            ctrl__nodes_unhealthy(c, key, w);
+    }
 }
 
 /* Is node `name` known to the engine and not Ready? */
@@ -194,6 +367,10 @@ static bool node_not_ready(const ctrl_t *c, const char *name)
 
 static void feed_node(ctrl_t *c, const char *key, const nw_node_t *r)
 {
+    sched_node_info_t info;
+    size_t at;
+    bool was_ready = sched_node_find(c->sched, key, &at) == ERR_OK &&
+                     sched_node_at(c->sched, at, &info) == ERR_OK && info.ready;
     err_msg_t msg;
     err_t rc;
 
@@ -215,6 +392,8 @@ static void feed_node(ctrl_t *c, const char *key, const nw_node_t *r)
         c->refeed = true;
     if (rc == ERR_OK && (r == NULL || !r->valid || (r->n.has_ready && !r->n.ready)))
         node_failed(c, key, r == NULL || !r->valid);
+    else if (rc == ERR_OK && !was_ready)
+        unhealthy_sweep(c); /* Ready again, or back: healthy for the Workloads listing it */
     ctrl__kick(c);
 }
 
@@ -310,6 +489,16 @@ static void on_pods_synced(kube_informer_t *inf, void *data)
     for (size_t i = 0; i < sched_node_count(nw->c->sched); i++)
         if (sched_node_at(nw->c->sched, i, &info) == ERR_OK && !info.ready)
             node_failed(nw->c, info.name, false);
+    unhealthy_sweep(nw->c); /* when the Nodes are listed too */
+}
+
+/* The Nodes are listed: the failures recorded in the Workloads can be judged (with the Pods). */
+static void on_nodes_synced(kube_informer_t *inf, void *data)
+{
+    ctrl_nodes_t *nw = data;
+
+    (void)inf;
+    unhealthy_sweep(nw->c);
 }
 
 static void on_error(kube_informer_t *inf, const kube_result_t *res, const char *verb, void *data)
@@ -335,8 +524,8 @@ bool ctrl__nodes_wanted(const ctrl_config_t *cfg)
 static err_t nodes_create(ctrl_t *c, err_msg_t *msg)
 {
     kube_codec_t ncodec = {node_dec, node_free_rec, NULL}, pcodec = {pod_dec, pod_free_rec, NULL};
-    kube_informer_typed_handlers_t nh = {on_node_add, on_node_update, on_node_delete, NULL,
-                                         on_error};
+    kube_informer_typed_handlers_t nh = {on_node_add, on_node_update, on_node_delete,
+                                         on_nodes_synced, on_error};
     kube_informer_typed_handlers_t ph = {on_pod_add, on_pod_update, on_pod_delete, on_pods_synced,
                                          on_error};
     kube_informer_opts_t popts = {

@@ -1207,6 +1207,9 @@ void ctrl__job_done(ctrl_t *c, ctrl_op_t *op, const kube_result_t *res)
                       "keeps it, the API the old one until a restart",
                       op->key, res->msg.text);
         break;
+    case CTRL_OP_WL_UNHEALTHY:
+        ctrl__nodes_unhealthy_done(c, op, res);
+        break;
     case CTRL_OP_WL_BACKOFF:
     case CTRL_OP_WL_PRIORITY:
     case CTRL_OP_WL_HOLD:

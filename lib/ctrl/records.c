@@ -519,6 +519,9 @@ void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w)
     strv_free(wl->nominated_clusters, wl->nnominated_clusters);
     wl->nominated_clusters = NULL;
     wl->nnominated_clusters = 0;
+    strv_free(wl->unhealthy_nodes, wl->nunhealthy_nodes);
+    wl->unhealthy_nodes = NULL;
+    wl->nunhealthy_nodes = 0;
     free(wl->meta.generate_name);
     wl->meta.generate_name = NULL;
 }
@@ -611,6 +614,19 @@ json_t *ctrl_wl_json(const ctrl_wl_t *w)
                                : json_pack("{s:i}", "count", (int)w->requeue_count)))) {
         json_decref(out);
         return NULL;
+    }
+    if (w->wl.nunhealthy_nodes > 0) {
+        json_t *list = json_array();
+        if (list == NULL || json_object_set_new(status, "unhealthyNodes", list)) {
+            json_decref(out);
+            return NULL;
+        }
+        for (size_t i = 0; i < w->wl.nunhealthy_nodes; i++) {
+            if (json_array_append_new(list, json_pack("{s:s?}", "name", w->wl.unhealthy_nodes[i]))) {
+                json_decref(out);
+                return NULL;
+            }
+        }
     }
     return out;
 }

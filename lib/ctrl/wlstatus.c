@@ -323,7 +323,21 @@ json_t *wlstatus_replace_patch(const admission_t *a)
 {
     json_t *adm = wlstatus_admission_json(a);
 
-    return adm != NULL ? json_pack("{s:{s:o}}", "status", "admission", adm) : NULL;
+    return adm != NULL ? json_pack("{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes")
+                       : NULL;
+}
+
+json_t *wlstatus_unhealthy_patch(const char *const *nodes, size_t n)
+{
+    json_t *list = n > 0 ? json_array() : json_null();
+
+    for (size_t i = 0; list != NULL && i < n; i++) {
+        if (json_array_append_new(list, json_pack("{s:s}", "name", nodes[i]))) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    return list != NULL ? json_pack("{s:{s:o}}", "status", "unhealthyNodes", list) : NULL;
 }
 
 json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,
@@ -337,7 +351,10 @@ json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *p
     if (cond_set(conds, "Evicted", "True", reason, message, gen, now_s, NULL) != ERR_OK ||
         (preempt_reason != NULL && preempt_reason[0] != '\0' &&
          cond_set(conds, "Preempted", "True", preempt_reason, message, gen, now_s, NULL) !=
-             ERR_OK)) {
+             ERR_OK) ||
+        /* Kueue's prepareForEviction resets status.unhealthyNodes */
+        (json_object_get(json_object_get(wl, "status"), "unhealthyNodes") != NULL &&
+         json_object_set_new(json_object_get(p, "status"), "unhealthyNodes", json_null()))) {
         json_decref(p);
         return NULL;
     }

@@ -43,12 +43,18 @@ json_t *wlstatus_admit_patch(const json_t *wl, const admission_t *a, int64_t now
 json_t *wlstatus_reserve_patch(const json_t *wl, const admission_t *a, json_t *checks,
                                int64_t now_s);
 
-/* Failed-node replacement: status.admission alone (a merge patch without a resourceVersion: the
- * conditions stay as the API has them). */
+/* Failed-node replacement: status.admission and status.unhealthyNodes removed (Kueue's admit
+ * clears it with the new assignment); a merge patch without a resourceVersion: the conditions
+ * stay as the API has them. */
 json_t *wlstatus_replace_patch(const admission_t *a);
 
+/* status.unhealthyNodes = [{name: nodes[i]}...], or removed when `n` is 0 (a merge patch without
+ * a resourceVersion, the rest of the status untouched). A new reference, NULL on OOM. */
+json_t *wlstatus_unhealthy_patch(const char *const *nodes, size_t n);
+
 /* Eviction: Evicted=True (`reason`, `message`) and, for a preemption, Preempted=True with
- * `preempt_reason` ("InClusterQueue", ...). QuotaReserved stays until the quota is released. */
+ * `preempt_reason` ("InClusterQueue", ...). QuotaReserved stays until the quota is released.
+ * A status.unhealthyNodes in `wl` is removed (Kueue's eviction resets it). */
 json_t *wlstatus_evict_patch(const json_t *wl, const char *reason, const char *preempt_reason,
                              const char *message, int64_t now_s);
 

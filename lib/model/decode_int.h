@@ -37,6 +37,7 @@ typedef struct decode_s {
 #define DEC_MAX_SELECTOR_TERMS      64
 #define DEC_MAX_WL_ADMISSION_CHECKS 8  /* Workload status.admissionChecks */
 #define DEC_MAX_NOMINATED_CLUSTERS  20 /* Workload status.nominatedClusterNames */
+#define DEC_MAX_UNHEALTHY_NODES     8  /* Workload status.unhealthyNodes */
 #define DEC_MAX_TOPOLOGY_LEVELS     16 /* Topology spec.levels */
 /* Lists of plain Kubernetes objects have no CRD bound; this ceiling keeps hostile input from
  * costing unbounded memory while staying far above anything real. */

@@ -406,9 +406,22 @@ static void decode_check_state(decode_t *d, const json_t *v, void *item, void *c
 
 /* Status fields the controller owns that neither admission nor validation reads back. */
 static const char *const wl_status_ignored[] = {
-    "requeueState",   "resourceRequests", "schedulingStats",
-    "unhealthyNodes", "preemptionGates",  NULL,
+    "requeueState", "resourceRequests", "schedulingStats", "preemptionGates", NULL,
 };
+
+/* status.unhealthyNodes[i]: {name} into a char * (the array decode__list builds). */
+static void decode_unhealthy_node(decode_t *d, const json_t *v, void *item, void *ctx)
+{
+    (void)ctx;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "name"))
+            jsonx_string(&d->jx, val, (char **)item);
+        else
+            jsonx_unknown(&d->jx, key);
+    }
+    DECODE_REQUIRED(d, v, "name");
+}
 
 static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
 {
@@ -439,6 +452,10 @@ static void decode_wl_status(decode_t *d, const json_t *v, workload_t *wl)
         else if (DECODE_IS(key, "nominatedClusterNames"))
             jsonx_string_array(jx, val, DEC_MAX_NOMINATED_CLUSTERS, false, &wl->nominated_clusters,
                                &wl->nnominated_clusters);
+        else if (DECODE_IS(key, "unhealthyNodes"))
+            wl->unhealthy_nodes =
+                decode__list(d, val, DEC_MAX_UNHEALTHY_NODES, false, sizeof(char *),
+                             decode_unhealthy_node, NULL, &wl->nunhealthy_nodes);
         else if (!decode__in(d, key, wl_status_ignored))
             jsonx_unknown(jx, key);
     }

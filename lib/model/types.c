@@ -319,6 +319,7 @@ OBJECT_FINI(workload_fini, workload_t, w)
     TYPES_FREE_ARRAY(w->check_states, w->ncheck_states, admission_check_state_fini);
     free(w->cluster_name);
     strv_free(w->nominated_clusters, w->nnominated_clusters);
+    strv_free(w->unhealthy_nodes, w->nunhealthy_nodes);
 }
 
 OBJECT_FINI(job_fini, job_t, j)

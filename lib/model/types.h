@@ -433,6 +433,11 @@ typedef struct workload_s {
     char *cluster_name;        /* owned: status.clusterName, NULL when absent */
     char **nominated_clusters; /* owned: status.nominatedClusterNames */
     size_t nnominated_clusters;
+    /* owned: status.unhealthyNodes[].name, in order: the failed nodes of a topology-aware
+     * Workload's assignment that wait for a replacement (Kueue's node controller writes them,
+     * the replacement admission or an eviction clears them) */
+    char **unhealthy_nodes;
+    size_t nunhealthy_nodes;
 } workload_t;
 
 typedef struct job_s {
