@@ -41,7 +41,8 @@ static const char wl_json[] =
     "\"lastTransitionTime\":\"2026-01-01T00:01:00Z\"}],"
     "\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":\"main\","
     "\"flavors\":{\"cpu\":\"default\"},\"resourceUsage\":{\"cpu\":\"2\"},\"count\":2}]},"
-    "\"requeueState\":{\"count\":3,\"requeueAt\":\"2026-01-01T00:05:00Z\"}}}";
+    "\"requeueState\":{\"count\":3,\"requeueAt\":\"2026-01-01T00:05:00Z\"},"
+    "\"unhealthyNodes\":[{\"name\":\"n1\"}]}}";
 
 START_TEST(workload_decoded_then_stripped)
 {
@@ -101,6 +102,11 @@ START_TEST(workload_decoded_then_stripped)
         json_string_value(json_object_get(
             json_object_get(json_object_get(view, "status"), "requeueState"), "requeueAt")),
         "2026-01-01T00:05:00Z");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(view, "status"), "unhealthyNodes"), 0),
+            "name")),
+        "n1");
     {
         json_t *c0 = json_array_get(json_object_get(json_object_get(view, "status"), "conditions"),
                                     0),

@@ -224,6 +224,60 @@ static bool a2_not_ready(fx_t *fx)
            sched_node_at(ctrl_engine(fx->ctrl), i, &info) == ERR_OK && !info.ready;
 }
 
+/* ---- status.unhealthyNodes: what the Workload status patches carry ------------------------ */
+
+/* The status patches of Workloads seen by the server, in order (parsed bodies), and whether a
+ * replacement's (a patch of status.admission) is refused with a 500, not applied. */
+static json_t *status_patches;
+static bool fail_replace;
+static int replace_refused;
+
+static void on_request(fakeapi_t *fa, const fakeapi_req_t *req, fakeapi_fault_t *fault, void *data)
+{
+    json_t *body, *st;
+
+    (void)fa;
+    (void)data;
+    if (strcmp(req->verb, "patch") != 0 || strcmp(req->resource, "workloads") != 0 ||
+        strcmp(req->subresource, "status") != 0)
+        return;
+    body = json_loadb(req->body, req->body_len, 0, NULL);
+    st = json_object_get(body, "status");
+    if (fail_replace && json_object_get(st, "admission") != NULL &&
+        json_object_get(st, "conditions") == NULL) {
+        fault->action = FAKEAPI_FAIL;
+        fault->status = 500;
+        replace_refused++;
+    }
+    if (body != NULL)
+        json_array_append_new(status_patches, body);
+}
+
+/* The index of the first recorded status patch at or after `from` whose status.unhealthyNodes is
+ * [{name: node}] (node NULL: removed, JSON null) and which carries status.admission or not as
+ * `admission` says; -1 when none. */
+static int patch_index(int from, const char *node, bool admission)
+{
+    for (size_t i = (size_t)from; i < json_array_size(status_patches); i++) {
+        json_t *st = json_object_get(json_array_get(status_patches, i), "status");
+        json_t *u = json_object_get(st, "unhealthyNodes");
+        if ((json_object_get(st, "admission") != NULL) != admission || u == NULL)
+            continue;
+        const char *name = json_string_value(json_object_get(json_array_get(u, 0), "name"));
+        if (node == NULL ? json_is_null(u)
+                         : json_array_size(u) == 1 && name != NULL && strcmp(name, node) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* The Workload of Job "one" in the server lists status.unhealthyNodes. */
+static bool one_unhealthy(fx_t *fx)
+{
+    return json_object_get(json_object_get(workload_for(fx, "one"), "status"), "unhealthyNodes") !=
+           NULL;
+}
+
 /* Failed-node replacement: racks r1 (nodes a1, a2) and r2 (b1, b2); a 1-pod Job asking for a
  * rack runs on a1. a1 is deleted: the Workload's topologyAssignment is rewritten to a2 (BestFit:
  * the fuller rack) and the Job runs on, not evicted. Then a2 turns NotReady with the Job's pod
@@ -231,8 +285,11 @@ static bool a2_not_ready(fx_t *fx)
 START_TEST(tas_failed_node_replaced)
 {
     fx_t fx;
+    int rec;
 
     fx_serve(&fx, NULL, 0);
+    status_patches = json_array();
+    fakeapi_set_fault(fx.fa, on_request, NULL);
     ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
     ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
     fx_queues(&fx, 16);
@@ -257,6 +314,12 @@ START_TEST(tas_failed_node_replaced)
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "nodes", NULL, "a1", NULL), ERR_OK);
     fx_run_until(&fx, one_on_a2, 10, "one's topologyAssignment moved to a2");
     ck_assert(running(&fx, "one"));
+    /* As Kueue's node controller: the failure recorded in status.unhealthyNodes first; the
+     * replacement's admission removes it. */
+    rec = patch_index(0, "a1", false);
+    ck_assert_int_ge(rec, 0);
+    ck_assert_int_gt(patch_index(rec, NULL, true), rec);
+    ck_assert(!one_unhealthy(&fx));
 
     /* Its pod runs on a2; a2 turns NotReady: not failed while the pod is there (Kueue's
      * TASReplaceNodeOnPodTermination). The pod goes: failed, replaced in rack r2. */
@@ -285,7 +348,116 @@ START_TEST(tas_failed_node_replaced)
     ck_assert_int_eq(fakeapi_delete_object(fx.fa, "pods", "ns", "one-0", NULL), ERR_OK);
     fx_run_until(&fx, one_on_b1, 10, "one's topologyAssignment moved to b1");
     ck_assert(running(&fx, "one"));
+    rec = patch_index(rec, "a2", false);
+    ck_assert_int_ge(rec, 0);
+    ck_assert_int_gt(patch_index(rec, NULL, true), rec);
+    ck_assert(!one_unhealthy(&fx));
     fx_stop(&fx);
+    json_decref(status_patches);
+}
+END_TEST
+
+static void on_part_closed(void *data)
+{
+    ((fx_t *)data)->closed++;
+}
+
+static bool both_closed(fx_t *fx)
+{
+    return fx->closed == 2;
+}
+
+/* Stop the controller and its client, the server and the loop running on. */
+static void stop_controller(fx_t *fx)
+{
+    ctrl_close(fx->ctrl, on_part_closed, fx);
+    kube_client_close(fx->client, on_part_closed, fx);
+    fx_run_until(fx, both_closed, 10, "the controller closed");
+    fx->closed = 0;
+    fx->ctrl = NULL;
+    fx->client = NULL;
+    ctrl_config_fini(&fx->cfg);
+    kube_config_fini(&fx->kcfg);
+}
+
+static bool replace_was_refused(fx_t *fx)
+{
+    return replace_refused > 0 && one_unhealthy(fx);
+}
+
+static bool one_replaced_on_a2(fx_t *fx)
+{
+    return one_on_a2(fx) && !one_unhealthy(fx);
+}
+
+static bool one_healthy(fx_t *fx)
+{
+    return !one_unhealthy(fx);
+}
+
+/* Nothing forgotten across a restart: a1 is deleted, the failure is recorded in
+ * status.unhealthyNodes, and the replacement's write is refused; the operator restarts (a1 still
+ * gone, no watch event will say so again): the recorded failure is acted on, one is replaced on
+ * a2 and the record removed. Then a2 is deleted the same way, the operator stops, and a2 comes
+ * back Ready before it starts again: a2 is healthy again, the record is removed (Kueue's node
+ * controller) and one stays on a2. */
+START_TEST(tas_unhealthy_survives_restart)
+{
+    fx_t fx;
+
+    fx_serve(&fx, NULL, 0);
+    status_patches = json_array();
+    fakeapi_set_fault(fx.fa, on_request, NULL);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
+    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    fx_queues(&fx, 16);
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
+                "\"topologyName\":\"dc\"}}");
+    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
+                "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
+                "{\"nodeLabel\":\"" HOST "\"}]}}");
+    node(&fx, "a1", "r1");
+    node(&fx, "a2", "r1");
+    node(&fx, "b1", "r2");
+    node(&fx, "b2", "r2");
+    fx_operate(&fx, NULL, NULL);
+    tas_job(&fx, "one", 1, 3);
+    fx_run_until(&fx, one_running, 10, "one admitted and started");
+    ck_assert_str_eq(first_host(&fx, "one"), "a1");
+
+    fail_replace = true;
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "nodes", NULL, "a1", NULL), ERR_OK);
+    fx_run_until(&fx, replace_was_refused, 10, "a1 recorded, its replacement refused");
+    ck_assert_str_eq(first_host(&fx, "one"), "a1");
+    stop_controller(&fx);
+    fail_replace = false;
+    fx_operate(&fx, NULL, NULL);
+    fx_run_until(&fx, one_replaced_on_a2, 10, "one replaced on a2 after the restart");
+    ck_assert(running(&fx, "one"));
+    /* the replacement's answer back (a failure while a write on the Workload is in flight is
+     * told to the engine at once, unrecorded) */
+    clock_gettime(CLOCK_MONOTONIC, &settle_until);
+    settle_until.tv_sec++;
+    fx_run_until(&fx, settled, 10, "a second of cycles");
+    ck_assert(one_replaced_on_a2(&fx));
+
+    fail_replace = true;
+    replace_refused = 0;
+    ck_assert_int_eq(fakeapi_delete_object(fx.fa, "nodes", NULL, "a2", NULL), ERR_OK);
+    fx_run_until(&fx, replace_was_refused, 10, "a2 recorded, its replacement refused");
+    stop_controller(&fx);
+    fail_replace = false;
+    node(&fx, "a2", "r1");
+    fx_operate(&fx, NULL, NULL);
+    fx_run_until(&fx, one_healthy, 10, "a2 healthy again: the record removed");
+    clock_gettime(CLOCK_MONOTONIC, &settle_until);
+    settle_until.tv_sec++;
+    fx_run_until(&fx, settled, 10, "a second of cycles");
+    ck_assert_str_eq(first_host(&fx, "one"), "a2");
+    ck_assert(running(&fx, "one"));
+    fx_stop(&fx);
+    json_decref(status_patches);
 }
 END_TEST
 
@@ -332,6 +504,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tas_places_and_pins);
     tcase_add_test(tc, tas_failed_node_replaced);
+    tcase_add_test(tc, tas_unhealthy_survives_restart);
     tcase_add_test(tc, tas_off_without_the_crd);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

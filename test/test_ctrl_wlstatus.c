@@ -482,7 +482,34 @@ START_TEST(admit_patch_topology_assignment)
     ck_assert_msg(json_equal(ta, want), "got %s", json_dumps(ta, JSON_COMPACT));
     json_decref(want);
     json_decref(p);
+
+    /* Failed-node replacement: the new admission alone, the failed-node record removed */
+    p = wlstatus_replace_patch(&a);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(json_object_size(p), 1);
+    ck_assert_uint_eq(json_object_size(json_object_get(p, "status")), 2);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(p, "status"), "admission"));
+    ck_assert(json_is_null(json_object_get(json_object_get(p, "status"), "unhealthyNodes")));
+    json_decref(p);
     json_decref(wl);
+}
+END_TEST
+
+/* status.unhealthyNodes as Kueue's node controller writes it: [{name}], or removed. */
+START_TEST(unhealthy_patch)
+{
+    const char *nodes[] = {"n1", "n2"};
+    json_t *p = wlstatus_unhealthy_patch(nodes, 2), *want;
+
+    want = load("{\"status\":{\"unhealthyNodes\":[{\"name\":\"n1\"},{\"name\":\"n2\"}]}}");
+    ck_assert(json_equal(p, want));
+    json_decref(want);
+    json_decref(p);
+    p = wlstatus_unhealthy_patch(NULL, 0);
+    want = load("{\"status\":{\"unhealthyNodes\":null}}");
+    ck_assert(json_equal(p, want));
+    json_decref(want);
+    json_decref(p);
 }
 END_TEST
 
@@ -529,7 +556,16 @@ START_TEST(evict_release_finish)
     json_decref(p);
     p = wlstatus_evict_patch(wl, "ClusterQueueStopped", "", "stopped", 100);
     ck_assert_ptr_null(cond(p, "Preempted"));
+    ck_assert_ptr_null(json_object_get(json_object_get(p, "status"), "unhealthyNodes"));
     json_decref(p);
+    /* a Workload waiting for a failed node's replacement: the eviction removes the record */
+    ck_assert_int_eq(json_object_set_new(json_object_get(wl, "status"), "unhealthyNodes",
+                                         json_pack("[{s:s}]", "name", "n1")),
+                     0);
+    p = wlstatus_evict_patch(wl, "NodeFailures", "", "no replacement", 100);
+    ck_assert(json_is_null(json_object_get(json_object_get(p, "status"), "unhealthyNodes")));
+    json_decref(p);
+    json_object_del(json_object_get(wl, "status"), "unhealthyNodes");
 
     p = wlstatus_release_patch(wl, 100);
     ck_assert(json_is_null(json_object_get(json_object_get(p, "status"), "admission")));
@@ -589,6 +625,7 @@ int main(void)
     tcase_add_test(tc, check_retry_delay);
     tcase_add_test(tc, check_retry_moves_requeue_at);
     tcase_add_test(tc, admit_patch_topology_assignment);
+    tcase_add_test(tc, unhealthy_patch);
     tcase_add_test(tc, evict_release_finish);
     tcase_add_test(tc, release_accumulates_execution_time);
     tcase_add_test(tc, pending_only_when_changed);

@@ -850,7 +850,8 @@ START_TEST(workload_status)
                       "'requeueAfterSeconds':0,'podSetUpdates':[{'name':'main','labels':{'a':'b'},"
                       "'annotations':{'c':'d'},'nodeSelector':{'zone':'z1'},'tolerations':[{'key':"
                       "'gpu','operator':'Exists','effect':'NoSchedule'}]}]}],'clusterName':'w1',"
-                      "'nominatedClusterNames':['w1','w2'],'requeueState':{'count':1}}}",
+                      "'nominatedClusterNames':['w1','w2'],'requeueState':{'count':1},"
+                      "'unhealthyNodes':[{'name':'n1'},{'name':'n2'}]}}",
               &obj);
     wl = &obj.u.wl;
     ck_assert_uint_eq(wl->nstatus_conditions, 2);
@@ -884,7 +885,19 @@ START_TEST(workload_status)
     ck_assert_str_eq(wl->cluster_name, "w1");
     ck_assert_uint_eq(wl->nnominated_clusters, 2);
     ck_assert_str_eq(wl->nominated_clusters[1], "w2");
+    ck_assert_uint_eq(wl->nunhealthy_nodes, 2);
+    ck_assert_str_eq(wl->unhealthy_nodes[0], "n1");
+    ck_assert_str_eq(wl->unhealthy_nodes[1], "n2");
     object_fini(&obj);
+
+    /* status.unhealthyNodes: a name each, at most 8 (the CRD's maxItems) */
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'unhealthyNodes':"
+                             "[{}]}}",
+                     "status.unhealthyNodes[0].name", "Required value");
+    decode_one_error(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'unhealthyNodes':"
+                             "[{'name':'a'},{'name':'b'},{'name':'c'},{'name':'d'},{'name':'e'},"
+                             "{'name':'f'},{'name':'g'},{'name':'h'},{'name':'i'}]}}",
+                     "status.unhealthyNodes", "Too many: 9: must have at most 8 items");
 
     /* A repeated condition type does not override the first (Kueue's FindStatusCondition). */
     decode_ok(WL_HEAD "'spec':{'podSets':[" PODSET_MIN "]},'status':{'conditions':[{'type':"

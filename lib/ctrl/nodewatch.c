@@ -206,10 +206,9 @@ static bool write_unhealthy(ctrl_t *c, const char *key, const char *const *nodes
                             const char *failed)
 {
     json_t *patch = wlstatus_unhealthy_patch(nodes, n);
-    ctrl_op_t *op =
-        patch != NULL
-            ? ctrl__op_new(c, CTRL_OP_WL_UNHEALTHY, CTRL_WORKLOAD, key, CTRL_WORKLOAD, key)
-            : NULL;
+    ctrl_op_t *op = patch != NULL ? ctrl__op_new(c, CTRL_OP_WL_UNHEALTHY, CTRL_WORKLOAD, key,
+                                                 CTRL_WORKLOAD, key)
+                                  : NULL;
 
     if (op == NULL) {
         json_decref(patch);
@@ -284,7 +283,8 @@ static bool node_healthy_for(const ctrl_t *c, const char *key, const char *name)
     sched_node_info_t info;
     size_t i, bound = 0;
 
-    if (sched_node_find(c->sched, name, &i) != ERR_OK || sched_node_at(c->sched, i, &info) != ERR_OK)
+    if (sched_node_find(c->sched, name, &i) != ERR_OK ||
+        sched_node_at(c->sched, i, &info) != ERR_OK)
         return false; /* gone */
     if (info.ready)
         return true;
@@ -313,7 +313,8 @@ void ctrl__nodes_unhealthy(ctrl_t *c, const char *key, const ctrl_wl_t *w)
         if (sched_workload_on_node(c->sched, key, name, &bound))
             engine_failed(c, key, name); /* no-op when the engine knows it already */
     }
-    if (nkeep < n && !ctrl__busy(c, CTRL_WORKLOAD, key) && !write_unhealthy(c, key, keep, nkeep, NULL))
+    if (nkeep < n && !ctrl__busy(c, CTRL_WORKLOAD, key) &&
+        !write_unhealthy(c, key, keep, nkeep, NULL))
         ctrl__log(c, CTRL_LOG_ERROR, "workload %s: out of memory writing status.unhealthyNodes",
                   key);
 }

@@ -622,7 +622,8 @@ json_t *ctrl_wl_json(const ctrl_wl_t *w)
             return NULL;
         }
         for (size_t i = 0; i < w->wl.nunhealthy_nodes; i++) {
-            if (json_array_append_new(list, json_pack("{s:s?}", "name", w->wl.unhealthy_nodes[i]))) {
+            if (json_array_append_new(list,
+                                      json_pack("{s:s?}", "name", w->wl.unhealthy_nodes[i]))) {
                 json_decref(out);
                 return NULL;
             }

@@ -179,9 +179,9 @@ void ctrl_wl_strip(const ctrl_record_kind_t *rk, ctrl_wl_t *w);
  * the Finished condition, status.admissionChecks (a finished Workload's ProvisioningRequests are
  * deleted by them), owner, finalizer and requeue state. Gone: podsets, status.admission,
  * every other condition, reclaimablePods, clusterName, nominatedClusterNames, unhealthyNodes.
- * ctrl_wl_reserved() and ctrl_wl_on_hold() answer as before; ctrl_wl_json() answers NULL (a finished Workload gets
- * no status write). A no-op unless `w` is valid and Finished; idempotent. Out of memory keeps
- * all its conditions (only less compact). docs/performance.md, stop 29.
+ * ctrl_wl_reserved() and ctrl_wl_on_hold() answer as before; ctrl_wl_json() answers NULL (a
+ * finished Workload gets no status write). A no-op unless `w` is valid and Finished; idempotent.
+ * Out of memory keeps all its conditions (only less compact). docs/performance.md, stop 29.
  */
 void ctrl_wl_retire(const ctrl_record_kind_t *rk, ctrl_wl_t *w);
 
@@ -203,7 +203,8 @@ bool ctrl_wl_on_hold(const ctrl_wl_t *w);
 /* A small JSON view of `w` for the status-patch builders (wlstatus.h, podsready.h), which read
  * metadata (name, namespace, resourceVersion, generation), spec.active and spec.queueName,
  * status.conditions, status.admission, status.requeueState and status.unhealthyNodes: a new
- * reference, NULL on out-of-memory and for a retired record (ctrl_wl_retire(): no status is built from it). */
+ * reference, NULL on out-of-memory and for a retired record (ctrl_wl_retire(): no status is built
+ * from it). */
 json_t *ctrl_wl_json(const ctrl_wl_t *w);
 
 /* The object's resourceVersion as an integer (etcd revision); 0 when absent or not a number. */
