@@ -9,7 +9,8 @@
 # message. A Job of 4 pods x 8 GPUs is admitted with a topologyAssignment naming the 4 rack-2
 # nodes (v1beta2 slices), and starts with nodeSelector rack=rack-2 and the kueue.x-k8s.io/tas
 # label. A restart reads the admission back: four's pods count on rack-2 again, so a second
-# 4-pod Job waits (3 free nodes in rack-1, none in rack-2).
+# 4-pod Job waits (3 free nodes in rack-1, none in rack-2). A failed node recorded in four's
+# status.unhealthyNodes while the operator is down is replaced when it starts again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ctrl_lib.sh"
 
@@ -183,6 +184,53 @@ until_ 30 "again's pending explanation" 'wmsg "$wa" QuotaReserved | grep -qF "al
 [ "$(wcond "$wa" QuotaReserved)" = False ] || fail "again reserved quota"
 say "after a restart: four admitted on the same nodes, five still waits, again waits: $(wmsg "$wa" QuotaReserved)"
 
+# Failed-node replacement across a restart (nothing forgotten): with the operator down, four's
+# node r2-n1 is deleted and its failure recorded as sluice records it before the replacement
+# (Kueue's status.unhealthyNodes), and a fifth rack-2 node joins. The next operator acts on the
+# record -- a Node deleted meanwhile brings no event: four's pod of r2-n1 is placed on r2-n5
+# (its required rack), the record is removed, four stays admitted.
 ctrl_stop op2
+n1=it-$sfx-r2-n1
+n5=it-$sfx-r2-n5
+ctrl_delete_at_exit node "$n5"
+k apply -f - >/dev/null <<EOT || fail "create Node $n5"
+apiVersion: v1
+kind: Node
+metadata:
+  name: $n5
+  labels: {it-pool: "$sfx", $rack: rack-2, kubernetes.io/hostname: $n5}
+status:
+  allocatable: {cpu: "64", memory: 256Gi, nvidia.com/gpu: "8", pods: "110"}
+  capacity: {cpu: "64", memory: 256Gi, nvidia.com/gpu: "8", pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: ok}
+EOT
+k taint node "$n5" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+k delete node "$n1" >/dev/null || fail "delete Node $n1"
+k patch workloads.kueue.x-k8s.io -n "$ns" "$w4" --subresource=status --type merge \
+    -p "{\"status\":{\"unhealthyNodes\":[{\"name\":\"$n1\"}]}}" >/dev/null ||
+    fail "record $n1 in four's status.unhealthyNodes"
+[ "$(wget_ "$w4" '{.status.unhealthyNodes[0].name}')" = "$n1" ] ||
+    fail "status.unhealthyNodes not kept by the API server: $(wget_ "$w4" '{.status}')"
+ctrl_start op3
+until_ 30 "four's failed node replaced after the restart" \
+    '[ -z "$(wget_ "$w4" "{.status.unhealthyNodes}")" ]'
+grep -q "Replaced unhealthy node $n1" "$tmp/op3.log" ||
+    fail "op3 did not replace $n1: $(grep -i "$n1\|unhealthy" "$tmp/op3.log")"
+[ "$(wcond "$w4" Admitted)" = True ] || fail "four lost its admission: $(wreason "$w4" Evicted)"
+[ "$(wcond "$w4" Evicted)" != True ] || fail "four evicted: $(wmsg "$w4" Evicted)"
+wget_ "$w4" '{.status.admission.podSetAssignments[0].topologyAssignment}' >"$tmp/ta3.json"
+jq -r '.levels as $l | .slices[] | . as $s
+  | ($s.valuesPerLevel[-1] | if .universal then [range($s.domainCount) | $s.valuesPerLevel[-1].universal]
+      else [.individual.roots[] | (($s.valuesPerLevel[-1].individual.prefix // "") + . + ($s.valuesPerLevel[-1].individual.suffix // ""))] end) as $hosts
+  | ($s.podCounts | if .universal then [range($s.domainCount) | $s.podCounts.universal] else .individual end) as $counts
+  | range($s.domainCount) | "\($hosts[.]) \($counts[.])"' "$tmp/ta3.json" | sort >"$tmp/domains3.txt" ||
+    fail "topologyAssignment not in v1beta2's shape: $(cat "$tmp/ta3.json")"
+printf 'it-%s-r2-n2 1\nit-%s-r2-n3 1\nit-%s-r2-n4 1\nit-%s-r2-n5 1\n' "$sfx" "$sfx" "$sfx" "$sfx" >"$tmp/want3.txt"
+cmp -s "$tmp/domains3.txt" "$tmp/want3.txt" || fail "four's domains after the replacement: $(cat "$tmp/domains3.txt")"
+[ "$(wcond "$wa" QuotaReserved)" = False ] || fail "again admitted after the replacement"
+say "after a restart with $n1 recorded failed: four replaced on $(tr '\n' ' ' <"$tmp/domains3.txt")"
+
+ctrl_stop op3
 ctrl_verify "$cq"
 say "PASS"
