@@ -290,6 +290,45 @@ START_TEST(node_failed_errors)
 }
 END_TEST
 
+static void collect(void *ud, const char *key)
+{
+    char *buf = ud;
+    size_t len = strlen(buf);
+
+    snprintf(buf + len, 128 - len, "%s%s", len ? " " : "", key);
+}
+
+/* A driver that records a failure before it reports it asks who is on the node without marking
+ * anyone (sched_node_workloads): with pods_gone, a workload with a pod still bound there is left
+ * out; nothing is decided until it reports the failure itself. */
+START_TEST(node_workloads_marks_nothing)
+{
+    char keys[128] = "";
+    err_msg_t m;
+
+    cluster();
+    gpu_job("ns/j", 1, 2, REQ_RACK, NULL);
+    fx_run(s, 0, &out, true);
+    gpu_job("ns/k", 2, 2, REQ_RACK, NULL);
+    fx_run(s, 1, &out, true);
+    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=1 r1-n2=1");
+    ck_assert_str_eq(topo_of_ps("ns/k", 0), "r1-n3=1 r1-n4=1");
+    ck_assert_int_eq(sched_node_workloads(s, "r1-n2", false, collect, keys, &m), ERR_OK);
+    ck_assert_str_eq(keys, "ns/j");
+    keys[0] = '\0';
+    fx_pod(s, "ns/k-0", "r1-n4", "ns/k", "nvidia.com/gpu=8");
+    ck_assert_int_eq(sched_node_workloads(s, "r1-n4", true, collect, keys, &m), ERR_OK);
+    ck_assert_str_eq(keys, ""); /* k's pod still runs there */
+    ck_assert_int_eq(sched_node_workloads(s, NULL, false, collect, keys, &m), ERR_INVALID);
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_uint_eq(out.len, from); /* nothing marked, nothing decided */
+    failed("ns/j", "r1-n2");
+    fx_run(s, 11, &out, false);
+    ck_assert_int_ge(find_since(from, SCHED_DECISION_REPLACE, "ns/j"), 0);
+}
+END_TEST
+
 /* Two workloads lose a node each in one rack with room for one: they are replaced in the order
  * the failures were reported, the first one's new pods counted before the second looks. */
 START_TEST(replacements_in_report_order)
@@ -357,6 +396,7 @@ static Suite *suite(void)
     tcase_add_test(tc, no_replacement_evicts);
     tcase_add_test(tc, two_failed_nodes_evict);
     tcase_add_test(tc, node_failed_errors);
+    tcase_add_test(tc, node_workloads_marks_nothing);
     tcase_add_test(tc, replacements_in_report_order);
     tcase_add_test(tc, incomplete_slice_stays_in_its_rack);
     suite_add_tcase(su, tc);

@@ -11,7 +11,6 @@
 #include "model/fragment.h"
 #include "model/node.h"
 #include "obs/families.h"
-#include "util/grow.h"
 #include "util/str.h"
 
 #include <stdio.h>
@@ -172,33 +171,6 @@ static void pod_free_rec(void *value, void *data)
 /* status.unhealthyNodes holds at most 8 (the CRD's maxItems; the decoder enforces it). */
 #define NW_UNHEALTHY_MAX 8
 
-typedef struct on_node_s {
-    ctrl_t *c;
-    const char *node;
-    bool pods_gone;
-    char **keys; /* owned */
-    size_t n, cap;
-    bool oom;
-} on_node_t;
-
-/* Is workload `info` admitted on node o->node (with none of its Pods there when o->pods_gone)? */
-static bool on_failed_node(const sched_wl_info_t *info, void *ud)
-{
-    on_node_t *o = ud;
-    size_t bound;
-
-    if (!sched_workload_on_node(o->c->sched, info->key, o->node, &bound) ||
-        (o->pods_gone && bound > 0))
-        return true;
-    if (util_grow((void **)&o->keys, &o->cap, o->n + 1, sizeof(char *)) != ERR_OK ||
-        (o->keys[o->n] = strdup(info->key)) == NULL) {
-        o->oom = true;
-        return false;
-    }
-    o->n++;
-    return true;
-}
-
 /* Write `w`'s status.unhealthyNodes as nodes[0..n) (removed when n is 0); `failed`, when not
  * NULL, is the node whose failure this records (reported to the engine at the answer). False
  * when nothing was sent (out of memory). */
@@ -251,21 +223,28 @@ static void wl_node_failed(ctrl_t *c, const char *key, const char *node, bool de
     engine_failed(c, key, node);
 }
 
+typedef struct failed_s {
+    ctrl_t *c;
+    const char *node;
+    bool deleted;
+} failed_t;
+
+static void on_failed_workload(void *ud, const char *key)
+{
+    failed_t *f = ud;
+
+    wl_node_failed(f->c, key, f->node, f->deleted);
+}
+
 static void node_failed(ctrl_t *c, const char *node, bool deleted)
 {
-    on_node_t o = {.c = c, .node = node, .pods_gone = !deleted};
+    failed_t f = {.c = c, .node = node, .deleted = deleted};
+    err_msg_t msg;
 
     if (node == NULL || (!deleted && (c->nodes == NULL || !kube_informer_synced(c->nodes->pods))))
         return; /* which pods are still there is known once the Pods are listed */
-    sched_workloads(c->sched, on_failed_node, &o);
-    if (o.oom)
+    if (sched_node_workloads(c->sched, node, !deleted, on_failed_workload, &f, &msg) == ERR_NOMEM)
         ctrl__log(c, CTRL_LOG_ERROR, "out of memory looking for workloads on node %s", node);
-    for (size_t i = 0; i < o.n; i++) {
-        if (!o.oom)
-            wl_node_failed(c, o.keys[i], node, deleted);
-        free(o.keys[i]);
-    }
-    free(o.keys);
 }
 
 /* Are the Nodes and the bound Pods listed (what a failure is judged by)? */

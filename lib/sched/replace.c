@@ -175,8 +175,8 @@ static bool failed_on(const sched_wl_info_t *info, void *ud)
     return true;
 }
 
-err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
-                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg)
+err_t sched_node_workloads(const sched_t *s, const char *node, bool pods_gone,
+                           void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg)
 {
     on_node_t o = {.s = s, .node = node, .pods_gone = pods_gone};
     err_t rc = ERR_OK;
@@ -186,18 +186,46 @@ err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
     sched_workloads(s, failed_on, &o);
     if (o.oom)
         rc = err_set(msg, ERR_NOMEM, "node %s: out of memory", node);
-    for (size_t i = 0; i < o.n && rc == ERR_OK; i++) {
-        /* not admitted any more, or not on a hostname domain: nothing to replace */
-        err_t r = sched_workload_node_failed(s, o.keys[i], node, msg);
-        if (r == ERR_NOMEM)
-            rc = ERR_NOMEM;
-        else if (r == ERR_OK && each != NULL)
-            each(ud, o.keys[i]);
-    }
-    for (size_t i = 0; i < o.n; i++)
+    for (size_t i = 0; i < o.n; i++) {
+        if (rc == ERR_OK)
+            each(ud, o.keys[i]); /* after the walk: `each` may mark the workload */
         free(o.keys[i]);
+    }
     free(o.keys);
     return rc;
+}
+
+typedef struct mark_s {
+    sched_t *s;
+    const char *node;
+    void (*each)(void *ud, const char *key);
+    void *ud;
+    err_msg_t *msg;
+    err_t rc;
+} mark_t;
+
+static void mark_failed(void *ud, const char *key)
+{
+    mark_t *m = ud;
+    err_t r;
+
+    if (m->rc != ERR_OK)
+        return;
+    /* not admitted any more, or not on a hostname domain: nothing to replace */
+    r = sched_workload_node_failed(m->s, key, m->node, m->msg);
+    if (r == ERR_NOMEM)
+        m->rc = ERR_NOMEM;
+    else if (r == ERR_OK && m->each != NULL)
+        m->each(m->ud, key);
+}
+
+err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
+                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg)
+{
+    mark_t m = {.s = s, .node = node, .each = each, .ud = ud, .msg = msg};
+    err_t rc = sched_node_workloads(s, node, pods_gone, mark_failed, &m, msg);
+
+    return rc != ERR_OK ? rc : m.rc;
 }
 
 /* ---- the second pass ------------------------------------------------------------------------ */

@@ -283,6 +283,14 @@ err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, 
  * for an unknown or not admitted workload. */
 bool sched_workload_on_node(const sched_t *s, const char *key, const char *node, size_t *bound);
 
+/* The admitted workloads whose topology assignment names node `node` (with `pods_gone`, only
+ * those with no pod bound there), told to `each` in key order without marking anything: for a
+ * driver that records a failure before it reports it (the operator's status.unhealthyNodes).
+ * `each` may call sched_workload_node_failed(). ERR_INVALID (no node name), ERR_NOMEM (none
+ * told). */
+err_t sched_node_workloads(const sched_t *s, const char *node, bool pods_gone,
+                           void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg);
+
 /* Node `node` failed for every admitted workload whose topology assignment names it (with
  * `pods_gone`, only those with no pod bound there: a NotReady node whose pods terminated,
  * Kueue's TASReplaceNodeOnPodTermination): sched_workload_node_failed() for each, in key order;
