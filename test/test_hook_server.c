@@ -421,6 +421,46 @@ START_TEST(test_plain_pipelined_in_order)
 }
 END_TEST
 
+/* A large owned answer (a /metrics exposition of megabytes) goes out as it is, head and body in
+ * one write request: every byte arrives, in order, and the answer pipelined behind it follows. */
+START_TEST(test_plain_large_owned_answer_whole_and_in_order)
+{
+    fixture_t f = {0};
+    hook_server_config_t cfg = {0};
+    client_t c;
+    const char *reqs = "GET /huge HTTP/1.1\r\nHost: x\r\n\r\n"
+                       "GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    size_t cap = (8u << 20) + 4096, have = 0, head_len, body = 8u << 20;
+    char *buf = malloc(cap + 1), *end;
+
+    ck_assert_ptr_nonnull(buf);
+    fixture_start(&f, false, &cfg);
+    client_open(&c, f.port, NULL, 0, 0);
+    client_send(&c, reqs, strlen(reqs));
+    for (;;) { /* until the server closes after the second answer */
+        ssize_t r = client_recv(&c, buf + have, cap - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    buf[have] = '\0';
+    end = strstr(buf, "\r\n\r\n");
+    ck_assert_ptr_nonnull(end);
+    head_len = (size_t)(end - buf) + 4;
+    ck_assert_int_eq(atoi(buf + 9), 200);
+    ck_assert_ptr_nonnull(strstr(buf, "Content-Length: 8388608\r\n"));
+    ck_assert_uint_gt(have, head_len + body);
+    for (size_t i = 0; i < body; i++)
+        if (buf[head_len + i] != 'x')
+            ck_abort_msg("byte %zu of the body is %d", i, buf[head_len + i]);
+    ck_assert_int_eq(strncmp(buf + head_len + body, "HTTP/1.1 200 OK\r\n", 17), 0);
+    ck_assert_ptr_nonnull(strstr(buf + head_len + body, "\r\n\r\nGET /a q= len=0 ct="));
+    client_close(&c);
+    fixture_stop(&f);
+    free(buf);
+}
+END_TEST
+
 /* A deferred answer keeps the connection's order: the request pipelined behind it waits. */
 START_TEST(test_deferred_answer_in_order)
 {
@@ -1038,6 +1078,7 @@ int main(void)
     tcase_add_test(tc, test_tls_keep_alive_two_requests);
     tcase_add_test(tc, test_tls12_accepted_old_versions_refused);
     tcase_add_test(tc, test_plain_pipelined_in_order);
+    tcase_add_test(tc, test_plain_large_owned_answer_whole_and_in_order);
     tcase_add_test(tc, test_deferred_answer_in_order);
     tcase_add_test(tc, test_deferred_answer_too_late_gets_503);
     tcase_add_test(tc, test_deferred_connection_not_evicted);

@@ -121,6 +121,7 @@ typedef struct write_req_s {
     uv_write_t req;
     conn_t *conn;
     char *data; /* owned */
+    char *tail; /* owned, NULL: a second buffer written after `data` (an answer's body) */
 } write_req_t;
 
 static void conn_close(conn_t *c);
@@ -234,6 +235,7 @@ static void on_write(uv_write_t *req, int status)
     conn_t *c = w->conn;
 
     free(w->data);
+    free(w->tail);
     free(w);
     c->writes_pending--;
     if (status < 0) {
@@ -259,26 +261,35 @@ static void on_write(uv_write_t *req, int status)
         conn_arm(c);
 }
 
-/* Queue `n` bytes (ownership of `data` passes here) for the socket. */
-static int raw_write(conn_t *c, char *data, size_t n)
+/* Queue `n` bytes of `data`, then `tn` bytes of `tail` (NULL, 0: none) for the socket in one
+ * write request; ownership of both passes here. */
+static int raw_write2(conn_t *c, char *data, size_t n, char *tail, size_t tn)
 {
     write_req_t *w;
-    uv_buf_t buf;
+    uv_buf_t bufs[2];
 
-    if (n == 0) {
+    if (tn == 0) {
+        free(tail);
+        tail = NULL;
+    }
+    if (n == 0 && tail == NULL) {
         free(data);
         return 0;
     }
     w = malloc(sizeof(*w));
     if (w == NULL) {
         free(data);
+        free(tail);
         return -1;
     }
     w->conn = c;
     w->data = data;
-    buf = uv_buf_init(data, (unsigned)n);
-    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_write) != 0) {
+    w->tail = tail;
+    bufs[0] = uv_buf_init(data, (unsigned)n);
+    bufs[1] = uv_buf_init(tail, (unsigned)tn);
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, bufs, tail != NULL ? 2 : 1, on_write) != 0) {
         free(data);
+        free(tail);
         free(w);
         return -1;
     }
@@ -292,6 +303,12 @@ static int raw_write(conn_t *c, char *data, size_t n)
         c->read_paused = true;
     }
     return 0;
+}
+
+/* Queue `n` bytes (ownership of `data` passes here) for the socket. */
+static int raw_write(conn_t *c, char *data, size_t n)
+{
+    return raw_write2(c, data, n, NULL, 0);
 }
 
 /* Move whatever TLS produced (handshake records, encrypted data) to the socket. */
@@ -369,29 +386,42 @@ static const char *status_text(int status)
     }
 }
 
+/* Answer `status` with `body`. `owned` is NULL, or `body` itself handed over (freed here or
+ * once written): a plain connection then writes it as it is, so a large answer (a /metrics
+ * exposition of megabytes) is never copied. */
 static int send_response(conn_t *c, int status, const char *content_type, const char *body,
-                         size_t body_len, bool close_after)
+                         size_t body_len, char *owned, bool close_after)
 {
     char head[512];
     int n = snprintf(head, sizeof(head),
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n", status,
                      status_text(status), content_type, body_len,
                      close_after ? "Connection: close\r\n" : "");
-
+    size_t total;
     char *all;
     int rc;
 
-    if (n < 0 || (size_t)n >= sizeof(head))
+    if (n < 0 || (size_t)n >= sizeof(head)) {
+        free(owned);
         return -1;
+    }
     /* One write per answer: head and body together (a pipelining client costs one write
      * request per answer, not two). */
-    all = malloc((size_t)n + body_len);
-    if (all == NULL)
+    total = (size_t)n + (owned != NULL && c->ssl == NULL ? 0 : body_len);
+    all = malloc(total);
+    if (all == NULL) {
+        free(owned);
         return -1;
+    }
     memcpy(all, head, (size_t)n);
+    if (owned != NULL && c->ssl == NULL)
+        return raw_write2(c, all, total, owned, body_len);
     if (body_len > 0)
         memcpy(all + n, body, body_len);
-    rc = send_bytes(c, all, (size_t)n + body_len);
+    free(owned);
+    if (c->ssl == NULL)
+        return raw_write(c, all, total);
+    rc = send_bytes(c, all, total);
     free(all);
     return rc;
 }
@@ -413,7 +443,7 @@ static void conn_fail(conn_t *c, int status, const char *reason)
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
     }
-    if (send_response(c, status, "text/plain; charset=utf-8", body, (size_t)n, true) != 0 ||
+    if (send_response(c, status, "text/plain; charset=utf-8", body, (size_t)n, NULL, true) != 0 ||
         c->writes_pending == 0) {
         conn_close(c);
         return;
@@ -715,8 +745,8 @@ static int on_message_complete(http_parser *p)
     if (!keep_alive || srv->closing)
         c->closing = true;
     rc = send_response(c, resp.status, resp.content_type ? resp.content_type : "application/json",
-                       resp.owned_body ? resp.owned_body : resp.body, resp.body_len, c->closing);
-    free(resp.owned_body);
+                       resp.owned_body ? resp.owned_body : resp.body, resp.body_len,
+                       resp.owned_body, c->closing);
     request_reset(c);
     if (rc != 0)
         return -1;
@@ -1157,11 +1187,10 @@ void hook_deferred_answer(hook_deferred_t *d, const hook_response_t *resp)
     if (d->close_after || c->srv->closing)
         c->closing = true;
     free(d);
-    rc =
-        send_response(c, resp->status ? resp->status : 200,
-                      resp->content_type ? resp->content_type : "application/json",
-                      resp->owned_body ? resp->owned_body : resp->body, resp->body_len, c->closing);
-    free(resp->owned_body);
+    rc = send_response(c, resp->status ? resp->status : 200,
+                       resp->content_type ? resp->content_type : "application/json",
+                       resp->owned_body ? resp->owned_body : resp->body, resp->body_len,
+                       resp->owned_body, c->closing);
     if (rc != 0 || (c->closing && c->writes_pending == 0)) {
         conn_close(c);
         return;

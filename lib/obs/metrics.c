@@ -54,7 +54,7 @@ void metrics_buf_fini(metrics_buf_t *b)
     b->len = b->cap = 0;
 }
 
-static err_t buf_reserve(metrics_buf_t *b, size_t extra)
+err_t metrics_buf_reserve(metrics_buf_t *b, size_t extra)
 {
     if (extra > SIZE_MAX - b->len - 1)
         return ERR_NOMEM;
@@ -63,7 +63,7 @@ static err_t buf_reserve(metrics_buf_t *b, size_t extra)
 
 static err_t buf_put(metrics_buf_t *b, const char *s, size_t n)
 {
-    if (buf_reserve(b, n) != ERR_OK)
+    if (metrics_buf_reserve(b, n) != ERR_OK)
         return ERR_NOMEM;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -84,7 +84,7 @@ err_t metrics_buf_printf(metrics_buf_t *b, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n) != ERR_OK)
+    if (n < 0 || metrics_buf_reserve(b, (size_t)n) != ERR_OK)
         return ERR_NOMEM;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);

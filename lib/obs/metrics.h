@@ -57,6 +57,10 @@ typedef struct metrics_buf_s {
 /* Release the buffer's memory; it is empty and usable afterwards. */
 void metrics_buf_fini(metrics_buf_t *b);
 
+/* Room for `extra` more bytes (a render sized from the previous one grows without copies).
+ * ERR_NOMEM leaves the buffer as it was. */
+err_t metrics_buf_reserve(metrics_buf_t *b, size_t extra);
+
 /* Append printf-formatted text. ERR_NOMEM leaves the buffer as it was. */
 err_t metrics_buf_printf(metrics_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
