@@ -356,8 +356,10 @@ START_TEST(random_invariants)
         per = 1 + (int)(rnd(&s) % 4);
         per_pod[0] = (qnano_t)per * NANO;
         in = (tas_input_t){"dc", f.levels, f.nlevels, res_names, 1, f.nodes, f.nnodes};
-        req = (tas_request_t){
-            mode, mode == TAS_MODE_UNCONSTRAINED ? NULL : RACK, count, per_pod, NULL, 0};
+        req = (tas_request_t){.mode = mode,
+                              .level = mode == TAS_MODE_UNCONSTRAINED ? NULL : RACK,
+                              .count = count,
+                              .per_pod = per_pod};
         for (size_t i = 0; i < f.nnodes; i++)
             cap[i] = (int)(f.free[i][0] / NANO) / per;
         rc = tas_place(&in, &req, &a, &msg);
@@ -416,11 +418,9 @@ static tasreq_t req_of(const char *k1, const char *v1, const char *k2, const cha
         ck_assert_int_eq(kv_list_set(&ann, k2, v2), ERR_OK);
     if (k3 != NULL)
         ck_assert_int_eq(kv_list_set(&ann, k3, v3), ERR_OK);
-    tasreq_from_annotations(&ann, &r);
+    ck_assert_int_eq(tasreq_from_annotations(&ann, &r), ERR_OK);
     /* the strings are borrowed from `ann`: compare what matters, then drop them */
     r.level = r.level != NULL ? (strcmp(r.level, RACK) == 0 ? RACK : "other") : NULL;
-    r.slice_level =
-        r.slice_level != NULL ? (strcmp(r.slice_level, HOST) == 0 ? HOST : "other") : NULL;
     kv_list_fini(&ann);
     return r;
 }
@@ -509,16 +509,232 @@ START_TEST(annotations_to_request)
     /* slices alone: unconstrained (from the top level) */
     r = req_of(TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "4", NULL, NULL);
     ck_assert_int_eq(r.mode, TASREQ_MODE_UNCONSTRAINED);
-    ck_assert_str_eq(r.slice_level, HOST);
-    ck_assert_int_eq(r.slice_size, 4);
+    ck_assert_uint_eq(r.nlayers, 1);
+    ck_assert_str_eq(r.layers[0].level, HOST);
+    ck_assert_int_eq(r.layers[0].size, 4);
     r = req_of(TASREQ_REQUIRED, RACK, TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "2");
     ck_assert_int_eq(r.mode, TASREQ_MODE_REQUIRED);
-    ck_assert_int_eq(r.slice_size, 2);
+    ck_assert_int_eq(r.layers[0].size, 2);
     /* a slice level without a (valid) size is no slice constraint */
     r = req_of(TASREQ_REQUIRED, RACK, TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "two");
-    ck_assert_ptr_null(r.slice_level);
+    ck_assert_uint_eq(r.nlayers, 0);
     r = req_of(TASREQ_SLICE_LEVEL, HOST, NULL, NULL, NULL, NULL);
     ck_assert_int_eq(r.mode, TASREQ_MODE_NONE);
+}
+END_TEST
+
+/* Kueue's builder over podset-slice-required-topology-constraints (TASMultiLayerTopology). */
+START_TEST(annotations_to_layers)
+{
+    tasreq_t r;
+
+    /* layers alone: unconstrained from the top level, outermost first */
+    r = req_of(TASREQ_CONSTRAINTS,
+               "[{\"topology\": \"" RACK "\", \"size\": 4}, {\"Topology\": \"" HOST
+               "\", \"size\": 2, \"x\": 1}]",
+               NULL, NULL, NULL, NULL);
+    ck_assert_int_eq(r.mode, TASREQ_MODE_UNCONSTRAINED);
+    ck_assert_uint_eq(r.nlayers, 2);
+    ck_assert_str_eq(r.layers[0].level, RACK);
+    ck_assert_int_eq(r.layers[0].size, 4);
+    ck_assert_str_eq(r.layers[1].level, HOST); /* keys match without case, as in Go */
+    ck_assert_int_eq(r.layers[1].size, 2);
+    /* with required; the constraints win over the single-layer pair (validation forbids both) */
+    r = req_of(TASREQ_REQUIRED, RACK, TASREQ_CONSTRAINTS,
+               "[{\"topology\":\"" HOST "\",\"size\":3}]", TASREQ_SLICE_SIZE, "2");
+    ck_assert_int_eq(r.mode, TASREQ_MODE_REQUIRED);
+    ck_assert_uint_eq(r.nlayers, 1);
+    ck_assert_int_eq(r.layers[0].size, 3);
+    /* what does not decode, or has no entry or more than 3, means no slices, and no fallback */
+    static const char *const bad[] = {
+        "",
+        "{",
+        "{}",
+        "null",
+        "[]",
+        "[1]",
+        "[{\"size\": \"2\"}]",
+        "[{\"size\": 2.5}]",
+        "[{\"size\": 4294967296}]",
+        "[{\"topology\": 1}]",
+        "[{\"topology\":\"a\",\"size\":8},{\"topology\":\"b\",\"size\":4},"
+        "{\"topology\":\"c\",\"size\":2},{\"topology\":\"d\",\"size\":1}]"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = req_of(TASREQ_CONSTRAINTS, bad[i], TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "2");
+        ck_assert_msg(r.nlayers == 0 && r.mode == TASREQ_MODE_NONE, "%s", bad[i]);
+    }
+    /* null entries and fields are zero values, as in Go (validation then reports them) */
+    r = req_of(TASREQ_CONSTRAINTS, "[null, {\"topology\": null, \"size\": null}]", NULL, NULL, NULL,
+               NULL);
+    ck_assert_uint_eq(r.nlayers, 2);
+    ck_assert_str_eq(r.layers[1].level, "");
+    ck_assert_int_eq(r.layers[1].size, 0);
+}
+END_TEST
+
+/* Place with slice layers: the outermost (slice_level, slice_size) and up to 2 inner ones. */
+static char *place_layers(fx_t *f, tas_mode_t mode, const char *level, int count, const char *l0,
+                          int s0, const char *l1, int s1, const char *l2, int s2)
+{
+    qnano_t per_pod[1] = {NANO};
+    tas_input_t in = {.topology = "dc",
+                      .levels = f->levels,
+                      .nlevels = f->nlevels,
+                      .resources = res_names,
+                      .nres = 1,
+                      .nodes = f->nodes,
+                      .nnodes = f->nnodes};
+    tas_request_t req = {.mode = mode,
+                         .level = level,
+                         .count = count,
+                         .per_pod = per_pod,
+                         .slice_level = l0,
+                         .slice_size = s0,
+                         .inner = {{l1, s1}, {l2, s2}},
+                         .ninner = l2 != NULL   ? 2
+                                   : l1 != NULL ? 1
+                                                : 0};
+    tas_assignment_t a;
+    err_msg_t msg = {{0}};
+    char *out = calloc(1, 4096);
+    err_t rc;
+
+    ck_assert_ptr_nonnull(out);
+    rc = tas_place(&in, &req, &a, &msg);
+    if (rc != ERR_OK) {
+        snprintf(out, 4096, "%s: %s", rc == ERR_CONFLICT ? "NOFIT" : err_str(rc), msg.text);
+        return out;
+    }
+    render(out, 0, &a);
+    tas_assignment_fini(&a);
+    return out;
+}
+
+#define EXPECT_LAYERS(want, ...)                                                     \
+    do {                                                                             \
+        char *got_ = place_layers(__VA_ARGS__);                                      \
+        ck_assert_msg(strcmp(got_, want) == 0, "want\n  %s\ngot\n  %s", want, got_); \
+        free(got_);                                                                  \
+    } while (0)
+
+#define DC "cloud.example.com/dc"
+
+/* Kueue's tas_cache_test "multi-layer topology" cases (one CPU per pod there, one GPU here). */
+START_TEST(layers_as_kueue_places_them)
+{
+    fx_t f;
+
+    /* block required; rack slices of 4; host slices of 2: 8 pods, 4 per rack, 2 per host (x1
+     * holds one pod: no host slice) */
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 x1", 1);
+    fx_node(&f, "b1 r1 x2", 4);
+    fx_node(&f, "b1 r2 x3", 3);
+    fx_node(&f, "b1 r2 x4", 4);
+    EXPECT_LAYERS("[" HOST "] x2=4 x3=2 x4=2", &f, TAS_MODE_REQUIRED, BLOCK, 8, RACK, 4, HOST, 2,
+                  NULL, 0);
+
+    /* host slice rounding makes the rack slice impossible */
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 x1", 3);
+    fx_node(&f, "b1 r1 x2", 3);
+    fx_node(&f, "b1 r1 x3", 0);
+    EXPECT_LAYERS("NOFIT: topology \"dc\" doesn't allow to fit; 0/1 slice(s) fit on level " RACK
+                  "; 2/3 slice(s) fit on level " HOST
+                  ". Total nodes: 3; excluded: resource \"nvidia.com/gpu\": 1",
+                  &f, TAS_MODE_REQUIRED, BLOCK, 6, RACK, 6, HOST, 2, NULL, 0);
+
+    /* a small host kills rack slices despite enough total capacity; one layer (racks of 8)
+     * fits the same 16 pods */
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 x1", 7);
+    fx_node(&f, "b1 r1 x2", 4);
+    fx_node(&f, "b1 r2 x3", 7);
+    fx_node(&f, "b1 r2 x4", 3);
+    EXPECT_LAYERS("NOFIT: topology \"dc\" doesn't allow to fit; 1/2 slice(s) fit on level " RACK
+                  "; 3/4 slice(s) fit on level " HOST,
+                  &f, TAS_MODE_REQUIRED, BLOCK, 16, RACK, 8, HOST, 4, NULL, 0);
+    EXPECT_LAYERS("[" HOST "] x1=4 x2=4 x3=5 x4=3", &f, TAS_MODE_REQUIRED, BLOCK, 16, RACK, 8, NULL,
+                  0, NULL, 0);
+
+    /* enough host slices but not enough rack slices */
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 x1", 4);
+    fx_node(&f, "b1 r2 x2", 4);
+    fx_node(&f, "b1 r3 x3", 4);
+    EXPECT_LAYERS("NOFIT: topology \"dc\" doesn't allow to fit; 0/2 slice(s) fit on level " RACK
+                  "; 6/6 slice(s) fit on level " HOST,
+                  &f, TAS_MODE_REQUIRED, BLOCK, 12, RACK, 6, HOST, 2, NULL, 0);
+
+    /* three layers, small hosts cascading up: dc required, blocks of 12, racks of 6, hosts
+     * of 3 */
+    fx_levels(&f, DC, BLOCK, RACK);
+    f.levels[f.nlevels++] = HOST;
+    fx_node(&f, "dc1 b1 r1 x1", 4);
+    fx_node(&f, "dc1 b1 r1 x2", 4);
+    fx_node(&f, "dc1 b1 r2 x3", 4);
+    fx_node(&f, "dc1 b1 r2 x4", 4);
+    fx_node(&f, "dc1 b2 r3 x5", 4);
+    fx_node(&f, "dc1 b2 r3 x6", 4);
+    fx_node(&f, "dc1 b2 r4 x7", 1);
+    fx_node(&f, "dc1 b2 r4 x8", 1);
+    EXPECT_LAYERS("NOFIT: topology \"dc\" doesn't allow to fit; 1/2 slice(s) fit on level " BLOCK
+                  "; 3/4 slice(s) fit on level " RACK "; 6/8 slice(s) fit on level " HOST,
+                  &f, TAS_MODE_REQUIRED, DC, 24, BLOCK, 12, RACK, 6, HOST, 3);
+    /* 12 pods: the whole of b1, 3 per host */
+    EXPECT_LAYERS("[" HOST "] x1=3 x2=3 x3=3 x4=3", &f, TAS_MODE_REQUIRED, DC, 12, BLOCK, 12, RACK,
+                  6, HOST, 3);
+}
+END_TEST
+
+/* An inner layer two levels below the outer one: the level between goes in its size too
+ * (Kueue's buildSliceSizeAtLevel fills it), so the racks take whole host slices. */
+START_TEST(layers_fill_the_levels_between)
+{
+    fx_t f;
+
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 h1", 3);
+    fx_node(&f, "b1 r1 h2", 2);
+    fx_node(&f, "b1 r2 h3", 3);
+    fx_node(&f, "b1 r2 h4", 1);
+    EXPECT_LAYERS("[" HOST "] h1=2 h2=2 h3=2", &f, TAS_MODE_REQUIRED, BLOCK, 6, BLOCK, 6, HOST, 2,
+                  NULL, 0);
+    /* one layer: pod by pod below the block */
+    EXPECT_LAYERS("[" HOST "] h2=2 h3=3 h4=1", &f, TAS_MODE_REQUIRED, BLOCK, 6, BLOCK, 6, NULL, 0,
+                  NULL, 0);
+    /* slices only (unconstrained from the top level), preferred: the same layers hold */
+    EXPECT_LAYERS("[" HOST "] h1=2 h2=2 h3=2", &f, TAS_MODE_UNCONSTRAINED, NULL, 6, BLOCK, 6, HOST,
+                  2, NULL, 0);
+    /* preferred racks: no rack holds a slice of 6 in host slices of 2 (r1 gives 4), and the
+     * block counts the racks' slices only: no fit, counted at the block level */
+    EXPECT_LAYERS("NOFIT: topology \"dc\" doesn't allow to fit; 0/1 slice(s) fit on level " RACK
+                  "; 3/3 slice(s) fit on level " HOST,
+                  &f, TAS_MODE_PREFERRED, RACK, 6, RACK, 6, HOST, 2, NULL, 0);
+}
+END_TEST
+
+/* Layers Kueue's scheduler refuses (buildSliceSizeAtLevel), in its words. */
+START_TEST(layers_refused)
+{
+    fx_t f;
+
+    fx_levels(&f, BLOCK, RACK, HOST);
+    fx_node(&f, "b1 r1 h1", 8);
+    EXPECT_LAYERS("invalid argument: no requested topology level for additional slice layer: zone",
+                  &f, TAS_MODE_REQUIRED, BLOCK, 4, RACK, 4, "zone", 2, NULL, 0);
+    EXPECT_LAYERS("invalid argument: additional slice layer topology " BLOCK
+                  " must be at a lower level than " RACK,
+                  &f, TAS_MODE_REQUIRED, BLOCK, 4, RACK, 4, BLOCK, 2, NULL, 0);
+    EXPECT_LAYERS("invalid argument: additional slice layer topology " RACK
+                  " must be at a lower level than " RACK,
+                  &f, TAS_MODE_REQUIRED, BLOCK, 4, RACK, 4, RACK, 2, NULL, 0);
+    EXPECT_LAYERS(
+        "invalid argument: additional slice layer size 3 must evenly divide parent layer size 4",
+        &f, TAS_MODE_REQUIRED, BLOCK, 4, RACK, 4, HOST, 3, NULL, 0);
+    EXPECT_LAYERS(
+        "invalid argument: additional slice layer size 0 must evenly divide parent layer size 4",
+        &f, TAS_MODE_REQUIRED, BLOCK, 4, RACK, 4, HOST, 0, NULL, 0);
 }
 END_TEST
 
@@ -539,6 +755,10 @@ static Suite *suite(void)
     tcase_add_test(tc, group_leader_counted_in_the_domain);
     tcase_add_test(tc, group_leader_where_the_workers_still_fit);
     tcase_add_test(tc, group_preferred_over_several_domains);
+    tcase_add_test(tc, annotations_to_layers);
+    tcase_add_test(tc, layers_as_kueue_places_them);
+    tcase_add_test(tc, layers_fill_the_levels_between);
+    tcase_add_test(tc, layers_refused);
     suite_add_tcase(s, tc);
     return s;
 }

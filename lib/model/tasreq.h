@@ -26,26 +26,54 @@ typedef enum {
     TASREQ_MODE_UNCONSTRAINED, /* anywhere; with slices only: from the top level */
 } tasreq_mode_t;
 
+/* Slice layers: Kueue's TASMultiLayerTopology (beta, on by default since Kueue 0.19) allows 3. */
+#define TASREQ_MAX_LAYERS 3
+/* The longest label key (a 253-byte DNS prefix, "/", a 63-byte name). */
+#define TASREQ_LEVEL_MAX 317
+
+/* One slice layer: every `size` pods of the pod set stay inside one domain of `level`. */
+typedef struct tasreq_layer_s {
+    char level[TASREQ_LEVEL_MAX + 1]; /* the level's node label */
+    int32_t size;                     /* pods per slice (validation wants >= 1) */
+} tasreq_layer_t;
+
 typedef struct tasreq_s {
     tasreq_mode_t mode;
-    const char *level;       /* borrowed from the annotations: required / preferred level */
-    const char *slice_level; /* borrowed: podset-slice-required-topology, NULL = no slices */
-    int32_t slice_size;      /* podset-slice-size (with slice_level) */
-    const char *group;       /* borrowed: podset-group-name (only with required / preferred) */
+    const char *level; /* borrowed from the annotations: required / preferred level */
+    /* slice layers, outermost first, each size a multiple of the next one's (validation's rule;
+     * the engine refuses the others): podset-slice-required-topology with podset-slice-size
+     * (one layer), or podset-slice-required-topology-constraints (1 to 3); 0 = no slices */
+    size_t nlayers;
+    tasreq_layer_t layers[TASREQ_MAX_LAYERS];
+    const char *group; /* borrowed: podset-group-name (only with required / preferred) */
 } tasreq_t;
 
 /* Kueue's PodSetTopologyRequest builder (jobframework NewPodSetTopologyRequest) over a pod
  * template's annotations `ann`: required, else preferred, else unconstrained (a boolean; "false"
- * is no request), else a slice constraint alone (unconstrained from the top level). Slices need
- * both the slice level and the size; the group name counts only with required or preferred.
- * Malformed values (which validation reports) read as absent. */
-void tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out);
+ * is no request), else a slice constraint alone (unconstrained from the top level). Slices come
+ * from the constraints annotation when it is there (a JSON array of 1 to 3 {topology, size}),
+ * else from the slice level and the size together; the group name counts only with required or
+ * preferred. Malformed values (which validation reports) read as absent; a constraints
+ * annotation that does not parse means no slices at all (Kueue builds no request from it).
+ * ERR_NOMEM when parsing that annotation ran out of memory (*out then has no slices). */
+err_t tasreq_from_annotations(const kv_list_t *ann, tasreq_t *out);
 
 /* Kueue's ValidateTASPodSetRequest over `ann`, the annotations at `path`
  * ("spec.template.metadata.annotations"): one topology annotation at most, label names, the slice
  * annotations together, slice size an int32 >= 1 (and at most `count` when count >= 0), the group
- * name not a number and only with required or preferred. Appended to `d`. */
+ * name not a number and only with required or preferred, and the constraints annotation's rules
+ * (tasreq_validate_layers()). Appended to `d`. */
 void tasreq_validate(const kv_list_t *ann, const char *path, int64_t count, diags_t *d);
+
+/* Kueue's rules for the podset-slice-required-topology-constraints annotation of `ann` (at
+ * `path`, as above; nothing when it is absent): not with the single-layer slice annotations nor
+ * podset-group-name, a JSON array of 1 to 3 objects, each topology a label name and each size
+ * >= 1, no level twice, each size dividing the one before, the first at most `count` (when
+ * count >= 0). As errors, or with `warn` (a pod template Kueue's webhook does not check: a
+ * Workload's, another kind's) as warnings, those about an annotation the engine cannot read
+ * (tasreq_from_annotations()) ending "; the annotation has no effect". Appended to `d`. */
+void tasreq_validate_layers(const kv_list_t *ann, const char *path, int64_t count, bool warn,
+                            diags_t *d);
 
 /* One pod set of an object, for tasreq_validate_groups(). */
 typedef struct tasreq_podset_s {

@@ -71,6 +71,14 @@ static void check_pod_templates(const object_t *obj, diags_t *d)
             validate__pathf(paths[i], "spec.podSets[%zu].template.metadata.annotations", i);
             ps[i].path = paths[i];
         }
+        /* the slice layers the engine reads from any pod template: Kueue's rules, warned */
+        if (obj->kind == KIND_WORKLOAD)
+            tasreq_validate_layers(ps[i].ann, paths[i], p->count, true, d);
+        else if (kv_list_get(ps[i].ann, TASREQ_CONSTRAINTS) != NULL) {
+            char at[VPATH];
+            validate__pathf(at, "pod set %s: template.metadata.annotations", ps[i].name);
+            tasreq_validate_layers(ps[i].ann, at, p->count, true, d);
+        }
     }
     tasreq_validate_groups(ps, wl->npod_sets, warn, d);
 out:

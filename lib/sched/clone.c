@@ -250,6 +250,12 @@ static err_t clone_wps(wps_t *c, const wps_t *s)
     c->terms = NULL;
     c->nterms = 0;
     c->tas_level = c->tas_slice_level = c->tas_group = NULL;
+    c->tas_ninner = 0;
+    for (size_t k = 0; k < s->tas_ninner; k++) {
+        if (util_strdup(s->tas_inner_level[k], &c->tas_inner_level[k]) != ERR_OK)
+            return ERR_NOMEM;
+        c->tas_ninner = k + 1;
+    }
     if (util_strdup(s->tas_level, &c->tas_level) != ERR_OK ||
         util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK ||
         util_strdup(s->tas_group, &c->tas_group) != ERR_OK)

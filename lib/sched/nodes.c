@@ -887,7 +887,7 @@ static err_t tas_place_one(const sched_t *s, const wl_t *w, const assignment_t *
                       .nres = nres,
                       .nodes = nodes,
                       .nnodes = nn};
-    tas_request_t req = sched__tas_request(ps, p->count, per, false);
+    tas_request_t req = sched__tas_request(ps, p->count, per, SCHED_LAYERS_ALL);
     if ((a = calloc(1, sizeof(*a))) == NULL ||
         (lps != NULL && (la = calloc(1, sizeof(*la))) == NULL))
         goto out;
@@ -1240,7 +1240,7 @@ size_t sched__tas_resources(const sched_t *s, const wps_t *ps, const wps_t *lps,
     return nres;
 }
 
-tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per, bool no_slices)
+tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per, int layers)
 {
     tas_request_t req = {.count = count, .per_pod = per, .slice_size = 1};
 
@@ -1257,9 +1257,21 @@ tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *
         req.mode = TAS_MODE_UNCONSTRAINED;
         break;
     }
-    if (ps->tas_slice_level != NULL && !no_slices) {
-        req.slice_level = ps->tas_slice_level;
-        req.slice_size = ps->tas_slice_size;
+    if (ps->tas_slice_level == NULL || layers == SCHED_LAYERS_NONE)
+        return req;
+    if (layers > 0 && (size_t)layers <= ps->tas_ninner) {
+        req.slice_level = ps->tas_inner_level[layers - 1];
+        req.slice_size = ps->tas_inner_size[layers - 1];
+        return req;
+    }
+    req.slice_level = ps->tas_slice_level;
+    req.slice_size = ps->tas_slice_size;
+    if (layers == SCHED_LAYERS_ALL) {
+        for (size_t k = 0; k < ps->tas_ninner; k++) {
+            req.inner[k].level = ps->tas_inner_level[k];
+            req.inner[k].size = ps->tas_inner_size[k];
+        }
+        req.ninner = ps->tas_ninner;
     }
     return req;
 }

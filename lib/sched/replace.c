@@ -337,22 +337,40 @@ nomem:
  * levels 0..*upto (*upto = -1: anywhere). rem is the assignment without the failed node (hostname
  * domains), count the pods to place. A pod set with slices whose lost pods are not whole slices
  * goes back to the slice-level domain whose pods they complete to whole slices (the first in the
- * assignment's order; Kueue's findIncompleteSliceDomain), and then asks for no slices (*drop);
+ * assignment's order; Kueue's findIncompleteSliceDomain), and then asks for no slices
+ * (*layers). With several slice layers (TASMultiLayerTopology) that is the domain of the
+ * innermost layer whose slices the lost pods break, and the replacement keeps the innermost layer
+ * whose size divides them (Kueue's findReplacementAssignment), so every layer stays whole;
  * otherwise a required pod set stays in the domain of its level that holds the first kept node.
  */
 static void required_domain(const sched_t *s, const topo_rec_t *t, const wps_t *ps,
                             const topology_assignment_t *rem, int32_t count, const char **vals,
-                            int *upto, bool *drop)
+                            int *upto, int *layers)
 {
     size_t nl = rem->nlevels;
 
     *upto = -1;
-    *drop = false;
+    *layers = SCHED_LAYERS_ALL;
     if (rem->ndomains == 0)
         return;
     if (ps->tas_slice_level != NULL && ps->tas_slice_size > 0 && count % ps->tas_slice_size != 0) {
-        int sl = level_index(t, ps->tas_slice_level);
-        *drop = true;
+        const char *level = ps->tas_slice_level;
+        int32_t size = ps->tas_slice_size;
+        for (size_t k = ps->tas_ninner; k-- > 0;) {
+            if (count % ps->tas_inner_size[k] != 0) {
+                level = ps->tas_inner_level[k];
+                size = ps->tas_inner_size[k];
+                break;
+            }
+        }
+        *layers = SCHED_LAYERS_NONE;
+        for (size_t k = ps->tas_ninner; k-- > 0;) {
+            if (count % ps->tas_inner_size[k] == 0) {
+                *layers = (int)k + 1;
+                break;
+            }
+        }
+        int sl = level_index(t, level);
         for (size_t d = 0; sl >= 0 && d < rem->ndomains; d++) {
             const snode_t *n = live_node(s, rem->values[d * nl + nl - 1]);
             int64_t sum = 0;
@@ -365,7 +383,7 @@ static void required_domain(const sched_t *s, const topo_rec_t *t, const wps_t *
                 if (m != NULL && node_under(m, t, vals, sl))
                     sum += rem->counts[e];
             }
-            if ((sum + count) % ps->tas_slice_size == 0) {
+            if ((sum + count) % size == 0) {
                 *upto = sl;
                 return;
             }
@@ -389,7 +407,7 @@ static void required_domain(const sched_t *s, const topo_rec_t *t, const wps_t *
  * room), ERR_NOMEM. */
 static err_t place_lost(const sched_t *s, const wl_t *w, size_t pi, const ps_assign_t *p,
                         const topo_rec_t *t, const char *failed, int32_t count,
-                        const char *const *vals, int upto, bool drop, topology_assignment_t **out)
+                        const char *const *vals, int upto, int layers, topology_assignment_t **out)
 {
     const wps_t *ps = &w->ps[pi];
     const sched_nodes_t *ns = s->nodes;
@@ -429,7 +447,7 @@ static err_t place_lost(const sched_t *s, const wl_t *w, size_t pi, const ps_ass
                       .nres = nres,
                       .nodes = nodes,
                       .nnodes = nn};
-    tas_request_t req = sched__tas_request(ps, count, per, drop);
+    tas_request_t req = sched__tas_request(ps, count, per, layers);
     rc = tas_place(&in, &req, a, &msg);
     if (rc == ERR_OK && a->ndomains == 0)
         rc = ERR_CONFLICT;
@@ -463,7 +481,7 @@ static err_t replace_one(sched_t *s, wl_t *w, const pod_set_assignment_t *pa, co
     ps_assign_t p = {.flavor = ids};
     const topo_rec_t *t;
     size_t pi = 0, d;
-    bool drop;
+    int layers;
     err_t rc;
 
     *merged = NULL;
@@ -487,8 +505,8 @@ static err_t replace_one(sched_t *s, wl_t *w, const pod_set_assignment_t *pa, co
         if (live_node(s, rem->values[k * rem->nlevels + rem->nlevels - 1]) == NULL)
             rc = ERR_CONFLICT;
     if (rc == ERR_OK) {
-        required_domain(s, t, &w->ps[pi], rem, ta->counts[d], vals, &upto, &drop);
-        rc = place_lost(s, w, pi, &p, t, failed, ta->counts[d], vals, upto, drop, &repl);
+        required_domain(s, t, &w->ps[pi], rem, ta->counts[d], vals, &upto, &layers);
+        rc = place_lost(s, w, pi, &p, t, failed, ta->counts[d], vals, upto, layers, &repl);
     }
     /* the replacement's pods count at once: a later pod set's replacement sees them */
     if (rc == ERR_OK && repl->nlevels != rem->nlevels)

@@ -353,8 +353,12 @@ typedef struct wps_s {
     /* topology request (Kueue's podset-*-topology annotations; tas_mode NONE = none) */
     tasreq_mode_t tas_mode;
     char *tas_level;       /* owned: required / preferred level, NULL otherwise */
-    char *tas_slice_level; /* owned: podset-slice-required-topology, NULL = no slices */
+    char *tas_slice_level; /* owned: the outermost slice layer's level, NULL = no slices */
     int32_t tas_slice_size;
+    /* the inner slice layers (podset-slice-required-topology-constraints), outermost first */
+    size_t tas_ninner;
+    char *tas_inner_level[TASREQ_MAX_LAYERS - 1]; /* owned */
+    int32_t tas_inner_size[TASREQ_MAX_LAYERS - 1];
     char *tas_group; /* owned: podset-group-name (with required / preferred), NULL = none */
 } wps_t;
 
@@ -736,10 +740,13 @@ void sched__node_tas_free(const snode_t *n, const int *rid, size_t nres, int pod
  * be NULL) requests (per 0), then "pods" (one per pod). Returns how many. */
 size_t sched__tas_resources(const sched_t *s, const wps_t *ps, const wps_t *lps, const char **res,
                             int *rid, qnano_t *per);
+/* Which slice layers sched__tas_request() asks for: all of them, none, or one (0 = the
+ * outermost, 1.. the inner ones) alone. */
+#define SCHED_LAYERS_ALL  (-1)
+#define SCHED_LAYERS_NONE (-2)
 /* The tas.c request of `count` pods of pod set ps (per-pod requests `per`): its mode and level,
- * and its slice constraint unless `no_slices`. */
-tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per,
-                                 bool no_slices);
+ * and the slice layers `layers` says (SCHED_LAYERS_*, or a layer's index). */
+tas_request_t sched__tas_request(const wps_t *ps, int32_t count, const qnano_t *per, int layers);
 /* Count pod set pi's pods of topology assignment ta on the nodes of its domains (as at
  * admission); ERR_CONFLICT when a domain has no node of the pod set, ERR_NOMEM. */
 err_t sched__nodes_place_topology(sched_t *s, wl_t *w, size_t pi, const ps_assign_t *p,

@@ -35,6 +35,10 @@ typedef struct tas_s {
     size_t nd[TAS_MAX_LEVELS];
     size_t level, slice_level; /* requested level, slice level */
     int64_t count, slice_size;
+    /* inner slice layers: per level, the size its domains' pods go to their parent in (and
+     * its parent hands them out in, going down), 0 = none (Kueue's sliceSizeAtLevel) */
+    int64_t size_at[TAS_MAX_LEVELS];
+    size_t search_level;   /* the level find_fit() looks at, for the multi-layer message */
     const qnano_t *leader; /* borrowed: the leader's per-pod request; NULL = no leader */
     int64_t leader_count;  /* 1 with a leader, else 0 */
     bool unconstrained, required;
@@ -292,11 +296,14 @@ static err_t build(tas_t *t)
                 d->pods = d->leaders = 0;
                 for (size_t c = d->child0; c < d->child1; c++) {
                     const dom_t *ch = &t->doms[l + 1][c];
-                    d->pods += ch->pods;
+                    /* under an inner slice layer a child gives only whole inner slices */
+                    int64_t whole = t->size_at[l + 1] > 0 ? t->size_at[l + 1] : 1;
+                    int64_t cp = ch->pods / whole * whole, clp = ch->lpods / whole * whole;
+                    d->pods += cp;
                     slices += ch->slices;
                     if (t->leader_count == 0 || ch->leaders > 0) {
-                        if (ch->pods - ch->lpods < dpods)
-                            dpods = ch->pods - ch->lpods;
+                        if (cp - clp < dpods)
+                            dpods = cp - clp;
                         if (ch->slices - ch->lslices < dslices)
                             dslices = ch->slices - ch->lslices;
                     }
@@ -319,12 +326,52 @@ out:
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
+/* The slices of `size` pods that fit in domain d's subtree at level `target` (Kueue's
+ * countSlicesInSubtree, over the capacities counted up the tree). */
+static int64_t slices_below(const tas_t *t, const dom_t *d, size_t target, int64_t size)
+{
+    int64_t n = 0;
+
+    if (d->level == target)
+        return d->pods / size;
+    if (d->level + 1 >= t->nl)
+        return 0;
+    for (size_t c = d->child0; c < d->child1; c++)
+        n += slices_below(t, &t->doms[d->level + 1][c], target, size);
+    return n;
+}
+
+/* Kueue's multiLayerNotFitMessage: for each layer, the slices that fit in the domain of the
+ * searched level with the most slices (first by values on ties) against those asked for. */
+static void layers_not_fit(const tas_t *t, char *buf, size_t cap)
+{
+    const dom_t *best = NULL;
+    size_t len, lv = t->search_level;
+
+    len = (size_t)snprintf(buf, cap, "topology \"%s\" doesn't allow to fit", t->in->topology);
+    for (size_t k = 0; k < t->nd[lv]; k++) {
+        const dom_t *d = &t->doms[lv][k];
+        if (best == NULL || d->slices > best->slices) /* in values order: the first wins ties */
+            best = d;
+    }
+    for (size_t i = 0; best != NULL && i <= t->req->ninner && len < cap; i++) {
+        const char *key = i == 0 ? t->req->slice_level : t->req->inner[i - 1].level;
+        int64_t size = i == 0 ? t->slice_size : t->req->inner[i - 1].size;
+        size_t target = 0;
+        while (target < t->nl && strcmp(t->in->levels[target], key) != 0)
+            target++;
+        len += (size_t)snprintf(buf + len, cap - len, "; %lld/%lld slice(s) fit on level %s",
+                                (long long)slices_below(t, best, target, size),
+                                (long long)(t->count / size), key);
+    }
+}
+
 /* Kueue's notFitMessage, with its node exclusion statistics (resources only: the caller filters
- * nodes by everything else). */
+ * nodes by everything else); with inner slice layers its multi-layer message. */
 static err_t not_fit(const tas_t *t, int64_t fit, int64_t total, err_msg_t *msg)
 {
     const char *unit = t->slice_size == 1 ? "pod" : "slice";
-    char reasons[160] = "", ex[200] = "";
+    char reasons[160] = "", ex[200] = "", layers[200];
     size_t len = 0;
 
     for (size_t r = 0; r < t->in->nres && len < sizeof(reasons); r++) {
@@ -335,6 +382,10 @@ static err_t not_fit(const tas_t *t, int64_t fit, int64_t total, err_msg_t *msg)
     }
     if (len > 0)
         snprintf(ex, sizeof(ex), ". Total nodes: %zu; excluded: %s", t->nnodes, reasons);
+    if (t->req->ninner > 0) {
+        layers_not_fit(t, layers, sizeof(layers));
+        return err_set(msg, ERR_CONFLICT, "%s%s", layers, ex);
+    }
     if (fit == 0)
         return err_set(msg, ERR_CONFLICT,
                        "topology \"%s\" doesn't allow to fit any of %lld %s(s)%s", t->in->topology,
@@ -406,6 +457,7 @@ static err_t find_fit(tas_t *t, size_t level, dvec_t *out, size_t *fit_level, er
     size_t i = 0;
     err_t rc = ERR_NOMEM;
 
+    t->search_level = level;
     if (t->nd[level] == 0)
         return err_set(msg, ERR_CONFLICT, "no topology domains at level: %s", t->in->levels[level]);
     for (size_t k = 0; k < t->nd[level]; k++)
@@ -634,6 +686,33 @@ static err_t resolve(tas_t *t, err_msg_t *msg)
                            "topology %s",
                            r->slice_level, key);
     }
+    /* Kueue's buildSliceSizeAtLevel: each inner layer below the previous one, its size dividing
+     * the previous size; the levels from just below the previous layer down to its own go in
+     * its size */
+    size_t prev = t->slice_level;
+    int64_t prev_size = t->slice_size;
+    if (r->ninner > TAS_MAX_INNER || (r->ninner > 0 && r->slice_level == NULL))
+        return err_set(msg, ERR_INVALID, "inner slice layers without an outer one");
+    for (size_t i = 0; i < r->ninner; i++) {
+        const tas_layer_t *ly = &r->inner[i];
+        size_t lv;
+        if (level_index(t->in, ly->level, &lv) != ERR_OK)
+            return err_set(msg, ERR_INVALID,
+                           "no requested topology level for additional slice layer: %s", ly->level);
+        if (lv <= prev)
+            return err_set(msg, ERR_INVALID,
+                           "additional slice layer topology %s must be at a lower level than %s",
+                           ly->level, t->in->levels[prev]);
+        if (ly->size <= 0 || prev_size % ly->size != 0)
+            return err_set(msg, ERR_INVALID,
+                           "additional slice layer size %d must evenly divide parent layer "
+                           "size %lld",
+                           (int)ly->size, (long long)prev_size);
+        for (size_t l = prev + 1; l <= lv; l++)
+            t->size_at[l] = ly->size;
+        prev = lv;
+        prev_size = ly->size;
+    }
     return ERR_OK;
 }
 
@@ -674,13 +753,21 @@ err_t tas_place_group(const tas_input_t *in, const tas_request_t *req, const qna
         SWAP_DVEC(cur, next);
     }
     for (; level < t.nl - 1; level++) {
+        /* in whole inner slices down to the innermost layer's level, then pod by pod */
+        int64_t ss = t.size_at[level + 1] > 0 ? t.size_at[level + 1] : 1;
         next.n = 0;
         for (size_t i = 0; i < cur.n; i++) {
             kids.n = 0;
             if ((rc = children_of(&t, &cur.v[i], 1, &kids)) != ERR_OK ||
-                (rc = sorted(&kids, t.unconstrained)) != ERR_OK ||
-                (rc = take(&t, &kids, cur.v[i]->pods, cur.v[i]->leaders, 1, false, &next, msg)) !=
-                    ERR_OK)
+                (rc = sorted(&kids, t.unconstrained)) != ERR_OK)
+                goto out;
+            /* sorted by the counts from the way up, then counted in this layer's slices */
+            for (size_t k = 0; ss > 1 && k < kids.n; k++) {
+                kids.v[k]->slices = kids.v[k]->pods / ss;
+                kids.v[k]->lslices = kids.v[k]->lpods / ss;
+            }
+            if ((rc = take(&t, &kids, cur.v[i]->pods, cur.v[i]->leaders, ss, ss > 1, &next, msg)) !=
+                ERR_OK)
                 goto out;
         }
         SWAP_DVEC(cur, next);

@@ -41,7 +41,19 @@
  *      when the lowest level is kubernetes.io/hostname only that level is listed (Kueue's
  *      isLowestLevelNode), otherwise every level.
  *
- *   5. A pod-set group (podset-group-name; tas_place_group()): the workers' request with the
+ *   5. Slice layers (Kueue's TASMultiLayerTopology, podset-slice-required-topology-constraints,
+ *      beta and on since Kueue 0.19): the outermost layer is the slice level and size above;
+ *      each inner layer (finer level, a size that divides the one above it) asks that every
+ *      `size` pods also stay in one domain of its level. Counting up the tree, a domain at or
+ *      below an inner layer's level, down to the previous layer's, contributes to its parent
+ *      only whole multiples of that layer's size (Kueue's fillInCountsHelper). Going down,
+ *      below the slice level each parent's pods go to its children in whole inner slices (their
+ *      slice counts recomputed for that size, BestFit by slices), down to the innermost layer's
+ *      level; below it pod by pod as before. When such a request does not fit, the message
+ *      counts, in the best domain of the level searched, the slices of every layer that fit
+ *      (Kueue's multiLayerNotFitMessage).
+ *
+ *   6. A pod-set group (podset-group-name; tas_place_group()): the workers' request with the
  *      leader's (one pod) beside it. Each leaf also records whether the leader fits and how
  *      many workers fit once it is there; a parent's count with the leader is its children's
  *      total less the smallest loss among its leader-capable children (Kueue's
@@ -52,8 +64,8 @@
  *      placement is the one-pod-set placement above, unchanged.
  *
  * Not modelled here (the caller filters nodes, or it is absent): taints, node selectors and
- * affinity (the caller passes only the nodes a pod of the set may run on), multi-layer slice
- * constraints, balanced placement, replacement of failed nodes.
+ * affinity (the caller passes only the nodes a pod of the set may run on), balanced placement,
+ * replacement of failed nodes (lib/sched/replace.c builds its own request).
  */
 
 #define TAS_HOSTNAME_LABEL "kubernetes.io/hostname"
@@ -71,6 +83,15 @@ typedef struct tas_node_s {
     const qnano_t *free;       /* borrowed: per resource, allocatable minus what runs there */
 } tas_node_t;
 
+/* Inner slice layers a request may carry (Kueue allows 3 layers: the slice level and 2). */
+#define TAS_MAX_INNER 2
+
+/* One inner slice layer: every `size` pods in one domain of `level`. */
+typedef struct tas_layer_s {
+    const char *level; /* borrowed: the level's node label */
+    int32_t size;
+} tas_layer_t;
+
 /* What to place. */
 typedef struct tas_request_s {
     tas_mode_t mode;
@@ -79,6 +100,9 @@ typedef struct tas_request_s {
     const qnano_t *per_pod;  /* borrowed: per resource, one pod's request */
     const char *slice_level; /* podset-slice-required-topology label; NULL = no slices */
     int32_t slice_size;      /* podset-slice-size (with slice_level) */
+    /* inner slice layers below slice_level, outermost first (with slice_level) */
+    tas_layer_t inner[TAS_MAX_INNER];
+    size_t ninner;
 } tas_request_t;
 
 /* The flavor's topology and nodes. */
@@ -98,7 +122,8 @@ typedef topology_assignment_t tas_assignment_t;
 
 /* Place `req` on `in`'s nodes into `out` (finalise it with tas_assignment_fini()). ERR_OK: placed.
  * ERR_CONFLICT: it does not fit now; ERR_INVALID: it can never be placed as asked (the level is
- * not in the topology, the slice level is above the requested one, no slice size); `msg` says
+ * not in the topology, the slice level is above the requested one, no slice size, an inner
+ * layer not below the one before it or whose size does not divide that layer's); `msg` says
  * why, in Kueue's words ("topology \"dc\" allows to fit only 4 out of 5 pod(s)"). ERR_NOMEM on
  * allocation failure. `out` is untouched unless ERR_OK. */
 err_t tas_place(const tas_input_t *in, const tas_request_t *req, tas_assignment_t *out,

@@ -232,6 +232,8 @@ static void wps_fini(wps_t *p)
     sched__terms_fini(p->terms, p->nterms);
     free(p->tas_level);
     free(p->tas_slice_level);
+    for (size_t k = 0; k < p->tas_ninner; k++)
+        free(p->tas_inner_level[k]);
     free(p->tas_group);
 }
 
@@ -332,6 +334,10 @@ static uint64_t shape_hash(const wl_t *w)
             h = fnv_str(h, p->tas_level);
             h = fnv_str(h, p->tas_slice_level);
             h = fnv(h, &p->tas_slice_size, sizeof(p->tas_slice_size));
+            for (size_t k = 0; k < p->tas_ninner; k++) {
+                h = fnv_str(h, p->tas_inner_level[k]);
+                h = fnv(h, &p->tas_inner_size[k], sizeof(p->tas_inner_size[k]));
+            }
             if (p->tas_group != NULL)
                 h = fnv_str(h, p->tas_group);
         }
@@ -447,14 +453,22 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
         resource_list_fini(&eff);
         /* topology request: Kueue's annotations of the pod template (tasreq.c) */
         tasreq_t tr = {0};
-        if (s->cfg.tas) /* a driver that feeds no Topologies: the annotations mean nothing */
-            tasreq_from_annotations(&src->template_annotations, &tr);
+        /* a driver that feeds no Topologies: the annotations mean nothing */
+        if (s->cfg.tas && tasreq_from_annotations(&src->template_annotations, &tr) != ERR_OK)
+            return ERR_NOMEM;
         p->tas_mode = tr.mode;
-        p->tas_slice_size = tr.slice_level != NULL ? tr.slice_size : 0;
+        p->tas_slice_size = tr.nlayers > 0 ? tr.layers[0].size : 0;
         if (util_strdup(tr.level, &p->tas_level) != ERR_OK ||
-            util_strdup(tr.slice_level, &p->tas_slice_level) != ERR_OK ||
+            util_strdup(tr.nlayers > 0 ? tr.layers[0].level : NULL, &p->tas_slice_level) !=
+                ERR_OK ||
             util_strdup(tr.group, &p->tas_group) != ERR_OK)
             return ERR_NOMEM;
+        for (size_t k = 1; k < tr.nlayers; k++) {
+            if (util_strdup(tr.layers[k].level, &p->tas_inner_level[k - 1]) != ERR_OK)
+                return ERR_NOMEM;
+            p->tas_inner_size[k - 1] = tr.layers[k].size;
+            p->tas_ninner = k;
+        }
         p->ntolerations = src->spec.ntolerations;
         p->nterms = src->spec.naffinity_terms;
         if (sched__kv_copy(&p->node_selector, &src->spec.node_selector) != ERR_OK ||
