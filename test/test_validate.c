@@ -1425,6 +1425,84 @@ START_TEST(topology_annotations_warned)
 }
 END_TEST
 
+/* Kueue's rules for podset-slice-required-topology-constraints (TASMultiLayerTopology, on by
+ * default since Kueue 0.19): errors on a Job, warnings on a Workload's template. */
+#define LAYERS      "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#define LAYERS_PATH TAS_ANN "[" LAYERS "]"
+START_TEST(topology_layers_validated)
+{
+    /* two layers, each size dividing the one above: fine */
+    EXPECT(tas_job(LAYERS ": '[{\"topology\": \"rack\", \"size\": 4}, {\"topology\": "
+                          "\"kubernetes.io/hostname\", \"size\": 2}]', "
+                          "kueue.x-k8s.io/podset-required-topology: block",
+                   8),
+           "");
+    /* not JSON */
+    EXPECT(tas_job(LAYERS ": '[{\"topology\": '", 8),
+           LAYERS_PATH ": Invalid value: \"[{\\\"topology\\\": \": must be a valid JSON "
+                       "array: unexpected token near end of file\n");
+    /* Go's type errors */
+    EXPECT(tas_job(LAYERS ": '[{\"topology\": \"rack\", \"size\": \"4\"}]'", 8),
+           LAYERS_PATH ": Invalid value: \"[{\\\"topology\\\": \\\"rack\\\", "
+                       "\\\"size\\\": \\\"4\\\"}]\": must be a valid JSON array: json: "
+                       "cannot unmarshal string into Go struct field "
+                       "PodsetSliceRequiredTopologyConstraint.size of type int32\n");
+    EXPECT(tas_job(LAYERS ": '{}'", 8),
+           LAYERS_PATH ": Invalid value: \"{}\": must be a valid JSON array: json: cannot "
+                       "unmarshal object into Go value of type "
+                       "[]v1beta2.PodsetSliceRequiredTopologyConstraint\n");
+    /* 0 or more than 3 layers */
+    EXPECT(tas_job(LAYERS ": '[]'", 8),
+           LAYERS_PATH ": Invalid value: \"[]\": topology "
+                       "constraints must contain between 1 and 3 entries\n");
+    EXPECT(tas_job(LAYERS ": '[{\"topology\":\"a\",\"size\":8},{\"topology\":\"b\","
+                          "\"size\":4},{\"topology\":\"c\",\"size\":2},{\"topology\":\"d\","
+                          "\"size\":1}]'",
+                   8),
+           LAYERS_PATH ": Invalid value: "
+                       "\"[{\\\"topology\\\":\\\"a\\\",\\\"size\\\":8},{\\\"topology\\\":"
+                       "\\\"b\\\",\\\"size\\\":4},{\\\"topology\\\":\\\"c\\\",\\\"size\\\":"
+                       "2},{\\\"topology\\\":\\\"d\\\",\\\"size\\\":1}]\": topology "
+                       "constraints must contain between 1 and 3 entries\n");
+    /* entries: label names, sizes, no level twice, each size dividing the one above, the
+     * first at most the pod count */
+    EXPECT(tas_job(LAYERS ": '[{\"topology\": \"rack\", \"size\": 12}, {\"topology\": "
+                          "\"bad key!\", \"size\": 5}, {\"topology\": \"rack\", \"size\": 0}]'",
+                   8),
+           LAYERS_PATH
+           "[1].topology: name part " NAME_RE "\n" LAYERS_PATH
+           "[2].size: Invalid value: 0: must be greater than or equal to 1\n" LAYERS_PATH
+           "[2].topology: Duplicate value: \"rack (also at index 0)\"\n" LAYERS_PATH
+           "[1].size: Invalid value: 5: must evenly divide the parent layer size "
+           "12\n" LAYERS_PATH ": Invalid value: 12: must not be greater than pod set count 8\n");
+    /* not with the single-layer pair nor a podset group */
+    EXPECT(tas_job(LAYERS ": '[{\"topology\": \"rack\", \"size\": 2}]', "
+                          "kueue.x-k8s.io/podset-slice-required-topology: rack, "
+                          "kueue.x-k8s.io/podset-slice-size: \"2\", "
+                          "kueue.x-k8s.io/podset-required-topology: rack, "
+                          "kueue.x-k8s.io/podset-group-name: g",
+                   8),
+           TAS_ANN "[kueue.x-k8s.io/podset-group-name]: Forbidden: may not be set when "
+                   "'kueue.x-k8s.io/podset-slice-size' is specified\n" TAS_ANN
+                   "[kueue.x-k8s.io/podset-group-name]: Forbidden: may not be set when "
+                   "'kueue.x-k8s.io/podset-slice-required-topology' is specified\n" LAYERS_PATH
+                   ": Forbidden: may not be set when "
+                   "'kueue.x-k8s.io/podset-slice-required-topology' is specified\n" LAYERS_PATH
+                   ": Forbidden: may not be set when 'kueue.x-k8s.io/podset-slice-size' is "
+                   "specified\n" TAS_ANN "[kueue.x-k8s.io/podset-group-name]: Forbidden: may "
+                   "not be set when '" LAYERS "' is specified\n");
+    /* a Workload's template: warnings; one the engine cannot read says it has no effect */
+    EXPECT(GWL(GPS("main", 4,
+                   LAYERS ": '[{\"topology\": \"rack\", \"size\": 4}, "
+                          "{\"topology\": \"host\", \"size\": 3}]'")),
+           "warning: " GANN(0) "[" LAYERS "][1].size: Invalid value: 3: must evenly divide the "
+                               "parent layer size 4\n");
+    EXPECT(GWL(GPS("main", 4, LAYERS ": '[]'")),
+           "warning: " GANN(0) "[" LAYERS "]: Invalid value: \"[]\": topology constraints must "
+                               "contain between 1 and 3 entries; the annotation has no effect\n");
+}
+END_TEST
+
 #define Q    "kueue.x-k8s.io/queue-name"
 #define MINP "kueue.x-k8s.io/job-min-parallelism"
 #define SYNC "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -2462,6 +2540,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, integration_serving);
     tcase_add_test(job, integration_pod);
     tcase_add_test(job, topology_annotations_warned);
+    tcase_add_test(job, topology_layers_validated);
     tcase_add_test(job, integration_serving_shape);
     suite_add_tcase(s, job);
     return s;
