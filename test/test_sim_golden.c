@@ -307,7 +307,7 @@ END_TEST
  * preemption: a high-priority 2-pod job that fits the quota but not the rack's two busy nodes
  * preempts the two low-priority jobs on them. Failed-node replacement. Pod-set groups: a
  * LeaderWorkerSet's leader and workers admitted into one rack together; a second one waits with
- * the group's reason, on its leader pod set. */
+ * the group's reason, on its leader pod set. Slice layers. */
 START_TEST(test_golden_tas)
 {
     golden("test/data/sim", "issue17-tas", "issue17-tas", -1, true);
@@ -316,6 +316,9 @@ START_TEST(test_golden_tas)
      * NotReady one with no room left evicts (Evicted NodeFailures) */
     golden("test/data/sim", "issue17-tas-replace", "issue17-tas-replace", -1, true);
     golden("test/data/sim", "issue17-tas-group", "issue17-tas-group", -1, true);
+    /* slice layers (TASMultiLayerTopology): 16 pods in racks of 8 fit, in racks of 8 made of
+     * hosts of 4 they never do (Kueue's per-layer message); 8 such pods wait for the rack */
+    golden("test/data/sim", "issue17-tas-layers", "issue17-tas-layers", -1, true);
 }
 END_TEST
 
