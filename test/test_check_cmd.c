@@ -372,6 +372,38 @@ START_TEST(integration_kinds_ray)
 }
 END_TEST
 
+/* Slice layers (podset-slice-required-topology-constraints): a Job's are checked with Kueue's
+ * rules; a Workload's or another kind's template that the engine cannot read is warned, never
+ * passed in silence. */
+START_TEST(tas_slice_layers)
+{
+    sluice_result_t r = CHECK_EXEC(NULL, "check", "-q", D "tas-layers.yaml", NULL);
+    const char *ann = "template.metadata.annotations[kueue.x-k8s.io/"
+                      "podset-slice-required-topology-constraints]";
+    char want[1024];
+
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_ptr_null(strstr(r.out, "ml/good): spec"));
+    snprintf(want, sizeof(want),
+             D "tas-layers.yaml: doc 2 (Job ml/uneven): spec.%s[1].size: Invalid value: 3: "
+               "must evenly divide the parent layer size 4\n",
+             ann);
+    ck_assert_ptr_nonnull(strstr(r.out, want));
+    snprintf(want, sizeof(want),
+             D "tas-layers.yaml: doc 3 (Workload ml/broken): warning: spec.podSets[0].%s: "
+               "Invalid value: \"[{\\\"topology\\\": \\\"rack\\\", \\\"size\\\": 2}\": must be a "
+               "valid JSON array: ']' expected near end of file; the annotation has no effect\n",
+             ann);
+    ck_assert_ptr_nonnull(strstr(r.out, want));
+    snprintf(want, sizeof(want),
+             "doc 4 (LeaderWorkerSet ml/vllm): warning: pod set main: %s: Invalid value: ", ann);
+    ck_assert_ptr_nonnull(strstr(r.out, want));
+    ck_assert_ptr_nonnull(strstr(r.out, "topology constraints must contain between 1 and 3 "
+                                        "entries; the annotation has no effect\n"));
+    sluice_result_fini(&r);
+}
+END_TEST
+
 /* The serving kinds: LeaderWorkerSet's replica bound; a Deployment's labels
  * other than the queue name are not checked (Kueue's serving webhooks check only that). */
 START_TEST(integration_kinds_serving)
@@ -861,6 +893,7 @@ static Suite *check_cmd_suite(void)
     tcase_add_test(tc, integration_kinds_ray);
     tcase_add_test(tc, integration_kinds_serving);
     tcase_add_test(tc, integration_kinds_groups);
+    tcase_add_test(tc, tas_slice_layers);
     tcase_add_test(tc, integration_kinds_documentation_examples);
     tcase_add_test(tc, integration_kinds_trainjob);
     tcase_add_test(tc, positions);
