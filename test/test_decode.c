@@ -814,15 +814,31 @@ START_TEST(workload_errors)
     object_fini(&obj);
     diags_fini(&d);
 
-    /* Known-but-unused Kueue fields are warnings. */
-    ck_assert_int_eq(decode(WL_HEAD "'spec':{'podSets':[{'topologyRequest':{'required':'rack'},"
-                                    "'template':{'spec':{'containers':[{'name':'c'}]}}}],"
-                                    "'preemptionGates':[]}}",
-                            &obj, &d),
-                     ERR_OK);
-    ASSERT_WARN(&d, "spec.podSets[0].topologyRequest",
-                "field \"topologyRequest\" is accepted but not supported by sluice; it has no "
+    /* Known-but-unused Kueue fields are warnings. A topologyRequest is kept as the pod-template
+     * annotations Kueue builds it from (the engine reads it), its pod-index fields warned. */
+    ck_assert_int_eq(
+        decode(WL_HEAD "'spec':{'podSets':[{'topologyRequest':{'required':'rack','unconstrained':"
+                       "false,'podSetSliceSize':2,'podSetGroupName':'g','podIndexLabel':'i',"
+                       "'podsetSliceRequiredTopologyConstraints':[{'topology':'rack','size':4},"
+                       "{'topology':'host','size':2}]},"
+                       "'template':{'spec':{'containers':[{'name':'c'}]}}}],"
+                       "'preemptionGates':[]}}",
+               &obj, &d),
+        ERR_OK);
+    ASSERT_WARN(&d, "spec.podSets[0].topologyRequest.podIndexLabel",
+                "field \"podIndexLabel\" is accepted but not supported by sluice; it has no "
                 "effect");
+    {
+        const kv_list_t *tr = &obj.u.wl.pod_sets[0].topology_request;
+        ck_assert(obj.u.wl.pod_sets[0].has_topology_request);
+        ck_assert_str_eq(kv_list_get(tr, "kueue.x-k8s.io/podset-required-topology"), "rack");
+        ck_assert_str_eq(kv_list_get(tr, "kueue.x-k8s.io/podset-unconstrained-topology"), "false");
+        ck_assert_str_eq(kv_list_get(tr, "kueue.x-k8s.io/podset-slice-size"), "2");
+        ck_assert_str_eq(kv_list_get(tr, "kueue.x-k8s.io/podset-group-name"), "g");
+        ck_assert_str_eq(
+            kv_list_get(tr, "kueue.x-k8s.io/podset-slice-required-topology-constraints"),
+            "[{\"topology\":\"rack\",\"size\":4},{\"topology\":\"host\",\"size\":2}]");
+    }
     ASSERT_WARN(&d, "spec.preemptionGates",
                 "field \"preemptionGates\" is accepted but not supported by sluice; it has no "
                 "effect");

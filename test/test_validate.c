@@ -1503,6 +1503,32 @@ START_TEST(topology_layers_validated)
 }
 END_TEST
 
+/* A Workload's topologyRequest: Kueue's Workload webhook checks the slice sizes
+ * (validateTASSliceSize, TASValidateWorkloadSliceSize on since Kueue 0.20). */
+#define TRPS(tr)                                                                       \
+    "  - name: main\n    count: 4\n    topologyRequest: " tr "\n    template: {spec: " \
+    "{containers: [{name: c, image: i}]}}\n"
+#define TRP "spec.podSets[0].topologyRequest."
+START_TEST(topology_request_slice_sizes)
+{
+    EXPECT(GWL(TRPS("{required: rack, podsetSliceRequiredTopologyConstraints: [{topology: rack, "
+                    "size: 4}, {topology: host, size: 2}]}")),
+           "");
+    EXPECT(GWL(TRPS("{podSetSliceRequiredTopology: rack}")),
+           TRP "podSetSliceSize: Required value: must be set when podSetSliceRequiredTopology is "
+               "specified\n");
+    EXPECT(GWL(TRPS("{podSetSliceRequiredTopology: rack, podSetSliceSize: 0}")),
+           TRP "podSetSliceSize: Invalid value: 0: must be greater than 0\n");
+    EXPECT(GWL(TRPS("{podSetSliceSize: 2}")),
+           TRP "podSetSliceSize: Forbidden: may not be set when podSetSliceRequiredTopology is not "
+               "specified\n");
+    EXPECT(GWL(TRPS("{podsetSliceRequiredTopologyConstraints: [{topology: rack, size: 4}, "
+                    "{topology: host, size: -2}]}")),
+           TRP "podsetSliceRequiredTopologyConstraints[1].size: Invalid value: -2: must be greater "
+               "than 0\n");
+}
+END_TEST
+
 #define Q    "kueue.x-k8s.io/queue-name"
 #define MINP "kueue.x-k8s.io/job-min-parallelism"
 #define SYNC "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -2541,6 +2567,7 @@ static Suite *validate_suite(void)
     tcase_add_test(job, integration_pod);
     tcase_add_test(job, topology_annotations_warned);
     tcase_add_test(job, topology_layers_validated);
+    tcase_add_test(job, topology_request_slice_sizes);
     tcase_add_test(job, integration_serving_shape);
     suite_add_tcase(s, job);
     return s;

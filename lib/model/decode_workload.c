@@ -2,7 +2,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "model/convert.h"
 #include "model/decode_int.h"
+#include "model/tasreq.h"
+#include "util/alloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +13,108 @@ static const char *const root_keys[] = {"apiVersion", "kind", "metadata", NULL};
 
 /* ---- Workload spec ------------------------------------------------------------------------------
  */
+
+/* One entry of topologyRequest.podsetSliceRequiredTopologyConstraints. */
+typedef struct tr_layer_s {
+    char *topology; /* owned */
+    int32_t size;
+} tr_layer_t;
+
+static void decode_tr_layer(decode_t *d, const json_t *v, void *item, void *ctx)
+{
+    tr_layer_t *l = item;
+
+    (void)ctx;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        if (DECODE_IS(key, "topology"))
+            jsonx_string(&d->jx, val, &l->topology);
+        else if (DECODE_IS(key, "size"))
+            jsonx_int32(&d->jx, val, &l->size);
+        else
+            jsonx_unknown(&d->jx, key);
+    }
+    DECODE_REQUIRED(d, v, "size", "topology");
+}
+
+/* The layers as the constraints annotation's JSON, into ps->topology_request. */
+static void tr_layers_set(decode_t *d, pod_set_t *ps, const tr_layer_t *l, size_t n)
+{
+    json_t *arr = json_array();
+    char *text = NULL;
+
+    for (size_t i = 0; arr != NULL && i < n; i++) {
+        json_t *o = json_pack("{s:s,s:i}", "topology", l[i].topology ? l[i].topology : "", "size",
+                              (json_int_t)l[i].size);
+        if (json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    if (arr != NULL)
+        text = util_json_dumps(arr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (text == NULL || kv_list_set(&ps->topology_request, TASREQ_CONSTRAINTS, text) != ERR_OK)
+        jsonx_oom(&d->jx);
+    util_free(text);
+    json_decref(arr);
+}
+
+/* spec.podSets[].topologyRequest into ps->topology_request (the annotations Kueue builds it
+ * from: the engine and tasreq.c read both alike). podIndexLabel, subGroupIndexLabel and
+ * subGroupCount order pods by index in Kueue's ungater, which sluice does not run: warned. */
+static void decode_topology_request(decode_t *d, const json_t *v, pod_set_t *ps)
+{
+    static const struct {
+        const char *field, *ann;
+    } strs[] = {{"required", TASREQ_REQUIRED},
+                {"preferred", TASREQ_PREFERRED},
+                {"podSetGroupName", TASREQ_GROUP_NAME},
+                {"podSetSliceRequiredTopology", TASREQ_SLICE_LEVEL}};
+    jsonx_t *jx = &d->jx;
+    kv_list_t *kv = &ps->topology_request;
+    tr_layer_t *layers = NULL;
+    size_t nlayers = 0;
+
+    ps->has_topology_request = true;
+    DECODE_FIELDS(d, v, key, val)
+    {
+        size_t k = 0;
+        while (k < sizeof(strs) / sizeof(strs[0]) && !DECODE_IS(key, strs[k].field))
+            k++;
+        if (k < sizeof(strs) / sizeof(strs[0])) {
+            char *s = NULL;
+            if (jsonx_string(jx, val, &s) && kv_list_set(kv, strs[k].ann, s) != ERR_OK)
+                jsonx_oom(jx);
+            free(s);
+        } else if (DECODE_IS(key, "unconstrained")) {
+            bool b;
+            if (jsonx_bool(jx, val, &b) &&
+                kv_list_set(kv, TASREQ_UNCONSTRAINED, b ? "true" : "false") != ERR_OK)
+                jsonx_oom(jx);
+        } else if (DECODE_IS(key, "podSetSliceSize")) {
+            int32_t n;
+            char num[16];
+            if (jsonx_int32(jx, val, &n)) {
+                snprintf(num, sizeof(num), "%d", (int)n);
+                if (kv_list_set(kv, TASREQ_SLICE_SIZE, num) != ERR_OK)
+                    jsonx_oom(jx);
+            }
+        } else if (DECODE_IS(key, "podsetSliceRequiredTopologyConstraints")) {
+            layers = decode__list(d, val, TASREQ_MAX_LAYERS, false, sizeof(*layers),
+                                  decode_tr_layer, NULL, &nlayers);
+        } else if (DECODE_IS(key, "podIndexLabel") || DECODE_IS(key, "subGroupIndexLabel") ||
+                   DECODE_IS(key, "subGroupCount")) {
+            jsonx_unused(jx, key);
+        } else {
+            jsonx_unknown(jx, key);
+        }
+    }
+    if (layers != NULL)
+        tr_layers_set(d, ps, layers, nlayers);
+    for (size_t i = 0; layers != NULL && i < nlayers; i++)
+        free(layers[i].topology);
+    free(layers);
+}
 
 static void decode_pod_set(decode_t *d, const json_t *v, void *item, void *ctx)
 {
@@ -31,7 +136,7 @@ static void decode_pod_set(decode_t *d, const json_t *v, void *item, void *ctx)
             ps->has_min_count = jsonx_int32(jx, val, &ps->min_count);
         } else if (DECODE_IS(key, "topologyRequest")) {
             if (jsonx_want_object(jx, val))
-                jsonx_unused(jx, key);
+                decode_topology_request(d, val, ps);
         } else {
             jsonx_unknown(jx, key);
         }

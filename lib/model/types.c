@@ -199,6 +199,7 @@ OBJECT_FINI(resource_group_fini, resource_group_t, g)
 OBJECT_FINI(pod_set_fini, pod_set_t, p)
 {
     free(p->name);
+    kv_list_fini(&p->topology_request);
     kv_list_fini(&p->template_labels);
     kv_list_fini(&p->template_annotations);
     pod_spec_fini(&p->spec);

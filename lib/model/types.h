@@ -313,6 +313,12 @@ typedef struct pod_set_s {
     kv_list_t template_annotations;
     pod_spec_t spec;
     resource_list_t pod_requests; /* computed: effective requests of one pod (see pod_requests()) */
+    /* spec.podSets[].topologyRequest of a Workload (Kueue's PodSetTopologyRequest), kept as the
+     * pod-template annotations Kueue builds it from (model/tasreq.h's keys; the slice layers as
+     * the constraints annotation's JSON). Kueue's scheduler reads it, not the template's
+     * annotations; so does the engine when it is there. */
+    bool has_topology_request;
+    kv_list_t topology_request;
 } pod_set_t;
 
 /* Where a pod set's pods go (topology-aware scheduling): Kueue's v1beta1 topologyAssignment,

@@ -3,6 +3,7 @@
 #include "model/validate_int.h"
 
 #include "model/names.h"
+#include "model/tasreq.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,42 @@ static void check_resource_list(diags_t *d, const char *path, const resource_lis
         if (validate__str_eq(l->items[i].name, "pods"))
             validate__err(d, p, "the key is reserved for internal kueue use");
         validate__quantity_nonneg(d, p, l->items[i].value);
+    }
+}
+
+/* Kueue's validateTASSliceSize (feature gate TASValidateWorkloadSliceSize, beta and on since
+ * Kueue 0.20) on pod set i's topologyRequest `tr` (kept as annotations, decode_workload.c): the
+ * single-layer slice level and size together, and every slice size above 0. */
+static void check_tas_slice_size(diags_t *d, size_t i, const kv_list_t *tr)
+{
+    const char *sl = kv_list_get(tr, TASREQ_SLICE_LEVEL), *ss = kv_list_get(tr, TASREQ_SLICE_SIZE);
+    char p[VPATH];
+    tasreq_t t;
+
+    validate__pathf(p, "spec.podSets[%zu].topologyRequest.podSetSliceSize", i);
+    if (sl != NULL && ss == NULL)
+        validate__err(d, p,
+                      "Required value: must be set when podSetSliceRequiredTopology is "
+                      "specified");
+    else if (sl != NULL && (ss[0] == '-' || strcmp(ss, "0") == 0)) /* decimal, from the decoder */
+        validate__err(d, p, "Invalid value: %s: must be greater than 0", ss);
+    if (sl == NULL && ss != NULL)
+        validate__err(d, p,
+                      "Forbidden: may not be set when podSetSliceRequiredTopology is not "
+                      "specified");
+    if (kv_list_get(tr, TASREQ_CONSTRAINTS) == NULL)
+        return;
+    if (tasreq_from_annotations(tr, &t) != ERR_OK) {
+        d->oom = true;
+        return;
+    }
+    for (size_t k = 0; k < t.nlayers; k++) {
+        if (t.layers[k].size > 0)
+            continue;
+        validate__pathf(
+            p, "spec.podSets[%zu].topologyRequest.podsetSliceRequiredTopologyConstraints[%zu].size",
+            i, k);
+        validate__err(d, p, "Invalid value: %d: must be greater than 0", (int)t.layers[k].size);
     }
 }
 
@@ -355,6 +392,8 @@ void validate__workload(const workload_t *wl, const workload_t *old, diags_t *d)
         check_resource_list(d, p, &ps->spec.pod_level_requests);
         validate__pathf(p, "spec.podSets[%zu].template.spec.resources.limits", i);
         check_resource_list(d, p, &ps->spec.pod_level_limits);
+        if (ps->has_topology_request)
+            check_tas_slice_size(d, i, &ps->topology_request);
         if (ps->has_min_count)
             min_count_sets++;
     }

@@ -454,7 +454,10 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
         /* topology request: Kueue's annotations of the pod template (tasreq.c) */
         tasreq_t tr = {0};
         /* a driver that feeds no Topologies: the annotations mean nothing */
-        if (s->cfg.tas && tasreq_from_annotations(&src->template_annotations, &tr) != ERR_OK)
+        if (s->cfg.tas &&
+            tasreq_from_annotations(src->has_topology_request ? &src->topology_request
+                                                              : &src->template_annotations,
+                                    &tr) != ERR_OK)
             return ERR_NOMEM;
         p->tas_mode = tr.mode;
         p->tas_slice_size = tr.nlayers > 0 ? tr.layers[0].size : 0;
