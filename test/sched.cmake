@@ -1,10 +1,11 @@
 # Tests of the scheduling engine (lib/sched): one Check executable per engine module, all built
 # on the in-code fixtures of test/sched_fixtures.c.
 foreach(m sched_quota sched_queue sched_assign sched_preempt sched_fair sched_kueue_examples
-          sched_property sched_requeue sched_nodes sched_afs sched_checks sched_tasadmit
-          sched_tasreplace)
+          sched_property sched_requeue sched_nodes sched_afs sched_checks sched_tasadmit)
   sluice_add_test(${m} LIBS sluice_sched SOURCES sched_fixtures.c)
 endforeach()
+# (sched_tasreplace also decodes a Workload: a topologyRequest's slice layers)
+sluice_add_test(sched_tasreplace LIBS sluice_sched sluice_model SOURCES sched_fixtures.c)
 
 # sched_tasadmit: topology-aware scheduling in flavor assignment (issue 17).
 # sched_tasreplace: failed-node replacement of TAS workloads (Kueue's TASFailedNodeReplacement).

@@ -3,7 +3,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "sched_fixtures.h"
 
+#include "model/object.h"
+
 #include <check.h>
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +389,57 @@ START_TEST(incomplete_slice_stays_in_its_rack)
 }
 END_TEST
 
+/* Workload ns/<name> in LocalQueue q: `pods` pods of 4 GPUs, topologyRequest `tr` (JSON). */
+static void tr_workload(const char *name, int pods, const char *tr)
+{
+    char text[1024];
+    json_error_t e;
+    json_t *doc;
+    object_t obj;
+    diags_t d;
+    err_msg_t m;
+    sched_wl_opts_t wo = {.created = 1};
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"metadata\":"
+             "{\"name\":\"%s\",\"namespace\":\"ns\"},\"spec\":{\"queueName\":\"q\","
+             "\"podSets\":[{\"name\":\"main\",\"count\":%d,\"topologyRequest\":%s,"
+             "\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+             "{\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":\"4\"}}}]}}}]}}",
+             name, pods, tr);
+    doc = json_loads(text, 0, &e);
+    ck_assert_msg(doc != NULL, "%s", e.text);
+    diags_init(&d);
+    ck_assert_int_eq(object_decode(doc, &obj, &d), ERR_OK);
+    ck_assert_uint_eq(d.nerrors, 0);
+    ck_assert_msg(sched_workload_upsert(s, &obj.u.wl, &wo, &m) == ERR_OK, "%s", m.text);
+    object_fini(&obj);
+    diags_fini(&d);
+    json_decref(doc);
+}
+
+/* Slice layers (racks of 4 pods made of hosts of 2), asked by a Workload's topologyRequest: the
+ * 2 pods lost with a host break a rack slice, so they go back to that rack (Kueue: the innermost
+ * broken layer's domain) and keep the host layer (the innermost whose size divides them): both
+ * on r1-n4, not one on r1-n3 (room for one pod) and one on r1-n4 as pod-by-pod would do. */
+START_TEST(layers_kept_by_the_replacement)
+{
+    cluster();
+    fx_node(s, "r1-n3", RACK "=rack-1," HOST "=r1-n3,pool=gpu", NULL, "cpu=64,nvidia.com/gpu=4");
+    tr_workload("j", 4,
+                "{\"required\":\"" RACK "\",\"podsetSliceRequiredTopologyConstraints\":"
+                "[{\"topology\":\"" RACK "\",\"size\":4},{\"topology\":\"" HOST "\",\"size\":2}]}");
+    fx_run(s, 0, &out, true);
+    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=2 r1-n2=2");
+    ck_assert_int_eq(sched_node_delete(s, "r1-n2", NULL), ERR_OK);
+    failed("ns/j", "r1-n2");
+    size_t from = out.len;
+    fx_run(s, 10, &out, true);
+    ck_assert_int_ge(find_since(from, SCHED_DECISION_REPLACE, "ns/j"), 0);
+    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=2 r1-n4=2");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *su = suite_create("sched_tasreplace");
@@ -399,6 +453,7 @@ static Suite *suite(void)
     tcase_add_test(tc, node_workloads_marks_nothing);
     tcase_add_test(tc, replacements_in_report_order);
     tcase_add_test(tc, incomplete_slice_stays_in_its_rack);
+    tcase_add_test(tc, layers_kept_by_the_replacement);
     suite_add_tcase(su, tc);
     return su;
 }
