@@ -419,13 +419,18 @@ static void tr_workload(const char *name, int pods, const char *tr)
 }
 
 /* Slice layers (racks of 4 pods made of hosts of 2), asked by a Workload's topologyRequest: the
- * 2 pods lost with a host break a rack slice, so they go back to that rack (Kueue: the innermost
- * broken layer's domain) and keep the host layer (the innermost whose size divides them): both
- * on r1-n4, not one on r1-n3 (room for one pod) and one on r1-n4 as pod-by-pod would do. */
+ * 2 pods lost with a host break a rack slice, so they must go back to that rack (Kueue: the
+ * innermost broken layer's domain) and keep the host layer (the innermost whose size divides
+ * them). rack-1's free hosts hold one pod each: no host slice, so no replacement and the
+ * workload is evicted (as Kueue, FailFast), where pod by pod would split the host slice over
+ * r1-n3 and r1-n4. */
 START_TEST(layers_kept_by_the_replacement)
 {
     cluster();
-    fx_node(s, "r1-n3", RACK "=rack-1," HOST "=r1-n3,pool=gpu", NULL, "cpu=64,nvidia.com/gpu=4");
+    fx_node(s, "r1-n3", RACK "=rack-1," HOST "=r1-n3,pool=gpu", NULL,
+            "cpu=64,nvidia.com/gpu=4,pods=110");
+    fx_node(s, "r1-n4", RACK "=rack-1," HOST "=r1-n4,pool=gpu", NULL,
+            "cpu=64,nvidia.com/gpu=4,pods=110");
     tr_workload("j", 4,
                 "{\"required\":\"" RACK "\",\"podsetSliceRequiredTopologyConstraints\":"
                 "[{\"topology\":\"" RACK "\",\"size\":4},{\"topology\":\"" HOST "\",\"size\":2}]}");
@@ -434,9 +439,11 @@ START_TEST(layers_kept_by_the_replacement)
     ck_assert_int_eq(sched_node_delete(s, "r1-n2", NULL), ERR_OK);
     failed("ns/j", "r1-n2");
     size_t from = out.len;
-    fx_run(s, 10, &out, true);
-    ck_assert_int_ge(find_since(from, SCHED_DECISION_REPLACE, "ns/j"), 0);
-    ck_assert_str_eq(topo_of_ps("ns/j", 0), "r1-n1=2 r1-n4=2");
+    fx_run(s, 10, &out, false);
+    ck_assert_int_eq(find_since(from, SCHED_DECISION_REPLACE, "ns/j"), -1);
+    int ev = find_since(from, SCHED_DECISION_EVICT, "ns/j");
+    ck_assert_int_ge(ev, 0);
+    ck_assert_str_eq(out.items[ev].reason_str, "NodeFailures");
 }
 END_TEST
 
