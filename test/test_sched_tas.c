@@ -557,8 +557,8 @@ START_TEST(annotations_to_layers)
         "[{\"size\": 2.5}]",
         "[{\"size\": 4294967296}]",
         "[{\"topology\": 1}]",
-        "[{\"topology\":\"a\",\"size\":8},{\"topology\":\"b\",\"size\":4},"
-        "{\"topology\":\"c\",\"size\":2},{\"topology\":\"d\",\"size\":1}]"};
+        ("[{\"topology\":\"a\",\"size\":8},{\"topology\":\"b\",\"size\":4},"
+         "{\"topology\":\"c\",\"size\":2},{\"topology\":\"d\",\"size\":1}]")};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         r = req_of(TASREQ_CONSTRAINTS, bad[i], TASREQ_SLICE_LEVEL, HOST, TASREQ_SLICE_SIZE, "2");
         ck_assert_msg(r.nlayers == 0 && r.mode == TASREQ_MODE_NONE, "%s", bad[i]);
