@@ -278,6 +278,31 @@ static bool one_unhealthy(fx_t *fx)
            NULL;
 }
 
+/* The replacement tests' start: racks r1 (nodes a1, a2) and r2 (b1, b2) in Topology dc, status
+ * patches recorded, and a 1-pod Job "one" asking for a rack admitted and running. */
+static void two_racks_one_running(fx_t *fx)
+{
+    fx_serve(fx, NULL, 0);
+    status_patches = json_array();
+    fakeapi_set_fault(fx->fa, on_request, NULL);
+    ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
+    ck_assert_int_eq(fakeapi_register(fx->fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
+    fx_queues(fx, 16);
+    fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
+               "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
+               "\"topologyName\":\"dc\"}}");
+    fx_put(fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
+               "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
+               "{\"nodeLabel\":\"" HOST "\"}]}}");
+    node(fx, "a1", "r1");
+    node(fx, "a2", "r1");
+    node(fx, "b1", "r2");
+    node(fx, "b2", "r2");
+    fx_operate(fx, NULL, NULL);
+    tas_job(fx, "one", 1, 3);
+    fx_run_until(fx, one_running, 10, "one admitted and started");
+}
+
 /* Failed-node replacement: racks r1 (nodes a1, a2) and r2 (b1, b2); a 1-pod Job asking for a
  * rack runs on a1. a1 is deleted: the Workload's topologyAssignment is rewritten to a2 (BestFit:
  * the fuller rack) and the Job runs on, not evicted. Then a2 turns NotReady with the Job's pod
@@ -287,25 +312,7 @@ START_TEST(tas_failed_node_replaced)
     fx_t fx;
     int rec;
 
-    fx_serve(&fx, NULL, 0);
-    status_patches = json_array();
-    fakeapi_set_fault(fx.fa, on_request, NULL);
-    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
-    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
-    fx_queues(&fx, 16);
-    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
-                "\"topologyName\":\"dc\"}}");
-    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
-                "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
-                "{\"nodeLabel\":\"" HOST "\"}]}}");
-    node(&fx, "a1", "r1");
-    node(&fx, "a2", "r1");
-    node(&fx, "b1", "r2");
-    node(&fx, "b2", "r2");
-    fx_operate(&fx, NULL, NULL);
-    tas_job(&fx, "one", 1, 3);
-    fx_run_until(&fx, one_running, 10, "one admitted and started");
+    two_racks_one_running(&fx);
     const char *h = first_host(&fx, "one");
     ck_assert_ptr_nonnull(h);
     char was[16];
@@ -405,25 +412,7 @@ START_TEST(tas_unhealthy_survives_restart)
 {
     fx_t fx;
 
-    fx_serve(&fx, NULL, 0);
-    status_patches = json_array();
-    fakeapi_set_fault(fx.fa, on_request, NULL);
-    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "nodes", "Node", false, true), ERR_OK);
-    ck_assert_int_eq(fakeapi_register(fx.fa, "", "v1", "pods", "Pod", true, true), ERR_OK);
-    fx_queues(&fx, 16);
-    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"ResourceFlavor\","
-                "\"metadata\":{\"name\":\"default\"},\"spec\":{\"nodeLabels\":{\"pool\":\"p1\"},"
-                "\"topologyName\":\"dc\"}}");
-    fx_put(&fx, "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Topology\",\"metadata\":"
-                "{\"name\":\"dc\"},\"spec\":{\"levels\":[{\"nodeLabel\":\"" RACK "\"},"
-                "{\"nodeLabel\":\"" HOST "\"}]}}");
-    node(&fx, "a1", "r1");
-    node(&fx, "a2", "r1");
-    node(&fx, "b1", "r2");
-    node(&fx, "b2", "r2");
-    fx_operate(&fx, NULL, NULL);
-    tas_job(&fx, "one", 1, 3);
-    fx_run_until(&fx, one_running, 10, "one admitted and started");
+    two_racks_one_running(&fx);
     ck_assert_str_eq(first_host(&fx, "one"), "a1");
 
     fail_replace = true;

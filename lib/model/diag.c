@@ -76,3 +76,35 @@ err_t diags_warn(diags_t *d, const char *path, const char *fmt, ...)
     va_end(ap);
     return rc;
 }
+
+const char *diag_quote(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+
+    if (cap < 3) {
+        if (cap)
+            buf[0] = '\0';
+        return buf;
+    }
+    buf[n++] = '"';
+    for (; s != NULL && *s != '\0' && n + 6 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            buf[n++] = '\\';
+            buf[n++] = (char)c;
+        } else if (c == '\n') {
+            buf[n++] = '\\';
+            buf[n++] = 'n';
+        } else if (c == '\t') {
+            buf[n++] = '\\';
+            buf[n++] = 't';
+        } else if (c < 0x20 || c == 0x7f) {
+            n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", c);
+        } else {
+            buf[n++] = (char)c;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    return buf;
+}

@@ -38,4 +38,8 @@ err_t diags_error(diags_t *d, const char *path, const char *fmt, ...)
 err_t diags_warn(diags_t *d, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* `s` quoted as Go's %q quotes it, roughly (quotes, backslashes and control characters escaped;
+ * NULL reads as ""), into `buf` of `cap` bytes, cut short when it does not fit. Returns `buf`. */
+const char *diag_quote(const char *s, char *buf, size_t cap);
+
 #endif

@@ -323,35 +323,6 @@ void tasreq_validate(const kv_list_t *ann, const char *path, int64_t count, diag
     tasreq_validate_layers(ann, path, count, false, d);
 }
 
-/* Go's %q of s, roughly: quotes, backslashes and control characters escaped. */
-static void go_quote(const char *s, char *buf, size_t cap)
-{
-    size_t n = 0;
-
-    if (cap < 3)
-        return;
-    buf[n++] = '"';
-    for (; *s != '\0' && n + 7 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            buf[n++] = '\\';
-            buf[n++] = (char)c;
-        } else if (c == '\n') {
-            buf[n++] = '\\';
-            buf[n++] = 'n';
-        } else if (c == '\t') {
-            buf[n++] = '\\';
-            buf[n++] = 't';
-        } else if (c < 0x20 || c == 0x7f) {
-            n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", c);
-        } else {
-            buf[n++] = (char)c;
-        }
-    }
-    buf[n++] = '"';
-    buf[n] = '\0';
-}
-
 /* An error, or with `warn` a warning ending with `suffix`, at `at`. */
 static void layer_report(diags_t *d, bool warn, const char *suffix, const char *at, const char *fmt,
                          ...) __attribute__((format(printf, 5, 6)));
@@ -409,7 +380,7 @@ void tasreq_validate_layers(const kv_list_t *ann, const char *path, int64_t coun
         d->oom = true;
         goto out;
     }
-    go_quote(cons, q, strlen(cons) * 4 + 3);
+    diag_quote(cons, q, strlen(cons) * 4 + 3);
     if (rc != ERR_OK) {
         layer_report(d, warn, suffix, p, "Invalid value: %s: must be a valid JSON array: %s", q,
                      why);
@@ -437,7 +408,7 @@ void tasreq_validate_layers(const kv_list_t *ann, const char *path, int64_t coun
             if (strcmp(l.topo[i], l.topo[j]) != 0)
                 continue;
             snprintf(e, sizeof(e), "%s[%zu].topology", p, i);
-            go_quote(l.topo[i], why, sizeof(why) - 40);
+            diag_quote(l.topo[i], why, sizeof(why) - 40);
             why[strlen(why) - 1] = '\0'; /* the index goes inside the quotes */
             layer_report(d, warn, "", e, "Duplicate value: %s (also at index %zu)\"", why, j);
             break;

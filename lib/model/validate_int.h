@@ -58,9 +58,6 @@ void validate__err(diags_t *d, const char *path, const char *fmt, ...)
 void validate__err_not_supported(diags_t *d, const char *path, const char *value,
                                  const char *const *values, size_t n);
 
-/* Go's %q of `s` into `buf` (truncated to `cap`); returns `buf`. */
-const char *validate__quote(const char *s, char *buf, size_t cap);
-
 bool validate__is_alnum_byte(unsigned char c);
 /* NULL equals only NULL. */
 bool validate__str_eq(const char *a, const char *b);

@@ -31,7 +31,7 @@ static bool go_atoi(const char *s, int64_t *out, char *msg, size_t cap)
             goto syntax;
         if (v > (limit - (uint64_t)(*p - '0')) / 10) {
             snprintf(msg, cap, "strconv.Atoi: parsing %s: value out of range",
-                     validate__quote(s, qs, sizeof(qs)));
+                     diag_quote(s, qs, sizeof(qs)));
             return false;
         }
         v = v * 10 + (uint64_t)(*p - '0');
@@ -39,8 +39,7 @@ static bool go_atoi(const char *s, int64_t *out, char *msg, size_t cap)
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return true;
 syntax:
-    snprintf(msg, cap, "strconv.Atoi: parsing %s: invalid syntax",
-             validate__quote(s, qs, sizeof(qs)));
+    snprintf(msg, cap, "strconv.Atoi: parsing %s: invalid syntax", diag_quote(s, qs, sizeof(qs)));
     return false;
 }
 
@@ -62,7 +61,7 @@ static bool go_parse_bool(const char *s, bool *out, char *msg, size_t cap)
         }
     }
     snprintf(msg, cap, "strconv.ParseBool: parsing %s: invalid syntax",
-             validate__quote(s, qs, sizeof(qs)));
+             diag_quote(s, qs, sizeof(qs)));
     return false;
 }
 
@@ -156,7 +155,7 @@ static void check_common(const object_meta_t *m, const char *gvk, diags_t *d)
     if (gvk != NULL && v != NULL && v[0] != '\0' &&
         !validate__strv_has(prebuilt_gvks, sizeof(prebuilt_gvks) / sizeof(prebuilt_gvks[0]), gvk))
         validate__err(d, path, "Forbidden: Is not supported for %s",
-                      validate__quote(gvk, qs, sizeof(qs)));
+                      diag_quote(gvk, qs, sizeof(qs)));
     v = validate__meta_label(m, MAX_EXEC_TIME_LABEL);
     if (v != NULL) {
         if (!go_atoi(v, &n, msg, sizeof(msg)))
@@ -168,7 +167,7 @@ static void check_common(const object_meta_t *m, const char *gvk, diags_t *d)
         !validate__strv_has(elastic_gvks, sizeof(elastic_gvks) / sizeof(elastic_gvks[0]), gvk))
         validate__err(d, ANN_PATH(ELASTIC_JOB_ANN),
                       "Forbidden: elastic job is not supported for %s",
-                      validate__quote(gvk, qs, sizeof(qs)));
+                      diag_quote(gvk, qs, sizeof(qs)));
     validate__gated_by_format(d, validate__meta_annotation(m, GATED_BY_ANN));
 }
 
@@ -312,7 +311,7 @@ static void check_serving(const object_meta_t *m, const char *gvk, diags_t *d)
         !validate__strv_has(elastic_gvks, sizeof(elastic_gvks) / sizeof(elastic_gvks[0]), gvk))
         validate__err(d, ANN_PATH(ELASTIC_JOB_ANN),
                       "Forbidden: elastic job is not supported for %s",
-                      validate__quote(gvk, qs, sizeof(qs)));
+                      diag_quote(gvk, qs, sizeof(qs)));
     validate__gated_by_format(d, validate__meta_annotation(m, GATED_BY_ANN));
 }
 

@@ -42,37 +42,6 @@ void validate__err(diags_t *d, const char *path, const char *fmt, ...)
 
 /* Go's %q for the plain strings that appear in messages: quotes, backslashes and control bytes
  * escaped. Output is truncated to fit `cap`. */
-const char *validate__quote(const char *s, char *buf, size_t cap)
-{
-    size_t n = 0;
-
-    if (cap < 3) {
-        if (cap)
-            buf[0] = '\0';
-        return buf;
-    }
-    buf[n++] = '"';
-    for (; s != NULL && *s != '\0' && n + 6 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            buf[n++] = '\\';
-            buf[n++] = (char)c;
-        } else if (c == '\n') {
-            buf[n++] = '\\';
-            buf[n++] = 'n';
-        } else if (c == '\t') {
-            buf[n++] = '\\';
-            buf[n++] = 't';
-        } else if (c < 0x20 || c == 0x7f) {
-            n += (size_t)snprintf(buf + n, cap - n, "\\x%02x", c);
-        } else {
-            buf[n++] = (char)c;
-        }
-    }
-    buf[n++] = '"';
-    buf[n] = '\0';
-    return buf;
-}
 
 bool validate__is_alnum_byte(unsigned char c)
 {
@@ -245,7 +214,7 @@ void validate__list_set(diags_t *d, const char *list_path, char *const *items, s
         if (seen != 1)
             continue;
         validate__pathf(p, "%s[%zu]", list_path, i);
-        validate__err(d, p, "Duplicate value: %s", validate__quote(items[i], v, sizeof(v)));
+        validate__err(d, p, "Duplicate value: %s", diag_quote(items[i], v, sizeof(v)));
     }
 }
 
@@ -258,11 +227,11 @@ void validate__err_not_supported(diags_t *d, const char *path, const char *value
     size_t len;
 
     len = (size_t)snprintf(text, sizeof(text), "Unsupported value: %s",
-                           validate__quote(value ? value : "", q, sizeof(q)));
+                           diag_quote(value ? value : "", q, sizeof(q)));
     for (size_t i = 0; i < n && len < sizeof(text); i++)
         len += (size_t)snprintf(
             text + len, sizeof(text) - len, "%s%s",
-            i ? ", " : ": supported values: ", validate__quote(values[i], q, sizeof(q)));
+            i ? ", " : ": supported values: ", diag_quote(values[i], q, sizeof(q)));
     validate__err(d, path, "%s", text);
 }
 

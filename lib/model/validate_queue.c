@@ -40,9 +40,9 @@ void validate__flavor(const flavor_t *rf, diags_t *d)
                 validate__str_eq_empty(rf->taints[j].key, t->key)) {
                 char k[512], v[512];
                 validate__pathf(p, "spec.nodeTaints[%zu]", i);
-                validate__quote(t->key, k, sizeof(k));
+                diag_quote(t->key, k, sizeof(k));
                 if (t->value != NULL && t->value[0] != '\0') {
-                    validate__quote(t->value, v, sizeof(v));
+                    diag_quote(t->value, v, sizeof(v));
                     validate__err(
                         d, p,
                         "Duplicate value: {\"key\":%s,\"value\":%s,\"effect\":\"%s\"}: taints "
@@ -118,7 +118,7 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
             if (dup) {
                 char v[512];
                 validate__err(d, p, "Duplicate value: %s",
-                              validate__quote(rg->covered[j], v, sizeof(v)));
+                              diag_quote(rg->covered[j], v, sizeof(v)));
             }
         }
         for (size_t j = 0; j < rg->nflavors; j++) {
@@ -156,7 +156,7 @@ static void check_resource_groups(diags_t *d, const resource_group_t *g, size_t 
             if (dup) {
                 char v[512];
                 validate__pathf(p, "spec.resourceGroups[%zu].flavors[%zu].name", i, j);
-                validate__err(d, p, "Duplicate value: %s", validate__quote(fq->name, v, sizeof(v)));
+                validate__err(d, p, "Duplicate value: %s", diag_quote(fq->name, v, sizeof(v)));
             }
         }
     }
@@ -469,7 +469,7 @@ void validate__topology(const topology_t *t, diags_t *d)
         }
         if (!topology_label_shape(l))
             validate__err(d, p, "Invalid value: %s: %s in body should match '%s'",
-                          validate__quote(l, q, sizeof(q)), p, TOPOLOGY_LABEL_PATTERN);
+                          diag_quote(l, q, sizeof(q)), p, TOPOLOGY_LABEL_PATTERN);
     }
     /* CEL rules on spec.levels, in the CRD's order. */
     for (size_t i = 0; i < t->nlevels; i++) {

@@ -179,7 +179,7 @@ static void check_conditions(diags_t *d, const workload_t *wl)
         validate__pathf(p, "status.conditions[%zu].type", i);
         if (dup)
             validate__err(d, p, "Duplicate value: %s",
-                          validate__quote(c->type ? c->type : "", v, sizeof(v)));
+                          diag_quote(c->type ? c->type : "", v, sizeof(v)));
         validate__label_name(d, p, c->type);
         if (c->status == NULL ||
             (strcmp(c->status, "True") != 0 && strcmp(c->status, "False") != 0 &&
@@ -419,7 +419,7 @@ void validate__workload(const workload_t *wl, const workload_t *old, diags_t *d)
                     char v[512];
                     validate__pathf(p, "status.admission.podSetAssignments[%zu].name", i);
                     validate__err(d, p, "Not found: %s",
-                                  validate__quote(psa->name ? psa->name : "", v, sizeof(v)));
+                                  diag_quote(psa->name ? psa->name : "", v, sizeof(v)));
                 }
                 if (!psa->has_count || psa->count <= 0)
                     continue;
