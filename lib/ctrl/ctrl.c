@@ -530,6 +530,13 @@ void ctrl__engine_wl(ctrl_t *c, const char *key, ctrl_wl_t *w)
     }
     if (w->retired)
         goto out; /* its finish was fed before ctrl_wl_retire() kept nothing the engine reads */
+    if (w->stripped) {
+        /* Fed already, its pod sets freed: an upsert would give the engine a Workload that
+         * requests nothing. Only out of memory brings one here (a write's answer that could not
+         * be decoded leaves the older record in the overlay); the watch event feeds it. */
+        ctrl__log(c, CTRL_LOG_DEBUG, "workload %s: not fed again (its record was stripped)", key);
+        goto out;
+    }
     known = sched_workload_info(c->sched, key, &info, NULL) == ERR_OK;
     reserved = ctrl_wl_reserved(w) && !w->wl.conditions.finished && w->wl.active;
     if (!reserved && ctrl_wl_on_hold(w) && !(known && ctrl__admitting(c, key))) {
