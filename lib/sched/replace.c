@@ -198,8 +198,6 @@ err_t sched_node_workloads(const sched_t *s, const char *node, bool pods_gone,
 typedef struct mark_s {
     sched_t *s;
     const char *node;
-    void (*each)(void *ud, const char *key);
-    void *ud;
     err_msg_t *msg;
     err_t rc;
 } mark_t;
@@ -207,22 +205,15 @@ typedef struct mark_s {
 static void mark_failed(void *ud, const char *key)
 {
     mark_t *m = ud;
-    err_t r;
 
-    if (m->rc != ERR_OK)
-        return;
     /* not admitted any more, or not on a hostname domain: nothing to replace */
-    r = sched_workload_node_failed(m->s, key, m->node, m->msg);
-    if (r == ERR_NOMEM)
+    if (m->rc == ERR_OK && sched_workload_node_failed(m->s, key, m->node, m->msg) == ERR_NOMEM)
         m->rc = ERR_NOMEM;
-    else if (r == ERR_OK && m->each != NULL)
-        m->each(m->ud, key);
 }
 
-err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
-                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg)
+err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone, err_msg_t *msg)
 {
-    mark_t m = {.s = s, .node = node, .each = each, .ud = ud, .msg = msg};
+    mark_t m = {.s = s, .node = node, .msg = msg};
     err_t rc = sched_node_workloads(s, node, pods_gone, mark_failed, &m, msg);
 
     return rc != ERR_OK ? rc : m.rc;

@@ -293,10 +293,9 @@ err_t sched_node_workloads(const sched_t *s, const char *node, bool pods_gone,
 
 /* Node `node` failed for every admitted workload whose topology assignment names it (with
  * `pods_gone`, only those with no pod bound there: a NotReady node whose pods terminated,
- * Kueue's TASReplaceNodeOnPodTermination): sched_workload_node_failed() for each, in key order;
- * `each` (may be NULL) is told every workload so marked. ERR_NOMEM (those marked stay marked). */
-err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone,
-                        void (*each)(void *ud, const char *key), void *ud, err_msg_t *msg);
+ * Kueue's TASReplaceNodeOnPodTermination): sched_workload_node_failed() for each, in key order.
+ * ERR_NOMEM (those marked stay marked). */
+err_t sched_node_failed(sched_t *s, const char *node, bool pods_gone, err_msg_t *msg);
 
 /* ---- decisions ---------------------------------------------------------------------------- */
 

@@ -481,7 +481,7 @@ static err_t set_lq_live(sim_run_t *r, const local_queue_t *lq, bool live)
  * node as failed for each of them, in key order (the next cycle replaces it or evicts). */
 static err_t node_failed(sim_run_t *r, const char *node)
 {
-    return sched_node_failed(r->s, node, false, NULL, NULL, NULL);
+    return sched_node_failed(r->s, node, false, NULL);
 }
 
 static err_t object_apply(sim_run_t *r, const sim_doc_t *doc, sim_ms_t now, bool del,
