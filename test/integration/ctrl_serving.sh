@@ -112,6 +112,9 @@ internalCertManagement: {enable: true, webhookServiceName: $base-webhook-service
 EOT
 ctrl_start op --config "$tmp/cfg.yaml" --namespace "$sys" --webhook-port "$port" \
     --webhook-cert-ip 127.0.0.1
+# A Pod not marked into its group in time (a CI run, once): which Pods exist, with their group,
+# and what the operator said about the StatefulSets and their Pods.
+it_on_fail "echo 'Pods (pod-group-name):'; k get pods -n \"\$ns\" -L kueue.x-k8s.io/pod-group-name 2>&1 | tail -n 20; echo 'the operator on web and its Pods:'; grep -E 'web|statefulset' \"$tmp/op.log\" | tail -n 40"
 for kc in validating mutating; do
     until_ 90 "caBundle in the $kc configuration" '[ -n "$(k get ${kc}webhookconfiguration $base-$kc-webhook-configuration -o jsonpath="{.webhooks[0].clientConfig.caBundle}")" ]'
 done
