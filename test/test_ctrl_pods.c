@@ -884,6 +884,38 @@ START_TEST(statefulset_pods_form_one_group)
 }
 END_TEST
 
+/* A Pod's mark into its owner's group fails (a 500 from the server): until it is marked the Pod
+ * is not in the operator's cache, so only its owner brings it back, and no event of the owner
+ * comes again (its status is final). The owner looks again after a backoff and the Pod joins
+ * (a CI run of integration_ctrl_serving waited 30 s for web-0). */
+START_TEST(statefulset_pod_mark_failed_owner_looks_again)
+{
+    char obj[2048];
+    fx_t fx;
+    const char *uid;
+    fakeapi_fault_t fail = {.action = FAKEAPI_FAIL, .status = 500};
+
+    fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
+    snprintf(obj, sizeof(obj), STS_WEB, "");
+    fx_put(&fx, obj);
+    uid = json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
+        "uid"));
+    run_for(&fx, 300); /* the owner looked: its Workload made, no Pod listed yet */
+    fakeapi_fault_next(fx.fa, "update", "pods", &fail, 2);
+    sts_pod(&fx, "web-0", uid);
+    sts_pod(&fx, "web-1", uid);
+    snprintf(obj, sizeof(obj), STS_WEB, ",\"status\":{\"replicas\":2}");
+    fx_put(&fx, obj); /* its last event */
+    fx_run_until(&fx, web_running, 10,
+                 "both Pods marked after the failed marks, admitted, ungated");
+    ck_assert_uint_ge(fakeapi_count(fx.fa, "update", "pods"), 4);
+    ck_assert_str_eq(label(get_pod(&fx, "web-0"), "kueue.x-k8s.io/pod-group-name"),
+                     label(get_pod(&fx, "web-1"), "kueue.x-k8s.io/pod-group-name"));
+    fx_stop(&fx);
+}
+END_TEST
+
 /* ---- manageJobsWithoutQueueName: an unqueued StatefulSet is managed too -------------------- */
 
 static bool unq_marked(fx_t *fx)
@@ -1367,6 +1399,7 @@ int main(void)
     tcase_add_test(tc, child_job_suspended_while_parent_not_admitted);
     tcase_add_test(tc, job_stop_marks_stopping_until_restored);
     tcase_add_test(tc, statefulset_pods_form_one_group);
+    tcase_add_test(tc, statefulset_pod_mark_failed_owner_looks_again);
     tcase_add_test(tc, pod_group_reclaimable_pods_release_quota);
     tcase_add_test(tc, statefulset_without_queue_name_managed);
     tcase_add_test(tc, pod_group_evicted_deleted_released_once_stopped);

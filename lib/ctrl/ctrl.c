@@ -270,6 +270,39 @@ bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key)
     return util_hmap_get(&c->busy, b) != NULL;
 }
 
+/* The busy map's value: the op kind holding the key, with this bit when a reconcile passed
+ * over the key meanwhile (ctrl__busy_again()). */
+#define BUSY_AGAIN ((size_t)1 << 16)
+
+bool ctrl__busy_again(ctrl_t *c, ctrl_kind_t kind, const char *key)
+{
+    char b[CTRL_KEY_MAX + 8];
+    size_t op;
+
+    ctrl__kind_key(kind, key, b, sizeof(b));
+    if (!util_hmap_get_index(&c->busy, b, &op))
+        return false;
+    if (!(op & BUSY_AGAIN) && util_hmap_put_index(&c->busy, b, op | BUSY_AGAIN) != ERR_OK)
+        c->refeed = true; /* not remembered: refeed() reconciles everything once memory is back */
+    return true;
+}
+
+/* "<kind>:<key>" is no longer busy: when a reconcile passed over it meanwhile, queue it again. */
+static void busy_release(ctrl_t *c, const char *b)
+{
+    size_t op = 0;
+    bool again = util_hmap_get_index(&c->busy, b, &op) && (op & BUSY_AGAIN);
+    const char *colon = strchr(b, ':');
+
+    util_hmap_del(&c->busy, b);
+    if (!again || c->closing || colon == NULL)
+        return;
+    if (atoi(b) == CTRL_WORKLOAD)
+        mark(c, &c->wls_q, colon + 1);
+    else if (ctrl__is_job(c, (ctrl_kind_t)atoi(b)))
+        mark(c, &c->jobs_q, b); /* the jobs' queue is keyed by "<kind>:<key>" */
+}
+
 err_t ctrl__busy_set(ctrl_t *c, ctrl_kind_t kind, const char *key)
 {
     char b[CTRL_KEY_MAX + 8];
@@ -285,7 +318,7 @@ bool ctrl__admitting(ctrl_t *c, const char *key)
 
     ctrl__kind_key(CTRL_WORKLOAD, key, b, sizeof(b));
     return util_hmap_get_index(&c->busy, b, &op) &&
-           (op == CTRL_OP_WL_ADMIT || op == CTRL_OP_WL_VERIFY);
+           ((op & ~BUSY_AGAIN) == CTRL_OP_WL_ADMIT || (op & ~BUSY_AGAIN) == CTRL_OP_WL_VERIFY);
 }
 
 void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key)
@@ -293,7 +326,7 @@ void ctrl__busy_clear(ctrl_t *c, ctrl_kind_t kind, const char *key)
     char b[CTRL_KEY_MAX + 8];
 
     ctrl__kind_key(kind, key, b, sizeof(b));
-    util_hmap_del(&c->busy, b);
+    busy_release(c, b);
 }
 
 err_t ctrl__eviction_set(ctrl_t *c, const char *key, json_t *e)
@@ -1059,7 +1092,7 @@ void ctrl__op_free(ctrl_op_t *op)
     if (op->started)
         ctrl_writer_done(&c->writer);
     if (op->busy != NULL)
-        util_hmap_del(&c->busy, op->busy);
+        busy_release(c, op->busy);
     c->inflight--;
     free(op->key);
     free(op->busy);
@@ -1193,8 +1226,10 @@ void ctrl__on_done(const kube_result_t *res, void *data)
         case CTRL_OP_WL_IDLE: /* its next step reads the Workload again */
         case CTRL_OP_PROV:    /* provctl.c's callbacks did their part */
             break;
-        case CTRL_OP_POD_OWNER:
-            ctrl__pods_owner_done(c, op);
+        case CTRL_OP_POD_OWNER: /* an owner event meanwhile: ctrl__busy_again() */
+            break;
+        case CTRL_OP_POD_MARK:
+            ctrl__pods_mark_done(c, op, res);
             break;
         case CTRL_OP_WL_CHECKS:
             /* Admitted=True written: its Job starts now. The Workload's watch event may have come

@@ -244,6 +244,9 @@ json_t *ctrl__finalizer_patch(const object_meta_t *m);
 void ctrl__kind_key(ctrl_kind_t kind, const char *key, char *buf, size_t n);
 /* Is a write for "<kind>:<key>" in flight? */
 bool ctrl__busy(ctrl_t *c, ctrl_kind_t kind, const char *key);
+/* ctrl__busy(), and when busy, remember that a reconcile passed over "<kind>:<key>": the key is
+ * queued again when the write holding it ends, so that what changed meanwhile is not lost. */
+bool ctrl__busy_again(ctrl_t *c, ctrl_kind_t kind, const char *key);
 /* Is an admission write (or its verification) of Workload `key` in flight? */
 bool ctrl__admitting(ctrl_t *c, const char *key);
 /* Mark "<kind>:<key>" busy (held for a verification) / not busy (ERR_NOMEM: not marked). */
@@ -362,9 +365,9 @@ const json_t *ctrl__deps_find(void *data, const jobs_ref_t *ref);
 /* Reconcile the Pod `key` of `kind` (a JOBS_ADMIT_POD kind), or the pod group "@ns/name"
  * (leader only). */
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key);
-/* A serving owner's look at its Workloads and Pods (`op`, CTRL_OP_POD_OWNER) is done: when the
- * owner changed after it was read, look again (its event was skipped while `op` held it busy). */
-void ctrl__pods_owner_done(ctrl_t *c, const ctrl_op_t *op);
+/* A serving owner's mark of one of its Pods (`op`, CTRL_OP_POD_MARK) is answered: a failure
+ * has the owner look again after its backoff. */
+void ctrl__pods_mark_done(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res);
 /* A Pod of `kind` changed (`rec`, or the deleted `old`): queue its group, if any. */
 void ctrl__pods_changed(ctrl_t *c, ctrl_kind_t kind, const ctrl_job_t *rec, const ctrl_job_t *old);
 /* The cache of Pod `key` changed from `old` to `rec` (either NULL: added, deleted): keep the

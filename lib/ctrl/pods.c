@@ -921,6 +921,27 @@ static bool owned_by(const jobs_kind_t *k, const json_t *pod, const char *uid)
     return false;
 }
 
+void ctrl__pods_mark_done(ctrl_t *c, const ctrl_op_t *op, const kube_result_t *res)
+{
+    const json_t *m = json_object_get(json_object_get(op->data, "owner"), "metadata");
+    const char *ns = json_string_value(json_object_get(m, "namespace"));
+    const char *name = json_string_value(json_object_get(m, "name"));
+    ctrl_kind_t ok = (ctrl_kind_t)json_integer_value(json_object_get(op->data, "kind"));
+    char key[CTRL_KEY_MAX], b[CTRL_KEY_MAX + 8];
+
+    /* Until it is marked the Pod is not in the cache (the Pod informer sees managed Pods only),
+     * so nothing of its own would bring it back: its owner looks again after a backoff. */
+    if (res->err == ERR_OK || res->canceled || res->err == ERR_NOT_FOUND || ns == NULL ||
+        name == NULL || !ctrl__is_job(c, ok))
+        return;
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    ctrl__kind_key(ok, key, b, sizeof(b));
+    ctrl__log(c, CTRL_LOG_INFO, "pod %s: not marked into the group of %s %s, looked at again",
+              op->key, c->noun[ok], key);
+    if (ctrl_wq_fail(&c->jobs_q, b, uv_now(c->loop)) != ERR_OK)
+        ctrl__log(c, CTRL_LOG_ERROR, "out of memory requeueing %s", b);
+}
+
 /* The owner's Pods are listed: mark those that need it, each a write of its own. The owner's
  * op ends here (without an answer body: nothing of the owner was written). */
 static void on_owner_pods(const kube_result_t *res, void *data)
@@ -963,7 +984,7 @@ static void on_owner_pods(const kube_result_t *res, void *data)
         snprintf(key, sizeof(key), "%s/%s", json_string_value(json_object_get(pm, "namespace")),
                  json_string_value(json_object_get(pm, "name")));
         if (ctrl__busy(c, pk, key))
-            continue;
+            continue; /* its mark in flight; a failure has the owner look again */
         mop = ctrl__op_new(c, CTRL_OP_POD_MARK, pk, key, pk, key);
         if (mop == NULL)
             break;
@@ -1290,7 +1311,7 @@ static void on_owner_got(const kube_result_t *res, void *data)
                                       n ? "," : "", lk, json_string_value(v));
         }
     } else {
-        n = (size_t)snprintf(sel, sizeof(sel), "leaderworkerset.sigs.k8s.io/name=%s", slash + 1);
+        n = (size_t)snprintf(sel, sizeof(sel), "%s=%s", JOBS_LWS_NAME, slash + 1);
     }
     if (n == 0 || n >= sizeof(sel)) {
         kube_result_t r;
@@ -1347,7 +1368,7 @@ static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
     /* Managed: a queue name, or manageJobsWithoutQueueName for its namespace (Kueue's
      * WorkloadShouldBeSuspended): its Workload(s) are made without a queue name then. */
     if (j == NULL || !j->valid || j->meta.deleting || j->skip || pod_kind(c) == CTRL__KINDS ||
-        ctrl__busy(c, kind, key) || !ctrl__job_managed(c, j))
+        ctrl__busy_again(c, kind, key) || !ctrl__job_managed(c, j))
         return;
     op = ctrl__op_new(c, CTRL_OP_POD_OWNER, kind, key, kind, key);
     if (op == NULL)
@@ -1355,20 +1376,6 @@ static void reconcile_owner(ctrl_t *c, ctrl_kind_t kind, const char *key)
     op->verb = "get";
     op->send = send_owner;
     ctrl__submit(c, op);
-}
-
-void ctrl__pods_owner_done(ctrl_t *c, const ctrl_op_t *op)
-{
-    /* op->data: the owner as read (on_owner_got), NULL when the read failed (retried after
-     * its backoff). A scale-down that came while the look was under way was lost before
-     * (integration_ctrl_lws waited 30 s for the replica's Workload to go in a CI run). */
-    const char *read = json_string_value(
-        json_object_get(json_object_get(op->data, "metadata"), "resourceVersion"));
-    const ctrl_job_t *j = ctrl__job(c, op->kind, op->key);
-
-    if (read != NULL && j != NULL && j->meta.resource_version != NULL &&
-        strcmp(read, j->meta.resource_version) != 0)
-        ctrl__mark_job(c, op->kind, op->key);
 }
 
 void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
@@ -1403,7 +1410,7 @@ void ctrl__reconcile_pods(ctrl_t *c, ctrl_kind_t kind, const char *key)
         return;
     }
     j = ctrl__job(c, kind, key);
-    if (j == NULL || j->pod == NULL || j->meta.name == NULL || ctrl__busy(c, kind, key))
+    if (j == NULL || j->pod == NULL || j->meta.name == NULL || ctrl__busy_again(c, kind, key))
         return;
     g = group_of(j);
     if (g != NULL) {

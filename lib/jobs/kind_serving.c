@@ -40,7 +40,6 @@
 #define FW_STATEFULSET      "statefulset"
 #define FW_LWS              "leaderworkerset.x-k8s.io/leaderworkerset"
 #define LWS_PREFIX          "leaderworkerset.sigs.k8s.io"
-#define LWS_NAME_LABEL      "leaderworkerset.sigs.k8s.io/name"
 #define LABEL_QUEUE         "kueue.x-k8s.io/queue-name"
 #define LABEL_PRIORITY      "kueue.x-k8s.io/priority-class"
 #define ANN_OWNER_GVK       "kueue.x-k8s.io/job-owner-gvk"
@@ -141,7 +140,7 @@ static void drop_lws_keys(json_t *map)
     json_object_foreach_safe(map, tmp, key, val)
     {
         (void)val;
-        if (strncmp(key, LWS_PREFIX, strlen(LWS_PREFIX)) == 0 && strcmp(key, LWS_NAME_LABEL) != 0)
+        if (strncmp(key, LWS_PREFIX, strlen(LWS_PREFIX)) == 0 && strcmp(key, JOBS_LWS_NAME) != 0)
             json_object_del(map, key);
     }
 }

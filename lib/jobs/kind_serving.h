@@ -6,6 +6,7 @@
 #include "jobs/framework.h"
 
 /* LeaderWorkerSet's own pod metadata (leaderworkerset.x-k8s.io API). */
+#define JOBS_LWS_NAME        "leaderworkerset.sigs.k8s.io/name"        /* pod label */
 #define JOBS_LWS_GROUP_INDEX "leaderworkerset.sigs.k8s.io/group-index" /* pod label */
 /* worker pods' annotation */
 #define JOBS_LWS_LEADER_NAME "leaderworkerset.sigs.k8s.io/leader-name"
