@@ -593,70 +593,87 @@ static err_t put_escaped(metrics_buf_t *b, const char *s, bool quote)
     return buf_put(b, run, (size_t)(s - run));
 }
 
-/* `{a="x",b="y"` plus `extra` (e.g. `le="1"`), closed; nothing when there are no labels. */
-static err_t put_labels(metrics_buf_t *b, const metrics_family_t *f, const series_t *s,
-                        const char *le)
+/* A series' label pairs `a="x",b="y"` (escaped), into `b`: once per series, however many lines
+ * (a histogram's buckets) repeat them. */
+static err_t put_label_pairs(metrics_buf_t *b, const metrics_family_t *f, const series_t *s)
 {
-    if (f->nlabels == 0 && le == NULL)
-        return ERR_OK;
-    if (buf_str(b, "{") != ERR_OK)
-        return ERR_NOMEM;
     for (size_t i = 0; i < f->nlabels; i++) {
-        if ((i > 0 && buf_str(b, ",") != ERR_OK) || buf_str(b, f->labels[i]) != ERR_OK ||
-            buf_str(b, "=\"") != ERR_OK || put_escaped(b, s->values[i], true) != ERR_OK ||
-            buf_str(b, "\"") != ERR_OK)
+        if ((i > 0 && buf_put(b, ",", 1) != ERR_OK) || buf_str(b, f->labels[i]) != ERR_OK ||
+            buf_put(b, "=\"", 2) != ERR_OK || put_escaped(b, s->values[i], true) != ERR_OK ||
+            buf_put(b, "\"", 1) != ERR_OK)
             return ERR_NOMEM;
     }
-    if (le != NULL && (buf_str(b, f->nlabels ? ",le=\"" : "le=\"") != ERR_OK ||
-                       buf_str(b, le) != ERR_OK || buf_put(b, "\"", 1) != ERR_OK))
-        return ERR_NOMEM;
-    return buf_str(b, "}");
+    return ERR_OK;
 }
 
-static err_t put_sample(metrics_buf_t *b, const metrics_family_t *f, const char *suffix,
-                        const series_t *s, const char *le, double v)
+/* One sample line: name, suffix, `{pairs[,le="le"]}` (nothing when both are empty), the value. */
+static err_t put_line(metrics_buf_t *b, const metrics_family_t *f, const char *suffix,
+                      const metrics_buf_t *pairs, const char *le, const char *num)
 {
-    char num[64];
+    bool braces = pairs->len > 0 || le != NULL;
 
-    if (f->exact_digits > 0 && le == NULL)
-        metrics_format_exact(s->exact, f->exact_digits, num, sizeof(num));
-    else
-        metrics_format_value(v, num, sizeof(num));
     if (buf_str(b, f->name) != ERR_OK || buf_str(b, suffix) != ERR_OK ||
-        put_labels(b, f, s, le) != ERR_OK || buf_put(b, " ", 1) != ERR_OK ||
+        (braces && buf_put(b, "{", 1) != ERR_OK) || buf_put(b, pairs->data, pairs->len) != ERR_OK)
+        return ERR_NOMEM;
+    if (le != NULL && (buf_str(b, pairs->len > 0 ? ",le=\"" : "le=\"") != ERR_OK ||
+                       buf_str(b, le) != ERR_OK || buf_put(b, "\"", 1) != ERR_OK))
+        return ERR_NOMEM;
+    if ((braces && buf_put(b, "}", 1) != ERR_OK) || buf_put(b, " ", 1) != ERR_OK ||
         buf_str(b, num) != ERR_OK)
         return ERR_NOMEM;
     return buf_put(b, "\n", 1);
 }
 
-static err_t render_family(const metrics_family_t *f, metrics_buf_t *b)
+/* A series' value as the exposition writes it. */
+static const char *sample_value(const metrics_family_t *f, const series_t *s, double v, char *num,
+                                size_t n)
+{
+    if (f->exact_digits > 0)
+        return metrics_format_exact(s->exact, f->exact_digits, num, n);
+    return metrics_format_value(v, num, n);
+}
+
+/*
+ * A family's text. What repeats is formatted once: a histogram's bucket bounds once per family
+ * (a bound like 0.005 takes printf and strtod), a series' label pairs once per series, not once
+ * per line (at 1,000 ClusterQueues and LocalQueues the wait-time histograms are 62,000 lines).
+ */
+static err_t render_family(const metrics_family_t *f, metrics_buf_t *b, metrics_buf_t *pairs)
 {
     static const char *const types[] = {"counter", "gauge", "histogram"};
+    char le[METRICS_MAX_BUCKETS + 1][40], num[64];
 
     if (metrics_buf_printf(b, "# HELP %s ", f->name) != ERR_OK ||
         put_escaped(b, f->help, false) != ERR_OK ||
         metrics_buf_printf(b, "\n# TYPE %s %s\n", f->name, types[f->type]) != ERR_OK)
         return ERR_NOMEM;
+    if (f->type == METRICS_HISTOGRAM) {
+        for (size_t k = 0; k < f->nbuckets; k++)
+            metrics_format_value(f->buckets[k], le[k], sizeof(le[k]));
+        snprintf(le[f->nbuckets], sizeof(le[f->nbuckets]), "+Inf");
+    }
     for (size_t i = 0; i < f->len; i++) {
         const series_t *s = &f->series[i];
         uint64_t cum = 0;
-        char le[40];
+        pairs->len = 0;
+        if (put_label_pairs(pairs, f, s) != ERR_OK)
+            return ERR_NOMEM;
         if (f->type != METRICS_HISTOGRAM) {
-            if (put_sample(b, f, "", s, NULL, s->value) != ERR_OK)
+            if (put_line(b, f, "", pairs, NULL, sample_value(f, s, s->value, num, sizeof(num))) !=
+                ERR_OK)
                 return ERR_NOMEM;
             continue;
         }
         for (size_t k = 0; k <= f->nbuckets; k++) {
             cum += s->counts[k];
-            if (k < f->nbuckets)
-                metrics_format_value(f->buckets[k], le, sizeof(le));
-            else
-                snprintf(le, sizeof(le), "+Inf");
-            if (put_sample(b, f, "_bucket", s, le, (double)cum) != ERR_OK)
+            if (put_line(b, f, "_bucket", pairs, le[k],
+                         metrics_format_value((double)cum, num, sizeof(num))) != ERR_OK)
                 return ERR_NOMEM;
         }
-        if (put_sample(b, f, "_sum", s, NULL, s->value) != ERR_OK ||
-            put_sample(b, f, "_count", s, NULL, (double)s->count) != ERR_OK)
+        if (put_line(b, f, "_sum", pairs, NULL, metrics_format_value(s->value, num, sizeof(num))) !=
+                ERR_OK ||
+            put_line(b, f, "_count", pairs, NULL,
+                     metrics_format_value((double)s->count, num, sizeof(num))) != ERR_OK)
             return ERR_NOMEM;
     }
     return ERR_OK;
@@ -665,12 +682,18 @@ static err_t render_family(const metrics_family_t *f, metrics_buf_t *b)
 err_t metrics_render(const metrics_registry_t *r, metrics_buf_t *out)
 {
     bool any_overflow = false;
+    metrics_buf_t pairs = {0};
 
+    if (metrics_buf_reserve(&pairs, 256) != ERR_OK)
+        return ERR_NOMEM;
     for (size_t i = 0; i < r->len; i++) {
-        if (render_family(r->families[i], out) != ERR_OK)
+        if (render_family(r->families[i], out, &pairs) != ERR_OK) {
+            metrics_buf_fini(&pairs);
             return ERR_NOMEM;
+        }
         any_overflow |= r->families[i]->overflows > 0;
     }
+    metrics_buf_fini(&pairs);
     if (!any_overflow)
         return ERR_OK;
     if (buf_str(out, "# HELP sluice_metrics_series_overflow_total Observations folded into a "
