@@ -42,10 +42,34 @@ typedef struct track_s {
     int64_t submitted; /* the instant it was first seen, ms */
     bool done;         /* its runtime was counted */
     bool fresh;        /* submitted this instant, still pending */
+    uint64_t seen;     /* the last walk that saw it in the engine */
+    /* what estimate_means_add() reads, kept from the admission: the engine forgets a finished
+     * workload, so its end is seen as its absence from the walk (owned, NULL when none) */
+    char *lq_key, *priority_class, *cq;
 } track_t;
+
+static void track_free(track_t *t)
+{
+    if (t == NULL)
+        return;
+    free(t->lq_key);
+    free(t->priority_class);
+    free(t->cq);
+    free(t);
+}
+
+static char *dup_or_null(const char *s)
+{
+    char *d = s != NULL ? strdup(s) : NULL;
+
+    if (s != NULL && d == NULL)
+        abort();
+    return d;
+}
 
 typedef struct obs_s {
     util_hmap_t wls; /* key -> track_t * */
+    uint64_t walks;  /* engine walks so far (track_t.seen) */
     estimate_means_t means;
     size_t nfresh;
     size_t sample, instants; /* estimate every `sample`th instant with fresh workloads */
@@ -173,14 +197,35 @@ static bool on_wl(const sched_wl_info_t *info, void *ud)
         t->fresh = info->state == SCHED_WL_PENDING && info->cluster_queue != NULL;
         o->nfresh += t->fresh;
     }
-    if ((info->state == SCHED_WL_ADMITTED || info->state == SCHED_WL_EVICTING) && t->admitted < 0)
+    t->seen = o->walks;
+    if ((info->state == SCHED_WL_ADMITTED || info->state == SCHED_WL_EVICTING) && t->admitted < 0) {
         t->admitted = info->admitted_at;
-    if (info->state == SCHED_WL_FINISHED && !t->done && t->admitted >= 0) {
-        t->done = true;
-        if (estimate_means_add(&o->means, info, w->now - t->admitted) != ERR_OK)
-            abort();
+        t->lq_key = dup_or_null(info->local_queue_key);
+        t->priority_class = dup_or_null(info->priority_class);
+        t->cq = dup_or_null(info->cluster_queue);
     }
     return true;
+}
+
+/* Admitted workloads the walk did not see have finished (the engine forgets them): their
+ * runtime is learnt at this instant, as when the engine reported them FINISHED. */
+static void learn_finished(obs_t *o, int64_t now)
+{
+    size_t pos = 0;
+    void *v;
+
+    while (util_hmap_next(&o->wls, &pos, NULL, &v)) {
+        track_t *t = v;
+        sched_wl_info_t info = {0};
+        if (t->seen == o->walks || t->done || t->admitted < 0)
+            continue;
+        t->done = true;
+        info.local_queue_key = t->lq_key;
+        info.priority_class = t->priority_class;
+        info.cluster_queue = t->cq;
+        if (estimate_means_add(&o->means, &info, now - t->admitted) != ERR_OK)
+            abort();
+    }
 }
 
 static void on_instant(void *ud, sim_ms_t now, const sched_t *s)
@@ -203,7 +248,9 @@ static void on_instant(void *ud, sim_ms_t now, const sched_t *s)
     if (o->cost_done)
         return;
     o->nfresh = 0;
+    o->walks++;
     sched_workloads_unordered(s, on_wl, &w);
+    learn_finished(o, (int64_t)now);
     if (o->nfresh == 0)
         return;
     if (o->cost) {
@@ -350,7 +397,7 @@ int main(int argc, char **argv)
             void *tv;
             size_t tp = 0;
             while (util_hmap_next(&o.wls, &tp, NULL, &tv))
-                free(tv);
+                track_free(tv);
             estimate_means_fini(&o.means);
             util_hmap_fini(&o.truth);
             util_hmap_fini(&o.wls);
@@ -373,11 +420,11 @@ int main(int argc, char **argv)
                         t->admitted < 0 ? -1LL : (long long)t->admitted / 1000);
             if (t->estimate == -2) {
                 at_sub += t->admitted == t->submitted;
-                free(t);
+                track_free(t);
                 continue;
             }
             if (t->admitted < 0) { /* never admitted in the run */
-                free(t);
+                track_free(t);
                 continue;
             }
             wait[nwait++] = t->admitted - t->submitted;
@@ -388,7 +435,7 @@ int main(int argc, char **argv)
                 bias[n] = d;
                 err[n++] = d < 0 ? -d : d;
             }
-            free(t);
+            track_free(t);
         }
         {
             const char *base = strrchr(argv[a], '/');

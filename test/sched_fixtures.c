@@ -374,6 +374,7 @@ void fx_wl(sched_t *s, const char *key, const char *lq, int32_t prio, int64_t cr
     w.has_priority = true;
     w.priority = prio;
     w.active = true;
+    w.conditions.finished = o->finished;
     if (o->wpc) {
         w.priority_source = PRIORITY_SOURCE_WORKLOAD_PRIORITY_CLASS;
         w.priority_class = a_strdup(a, o->wpc);

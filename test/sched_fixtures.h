@@ -69,6 +69,7 @@ typedef struct fx_wl_opts_s {
     const char *reclaimable;          /* status.reclaimablePods "podset:count,..." */
     const char *template_annotations; /* the main podset's template annotations "k=v,..." */
     const char *extra_annotations;    /* every extra podset's template annotations "k=v,..." */
+    bool finished;                    /* the Finished condition is set */
 } fx_wl_opts_t;
 
 /* A pending workload "ns/name" in LocalQueue `lq`, priority `prio`, per-pod requests

@@ -99,10 +99,8 @@ void sched_free(sched_t *s);
 
 /* sched_clone() flags. */
 #define SCHED_CLONE_RELEASE_HOLDS 0x1u /* the copy's workloads in requeue backoff are not held */
-/* The copy leaves out FINISHED workloads: they hold nothing and no cycle reads them, so the copy
- * decides the same, but sched_workload_info() and the workload walks of the copy do not see
- * them. The operator keeps every finished Workload until it is deleted (tens of thousands at
- * Kueue's large scale): the start-time estimate's copy need not. */
+/* The copy leaves out FINISHED workloads. The engine itself keeps none any more (a finished
+ * workload is forgotten: sched_workload_finish), so this has no effect; kept for callers. */
 #define SCHED_CLONE_DROP_FINISHED 0x2u
 
 /* An independent deep copy of `s` (objects, queues, admissions, usage, clock): a cycle of the
@@ -221,7 +219,8 @@ typedef struct sched_wl_opts_s {
  * A new workload with wl->admission set, conditions.quota_reserved, not finished and active is
  * taken as ALREADY ADMITTED to admission->cluster_queue with that assignment (state rebuilt
  * after an operator restart; opts->admitted_at is its admission time). Otherwise it is pending.
- * conditions.finished -> finished (holds no quota); active == false -> deactivated.
+ * conditions.finished -> finished, which the engine forgets (sched_workload_finish): a finished
+ * workload it does not know is not created (ERR_OK, nothing done); active == false -> deactivated.
  * An update of a pending workload replaces its spec; of an admitted one, only priority,
  * active (false = deactivate, frees quota), finished and status.reclaimablePods are taken.
  * Reclaimable pods need no quota (Kueue's ReclaimablePods): a pending workload asks for each pod
@@ -234,7 +233,10 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *wl, const sched_wl_opt
 /* Remove a workload at `now` (its quota, if any, is freed). ERR_NOT_FOUND when unknown. */
 err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
 
-/* The workload finished at `now`: free its quota and keep it as finished until deleted. */
+/* The workload finished at `now`: free its quota and forget it, as sched_workload_delete() does
+ * (sched_workload_info() then answers ERR_NOT_FOUND, walks do not see it, its later finished
+ * upserts do nothing and its delete answers ERR_NOT_FOUND). ERR_NOT_FOUND when unknown. The
+ * driver must not upsert an older, unfinished view of it afterwards: that is a new workload. */
 err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg);
 
 /* A workload named by a PREEMPT or EVICT decision, or by sched_workload_evict(), has stopped at
@@ -386,7 +388,7 @@ typedef enum {
     SCHED_WL_PENDING = 0, /* waiting in its queue */
     SCHED_WL_ADMITTED,    /* holds quota */
     SCHED_WL_EVICTING,    /* holds quota, PREEMPT/EVICT issued, waiting for sched_evicted() */
-    SCHED_WL_FINISHED,    /* done; holds nothing */
+    SCHED_WL_FINISHED,    /* done: never reported (a finished workload is forgotten) */
     SCHED_WL_DEACTIVATED, /* spec.active=false or max execution time exceeded */
 } sched_wl_state_t;
 
