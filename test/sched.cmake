@@ -15,7 +15,8 @@ target_link_options(test_sched_oom PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc -
                     -Wl,--wrap=strdup)
 
 # sched_clone: the copy the start-time estimate runs forward; test/oom_wrap.h for its OOM paths.
-sluice_add_test(sched_clone LIBS sluice_sched SOURCES sched_fixtures.c)
+find_package(Threads REQUIRED)
+sluice_add_test(sched_clone LIBS sluice_sched Threads::Threads SOURCES sched_fixtures.c)
 target_link_options(test_sched_clone PRIVATE -Wl,--wrap=malloc -Wl,--wrap=calloc
                     -Wl,--wrap=realloc -Wl,--wrap=strdup)
 

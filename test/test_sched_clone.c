@@ -9,6 +9,7 @@
 #include "oom_wrap.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,176 @@ START_TEST(finished_is_forgotten)
 }
 END_TEST
 
+/* ---- pod sets shared by the engine and its copies (wps_block_t) ---------------------------- */
+
+#define COPY_FLAGS (SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED)
+
+static wl_t *wl_of(const sched_t *s, const char *key)
+{
+    return util_hmap_get(&s->wl_map, key);
+}
+
+/* What a copy of a fresh build() decides when driven: the reference every copy must match. */
+static void reference(char *out, size_t cap)
+{
+    sched_t *s = build(), *c = sched_clone(s, COPY_FLAGS);
+
+    ck_assert_ptr_nonnull(c);
+    sched_free(s);
+    drive(c, out, cap);
+    sched_free(c);
+}
+
+/* The engine changes what the copy shares: the reclaimable pods of admitted ns/a3 (in place,
+ * after its own copy), the spec of pending ns/a4 (a new block), ns/b3 deleted, ns/a1 finished
+ * (their blocks dropped), then every workload finished or deleted and the engine freed. */
+static void change_engine(sched_t *s)
+{
+    fx_wl(s, "ns/a3", "qa", 5, 10, "cpu=2", &(fx_wl_opts_t){.wpc = "hi", .reclaimable = "main:1"});
+    fx_wl(s, "ns/a4", "qa", 0, 11, "cpu=1", NULL);
+    ck_assert_int_eq(sched_workload_delete(s, "ns/b3", 1500, NULL), ERR_OK);
+    sched_workload_finish(s, "ns/a1", 1500, NULL);
+    for (size_t k = 0; k < NKEYS; k++)
+        sched_workload_delete(s, keys[k], 1600, NULL);
+    sched_free(s);
+}
+
+/* A copy shares each workload's pod sets with the engine (one block, two references) instead of
+ * copying them. The engine changing them in place (reclaimable pods) first takes a copy of its
+ * own, and a block outlives the engine's workload -- updated, deleted, finished, the engine
+ * freed -- while the copy holds it; the copy then decides as a copy of the untouched original
+ * (ASan: nothing read after it is freed, no leak). The other way round too: a copy changing
+ * them leaves the engine's. */
+START_TEST(pod_sets_shared_with_copy)
+{
+    sched_t *s = build(), *c = sched_clone(s, COPY_FLAGS);
+    wps_t *a3, *a4;
+    char want[4096], got[4096];
+    int n = 0;
+
+    ck_assert_ptr_nonnull(c);
+    reference(want, sizeof(want));
+    for (size_t k = 0; k < NKEYS; k++) {
+        ck_assert_ptr_nonnull(wl_of(s, keys[k])->ps);
+        ck_assert_ptr_eq(wl_of(c, keys[k])->ps, wl_of(s, keys[k])->ps);
+        ck_assert(sched__ps_shared(wl_of(s, keys[k])->ps));
+    }
+    ck_assert_int_eq(fx_state(s, "ns/a3"), SCHED_WL_ADMITTED);
+    ck_assert_int_eq(fx_state(s, "ns/a4"), SCHED_WL_PENDING);
+    a3 = wl_of(c, "ns/a3")->ps;
+    a4 = wl_of(c, "ns/a4")->ps;
+    /* reclaimable pods: the engine's pod set changes, the copy's does not */
+    fx_wl(s, "ns/a3", "qa", 5, 10, "cpu=2", &(fx_wl_opts_t){.wpc = "hi", .reclaimable = "main:1"});
+    ck_assert_ptr_ne(wl_of(s, "ns/a3")->ps, a3);
+    ck_assert_int_eq(wl_of(s, "ns/a3")->ps[0].count, 0);
+    ck_assert_int_eq(wl_of(s, "ns/a3")->ps[0].reclaim, 1);
+    ck_assert_ptr_eq(wl_of(c, "ns/a3")->ps, a3);
+    ck_assert_int_eq(a3[0].count, 1);
+    ck_assert_int_eq(a3[0].reclaim, 0);
+    ck_assert(!sched__ps_shared(a3));
+    ck_assert(!sched__ps_shared(wl_of(s, "ns/a3")->ps));
+    /* a new spec: a new block for the engine */
+    fx_wl(s, "ns/a4", "qa", 0, 11, "cpu=1", NULL);
+    ck_assert_ptr_ne(wl_of(s, "ns/a4")->ps, a4);
+    ck_assert_ptr_eq(wl_of(c, "ns/a4")->ps, a4);
+    ck_assert_int_eq(sched_workload_requests(c, "ns/a4", count_request, &n, NULL), ERR_OK);
+    ck_assert_int_eq(n, 1);
+    ck_assert_int_eq(a4[0].nreqs, 1);
+    ck_assert_int_eq(a4[0].reqs[0].per_pod, (qnano_t)6 * 1000000000);
+    change_engine(s);
+    drive(c, got, sizeof(got));
+    ck_assert_str_eq(got, want);
+    sched_free(c);
+
+    /* the copy changes them (its reclaimable pods), the engine keeps its own */
+    s = build();
+    c = sched_clone(s, COPY_FLAGS);
+    ck_assert_ptr_nonnull(c);
+    a3 = wl_of(s, "ns/a3")->ps;
+    fx_wl(c, "ns/a3", "qa", 5, 10, "cpu=2", &(fx_wl_opts_t){.wpc = "hi", .reclaimable = "main:1"});
+    ck_assert_ptr_ne(wl_of(c, "ns/a3")->ps, a3);
+    ck_assert_int_eq(wl_of(c, "ns/a3")->ps[0].count, 0);
+    ck_assert_ptr_eq(wl_of(s, "ns/a3")->ps, a3);
+    ck_assert_int_eq(a3[0].count, 1);
+    sched_free(c);
+    reference(want, sizeof(want));
+    c = sched_clone(s, COPY_FLAGS);
+    ck_assert_ptr_nonnull(c);
+    sched_free(s);
+    drive(c, got, sizeof(got));
+    ck_assert_str_eq(got, want);
+    sched_free(c);
+}
+END_TEST
+
+typedef struct copy_run_s {
+    sched_t *c;
+    char out[4096];
+} copy_run_t;
+
+static void *run_copy(void *ud)
+{
+    copy_run_t *r = ud;
+
+    drive(r->c, r->out, sizeof(r->out));
+    sched_free(r->c); /* the last references to some blocks go on this thread */
+    return NULL;
+}
+
+/* As the start-time estimate runs it: the copy driven forward and freed on another thread while
+ * the engine changes and frees the workloads it shares pod sets with (ASan: no block freed
+ * while read, none leaked, whichever thread drops the last reference). */
+START_TEST(pod_sets_shared_across_threads)
+{
+    char want[4096];
+
+    reference(want, sizeof(want));
+    for (int round = 0; round < 20; round++) {
+        sched_t *s = build();
+        copy_run_t r = {.c = sched_clone(s, COPY_FLAGS)};
+        pthread_t th;
+
+        ck_assert_ptr_nonnull(r.c);
+        ck_assert_int_eq(pthread_create(&th, NULL, run_copy, &r), 0);
+        change_engine(s);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_str_eq(r.out, want);
+    }
+}
+END_TEST
+
+/* Copy on write out of memory: each allocation of the engine's own copy fails in turn; the
+ * workload keeps the shared block, unchanged, and nothing leaks (ASan). */
+START_TEST(pod_sets_copy_on_write_out_of_memory)
+{
+    sched_t *s = build(), *c = sched_clone(s, COPY_FLAGS);
+    wl_t *w = wl_of(s, "ns/a3");
+    wps_t *shared = w->ps;
+
+    ck_assert_ptr_nonnull(c);
+    for (long n = 1;; n++) {
+        oom_fail_at(n);
+        err_t rc = sched__wl_ps_own(w);
+        long made = oom_count();
+        oom_fail_at(0);
+        if (made < n) {
+            ck_assert_int_eq(rc, ERR_OK);
+            break;
+        }
+        ck_assert_int_eq(rc, ERR_NOMEM);
+        ck_assert_ptr_eq(w->ps, shared);
+        ck_assert(sched__ps_shared(shared));
+    }
+    ck_assert_ptr_ne(w->ps, shared);
+    ck_assert_str_eq(w->ps[0].name, shared[0].name);
+    ck_assert_int_eq(w->ps[0].count, shared[0].count);
+    ck_assert_int_eq(sched__wl_ps_own(w), ERR_OK); /* its own now: kept */
+    sched_free(c);
+    ck_assert(!sched__ps_shared(w->ps));
+    sched_free(s);
+}
+END_TEST
+
 /* Each allocation of the copy fails in turn: NULL, and (under ASan) no leak. */
 START_TEST(out_of_memory)
 {
@@ -334,6 +505,9 @@ static Suite *suite(void)
     tcase_add_test(tc, copy_shares_strings);
     tcase_add_test(tc, workloads_share_strings);
     tcase_add_test(tc, finished_is_forgotten);
+    tcase_add_test(tc, pod_sets_shared_with_copy);
+    tcase_add_test(tc, pod_sets_shared_across_threads);
+    tcase_add_test(tc, pod_sets_copy_on_write_out_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

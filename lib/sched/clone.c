@@ -14,7 +14,8 @@
  * original's would.
  *
  * Method: each record is copied whole (so a scalar field added later is copied without anyone
- * remembering), then every pointer field is cleared at once and filled with a copy of its own;
+ * remembering), then every pointer field is cleared at once and filled with a copy of its own,
+ * or a reference to what is immutable and shared (strings, a workload's pod sets);
  * cross-record pointers (a workload's queue, the ClusterQueues' vectors of workloads) are mapped
  * by name through the clone's maps. The cohort forest is not copied: the ClusterQueues keep their
  * usage arrays and sched__tree_rebuild() recomputes structure, subtree quotas and cohort usage
@@ -239,39 +240,6 @@ static err_t clone_prio(prio_rec_t ***arr, size_t *n, size_t *cap, util_hmap_t *
 /* ---- workloads --------------------------------------------------------------------------------
  */
 
-static err_t clone_wps(wps_t *c, const wps_t *s)
-{
-    *c = *s;
-    c->name = NULL;
-    c->reqs = NULL;
-    memset(&c->node_selector, 0, sizeof(c->node_selector));
-    c->tolerations = NULL;
-    c->ntolerations = 0;
-    c->terms = NULL;
-    c->nterms = 0;
-    c->tas_level = c->tas_slice_level = c->tas_group = NULL;
-    c->tas_ninner = 0;
-    for (size_t k = 0; k < s->tas_ninner; k++) {
-        if (util_strdup(s->tas_inner_level[k], &c->tas_inner_level[k]) != ERR_OK)
-            return ERR_NOMEM;
-        c->tas_ninner = k + 1;
-    }
-    if (util_strdup(s->tas_level, &c->tas_level) != ERR_OK ||
-        util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK ||
-        util_strdup(s->tas_group, &c->tas_group) != ERR_OK)
-        return ERR_NOMEM;
-    if (util_strdup(s->name, &c->name) != ERR_OK ||
-        memdup((void **)&c->reqs, s->reqs, s->nreqs, sizeof(req_t)) != ERR_OK ||
-        sched__kv_copy(&c->node_selector, &s->node_selector) != ERR_OK ||
-        sched__tolerations_copy(&c->tolerations, s->tolerations, s->ntolerations) != ERR_OK)
-        return ERR_NOMEM;
-    c->ntolerations = s->ntolerations;
-    if (sched__terms_copy(&c->terms, s->terms, s->nterms) != ERR_OK)
-        return ERR_NOMEM;
-    c->nterms = s->nterms;
-    return ERR_OK;
-}
-
 static cq_t *map_cq(const sched_t *d, const cq_t *s)
 {
     return s != NULL ? util_hmap_get(&d->cq_map, s->name) : NULL;
@@ -321,16 +289,10 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     if (util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK ||
         util_strdup(s->preemptor, &c->preemptor) != ERR_OK)
         return ERR_NOMEM;
-    if (s->nps > 0) {
-        c->ps = calloc(s->nps, sizeof(*c->ps));
-        if (c->ps == NULL)
-            return ERR_NOMEM;
-    }
-    for (size_t i = 0; i < s->nps; i++) {
-        c->nps = i + 1; /* wps_fini of a half-copied one frees what it has */
-        if (clone_wps(&c->ps[i], &s->ps[i]) != ERR_OK)
-            return ERR_NOMEM;
-    }
+    /* the pod sets are immutable too: the copy shares their block (wps_block_t); whoever
+     * changes them in place first takes a copy of its own (sched__wl_ps_own) */
+    c->ps = sched__ps_ref(s->ps);
+    c->nps = s->nps;
     if (s->adm.cluster_queue != NULL || s->adm.nassignments > 0) {
         if (sched__admission_copy(&c->adm, &s->adm) != ERR_OK)
             return ERR_NOMEM;

@@ -14,6 +14,7 @@
 #include "util/str.h"
 #include "util/util.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -338,7 +339,7 @@ typedef struct req_s {
 } req_t;
 
 typedef struct wps_s {
-    char *name;
+    char *name;      /* shared (sched__intern) */
     int32_t count;   /* pods to place: the spec's count less `reclaim` */
     int32_t reclaim; /* status.reclaimablePods: pods done, whose quota is released */
     bool has_min;
@@ -373,7 +374,41 @@ typedef enum {
     WQ_INADM,
 } wq_where_t;
 
-/* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there. */
+/*
+ * A workload's pod sets: one block, immutable once loaded, behind a reference count, shared by
+ * the engine and its copies (sched_clone: the start-time estimate's copy reads them on a libuv
+ * worker thread while the loop goes on with the engine). wl_t.ps points at the array inside the
+ * block, so readers see a plain `wps_t *`; the block owns every pointer of its pod sets (names,
+ * requests, selectors, tolerations, terms, TAS strings).
+ *
+ * Threads: a reference is only ever taken on the loop (by the engine, or sched_clone of it);
+ * a copy on another thread only drops its own. So a count of one read on the loop is the
+ * caller's alone for good, and the block may be changed in place; with more, the writer first
+ * takes a copy of its own (sched__wl_ps_own: copy on write). The count is a C11 atomic: the
+ * last reference may be dropped on either thread.
+ */
+typedef struct wps_block_s {
+    _Atomic uint32_t refs;
+    uint32_t n; /* pod sets in ps */
+    wps_t ps[]; /* the pod sets (wl_t.ps points here) */
+} wps_block_t;
+
+/* A new block of `n` zeroed pod sets with one reference, its array returned (NULL on
+ * out-of-memory, and for n == 0: no block). */
+wps_t *sched__ps_new(size_t n);
+/* One more reference to the block of `ps` (NULL-safe); returns `ps`. Loop thread only. */
+wps_t *sched__ps_ref(wps_t *ps);
+/* Drop a reference to the block of `ps` (NULL-safe); the last frees the block and all it owns.
+ * Any thread. */
+void sched__ps_unref(wps_t *ps);
+/* Make w's pod sets its own before changing them in place: a block shared with a copy of the
+ * engine is replaced by a deep copy of it (copy on write). ERR_NOMEM leaves w as it was. */
+err_t sched__wl_ps_own(wl_t *w);
+/* Is the block of `ps` shared (more than one reference)? NULL: false. */
+bool sched__ps_shared(const wps_t *ps);
+
+/* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there
+ * (the pod sets, ps, are shared: see wps_block_t). */
 struct wl_s {
     char *key;        /* shared (sched__str_*) ns/name */
     char *ns;         /* shared, interned */
@@ -386,7 +421,7 @@ struct wl_s {
     int32_t priority;
     int64_t created;
     uint64_t seq; /* tie-break after created (sched_wl_opts_t.seq) */
-    wps_t *ps;
+    wps_t *ps;    /* shared, immutable (wps_block_t: sched__ps_*); NULL when nps == 0 */
     size_t nps;
     uint64_t shape; /* equivalence hash */
     sched_wl_state_t state;

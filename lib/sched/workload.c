@@ -225,7 +225,7 @@ void sched__wl_pin_clear(wl_t *w)
 
 static void wps_fini(wps_t *p)
 {
-    free(p->name);
+    sched__str_unref(p->name);
     free(p->reqs);
     kv_list_fini(&p->node_selector);
     sched__tolerations_fini(p->tolerations, p->ntolerations);
@@ -237,11 +237,118 @@ static void wps_fini(wps_t *p)
     free(p->tas_group);
 }
 
+/* ---- pod-set blocks (wps_block_t) -------------------------------------------------------- */
+
+static wps_block_t *ps_block(const wps_t *ps)
+{
+    return (wps_block_t *)(void *)((char *)(uintptr_t)ps - offsetof(wps_block_t, ps));
+}
+
+wps_t *sched__ps_new(size_t n)
+{
+    wps_block_t *b;
+
+    if (n == 0 || n > UINT32_MAX || n > (SIZE_MAX - sizeof(*b)) / sizeof(wps_t))
+        return NULL;
+    b = calloc(1, sizeof(*b) + n * sizeof(wps_t));
+    if (b == NULL)
+        return NULL;
+    atomic_init(&b->refs, 1);
+    b->n = (uint32_t)n;
+    return b->ps;
+}
+
+wps_t *sched__ps_ref(wps_t *ps)
+{
+    if (ps != NULL)
+        atomic_fetch_add_explicit(&ps_block(ps)->refs, 1, memory_order_relaxed);
+    return ps;
+}
+
+void sched__ps_unref(wps_t *ps)
+{
+    wps_block_t *b;
+
+    if (ps == NULL)
+        return;
+    b = ps_block(ps);
+    /* release: this thread's reads of the block come before its free on another thread;
+     * acquire (the last one): every other thread's reads come before the free below */
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (uint32_t i = 0; i < b->n; i++)
+        wps_fini(&b->ps[i]);
+    free(b);
+}
+
+bool sched__ps_shared(const wps_t *ps)
+{
+    return ps != NULL && atomic_load_explicit(&ps_block(ps)->refs, memory_order_acquire) > 1;
+}
+
+/* A deep copy of pod set `s` into `c` (c's pointers its own; on ERR_NOMEM wps_fini(c) frees
+ * what was copied). */
+static err_t wps_copy(wps_t *c, const wps_t *s)
+{
+    *c = *s;
+    c->name = NULL;
+    c->reqs = NULL;
+    memset(&c->node_selector, 0, sizeof(c->node_selector));
+    c->tolerations = NULL;
+    c->ntolerations = 0;
+    c->terms = NULL;
+    c->nterms = 0;
+    c->tas_level = c->tas_slice_level = c->tas_group = NULL;
+    c->tas_ninner = 0;
+    for (size_t k = 0; k < s->tas_ninner; k++) {
+        if (util_strdup(s->tas_inner_level[k], &c->tas_inner_level[k]) != ERR_OK)
+            return ERR_NOMEM;
+        c->tas_ninner = k + 1;
+    }
+    if (util_strdup(s->tas_level, &c->tas_level) != ERR_OK ||
+        util_strdup(s->tas_slice_level, &c->tas_slice_level) != ERR_OK ||
+        util_strdup(s->tas_group, &c->tas_group) != ERR_OK)
+        return ERR_NOMEM;
+    c->name = sched__str_ref(s->name);
+    if (s->nreqs > 0) {
+        c->reqs = malloc(s->nreqs * sizeof(req_t));
+        if (c->reqs == NULL)
+            return ERR_NOMEM;
+        memcpy(c->reqs, s->reqs, s->nreqs * sizeof(req_t));
+    }
+    if (sched__kv_copy(&c->node_selector, &s->node_selector) != ERR_OK ||
+        sched__tolerations_copy(&c->tolerations, s->tolerations, s->ntolerations) != ERR_OK)
+        return ERR_NOMEM;
+    c->ntolerations = s->ntolerations;
+    if (sched__terms_copy(&c->terms, s->terms, s->nterms) != ERR_OK)
+        return ERR_NOMEM;
+    c->nterms = s->nterms;
+    return ERR_OK;
+}
+
+err_t sched__wl_ps_own(wl_t *w)
+{
+    wps_t *ps;
+
+    if (!sched__ps_shared(w->ps))
+        return ERR_OK; /* ours alone: no copy can take a reference but on this thread */
+    ps = sched__ps_new(w->nps);
+    if (ps == NULL)
+        return ERR_NOMEM;
+    for (size_t i = 0; i < w->nps; i++) {
+        if (wps_copy(&ps[i], &w->ps[i]) != ERR_OK) {
+            sched__ps_unref(ps); /* the block frees what its pod sets hold so far */
+            return ERR_NOMEM;
+        }
+    }
+    sched__ps_unref(w->ps);
+    w->ps = ps;
+    return ERR_OK;
+}
+
 static void wl_spec_fini(wl_t *w)
 {
-    for (size_t i = 0; i < w->nps; i++)
-        wps_fini(&w->ps[i]);
-    free(w->ps);
+    sched__ps_unref(w->ps);
     w->ps = NULL;
     w->nps = 0;
     sched__str_unref(w->lq_key);
@@ -375,7 +482,7 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
     w->has_max_exec = in->has_max_exec_seconds && in->max_exec_seconds > 0;
     w->max_exec_ms = (int64_t)in->max_exec_seconds * 1000;
     if (in->npod_sets) {
-        w->ps = calloc(in->npod_sets, sizeof(wps_t));
+        w->ps = sched__ps_new(in->npod_sets);
         if (w->ps == NULL)
             return ERR_NOMEM;
     }
@@ -383,7 +490,8 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
     for (size_t i = 0; i < in->npod_sets; i++) {
         const pod_set_t *src = &in->pod_sets[i];
         wps_t *p = &w->ps[i];
-        p->name = strdup(src->name ? src->name : "main");
+        /* shared (sched__intern): nearly every pod set is "main" */
+        p->name = sched__intern(s, src->name ? src->name : "main");
         if (p->name == NULL)
             return ERR_NOMEM;
         /* Kueue's totalRequests: the pods of status.reclaimablePods need no quota. */
@@ -654,6 +762,9 @@ static err_t wl_reclaim(sched_t *s, wl_t *w, const workload_t *in)
     }
     if (!changed || w->acq == NULL)
         return ERR_OK;
+    /* the pod sets change in place: a copy of the engine keeps the ones it has */
+    if (sched__wl_ps_own(w) != ERR_OK)
+        return ERR_NOMEM;
     for (size_t i = 0; i < w->nps; i++) {
         wps_t *ps = &w->ps[i];
         int32_t spec = ps->count + ps->reclaim, r = reclaimable_of(in, ps->name);
