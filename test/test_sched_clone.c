@@ -302,6 +302,43 @@ START_TEST(finished_is_forgotten)
 }
 END_TEST
 
+/* A preemptor waiting for its victims (its queue's sticky head) that finishes or is deleted is
+ * no longer its queue's head: the queue goes on without it (ASan: the freed workload is never
+ * read), and the victim, released, is admitted again. */
+START_TEST(sticky_preemptor_forgotten)
+{
+    for (int del = 0; del < 2; del++) {
+        sched_t *s = sched_new(NULL);
+        sched_decisions_t d;
+        cq_t *cq;
+
+        ck_assert_ptr_nonnull(s);
+        sched_decisions_init(&d);
+        fx_flavor(s, "f", NULL, NULL);
+        fx_cq(s, "cq", "cpu|f:2", &(fx_cq_opts_t){.within = PREEMPT_LOWER_PRIORITY});
+        fx_lq(s, "ns", "q", "cq", STOP_POLICY_NONE);
+        fx_wl(s, "ns/low", "q", 1, 1, "cpu=2", NULL);
+        fx_run(s, 0, &d, true);
+        ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+        fx_wl(s, "ns/high", "q", 10, 2, "cpu=2", NULL);
+        ck_assert_int_eq(sched_cycle(s, 10, &d, NULL), ERR_OK);
+        ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_EVICTING);
+        cq = util_hmap_get(&s->cq_map, "cq");
+        ck_assert_ptr_eq(cq->sticky, util_hmap_get(&s->wl_map, "ns/high"));
+        if (del)
+            ck_assert_int_eq(sched_workload_delete(s, "ns/high", 20, NULL), ERR_OK);
+        else
+            ck_assert_int_eq(sched_workload_finish(s, "ns/high", 20, NULL), ERR_OK);
+        ck_assert_ptr_null(cq->sticky);
+        ck_assert_int_eq(sched_evicted(s, "ns/low", 20, NULL), ERR_OK);
+        fx_run(s, 30, &d, true);
+        ck_assert_int_eq(fx_state(s, "ns/low"), SCHED_WL_ADMITTED);
+        sched_decisions_fini(&d);
+        sched_free(s);
+    }
+}
+END_TEST
+
 /* ---- pod sets shared by the engine and its copies (wps_block_t) ---------------------------- */
 
 #define COPY_FLAGS (SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED)
@@ -505,6 +542,7 @@ static Suite *suite(void)
     tcase_add_test(tc, copy_shares_strings);
     tcase_add_test(tc, workloads_share_strings);
     tcase_add_test(tc, finished_is_forgotten);
+    tcase_add_test(tc, sticky_preemptor_forgotten);
     tcase_add_test(tc, pod_sets_shared_with_copy);
     tcase_add_test(tc, pod_sets_shared_across_threads);
     tcase_add_test(tc, pod_sets_copy_on_write_out_of_memory);

@@ -336,7 +336,7 @@ afs_pen_t *sched__afs_pen_copy(const afs_pen_t *p, bool *oom)
 
 void sched__afs_drop(sched_t *s, wl_t *w)
 {
-    afs_pen_t *p = w->afs_pen;
+    afs_pen_t *p = sched__wl_afs_pen(w);
     if (p == NULL)
         return;
     lq_t *lq = pen_lq(s, p);
@@ -346,7 +346,8 @@ void sched__afs_drop(sched_t *s, wl_t *w)
         rescore(s, lq);
     }
     sched__afs_pen_free(p);
-    w->afs_pen = NULL;
+    w->rare->afs_pen = NULL;
+    sched__wl_rare_trim(w);
 }
 
 /* Push w's entry penalty requests x (1 - 0.5^(sampling / halfLife)) as pending in lq (Kueue's
@@ -357,13 +358,18 @@ static err_t pen_push(sched_t *s, wl_t *w, lq_t *lq)
     if (s->cfg.afs_half_life_ms <= 0)
         return ERR_OK; /* no penalty: nothing pending */
     size_t n = s->nres;
+    wl_rare_t *rare = sched__wl_rare(w);
     afs_pen_t *p = calloc(1, sizeof(*p) + (n ? n : 1) * sizeof(qnano_t));
-    if (p == NULL)
+    if (p == NULL || rare == NULL) {
+        free(p);
+        sched__wl_rare_trim(w);
         return ERR_NOMEM;
+    }
     if (lq->afs.npen < n) {
         qnano_t *q = realloc(lq->afs.pen, n * sizeof(*q));
         if (q == NULL) {
             free(p);
+            sched__wl_rare_trim(w);
             return ERR_NOMEM;
         }
         memset(q + lq->afs.npen, 0, (n - lq->afs.npen) * sizeof(*q));
@@ -382,7 +388,7 @@ static err_t pen_push(sched_t *s, wl_t *w, lq_t *lq)
     }
     for (size_t r = 0; r < n; r++)
         lq->afs.pen[r] = sat_add(lq->afs.pen[r], p->v[r]);
-    w->afs_pen = p;
+    rare->afs_pen = p;
     return ERR_OK;
 }
 
@@ -405,14 +411,15 @@ static err_t settle(sched_t *s, wl_t *w, lq_t *lq, int64_t now)
         decay(s, a, u, now > a->last ? now - a->last : 0);
         free(u);
     }
-    afs_pen_t *p = w->afs_pen;
+    afs_pen_t *p = sched__wl_afs_pen(w);
     if (p != NULL && pen_lq(s, p) == lq) {
         for (size_t r = 0; r < p->n && r < a->n; r++)
             a->consumed[r] = sat_add(a->consumed[r], p->v[r]);
         for (size_t r = 0; r < p->n && r < a->npen; r++)
             a->pen[r] = a->pen[r] > p->v[r] ? a->pen[r] - p->v[r] : 0;
         sched__afs_pen_free(p);
-        w->afs_pen = NULL;
+        w->rare->afs_pen = NULL;
+        sched__wl_rare_trim(w);
     }
     if (now > a->last)
         a->last = now;

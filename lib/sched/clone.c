@@ -245,6 +245,34 @@ static cq_t *map_cq(const sched_t *d, const cq_t *s)
     return s != NULL ? util_hmap_get(&d->cq_map, s->name) : NULL;
 }
 
+/* c's rare part (wl_rare_t) from s's. */
+static err_t clone_rare(const sched_t *d, wl_t *c, const wl_t *s)
+{
+    const wl_rare_t *sr = s->rare;
+    wl_rare_t *r;
+    bool oom = false;
+
+    if (sr == NULL)
+        return ERR_OK;
+    r = c->rare = calloc(1, sizeof(*c->rare)); /* its pointers NULL until copied */
+    if (r == NULL)
+        return ERR_NOMEM;
+    r->pin_cq = map_cq(d, sr->pin_cq);
+    if (util_strdup(sr->preemptor, &r->preemptor) != ERR_OK)
+        return ERR_NOMEM;
+    r->afs_pen = sched__afs_pen_copy(sr->afs_pen, &oom);
+    if (oom || sched__wl_unhealthy_clone(r, sr) != ERR_OK)
+        return ERR_NOMEM;
+    if (sr->pin_counts != NULL) {
+        size_t nf = sr->pin_cq != NULL ? s->nps * sr->pin_cq->ngroups : 0;
+        if (memdup((void **)&r->pin_counts, sr->pin_counts, s->nps ? s->nps : 1, sizeof(int32_t)) !=
+                ERR_OK ||
+            memdup((void **)&r->pin_flavors, sr->pin_flavors, nf ? nf : 1, sizeof(int)) != ERR_OK)
+            return ERR_NOMEM;
+    }
+    return ERR_OK;
+}
+
 static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
 {
     wl_t *c;
@@ -255,24 +283,19 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     if (c == NULL)
         return ERR_NOMEM;
     *c = *s;
-    c->key = c->ns = c->lq_key = c->lq_name = c->prio_class = c->preemptor = c->message = NULL;
+    c->key = c->ns = c->lq_key = c->prio_class = c->message = NULL;
     c->ps = NULL;
     c->nps = 0;
     memset(&c->adm, 0, sizeof(c->adm));
     c->use = NULL;
     c->checks = NULL;
     c->nchecks = 0;
-    c->afs_pen = NULL;
     c->last_tried = NULL;
-    c->pin_counts = NULL;
-    c->pin_flavors = NULL;
     c->place = NULL;
     c->nplace = 0;
-    c->unhealthy = NULL;
-    c->nunhealthy = 0;
+    c->rare = NULL;
     c->qcq = map_cq(d, s->qcq);
     c->acq = map_cq(d, s->acq);
-    c->pin_cq = map_cq(d, s->pin_cq);
     if (flags & SCHED_CLONE_RELEASE_HOLDS)
         c->held = false; /* the rebuild's requeue puts it back in its heap */
     if (push((void ***)&d->wls, &d->nwls, &d->cwls, c) != ERR_OK) {
@@ -283,11 +306,9 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
     c->key = sched__str_ref(s->key);
     c->ns = sched__str_ref(s->ns);
     c->lq_key = sched__str_ref(s->lq_key);
-    c->lq_name = s->lq_name; /* inside lq_key */
     c->prio_class = sched__str_ref(s->prio_class);
     c->message = sched__str_ref(s->message);
-    if (util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK ||
-        util_strdup(s->preemptor, &c->preemptor) != ERR_OK)
+    if (util_hmap_put(&d->wl_map, c->key, c, NULL) != ERR_OK)
         return ERR_NOMEM;
     /* the pod sets are immutable too: the copy shares their block (wps_block_t); whoever
      * changes them in place first takes a copy of its own (sched__wl_ps_own) */
@@ -306,25 +327,14 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
             if (util_strdup(s->checks[i], &c->checks[i]) != ERR_OK)
                 return ERR_NOMEM;
     }
-    bool oom = false;
-    c->afs_pen = sched__afs_pen_copy(s->afs_pen, &oom);
-    if (oom)
-        return ERR_NOMEM;
     if (memdup((void **)&c->use, s->use, s->nuse, sizeof(use_t)) != ERR_OK ||
         memdup((void **)&c->last_tried, s->last_tried, s->nlast_tried, sizeof(int)) != ERR_OK)
         return ERR_NOMEM;
     if (s->last_tried == NULL)
         c->nlast_tried = 0;
-    if (sched__wl_place_clone(d, c, s) != ERR_OK || sched__wl_unhealthy_clone(c, s) != ERR_OK)
+    if (sched__wl_place_clone(d, c, s) != ERR_OK)
         return ERR_NOMEM;
-    if (s->pin_counts != NULL) {
-        size_t nf = s->pin_cq != NULL ? s->nps * s->pin_cq->ngroups : 0;
-        if (memdup((void **)&c->pin_counts, s->pin_counts, s->nps ? s->nps : 1, sizeof(int32_t)) !=
-                ERR_OK ||
-            memdup((void **)&c->pin_flavors, s->pin_flavors, nf ? nf : 1, sizeof(int)) != ERR_OK)
-            return ERR_NOMEM;
-    }
-    return ERR_OK;
+    return clone_rare(d, c, s);
 }
 
 /* The same vector in the clone: the same workloads (by key), in the same order, so each

@@ -230,17 +230,18 @@ static err_t replace_pass(sched_t *s, int64_t now, sched_decisions_t *out)
         char *message;
         if (w != NULL && (w->state != SCHED_WL_ADMITTED || w->awaiting_checks))
             sched__wl_unhealthy_clear(w); /* evicted, finished or deactivated meanwhile */
-        if (w != NULL && w->nunhealthy > 0) {
+        if (w != NULL && sched__wl_nunhealthy(w) > 0) {
             if (decision_room(out) != ERR_OK ||
                 sched__replace_plan(s, w, &ok, &next, &base, &message) != ERR_OK)
                 return ERR_NOMEM;
             if (decision_make(&d, ok ? SCHED_DECISION_REPLACE : SCHED_DECISION_EVICT, w,
                               w->acq->name, now) != ERR_OK ||
-                !decision_text(&d, strdup(ok ? "NodeReplaced" : "NodeFailures"),
-                               ok ? util_asprintf("Replaced unhealthy node %s", w->unhealthy[0])
-                                  : message) ||
+                !decision_text(
+                    &d, strdup(ok ? "NodeReplaced" : "NodeFailures"),
+                    ok ? util_asprintf("Replaced unhealthy node %s", w->rare->unhealthy[0])
+                       : message) ||
                 (ok && (sched__admission_copy(&d.admission, &next) != ERR_OK ||
-                        (d.node = strdup(w->unhealthy[0])) == NULL))) {
+                        (d.node = strdup(w->rare->unhealthy[0])) == NULL))) {
                 if (ok)
                     sched__replace_undo(s, w, &next, base);
                 else if (d.message != message)
@@ -452,12 +453,12 @@ static err_t nominate(sched_t *s, entry_t *e)
         e->ns_mismatch = true;
         return ERR_OK;
     }
-    if (w->pin_cq == cq) {
+    if (sched__wl_pin_cq(w) == cq) {
         /* A preemptor whose preemptions were issued takes the assignment it preempted for
          * (same counts, same flavors) while that assignment fits or still preempts: admitting
          * it with more pods or a borrowing flavor once its victims are gone would put its
          * ClusterQueue over nominal, where its own victims may reclaim from it (a loop). */
-        if (sched__assign(s, cq, w, w->pin_counts, w->pin_flavors, &e->a) != ERR_OK)
+        if (sched__assign(s, cq, w, w->rare->pin_counts, w->rare->pin_flavors, &e->a) != ERR_OK)
             return ERR_NOMEM;
         if (targets_for(s, cq, w, &e->a, &e->t) != ERR_OK)
             return ERR_NOMEM;
@@ -492,7 +493,7 @@ static int entry_cmp(const void *pa, const void *pb, const void *ctx)
 {
     const entry_t *a = *(entry_t *const *)pa, *b = *(entry_t *const *)pb;
     (void)ctx;
-    bool pa_ = a->w->pin_cq == a->cq, pb_ = b->w->pin_cq == b->cq;
+    bool pa_ = sched__wl_pin_cq(a->w) == a->cq, pb_ = sched__wl_pin_cq(b->w) == b->cq;
     if (pa_ != pb_)
         return pa_ ? -1 : 1;
     int ba = a->nominated ? a->a.borrow : 0, bb = b->nominated ? b->a.borrow : 0;
@@ -719,6 +720,7 @@ static err_t pin_save(entry_t *e)
     int32_t *counts = calloc(w->nps ? w->nps : 1, sizeof(int32_t));
     size_t nf = w->nps * ng;
     int *flavors = malloc((nf > 0 ? nf : 1) * sizeof(int));
+    wl_rare_t *r;
     if (counts == NULL || flavors == NULL) {
         free(counts);
         free(flavors);
@@ -738,9 +740,15 @@ static err_t pin_save(entry_t *e)
         }
     }
     sched__wl_pin_clear(w);
-    w->pin_cq = cq;
-    w->pin_counts = counts;
-    w->pin_flavors = flavors;
+    r = sched__wl_rare(w);
+    if (r == NULL) {
+        free(counts);
+        free(flavors);
+        return ERR_NOMEM;
+    }
+    r->pin_cq = cq;
+    r->pin_counts = counts;
+    r->pin_flavors = flavors;
     return ERR_OK;
 }
 
@@ -773,8 +781,11 @@ static err_t issue_preemptions(cyc_t *c, entry_t *e)
         d.reason = r;
         decision_push(c->out, &d);
         v->state = SCHED_WL_EVICTING;
-        free(v->preemptor);
-        v->preemptor = strdup(e->w->key);
+        if (sched__wl_rare(v) != NULL) { /* out of memory: no preemptor to report, as before */
+            free(v->rare->preemptor);
+            v->rare->preemptor = strdup(e->w->key);
+            sched__wl_rare_trim(v);
+        }
     }
     return ERR_OK;
 }
@@ -898,8 +909,10 @@ static err_t process(cyc_t *c, entry_t *e)
          * queue, e.g. a victim of a reclamation, may take the capacity these preemptions free,
          * and the preemptor preempts again (docs/engine.md, "Loops", cause 5). */
         if (e->cq->queueing == QUEUEING_BEST_EFFORT_FIFO ||
-            (c->s->cfg.loop_guards & SCHED_GUARD_STRICT_FIFO_STICKY))
+            (c->s->cfg.loop_guards & SCHED_GUARD_STRICT_FIFO_STICKY)) {
             e->cq->sticky = w;
+            w->was_sticky = true; /* sched_workload_delete / _finish look for it */
+        }
         return requeue_entry(c, e, true, false);
     }
     switch (recheck_topology(c, e)) {

@@ -125,7 +125,7 @@ static bool borrowing_on(const node_t *n, const entry_t *e)
 static bool better(const sched_t *s, const entry_t *a, const node_t *ca, const entry_t *b,
                    const node_t *cb)
 {
-    bool pa = a->w->pin_cq == a->cq, pb = b->w->pin_cq == b->cq;
+    bool pa = sched__wl_pin_cq(a->w) == a->cq, pb = sched__wl_pin_cq(b->w) == b->cq;
     if (pa != pb)
         return pa; /* preemptors first (see cycle.c entry_cmp) */
     bool ba = borrowing_on(ca, a), bb = borrowing_on(cb, b);

@@ -57,7 +57,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
 {
     memset(out, 0, sizeof(*out));
     out->key = w->key;
-    out->local_queue = w->lq_name;
+    out->local_queue = sched__wl_lq_name(w);
     out->local_queue_key = w->lq_key;
     out->priority_class = w->prio_class;
     out->state = w->state;
@@ -69,7 +69,7 @@ static void fill_info(const sched_t *s, const wl_t *w, sched_wl_info_t *out)
         out->admitted_at = w->admitted_at;
         out->borrowing = w->borrowing;
         out->admission = &w->adm;
-        out->preemptor = w->preemptor;
+        out->preemptor = sched__wl_preemptor(w);
         out->awaiting_checks = w->awaiting_checks;
         out->checks = w->checks;
         out->nchecks = w->nchecks;

@@ -236,11 +236,12 @@ err_t sched__wl_enqueue(sched_t *s, wl_t *w)
     lq_t *lq = sched__lq_of(s, w);
     if (lq == NULL) {
         sched__wl_set_reason(w, SCHED_REASON_MISCONFIGURED, "LocalQueue %s doesn't exist",
-                             w->lq_name ? w->lq_name : "");
+                             w->lq_key != NULL ? sched__wl_lq_name(w) : "");
         return ERR_OK;
     }
     if (lq->stop_policy != STOP_POLICY_NONE) {
-        sched__wl_set_reason(w, SCHED_REASON_ON_HOLD, "LocalQueue %s is stopped", w->lq_name);
+        sched__wl_set_reason(w, SCHED_REASON_ON_HOLD, "LocalQueue %s is stopped",
+                             sched__wl_lq_name(w));
         return ERR_OK;
     }
     cq_t *cq = util_hmap_get(&s->cq_map, lq->cq);

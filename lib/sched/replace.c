@@ -29,14 +29,19 @@
 
 void sched__wl_unhealthy_clear(wl_t *w)
 {
-    for (size_t i = 0; i < w->nunhealthy; i++)
-        free(w->unhealthy[i]);
-    free(w->unhealthy);
-    w->unhealthy = NULL;
-    w->nunhealthy = 0;
+    wl_rare_t *r = w->rare;
+
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->nunhealthy; i++)
+        free(r->unhealthy[i]);
+    free(r->unhealthy);
+    r->unhealthy = NULL;
+    r->nunhealthy = 0;
+    sched__wl_rare_trim(w);
 }
 
-err_t sched__wl_unhealthy_clone(wl_t *c, const wl_t *s)
+err_t sched__wl_unhealthy_clone(wl_rare_t *c, const wl_rare_t *s)
 {
     c->unhealthy = NULL;
     c->nunhealthy = 0;
@@ -92,7 +97,8 @@ err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, 
 {
     wl_t *w = key != NULL ? util_hmap_get(&s->wl_map, key) : NULL;
     bool named = false;
-    char *copy;
+    char *copy = NULL;
+    wl_rare_t *r;
     size_t d;
 
     if (w == NULL)
@@ -107,15 +113,17 @@ err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, 
     if (!named)
         return err_set(msg, ERR_NOT_FOUND, "Workload %s: node %s is not in its topology assignment",
                        key, node);
-    for (size_t i = 0; i < w->nunhealthy; i++)
-        if (strcmp(w->unhealthy[i], node) == 0)
+    for (size_t i = 0; i < sched__wl_nunhealthy(w); i++)
+        if (strcmp(w->rare->unhealthy[i], node) == 0)
             return ERR_OK;
-    if ((copy = strdup(node)) == NULL || util_grow((void **)&w->unhealthy, &(size_t){w->nunhealthy},
-                                                   w->nunhealthy + 1, sizeof(char *)) != ERR_OK)
+    r = sched__wl_rare(w);
+    if (r == NULL || (copy = strdup(node)) == NULL ||
+        util_grow((void **)&r->unhealthy, &(size_t){r->nunhealthy}, r->nunhealthy + 1,
+                  sizeof(char *)) != ERR_OK)
         goto nomem;
-    w->unhealthy[w->nunhealthy++] = copy;
+    r->unhealthy[r->nunhealthy++] = copy;
     copy = NULL;
-    if (w->nunhealthy == 1) {
+    if (r->nunhealthy == 1) {
         for (size_t i = 0; i < s->nrepl; i++)
             if (strcmp(s->repl[i], key) == 0)
                 return ERR_OK;
@@ -127,6 +135,7 @@ err_t sched_workload_node_failed(sched_t *s, const char *key, const char *node, 
     return ERR_OK;
 nomem:
     free(copy);
+    sched__wl_rare_trim(w);
     return err_set(msg, ERR_NOMEM, "Workload %s: out of memory", key);
 }
 
@@ -521,18 +530,18 @@ err_t sched__replace_plan(sched_t *s, wl_t *w, bool *ok, admission_t *next, size
     *message = NULL;
     *base = w->nplace;
     memset(next, 0, sizeof(*next));
-    if (w->nunhealthy > 1) {
+    if (w->rare->nunhealthy > 1) {
         /* Kueue's node controller: a second failed node evicts at once */
         size_t len = 0;
-        for (size_t i = 0; i < w->nunhealthy; i++)
-            len += strlen(w->unhealthy[i]) + 2;
+        for (size_t i = 0; i < w->rare->nunhealthy; i++)
+            len += strlen(w->rare->unhealthy[i]) + 2;
         char *list = calloc(1, len + 1);
         if (list == NULL)
             return ERR_NOMEM;
-        for (size_t i = 0; i < w->nunhealthy; i++) {
+        for (size_t i = 0; i < w->rare->nunhealthy; i++) {
             if (i > 0)
                 strcat(list, ", ");
-            strcat(list, w->unhealthy[i]);
+            strcat(list, w->rare->unhealthy[i]);
         }
         *message = util_asprintf("Workload eviction triggered due to multiple TAS assigned node "
                                  "failures, including: %s",
@@ -545,7 +554,7 @@ err_t sched__replace_plan(sched_t *s, wl_t *w, bool *ok, admission_t *next, size
     for (size_t i = 0; i < next->nassignments && rc == ERR_OK; i++) {
         pod_set_assignment_t *pa = &next->assignments[i];
         topology_assignment_t *m;
-        rc = replace_one(s, w, pa, w->unhealthy[0], &m);
+        rc = replace_one(s, w, pa, w->rare->unhealthy[0], &m);
         if (rc == ERR_OK && m != NULL) {
             topology_assignment_fini(pa->topology);
             free(pa->topology);
@@ -562,13 +571,14 @@ err_t sched__replace_plan(sched_t *s, wl_t *w, bool *ok, admission_t *next, size
     /* Kueue's scheduler with TASFailedNodeReplacementFailFast: evict after one try */
     *message = util_asprintf("Workload was evicted as there was no replacement for unhealthy "
                              "node(s): %s",
-                             w->unhealthy[0]);
+                             w->rare->unhealthy[0]);
     return *message == NULL ? ERR_NOMEM : ERR_OK;
 }
 
 void sched__replace_commit(sched_t *s, wl_t *w, admission_t *next)
 {
-    const snode_t *n = s->nodes != NULL ? util_hmap_get(&s->nodes->map, w->unhealthy[0]) : NULL;
+    const snode_t *n =
+        s->nodes != NULL ? util_hmap_get(&s->nodes->map, w->rare->unhealthy[0]) : NULL;
 
     if (n != NULL)
         sched__nodes_unplace_on(s, w, n); /* its pods there are gone */

@@ -407,13 +407,31 @@ err_t sched__wl_ps_own(wl_t *w);
 /* Is the block of `ps` shared (more than one reference)? NULL: false. */
 bool sched__ps_shared(const wps_t *ps);
 
+/* What few workloads hold (wl_t.rare): a preemptor's pinned assignment, a victim's preemptor, the
+ * failed nodes of a TAS workload, an entry penalty of admission fair sharing. Allocated by the
+ * first writer (sched__wl_rare), freed once empty again (sched__wl_rare_trim) or with the
+ * workload: the workload record of the many pending and admitted workloads stays small. */
+typedef struct wl_rare_s {
+    /* the assignment a preemptor issued its preemptions for (counts per podset, flavor per
+     * podset x group of pin_cq); tried first while it waits, dropped at admission */
+    cq_t *pin_cq;
+    int32_t *pin_counts; /* owned */
+    int *pin_flavors;    /* owned */
+    char *preemptor;     /* owned, EVICTING by preemption */
+    /* Kueue's status.unhealthyNodes: failed nodes of its topology assignment, in the order the
+     * driver reported them (replace.c); owned */
+    char **unhealthy;
+    size_t nunhealthy;
+    afs_pen_t *afs_pen; /* owned: its entry penalty not settled yet (afs.c), NULL when none */
+} wl_rare_t;
+
 /* Records below are deep-copied by clone.c: a new owned pointer field needs its copy there
- * (the pod sets, ps, are shared: see wps_block_t). */
+ * (the pod sets, ps, are shared: see wps_block_t). The fields are ordered so that the record
+ * has no padding to speak of (bench/engine_cost prints its size): 352 bytes. */
 struct wl_s {
     char *key;        /* shared (sched__str_*) ns/name */
     char *ns;         /* shared, interned */
-    char *lq_key;     /* shared, interned: ns/queueName, NULL when no queue */
-    char *lq_name;    /* queueName: points into lq_key */
+    char *lq_key;     /* shared, interned: ns/queueName, NULL when no queue (sched__wl_lq_name) */
     char *prio_class; /* shared, interned */
     priority_source_t prio_source;
     int32_t explicit_prio;
@@ -435,7 +453,11 @@ struct wl_s {
     bool has_max_exec;    /* max execution time */
     bool awaiting_checks; /* admission checks that apply are not all Ready yet */
     bool check_retry;     /* EVICTING by a Retry verdict: requeued at the eviction time */
-    share_t afs_score;    /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
+    bool was_sticky;      /* has been some ClusterQueue's sticky preemptor (cq_t.sticky) */
+    /* scratch (here: they fill the gap before afs_score's 16-byte alignment) */
+    int mark;
+    wq_where_t where;  /* queue membership (with qcq, qidx) */
+    share_t afs_score; /* its LocalQueue's admission-fair-sharing score (afs.c refresh_cq) */
     /* queue membership */
     cq_t *qcq;
     size_t qidx;
@@ -446,7 +468,6 @@ struct wl_s {
     use_t *use;
     size_t nuse;
     int64_t admitted_at; /* quota reservation time (preemption orders by it, as Kueue) */
-    char *preemptor;     /* owned, EVICTING by preemption */
     /* admission checks: those that apply to the admission (name order), whether they are all
      * Ready yet, and when the workload was Admitted (its execution time runs from there) */
     char **checks; /* owned */
@@ -459,28 +480,45 @@ struct wl_s {
     int *last_tried;
     size_t nlast_tried;
     uint64_t last_gen;
-    /* the assignment a preemptor issued its preemptions for (counts per podset, flavor per
-     * podset x group of pin_cq); tried first while it waits, dropped at admission */
-    cq_t *pin_cq;
-    int32_t *pin_counts;
-    int *pin_flavors;
     /* where the engine placed its pods (nodes.c); owned */
     wplace_t *place;
     size_t nplace;
     int32_t unplaced; /* pods that fit no node when admitted without node_fit */
-    /* Kueue's status.unhealthyNodes: failed nodes of its topology assignment, in the order the
-     * driver reported them (replace.c); owned */
-    char **unhealthy;
-    size_t nunhealthy;
     /* explanation */
     sched_reason_t reason;
     char *message; /* shared (sched__str_*), NULL when none */
-    /* scratch */
-    int mark;
-    wq_where_t where; /* queue membership (with qcq, qidx) */
     size_t sorted_idx;
-    afs_pen_t *afs_pen; /* owned: its entry penalty not settled yet (afs.c), NULL when none */
+    wl_rare_t *rare; /* owned, NULL when it holds none of what wl_rare_t keeps */
 };
+
+/* w's LocalQueue name (queueName: inside lq_key, after the namespace), NULL when no queue. */
+static inline const char *sched__wl_lq_name(const wl_t *w)
+{
+    return w->lq_key != NULL ? w->lq_key + strlen(w->ns) + 1 : NULL;
+}
+
+/* w's rare part, allocated (zeroed) when it has none; NULL on out-of-memory. */
+wl_rare_t *sched__wl_rare(wl_t *w);
+/* Free w's rare part when it holds nothing any more. */
+void sched__wl_rare_trim(wl_t *w);
+
+/* Readers of the rare part (NULL / 0 when w has none). */
+static inline cq_t *sched__wl_pin_cq(const wl_t *w)
+{
+    return w->rare != NULL ? w->rare->pin_cq : NULL;
+}
+static inline const char *sched__wl_preemptor(const wl_t *w)
+{
+    return w->rare != NULL ? w->rare->preemptor : NULL;
+}
+static inline size_t sched__wl_nunhealthy(const wl_t *w)
+{
+    return w->rare != NULL ? w->rare->nunhealthy : 0;
+}
+static inline afs_pen_t *sched__wl_afs_pen(const wl_t *w)
+{
+    return w->rare != NULL ? w->rare->afs_pen : NULL;
+}
 
 /* ---- the engine ----------------------------------------------------------------------------- */
 
@@ -796,7 +834,7 @@ void sched__nodes_unplace_on(sched_t *s, wl_t *w, const snode_t *n);
 /* Forget w's unhealthy nodes. */
 void sched__wl_unhealthy_clear(wl_t *w);
 /* c's unhealthy nodes from s's; d's replacement keys from s's (sched_clone). */
-err_t sched__wl_unhealthy_clone(wl_t *c, const wl_t *s);
+err_t sched__wl_unhealthy_clone(wl_rare_t *c, const wl_rare_t *s);
 err_t sched__repl_clone(sched_t *d, const sched_t *s);
 void sched__repl_free(sched_t *s);
 /* Kueue's second pass after a node failure for admitted workload w with unhealthy nodes: with

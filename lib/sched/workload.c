@@ -214,13 +214,46 @@ nomem:
     return ERR_NOMEM;
 }
 
+wl_rare_t *sched__wl_rare(wl_t *w)
+{
+    if (w->rare == NULL)
+        w->rare = calloc(1, sizeof(*w->rare));
+    return w->rare;
+}
+
+void sched__wl_rare_trim(wl_t *w)
+{
+    const wl_rare_t *r = w->rare;
+
+    if (r != NULL && r->pin_cq == NULL && r->pin_counts == NULL && r->pin_flavors == NULL &&
+        r->preemptor == NULL && r->unhealthy == NULL && r->nunhealthy == 0 && r->afs_pen == NULL) {
+        free(w->rare);
+        w->rare = NULL;
+    }
+}
+
 void sched__wl_pin_clear(wl_t *w)
 {
-    free(w->pin_counts);
-    free(w->pin_flavors);
-    w->pin_counts = NULL;
-    w->pin_flavors = NULL;
-    w->pin_cq = NULL;
+    wl_rare_t *r = w->rare;
+
+    if (r == NULL)
+        return;
+    free(r->pin_counts);
+    free(r->pin_flavors);
+    r->pin_counts = NULL;
+    r->pin_flavors = NULL;
+    r->pin_cq = NULL;
+    sched__wl_rare_trim(w);
+}
+
+/* Forget w's preemptor (it is no longer EVICTING by preemption). */
+static void wl_preemptor_clear(wl_t *w)
+{
+    if (w->rare == NULL)
+        return;
+    free(w->rare->preemptor);
+    w->rare->preemptor = NULL;
+    sched__wl_rare_trim(w);
 }
 
 static void wps_fini(wps_t *p)
@@ -353,7 +386,7 @@ static void wl_spec_fini(wl_t *w)
     w->nps = 0;
     sched__str_unref(w->lq_key);
     sched__str_unref(w->prio_class);
-    w->lq_key = w->lq_name = w->prio_class = NULL;
+    w->lq_key = w->prio_class = NULL;
     free(w->last_tried);
     w->last_tried = NULL;
     w->nlast_tried = 0;
@@ -370,11 +403,16 @@ void sched__wl_free(wl_t *w)
     sched__admission_fini(&w->adm);
     free(w->use);
     free(w->place); /* only at sched_free or a delete, which unplaced it first */
-    sched__wl_unhealthy_clear(w);
-    free(w->preemptor);
     sched__str_unref(w->message);
     strv_free(w->checks, w->nchecks);
-    sched__afs_pen_free(w->afs_pen);
+    if (w->rare != NULL) {
+        strv_free(w->rare->unhealthy, w->rare->nunhealthy);
+        free(w->rare->pin_counts);
+        free(w->rare->pin_flavors);
+        free(w->rare->preemptor);
+        sched__afs_pen_free(w->rare->afs_pen);
+        free(w->rare);
+    }
     free(w);
 }
 
@@ -468,7 +506,6 @@ static err_t wl_load_spec(sched_t *s, wl_t *w, const workload_t *in, err_msg_t *
         free(lq_key);
         if (w->lq_key == NULL)
             return ERR_NOMEM;
-        w->lq_name = w->lq_key + strlen(w->ns) + 1;
     }
     w->prio_source = in->priority_source;
     if (in->priority_class != NULL && in->priority_source != PRIORITY_SOURCE_NONE) {
@@ -652,8 +689,7 @@ void sched__wl_release(sched_t *s, wl_t *w, int64_t now)
     w->use = NULL;
     w->nuse = 0;
     sched__admission_fini(&w->adm);
-    free(w->preemptor);
-    w->preemptor = NULL;
+    wl_preemptor_clear(w);
     w->borrowing = false;
     cq->alloc_gen++;
     sched__mark_requeue(s, &cq->node);
@@ -847,7 +883,8 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
                 set_deactivated(s, w, now);
                 return ERR_OK;
             }
-            if (w->afs_pen != NULL && (w->lq_key == NULL || strcmp(w->lq_key, w->afs_pen->lq) != 0))
+            if (sched__wl_afs_pen(w) != NULL &&
+                (w->lq_key == NULL || strcmp(w->lq_key, sched__wl_afs_pen(w)->lq) != 0))
                 sched__afs_drop(s, w); /* moved to another LocalQueue: never settles there */
             if (was_deact && w->deact_by_engine && !w->seen_inactive)
                 return ERR_OK; /* our DEACTIVATE has not reached the object yet */
@@ -964,8 +1001,9 @@ static void wl_forget(sched_t *s, wl_t *w, int64_t now)
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
     sched__afs_drop(s, w);
-    /* a preemptor waiting for this workload no longer waits for it */
-    for (size_t i = 0; i < s->ncqs; i++)
+    /* a preemptor waiting for this workload no longer waits for it (only one that has been
+     * sticky somewhere can be: finishing thousands need not walk every ClusterQueue) */
+    for (size_t i = 0; w->was_sticky && i < s->ncqs; i++)
         if (s->cqs[i]->sticky == w)
             s->cqs[i]->sticky = NULL;
     wls_remove(s, w);
