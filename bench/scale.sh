@@ -265,11 +265,15 @@ sluice_real=$(sluice_proc "$(cat "$out/sluice.pid")")
 log "sluice run ready (pid $sluice_real${qps:+, --qps $qps}${burst:+ --burst $burst}${sluice_args:+, $sluice_args}$([ "$kills" = 0 ] || echo ", kill -9 up to $kills times every ~$kill_every s")); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- memory over time: what the peak RSS coincides with ----
-# Every 5 s: seconds since the runner started, sluice's VmRSS and VmHWM (MiB), the objects in its
-# caches (sluice_cache_objects summed) and the API requests it has queued or in flight
-# (sluice_api_requests_queued). Written to memory.tsv; the peak's line is printed at the end.
+# Every 5 s: seconds since the runner started, sluice's VmRSS and VmHWM (MiB); every 60 s also the
+# objects in its caches (sluice_cache_objects summed) and the API requests it has queued or in
+# flight (sluice_api_requests_queued), repeated on the samples between. Written to memory.tsv;
+# the peak's line is printed at the end. The gauges come from a whole /metrics scrape, which at
+# large scale is 13.5 MB of text for sluice to render (about 0.2 s of its CPU and a buffer that
+# size): scraped every 5 s, as before stop 31, the observer alone cost sluice a quarter of its CPU.
 sample_memory() {
     t0=$(date +%s)
+    n=0 obs="0	0"
     printf 'seconds\trss_mib\thwm_mib\tcached_objects\tapi_requests_queued\n'
     while :; do
         p=$(cat "$out/sluice.pid" 2>/dev/null || true)
@@ -277,9 +281,12 @@ sample_memory() {
         if [ -n "$p" ] && [ -r "/proc/$p/status" ]; then
             mem=$(awk '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {printf "%.0f\t%.0f", r / 1024, h / 1024}' \
                 "/proc/$p/status" 2>/dev/null || true)
-            obs=$(curl -fsS --max-time 2 "http://127.0.0.1:$hport/metrics" 2>/dev/null |
-                awk '/^sluice_cache_objects[{ ]/ {c += $NF} /^sluice_api_requests_queued[{ ]/ {q += $NF}
-                     END {printf "%d\t%d", c, q}' || true)
+            if [ $((n % 12)) = 0 ]; then
+                obs=$(curl -fsS --max-time 5 "http://127.0.0.1:$hport/metrics" 2>/dev/null |
+                    awk '/^sluice_cache_objects[{ ]/ {c += $NF} /^sluice_api_requests_queued[{ ]/ {q += $NF}
+                         END {printf "%d\t%d", c, q}' || true)
+            fi
+            n=$((n + 1))
             [ -z "$mem" ] || printf '%s\t%s\t%s\n' "$(($(date +%s) - t0))" "$mem" "${obs:-0	0}"
         fi
         sleep 5

@@ -172,6 +172,7 @@ START_TEST(job_admitted_started_evicted_restored_finished)
     }
     ck_assert_str_eq(wl_cond(&fx, "a", "QuotaReserved"), "True");
     ck_assert_str_eq(wl_cond(&fx, "a", "Admitted"), "True");
+    ck_assert_uint_eq(fx.ctrl->ready_watched, 0); /* waitForPodsReady off: nothing to watch */
     /* HoldAndDrain evicts: the Job is suspended, its template restored from the Workload's pod
      * set (a GET of the Workload), and only then is the quota released. */
     fx_put(&fx,
@@ -277,6 +278,40 @@ static bool second_running(fx_t *fx)
 {
     return js_admitted(fx, "second") && !js_suspended(fx, "second");
 }
+
+static bool one_watched(fx_t *fx)
+{
+    return fx->ctrl->ready_watched == 1;
+}
+
+static bool none_watched(fx_t *fx)
+{
+    return fx->ctrl->ready_watched == 0;
+}
+
+/* The readiness tick walks the Workload cache only while some Workload needs its look (admitted
+ * without PodsReady under waitForPodsReady, in a requeue backoff): the count follows the cache. */
+START_TEST(pods_ready_tick_counts_the_workloads_it_watches)
+{
+    fx_t fx;
+    json_t *j;
+
+    fx_serve(&fx, NULL, 0);
+    fx_queues(&fx, 2);
+    fx_operate(&fx, "waitForPodsReady", "{\"enable\":true,\"timeout\":\"5m\"}");
+    ck_assert_uint_eq(fx.ctrl->ready_watched, 0);
+    job(&fx, "a", 1);
+    fx_run_until(&fx, a_running, 10, "Job a admitted and started");
+    fx_run_until(&fx, one_watched, 10, "Workload a watched: admitted, its Pods not ready");
+    j = json_deep_copy(fakeapi_get_object(fx.fa, "jobs", "ns", "a"));
+    json_object_set_new(j, "status", json_pack("{s:i,s:i}", "active", 1, "ready", 1));
+    ck_assert_int_eq(fakeapi_put_object(fx.fa, j, NULL, NULL), ERR_OK);
+    json_decref(j);
+    fx_run_until(&fx, none_watched, 10, "Workload a no longer watched: PodsReady=True");
+    ck_assert_str_eq(wl_cond(&fx, "a", "PodsReady"), "True");
+    fx_stop(&fx);
+}
+END_TEST
 
 START_TEST(jobset_one_workload_admitted_started_finished)
 {
@@ -930,6 +965,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, job_admitted_started_evicted_restored_finished);
+    tcase_add_test(tc, pods_ready_tick_counts_the_workloads_it_watches);
     tcase_add_test(tc, refused_admission_reverts_the_engine);
     tcase_add_test(tc, lost_answer_keeps_quota_until_the_get_shows_it_landed);
     tcase_add_test(tc, lost_write_keeps_quota_until_the_get_shows_it_did_not_land);

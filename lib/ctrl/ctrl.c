@@ -823,6 +823,7 @@ static void on_change(ctrl_t *c, kube_informer_t *inf, const char *key, void *re
     switch (kind) {
     case CTRL_WORKLOAD: {
         ctrl_wl_t *w = rec != NULL ? rec : old;
+        ctrl__pods_ready_count(c, rec, old);
         /* A job's Workload carries the job's templates, which its webhook checked. */
         if (rec != NULL && w->owner.kind == NULL && !w->pod_owned)
             log_no_effect(c, "Workload", key, w->no_effect,

@@ -168,8 +168,9 @@ struct ctrl_s {
     bool leader;
     bool writes_stopped;
     bool closing;
-    bool queue_dirty; /* ClusterQueue/LocalQueue statuses need recomputing */
-    bool blocked;     /* waitForPodsReady.blockAdmission holds the cycles back */
+    bool queue_dirty;     /* ClusterQueue/LocalQueue statuses need recomputing */
+    size_t ready_watched; /* cached Workloads the readiness tick has something to check on */
+    bool blocked;         /* waitForPodsReady.blockAdmission holds the cycles back */
     ctrl_stats_t stats;
     /* The objects some enabled job kind's pod sets come from (a TrainJob's training runtimes,
      * jobs_kind_t.deps): one raw-JSON informer per kind of them (deps.c). */
@@ -489,6 +490,9 @@ void ctrl__prov_wl(ctrl_t *c, const char *key, const ctrl_wl_t *w);
 /* Once a second: evict Workloads whose PodsReady timeout expired (or deactivate them past
  * backoffLimitCount) and end requeue backoffs that are due (leader only). */
 void ctrl__pods_ready_tick(ctrl_t *c);
+/* The Workload cache changed from `old` to `rec` (either NULL): keep the count of Workloads the
+ * tick has something to check on, so that it walks the cache only when there is one. */
+void ctrl__pods_ready_count(ctrl_t *c, ctrl_wl_t *rec, const ctrl_wl_t *old);
 /* blockAdmission: does an admitted Workload still wait for its pods to be ready? */
 bool ctrl__admission_blocked(ctrl_t *c);
 /* Write QuotaReserved=False WaitingForPodsReady on each ClusterQueue's head while blocked. */

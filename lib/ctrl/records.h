@@ -82,6 +82,7 @@ typedef struct ctrl_wl_s {
                            controller: a pod group's Workload (pods.c) */
     bool finalizer;     /* kueue.x-k8s.io/resource-in-use present */
     bool has_requeue;   /* status.requeueState present */
+    bool ready_watched; /* counted in the controller's ready_watched (readiness.c) */
     int32_t requeue_count;
     int64_t requeue_at;     /* status.requeueState.requeueAt, seconds; 0 when absent */
     uint64_t podset_digest; /* jobs_podsets_digest() of spec.podSets */
