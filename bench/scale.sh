@@ -20,8 +20,8 @@
 #   --runner-args  more flags for bench/scale_runner (see scale_runner --help)
 #   --out          directory for the artifacts (default: a new /tmp/sluice-scale-* directory):
 #                  result.json, report.txt, sluice.log, runner.log, sim-summary.json, trace.jsonl,
-#                  apiserver.log, memory.tsv (sluice's RSS, cached objects and queued requests
-#                  every 5 s)
+#                  apiserver.log, memory.tsv (sluice's RSS every 5 s, its cached objects and
+#                  queued requests every 60 s)
 #   --sim          only the simulator row (no API server); --no-sim: no simulator column
 #   --kube-env     use a running test API server (its env file) instead of starting one
 #   --crds DIR     the CRDs to install (default: crds/; e.g. those of the commit measured)
@@ -268,9 +268,9 @@ log "sluice run ready (pid $sluice_real${qps:+, --qps $qps}${burst:+ --burst $bu
 # Every 5 s: seconds since the runner started, sluice's VmRSS and VmHWM (MiB); every 60 s also the
 # objects in its caches (sluice_cache_objects summed) and the API requests it has queued or in
 # flight (sluice_api_requests_queued), repeated on the samples between. Written to memory.tsv;
-# the peak's line is printed at the end. The gauges come from a whole /metrics scrape, which at
-# large scale is 13.5 MB of text for sluice to render (about 0.2 s of its CPU and a buffer that
-# size): scraped every 5 s, as before stop 31, the observer alone cost sluice a quarter of its CPU.
+# the peak's line is printed at the end. The gauges come from a whole /metrics scrape, at large
+# scale 13.5 MB of text that sluice renders into a buffer of that size: the observer should not
+# add a transient of its own every 5 s to the peak it is there to explain (stop 31).
 sample_memory() {
     t0=$(date +%s)
     n=0 obs="0	0"
