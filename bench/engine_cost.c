@@ -10,7 +10,7 @@
  * Workload read back with status.admission and QuotaReserved, as at a restart) and finished
  * (pending ones, then each finished). For each it prints the heap bytes per Workload (glibc
  * mallinfo2(): the allocator's own chunk sizes, so malloc's overhead and rounding are counted)
- * held by the engine, and by sched_clone(SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED)
+ * held by the engine, and by sched_clone(SCHED_CLONE_RELEASE_HOLDS)
  * of that engine (the start-time estimate's copy, lib/obs/estimate.c) while both live.
  * docs/performance.md (stop 31). */
 /* SPDX-License-Identifier: Apache-2.0 */
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             feed(s, i, (state_t)st);
         mid = heap_used();
-        c = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
+        c = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS);
         if (c == NULL)
             return 1;
         after = heap_used();
@@ -178,7 +178,7 @@ int main(int argc, char **argv)
         {
             sched_t *e = engine(), *ec;
             size_t e0 = heap_used(), e1;
-            ec = sched_clone(e, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
+            ec = sched_clone(e, SCHED_CLONE_RELEASE_HOLDS);
             if (ec == NULL)
                 return 1;
             e1 = heap_used();

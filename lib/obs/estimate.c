@@ -385,7 +385,7 @@ err_t estimate_prepare(const sched_t *s, int64_t now, const estimate_opts_t *opt
     util_hmap_init_borrowed(&e->index, 0); /* keys: the entries' */
     util_hmap_init_borrowed(&e->cqs, 0);   /* keys: the values */
     e->now = now;
-    r->s = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS | SCHED_CLONE_DROP_FINISHED);
+    r->s = sched_clone(s, SCHED_CLONE_RELEASE_HOLDS);
     if (r->s == NULL)
         goto nomem;
     sched_workloads_unordered(r->s, on_count, &cnt);

@@ -277,8 +277,6 @@ static err_t clone_wl(sched_t *d, const wl_t *s, unsigned flags)
 {
     wl_t *c;
 
-    if ((flags & SCHED_CLONE_DROP_FINISHED) && s->state == SCHED_WL_FINISHED)
-        return ERR_OK; /* in no queue, no vector, holds nothing (sched_workload_finish) */
     c = malloc(sizeof(*c));
     if (c == NULL)
         return ERR_NOMEM;

@@ -99,9 +99,6 @@ void sched_free(sched_t *s);
 
 /* sched_clone() flags. */
 #define SCHED_CLONE_RELEASE_HOLDS 0x1u /* the copy's workloads in requeue backoff are not held */
-/* The copy leaves out FINISHED workloads. The engine itself keeps none any more (a finished
- * workload is forgotten: sched_workload_finish), so this has no effect; kept for callers. */
-#define SCHED_CLONE_DROP_FINISHED 0x2u
 
 /* An independent deep copy of `s` (objects, queues, admissions, usage, clock): a cycle of the
  * copy decides as a cycle of `s` would, and nothing done to one reaches the other. Parked
@@ -388,7 +385,6 @@ typedef enum {
     SCHED_WL_PENDING = 0, /* waiting in its queue */
     SCHED_WL_ADMITTED,    /* holds quota */
     SCHED_WL_EVICTING,    /* holds quota, PREEMPT/EVICT issued, waiting for sched_evicted() */
-    SCHED_WL_FINISHED,    /* done: never reported (a finished workload is forgotten) */
     SCHED_WL_DEACTIVATED, /* spec.active=false or max execution time exceeded */
 } sched_wl_state_t;
 
