@@ -808,6 +808,19 @@ static void sts_scale(fx_t *fx, int replicas, int status)
     json_decref(o);
 }
 
+/* The operator with the statefulset integration and StatefulSet "web" (no status yet): its uid. */
+static const char *sts_web_start(fx_t *fx)
+{
+    char obj[2048];
+
+    fx_start_with(fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
+    snprintf(obj, sizeof(obj), STS_WEB, "");
+    fx_put(fx, obj);
+    return json_string_value(json_object_get(
+        json_object_get(fakeapi_get_object(fx->fa, "statefulsets", "ns", "web"), "metadata"),
+        "uid"));
+}
+
 START_TEST(statefulset_pods_form_one_group)
 {
     char obj[2048];
@@ -815,12 +828,7 @@ START_TEST(statefulset_pods_form_one_group)
     json_t *w, *ps;
     const char *uid, *g;
 
-    fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
-    snprintf(obj, sizeof(obj), STS_WEB, "");
-    fx_put(&fx, obj);
-    uid = json_string_value(json_object_get(
-        json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
-        "uid"));
+    uid = sts_web_start(&fx);
     /* The StatefulSet controller's part: its Pods (gated by the webhook), then its status. */
     sts_pod(&fx, "web-0", uid);
     sts_pod(&fx, "web-1", uid);
@@ -895,12 +903,7 @@ START_TEST(statefulset_pod_mark_failed_owner_looks_again)
     const char *uid;
     fakeapi_fault_t fail = {.action = FAKEAPI_FAIL, .status = 500};
 
-    fx_start_with(&fx, 4, "{\"frameworks\":[\"batch/job\",\"pod\",\"statefulset\"]}", false);
-    snprintf(obj, sizeof(obj), STS_WEB, "");
-    fx_put(&fx, obj);
-    uid = json_string_value(json_object_get(
-        json_object_get(fakeapi_get_object(fx.fa, "statefulsets", "ns", "web"), "metadata"),
-        "uid"));
+    uid = sts_web_start(&fx);
     run_for(&fx, 300); /* the owner looked: its Workload made, no Pod listed yet */
     fakeapi_fault_next(fx.fa, "update", "pods", &fail, 2);
     sts_pod(&fx, "web-0", uid);
