@@ -270,6 +270,7 @@ void sched_free(sched_t *s)
     free(s->roots);
     free(s->requeue_roots);
     free(s->memo.items);
+    free(s->pscr.sort_tmp);
     sched__wlvec_fini(&s->expiring);
     sched__nodes_free(s);
     sched__repl_free(s);

@@ -22,7 +22,9 @@ typedef enum {
 
 typedef struct cand_s {
     wl_t *w;
-    node_t *lca; /* subtree root the candidate was collected under (NULL: same CQ) */
+    node_t *lca;   /* subtree root the candidate was collected under (NULL: same CQ) */
+    uint64_t rank; /* sort_cands: evicting, other ClusterQueue and priority in one key */
+    int64_t at;    /* sort_cands: w->admitted_at */
     variant_t v;
 } cand_t;
 
@@ -84,7 +86,7 @@ static void cands_add(pctx_t *x, cands_t *l, wl_t *c, node_t *lca, variant_t v)
         x->oom = true;
         return;
     }
-    l->items[l->len++] = (cand_t){c, lca, v};
+    l->items[l->len++] = (cand_t){.w = c, .lca = lca, .v = v};
 }
 
 static bool over_nominal_path(const wl_t *c, const node_t *lca, const int *frs, size_t nfrs);
@@ -144,10 +146,81 @@ static int cand_cmp(const void *pa, const void *pb, const void *ctx)
     return sched__cand_cmp(((const cand_t *)pa)->w, ((const cand_t *)pb)->w, ctx);
 }
 
+/* sched__cand_cmp on the keys sort_cands computed, for lists where its admission-fair-sharing
+ * rule cannot apply: evicting first, other ClusterQueues first, lower priority first (all three
+ * in `rank`), most recently admitted first, then key. */
+static inline int cand_order(const cand_t *a, const cand_t *b)
+{
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->at != b->at)
+        return a->at > b->at ? -1 : 1;
+    return strcmp(a->w->key, b->w->key);
+}
+
+/* A stable sort of `n` candidates by cand_order (insertion-sorted runs, then bottom-up merges),
+ * `tmp` room for n. The order is the one sched__sort with cand_cmp gives: both are stable. */
+static void cands_sort(cand_t *a, size_t n, cand_t *tmp)
+{
+    enum { RUN = 8 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            cand_t c = a[i];
+            size_t j = i;
+            for (; j > lo && cand_order(&c, &a[j - 1]) < 0; j--)
+                a[j] = a[j - 1];
+            a[j] = c;
+        }
+    }
+    cand_t *src = a, *dst = tmp;
+    for (size_t width = RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = cand_order(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        cand_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof(cand_t));
+}
+
 static void sort_cands(pctx_t *x, cands_t *l)
 {
-    if (sched__sort(l->items, l->len, sizeof(cand_t), cand_cmp, x->cq) != ERR_OK)
+    if (l->len < 2)
+        return;
+    bool afs = false;
+    for (size_t i = 0; i < l->len; i++) {
+        cand_t *c = &l->items[i];
+        const wl_t *w = c->w;
+        afs = afs || (w->acq != NULL && w->acq->afs_active);
+        c->rank = (uint64_t)(w->state != SCHED_WL_EVICTING) << 33 |
+                  (uint64_t)(w->acq == x->cq) << 32 |
+                  (uint64_t)((uint32_t)w->priority ^ UINT32_C(0x80000000));
+        c->at = w->admitted_at;
+    }
+    if (afs) {
+        /* LocalQueue usage may order candidates of one ClusterQueue: the full comparison */
+        if (sched__sort(l->items, l->len, sizeof(cand_t), cand_cmp, x->cq) != ERR_OK)
+            x->oom = true;
+        return;
+    }
+    sched_t *s = x->s;
+    if (util_grow((void **)&s->pscr.sort_tmp, &s->pscr.csort_tmp, l->len, sizeof(cand_t)) !=
+        ERR_OK) {
         x->oom = true;
+        return;
+    }
+    cands_sort(l->items, l->len, s->pscr.sort_tmp);
 }
 
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing)

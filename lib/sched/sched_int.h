@@ -594,6 +594,12 @@ struct sched_s {
     /* The topology-aware preemption search under way (cycle.c targets_for), NULL otherwise:
      * sched__fits_after then also asks whether its TAS pod sets are placed (nodes.c). */
     struct tas_pre_s *tas_pre;
+    /* Scratch of the classical targets search (preempt.c), kept from one search to the next so
+     * that a search allocates nothing once they are big enough: the candidate sort's buffer. */
+    struct {
+        struct cand_s *sort_tmp; /* owned */
+        size_t csort_tmp;
+    } pscr;
     /* keys of workloads with unhealthy nodes, for the next cycle's replacement pass (replace.c);
      * owned */
     char **repl;
