@@ -91,11 +91,41 @@ static void cands_add(pctx_t *x, cands_t *l, wl_t *c, node_t *lca, variant_t v)
 
 static bool over_nominal_path(const wl_t *c, const node_t *lca, const int *frs, size_t nfrs);
 
+/* Bit j of the result: cq and every cohort below lca are over nominal in frs[j] (nfrs <= 64). */
+static uint64_t over_nominal_mask(const cq_t *cq, const node_t *lca, const int *frs, size_t nfrs)
+{
+    uint64_t mask = 0;
+    for (size_t j = 0; j < nfrs; j++) {
+        bool over = true;
+        for (const node_t *n = &cq->node; n != NULL && n != lca && over; n = n->parent)
+            over = !sched__within_nominal(n, frs[j]);
+        if (over)
+            mask |= UINT64_C(1) << j;
+    }
+    return mask;
+}
+
+/* over_nominal_path(c, lca, frs, nfrs) for c admitted in the ClusterQueue `mask` was made for. */
+static bool uses_over_fr(const wl_t *c, const int *frs, size_t nfrs, uint64_t mask)
+{
+    for (size_t u = 0; u < c->nuse; u++)
+        for (size_t j = 0; j < nfrs; j++)
+            if (c->use[u].fr == frs[j] && (mask >> j & 1))
+                return true;
+    return false;
+}
+
 static void from_cq(pctx_t *x, cq_t *cq, node_t *lca, bool advantage, cands_t *out)
 {
+    /* the path from cq up to lca is the same for all its workloads: walk it once */
+    bool masked = lca != NULL && x->nfrs <= 64;
+    uint64_t mask = masked ? over_nominal_mask(cq, lca, x->frs, x->nfrs) : 0;
+    if (masked && mask == 0)
+        return;
     for (size_t i = 0; i < cq->admitted.len; i++) {
         wl_t *c = cq->admitted.items[i];
-        if (lca != NULL && !over_nominal_path(c, lca, x->frs, x->nfrs))
+        if (masked ? !uses_over_fr(c, x->frs, x->nfrs, mask)
+                   : lca != NULL && !over_nominal_path(c, lca, x->frs, x->nfrs))
             continue;
         variant_t v = classify(x, c, advantage);
         if (v != V_NEVER)
