@@ -588,18 +588,28 @@ static err_t requeue_entry(cyc_t *c, entry_t *e, bool immediate, bool equivalenc
     if (sched__queue_park(cq, w) != ERR_OK)
         return ERR_NOMEM;
     if (equivalence && cq->queueing == QUEUEING_BEST_EFFORT_FIFO) {
-        /* SchedulingEquivalenceHashing: identical workloads would fail the same way */
-        for (size_t i = 0; i < cq->heap.len;) {
+        /* SchedulingEquivalenceHashing: identical workloads would fail the same way. One pass
+         * parks them all and the heap is rebuilt once (removing them one by one and rescanning
+         * from the top was quadratic in the heap); the heap's order is total, so which head
+         * comes next does not depend on its layout. */
+        if (util_grow((void **)&cq->inadm.items, &cq->inadm.cap, cq->inadm.len + cq->heap.len,
+                      sizeof(wl_t *)) != ERR_OK)
+            return ERR_NOMEM;
+        size_t kept = 0;
+        for (size_t i = 0; i < cq->heap.len; i++) {
             wl_t *o = cq->heap.items[i];
             if (o != cq->sticky && same_shape(o, w)) {
-                sched__queue_remove(o);
-                if (sched__queue_park(cq, o) != ERR_OK)
-                    return ERR_NOMEM;
+                o->where = WQ_INADM;
+                o->qidx = cq->inadm.len;
+                cq->inadm.items[cq->inadm.len++] = o;
                 sched__wl_share_reason(o, w->reason, w->message);
-                i = 0;
-                continue;
+            } else {
+                cq->heap.items[kept++] = o;
             }
-            i++;
+        }
+        if (kept < cq->heap.len) {
+            cq->heap.len = kept;
+            sched__queue_rebuild_heap(cq);
         }
     }
     if (cq->heap.len > 0)
