@@ -967,9 +967,10 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
     /* admission fair sharing: samples due, LocalQueue scores, heaps re-ordered (afs.c) */
     if (sched__afs_prepare(s, now) != ERR_OK)
         return ERR_NOMEM;
-    es = calloc(s->ncqs ? s->ncqs : 1, sizeof(entry_t));
-    if (es == NULL)
+    if (util_grow((void **)&s->cyc_es, &s->ccyc_es, s->ncqs ? s->ncqs : 1, sizeof(entry_t)) !=
+        ERR_OK)
         return ERR_NOMEM;
+    es = s->cyc_es;
     for (size_t i = 0; i < s->ncqs; i++) {
         cq_t *cq = s->cqs[i];
         if (!cq->exists || !cq->active)
@@ -977,9 +978,7 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
         wl_t *w = sched__queue_pop(cq);
         if (w == NULL)
             continue;
-        es[n].w = w;
-        es[n].cq = cq;
-        n++;
+        es[n++] = (entry_t){.w = w, .cq = cq};
     }
     for (size_t i = 0; i < n && rc == ERR_OK; i++)
         rc = nominate(s, &es[i]);
@@ -1016,7 +1015,6 @@ static err_t one_cycle(sched_t *s, int64_t now, sched_decisions_t *out, bool *pr
         sched__targets_fini(&es[i].t);
     }
     cycle_undo(&c);
-    free(es);
     *progress = c.progress;
     if (n > 0) {
         bool admitted = false;

@@ -271,6 +271,9 @@ void sched_free(sched_t *s)
     free(s->requeue_roots);
     free(s->memo.items);
     free(s->pscr.sort_tmp);
+    for (size_t i = 0; i < 4; i++)
+        free(s->pscr.lists[i]);
+    free(s->cyc_es);
     sched__wlvec_fini(&s->expiring);
     sched__nodes_free(s);
     sched__repl_free(s);

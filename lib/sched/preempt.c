@@ -552,11 +552,16 @@ err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t
     if (s->cfg.fair_sharing)
         return sched__fair_targets(s, cq, w, use, nuse, frs_need, nfrs_need, out);
     pctx_t x = {s, cq, w, use, nuse, frs_need, nfrs_need, false};
-    cands_t same = {0}, hier = {0}, prio = {0}, all = {0};
+    /* the lists' arrays are the engine's, kept from one search to the next */
+    cands_t same = {s->pscr.lists[0], 0, s->pscr.clists[0]};
+    cands_t hier = {s->pscr.lists[1], 0, s->pscr.clists[1]};
+    cands_t prio = {s->pscr.lists[2], 0, s->pscr.clists[2]};
+    cands_t all = {s->pscr.lists[3], 0, s->pscr.clists[3]};
     if (cq->within_cluster_queue != PREEMPT_NEVER)
         from_cq(&x, cq, NULL, false, &same);
     if (cq->node.parent != NULL && cq->reclaim_within_cohort != PREEMPT_NEVER) {
-        qnano_t *rem = calloc(nuse ? nuse : 1, sizeof(qnano_t));
+        qnano_t rem_small[8];
+        qnano_t *rem = nuse <= 8 ? rem_small : calloc(nuse, sizeof(qnano_t));
         if (rem == NULL) {
             x.oom = true;
         } else {
@@ -575,7 +580,8 @@ err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t
                 adv = fit_in_quota(n, use, rem, nuse) || adv;
                 prev = n;
             }
-            free(rem);
+            if (rem != rem_small)
+                free(rem);
         }
     }
     sort_cands(&x, &same);
@@ -611,10 +617,11 @@ err_t sched__get_targets(sched_t *s, cq_t *cq, wl_t *w, const use_t *use, size_t
     for (size_t a = 0; a < nattempts && !x.oom; a++)
         if (minimal(&x, &all, attempts[a], out))
             break;
-    free(same.items);
-    free(hier.items);
-    free(prio.items);
-    free(all.items);
+    cands_t *keep[4] = {&same, &hier, &prio, &all};
+    for (int i = 0; i < 4; i++) {
+        s->pscr.lists[i] = keep[i]->items;
+        s->pscr.clists[i] = keep[i]->cap;
+    }
     if (x.oom) {
         sched__targets_fini(out);
         return ERR_NOMEM;

@@ -595,11 +595,19 @@ struct sched_s {
      * sched__fits_after then also asks whether its TAS pod sets are placed (nodes.c). */
     struct tas_pre_s *tas_pre;
     /* Scratch of the classical targets search (preempt.c), kept from one search to the next so
-     * that a search allocates nothing once they are big enough: the candidate sort's buffer. */
+     * that a search allocates nothing once they are big enough: the candidate lists' arrays
+     * and the sort's buffer. */
     struct {
         struct cand_s *sort_tmp; /* owned */
         size_t csort_tmp;
+        struct cand_s *lists[4]; /* owned: same, hier, prio, all (sched__get_targets) */
+        size_t clists[4];
     } pscr;
+    /* The heads of a cycle (cycle.c one_cycle), room for one per ClusterQueue, kept from one
+     * cycle to the next: allocating and zeroing it for 1,000 ClusterQueues every cycle cost a
+     * fresh mapping (over malloc's mmap threshold) and its page faults each time. Owned. */
+    struct entry_s *cyc_es;
+    size_t ccyc_es;
     /* keys of workloads with unhealthy nodes, for the next cycle's replacement pass (replace.c);
      * owned */
     char **repl;
