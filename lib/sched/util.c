@@ -116,6 +116,37 @@ char *sched__fmt_q(qnano_t v, quantity_format_t format, char *buf)
 
 /* Stable merge sort with a context pointer (qsort has none, and the engine keeps no global
  * state). Allocates n*size scratch bytes; ERR_NOMEM leaves the array unchanged. */
+/* sched__sort for arrays of pointers (the cycle's heads, fair-sharing candidates, queries): the
+ * same merges, each element moved by a memcpy of constant size (one load and store, and no
+ * aliasing question), the buffers swapped rather than copied back after every pass. */
+static void sort_ptrs(char *a, size_t n, char *tmp, sched_cmp_fn cmp, const void *ctx)
+{
+    enum { P = sizeof(void *) };
+    char *src = a, *dst = tmp;
+    for (size_t width = 1; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (cmp(src + j * P, src + i * P, ctx) < 0)
+                    memcpy(dst + (k++) * P, src + (j++) * P, P);
+                else
+                    memcpy(dst + (k++) * P, src + (i++) * P, P);
+            }
+            if (i < mid)
+                memcpy(dst + k * P, src + i * P, (mid - i) * P);
+            else if (j < hi)
+                memcpy(dst + k * P, src + j * P, (hi - j) * P);
+        }
+        char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * P);
+}
+
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx)
 {
     if (n < 2)
@@ -124,6 +155,11 @@ err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const voi
     char *tmp = malloc(n * size);
     if (tmp == NULL)
         return ERR_NOMEM;
+    if (size == sizeof(void *)) {
+        sort_ptrs(a, n, tmp, cmp, ctx);
+        free(tmp);
+        return ERR_OK;
+    }
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
             size_t mid = lo + width < n ? lo + width : n;
