@@ -197,12 +197,7 @@ static gmode_t fits_resource_quota(sched_t *s, cq_t *cq, wl_t *w, int fr, qnano_
 
 static void ps_assign_fini(ps_assign_t *p)
 {
-    free(p->res);
-    free(p->total);
-    free(p->flavor);
-    free(p->fr);
-    free(p->mode);
-    free(p->tried);
+    free(p->total); /* one block with res, flavor, fr, mode and tried (ps_prepare) */
     topology_assignment_fini(p->topo);
     free(p->topo);
 }
@@ -230,15 +225,20 @@ static err_t ps_prepare(sched_t *s, const cq_t *cq, const wps_t *src, int32_t co
     bool add_pods = pods != SCHED__NONE && rg_of(cq, pods) != SCHED__NONE;
     size_t n = src->nreqs + (add_pods ? 1 : 0);
     size_t ng = cq->ngroups ? cq->ngroups : 1;
+    size_t m = n ? n : 1;
     p->count = count;
-    p->res = calloc(n ? n : 1, sizeof(int));
-    p->total = calloc(n ? n : 1, sizeof(qnano_t));
-    p->flavor = calloc(n ? n : 1, sizeof(int));
-    p->fr = calloc(n ? n : 1, sizeof(int));
-    p->mode = calloc(n ? n : 1, sizeof(pmode_t));
-    p->tried = calloc(ng, sizeof(int));
-    if (!p->res || !p->total || !p->flavor || !p->fr || !p->mode || !p->tried)
+    /* one zeroed block (the assigner prepares every pod set of every head, every cycle):
+     * total first for its 8-byte alignment, then the int-sized arrays */
+    _Static_assert(sizeof(pmode_t) == sizeof(int), "pmode_t packs with the int arrays");
+    char *b = calloc(1, m * sizeof(qnano_t) + (4 * m + ng) * sizeof(int));
+    if (b == NULL)
         return ERR_NOMEM;
+    p->total = (qnano_t *)(void *)b;
+    p->res = (int *)(void *)(b + m * sizeof(qnano_t));
+    p->flavor = p->res + m;
+    p->fr = p->flavor + m;
+    p->mode = (pmode_t *)(void *)(p->fr + m);
+    p->tried = (int *)(void *)(p->fr + 2 * m);
     size_t k = 0;
     bool pods_done = !add_pods;
     for (size_t r = 0; r < src->nreqs; r++) {
@@ -635,7 +635,9 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
         }
         bool ok = true;
         sched_reason_t ps_reason = SCHED_REASON_NONE;
-        bool *done = calloc(cq->ngroups ? cq->ngroups : 1, sizeof(bool));
+        bool done_small[16] = {false};
+        bool *done =
+            cq->ngroups <= 16 ? done_small : calloc(cq->ngroups ? cq->ngroups : 1, sizeof(bool));
         if (done == NULL) {
             rc = ERR_NOMEM;
             break;
@@ -659,7 +661,8 @@ err_t sched__assign(sched_t *s, cq_t *cq, wl_t *w, const int32_t *counts, const 
             ok = assign_group(s, cq, w, i, p, (size_t)g, forced, out->use, out->nuse, &per_ps[i],
                               &ps_reason, &out->borrow, &rc);
         }
-        free(done);
+        if (done != done_small)
+            free(done);
         if (!ok) {
             out->mode = AM_NOFIT;
             if (severity(ps_reason) > severity(overall))
