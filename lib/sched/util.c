@@ -114,14 +114,13 @@ char *sched__fmt_q(qnano_t v, quantity_format_t format, char *buf)
     return quantity_format(q, buf);
 }
 
-/* Stable merge sort with a context pointer (qsort has none, and the engine keeps no global
- * state). Allocates n*size scratch bytes; ERR_NOMEM leaves the array unchanged. */
-/* sched__sort for arrays of pointers (the cycle's heads, fair-sharing candidates, queries): the
- * same merges, each element moved by a memcpy of constant size (one load and store, and no
- * aliasing question), the buffers swapped rather than copied back after every pass. */
-static void sort_ptrs(char *a, size_t n, char *tmp, sched_cmp_fn cmp, const void *ctx)
+/* Bottom-up stable merges of `n` elements of `size` bytes, between `a` and `tmp` (room for n),
+ * the buffers swapped after each pass rather than copied back. Inlined at both of sched__sort's
+ * calls, so for pointer-sized elements (the cycle's heads, fair-sharing candidates, queries) each
+ * memcpy is of a constant size: one load and store. */
+static inline void merge_sort(char *a, size_t n, size_t size, char *tmp, sched_cmp_fn cmp,
+                              const void *ctx)
 {
-    enum { P = sizeof(void *) };
     char *src = a, *dst = tmp;
     for (size_t width = 1; width < n; width *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * width) {
@@ -129,55 +128,39 @@ static void sort_ptrs(char *a, size_t n, char *tmp, sched_cmp_fn cmp, const void
             size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi) {
-                if (cmp(src + j * P, src + i * P, ctx) < 0)
-                    memcpy(dst + (k++) * P, src + (j++) * P, P);
+                if (cmp(src + j * size, src + i * size, ctx) < 0)
+                    memcpy(dst + (k++) * size, src + (j++) * size, size);
                 else
-                    memcpy(dst + (k++) * P, src + (i++) * P, P);
+                    memcpy(dst + (k++) * size, src + (i++) * size, size);
             }
             if (i < mid)
-                memcpy(dst + k * P, src + i * P, (mid - i) * P);
+                memcpy(dst + k * size, src + i * size, (mid - i) * size);
             else if (j < hi)
-                memcpy(dst + k * P, src + j * P, (hi - j) * P);
+                memcpy(dst + k * size, src + j * size, (hi - j) * size);
         }
         char *t = src;
         src = dst;
         dst = t;
     }
     if (src != a)
-        memcpy(a, src, n * P);
+        memcpy(a, src, n * size);
 }
 
+/* Stable merge sort with a context pointer (qsort has none, and the engine keeps no global
+ * state). Allocates n*size scratch bytes; ERR_NOMEM leaves the array unchanged. */
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx)
 {
+    char *tmp;
+
     if (n < 2)
         return ERR_OK;
-    char *a = base;
-    char *tmp = malloc(n * size);
+    tmp = malloc(n * size);
     if (tmp == NULL)
         return ERR_NOMEM;
-    if (size == sizeof(void *)) {
-        sort_ptrs(a, n, tmp, cmp, ctx);
-        free(tmp);
-        return ERR_OK;
-    }
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                if (cmp(a + j * size, a + i * size, ctx) < 0)
-                    memcpy(tmp + (k++) * size, a + (j++) * size, size);
-                else
-                    memcpy(tmp + (k++) * size, a + (i++) * size, size);
-            }
-            while (i < mid)
-                memcpy(tmp + (k++) * size, a + (i++) * size, size);
-            while (j < hi)
-                memcpy(tmp + (k++) * size, a + (j++) * size, size);
-        }
-        memcpy(a, tmp, n * size);
-    }
+    if (size == sizeof(void *))
+        merge_sort(base, n, sizeof(void *), tmp, cmp, ctx);
+    else
+        merge_sort(base, n, size, tmp, cmp, ctx);
     free(tmp);
     return ERR_OK;
 }
