@@ -179,49 +179,16 @@ static int cand_cmp(const void *pa, const void *pb, const void *ctx)
 /* sched__cand_cmp on the keys sort_cands computed, for lists where its admission-fair-sharing
  * rule cannot apply: evicting first, other ClusterQueues first, lower priority first (all three
  * in `rank`), most recently admitted first, then key. */
-static inline int cand_order(const cand_t *a, const cand_t *b)
+static inline int cand_order(const void *pa, const void *pb, const void *ctx)
 {
+    const cand_t *a = pa, *b = pb;
+
+    (void)ctx;
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
     if (a->at != b->at)
         return a->at > b->at ? -1 : 1;
     return strcmp(a->w->key, b->w->key);
-}
-
-/* A stable sort of `n` candidates by cand_order (insertion-sorted runs, then bottom-up merges),
- * `tmp` room for n. The order is the one sched__sort with cand_cmp gives: both are stable. */
-static void cands_sort(cand_t *a, size_t n, cand_t *tmp)
-{
-    enum { RUN = 8 };
-    for (size_t lo = 0; lo < n; lo += RUN) {
-        size_t hi = lo + RUN < n ? lo + RUN : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            cand_t c = a[i];
-            size_t j = i;
-            for (; j > lo && cand_order(&c, &a[j - 1]) < 0; j--)
-                a[j] = a[j - 1];
-            a[j] = c;
-        }
-    }
-    cand_t *src = a, *dst = tmp;
-    for (size_t width = RUN; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = cand_order(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        cand_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof(cand_t));
 }
 
 static void sort_cands(pctx_t *x, cands_t *l)
@@ -250,7 +217,9 @@ static void sort_cands(pctx_t *x, cands_t *l)
         x->oom = true;
         return;
     }
-    cands_sort(l->items, l->len, s->pscr.sort_tmp);
+    /* the same stable merges as sched__sort, the comparison inlined, no allocation */
+    sched__merge_sort((char *)l->items, l->len, sizeof(cand_t), (char *)s->pscr.sort_tmp,
+                      cand_order, NULL);
 }
 
 bool sched__quota_fits(const cq_t *cq, const use_t *use, size_t nuse, bool allow_borrowing)

@@ -44,6 +44,51 @@
 
 typedef int (*sched_cmp_fn)(const void *a, const void *b, const void *ctx);
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx);
+/* The stable merge sort itself: runs of 8 sorted by insertion (`tmp` holds the element moved),
+ * then bottom-up merges between `a` and `tmp` (room for n), the buffers swapped after each pass
+ * rather than copied back. Inline, so that a caller with a constant size (pointers: sched__sort)
+ * and a known comparison (the targets search's candidates, preempt.c) gets constant-size moves
+ * and an inlined comparison. */
+static inline void sched__merge_sort(char *a, size_t n, size_t size, char *tmp, sched_cmp_fn cmp,
+                                     const void *ctx)
+{
+    enum { RUN = 8 };
+    for (size_t lo = 0; lo < n; lo += RUN) {
+        size_t hi = lo + RUN < n ? lo + RUN : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            size_t j = i;
+            if (cmp(a + i * size, a + (i - 1) * size, ctx) >= 0)
+                continue;
+            memcpy(tmp, a + i * size, size);
+            for (; j > lo && cmp(tmp, a + (j - 1) * size, ctx) < 0; j--)
+                memcpy(a + j * size, a + (j - 1) * size, size);
+            memcpy(a + j * size, tmp, size);
+        }
+    }
+    char *src = a, *dst = tmp;
+    for (size_t width = RUN; width < n; width *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * width) {
+            size_t mid = lo + width < n ? lo + width : n;
+            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                if (cmp(src + j * size, src + i * size, ctx) < 0)
+                    memcpy(dst + (k++) * size, src + (j++) * size, size);
+                else
+                    memcpy(dst + (k++) * size, src + (i++) * size, size);
+            }
+            if (i < mid)
+                memcpy(dst + k * size, src + i * size, (mid - i) * size);
+            else if (j < hi)
+                memcpy(dst + k * size, src + j * size, (hi - j) * size);
+        }
+        char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * size);
+}
 
 /*
  * Shared strings: immutable text behind a reference count, for what many workload records of an

@@ -114,38 +114,6 @@ char *sched__fmt_q(qnano_t v, quantity_format_t format, char *buf)
     return quantity_format(q, buf);
 }
 
-/* Bottom-up stable merges of `n` elements of `size` bytes, between `a` and `tmp` (room for n),
- * the buffers swapped after each pass rather than copied back. Inlined at both of sched__sort's
- * calls, so for pointer-sized elements (the cycle's heads, fair-sharing candidates, queries) each
- * memcpy is of a constant size: one load and store. */
-static inline void merge_sort(char *a, size_t n, size_t size, char *tmp, sched_cmp_fn cmp,
-                              const void *ctx)
-{
-    char *src = a, *dst = tmp;
-    for (size_t width = 1; width < n; width *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * width) {
-            size_t mid = lo + width < n ? lo + width : n;
-            size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) {
-                if (cmp(src + j * size, src + i * size, ctx) < 0)
-                    memcpy(dst + (k++) * size, src + (j++) * size, size);
-                else
-                    memcpy(dst + (k++) * size, src + (i++) * size, size);
-            }
-            if (i < mid)
-                memcpy(dst + k * size, src + i * size, (mid - i) * size);
-            else if (j < hi)
-                memcpy(dst + k * size, src + j * size, (hi - j) * size);
-        }
-        char *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * size);
-}
-
 /* Stable merge sort with a context pointer (qsort has none, and the engine keeps no global
  * state). Allocates n*size scratch bytes; ERR_NOMEM leaves the array unchanged. */
 err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const void *ctx)
@@ -158,9 +126,9 @@ err_t sched__sort(void *base, size_t n, size_t size, sched_cmp_fn cmp, const voi
     if (tmp == NULL)
         return ERR_NOMEM;
     if (size == sizeof(void *))
-        merge_sort(base, n, sizeof(void *), tmp, cmp, ctx);
+        sched__merge_sort(base, n, sizeof(void *), tmp, cmp, ctx);
     else
-        merge_sort(base, n, size, tmp, cmp, ctx);
+        sched__merge_sort(base, n, size, tmp, cmp, ctx);
     free(tmp);
     return ERR_OK;
 }
