@@ -994,10 +994,11 @@ err_t sched_workload_upsert(sched_t *s, const workload_t *in, const sched_wl_opt
     return ERR_OK;
 }
 
-/* Take `w` out of everything that points at it (queues, quota, its LocalQueue's entry penalty,
- * a ClusterQueue's waiting preemptor, the workload map) and free it. */
-static void wl_forget(sched_t *s, wl_t *w, int64_t now)
+err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 {
+    wl_t *w = util_hmap_get(&s->wl_map, key);
+    if (w == NULL)
+        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
     sched__queue_remove(w);
     sched__wl_release(s, w, now);
     sched__afs_drop(s, w);
@@ -1008,14 +1009,6 @@ static void wl_forget(sched_t *s, wl_t *w, int64_t now)
             s->cqs[i]->sticky = NULL;
     wls_remove(s, w);
     sched__wl_free(w);
-}
-
-err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
-{
-    wl_t *w = util_hmap_get(&s->wl_map, key);
-    if (w == NULL)
-        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
-    wl_forget(s, w, now);
     return ERR_OK;
 }
 
@@ -1030,11 +1023,7 @@ err_t sched_workload_delete(sched_t *s, const char *key, int64_t now, err_msg_t 
  */
 err_t sched_workload_finish(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
 {
-    wl_t *w = util_hmap_get(&s->wl_map, key);
-    if (w == NULL)
-        return err_set(msg, ERR_NOT_FOUND, "Workload %s not found", key);
-    wl_forget(s, w, now);
-    return ERR_OK;
+    return sched_workload_delete(s, key, now, msg);
 }
 
 err_t sched_evicted(sched_t *s, const char *key, int64_t now, err_msg_t *msg)
